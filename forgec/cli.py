@@ -1,0 +1,100 @@
+"""The `forgec` command line: typer commands only, each in forgec/commands/<name>.py.
+
+Each command module exposes `command` (a typer-annotated function). Heavy
+imports (torch, transformers) happen inside the command bodies so that
+`forgec compile/check/fmt/inspect` never import torch. Exit codes: 0 clean,
+1 diagnostics with errors, 2 internal error, 3 `fmt --check` found changes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import typer
+
+from forgec import __version__
+
+app = typer.Typer(
+    name="forgec",
+    help="Compile tool documentation into verifiable RL environments, then evaluate and train agents on them.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# (command name, module under forgec.commands)
+COMMANDS = [
+    ("inspect", "inspect"),
+    ("check", "check"),
+    ("fmt", "fmt"),
+    ("compile", "compile"),
+    ("verify", "verify"),
+    ("graph", "graph"),
+    ("sample", "sample"),
+    ("stats", "stats"),
+    ("play", "play"),
+    ("eval", "eval"),
+    ("train", "train"),
+    ("sft", "sft"),
+]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"forgec {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """forgec: tool docs -> environments -> blueprints -> tasks -> agents."""
+
+
+def _register() -> None:
+    for name, mod in COMMANDS:
+        try:
+            m = importlib.import_module(f"forgec.commands.{mod}")
+        except ModuleNotFoundError as e:
+            if e.name == f"forgec.commands.{mod}":
+                continue  # command not built yet
+            raise
+        app.command(name, help=(m.command.__doc__ or "").strip().split("\n")[0])(m.command)
+
+
+_register()
+
+
+def main() -> None:
+    """Entry point: no traceback reaches the user; internal errors exit 2."""
+    try:
+        rc = app(standalone_mode=False)
+    except SystemExit:
+        raise
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+    except Exception as e:  # noqa: BLE001
+        import click
+
+        if isinstance(e, click.exceptions.ClickException):
+            e.show()
+            sys.exit(e.exit_code if e.exit_code != 1 else 2)
+        if isinstance(e, click.exceptions.Abort):
+            sys.stderr.write("aborted\n")
+            sys.exit(130)
+        sys.stderr.write(f"error[internal-error]: {type(e).__name__}: {e}\n  = help: this is a bug in forgec; please report it with the input that caused it\n")
+        if "--debug" in sys.argv or __import__("os").environ.get("FORGEC_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        sys.exit(2)
+    sys.exit(rc if isinstance(rc, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

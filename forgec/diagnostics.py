@@ -1,0 +1,245 @@
+"""Diagnostics as data: every problem forgec finds is a `Diagnostic`, never an exception.
+
+Each stage appends to a list of diagnostics; the CLI renders them ruff-style
+(`full`), one line each (`concise`) or as JSON. Codes live in one registry
+(`CODES`) so docs/diagnostics.md can be generated from it and stay in sync.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Iterable
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A place in a source file. Lines and columns are 1-based; `end_*` may be 0 when unknown.
+
+    `pointer` is a JSON pointer for places where a format has no positions.
+    """
+
+    file: str
+    line: int = 0
+    col: int = 0
+    end_line: int = 0
+    end_col: int = 0
+    pointer: str = ""
+
+    def __str__(self) -> str:
+        if self.line:
+            return f"{self.file}:{self.line}:{self.col}"
+        if self.pointer:
+            return f"{self.file}#{self.pointer}"
+        return self.file
+
+    def to_json(self) -> dict:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "col": self.col,
+            "end_line": self.end_line,
+            "end_col": self.end_col,
+            "pointer": self.pointer,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CodeInfo:
+    """A documented diagnostic code: what it means, why, and a wrong/right example."""
+
+    code: str
+    area: str
+    summary: str
+    why: str = ""
+    wrong: str = ""
+    right: str = ""
+    severity: Severity = Severity.ERROR
+
+
+CODES: dict[str, CodeInfo] = {}
+
+
+def define(
+    code: str,
+    area: str,
+    summary: str,
+    why: str = "",
+    wrong: str = "",
+    right: str = "",
+    severity: Severity = Severity.ERROR,
+) -> str:
+    """Register a diagnostic code (idempotent) and return it, so modules can write
+    `UNKNOWN_TOOL = define("unknown-tool", ...)` and use the constant."""
+    info = CodeInfo(code, area, summary, why, wrong, right, severity)
+    CODES[code] = info
+    return code
+
+
+INTERNAL = define(
+    "internal-error",
+    "driver",
+    "forgec hit a bug; the message carries the exception.",
+    why="Internal errors are reported as diagnostics so one bad input never hides the others.",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    severity: Severity
+    code: str
+    message: str
+    span: Span | None = None
+    help: str = ""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == Severity.ERROR
+
+    def to_json(self) -> dict:
+        return {
+            "severity": self.severity.value,
+            "code": self.code,
+            "message": self.message,
+            "span": self.span.to_json() if self.span else None,
+            "help": self.help,
+            "notes": list(self.notes),
+        }
+
+
+def error(code: str, message: str, span: Span | None = None, help: str = "") -> Diagnostic:
+    return Diagnostic(Severity.ERROR, code, message, span, help)
+
+
+def warning(code: str, message: str, span: Span | None = None, help: str = "") -> Diagnostic:
+    return Diagnostic(Severity.WARNING, code, message, span, help)
+
+
+def info(code: str, message: str, span: Span | None = None, help: str = "") -> Diagnostic:
+    return Diagnostic(Severity.INFO, code, message, span, help)
+
+
+def has_errors(diags: Iterable[Diagnostic]) -> bool:
+    return any(d.is_error for d in diags)
+
+
+def sort_key(d: Diagnostic):
+    s = d.span
+    return (s.file if s else "", s.line if s else 0, s.col if s else 0, d.code, d.message)
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _source_line(span: Span, sources: dict[str, str] | None) -> str | None:
+    text = None
+    if sources is not None and span.file in sources:
+        text = sources[span.file]
+    else:
+        try:
+            p = Path(span.file)
+            if p.is_file() and p.stat().st_size < 50_000_000:
+                text = p.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = None
+    if text is None:
+        return None
+    lines = text.splitlines()
+    if 1 <= span.line <= len(lines):
+        return lines[span.line - 1]
+    return None
+
+
+def render_full(d: Diagnostic, sources: dict[str, str] | None = None) -> str:
+    """ruff/rustc style: header, location arrow, source line with a caret, help."""
+    out = [f"{d.severity.value}[{d.code}]: {d.message}"]
+    if d.span is not None:
+        out.append(f" --> {d.span}")
+        if d.span.line:
+            src = _source_line(d.span, sources)
+            if src is not None:
+                gutter = str(d.span.line)
+                pad = " " * len(gutter)
+                width = 1
+                if d.span.end_line == d.span.line and d.span.end_col > d.span.col:
+                    width = d.span.end_col - d.span.col
+                col = max(d.span.col, 1)
+                expanded = src.replace("\t", " ")
+                out.append(f"{pad} |")
+                out.append(f"{gutter} | {expanded}")
+                out.append(f"{pad} | {' ' * (col - 1)}{'^' * width}")
+    for n in d.notes:
+        out.append(f"  = note: {n}")
+    if d.help:
+        out.append(f"  = help: {d.help}")
+    return "\n".join(out)
+
+
+def render_concise(d: Diagnostic) -> str:
+    loc = str(d.span) if d.span else "<input>"
+    return f"{loc}: {d.severity.value}[{d.code}] {d.message}"
+
+
+def render(diags: Iterable[Diagnostic], fmt: str = "full", sources: dict[str, str] | None = None) -> str:
+    diags = sorted(diags, key=sort_key)
+    if fmt == "json":
+        return json.dumps([d.to_json() for d in diags], indent=2)
+    if fmt == "concise":
+        return "\n".join(render_concise(d) for d in diags)
+    return "\n\n".join(render_full(d, sources) for d in diags)
+
+
+def summary_line(diags: Iterable[Diagnostic]) -> str:
+    diags = list(diags)
+    e = sum(1 for d in diags if d.severity == Severity.ERROR)
+    w = sum(1 for d in diags if d.severity == Severity.WARNING)
+    return f"{e} error{'s' if e != 1 else ''}, {w} warning{'s' if w != 1 else ''}"
+
+
+def codes_markdown() -> str:
+    """docs/diagnostics.md, generated from the registry (a test keeps the file in sync)."""
+    out = ["# Diagnostic codes", "", "Generated from `forgec.diagnostics.CODES` by `python -m forgec.diagnostics`; do not edit by hand.", ""]
+    by_area: dict[str, list[CodeInfo]] = {}
+    for c in CODES.values():
+        by_area.setdefault(c.area, []).append(c)
+    for area in sorted(by_area):
+        out += [f"## {area}", ""]
+        for c in sorted(by_area[area], key=lambda c: c.code):
+            out += [f"### `{c.code}` ({c.severity.value})", "", c.summary, ""]
+            if c.why:
+                out += [f"**Why:** {c.why}", ""]
+            if c.wrong:
+                out += ["Wrong:", "", "```", c.wrong.strip("\n"), "```", ""]
+            if c.right:
+                out += ["Right:", "", "```", c.right.strip("\n"), "```", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def load_all_codes() -> None:
+    """Import every module that defines codes, so the registry is complete."""
+    import importlib
+
+    for mod in (
+        "forgec.frontends.codes",
+        "forgec.lang.codes",
+        "forgec.synth.codes",
+        "forgec.codes",
+    ):
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError:
+            pass
+
+
+if __name__ == "__main__":  # pragma: no cover
+    load_all_codes()
+    Path("docs/diagnostics.md").write_text(codes_markdown(), encoding="utf-8")

@@ -1,0 +1,81 @@
+"""The task file schema (build/tasks/<env>.jsonl), versioned.
+
+A task is what the runtime and the trainer consume: an initial state, what the
+simulated user knows and wants, and the gold end state computed by running the
+blueprint. The JSON Schema of `Task` is written to build/schema/task.schema.json
+and docs/schema/ so other tools can validate task files without forgec.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TASK_SCHEMA_VERSION = "1.0"
+
+
+class BlueprintRef(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    path: str = Field(description="blueprint path relative to the build folder")
+    hash: str = Field(description="SHA-256 of the blueprint file's bytes")
+    name: str = Field(description="blueprint name")
+
+
+class UserSpec(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    goal: str = Field(description="what the user wants, in the user's words")
+    persona: str = Field("", description="how the user behaves (tone, patience)")
+    facts: dict[str, Any] = Field(default_factory=dict, description="facts the user knows and may tell: exactly the literals the agent cannot obtain through tools")
+
+
+class GoldCall(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    node: str = Field(description="blueprint node name")
+    tool: str
+    arguments: dict[str, Any]
+    result: Any = None
+
+
+class DiffEntry(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    op: Literal["add", "remove", "change"]
+    path: str = Field(description="JSON-pointer-like path into the state, e.g. /entities/Order/o1/status")
+    before: Any = None
+    after: Any = None
+
+
+class TaskStats(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    calls: int = 0
+    write_calls: int = 0
+    reasoning_nodes: int = 0
+    inference_edges: int = 0
+    depth: int = 0
+    width: int = 0
+    user_facts: int = 0
+
+
+class Task(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: Literal["1.0"] = TASK_SCHEMA_VERSION
+    id: str = Field(description="stable id: <env>/<blueprint name>")
+    env: str
+    blueprint: BlueprintRef
+    seed: int
+    initial_state: dict[str, Any] | None = Field(None, description="the state before the episode (inline)")
+    initial_state_file: str | None = Field(None, description="path (relative to build/) of a JSON file holding a large initial state")
+    initial_state_hash: str
+    instruction: str = Field(description="natural-language task for the simulated user, in the user's voice")
+    user: UserSpec
+    gold_calls: list[GoldCall]
+    gold_state_hash: str
+    gold_diff: list[DiffEntry]
+    tell: list[Any] = Field(default_factory=list, description="values the agent must tell the user (read-only steps)")
+    read_only: bool = False
+    stats: TaskStats = TaskStats()
+
+
+def task_json_schema() -> dict:
+    return Task.model_json_schema()

@@ -1,0 +1,206 @@
+"""Reasoning-node operators: the `reason x = op(...)` vocabulary of blueprints.
+
+One table (`OPS`) serves the checker (arity, keyword names and kinds, result
+type rule), the sampler (which operators fit a list/number output) and the
+lowering (the Python implementation that computes a gold answer).
+
+Operators refuse ambiguous answers (`Ambiguous`): a task whose argmin has a tie
+cannot have a unique gold state, so lowering rejects it rather than guess.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+class Ambiguous(Exception):
+    """The operator's answer is not unique (tie in argmin/argmax, empty first/last...)."""
+
+
+class OpError(Exception):
+    """The operator cannot be applied to these values (wrong shape, missing field)."""
+
+
+@dataclass(frozen=True)
+class KwSpec:
+    name: str
+    kind: str  # "field" (bare identifier naming a field of the element), "value" (any expr), "bool", "str"
+    required: bool = False
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    name: str
+    positional: int  # number of positional (expression) arguments
+    kwargs: tuple[KwSpec, ...]
+    # result rule for the checker: "elem" (element of arg 0), "list" (same list type as arg 0),
+    # "int", "number", "bool", "field_list" (list of the `by` field's type), "number_of_field"
+    result: str
+    doc: str
+    impl: Callable[..., Any] = field(repr=False, default=None)  # type: ignore[assignment]
+    # which output shapes the sampler may apply it to: "list_of_records", "list", "number"
+    applies_to: tuple[str, ...] = ("list_of_records",)
+
+    def kw(self, name: str) -> KwSpec | None:
+        return next((k for k in self.kwargs if k.name == name), None)
+
+
+_CMP = {
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
+}
+_CMP_SYMBOL = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
+
+
+def _list(xs: Any, op: str) -> list:
+    if not isinstance(xs, list):
+        raise OpError(f"{op} expects a list, got {type(xs).__name__}")
+    return xs
+
+
+def _get(x: Any, by: str | None, op: str) -> Any:
+    if by is None:
+        return x
+    if not isinstance(x, dict) or by not in x:
+        raise OpError(f"{op}: element has no field {by!r}")
+    return x[by]
+
+
+def _arg_extreme(xs: Any, by: str | None = None, *, op: str, pick: Callable) -> Any:
+    xs = _list(xs, op)
+    if not xs:
+        raise Ambiguous(f"{op} of an empty list")
+    vals = [_get(x, by, op) for x in xs]
+    best = pick(vals)
+    if vals.count(best) > 1:
+        raise Ambiguous(f"{op}: {vals.count(best)} elements tie at {best!r}")
+    return xs[vals.index(best)]
+
+
+def argmin(xs, by=None):
+    return _arg_extreme(xs, by, op="argmin", pick=min)
+
+
+def argmax(xs, by=None):
+    return _arg_extreme(xs, by, op="argmax", pick=max)
+
+
+def filter_(xs, by=None, **cmp):
+    xs = _list(xs, "filter")
+    if len(cmp) != 1:
+        raise OpError("filter takes exactly one comparison keyword (eq, ne, lt, le, gt, ge)")
+    (name, value), = cmp.items()
+    if name not in _CMP:
+        raise OpError(f"filter: unknown comparison {name!r}")
+    f = _CMP[name]
+    try:
+        return [x for x in xs if f(_get(x, by, "filter"), value)]
+    except TypeError as e:
+        raise OpError(f"filter: {e}") from None
+
+
+def count(xs):
+    return len(_list(xs, "count"))
+
+
+def sum_(xs, by=None):
+    xs = _list(xs, "sum")
+    total = 0
+    for x in xs:
+        v = _get(x, by, "sum")
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise OpError(f"sum: {v!r} is not a number")
+        total += v
+    return round(total, 6) if isinstance(total, float) else total
+
+
+def first(xs):
+    xs = _list(xs, "first")
+    if not xs:
+        raise Ambiguous("first of an empty list")
+    return xs[0]
+
+
+def last(xs):
+    xs = _list(xs, "last")
+    if not xs:
+        raise Ambiguous("last of an empty list")
+    return xs[-1]
+
+
+def sort(xs, by=None, desc=False):
+    xs = _list(xs, "sort")
+    keys = [_get(x, by, "sort") for x in xs]
+    if len(set(map(repr, keys))) != len(keys):
+        raise Ambiguous("sort: equal keys make the order ambiguous")
+    try:
+        order = sorted(range(len(xs)), key=lambda i: keys[i], reverse=bool(desc))
+    except TypeError as e:
+        raise OpError(f"sort: {e}") from None
+    return [xs[i] for i in order]
+
+
+def pluck(xs, by=None):
+    xs = _list(xs, "pluck")
+    return [_get(x, by, "pluck") for x in xs]
+
+
+def contains(xs, value=None):
+    if isinstance(xs, str):
+        return str(value) in xs
+    return value in _list(xs, "contains")
+
+
+def compare(a, b, op="eq"):
+    op = _CMP_SYMBOL.get(op, op)
+    if op not in _CMP:
+        raise OpError(f"compare: unknown comparison {op!r}")
+    try:
+        return bool(_CMP[op](a, b))
+    except TypeError as e:
+        raise OpError(f"compare: {e}") from None
+
+
+_BY = KwSpec("by", "field", False, "field of the element to compare")
+_BY_REQ = KwSpec("by", "field", True, "field of the element")
+
+OPS: dict[str, OpSpec] = {
+    s.name: s
+    for s in (
+        OpSpec("argmin", 1, (_BY,), "elem", "element with the smallest `by` (unique)", argmin),
+        OpSpec("argmax", 1, (_BY,), "elem", "element with the largest `by` (unique)", argmax),
+        OpSpec(
+            "filter",
+            1,
+            (_BY,) + tuple(KwSpec(c, "value") for c in _CMP),
+            "list",
+            "elements whose `by` compares true with exactly one of eq/ne/lt/le/gt/ge",
+            filter_,
+            ("list_of_records", "list"),
+        ),
+        OpSpec("count", 1, (), "int", "number of elements", count, ("list_of_records", "list")),
+        OpSpec("sum", 1, (_BY,), "number_of_field", "sum of `by` (or of the numbers)", sum_, ("list_of_records", "list")),
+        OpSpec("first", 1, (), "elem", "first element", first, ("list_of_records", "list")),
+        OpSpec("last", 1, (), "elem", "last element", last, ("list_of_records", "list")),
+        OpSpec("sort", 1, (_BY, KwSpec("desc", "bool")), "list", "sorted by `by` (no ties)", sort),
+        OpSpec("pluck", 1, (_BY_REQ,), "field_list", "list of the `by` field of each element", pluck),
+        OpSpec("contains", 1, (KwSpec("value", "value", True),), "bool", "whether the list holds `value`", contains, ("list",)),
+        OpSpec("compare", 2, (KwSpec("op", "str"),), "bool", "compare two values (op: == != < <= > >=)", compare, ("number",)),
+    )
+}
+
+
+def apply(op: str, args: list, kwargs: dict) -> Any:
+    """Run operator `op`; `kwargs` holds field names as strings for `field` keywords."""
+    spec = OPS.get(op)
+    if spec is None:
+        raise OpError(f"unknown operator {op!r}")
+    if len(args) != spec.positional:
+        raise OpError(f"{op} takes {spec.positional} positional argument(s), got {len(args)}")
+    return spec.impl(*args, **kwargs)
