@@ -1,0 +1,40 @@
+"""Shared pytest fixtures and the --update-golden option."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("DS_ACCELERATOR", "cpu")
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO.parent / "shared" / "corpus"
+EXAMPLES = REPO / "examples"
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true", default=False, help="rewrite golden files from current output")
+
+
+@pytest.fixture
+def update_golden(request) -> bool:
+    return bool(request.config.getoption("--update-golden"))
+
+
+@pytest.fixture
+def repo() -> Path:
+    return REPO
+
+
+@pytest.fixture
+def corpus() -> Path:
+    assert CORPUS.is_dir(), f"shared corpus missing at {CORPUS}"
+    return CORPUS
+
+
+@pytest.fixture
+def examples() -> Path:
+    return EXAMPLES
