@@ -1,0 +1,102 @@
+"""`forgec compile DOCS... -o BUILD`: the whole pipeline, incremental and atomic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from forgec import diagnostics as D
+
+
+def command(
+    inputs: list[Path] = typer.Argument(..., help="Tool documentation files or folders (OpenAI, MCP, OpenAPI/Swagger, BFCL)."),
+    out: Path = typer.Option(Path("build"), "-o", "--out", help="Build folder (written atomically; hand-edited .forge files in it are kept)."),
+    seed: int = typer.Option(0, "--seed", help="Seed for world states, sampling and verification: same inputs + seed give a byte-identical build."),
+    state_size: int = typer.Option(30, "--state-size", help="Records per entity in each environment's world state."),
+    tasks: int = typer.Option(120, "--tasks", "-n", help="Blueprints to sample per environment."),
+    min_calls: int = typer.Option(3, "--min-calls", help="Fewest tool calls in a sampled blueprint."),
+    max_calls: int = typer.Option(8, "--max-calls", help="Most tool calls in a sampled blueprint."),
+    jobs: int = typer.Option(1, "-j", "--jobs", help="Environments built in parallel (processes)."),
+    env: str = typer.Option(None, "--env", help="Name of the environment when the inputs form exactly one."),
+    synth: str = typer.Option("rules", "--synth", help="Synthesis backend: rules (deterministic, offline) or llm."),
+    llm_base_url: str = typer.Option(None, "--llm-base-url", help="OpenAI-compatible endpoint for --synth llm."),
+    llm_model: str = typer.Option(None, "--llm-model", help="Model name for --synth llm."),
+    no_oracle: bool = typer.Option(False, "--no-oracle", help="Skip the oracle self-check at the end."),
+    fmt: str = typer.Option("full", "--format", help="Diagnostics format: full, concise or json."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="Only print diagnostics with errors and the summary."),
+) -> None:
+    """Compile tool docs into environments, blueprints and tasks under BUILD."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from forgec.build import CompileOptions, compile_build
+    from forgec.frontends import read_paths
+
+    console = Console(stderr=True)
+    llm = None
+    if synth == "llm":
+        from forgec.synth.llm import LLMConfig
+
+        if not (llm_base_url and llm_model):
+            console.print("error[usage]: --synth llm needs --llm-base-url and --llm-model")
+            raise typer.Exit(2)
+        llm = LLMConfig(base_url=llm_base_url, model=llm_model)
+    opts = CompileOptions(
+        inputs=list(inputs),
+        out=out,
+        seed=seed,
+        state_size=state_size,
+        tasks_per_env=tasks,
+        min_calls=min_calls,
+        max_calls=max_calls,
+        jobs=jobs,
+        synth=synth,
+        llm=llm,
+        env_name=env,
+        oracle_check=not no_oracle,
+    )
+    n_envs = max(1, len(read_paths(list(inputs), env_name=env)[0]))
+    with Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+        console=console, transient=True, disable=quiet,
+    ) as prog:
+        bar = prog.add_task("compiling environments", total=n_envs)
+
+        def progress(stage: str, name: str) -> None:
+            if stage == "env":
+                prog.update(bar, advance=1, description=f"built {name}")
+            elif stage == "oracle":
+                prog.update(bar, description="oracle self-check")
+
+        result = compile_build(opts, progress)
+    diags = result.diagnostics
+    shown = [d for d in diags if d.is_error or (not quiet and d.severity == D.Severity.WARNING)]
+    if fmt == "json":
+        print(D.render(shown, "json"))
+    elif shown:
+        console.print(D.render(shown, fmt), markup=False, highlight=False)
+    m = result.manifest
+    if m is not None and fmt != "json":
+        t = Table(title=f"forgec build -> {out}")
+        for c in ("env", "tools", "verified", "blueprints", "tasks", "rejected", "calls/task", "reason/task", "edges/task", "oracle"):
+            t.add_column(c, justify="right" if c != "env" else "left")
+        for name, e in m.envs.items():
+            verified = sum(1 for r in e.tools.values() if r.verified)
+            oracle = e.oracle.get("pass_rate")
+            t.add_row(
+                name,
+                str(len(e.tools)),
+                str(verified),
+                str(len(e.blueprints)),
+                str(e.task_count),
+                str(sum(e.rejected.values())),
+                f"{e.stats.get('avg_calls', 0):.2f}",
+                f"{e.stats.get('avg_reasoning_nodes', 0):.2f}",
+                f"{e.stats.get('avg_inference_edges', 0):.2f}",
+                "-" if oracle is None else f"{oracle:.2f}",
+            )
+        console.print(t)
+        console.print(D.summary_line(diags))
+    raise typer.Exit(1 if D.has_errors(diags) else 0)

@@ -1,0 +1,81 @@
+"""build/manifest.json: the versioned record of a build (dbt-style target artifact).
+
+It lets a rebuild decide what to reuse (content hashes), detect hand edits
+(a file whose bytes no longer match the hash forgec wrote), and lets the
+runtime refuse builds from another forgec version. The JSON Schema of
+`Manifest` is written to build/schema/manifest.schema.json.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MANIFEST_SCHEMA_VERSION = "1.0"
+
+
+class _M(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Metadata(_M):
+    schema_version: str = MANIFEST_SCHEMA_VERSION
+    forgec_version: str
+    generated_at: str = Field(description="UTC time of the build (excluded from determinism checks)")
+    invocation_id: str = Field(description="random id of this compile (excluded from determinism checks)")
+    seed: int
+    options: dict[str, Any] = Field(default_factory=dict, description="the compile options that affect outputs")
+
+
+class FileRecord(_M):
+    path: str = Field(description="path relative to the build folder")
+    hash: str = Field(description="SHA-256 of the file bytes as written (or as found, when edited by hand)")
+
+
+class ToolRecord(_M):
+    kind: str
+    writes_state: bool
+    verified: bool
+    reason: str | None = None
+    sampled: int = 0
+
+
+class BlueprintRecord(_M):
+    path: str
+    hash: str
+    origin: Literal["sampled", "edited", "user"] = Field(description="sampled by forgec, sampled then edited by hand, or added by hand")
+    task: str | None = Field(None, description="task id when the blueprint lowered to a task")
+    rejected: str | None = Field(None, description="why it did not become a task")
+    cache_key: str = ""
+
+
+class EnvRecord(_M):
+    sources: list[str] = Field(default_factory=list, description="documentation files this environment was read from")
+    ir_hash: str = ""
+    src: FileRecord | None = None
+    src_origin: Literal["synthesized", "edited"] = "synthesized"
+    module: FileRecord | None = None
+    state: FileRecord | None = None
+    tasks: FileRecord | None = None
+    tools: dict[str, ToolRecord] = Field(default_factory=dict)
+    dropped_tools: list[str] = Field(default_factory=list)
+    blueprints: dict[str, BlueprintRecord] = Field(default_factory=dict)
+    task_count: int = 0
+    rejected: dict[str, int] = Field(default_factory=dict, description="rejected blueprints by reason")
+    stats: dict[str, Any] = Field(default_factory=dict, description="per-env DAG statistics (averages) and tool coverage")
+    oracle: dict[str, Any] = Field(default_factory=dict, description="oracle self-check: pass rate and failures")
+    keys: dict[str, str] = Field(default_factory=dict, description="stage cache keys (synth, codegen, state, sample)")
+    verify: dict[str, Any] = Field(default_factory=dict)
+
+
+class Manifest(_M):
+    metadata: Metadata
+    envs: dict[str, EnvRecord] = Field(default_factory=dict)
+    parent_map: dict[str, list[str]] = Field(default_factory=dict, description="node -> the nodes it was built from (doc -> env -> blueprint -> task)")
+    child_map: dict[str, list[str]] = Field(default_factory=dict)
+    diagnostics: dict[str, int] = Field(default_factory=dict, description="counts by severity")
+
+
+def manifest_json_schema() -> dict:
+    return Manifest.model_json_schema()
