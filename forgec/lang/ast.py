@@ -1,4 +1,4 @@
-"""The .forge AST: frozen dataclasses, one per syntactic construct, each with a span.
+r'''The .forge AST: frozen dataclasses, one per syntactic construct, each with a span.
 
 Built by one lark Transformer (forgec.lang.parse) and produced directly by the
 synthesizer and the sampler; printed back by forgec.lang.fmt. Spans are excluded
@@ -56,7 +56,7 @@ Semantics the rest of the pipeline relies on:
 * `Entity[k]` looks a record up by key (ToolError when missing); `k in Entity` tests existence;
   a bare entity name is the list of all its records (in key order).
 * `state` names the singleton record (fields declared in `state { ... }`).
-"""
+'''
 
 from __future__ import annotations
 
