@@ -233,6 +233,9 @@ def load_all_codes() -> None:
         "forgec.lang.codes",
         "forgec.synth.codes",
         "forgec.codes",
+        "forgec.build",
+        "forgec.codegen.codes",
+        "forgec.runtime.codes",
     ):
         try:
             importlib.import_module(mod)
