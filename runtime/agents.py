@@ -1,0 +1,328 @@
+"""Agents: oracle (gold replay), random (baseline/fuzz), OpenAI-compatible endpoints, local HF models.
+
+Every agent implements `forgec.runtime.types.Agent` (`async act(messages, tools)`).
+The cheap, deterministic ones (oracle, random) also offer `act_sync`, which the
+episode loop uses to run without an event loop (the compiler's oracle
+self-check, benchmarks). Agents are stateless between calls: what they do next
+depends only on the conversation, so one instance can serve many episodes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import random
+import threading
+from typing import Any
+
+from forgec.runtime.llmclient import LLMError, RetryPolicy, chat, make_client, usage_of
+from forgec.runtime.toolcalls import parse_hermes, parse_openai_tool_calls, render_hermes_call
+from forgec.runtime.types import AgentReply, ToolCall
+from forgec.runtime.users import say
+from forgec.tasks import Task
+
+DONE_TEXT = "Your request has been completed."
+
+
+# --------------------------------------------------------------------------- oracle
+
+
+def oracle_final_text(task: Task) -> str:
+    """The oracle's closing message: every `tell` value, then a completion report."""
+    parts = [f"Here is what you asked for: {say(v)}." for v in task.tell]
+    return " ".join(parts + [DONE_TEXT])
+
+
+class OracleAgent:
+    """Replays the task's gold calls (in one turn, in order), then tells the gold `tell` values.
+
+    It must score 1.0 on every valid task: the compiler runs it as a self-check.
+    """
+
+    def __init__(self, task: Task):
+        self.task = task
+        self._final = oracle_final_text(task)
+
+    def act_sync(self, messages: list[dict], tools: list[dict]) -> AgentReply:
+        called = any(m.get("role") == "assistant" and m.get("tool_calls") for m in messages)
+        if not called and self.task.gold_calls:
+            calls = [ToolCall(id=f"call_{i}", name=g.tool, arguments=copy.deepcopy(g.arguments)) for i, g in enumerate(self.task.gold_calls)]
+            return AgentReply(content="", tool_calls=calls)
+        return AgentReply(content=self._final)
+
+    async def act(self, messages: list[dict], tools: list[dict]) -> AgentReply:
+        return self.act_sync(messages, tools)
+
+
+# --------------------------------------------------------------------------- random
+
+_INJECTIONS = [
+    "'; DROP TABLE users; --", "{{7*7}}", "${jndi:ldap://x}", "../../etc/passwd", "<script>alert(1)</script>",
+    "__import__('os').system('echo hi')", "\x00", "\u202e", "null", "NaN", "-1", "9" * 40, "",
+]
+
+
+def random_value(schema: Any, rng: random.Random, depth: int = 0) -> Any:
+    """A random JSON value, mostly of the schema's type, sometimes deliberately wrong."""
+    if not isinstance(schema, dict) or depth > 3 or rng.random() < 0.08:
+        return rng.choice([None, True, 0, -7, 3.5, "x", [], {}, rng.choice(_INJECTIONS)])
+    if "enum" in schema and schema["enum"] and rng.random() < 0.8:
+        return rng.choice(schema["enum"])
+    t = schema.get("type")
+    if isinstance(t, list):
+        t = rng.choice(t) if t else None
+    if t == "integer":
+        return rng.choice([0, 1, 2, 5, 10, 42, 100, -1, 10**12, rng.randint(-1000, 100000)])
+    if t == "number":
+        return rng.choice([0.0, 1.5, 99.99, -3.25, 1e300, rng.uniform(-1e4, 1e4)])
+    if t == "boolean":
+        return rng.random() < 0.5
+    if t == "array":
+        return [random_value(schema.get("items", {}), rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    if t == "object":
+        props = schema.get("properties") or {}
+        return {k: random_value(v, rng, depth + 1) for k, v in props.items() if rng.random() < 0.7}
+    if t == "null":
+        return None
+    return rng.choice([f"{rng.choice('abcdefghijklmnopqrstuvwxyz')}_{rng.randint(0, 60)}", f"id{rng.randint(0, 999)}", "2024-05-15",
+                       "alice@example.com", rng.choice(_INJECTIONS), "x" * rng.randint(1, 50)])
+
+
+def random_arguments(tool: dict, rng: random.Random) -> dict:
+    params = (tool.get("function") or {}).get("parameters") or {}
+    props = params.get("properties") or {}
+    required = set(params.get("required") or [])
+    args = {}
+    for name, sch in props.items():
+        if name in required and rng.random() < 0.95 or rng.random() < 0.4:
+            args[name] = random_value(sch, rng)
+    if rng.random() < 0.05:
+        args[rng.choice(["extra", "__class__", "id", "ignore_previous_instructions"])] = rng.choice(_INJECTIONS)
+    return args
+
+
+class RandomAgent:
+    """Calls random tools with random (schema-shaped, sometimes wrong) arguments, then says it is done.
+
+    A baseline (it should score near 0) and a fuzzer of environments.
+    Deterministic: the choice at each turn depends on `seed` and the turn number only.
+    """
+
+    def __init__(self, seed: int = 0, max_calls: int = 5, calls_per_turn: int = 1):
+        self.seed = seed
+        self.max_calls = max_calls
+        self.calls_per_turn = calls_per_turn
+
+    def act_sync(self, messages: list[dict], tools: list[dict]) -> AgentReply:
+        turn = sum(1 for m in messages if m.get("role") == "assistant")
+        rng = random.Random(f"random-agent:{self.seed}:{turn}")
+        made = sum(len(m.get("tool_calls") or []) for m in messages if m.get("role") == "assistant")
+        if not tools or made >= rng.randint(1, self.max_calls):
+            return AgentReply(content="I have done what I could. " + DONE_TEXT)
+        calls = []
+        for i in range(self.calls_per_turn):
+            tool = rng.choice(tools)
+            calls.append(ToolCall(id=f"call_{turn}_{i}", name=tool["function"]["name"], arguments=random_arguments(tool, rng)))
+        return AgentReply(content="", tool_calls=calls)
+
+    async def act(self, messages: list[dict], tools: list[dict]) -> AgentReply:
+        return self.act_sync(messages, tools)
+
+
+# --------------------------------------------------------------------------- hermes text format
+
+HERMES_TOOLS_PROMPT = """# Tools
+
+You may call one or more functions to assist with the user query.
+
+You are provided with function signatures within <tools></tools> XML tags:
+<tools>
+{tools}
+</tools>
+
+For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:
+<tool_call>
+{{"name": <function-name>, "arguments": <args-json-object>}}
+</tool_call>"""
+
+
+def hermes_messages(messages: list[dict], tools: list[dict]) -> list[dict]:
+    """OpenAI-format messages -> plain-text messages in the Hermes/Qwen convention.
+
+    Tools go into the system prompt; assistant tool calls become `<tool_call>` text;
+    tool results become a user turn of `<tool_response>` blocks.
+    """
+    tool_text = "\n".join(json.dumps(t, ensure_ascii=False, sort_keys=True) for t in tools)
+    out: list[dict] = []
+    sys_prompt = HERMES_TOOLS_PROMPT.format(tools=tool_text)
+    rest = messages
+    if messages and messages[0].get("role") == "system":
+        sys_prompt = (messages[0].get("content") or "") + "\n\n" + sys_prompt
+        rest = messages[1:]
+    out.append({"role": "system", "content": sys_prompt})
+    for m in rest:
+        role = m.get("role")
+        if role == "assistant":
+            parts = [m.get("content") or ""]
+            for tc in parse_openai_tool_calls(m.get("tool_calls")):
+                parts.append(render_hermes_call(tc))
+            out.append({"role": "assistant", "content": "\n".join(p for p in parts if p)})
+        elif role == "tool":
+            block = f"<tool_response>\n{m.get('content') or ''}\n</tool_response>"
+            if out and out[-1]["role"] == "user" and out[-1].get("_tool"):
+                out[-1]["content"] += "\n" + block
+            else:
+                out.append({"role": "user", "content": block, "_tool": True})
+        else:
+            out.append({"role": role, "content": m.get("content") or ""})
+    for m in out:
+        m.pop("_tool", None)
+    return out
+
+
+# --------------------------------------------------------------------------- OpenAI-compatible endpoint
+
+
+class OpenAIAgent:
+    """An agent behind any OpenAI-compatible chat endpoint (vLLM's server, OpenAI, others).
+
+    `tool_format="openai"` passes the tools as the API's `tools` and reads
+    `message.tool_calls`; `"hermes"` puts them in the system prompt and parses
+    `<tool_call>` text (for servers without a tool parser). A request that
+    still fails after retries returns `AgentReply(error=...)`, which ends the
+    episode with that error.
+    """
+
+    def __init__(self, base_url: str, model: str, api_key: str | None = None, tool_format: str = "openai", temperature: float = 0.0,
+                 timeout: float = 60.0, max_retries: int = 4, *, backoff_s: float = 0.5, max_tokens: int | None = None, seed: int = 0):
+        if tool_format not in ("openai", "hermes"):
+            raise ValueError(f"tool_format must be 'openai' or 'hermes', not {tool_format!r}")
+        self.model = model
+        self.tool_format = tool_format
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.client = make_client(base_url, api_key, timeout)
+        self.policy = RetryPolicy(max_retries=max_retries, backoff_s=backoff_s)
+        self.rng = random.Random(seed)
+
+    async def act(self, messages: list[dict], tools: list[dict]) -> AgentReply:
+        turn = sum(1 for m in messages if m.get("role") == "assistant")
+        kwargs: dict[str, Any] = {"model": self.model, "temperature": self.temperature}
+        if self.max_tokens:
+            kwargs["max_tokens"] = self.max_tokens
+        if self.tool_format == "openai":
+            kwargs["messages"] = messages
+            if tools:
+                kwargs["tools"] = tools
+        else:
+            kwargs["messages"] = hermes_messages(messages, tools)
+        try:
+            resp = await chat(self.client, self.policy, self.rng, **kwargs)
+        except LLMError as e:
+            return AgentReply(error=f"agent request failed: {e}")
+        msg = resp.choices[0].message
+        usage = usage_of(resp)
+        text = msg.content or ""
+        if self.tool_format == "openai":
+            reasoning = getattr(msg, "reasoning_content", None)
+            calls = parse_openai_tool_calls(msg.tool_calls, f"call_{turn}")
+            if not calls and "<tool_call>" in text:  # servers without a tool parser
+                p = parse_hermes(text, f"call_{turn}")
+                return AgentReply(content=p.content, tool_calls=p.tool_calls, raw=text, reasoning=p.reasoning or reasoning, usage=usage)
+            return AgentReply(content=text.strip(), tool_calls=calls, reasoning=reasoning, usage=usage)
+        p = parse_hermes(text, f"call_{turn}")
+        return AgentReply(content=p.content, tool_calls=p.tool_calls, raw=text, reasoning=p.reasoning, usage=usage)
+
+
+# --------------------------------------------------------------------------- local transformers model
+
+_HF_CACHE: dict[str, tuple[Any, Any]] = {}
+_HF_LOCK = threading.Lock()
+
+
+def _load_hf(model_path: str, device: str) -> tuple[Any, Any]:
+    key = f"{model_path}@{device}"
+    with _HF_LOCK:
+        if key not in _HF_CACHE:
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+
+            tok = AutoTokenizer.from_pretrained(model_path)
+            model = AutoModelForCausalLM.from_pretrained(model_path)
+            model.to(device)
+            model.eval()
+            _HF_CACHE[key] = (tok, model)
+        return _HF_CACHE[key]
+
+
+def hf_template_messages(messages: list[dict]) -> list[dict]:
+    """OpenAI messages as HF chat templates expect them (tool-call arguments as dicts)."""
+    out = []
+    for m in messages:
+        m = dict(m)
+        if m.get("role") == "assistant" and m.get("tool_calls"):
+            m["tool_calls"] = [
+                {"type": "function", "id": tc.id, "function": {"name": tc.name, "arguments": tc.arguments if isinstance(tc.arguments, dict) else {}}}
+                for tc in parse_openai_tool_calls(m["tool_calls"])
+            ]
+        if m.get("content") is None:
+            m["content"] = ""
+        out.append(m)
+    return out
+
+
+class HFAgent:
+    """A local transformers causal LM with its own chat template; Hermes tool-call parsing; CPU by default.
+
+    Returns the exact prompt and generated token ids and their logprobs, as a
+    training rollout backend must. Generation runs in a worker thread, one at a
+    time per model, so the event loop keeps serving other episodes.
+    """
+
+    def __init__(self, model_path: str, *, max_new_tokens: int = 256, temperature: float = 0.0, device: str = "cpu",
+                 seed: int = 0, max_prompt_tokens: int | None = None):
+        self.model_path = str(model_path)
+        self.max_new_tokens = max_new_tokens
+        self.temperature = temperature
+        self.device = device
+        self.seed = seed
+        self.max_prompt_tokens = max_prompt_tokens
+        self._lock = asyncio.Lock()
+
+    def generate_sync(self, messages: list[dict], tools: list[dict]) -> AgentReply:
+        import torch
+
+        tok, model = _load_hf(self.model_path, self.device)
+        enc = tok.apply_chat_template(hf_template_messages(messages), tools=tools or None, add_generation_prompt=True,
+                                      tokenize=True, return_dict=True)
+        prompt_ids = list(enc["input_ids"])
+        if self.max_prompt_tokens and len(prompt_ids) > self.max_prompt_tokens:
+            return AgentReply(error=f"prompt of {len(prompt_ids)} tokens exceeds max_prompt_tokens={self.max_prompt_tokens}")
+        turn = sum(1 for m in messages if m.get("role") == "assistant")
+        torch.manual_seed(self.seed * 1_000_003 + turn)
+        ids = torch.tensor([prompt_ids], device=self.device)
+        pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+        gen_kwargs: dict[str, Any] = {"max_new_tokens": self.max_new_tokens, "return_dict_in_generate": True, "output_scores": True,
+                                      "pad_token_id": pad, "attention_mask": torch.ones_like(ids)}
+        if self.temperature > 0:
+            gen_kwargs.update(do_sample=True, temperature=self.temperature, top_k=0, top_p=1.0)
+        else:
+            gen_kwargs.update(do_sample=False)
+        with torch.no_grad():
+            out = model.generate(ids, **gen_kwargs)
+        new = out.sequences[0, len(prompt_ids):]
+        logprobs = []
+        for step, tid in enumerate(new.tolist()):
+            logprobs.append(float(torch.log_softmax(out.scores[step][0].float(), dim=-1)[tid]))
+        token_ids = new.tolist()
+        text = tok.decode(token_ids, skip_special_tokens=True)
+        p = parse_hermes(text, f"call_{turn}")
+        return AgentReply(content=p.content, tool_calls=p.tool_calls, raw=text, reasoning=p.reasoning, prompt_token_ids=prompt_ids,
+                          token_ids=token_ids, logprobs=logprobs, usage={"prompt_tokens": len(prompt_ids), "completion_tokens": len(token_ids)})
+
+    async def act(self, messages: list[dict], tools: list[dict]) -> AgentReply:
+        async with self._lock:
+            try:
+                return await asyncio.to_thread(self.generate_sync, messages, tools)
+            except Exception as e:  # noqa: BLE001 - a broken model/template ends this episode, not the run
+                return AgentReply(error=f"hf agent failed: {type(e).__name__}: {e}")

@@ -1,0 +1,165 @@
+"""MEU judges: did the simulated user err in this episode? (the trainer masks such rollouts)
+
+* `RuleJudge` is exact for scripted users: it reads the user's "My <fact> is
+  <value>." statements and the agent's questions, and flags a hallucinated
+  fact (not in the task), a wrong value, a fact withheld after the agent asked
+  for it, and a stop while the agent was waiting for an answer.
+* `LLMJudge` asks a model (through the openai client) for a JSON verdict
+  `{"user_error": bool, "reason": str}`; malformed judge output is re-asked once
+  and otherwise read leniently, never raised.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from forgec.runtime.llmclient import LLMError, RetryPolicy, chat, make_client
+from forgec.runtime.reward import told
+from forgec.runtime.users import STOP, facts_mentioned, is_question, reports_completion, say, split_name, visible_turns
+from forgec.tasks import Task
+
+
+@dataclass
+class JudgeVerdict:
+    user_error: bool
+    reason: str
+    errors: list[str] = field(default_factory=list)  # one line per detected problem
+    judge: str = "rule"  # "rule" | "llm"
+    raw: str | None = None  # the LLM judge's raw output
+    error: str | None = None  # the judge itself failed (request or parse); user_error is then False
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+_MY_RE = re.compile(r"\bMy ([A-Za-z0-9 #_-]{1,80}?) is (.+?)\.(?=\s+My\s|\s*$)", re.DOTALL)
+
+
+class RuleJudge:
+    """Exact judge for scripted users: compares what the user revealed with the task's user facts."""
+
+    def judge_sync(self, task: Task, messages: list[dict]) -> JudgeVerdict:
+        facts = dict(task.user.facts)
+        by_words = {" ".join(split_name(k)): k for k in facts}
+        errors: list[str] = []
+        turns = visible_turns(messages)
+        for i, (speaker, text) in enumerate(turns):
+            if speaker != "user":
+                continue
+            body = text.replace(STOP, "").strip()
+            if i > 0:  # the opening is the task's own instruction
+                for m in _MY_RE.finditer(body):
+                    words, value = m.group(1).strip().lower(), m.group(2).strip()
+                    name = by_words.get(words)
+                    if name is None:
+                        errors.append(f"hallucinated fact: the user stated its {words!r}, which the task does not give it")
+                    elif value != say(facts[name]):
+                        errors.append(f"wrong value: the user said its {words} is {value!r}, the task says {say(facts[name])!r}")
+            prev = turns[i - 1] if i > 0 and turns[i - 1][0] == "agent" else None
+            if prev is None:
+                if i == 0 and STOP in text and not body:
+                    errors.append("stopped early: the user stopped before stating its request")
+                continue
+            agent_text = prev[1]
+            waiting = is_question(agent_text) and not reports_completion(agent_text)
+            stopped = STOP in text
+            if stopped and waiting:
+                errors.append("stopped early: the user ended the conversation while the agent was waiting for an answer")
+            if waiting and not stopped:
+                for name in facts_mentioned(agent_text, facts):
+                    if not told(facts[name], body):
+                        errors.append(f"withheld fact: the agent asked for {name!r} and the user did not give it")
+        if errors:
+            return JudgeVerdict(user_error=True, reason=errors[0], errors=errors, judge="rule")
+        return JudgeVerdict(user_error=False, reason="the user stated only its facts, correctly, and answered what it was asked", judge="rule")
+
+    async def judge(self, task: Task, messages: list[dict]) -> JudgeVerdict:
+        return self.judge_sync(task, messages)
+
+
+JUDGE_PROMPT = """You audit a simulated customer in a conversation with a customer-service agent.
+The customer was instructed with the task below. Decide whether the CUSTOMER (not the agent) made an error:
+- stated a fact that is not in its known facts, or a wrong value for a known fact (hallucination);
+- refused or failed to give a known fact the agent asked for (withholding);
+- contradicted itself;
+- ended the conversation (the marker {stop}) before the agent finished or while the agent was waiting for an answer.
+Agent mistakes are NOT customer errors.
+
+Task goal: {goal}
+Customer's first message: {instruction}
+Known facts:
+{facts}
+
+Conversation:
+{transcript}
+
+Answer with one JSON object and nothing else: {{"user_error": true or false, "reason": "<one sentence>"}}"""
+
+
+def judge_prompt(task: Task, messages: list[dict]) -> str:
+    facts = "\n".join(f"- {k}: {json.dumps(v, ensure_ascii=False)}" for k, v in sorted(task.user.facts.items())) or "- (none)"
+    transcript = "\n".join(f"{'CUSTOMER' if s == 'user' else 'AGENT'}: {t}" for s, t in visible_turns(messages))
+    return JUDGE_PROMPT.format(stop=STOP, goal=task.user.goal, instruction=task.instruction, facts=facts, transcript=transcript)
+
+
+_JSON_OBJ_RE = re.compile(r"\{.*\}", re.DOTALL)
+_BOOL_RE = re.compile(r'"?user_error"?\s*[:=]\s*"?(true|false|yes|no)"?', re.IGNORECASE)
+
+
+def parse_verdict(text: str) -> tuple[bool, str] | None:
+    """(user_error, reason) from a judge's output: a JSON object (possibly fenced or wrapped in prose),
+    else a `user_error: true|false` pair; None when neither is there."""
+    text = text or ""
+    m = _JSON_OBJ_RE.search(text)
+    if m:
+        for cand in (m.group(0), m.group(0).replace("'", '"')):
+            try:
+                obj = json.loads(cand)
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and "user_error" in obj:
+                ue = obj["user_error"]
+                if isinstance(ue, str):
+                    ue = ue.strip().lower() in ("true", "yes", "1")
+                return bool(ue), str(obj.get("reason", ""))
+    b = _BOOL_RE.search(text)
+    if b:
+        return b.group(1).lower() in ("true", "yes"), text.strip()[:300]
+    return None
+
+
+class LLMJudge:
+    """An LLM judge behind an OpenAI-compatible endpoint, with a structured JSON verdict."""
+
+    def __init__(self, base_url: str, model: str, api_key: str | None = None, *, timeout: float = 60.0, max_retries: int = 4,
+                 backoff_s: float = 0.5, parse_retries: int = 1, seed: int = 0):
+        self.model = model
+        self.client = make_client(base_url, api_key, timeout)
+        self.policy = RetryPolicy(max_retries=max_retries, backoff_s=backoff_s)
+        self.parse_retries = parse_retries
+        self.rng = random.Random(seed)
+
+    async def judge(self, task: Task, messages: list[dict]) -> JudgeVerdict:
+        prompt = [{"role": "user", "content": judge_prompt(task, messages)}]
+        raw = ""
+        for _ in range(self.parse_retries + 1):
+            try:
+                resp = await chat(self.client, self.policy, self.rng, model=self.model, temperature=0.0, messages=prompt)
+            except LLMError as e:
+                return JudgeVerdict(user_error=False, reason="judge request failed", judge="llm", error=str(e))
+            raw = resp.choices[0].message.content or ""
+            parsed = parse_verdict(raw)
+            if parsed is not None:
+                ue, reason = parsed
+                return JudgeVerdict(user_error=ue, reason=reason, errors=[reason] if ue else [], judge="llm", raw=raw)
+            prompt = prompt[:1] + [{"role": "assistant", "content": raw},
+                                   {"role": "user", "content": 'Reply with only the JSON object: {"user_error": true|false, "reason": "..."}'}]
+        return JudgeVerdict(user_error=False, reason="judge output unparseable", judge="llm", raw=raw, error="unparseable judge output")
+
+
+def verdict_from_json(obj: dict[str, Any] | None) -> JudgeVerdict | None:
+    return None if obj is None else JudgeVerdict(**obj)

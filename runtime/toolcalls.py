@@ -1,0 +1,213 @@
+"""Tool calls in, tool messages out: parsing both wire formats and running calls safely.
+
+Two formats reach the runtime:
+* OpenAI `tool_calls` (from the chat completions API or a dict message);
+* Hermes/Qwen text: `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`,
+  several per message, optionally after a `<think>...</think>` block.
+
+Whatever the model wrote, `execute` never raises: malformed JSON, an unknown
+tool, a non-object or oversized argument list, or a ToolError from the env
+becomes an error message for the agent, with the env state unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from forgec.runtime.types import ToolCall
+
+MAX_ARGUMENT_CHARS = 16_384  # a call's arguments, as JSON text; larger is an error, not a DoS
+MAX_ARGUMENT_DEPTH = 32
+MAX_NAME_CHARS = 128
+MAX_CALLS_PER_TURN = 32
+
+_TOOL_CALL_RE = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
+_THINK_RE = re.compile(r"<think>(.*?)(?:</think>|\Z)", re.DOTALL)
+_NAME_RE = re.compile(r'"name"\s*:\s*"([^"\\]{1,128})"')
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _parse_arguments(raw: Any) -> Any:
+    """A dict when `raw` is (or decodes to) a JSON object, else the raw text (an error later)."""
+    if isinstance(raw, dict):
+        return raw
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, str):
+        if len(raw) > MAX_ARGUMENT_CHARS:
+            return raw
+        try:
+            val = json.loads(raw)
+        except (ValueError, RecursionError):
+            return raw
+        return val if isinstance(val, dict) else raw
+    return json.dumps(raw, default=str) if not isinstance(raw, str) else raw
+
+
+def parse_openai_tool_calls(tool_calls: Any, id_prefix: str = "call") -> list[ToolCall]:
+    """OpenAI `message.tool_calls` (SDK objects or dicts) -> ToolCalls; never raises."""
+    out: list[ToolCall] = []
+    for i, tc in enumerate(tool_calls or []):
+        if isinstance(tc, dict):
+            fn = tc.get("function") or {}
+            cid = tc.get("id")
+            name = fn.get("name") if isinstance(fn, dict) else None
+            args = fn.get("arguments") if isinstance(fn, dict) else None
+        else:
+            fn = getattr(tc, "function", None)
+            cid = getattr(tc, "id", None)
+            name = getattr(fn, "name", None)
+            args = getattr(fn, "arguments", None)
+        out.append(ToolCall(id=str(cid or f"{id_prefix}_{i}"), name=name if isinstance(name, str) else "", arguments=_parse_arguments(args)))
+    return out
+
+
+def _one_hermes_call(body: str, cid: str) -> ToolCall:
+    body = body.strip()
+    if len(body) > MAX_ARGUMENT_CHARS + 512:
+        m = _NAME_RE.search(body[:512])
+        return ToolCall(id=cid, name=m.group(1) if m else "", arguments=body)
+    try:
+        obj = json.loads(body)
+    except (ValueError, RecursionError):
+        m = _NAME_RE.search(body)
+        return ToolCall(id=cid, name=m.group(1) if m else "", arguments=body)
+    if not isinstance(obj, dict):
+        return ToolCall(id=cid, name="", arguments=body)
+    name = obj.get("name")
+    args = obj.get("arguments", obj.get("parameters", {}))
+    return ToolCall(id=cid, name=name if isinstance(name, str) else "", arguments=_parse_arguments(args))
+
+
+@dataclass
+class ParsedText:
+    content: str  # text for the user, tool-call and think blocks removed
+    tool_calls: list[ToolCall]
+    reasoning: str | None
+
+
+def parse_hermes(text: str, id_prefix: str = "call") -> ParsedText:
+    """Split Hermes/Qwen model output into user-facing text, tool calls and reasoning."""
+    text = text or ""
+    reasoning = None
+    thinks = _THINK_RE.findall(text)
+    if thinks:
+        reasoning = "\n".join(t.strip() for t in thinks)
+        text = _THINK_RE.sub("", text)
+    elif "</think>" in text:  # templates that put <think> in the prompt emit only the closing tag
+        head, _, text = text.partition("</think>")
+        reasoning = head.strip()
+    calls = [_one_hermes_call(b, f"{id_prefix}_{i}") for i, b in enumerate(_TOOL_CALL_RE.findall(text))]
+    content = _TOOL_CALL_RE.sub("", text).strip()
+    return ParsedText(content=content, tool_calls=calls, reasoning=reasoning)
+
+
+def render_hermes_call(call: ToolCall) -> str:
+    """The Hermes text of a call (for prompts of text-format agents)."""
+    args = call.arguments if isinstance(call.arguments, dict) else call.arguments
+    if isinstance(args, dict):
+        return "<tool_call>\n" + json.dumps({"name": call.name, "arguments": args}, ensure_ascii=False) + "\n</tool_call>"
+    return '<tool_call>\n{"name": ' + json.dumps(call.name) + ', "arguments": ' + str(args) + "}\n</tool_call>"
+
+
+def to_openai_message(content: str, calls: list[ToolCall]) -> dict:
+    """An assistant message in OpenAI format (arguments as JSON text, as the API sends them)."""
+    msg: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        msg["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {
+                    "name": c.name,
+                    "arguments": json.dumps(c.arguments, ensure_ascii=False, sort_keys=True) if isinstance(c.arguments, dict) else str(c.arguments),
+                },
+            }
+            for c in calls
+        ]
+    return msg
+
+
+# --------------------------------------------------------------------------- execution
+
+
+@dataclass
+class CallOutcome:
+    ok: bool
+    content: str  # the tool message content the agent sees
+    result: Any = None  # the JSON result when ok
+    error: str | None = None  # error text when not ok
+    kind: str = ""  # "", "parse", "unknown-tool", "bad-arguments", "tool-error", "env-crash"
+
+
+def _depth(v: Any, d: int = 0) -> int:
+    if d > MAX_ARGUMENT_DEPTH:
+        return d
+    if isinstance(v, dict):
+        return max((_depth(x, d + 1) for x in v.values()), default=d + 1)
+    if isinstance(v, list):
+        return max((_depth(x, d + 1) for x in v), default=d + 1)
+    return d
+
+
+def _fail(kind: str, msg: str) -> CallOutcome:
+    return CallOutcome(ok=False, content=f"Error: {msg}", error=msg, kind=kind)
+
+
+def result_text(result: Any) -> str:
+    try:
+        return json.dumps(result, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        return json.dumps(str(result))
+
+
+def check_call(call: ToolCall, tool_names: frozenset[str] | set[str]) -> CallOutcome | None:
+    """The error for a call that must not reach the env, or None when it may."""
+    name = call.name
+    if not isinstance(name, str) or not name:
+        if isinstance(call.arguments, str):
+            return _fail("parse", "could not parse the tool call; write it as JSON: {\"name\": \"<tool>\", \"arguments\": {...}}")
+        return _fail("parse", "the tool call has no tool name")
+    if len(name) > MAX_NAME_CHARS or name not in tool_names:
+        shown = name if len(name) <= 64 else name[:64] + "..."
+        return _fail("unknown-tool", f"unknown tool {shown!r}; available tools: {', '.join(sorted(tool_names))}")
+    args = call.arguments
+    if isinstance(args, str):
+        if len(args) > MAX_ARGUMENT_CHARS:
+            return _fail("bad-arguments", f"arguments of {name} are too large ({len(args)} characters; limit {MAX_ARGUMENT_CHARS})")
+        return _fail("bad-arguments", f"arguments of {name} are not a JSON object")
+    if not isinstance(args, dict):
+        return _fail("bad-arguments", f"arguments of {name} must be a JSON object")
+    if _depth(args) > MAX_ARGUMENT_DEPTH:
+        return _fail("bad-arguments", f"arguments of {name} are nested too deeply")
+    try:
+        size = len(json.dumps(args, ensure_ascii=False))
+    except (TypeError, ValueError, RecursionError):
+        return _fail("bad-arguments", f"arguments of {name} are not JSON values")
+    if size > MAX_ARGUMENT_CHARS:
+        return _fail("bad-arguments", f"arguments of {name} are too large ({size} characters; limit {MAX_ARGUMENT_CHARS})")
+    return None
+
+
+def execute(env: Any, call: ToolCall, tool_names: frozenset[str] | set[str]) -> CallOutcome:
+    """Run one call in `env`; errors of any kind come back as a failed outcome, never an exception.
+
+    The env is transactional (a ToolError leaves the state unchanged); an
+    unexpected exception from a generated module is reported as `env-crash`.
+    """
+    bad = check_call(call, tool_names)
+    if bad is not None:
+        return bad
+    try:
+        result = env.step(call.name, call.arguments)
+    except Exception as e:  # noqa: BLE001 - a generated env must not take the episode down
+        return _fail("env-crash", f"{call.name} failed: {type(e).__name__}: {e}")
+    if isinstance(result, BaseException):  # ToolError instances are returned, not raised
+        msg = getattr(result, "message", None) or str(result) or type(result).__name__
+        return _fail("tool-error", str(msg))
+    return CallOutcome(ok=True, content=result_text(result), result=result)
