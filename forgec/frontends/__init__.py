@@ -1,0 +1,183 @@
+"""The `read` stage: tool documentation files -> `forgec.ir.Environment`s + diagnostics.
+
+    envs, diags = read_paths(["docs/"])            # every env, sorted by name
+    tools, diags = read_file("docs/airline.json")   # one file
+
+Formats are detected per file from content (JSON, YAML, JSON Lines; OpenAI,
+MCP tools/list, OpenAPI 3.x, Swagger 2.0, BFCL). Naming: a file is one
+environment named by its stem; in a folder argument each direct child file is
+one environment and each direct child subfolder is one (its files merged,
+named by the subfolder). A file with a generic name (tools.json, api.yaml,
+openapi.json, ...) takes its parent folder's name. Problems never raise: they
+come back as diagnostics and the other files are still read.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from forgec.diagnostics import INTERNAL, Diagnostic, Span, error
+from forgec.ir import Environment, Tool, Type
+
+from . import codes
+from .detect import read_doc
+from .loader import DOC_SUFFIXES, load_file
+
+__all__ = ["read_paths", "read_file", "env_name_for", "normalize_env_name", "GENERIC_STEMS"]
+
+# file stems that say nothing about the domain: such a file takes its folder's name
+GENERIC_STEMS = frozenset(
+    {
+        "tools", "tool", "tools_list", "tool_list", "list_tools", "tools_list_result",
+        "functions", "function", "function_docs", "functions_list",
+        "api", "apis", "api_spec", "openapi", "openapi_spec", "swagger", "spec", "schema", "index", "mcp",
+    }
+)
+
+
+def normalize_env_name(name: str) -> str:
+    """Lowercase; runs of non-alphanumerics -> `_`; must not start with a digit or be a keyword."""
+    s = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+    if not s:
+        return ""
+    if s[0].isdigit():
+        s = "env_" + s
+    if keyword.iskeyword(s):
+        s += "_"
+    return s
+
+
+def env_name_for(path: Path) -> str:
+    """A file's environment name: its stem, or its folder's name when the stem is generic."""
+    stem = normalize_env_name(path.stem)
+    if stem in GENERIC_STEMS or not stem:
+        parent = normalize_env_name(path.resolve().parent.name)
+        if parent:
+            return parent
+    return stem or "env"
+
+
+@dataclass
+class _FileResult:
+    tools: list[Tool] = field(default_factory=list)
+    definitions: dict[str, Type] = field(default_factory=dict)
+    diags: list[Diagnostic] = field(default_factory=list)
+
+
+def _read(path: Path) -> _FileResult:
+    file = str(path)
+    res = _FileResult()
+    try:
+        doc, res.diags = load_file(path)
+        if doc is None:
+            return res
+        res.tools = read_doc(doc, res.diags, res.definitions)
+    except RecursionError:
+        res.tools = []
+        res.diags.append(error(codes.SCHEMA_TOO_DEEP, "the document nests too deeply to be read", Span(file), help="real tool docs nest a few levels; check how the file was generated"))
+    except Exception as e:  # noqa: BLE001 - a bug must not hide the other files' results
+        res.tools = []
+        res.diags.append(error(INTERNAL, f"reading this file crashed forgec: {type(e).__name__}: {e}", Span(file), help="this is a bug in forgec; please report it with the file"))
+    return res
+
+
+def _dedupe(tools: list[Tool], diags: list[Diagnostic]) -> list[Tool]:
+    """Keep the first tool of each name; later ones are reported and dropped."""
+    first: dict[str, Tool] = {}
+    out: list[Tool] = []
+    for t in tools:
+        prev = first.get(t.name)
+        if prev is None:
+            first[t.name] = t
+            out.append(t)
+            continue
+        s = t.source
+        span = Span(s.file, s.line, s.col, pointer=s.pointer) if s else None
+        d = error(codes.DUPLICATE_TOOL, f"tool `{t.name}` is defined twice; this definition is dropped", span, help="rename one of the tools or remove the duplicate")
+        if prev.source is not None:
+            d = Diagnostic(d.severity, d.code, d.message, d.span, d.help, (f"first defined at {prev.source}",))
+        diags.append(d)
+    return out
+
+
+def read_file(path: str | Path) -> tuple[list[Tool], list[Diagnostic]]:
+    """Read one documentation file: its tools (duplicates dropped) and diagnostics."""
+    res = _read(Path(path))
+    tools = _dedupe(res.tools, res.diags)
+    return tools, res.diags
+
+
+def _doc_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in DOC_SUFFIXES and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+
+
+def _group(paths: list[str | Path], diags: list[Diagnostic]) -> dict[str, list[Path]]:
+    groups: dict[str, list[Path]] = {}
+
+    def add(name: str, f: Path) -> None:
+        lst = groups.setdefault(name, [])
+        if f not in lst:
+            lst.append(f)
+
+    for arg in paths:
+        p = Path(arg)
+        if p.is_file():
+            add(env_name_for(p), p)
+        elif p.is_dir():
+            found = False
+            for child in sorted(p.iterdir()):
+                if child.name.startswith("."):
+                    continue
+                if child.is_file() and child.suffix.lower() in DOC_SUFFIXES:
+                    add(env_name_for(child), child)
+                    found = True
+                elif child.is_dir():
+                    files = _doc_files(child)
+                    name = normalize_env_name(child.name) or "env"
+                    for f in files:
+                        add(name, f)
+                    found = found or bool(files)
+            if not found:
+                diags.append(error(codes.NO_DOCS, "folder contains no tool documentation (.json, .yaml, .yml, .jsonl)", Span(str(p)), help="point forgec at the folder that holds the docs"))
+        else:
+            diags.append(error(codes.PATH_NOT_FOUND, f"no such file or folder: {p}", Span(str(p)), help="check the path"))
+    return groups
+
+
+def read_paths(paths: list[str | Path], env_name: str | None = None) -> tuple[list[Environment], list[Diagnostic]]:
+    """Read files and folders into environments (sorted by name) and diagnostics.
+
+    `env_name` puts every tool read into one environment of that name.
+    """
+    diags: list[Diagnostic] = []
+    groups = _group(paths, diags)
+    if env_name is not None:
+        name = normalize_env_name(env_name)
+        if not name:
+            diags.append(error(codes.INVALID_ENV_NAME, f"--env {env_name!r} is not usable as an environment name", None, help="use letters, digits and `_`, e.g. --env shop"))
+        else:
+            merged: list[Path] = []
+            for files in groups.values():
+                merged.extend(f for f in files if f not in merged)
+            groups = {name: merged}
+    envs: list[Environment] = []
+    cache: dict[Path, _FileResult] = {}
+    for name in sorted(groups):
+        files = sorted(groups[name])
+        tools: list[Tool] = []
+        defs: dict[str, Type] = {}
+        for f in files:
+            res = cache.get(f)
+            if res is None:
+                res = cache[f] = _read(f)
+                diags.extend(res.diags)
+            tools.extend(res.tools)
+            for k, v in res.definitions.items():
+                defs.setdefault(k, v)
+        tools = _dedupe(tools, diags)
+        if tools:
+            envs.append(Environment(name=name, tools=tuple(tools), definitions=defs, sources=tuple(str(f) for f in files)))
+    return envs, diags

@@ -1,0 +1,136 @@
+"""Helpers shared by the frontends: identifiers, sources, object schema -> params."""
+
+from __future__ import annotations
+
+import keyword
+import re
+from typing import Any
+
+from forgec.diagnostics import Diagnostic, error, warning
+from forgec.ir import Param, Source, Tool, Type
+
+from . import codes
+from .loader import Doc, join_pointer
+from .schema import SchemaConverter, has_type_info
+
+_NON_ID = re.compile(r"[^0-9A-Za-z_]+")
+
+
+def identifier(name: str) -> str:
+    """Normalize any string to a Python-style identifier (non-alphanumerics -> `_`)."""
+    s = _NON_ID.sub("_", name).strip("_")
+    s = re.sub(r"_+", "_", s)
+    if not s:
+        return "_"
+    if s[0].isdigit():
+        s = "_" + s
+    return s
+
+
+def is_identifier(name: str) -> bool:
+    return name.isidentifier() and name.isascii() and not keyword.iskeyword(name)
+
+
+def source(doc: Doc, pointer: str) -> Source:
+    span = doc.span(pointer)
+    return Source(file=doc.file, line=span.line, col=span.col, pointer=pointer)
+
+
+def tool_name(doc: Doc, raw: Any, pointer: str, diags: list[Diagnostic]) -> str | None:
+    """Validate a tool name; non-identifiers are normalized with a warning."""
+    if not isinstance(raw, str) or not raw.strip():
+        diags.append(
+            error(
+                codes.MISSING_NAME,
+                "tool has no name" if raw is None else f"tool name must be a non-empty string, found {raw!r:.40}",
+                doc.span(pointer),
+                help='give every tool a "name", e.g. "get_user"',
+            )
+        )
+        return None
+    if is_identifier(raw):
+        return raw
+    new = identifier(raw)
+    if keyword.iskeyword(new):
+        new += "_"
+    diags.append(warning(codes.RENAMED_TOOL, f"tool name `{raw}` is not an identifier; it is read as `{new}`", doc.span(pointer)))
+    return new
+
+
+def text(v: Any) -> str:
+    return v.strip() if isinstance(v, str) else ""
+
+
+def object_params(
+    conv: SchemaConverter,
+    schema: Any,
+    pointer: str,
+    diags: list[Diagnostic],
+    root: Any = None,
+    root_pointer: str = "",
+) -> tuple[Param, ...]:
+    """Parameters from an object schema (`parameters` / `inputSchema`): one Param per property."""
+    doc = conv.doc
+    if schema is None:
+        return ()
+    if not isinstance(schema, dict):
+        diags.append(error(codes.INVALID_SCHEMA, f"parameters must be a JSON Schema object, found {type(schema).__name__}", doc.span(pointer), help='write {"type": "object", "properties": {...}}'))
+        return ()
+    if root is None:
+        root = schema
+    if "$ref" in schema or "allOf" in schema:  # a whole-object ref: resolve, then read its fields
+        t = conv.convert(schema, pointer, root, root_pointer)
+        return tuple(Param(name=f.name, type=f.type, required=f.required, description=f.description, source=source(doc, pointer)) for f in t.fields)
+    props = schema.get("properties", {})
+    if props is None:
+        props = {}
+    if not isinstance(props, dict):
+        diags.append(error(codes.INVALID_SCHEMA, f"`properties` must be an object, found {type(props).__name__}", doc.span(join_pointer(pointer, "properties"))))
+        return ()
+    req = schema.get("required")
+    required = {r for r in req if isinstance(r, str)} if isinstance(req, list) else set()
+    params: list[Param] = []
+    for name, sub in props.items():
+        name = str(name)
+        p = join_pointer(pointer, "properties", name)
+        if isinstance(sub, dict) and not has_type_info(sub) and sub:
+            diags.append(
+                warning(
+                    codes.MISSING_TYPE,
+                    f"parameter `{name}` has no type; it is read as `any`",
+                    doc.span(p),
+                    help='add a "type" (string, integer, number, boolean, array, object) or an "enum"',
+                )
+            )
+        t = conv.convert(sub, p, root, root_pointer)
+        params.append(make_param(doc, param_name(doc, name, p, diags), t, name in required, sub, p, "arg"))
+    return tuple(params)
+
+
+def param_name(doc: Doc, raw: str, pointer: str, diags: list[Diagnostic]) -> str:
+    """Parameter names become identifiers in .forge and Python; others are normalized with a warning."""
+    if is_identifier(raw):
+        return raw
+    new = identifier(raw)
+    if keyword.iskeyword(new):
+        new += "_"
+    diags.append(warning(codes.RENAMED_PARAM, f"parameter name `{raw}` is not an identifier; it is read as `{new}`", doc.span(pointer)))
+    return new
+
+
+def make_param(doc: Doc, name: str, t: Type, required: bool, schema: Any, pointer: str, location: str, description: str = "") -> Param:
+    has_default = isinstance(schema, dict) and "default" in schema
+    return Param(
+        name=name,
+        type=t,
+        required=required,
+        default=schema.get("default") if has_default else None,
+        has_default=has_default,
+        description=description or t.description,
+        location=location,  # type: ignore[arg-type]
+        source=source(doc, pointer),
+    )
+
+
+def make_tool(doc: Doc, pointer: str, **kw: Any) -> Tool:
+    return Tool(source=source(doc, pointer), **kw)

@@ -1,0 +1,304 @@
+"""Load one documentation file (JSON, YAML or JSON Lines) and keep source positions.
+
+Parsing uses the fast C parsers (`json`, libyaml through PyYAML); positions are
+computed separately and lazily: for JSON a small tokenizer maps every JSON
+pointer to its offset the first time a position is asked for; for YAML the
+composed node tree already carries marks. Frontends work on plain Python data
+plus JSON pointers and ask `Doc.span(pointer)` when they need line:col.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from forgec.diagnostics import Diagnostic, Span, error
+
+from . import codes
+
+_YamlLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+JSONL_SUFFIXES = {".jsonl", ".ndjson"}
+YAML_SUFFIXES = {".yaml", ".yml"}
+JSON_SUFFIXES = {".json"}
+DOC_SUFFIXES = JSON_SUFFIXES | YAML_SUFFIXES | JSONL_SUFFIXES
+
+# strings, structural characters, and bare literals (numbers, true/false/null)
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^\s{}\[\],:"]+')
+_MAX_YAML_NODES = 2_000_000
+
+
+def escape_pointer_token(token: Any) -> str:
+    return str(token).replace("~", "~0").replace("/", "~1")
+
+
+def unescape_pointer_token(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+def join_pointer(base: str, *tokens: Any) -> str:
+    return base + "".join("/" + escape_pointer_token(t) for t in tokens)
+
+
+def _json_positions(text: str, base: int = 0, prefix: str = "") -> dict[str, tuple[int, int]]:
+    """Map JSON pointer -> (start, end) offsets of the member's key (objects) or element (arrays).
+
+    Only called on text `json.loads` accepted, so the token stream is well formed.
+    """
+    pos: dict[str, tuple[int, int]] = {}
+    # frames: [is_object, pointer, array index, pending member pointer]
+    stack: list[list[Any]] = []
+    expect_key = False
+    for m in _TOKEN.finditer(text):
+        tok = m.group()
+        c = tok[0]
+        if c == ",":
+            if stack:
+                top = stack[-1]
+                if top[0]:
+                    expect_key = True
+                else:
+                    top[2] += 1
+            continue
+        if c == ":":
+            continue
+        if c == "}" or c == "]":
+            stack.pop()
+            expect_key = False
+            continue
+        start, end = m.start() + base, m.end() + base
+        if stack:
+            top = stack[-1]
+            if top[0]:
+                if expect_key:
+                    key = tok[1:-1] if "\\" not in tok else json.loads(tok)
+                    ptr = top[1] + "/" + escape_pointer_token(key)
+                    top[3] = ptr
+                    pos[ptr] = (start, end)
+                    expect_key = False
+                    continue
+                ptr = top[3]
+            else:
+                ptr = top[1] + "/" + str(top[2])
+                pos[ptr] = (start, end)
+        else:
+            ptr = prefix
+            pos[ptr] = (start, end)
+        if c == "{":
+            stack.append([True, ptr, 0, ""])
+            expect_key = True
+        elif c == "[":
+            stack.append([False, ptr, 0, ""])
+    return pos
+
+
+@dataclass
+class Doc:
+    """A parsed document: data, the text it came from, and lazily computed positions."""
+
+    file: str
+    text: str
+    kind: str  # "json" | "yaml" | "jsonl"
+    data: Any
+    _yaml_node: Any = None
+    _line_starts: list[int] | None = None
+    _pos: dict[str, tuple[int, int]] | None = None  # pointer -> (start, end) offsets (json/jsonl)
+    _marks: dict[str, tuple[int, int, int, int]] | None = None  # pointer -> (line, col, end_line, end_col) (yaml)
+    _jsonl_lines: list[tuple[int, int]] = field(default_factory=list)  # record index -> (offset, length)
+
+    # ------------------------------------------------------------------ positions
+    def _line_col(self, offset: int) -> tuple[int, int]:
+        if self._line_starts is None:
+            self._line_starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
+        i = bisect.bisect_right(self._line_starts, offset) - 1
+        return i + 1, offset - self._line_starts[i] + 1
+
+    def _build_positions(self) -> None:
+        if self.kind == "yaml":
+            self._marks = _yaml_marks(self._yaml_node)
+            return
+        if self.kind == "json":
+            self._pos = _json_positions(self.text)
+            return
+        self._pos = {}
+        for i, (off, length) in enumerate(self._jsonl_lines):
+            self._pos.update(_json_positions(self.text[off : off + length], off, "/" + str(i)))
+
+    def position(self, pointer: str) -> tuple[int, int, int, int] | None:
+        """(line, col, end_line, end_col) of the nearest located ancestor of `pointer`, 1-based."""
+        if self._pos is None and self._marks is None:
+            self._build_positions()
+        p = pointer
+        while True:
+            if self._marks is not None:
+                hit = self._marks.get(p)
+                if hit is not None:
+                    return hit
+            elif self._pos is not None:
+                se = self._pos.get(p)
+                if se is not None:
+                    line, col = self._line_col(se[0])
+                    end_line, end_col = self._line_col(se[1])
+                    return line, col, end_line, end_col
+            if not p:
+                return None
+            p = p[: p.rfind("/")]
+
+    def span(self, pointer: str) -> Span:
+        pos = self.position(pointer)
+        if pos is None:
+            return Span(self.file, pointer=pointer)
+        line, col, end_line, end_col = pos
+        return Span(self.file, line, col, end_line, end_col, pointer=pointer)
+
+
+def _yaml_marks(root: Any) -> dict[str, tuple[int, int, int, int]]:
+    """pointer -> (line, col, end_line, end_col) from PyYAML's composed nodes (key marks for mappings)."""
+    marks: dict[str, tuple[int, int, int, int]] = {}
+    if root is None:
+        return marks
+
+    def mk(node: Any) -> tuple[int, int, int, int]:
+        s, e = node.start_mark, node.end_mark
+        if isinstance(node, yaml.ScalarNode):
+            return s.line + 1, s.column + 1, e.line + 1, e.column + 1
+        return s.line + 1, s.column + 1, s.line + 1, s.column + 2
+
+    marks[""] = mk(root)
+    work: list[tuple[Any, str, int]] = [(root, "", 0)]
+    seen = 0
+    while work:
+        node, ptr, depth = work.pop()
+        seen += 1
+        if seen > _MAX_YAML_NODES or depth > 200:
+            break  # alias bombs / absurd nesting: stop locating, positions fall back to ancestors
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                key = k.value if isinstance(k, yaml.ScalarNode) else str(k.value)
+                p = ptr + "/" + escape_pointer_token(key)
+                if p not in marks:
+                    marks[p] = mk(k)
+                    work.append((v, p, depth + 1))
+        elif isinstance(node, yaml.SequenceNode):
+            for i, v in enumerate(node.value):
+                p = ptr + "/" + str(i)
+                if p not in marks:
+                    marks[p] = mk(v)
+                    work.append((v, p, depth + 1))
+    return marks
+
+
+# ---------------------------------------------------------------------- loading
+
+
+def _decode(file: str, raw: bytes) -> tuple[str | None, list[Diagnostic]]:
+    try:
+        return raw.decode("utf-8-sig"), []
+    except UnicodeDecodeError as e:
+        start = e.start
+        line = raw.count(b"\n", 0, start) + 1
+        col = start - (raw.rfind(b"\n", 0, start) + 1) + 1
+        return None, [
+            error(
+                codes.NOT_UTF8,
+                f"file is not UTF-8: byte 0x{raw[start]:02x} at offset {start} cannot be decoded",
+                Span(file, line, col, line, col + 1),
+                help="re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)",
+            )
+        ]
+
+
+def _json_error(file: str, e: json.JSONDecodeError) -> Diagnostic:
+    return error(
+        codes.MALFORMED_JSON,
+        f"malformed JSON: {e.msg}",
+        Span(file, e.lineno, e.colno, e.lineno, e.colno + 1),
+        help="fix the syntax at the marked position (a trailing comma, a missing quote or bracket is the usual cause)",
+    )
+
+
+def _load_json(file: str, text: str) -> tuple[Doc | None, list[Diagnostic]]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        if e.msg == "Extra data":  # several JSON values: maybe JSON Lines
+            doc, diags = _load_jsonl(file, text)
+            if doc is not None and len(doc.data) > 1:
+                return doc, diags
+        return None, [_json_error(file, e)]
+    return Doc(file, text, "json", data), []
+
+
+def _load_jsonl(file: str, text: str) -> tuple[Doc | None, list[Diagnostic]]:
+    records: list[Any] = []
+    lines: list[tuple[int, int]] = []
+    offset = 0
+    for lineno, line in enumerate(text.splitlines(keepends=True), 1):
+        body = line.rstrip("\r\n")
+        if body.strip():
+            try:
+                records.append(json.loads(body))
+            except json.JSONDecodeError as e:
+                # e.lineno is within this one line; shift to the file's line numbering
+                return None, [
+                    error(
+                        codes.MALFORMED_JSON,
+                        f"malformed JSON Lines record: {e.msg}",
+                        Span(file, lineno + e.lineno - 1, e.colno, lineno + e.lineno - 1, e.colno + 1),
+                        help="every non-empty line of a .jsonl file must be one complete JSON value",
+                    )
+                ]
+            lines.append((offset, len(body)))
+        offset += len(line)
+    return Doc(file, text, "jsonl", records, _jsonl_lines=lines), []
+
+
+def _load_yaml(file: str, text: str) -> tuple[Doc | None, list[Diagnostic]]:
+    loader = _YamlLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        msg = " ".join(x for x in (e.context, e.problem) if x) or "invalid YAML"
+        span = Span(file, mark.line + 1, mark.column + 1, mark.line + 1, mark.column + 2) if mark else Span(file)
+        return None, [error(codes.MALFORMED_YAML, f"malformed YAML: {msg}", span, help="fix the YAML syntax at the marked position (indentation and unquoted ':' are the usual causes)")]
+    except yaml.YAMLError as e:
+        return None, [error(codes.MALFORMED_YAML, f"malformed YAML: {e}", Span(file))]
+    finally:
+        loader.dispose()
+    return Doc(file, text, "yaml", data, _yaml_node=node), []
+
+
+def load_text(file: str, text: str, suffix: str = "") -> tuple[Doc | None, list[Diagnostic]]:
+    """Parse `text` as JSON, JSON Lines or YAML (by suffix, then by content)."""
+    if not text.strip():
+        return None, [error(codes.EMPTY_FILE, "file is empty", Span(file, 1, 1), help="remove the file or put tool documentation in it")]
+    suffix = suffix.lower()
+    if suffix in JSONL_SUFFIXES:
+        return _load_jsonl(file, text)
+    if suffix in YAML_SUFFIXES:
+        return _load_yaml(file, text)
+    first = text.lstrip()[:1]
+    if suffix in JSON_SUFFIXES or first in ("{", "["):
+        return _load_json(file, text)
+    return _load_yaml(file, text)
+
+
+def load_file(path: str | Path) -> tuple[Doc | None, list[Diagnostic]]:
+    """Read and parse one file; every problem comes back as a diagnostic."""
+    file = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as e:
+        return None, [error(codes.UNREADABLE, f"cannot read file: {e.strerror or e}", Span(file))]
+    text, diags = _decode(file, raw)
+    if text is None:
+        return None, diags
+    return load_text(file, text, Path(path).suffix)

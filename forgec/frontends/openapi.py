@@ -1,0 +1,240 @@
+"""OpenAPI 3.0/3.1 and Swagger 2.0: one tool per operation.
+
+* name: `operationId`, else method + path (`GET /api/contents/{path}` -> `get_api_contents_path`);
+* path/query/header/cookie parameters become params (path-level ones are inherited,
+  an operation's own override them by (name, in));
+* the request body (3.x `requestBody`, 2.0 `in: body` / `formData`) becomes one `body` param;
+* the first success response with a schema (200, 201, other 2xx, default) becomes `returns`;
+* `$ref`s resolve against the whole document (recursive schemas become `ref` types).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from forgec.diagnostics import Diagnostic, error, warning
+from forgec.ir import Field_, Param, Tool, Type
+
+from . import codes
+from .common import identifier, make_param, make_tool, param_name, text, tool_name
+from .loader import Doc, join_pointer
+from .schema import SchemaConverter, has_type_info
+
+METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+_LOCATIONS = {"path", "query", "header", "cookie"}
+
+
+def operation_name(method: str, path: str) -> str:
+    """`get` + `/api/resolvePath/{id}` -> `get_api_resolve_path_id` (camelCase split, lowercased)."""
+    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", path)
+    return identifier(f"{method}_{snake}").lower()
+
+
+class _OpenAPIReader:
+    def __init__(self, doc: Doc, data: dict, diags: list[Diagnostic], defs: dict[str, Type]):
+        self.doc = doc
+        self.data = data
+        self.diags = diags
+        self.conv = SchemaConverter(doc, diags, defs)
+        self.swagger = "swagger" in data
+        self.fmt = "swagger" if self.swagger else "openapi"
+
+    # ------------------------------------------------------------------ helpers
+    def deref(self, obj: Any, pointer: str) -> tuple[Any, str]:
+        """Follow a `$ref` object (parameters, responses, request bodies); (obj, pointer) of the target."""
+        seen = 0
+        while isinstance(obj, dict) and isinstance(obj.get("$ref"), str) and seen < 16:
+            ref = obj["$ref"]
+            hit = self.conv._resolve(ref, self.data)
+            if hit is None:
+                self.diags.append(
+                    error(
+                        codes.UNRESOLVED_REF,
+                        f"cannot resolve `$ref: {ref}`",
+                        self.doc.span(join_pointer(pointer, "$ref")),
+                        help="point the $ref at an object defined in this document",
+                    )
+                )
+                return None, pointer
+            obj, pointer = hit[0], hit[1]
+            seen += 1
+        return obj, pointer
+
+    def schema_type(self, schema: Any, pointer: str) -> Type:
+        return self.conv.convert(schema, pointer, self.data, "")
+
+    # ------------------------------------------------------------------ operations
+    def read(self) -> list[Tool]:
+        paths = self.data.get("paths")
+        if not isinstance(paths, dict):
+            if paths is not None:
+                self.diags.append(error(codes.INVALID_TOOL, "`paths` must be an object", self.doc.span("/paths")))
+            return []
+        tools: list[Tool] = []
+        for path, item in paths.items():
+            ip = join_pointer("/paths", path)
+            item, item_ptr = self.deref(item, ip)
+            if not isinstance(item, dict):
+                if item is not None:
+                    self.diags.append(error(codes.INVALID_TOOL, f"path item `{path}` must be an object", self.doc.span(ip)))
+                continue
+            common = item.get("parameters") if isinstance(item.get("parameters"), list) else []
+            for method, op in item.items():
+                if not isinstance(method, str) or method.lower() not in METHODS:
+                    continue
+                op_ptr = join_pointer(item_ptr, method)
+                if not isinstance(op, dict):
+                    self.diags.append(error(codes.INVALID_TOOL, f"operation `{method.upper()} {path}` must be an object", self.doc.span(op_ptr)))
+                    continue
+                t = self.operation(str(path), method.lower(), op, op_ptr, common, join_pointer(item_ptr, "parameters"))
+                if t is not None:
+                    tools.append(t)
+        return tools
+
+    def operation(self, path: str, method: str, op: dict, op_ptr: str, common: list, common_ptr: str) -> Tool | None:
+        if "operationId" in op:
+            name = tool_name(self.doc, op["operationId"], join_pointer(op_ptr, "operationId"), self.diags)
+            if name is None:
+                return None
+        else:
+            name = operation_name(method, path)
+        params = self.parameters(op, op_ptr, common, common_ptr)
+        summary, desc = text(op.get("summary")), text(op.get("description"))
+        description = summary if not desc or desc == summary else (f"{summary}\n\n{desc}" if summary else desc)
+        ann: dict[str, Any] = {}
+        if isinstance(op.get("tags"), list) and all(isinstance(t, str) for t in op["tags"]):
+            ann["tags"] = list(op["tags"])
+        if op.get("deprecated") is True:
+            ann["deprecated"] = True
+        return make_tool(
+            self.doc,
+            op_ptr,
+            name=name,
+            description=description,
+            params=tuple(params),
+            returns=self.returns(op, op_ptr),
+            annotations=ann,
+            http_method=method.upper(),
+            http_path=path,
+            format=self.fmt,  # type: ignore[arg-type]
+        )
+
+    def parameters(self, op: dict, op_ptr: str, common: list, common_ptr: str) -> list[Param]:
+        # (name, in) -> (param object, pointer); the operation's own override path-level ones
+        merged: dict[tuple[str, str], tuple[dict, str]] = {}
+        raw_ops = op.get("parameters") if isinstance(op.get("parameters"), list) else []
+        for lst, lp in ((common, common_ptr), (raw_ops, join_pointer(op_ptr, "parameters"))):
+            for i, raw in enumerate(lst):
+                pp = join_pointer(lp, i)
+                obj, _ = self.deref(raw, pp)
+                if obj is None:
+                    continue
+                if not isinstance(obj, dict) or not isinstance(obj.get("name"), str) or not isinstance(obj.get("in"), str):
+                    self.diags.append(error(codes.INVALID_TOOL, "a parameter needs a string `name` and `in`", self.doc.span(pp)))
+                    continue
+                merged[(obj["name"], obj["in"])] = (obj, pp)
+        params: list[Param] = []
+        form: list[tuple[dict, str]] = []
+        body: Param | None = None
+        for (pname, loc), (obj, pp) in merged.items():
+            if loc == "body":
+                body = self._body_param(obj.get("schema"), join_pointer(pp, "schema"), pp, bool(obj.get("required")), text(obj.get("description")))
+                continue
+            if loc == "formData":
+                form.append((obj, pp))
+                continue
+            if loc not in _LOCATIONS:
+                self.diags.append(warning(codes.INVALID_TOOL, f"parameter `{pname}` has unknown location `in: {loc}`; skipped", self.doc.span(join_pointer(pp, "in"))))
+                continue
+            schema, sp = (obj["schema"], join_pointer(pp, "schema")) if "schema" in obj else (obj, pp)
+            if not has_type_info(schema) and not (isinstance(schema, dict) and "content" in obj):
+                self.diags.append(
+                    warning(codes.MISSING_TYPE, f"parameter `{pname}` has no type; it is read as `any`", self.doc.span(pp), help="add `type:` (2.0) or `schema: {type: ...}` (3.x)")
+                )
+            t = self.schema_type(schema, sp)
+            name = identifier(pname) if loc in ("header", "cookie") else param_name(self.doc, pname, join_pointer(pp, "name"), self.diags)
+            desc = text(obj.get("description"))
+            params.append(make_param(self.doc, name, t, loc == "path" or obj.get("required") is True, schema, pp, loc, desc))
+        if form:
+            fields = []
+            for obj, pp in form:
+                t = self.schema_type(obj, pp)
+                fields.append(Field_(name=obj["name"], type=t, required=obj.get("required") is True, description=text(obj.get("description"))))
+            t = Type(kind="object", fields=tuple(fields))
+            body = make_param(self.doc, "body", t, any(f.required for f in fields), {}, form[0][1], "body")
+        if not self.swagger and "requestBody" in op:
+            body = self._request_body(op["requestBody"], join_pointer(op_ptr, "requestBody"))
+        if body is not None:
+            if any(p.name == body.name for p in params):
+                body = body.model_copy(update={"name": "request_body"})
+            params.append(body)
+        return self._dedupe(params)
+
+    def _dedupe(self, params: list[Param]) -> list[Param]:
+        seen: dict[str, Param] = {}
+        out = []
+        for p in params:
+            if p.name in seen:
+                self.diags.append(
+                    error(
+                        codes.DUPLICATE_PARAM,
+                        f"parameter `{p.name}` is declared twice (in {seen[p.name].location} and in {p.location}); the second is dropped",
+                        self.doc.span(p.source.pointer if p.source else ""),
+                        help="rename one of them",
+                    )
+                )
+                continue
+            seen[p.name] = p
+            out.append(p)
+        return out
+
+    def _body_param(self, schema: Any, sp: str, pp: str, required: bool, desc: str) -> Param:
+        t = self.schema_type(schema, sp) if schema is not None else Type(kind="any")
+        return make_param(self.doc, "body", t, required, {}, pp, "body", desc)
+
+    def _request_body(self, rb: Any, ptr: str) -> Param | None:
+        obj, optr = self.deref(rb, ptr)
+        if not isinstance(obj, dict):
+            return None
+        schema, sp = self._content_schema(obj, optr)
+        return self._body_param(schema, sp, ptr, obj.get("required") is True, text(obj.get("description")))
+
+    def _content_schema(self, obj: dict, ptr: str) -> tuple[Any, str]:
+        content = obj.get("content")
+        if not isinstance(content, dict) or not content:
+            return None, ptr
+        keys = [k for k in content if isinstance(k, str)]
+        pick = next((k for k in keys if k.split(";")[0].strip() == "application/json"), None)
+        pick = pick or next((k for k in keys if "json" in k), None) or (keys[0] if keys else None)
+        media = content.get(pick) if pick is not None else None
+        if not isinstance(media, dict) or "schema" not in media:
+            return None, ptr
+        return media["schema"], join_pointer(ptr, "content", pick, "schema")
+
+    def returns(self, op: dict, op_ptr: str) -> Type | None:
+        responses = op.get("responses")
+        if not isinstance(responses, dict):
+            return None
+        by_code = {str(k): (k, v) for k, v in responses.items()}
+        order = ["200", "201"] + sorted(c for c in by_code if c.startswith("2") and c not in ("200", "201")) + ["default"]
+        for code in order:
+            if code not in by_code:
+                continue
+            key, resp = by_code[code]
+            rp = join_pointer(op_ptr, "responses", key)
+            resp, rp = self.deref(resp, rp)
+            if not isinstance(resp, dict):
+                continue
+            if self.swagger:
+                if "schema" in resp:
+                    return self.schema_type(resp["schema"], join_pointer(rp, "schema"))
+            else:
+                schema, sp = self._content_schema(resp, rp)
+                if schema is not None:
+                    return self.schema_type(schema, sp)
+        return None
+
+
+def read_document(doc: Doc, data: dict, diags: list[Diagnostic], defs: dict[str, Type]) -> list[Tool]:
+    return _OpenAPIReader(doc, data, diags, defs).read()

@@ -1,0 +1,314 @@
+"""JSON Schema (and its dialects: OpenAPI 3.0/3.1, Swagger 2.0, BFCL) -> `ir.Type`.
+
+One converter serves every frontend. `$ref`s are resolved against a root
+(the whole document for OpenAPI, the schema itself for OpenAI/MCP, as JSON
+Schema says) and inlined; a reference met again while it is being expanded
+(a recursive schema) becomes `Type(kind="ref")` and the expanded schema is
+stored in `definitions`, so nothing loops.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import unquote
+
+from forgec.diagnostics import Diagnostic, error, warning
+from forgec.ir import Field_, Type
+
+from . import codes
+from .loader import Doc, join_pointer, unescape_pointer_token
+
+MAX_DEPTH = 64
+
+# type names of JSON Schema plus BFCL / language-ish aliases found in real docs
+_TYPE_ALIASES = {
+    "string": "string", "str": "string", "char": "string", "text": "string",
+    "integer": "integer", "int": "integer", "long": "integer", "short": "integer", "byte": "integer",
+    "number": "number", "float": "number", "double": "number",
+    "boolean": "boolean", "bool": "boolean",
+    "array": "array", "list": "array", "tuple": "array", "set": "array", "arraylist": "array",
+    "object": "object", "dict": "object", "map": "object", "hashmap": "object",
+    "null": "null", "none": "null",
+    "any": "any",
+    "file": "string",  # Swagger 2.0 `type: file`
+}
+_TYPE_ALIASES.pop("text")  # "text" is a classic mistake; report it instead of guessing
+
+# keys that tell something about a schema's type
+_TYPE_KEYS = ("type", "enum", "const", "$ref", "anyOf", "oneOf", "allOf", "properties", "items", "additionalProperties", "prefixItems")
+
+ANY = Type(kind="any")
+
+
+def has_type_info(schema: Any) -> bool:
+    return isinstance(schema, dict) and any(k in schema for k in _TYPE_KEYS)
+
+
+def _describe(schema: dict) -> str:
+    d = schema.get("description")
+    if not isinstance(d, str) or not d:
+        d = schema.get("title") if isinstance(schema.get("title"), str) and "properties" not in schema else ""
+    return d.strip() if isinstance(d, str) else ""
+
+
+def _norm_def_name(pointer: str) -> str:
+    last = pointer.rsplit("/", 1)[-1] or "Root"
+    return re.sub(r"\W+", "_", unescape_pointer_token(last)) or "Def"
+
+
+class SchemaConverter:
+    """Convert schemas found in one document; collects diagnostics and recursive definitions."""
+
+    def __init__(self, doc: Doc, diags: list[Diagnostic], definitions: dict[str, Type]):
+        self.doc = doc
+        self.diags = diags
+        self.definitions = definitions
+        self._stack: list[tuple[int, str]] = []  # refs being expanded: (id(root), pointer)
+        self._cache: dict[tuple[int, str], Type] = {}
+        self._ref_emits = 0
+        self._def_names: dict[tuple[int, str], str] = {}
+
+    # ------------------------------------------------------------------ refs
+    def _resolve(self, ref: str, root: Any) -> tuple[Any, str] | None:
+        if not ref.startswith("#"):
+            return None
+        frag = unquote(ref[1:])
+        if frag and not frag.startswith("/"):
+            return None  # named anchors are not supported
+        node = root
+        for raw in frag.split("/")[1:]:
+            tok = unescape_pointer_token(raw)
+            if isinstance(node, dict):
+                if tok in node:
+                    node = node[tok]
+                elif tok.isdigit() and int(tok) in node:  # YAML int keys (e.g. responses: 200)
+                    node = node[int(tok)]
+                else:
+                    return None
+            elif isinstance(node, list) and tok.isdigit() and int(tok) < len(node):
+                node = node[int(tok)]
+            else:
+                return None
+        return node, frag
+
+    def _def_name(self, key: tuple[int, str]) -> str:
+        name = self._def_names.get(key)
+        if name is None:
+            base = _norm_def_name(key[1])
+            name, i = base, 2
+            taken = set(self._def_names.values())
+            while name in taken:
+                name, i = f"{base}_{i}", i + 1
+            self._def_names[key] = name
+        return name
+
+    def _ref(self, schema: dict, pointer: str, root: Any, root_pointer: str, depth: int) -> Type:
+        ref = schema["$ref"]
+        if not isinstance(ref, str):
+            self.diags.append(error(codes.UNRESOLVED_REF, "`$ref` must be a string", self.doc.span(join_pointer(pointer, "$ref"))))
+            return ANY
+        hit = self._resolve(ref, root)
+        if hit is None:
+            why = "references to other files are not supported" if not ref.startswith("#") else "nothing at that path"
+            self.diags.append(
+                error(
+                    codes.UNRESOLVED_REF,
+                    f"cannot resolve `$ref: {ref}` ({why})",
+                    self.doc.span(join_pointer(pointer, "$ref")),
+                    help="point the $ref at a schema defined in this document, e.g. `#/components/schemas/Name`",
+                )
+            )
+            return ANY
+        target, frag = hit
+        key = (id(root), frag)
+        if key in self._stack:  # recursive schema: stop here, name it
+            self._ref_emits += 1
+            return Type(kind="ref", ref=self._def_name(key), description=_describe(schema) if isinstance(schema, dict) else "")
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        emits = self._ref_emits
+        self._stack.append(key)
+        try:
+            t = self.convert(target, root_pointer + frag, root, root_pointer, depth + 1)
+        finally:
+            self._stack.pop()
+        if key in self._def_names:  # something inside referred back to us
+            self.definitions.setdefault(self._def_names[key], t)
+        if self._ref_emits == emits:  # self-contained: safe to reuse
+            self._cache[key] = t
+        # a sibling description overrides the referenced one (OpenAPI 3.1)
+        if isinstance(schema.get("description"), str) and schema["description"].strip():
+            t = t.model_copy(update={"description": schema["description"].strip()})
+        return t
+
+    # ------------------------------------------------------------------ main
+    def convert(self, schema: Any, pointer: str, root: Any = None, root_pointer: str = "", depth: int = 0) -> Type:
+        """Convert the schema at `pointer`; `root` is what `#/...` refs resolve against."""
+        if root is None:
+            root = schema
+        if depth > MAX_DEPTH:
+            self.diags.append(warning(codes.SCHEMA_TOO_DEEP, f"schema nests deeper than {MAX_DEPTH} levels; the rest is read as `any`", self.doc.span(pointer)))
+            return ANY
+        if schema is True or schema == {}:
+            return ANY
+        if not isinstance(schema, dict):
+            self.diags.append(
+                error(
+                    codes.INVALID_SCHEMA,
+                    f"expected a schema object here, found {type(schema).__name__} {_short(schema)}",
+                    self.doc.span(pointer),
+                    help='write a JSON Schema object, e.g. {"type": "string"}',
+                )
+            )
+            return ANY
+        if "$ref" in schema:
+            return self._ref(schema, pointer, root, root_pointer, depth)
+        desc = _describe(schema)
+        t = self._convert_body(schema, pointer, root, root_pointer, depth, desc)
+        if schema.get("nullable") is True and t.kind not in ("null", "any") and not t.nullable:
+            t = t.model_copy(update={"nullable": True})
+        return t
+
+    def _convert_body(self, schema: dict, pointer: str, root: Any, root_pointer: str, depth: int, desc: str) -> Type:
+        for comb in ("anyOf", "oneOf"):
+            if comb in schema and isinstance(schema[comb], list) and schema[comb]:
+                variants = [self.convert(s, join_pointer(pointer, comb, i), root, root_pointer, depth + 1) for i, s in enumerate(schema[comb])]
+                return _union(variants, desc)
+        if "allOf" in schema and isinstance(schema["allOf"], list) and schema["allOf"]:
+            parts = [self.convert(s, join_pointer(pointer, "allOf", i), root, root_pointer, depth + 1) for i, s in enumerate(schema["allOf"])]
+            rest = {k: v for k, v in schema.items() if k != "allOf"}
+            if has_type_info(rest):
+                parts.append(self._convert_body(rest, pointer, root, root_pointer, depth, ""))
+            return _all_of(parts, desc)
+        if "const" in schema:
+            return Type(kind="enum", values=(schema["const"],), description=desc)
+        if "enum" in schema and isinstance(schema["enum"], list) and schema["enum"]:
+            vals = schema["enum"]
+            non_null = tuple(v for v in vals if v is not None)
+            if not non_null:
+                return Type(kind="null", description=desc)
+            return Type(kind="enum", values=non_null, nullable=len(non_null) != len(vals), description=desc)
+
+        ty = schema.get("type")
+        if isinstance(ty, list):
+            names = [t for t in ty if isinstance(t, str)]
+            nullable = any(_TYPE_ALIASES.get(n.lower()) == "null" for n in names)
+            rest = [n for n in names if _TYPE_ALIASES.get(n.lower()) != "null"]
+            if not rest:
+                return Type(kind="null", description=desc)
+            if len(rest) == 1:
+                t = self._typed(rest[0], schema, pointer, root, root_pointer, depth, desc)
+                return t.model_copy(update={"nullable": True}) if nullable else t
+            variants = [self._typed(n, schema, pointer, root, root_pointer, depth, "") for n in rest]
+            return Type(kind="union", variants=tuple(variants), nullable=nullable, description=desc)
+        if isinstance(ty, str):
+            return self._typed(ty, schema, pointer, root, root_pointer, depth, desc)
+        if ty is not None:
+            self.diags.append(warning(codes.UNKNOWN_TYPE, f"`type` must be a string or a list of strings, found {_short(ty)}", self.doc.span(join_pointer(pointer, "type"))))
+            return Type(kind="any", description=desc)
+        # no `type`: infer from structure
+        if "properties" in schema or "additionalProperties" in schema:
+            return self._object(schema, pointer, root, root_pointer, depth, desc)
+        if "items" in schema or "prefixItems" in schema:
+            return self._array(schema, pointer, root, root_pointer, depth, desc)
+        return Type(kind="any", description=desc)
+
+    def _typed(self, name: str, schema: dict, pointer: str, root: Any, root_pointer: str, depth: int, desc: str) -> Type:
+        kind = _TYPE_ALIASES.get(name.lower())
+        if kind is None:
+            self.diags.append(
+                warning(
+                    codes.UNKNOWN_TYPE,
+                    f"unknown type `{name}`; read as `any`",
+                    self.doc.span(join_pointer(pointer, "type")),
+                    help="use one of string, integer, number, boolean, array, object, null",
+                )
+            )
+            return Type(kind="any", description=desc)
+        if kind == "string":
+            fmt = schema.get("format")
+            if name.lower() == "file":
+                fmt = "binary"
+            return Type(kind="string", format=fmt if isinstance(fmt, str) and fmt else None, description=desc)
+        if kind == "object":
+            return self._object(schema, pointer, root, root_pointer, depth, desc)
+        if kind == "array":
+            return self._array(schema, pointer, root, root_pointer, depth, desc)
+        return Type(kind=kind, description=desc)
+
+    def _object(self, schema: dict, pointer: str, root: Any, root_pointer: str, depth: int, desc: str) -> Type:
+        props = schema.get("properties")
+        fields: list[Field_] = []
+        if isinstance(props, dict):
+            req = schema.get("required")
+            required = {r for r in req if isinstance(r, str)} if isinstance(req, list) else set()
+            for name, sub in props.items():
+                name = str(name)
+                t = self.convert(sub, join_pointer(pointer, "properties", name), root, root_pointer, depth + 1)
+                fields.append(Field_(name=name, type=t, required=name in required, description=t.description))
+        elif props is not None:
+            self.diags.append(error(codes.INVALID_SCHEMA, f"`properties` must be an object, found {_short(props)}", self.doc.span(join_pointer(pointer, "properties"))))
+        items = None
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict) and extra:
+            items = self.convert(extra, join_pointer(pointer, "additionalProperties"), root, root_pointer, depth + 1)
+        return Type(kind="object", fields=tuple(fields), items=items, description=desc)
+
+    def _array(self, schema: dict, pointer: str, root: Any, root_pointer: str, depth: int, desc: str) -> Type:
+        items = schema.get("items")
+        prefix = schema.get("prefixItems")
+        if isinstance(items, list):  # draft-4 tuple form (and BFCL tuples)
+            prefix, items = items, None
+        if isinstance(prefix, list) and prefix:
+            key = "prefixItems" if "prefixItems" in schema else "items"
+            vs = [self.convert(s, join_pointer(pointer, key, i), root, root_pointer, depth + 1) for i, s in enumerate(prefix)]
+            return Type(kind="array", items=_union(vs, ""), description=desc)
+        if items is None:
+            return Type(kind="array", items=None, description=desc)
+        return Type(kind="array", items=self.convert(items, join_pointer(pointer, "items"), root, root_pointer, depth + 1), description=desc)
+
+
+def _short(v: Any) -> str:
+    s = repr(v)
+    return s if len(s) <= 40 else s[:37] + "..."
+
+
+def _union(variants: list[Type], desc: str) -> Type:
+    """Fold null variants into `nullable`; a single remaining variant stands alone."""
+    nullable = any(v.kind == "null" or v.nullable for v in variants)
+    rest: list[Type] = []
+    for v in variants:
+        if v.kind == "null":
+            continue
+        v = v.model_copy(update={"nullable": False}) if v.nullable else v
+        if v not in rest:
+            rest.append(v)
+    if not rest:
+        return Type(kind="null", description=desc)
+    if any(v.kind == "any" for v in rest):
+        return Type(kind="any", nullable=nullable, description=desc)
+    if len(rest) == 1:
+        return rest[0].model_copy(update={"nullable": nullable, "description": desc or rest[0].description})
+    return Type(kind="union", variants=tuple(rest), nullable=nullable, description=desc)
+
+
+def _all_of(parts: list[Type], desc: str) -> Type:
+    """allOf: merge object parts field by field; otherwise the most specific part wins."""
+    objs = [p for p in parts if p.kind == "object"]
+    if objs and len(objs) == len([p for p in parts if p.kind != "any"]):
+        fields: dict[str, Field_] = {}
+        items = None
+        for o in objs:
+            for f in o.fields:
+                prev = fields.get(f.name)
+                fields[f.name] = f if prev is None else f.model_copy(update={"required": f.required or prev.required})
+            items = items or o.items
+        d = desc or next((o.description for o in objs if o.description), "")
+        return Type(kind="object", fields=tuple(fields.values()), items=items, description=d)
+    specific = [p for p in parts if p.kind != "any"]
+    if not specific:
+        return Type(kind="any", description=desc)
+    t = specific[0]
+    return t.model_copy(update={"description": desc or t.description})
