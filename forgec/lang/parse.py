@@ -1,0 +1,636 @@
+"""Parse .forge text into the AST of forgec/lang/ast.py, with error recovery.
+
+One LALR parser (grammar/forge.lark) is built once per process (and cached on
+disk by lark) with the AST builder attached as its *inline* transformer: nodes
+are created while parsing, no lark tree is ever materialized. Syntax errors
+become diagnostics; the parser then drops the offending token(s) and resyncs on
+the next statement/node/item keyword or closing brace (panic mode over the LR
+stack), so one typo does not hide the rest of the file. `parse` never raises.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import threading
+from functools import lru_cache
+from importlib import resources
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+
+from forgec.diagnostics import INTERNAL, Diagnostic, Span, error
+from forgec.lang import ast as A
+from forgec.lang import codes as C
+
+# Tokens the parser resynchronizes on after an error: they start a statement,
+# a blueprint node, a declaration, or close a block.
+SYNC = frozenset(
+    "IMPORT ENV BLUEPRINT STATE RECORD ENTITY TOOL ANNOTATION REQUIRE LET SET INSERT DELETE APPEND "
+    "REMOVE FOR IF RETURN USER GOAL PERSONA KNOWS CALL REASON EXPECT TELL RBRACE".split()
+)
+# Keywords that, first on their line, are taken as a statement start while recovering
+# (the contextual lexer would otherwise read them as plain names).
+LINE_KEYWORDS = {k.lower(): k for k in SYNC if k not in ("RBRACE", "ANNOTATION")}
+
+PUNCT = {
+    "LBRACE": "{", "RBRACE": "}", "LPAR": "(", "RPAR": ")", "LSQB": "[", "RSQB": "]", "COMMA": ",",
+    "COLON": ":", "DOT": ".", "QMARK": "?", "ARROW": "->", "ASSIGN": "=", "EQ": "==", "NE": "!=",
+    "LE": "<=", "GE": ">=", "LT": "<", "GT": ">", "PLUS": "+", "MINUS": "-", "STAR": "*",
+    "SLASH": "/", "PERCENT": "%", "$END": "end of file",
+}
+KINDS = {
+    "NAME": "a name", "STRING": "a string", "INT": "an integer", "FLOAT": "a number",
+    "TRIPLE_STRING": 'a """python body"""', "ANNOTATION": "an @annotation",
+}
+
+
+def describe_terminal(t: str) -> str:
+    """How a terminal is shown in 'expected ...' lists."""
+    if t in PUNCT:
+        return PUNCT[t] if t == "$END" else f"'{PUNCT[t]}'"
+    if t in KINDS:
+        return KINDS[t]
+    return f"'{t.lower()}'"
+
+
+def grammar_text() -> str:
+    return resources.files("forgec.grammar").joinpath("forge.lark").read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- AST builder
+
+
+class _Block(tuple):
+    """Statements of a `{ ... }` block plus the block's span (for spans of if/for/tool)."""
+
+    span: Span
+
+
+def _is_tok(x) -> bool:
+    return isinstance(x, Token)
+
+
+class ForgeBuilder(Transformer):
+    """Rule callbacks: lark children (tokens, built nodes) -> one AST node each.
+
+    The parser passes every named terminal, so spans start at the keyword and end at
+    the closing brace. `self.file`/`self.text`/`self.diags` are set per parse.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(visit_tokens=False)
+        self.file = "<input>"
+        self.text = ""
+        self.diags: list[Diagnostic] = []
+        self.comments: list[A.Comment] = []
+
+    # ---- spans
+
+    def sp(self, first, last) -> Span:
+        if isinstance(first, Token):
+            l1, c1 = first.line, first.column
+        else:
+            s = first.span
+            l1, c1 = s.line, s.col
+        if isinstance(last, Token):
+            l2, c2 = last.end_line, last.end_column
+        else:
+            s = last.span
+            l2, c2 = s.end_line, s.end_col
+        return Span(self.file, l1, c1, l2, c2)
+
+    def tsp(self, tok: Token) -> Span:
+        return Span(self.file, tok.line, tok.column, tok.end_line, tok.end_column)
+
+    def string(self, c):  # STRING literal as an expression
+        tok = c[0]
+        return A.Literal(self.unquote(tok), self.tsp(tok))
+
+    def unquote(self, tok: Token | None) -> str:
+        if tok is None:
+            return ""
+        s = str(tok)
+        if "\\" not in s:
+            return s[1:-1]
+        try:
+            return json.loads(s, strict=False)
+        except ValueError as e:
+            self.diags.append(error(C.BAD_STRING, f"invalid escape in string literal ({e.msg})", self.tsp(tok),
+                                    help='strings use JSON escapes: \\n \\t \\" \\\\ \\uXXXX'))
+            return s[1:-1]
+
+    def on_comment(self, tok: Token) -> Token:
+        start = tok.start_pos
+        line_start = self.text.rfind("\n", 0, start) + 1
+        trailing = bool(self.text[line_start:start].strip())
+        self.comments.append(A.Comment(str(tok)[2:], tok.line, trailing))
+        return tok
+
+    # ---- module
+
+    def start(self, c):
+        return [x for x in c if x is not None]
+
+    def import_decl(self, c):
+        return A.Import(self.unquote(c[1]), self.sp(c[0], c[1]))
+
+    # ---- environments
+
+    def env_decl(self, c):
+        # ENV NAME [STRING] LBRACE member* RBRACE
+        state = None
+        records, entities, tools = [], [], []
+        for m in c[4:-1]:
+            if isinstance(m, A.StateDecl):
+                if state is not None:
+                    self.diags.append(error(C.DUPLICATE, "an env has at most one `state` block", m.span,
+                                            help="merge the fields into the first `state { ... }`"))
+                    m = A.StateDecl(state.fields + m.fields, state.span)
+                state = m
+            elif isinstance(m, A.RecordDecl):
+                records.append(m)
+            elif isinstance(m, A.EntityDecl):
+                entities.append(m)
+            elif isinstance(m, A.ToolDecl):
+                tools.append(m)
+        return A.EnvDecl(str(c[1]), state, tuple(records), tuple(entities), tuple(tools),
+                         self.unquote(c[2]), self.sp(c[0], c[-1]))
+
+    def state_decl(self, c):
+        return A.StateDecl(tuple(x for x in c if isinstance(x, A.FieldDecl)), self.sp(c[0], c[-1]))
+
+    def record_decl(self, c):
+        return A.RecordDecl(str(c[1]), tuple(x for x in c[3:] if isinstance(x, A.FieldDecl)),
+                            self.unquote(c[2]), self.sp(c[0], c[-1]))
+
+    def entity_decl(self, c):
+        return A.EntityDecl(str(c[1]), str(c[3]), tuple(x for x in c[5:] if isinstance(x, A.FieldDecl)),
+                            self.unquote(c[4]), self.sp(c[0], c[-1]))
+
+    def field_decl(self, c):
+        # NAME COLON type [ASSIGN expr] [STRING]
+        last = c[5] or c[4] or c[2]
+        return A.FieldDecl(str(c[0]), c[2], c[4], self.unquote(c[5]), self.sp(c[0], last))
+
+    def param(self, c):
+        last = c[5] or c[4] or c[2]
+        return A.ParamDecl(str(c[0]), c[2], c[4], self.unquote(c[5]), self.sp(c[0], last))
+
+    def tool_decl(self, c):
+        # ANNOTATION* TOOL NAME LPAR params? RPAR ARROW type [STRING] body
+        i = 0
+        anns = []
+        while isinstance(c[i], Token) and c[i].type == "ANNOTATION":
+            anns.append(str(c[i])[1:])
+            i += 1
+        tool_tok, name = c[i], c[i + 1]
+        params = tuple(x for x in c[i + 3:] if isinstance(x, A.ParamDecl))
+        body_part = c[-1]
+        doc_tok, ret = c[-2], c[-3]
+        body = python = None
+        if isinstance(body_part, _Block):
+            body = tuple(body_part)
+        else:
+            python = body_part[0]
+        first = c[0]
+        return A.ToolDecl(str(name), params, ret, self.unquote(doc_tok), body, python, tuple(anns),
+                          self.sp(first, body_part[1] if not isinstance(body_part, _Block) else body_part))
+
+    def python_body(self, c):
+        raw = str(c[1])[3:-3]
+        return (dedent_python(raw), c[1])
+
+    # ---- types
+
+    def named_type(self, c):
+        tok = c[0]
+        name = str(tok)
+        if name in ("str", "int", "float", "bool", "any"):
+            return A.PrimType(name, self.tsp(tok))
+        return A.NamedType(name, self.tsp(tok))
+
+    def optional_type(self, c):
+        return A.OptionalType(c[0], self.sp(c[0], c[1]))
+
+    def list_type(self, c):
+        return A.ListType(c[2], self.sp(c[0], c[3]))
+
+    def record_type(self, c):
+        return A.RecordType(tuple(x for x in c if isinstance(x, A.FieldDecl)), self.sp(c[0], c[-1]))
+
+    def enum_type(self, c):
+        return A.EnumType(tuple(x for x in c if not isinstance(x, Token)), self.sp(c[0], c[-1]))
+
+    def enum_value(self, c):
+        tok = c[-1]
+        t = tok.type
+        if t == "STRING":
+            return self.unquote(tok)
+        if t == "TRUE":
+            return True
+        if t == "FALSE":
+            return False
+        v = int(tok) if t == "INT" else float(tok)
+        return -v if len(c) == 2 else v
+
+    # ---- statements
+
+    def block(self, c):
+        b = _Block(c[1:-1])
+        b.span = self.sp(c[0], c[-1])
+        return b
+
+    def require_stmt(self, c):
+        return A.Require(c[1], self.unquote(c[3]), self.sp(c[0], c[3]))
+
+    def let_stmt(self, c):
+        return A.Let(str(c[1]), c[3], self.sp(c[0], c[3]))
+
+    def let_insert(self, c):
+        # LET NAME ASSIGN INSERT NAME LBRACE inits RBRACE
+        inits = tuple(x for x in c[6:-1] if isinstance(x, A.FieldInit))
+        return A.Insert(str(c[4]), inits, str(c[1]), self.sp(c[0], c[-1]))
+
+    def set_stmt(self, c):
+        return A.Set(c[1], c[3], self.sp(c[0], c[3]))
+
+    def insert_stmt(self, c):
+        inits = tuple(x for x in c[3:-1] if isinstance(x, A.FieldInit))
+        return A.Insert(str(c[1]), inits, None, self.sp(c[0], c[-1]))
+
+    def delete_stmt(self, c):
+        return A.Delete(c[1], self.sp(c[0], c[1]))
+
+    def append_stmt(self, c):
+        return A.Append(c[3], c[1], self.sp(c[0], c[3]))
+
+    def remove_stmt(self, c):
+        return A.Remove(c[3], c[1], self.sp(c[0], c[3]))
+
+    def for_stmt(self, c):
+        return A.For(str(c[1]), c[3], tuple(c[4]), self.sp(c[0], c[4]))
+
+    def if_stmt(self, c):
+        # IF expr block [ELSE else]
+        orelse = c[4]
+        if orelse is None:
+            return A.If(c[1], tuple(c[2]), (), self.sp(c[0], c[2]))
+        tail = tuple(orelse) if isinstance(orelse, _Block) else (orelse,)
+        return A.If(c[1], tuple(c[2]), tail, self.sp(c[0], orelse))
+
+    def return_stmt(self, c):
+        return A.Return(c[1], self.sp(c[0], c[1]))
+
+    # ---- expressions
+
+    def where(self, c):
+        return A.Where(c[0], c[2], self.sp(c[0], c[2]))
+
+    def binary(self, c):
+        return A.Binary(str(c[1]), c[0], c[2], self.sp(c[0], c[2]))
+
+    def not_in(self, c):
+        return A.Binary("not in", c[0], c[3], self.sp(c[0], c[3]))
+
+    def unary(self, c):
+        op, operand = c
+        if op.type == "MINUS" and isinstance(operand, A.Literal) and type(operand.value) in (int, float):
+            # `-1` is the literal -1 (so synthesized negative defaults round-trip); `-(1)` stays Unary.
+            nxt = self.text[op.end_pos:op.end_pos + 64].lstrip()[:1]
+            if nxt.isdigit():
+                return A.Literal(-operand.value, self.sp(op, operand))
+        return A.Unary(str(op), operand, self.sp(op, operand))
+
+    def attr(self, c):
+        return A.Attr(c[0], str(c[2]), self.sp(c[0], c[2]))
+
+    def index(self, c):
+        return A.Index(c[0], c[2], self.sp(c[0], c[3]))
+
+    def name(self, c):
+        tok = c[0]
+        return A.Name(str(tok), Span(self.file, tok.line, tok.column, tok.end_line, tok.end_column))
+
+    def int(self, c):
+        tok = c[0]
+        return A.Literal(int(tok), self.tsp(tok))
+
+    def float(self, c):
+        tok = c[0]
+        return A.Literal(float(tok), self.tsp(tok))
+
+    def const(self, c):
+        tok = c[0]
+        v = {"TRUE": True, "FALSE": False, "NULL": None}[tok.type]
+        return A.Literal(v, self.tsp(tok))
+
+    def paren(self, c):
+        return c[1]
+
+    def list_lit(self, c):
+        return A.ListLit(tuple(x for x in c[1:-1] if x is not None and not isinstance(x, Token)), self.sp(c[0], c[-1]))
+
+    def record_lit(self, c):
+        return A.RecordLit(tuple(x for x in c if isinstance(x, A.FieldInit)), self.sp(c[0], c[-1]))
+
+    def field_init(self, c):
+        return A.FieldInit(str(c[0]), c[2], self.sp(c[0], c[2]))
+
+    def kwarg(self, c):
+        return A.Arg(str(c[0]), c[2], self.sp(c[0], c[2]))
+
+    def _split_args(self, items):
+        args, kwargs = [], []
+        for x in items:
+            if x is None or isinstance(x, Token):
+                continue
+            (kwargs if isinstance(x, A.Arg) else args).append(x)
+        return tuple(args), tuple(kwargs)
+
+    def call(self, c):
+        args, kwargs = self._split_args(c[2:-1])
+        return A.Call(str(c[0]), args, kwargs, self.sp(c[0], c[-1]))
+
+    # ---- blueprints
+
+    def blueprint_decl(self, c):
+        # BLUEPRINT NAME FOR NAME LBRACE member* RBRACE
+        span = self.sp(c[0], c[-1])
+        users = [m for m in c[5:-1] if isinstance(m, A.UserBlock)]
+        nodes = tuple(m for m in c[5:-1] if not isinstance(m, (A.UserBlock, Token)) and m is not None)
+        if not users:
+            self.diags.append(error(C.USER_BLOCK, f"blueprint '{c[1]}' has no `user {{ goal \"...\" }}` block",
+                                    self.tsp(c[1]), help='add `user { goal "what the user wants" }`'))
+            user = A.UserBlock("", span=self.tsp(c[1]))
+        else:
+            user = users[0]
+            for extra in users[1:]:
+                self.diags.append(error(C.USER_BLOCK, "a blueprint has exactly one user block", extra.span,
+                                        help="merge the facts into the first user block"))
+        return A.BlueprintDecl(str(c[1]), str(c[3]), user, nodes, span)
+
+    def user_block(self, c):
+        goal, persona, facts = None, "", []
+        span = self.sp(c[0], c[-1])
+        for item in c[2:-1]:
+            kind, val, sp = item
+            if kind == "goal":
+                if goal is not None:
+                    self.diags.append(error(C.USER_BLOCK, "the user block has more than one goal", sp))
+                goal = val
+            elif kind == "persona":
+                persona = val
+            else:
+                facts.append(val)
+        if goal is None:
+            self.diags.append(error(C.USER_BLOCK, "the user block has no goal", span,
+                                    help='add `goal "what the user wants"`'))
+            goal = ""
+        return A.UserBlock(goal, persona, tuple(facts), span)
+
+    def goal(self, c):
+        return ("goal", self.unquote(c[1]), self.sp(c[0], c[1]))
+
+    def persona(self, c):
+        return ("persona", self.unquote(c[1]), self.sp(c[0], c[1]))
+
+    def fact(self, c):
+        return ("fact", A.Fact(str(c[1]), c[3], self.sp(c[0], c[3])), None)
+
+    def call_node(self, c):
+        args, kwargs = self._split_args(c[5:-1])
+        for a in args:
+            self.diags.append(error(C.POSITIONAL, f"argument to tool '{c[3]}' must be named (`param: value`)", a.span,
+                                    help="write `name: value`; see the tool's parameter list"))
+        return A.CallNode(str(c[1]), str(c[3]), kwargs, self.sp(c[0], c[-1]))
+
+    def reason_node(self, c):
+        args, kwargs = self._split_args(c[5:-1])
+        return A.ReasonNode(str(c[1]), str(c[3]), args, kwargs, self.sp(c[0], c[-1]))
+
+    def expect_node(self, c):
+        return A.ExpectNode(c[1], self.sp(c[0], c[1]))
+
+    def tell_node(self, c):
+        return A.TellNode(c[1], self.sp(c[0], c[1]))
+
+
+def dedent_python(raw: str) -> str:
+    """The canonical python body: drop the line break after the opening quotes and the
+    whitespace-only closing line, dedent, strip trailing blank lines."""
+    if raw.startswith("\r\n"):
+        raw = raw[2:]
+    elif raw.startswith("\n"):
+        raw = raw[1:]
+    lines = raw.split("\n")
+    if lines and not lines[-1].strip():
+        lines.pop()
+    body = textwrap.dedent("\n".join(lines))
+    return body.rstrip()
+
+
+# --------------------------------------------------------------------------- driver
+
+
+class _Parser:
+    """The shared LALR parser and its recovery loop (one parse at a time per process)."""
+
+    def __init__(self) -> None:
+        self.builder = ForgeBuilder()
+        self.lark = Lark(
+            grammar_text(),
+            parser="lalr",
+            lexer="contextual",
+            maybe_placeholders=True,
+            transformer=self.builder,
+            lexer_callbacks={"COMMENT": self.builder.on_comment},
+            cache=True,
+        )
+        self.states = None
+        self.lock = threading.Lock()
+
+    def parse(self, text: str, filename: str) -> tuple[A.Module, list[Diagnostic]]:
+        b = self.builder
+        with self.lock:
+            b.file, b.text, b.diags, b.comments = filename, text, [], []
+            try:
+                items = self._run(text)
+            except Exception as e:  # noqa: BLE001 - a parser bug must stay a diagnostic
+                b.diags.append(error(INTERNAL, f"parser failed: {type(e).__name__}: {e}", Span(filename)))
+                items = []
+            diags, comments = b.diags, b.comments
+            b.diags, b.comments, b.text = [], [], ""
+        lines = text.count("\n") + 1
+        items = tuple(i for i in (items or ()) if isinstance(i, (A.Import, A.EnvDecl, A.BlueprintDecl)))
+        seen = set()
+        uniq = []
+        for cm in comments:  # recovery may re-lex nothing twice, but stay safe
+            if (cm.line, cm.text) not in seen:
+                seen.add((cm.line, cm.text))
+                uniq.append(cm)
+        return A.Module(filename, items, tuple(uniq), Span(filename, 1, 1, lines, 1)), diags
+
+    # ---- the recovery loop
+
+    def _run(self, text: str):
+        ip = self.lark.parse_interactive(text)
+        ps, lt = ip.parser_state, ip.lexer_thread
+        self.states = ps.parse_conf.states
+        self.quiet = 0  # tokens shifted since the last error; < 3 suppresses cascades
+        self.in_error = False
+        last = None
+        while True:
+            try:
+                for tok in lt.lex(ps):
+                    last = tok
+                    if self.in_error and tok.type == "NAME" and str(tok) in LINE_KEYWORDS and self._first_on_line(tok):
+                        tok = Token.new_borrow_pos(LINE_KEYWORDS[str(tok)], str(tok), tok)
+                    self._feed(ps, tok)
+                break
+            except UnexpectedToken as e:  # raised by the lexer for a token the state cannot take
+                last = e.token
+                self._recover(ps, e.token, e.expected)
+            except UnexpectedCharacters as e:
+                self._bad_char(e, text)
+                lt.state.line_ctr.feed(text[e.pos_in_stream:e.pos_in_stream + 1])
+        return self._finish(ps, last)
+
+    def _first_on_line(self, tok: Token) -> bool:
+        text = self.builder.text
+        ls = text.rfind("\n", 0, tok.start_pos) + 1
+        return not text[ls:tok.start_pos].strip()
+
+    def _feed(self, ps, tok) -> None:
+        try:
+            ps.feed_token(tok)
+        except UnexpectedToken as e:
+            self._recover(ps, tok, e.expected)
+            return
+        self.quiet += 1
+        if self.quiet >= 3:
+            self.in_error = False
+
+    def _report(self, tok: Token, expected) -> None:
+        b = self.builder
+        exp = sorted({describe_terminal(t) for t in expected if not t.startswith("_") and t != "$END"} |
+                     ({"end of file"} if "$END" in expected else set()))
+        shown = ", ".join(exp[:8]) + (", ..." if len(exp) > 8 else "")
+        if tok.type == "$END":
+            what = "unexpected end of file"
+        else:
+            what = f"unexpected {describe_terminal(tok.type) if tok.type in KINDS else repr(str(tok))}"
+        b.diags.append(error(C.SYNTAX, f"{what}; expected {shown or 'nothing more'}",
+                             Span(b.file, tok.line or 1, tok.column or 1, tok.end_line or 0, tok.end_column or 0),
+                             help=_hint(tok, set(expected))))
+
+    def _recover(self, ps, tok: Token, expected) -> None:
+        if not self.in_error:
+            self._report(tok, expected)
+        self.in_error = True
+        self.quiet = 0
+        if tok.type not in SYNC:
+            return  # drop the token
+        self._sync(ps, tok)
+
+    def _sync(self, ps, tok: Token) -> bool:
+        """Pop LR states until one can take `tok` (a statement/item start or `}`), then feed it."""
+        states = self.states
+        while True:
+            if tok.type in states[ps.position]:
+                trial = ps.copy(deepcopy_values=False)
+                try:
+                    trial.feed_token(tok)
+                except UnexpectedToken:
+                    pass
+                else:
+                    ps.state_stack[:] = trial.state_stack
+                    ps.value_stack[:] = trial.value_stack
+                    return True
+            if len(ps.state_stack) <= 1:
+                return False  # nothing takes it: drop the token
+            ps.state_stack.pop()
+            ps.value_stack.pop()
+
+    def _finish(self, ps, last):
+        end = Token.new_borrow_pos("$END", "", last) if last is not None else Token("$END", "", 0, 1, 1)
+        reported = False
+        for _ in range(10_000):
+            try:
+                return ps.feed_token(end, True)
+            except UnexpectedToken as e:
+                if not reported and not self.in_error:
+                    self._report(end, e.expected)
+                reported = True
+                acts = self.states[ps.position]
+                closer = next((t for t in ("RBRACE", "RPAR", "RSQB") if t in acts), None)
+                if closer is not None:
+                    trial = ps.copy(deepcopy_values=False)
+                    try:
+                        trial.feed_token(Token.new_borrow_pos(closer, PUNCT[closer], end))
+                        ps.state_stack[:] = trial.state_stack
+                        ps.value_stack[:] = trial.value_stack
+                        continue
+                    except UnexpectedToken:
+                        pass
+                if len(ps.state_stack) <= 1:
+                    return []
+                ps.state_stack.pop()
+                ps.value_stack.pop()
+        return []
+
+    def _bad_char(self, e: UnexpectedCharacters, text: str) -> None:
+        b = self.builder
+        ch = text[e.pos_in_stream:e.pos_in_stream + 1]
+        span = Span(b.file, e.line, e.column, e.line, e.column + 1)
+        if self.in_error:
+            return
+        self.in_error = True
+        self.quiet = 0
+        if ch == '"':
+            b.diags.append(error(C.UNTERMINATED_STRING, "string literal is not closed on this line", span,
+                                 help='close it with `"`; write line breaks as \\n'))
+        else:
+            hint = {"&": "use `and`", "|": "use `or`", "!": "use `not` (or `!=`)", "'": 'strings use double quotes "..."',
+                    ";": "statements need no `;`", "=": "", "#": "comments start with //"}.get(ch, "")
+            b.diags.append(error(C.UNEXPECTED_CHAR, f"unexpected character {ch!r}", span, help=hint))
+
+
+def _hint(tok: Token, expected: set[str]) -> str:
+    if tok.type == "$END" and "RBRACE" in expected:
+        return "a `}` is missing"
+    if tok.type == "$END" and "RPAR" in expected:
+        return "a `)` is missing"
+    if "COMMA" in expected and tok.type in ("NAME", "STRING", "INT", "FLOAT"):
+        return "a `,` may be missing before this"
+    if tok.type == "ASSIGN" and "EQ" in expected:
+        return "compare with `==`; `=` only assigns in `let`/`set`"
+    if tok.type == "COLON" and "ASSIGN" in expected:
+        return "facts and lets use `=`, arguments use `:`"
+    if tok.type == "STRING" and "ELSE" in expected:
+        return 'write `require COND else "message"`'
+    if tok.type == "LPAR" and "NAME" not in expected:
+        return "only builtins can be called in expressions"
+    if "ARROW" in expected:
+        return "a tool needs a return type: `-> Type`"
+    if tok.type in SYNC and tok.type != "RBRACE":
+        return "the previous statement is incomplete"
+    return "see docs/language.md for the grammar"
+
+
+@lru_cache(maxsize=1)
+def _shared() -> _Parser:
+    return _Parser()
+
+
+def parse(text: str, filename: str = "<input>") -> tuple[A.Module, list[Diagnostic]]:
+    """Parse .forge `text`; never raises. Returns the module (partial on errors) and diagnostics."""
+    p = _shared()
+    if not isinstance(text, str):
+        text = str(text)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return p.parse(text, filename)
+
+
+__all__ = ["parse", "grammar_text", "dedent_python", "ForgeBuilder", "UnexpectedInput"]
