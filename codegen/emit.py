@@ -1,0 +1,1033 @@
+"""Lower a checked `EnvDecl` to the Python source of `build/envs/<env>/env.py`.
+
+The module skeleton comes from jinja2 templates (codegen/templates/); tool bodies are
+straight-line Python produced here, one function per tool, so `Env.step` does no
+interpretation: argument validation is inlined (fast paths for flat types, the
+generic `envrt.check_value` only for nested ones), entity lookups are dict gets, and
+`Entity where pred` is a list comprehension over the collection in key order.
+
+Value model the code implements (documented in docs/contracts.md):
+* entity records have reference semantics: a parameter typed `Order`, `Order[k]`,
+  elements of `Order where ...` are the live records; `set` on them writes the state
+  (after `_touch` saved an undo snapshot);
+* everything else has value semantics: nested containers are never mutated in place
+  (assignments copy the path), so a snapshot of a record's top level restores it and a
+  local that aliased a state value never sees later writes;
+* results and values stored into the state are deep-copied (`jcopy`), never aliases.
+
+A small static typer follows expressions (record of E, key of E, list, scalars) to pick
+the fast code; when a type is unknown the generated code falls back to dynamic helpers.
+"""
+
+from __future__ import annotations
+
+import keyword
+import pprint
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from forgec.lang import ast as A
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+KINDS = ("read", "search", "create", "update", "delete", "action")
+
+# internal static types: ("str",) ("int",) ("float",) ("bool",) ("any",) ("null",)
+# ("enum", values) ("list", T) ("rec", E) live record ("ref", E) key of E
+# ("record", R) ("obj", {f: T}) ("opt", T) ("globals",); None = unknown
+T = Any
+NUM = {("int",), ("float",)}
+
+
+class CodegenError(Exception):
+    """The AST cannot be lowered (it did not pass the checker); carries the span."""
+
+    def __init__(self, message: str, span: Any = None):
+        super().__init__(f"{span}: {message}" if span is not None and getattr(span, "line", 0) else message)
+        self.span = span
+
+
+# --------------------------------------------------------------------------- type-json (SCHEMA)
+
+
+def literal_value(e: Any) -> Any:
+    """The JSON value of a literal expression (defaults); CodegenError otherwise."""
+    if isinstance(e, A.Literal):
+        return e.value
+    if isinstance(e, A.ListLit):
+        return [literal_value(x) for x in e.items]
+    if isinstance(e, A.RecordLit):
+        return {f.name: literal_value(f.value) for f in e.fields}
+    if isinstance(e, A.Unary) and e.op == "-" and isinstance(e.operand, A.Literal) and type(e.operand.value) in (int, float):
+        return -e.operand.value
+    raise CodegenError("a default must be a literal", getattr(e, "span", None))
+
+
+def type_json(t: Any, env: A.EnvDecl) -> dict:
+    """The SCHEMA/TOOL_PARAMS spelling of a type (docs/contracts.md, "Type JSON")."""
+    if isinstance(t, A.OptionalType):
+        d = dict(type_json(t.inner, env))
+        d["optional"] = True
+        return d
+    if isinstance(t, A.PrimType):
+        return {"type": t.name}
+    if isinstance(t, A.EnumType):
+        return {"type": "enum", "values": list(t.values)}
+    if isinstance(t, A.ListType):
+        return {"type": "list", "items": type_json(t.item, env)}
+    if isinstance(t, A.NamedType):
+        if env.entity(t.name):
+            return {"type": "ref", "entity": t.name}
+        if env.record(t.name):
+            return {"type": "record", "name": t.name}
+        raise CodegenError(f"unknown type {t.name!r}", t.span)
+    if isinstance(t, A.RecordType):
+        return {"type": "object", "fields": {f.name: field_json(f, env) for f in t.fields}}
+    raise CodegenError(f"unsupported type {t!r}")
+
+
+def field_json(f: Any, env: A.EnvDecl) -> dict:
+    d = type_json(f.type, env)
+    if f.default is not None:
+        d = dict(d, default=literal_value(f.default))
+    if getattr(f, "doc", ""):
+        d = dict(d, doc=f.doc)
+    return d
+
+
+def schema_of(env: A.EnvDecl) -> dict:
+    return {
+        "entities": {
+            e.name: {"key": e.key, "fields": {f.name: field_json(f, env) for f in e.fields}, **({"doc": e.doc} if e.doc else {})}
+            for e in env.entities
+        },
+        "records": {r.name: {"fields": {f.name: field_json(f, env) for f in r.fields}, **({"doc": r.doc} if r.doc else {})} for r in env.records},
+        "globals": {f.name: field_json(f, env) for f in (env.state.fields if env.state else ())},
+    }
+
+
+# --------------------------------------------------------------------------- OpenAI schemas
+
+
+def json_schema(t: Any, env: A.EnvDecl) -> dict:
+    """OpenAI/JSON-Schema of a parameter type; entity-typed values are their key's type."""
+    if isinstance(t, A.OptionalType):
+        return json_schema(t.inner, env)
+    if isinstance(t, A.PrimType):
+        return {"str": {"type": "string"}, "int": {"type": "integer"}, "float": {"type": "number"}, "bool": {"type": "boolean"}}.get(t.name, {})
+    if isinstance(t, A.EnumType):
+        vals = list(t.values)
+        kinds = {type(v) for v in vals}
+        jt = "string" if kinds == {str} else "integer" if kinds == {int} else "number" if kinds <= {int, float} else "boolean" if kinds == {bool} else None
+        return {"type": jt, "enum": vals} if jt else {"enum": vals}
+    if isinstance(t, A.ListType):
+        return {"type": "array", "items": json_schema(t.item, env)}
+    if isinstance(t, A.NamedType):
+        e = env.entity(t.name)
+        if e:
+            kf = next((f for f in e.fields if f.name == e.key), None)
+            base = json_schema(kf.type, env) if kf else {"type": "string"}
+            return dict(base, description=f"{e.key} of an existing {e.name}")
+        r = env.record(t.name)
+        if r:
+            return _object_schema(r.fields, env)
+    if isinstance(t, A.RecordType):
+        return _object_schema(t.fields, env)
+    return {}
+
+
+def _object_schema(fields: Any, env: A.EnvDecl) -> dict:
+    props, req = {}, []
+    for f in fields:
+        s = dict(json_schema(f.type, env))
+        if f.doc:
+            s["description"] = (s.get("description", "") + ". " if s.get("description") else "") + f.doc
+        props[f.name] = s
+        if f.default is None and not isinstance(f.type, A.OptionalType):
+            req.append(f.name)
+    return {"type": "object", "properties": props, "required": req, "additionalProperties": False}
+
+
+def tool_schema(tool: A.ToolDecl, env: A.EnvDecl) -> dict:
+    props, req = {}, []
+    for p in tool.params:
+        s = dict(json_schema(p.type, env))
+        desc = []
+        inner = p.type.inner if isinstance(p.type, A.OptionalType) else p.type
+        ent = env.entity(inner.name) if isinstance(inner, A.NamedType) else None
+        if ent is None and isinstance(inner, A.ListType) and isinstance(inner.item, A.NamedType):
+            ent = env.entity(inner.item.name)
+            if ent:
+                desc.append(f"Keys ({ent.key}) of existing {ent.name} records.")
+        elif ent is not None:
+            desc.append(f"The {ent.key} of an existing {ent.name}.")
+        s.pop("description", None)
+        if p.doc:
+            desc.append(p.doc)
+        if p.default is not None:
+            try:
+                desc.append(f"Default: {pprint.pformat(literal_value(p.default))}.")
+            except CodegenError:
+                pass
+        if desc:
+            s["description"] = " ".join(desc)
+        props[p.name] = s
+        if p.default is None and not isinstance(p.type, A.OptionalType):
+            req.append(p.name)
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.doc or tool.name.replace("_", " "),
+            "parameters": {"type": "object", "properties": props, "required": req, "additionalProperties": False},
+        },
+    }
+
+
+# --------------------------------------------------------------------------- static analysis
+
+
+def _walk_stmts(stmts: Any):
+    for s in stmts or ():
+        yield s
+        if isinstance(s, A.For):
+            yield from _walk_stmts(s.body)
+        elif isinstance(s, A.If):
+            yield from _walk_stmts(s.then)
+            yield from _walk_stmts(s.orelse)
+
+
+def infer_kind(tool: A.ToolDecl, writes: bool) -> str:
+    """The tool kind: its `@kind` annotation, else from what the body does."""
+    for a in tool.annotations:
+        if a in KINDS:
+            return a
+    if tool.python is not None:
+        return "action"
+    if writes:
+        stmts = list(_walk_stmts(tool.body))
+        ins = any(isinstance(s, A.Insert) for s in stmts)
+        dele = any(isinstance(s, A.Delete) for s in stmts)
+        mut = any(isinstance(s, (A.Set, A.Append, A.Remove)) for s in stmts)
+        if ins and not dele and not mut:
+            return "create"
+        if dele and not ins and not mut:
+            return "delete"
+        if mut and not ins and not dele:
+            return "update"
+        return "action"
+    rt = tool.returns.inner if isinstance(tool.returns, A.OptionalType) else tool.returns
+    return "search" if isinstance(rt, A.ListType) else "read"
+
+
+def _mentions_it(e: Any) -> bool:
+    if isinstance(e, A.Name):
+        return e.id == "it"
+    if isinstance(e, A.Where):
+        return _mentions_it(e.source)  # `it` inside pred is the inner element
+    if isinstance(e, A.Call) and e.func in _LAMBDA_FUNCS and len(e.args) >= 2:
+        return _mentions_it(e.args[0]) or any(_mentions_it(k.value) for k in e.kwargs)
+    for v in _children(e):
+        if _mentions_it(v):
+            return True
+    return False
+
+
+def _children(e: Any) -> list:
+    if isinstance(e, A.Attr):
+        return [e.obj]
+    if isinstance(e, A.Index):
+        return [e.obj, e.index]
+    if isinstance(e, A.Unary):
+        return [e.operand]
+    if isinstance(e, A.Binary):
+        return [e.left, e.right]
+    if isinstance(e, A.ListLit):
+        return list(e.items)
+    if isinstance(e, A.RecordLit):
+        return [f.value for f in e.fields]
+    if isinstance(e, A.Where):
+        return [e.source, e.pred]
+    if isinstance(e, A.Call):
+        return list(e.args) + [k.value for k in e.kwargs]
+    return []
+
+
+_LAMBDA_FUNCS = {"map", "sum", "min", "max", "any", "all", "count", "sorted"}
+
+
+def pyident(name: str, prefix: str) -> str:
+    s = re.sub(r"\W", "_", name)
+    if s != name or keyword.iskeyword(name):
+        s = f"{s}_{abs(hash_text(name)) % 10**6}"
+    return f"{prefix}{s}"
+
+
+def hash_text(s: str) -> int:
+    import hashlib
+
+    return int(hashlib.sha256(s.encode()).hexdigest()[:12], 16)
+
+
+def strip_opt(t: T) -> T:
+    while t is not None and t[0] == "opt":
+        t = t[1]
+    return t
+
+
+def is_scalar(t: T) -> bool:
+    t = strip_opt(t)
+    return t is not None and t[0] in ("str", "int", "float", "bool", "enum", "ref", "null")
+
+
+# --------------------------------------------------------------------------- tool emitter
+
+
+@dataclass
+class Emitted:
+    name: str
+    fn: str
+    code: str
+    writes: bool
+    kind: str
+    constants: list[str] = field(default_factory=list)
+
+
+class ToolEmitter:
+    """Emits the Python function of one tool: argument validation, then the body."""
+
+    def __init__(self, env: A.EnvDecl, tool: A.ToolDecl, source_file: str, fn: str):
+        self.env, self.tool, self.file, self.fn = env, tool, source_file, fn
+        self.ents = {e.name: e for e in env.entities}
+        self.recs = {r.name: r for r in env.records}
+        self.globals = {f.name: f for f in (env.state.fields if env.state else ())}
+        self.lines: list[str] = []
+        self.constants: list[str] = []
+        self.scope: dict[str, tuple[str, T]] = {}
+        self.its: list[tuple[str, T]] = []
+        self.ntmp = 0
+        self.writes = False
+
+    # ---- helpers
+    def tmp(self, base: str = "t") -> str:
+        self.ntmp += 1
+        return f"_{base}{self.ntmp}"
+
+    def const(self, value: Any, base: str) -> str:
+        name = f"_K_{self.fn}_{base}_{len(self.constants)}"
+        self.constants.append(f"{name} = {pprint.pformat(value, width=120, sort_dicts=False)}")
+        return name
+
+    def marker(self, node: Any) -> str:
+        sp = getattr(node, "span", None)
+        line = getattr(sp, "line", 0) if sp is not None else 0
+        return f"  # forge: {self.file}:{line}" if line else ""
+
+    def emit(self, ind: int, code: str, node: Any = None) -> None:
+        self.lines.append("    " * ind + code + (self.marker(node) if node is not None else ""))
+
+    def itype(self, t: Any, param: bool = False) -> T:
+        if isinstance(t, A.OptionalType):
+            return ("opt", self.itype(t.inner, param))
+        if isinstance(t, A.PrimType):
+            return (t.name,) if t.name != "any" else ("any",)
+        if isinstance(t, A.EnumType):
+            return ("enum", tuple(t.values))
+        if isinstance(t, A.ListType):
+            return ("list", self.itype(t.item, param))
+        if isinstance(t, A.NamedType):
+            if t.name in self.ents:
+                return ("rec", t.name) if param else ("ref", t.name)
+            if t.name in self.recs:
+                return ("record", t.name)
+            raise CodegenError(f"unknown type {t.name!r}", t.span)
+        if isinstance(t, A.RecordType):
+            return ("obj", tuple((f.name, self.itype(f.type)) for f in t.fields))
+        return None
+
+    def fields_of(self, t: T) -> dict[str, T] | None:
+        t = strip_opt(t)
+        if t is None:
+            return None
+        if t[0] in ("rec", "ref"):
+            return {f.name: self.itype(f.type) for f in self.ents[t[1]].fields}
+        if t[0] == "record":
+            return {f.name: self.itype(f.type) for f in self.recs[t[1]].fields}
+        if t[0] == "obj":
+            return dict(t[1])
+        if t[0] == "globals":
+            return {f.name: self.itype(f.type) for f in self.globals.values()}
+        return None
+
+    def key_of(self, ent: str) -> str:
+        return self.ents[ent].key
+
+    def key_is_int(self, ent: str) -> bool:
+        e = self.ents[ent]
+        kf = next((f for f in e.fields if f.name == e.key), None)
+        return bool(kf and isinstance(kf.type, A.PrimType) and kf.type.name == "int")
+
+    # ---- the function
+    def run(self) -> Emitted:
+        t = self.tool
+        self.emit(0, f"def {self.fn}(env, args):", t)
+        self.emit(1, f'"""{_docline(t.doc) or t.name}"""')
+        names = tuple(p.name for p in t.params)
+        known = self.const(frozenset(names), "known")
+        self.emit(1, "if type(args) is not dict:")
+        self.emit(2, 'raise _rt.arg_error("arguments must be a JSON object, got " + _rt.tname(args))')
+        self.emit(1, f"if not {known}.issuperset(args):")
+        self.emit(2, f"raise _rt.unexpected_args(args, {names!r})")
+        for p in t.params:
+            self.param(p)
+        if t.python is not None:
+            self.writes = self.python_writes()
+            pdict = "{" + ", ".join(f"{p.name!r}: {self.scope[p.name][0]}" for p in t.params) + "}"
+            self.emit(1, f"return env._run_python({t.name!r}, {pdict}, {self.writes!r})", t)
+        else:
+            self.block(t.body or (), 1)
+            if not t.body or not isinstance(t.body[-1], A.Return):
+                self.emit(1, "return None")
+        kind = infer_kind(t, self.writes)
+        return Emitted(t.name, self.fn, "\n".join(self.lines), self.writes, kind, self.constants)
+
+    def python_writes(self) -> bool:
+        kinds = [a for a in self.tool.annotations if a in KINDS]
+        return not kinds or kinds[0] not in ("read", "search")
+
+    # ---- argument validation
+    def param(self, p: A.ParamDecl) -> None:
+        var = pyident(p.name, "p_")
+        w = p.name
+        opt = isinstance(p.type, A.OptionalType)
+        inner = p.type.inner if opt else p.type
+        it = self.itype(p.type, param=self.tool.python is None)
+        self.scope[p.name] = (var, it)
+        self.emit(1, f"{var} = args.get({w!r}, _MISSING)", p)
+        self.emit(1, f"if {var} is _MISSING:")
+        if p.default is not None:
+            self.emit(2, f"{var} = {pprint.pformat(literal_value(p.default))}")
+        elif opt:
+            self.emit(2, f"{var} = None")
+        else:
+            self.emit(2, f"raise _rt.arg_error({f'missing required argument {w!r}'!r})")
+        nullable = opt or (p.default is not None and isinstance(p.default, A.Literal) and p.default.value is None)
+        ind = 1
+        if nullable:
+            self.emit(1, f"if {var} is not None:")
+            ind = 2
+        tj = type_json(inner, self.env)
+        where = f"argument {w!r}"
+        tjc = None
+
+        def slow() -> str:
+            nonlocal tjc
+            if tjc is None:
+                tjc = self.const(tj, "tj")
+            return f"_rt.check_value({var}, {tjc}, SCHEMA, {where!r}, env)"
+
+        if not nullable:
+            self.emit(1, f"elif {var} is None:")
+            self.emit(2, f"raise _rt.arg_error({f'{where} must not be null'!r})")
+        if isinstance(inner, A.PrimType) and inner.name != "any":
+            fast = {
+                "str": f"type({var}) is str and len({var}) <= _rt.MAX_STR",
+                "int": f"type({var}) is int",
+                "float": f"type({var}) is float and -1e308 < {var} < 1e308",
+                "bool": f"type({var}) is bool",
+            }[inner.name]
+            self.emit(ind, f"if not ({fast}):")
+            self.emit(ind + 1, f"{var} = {slow()}")
+        elif isinstance(inner, A.EnumType):
+            vals = tuple(inner.values)
+            if all(type(v) is str for v in vals):
+                ec = self.const(frozenset(vals), "enum")
+                self.emit(ind, f"if not (type({var}) is str and {var} in {ec}):")
+            else:
+                self.emit(ind, f"if not _rt.in_enum({var}, {vals!r}):")
+            self.emit(ind + 1, f"{var} = {slow()}")
+        elif isinstance(inner, A.NamedType) and inner.name in self.ents:
+            ent = inner.name
+            kint = self.key_is_int(ent)
+            self.emit(ind, f"if not (type({var}) is {'int' if kint else 'str'}):")
+            self.emit(ind + 1, f"{var} = {slow()}")
+            if self.tool.python is None:
+                r = self.tmp("r")
+                self.emit(ind, f"{r} = env._C[{ent!r}].get({f'str({var})' if kint else var})")
+                self.emit(ind, f"if {r} is None:")
+                self.emit(ind + 1, f"raise _rt.not_found({ent!r}, {var})")
+                self.emit(ind, f"{var} = {r}")
+            else:
+                self.emit(ind, f"if _rt.key({var}) not in env._C[{ent!r}]:")
+                self.emit(ind + 1, f"raise _rt.not_found({ent!r}, {var})")
+        elif isinstance(inner, A.ListType) and isinstance(inner.item, A.NamedType) and inner.item.name in self.ents:
+            ent = inner.item.name
+            self.emit(ind, f"{var} = {slow()}")
+            if self.tool.python is None:
+                self.emit(ind, f"{var} = [env._C[{ent!r}][_rt.key(_k)] for _k in {var}]")
+        else:
+            self.emit(ind, f"{var} = {slow()}")
+
+    # ---- statements
+    def block(self, stmts: Any, ind: int) -> None:
+        if not stmts:
+            self.emit(ind, "pass")
+        for s in stmts:
+            self.stmt(s, ind)
+
+    def stmt(self, s: Any, ind: int) -> None:
+        if isinstance(s, A.Require):
+            c, _ = self.expr(s.cond)
+            self.emit(ind, f"if not ({c}):", s)
+            self.emit(ind + 1, f"raise _rt.ToolError({s.message!r}, 'precondition')")
+        elif isinstance(s, A.Let):
+            c, t = self.expr(s.value)
+            var = self.bind(s.name, t)
+            self.emit(ind, f"{var} = {c}", s)
+        elif isinstance(s, A.Set):
+            c, t = self.expr(s.value)
+            self.assign(s.target, c, t, ind, s)
+        elif isinstance(s, A.Append):
+            cur, ct = self.expr(s.target)
+            v, vt = self.expr(s.value)
+            et = strip_opt(ct)[1] if strip_opt(ct) and strip_opt(ct)[0] == "list" else None
+            v = self.coerce(v, vt, et)
+            self.assign(s.target, f"_rt.append_one({cur}, {self.stored(v, vt)})", ct, ind, s)
+        elif isinstance(s, A.Remove):
+            cur, ct = self.expr(s.target)
+            v, vt = self.expr(s.value)
+            et = strip_opt(ct)[1] if strip_opt(ct) and strip_opt(ct)[0] == "list" else None
+            v = self.coerce(v, vt, et)
+            self.assign(s.target, f"_rt.remove_one({cur}, {v})", ct, ind, s)
+        elif isinstance(s, A.Insert):
+            self.insert(s, ind)
+        elif isinstance(s, A.Delete):
+            c, t = self.expr(s.target)
+            t = strip_opt(t)
+            self.writes = True
+            if t is not None and t[0] == "rec":
+                self.emit(ind, f"env._delete({t[1]!r}, {c})", s)
+            elif t is not None and t[0] == "ref":
+                self.emit(ind, f"env._delete({t[1]!r}, env._get({t[1]!r}, {c}))", s)
+            else:
+                self.emit(ind, f"env._delete_any({c})", s)
+        elif isinstance(s, A.For):
+            src = s.iter
+            if isinstance(src, A.Name) and src.id in self.ents and src.id not in self.scope:
+                c, t = f"list(env._vals({src.id!r}))", ("list", ("rec", src.id))
+            else:
+                c, t = self.expr(src)
+            t = strip_opt(t)
+            et = t[1] if t is not None and t[0] == "list" else None
+            var = self.bind(s.var, et)
+            self.emit(ind, f"for {var} in {c}:", s)
+            self.block(s.body, ind + 1)
+        elif isinstance(s, A.If):
+            c, _ = self.expr(s.cond)
+            self.emit(ind, f"if {c}:", s)
+            self.block(s.then, ind + 1)
+            orelse = s.orelse
+            while len(orelse) == 1 and isinstance(orelse[0], A.If):
+                c2, _ = self.expr(orelse[0].cond)
+                self.emit(ind, f"elif {c2}:", orelse[0])
+                self.block(orelse[0].then, ind + 1)
+                orelse = orelse[0].orelse
+            if orelse:
+                self.emit(ind, "else:")
+                self.block(orelse, ind + 1)
+        elif isinstance(s, A.Return):
+            c, t = self.expr(s.value)
+            if is_scalar(t):
+                self.emit(ind, f"return {c}", s)
+            else:
+                self.emit(ind, f"return _rt.jcopy({c})", s)
+        else:
+            raise CodegenError(f"unsupported statement {type(s).__name__}", getattr(s, "span", None))
+
+    def bind(self, name: str, t: T) -> str:
+        if name in self.scope:
+            var, old = self.scope[name]
+            if old != t:
+                self.scope[name] = (var, old if t is None else (t if old is None else None))
+            return var
+        var = pyident(name, "v_")
+        self.scope[name] = (var, t)
+        return var
+
+    def stored(self, code: str, t: T) -> str:
+        """A value about to be stored into the state: a deep copy unless it is a scalar."""
+        return code if is_scalar(t) else f"_rt.jcopy({code})"
+
+    def coerce(self, code: str, have: T, want: T) -> str:
+        """A live record where a key is expected stores the key; lists of records likewise."""
+        h, w = strip_opt(have), strip_opt(want)
+        if h and w and h[0] == "rec" and w[0] in ("ref", "str", "int"):
+            return f"{code}[{self.key_of(h[1])!r}]"
+        if h and w and h[0] == "list" and w[0] == "list":
+            hi, wi = strip_opt(h[1]), strip_opt(w[1])
+            if hi and wi and hi[0] == "rec" and wi[0] == "ref":
+                return f"[_x[{self.key_of(hi[1])!r}] for _x in {code}]"
+        return code
+
+    def assign(self, target: Any, vcode: str, vtype: T, ind: int, node: Any) -> None:
+        """`target = value` with reference semantics for records and path copying below them."""
+        steps: list[tuple[str, Any]] = []
+        base = target
+        while True:
+            if isinstance(base, A.Attr):
+                steps.append(("attr", base.name))
+                base = base.obj
+            elif isinstance(base, A.Index) and not (isinstance(base.obj, A.Name) and base.obj.id in self.ents and base.obj.id not in self.scope):
+                steps.append(("index", base.index))
+                base = base.obj
+            else:
+                break
+        steps.reverse()
+        first = True
+        if isinstance(base, A.Name) and base.id in self.scope and not steps:
+            var, t = self.scope[base.id]
+            self.emit(ind, f"{var} = {vcode}", node)
+            return
+        # the base container
+        if isinstance(base, A.Name) and base.id == "state" and "state" not in self.scope:
+            cur, ct = "env._touch_globals()", ("globals",)
+            self.writes = True
+            c = self.tmp("b")
+            self.emit(ind, f"{c} = {cur}", node)
+            first = False
+            cur = c
+        elif isinstance(base, A.Name) and base.id in self.scope:
+            var, ct = self.scope[base.id]
+            cur = var
+            st = strip_opt(ct)
+            if st is not None and st[0] == "rec":
+                self.emit(ind, f"env._touch({st[1]!r}, {var})", node)
+                self.writes = True
+            elif st is not None and st[0] == "ref":
+                c = self.tmp("b")
+                self.emit(ind, f"{c} = env._touch({st[1]!r}, env._get({st[1]!r}, {var}))", node)
+                cur, ct = c, ("rec", st[1])
+                self.writes = True
+            elif st is None or st[0] == "any":
+                self.emit(ind, f"if not env._touch_any({var}):", node)
+                self.emit(ind + 1, f"{var} = _rt.shallow({var})")
+                self.writes = True
+            else:  # a local value: copy it so nothing it aliased changes
+                self.emit(ind, f"{var} = _rt.shallow({var})", node)
+            first = False
+        else:
+            bc, ct = self.expr(base)
+            st = strip_opt(ct)
+            c = self.tmp("b")
+            self.writes = True
+            if st is not None and st[0] == "rec":
+                self.emit(ind, f"{c} = env._touch({st[1]!r}, {bc})", node)
+            elif st is not None and st[0] == "ref":
+                self.emit(ind, f"{c} = env._touch({st[1]!r}, env._get({st[1]!r}, {bc}))", node)
+                ct = ("rec", st[1])
+            else:
+                self.emit(ind, f"{c} = {bc}", node)
+                self.emit(ind, f"if not env._touch_any({c}):")
+                self.emit(ind + 1, f"raise _rt.ToolError('cannot assign into a computed value', 'precondition')")
+            cur = c
+            first = False
+        assert not first
+        for i, (kind, s) in enumerate(steps):
+            last = i == len(steps) - 1
+            fields = self.fields_of(ct)
+            sct = strip_opt(ct)
+            if kind == "attr":
+                if sct is not None and sct[0] == "ref":  # deref a key mid-path
+                    c = self.tmp("b")
+                    self.emit(ind, f"{c} = env._touch({sct[1]!r}, env._get({sct[1]!r}, {cur}))")
+                    cur, ct, fields = c, ("rec", sct[1]), self.fields_of(("rec", sct[1]))
+                    sct = strip_opt(ct)
+                if sct is not None and sct[0] in ("rec",) and s == self.key_of(sct[1]):
+                    raise CodegenError(f"cannot set the key field {s!r} of {sct[1]}", getattr(node, "span", None))
+                slot = repr(s)
+                nt = fields.get(s) if fields else None
+            else:
+                ic, _ = self.expr(s)
+                slot = self.tmp("i")
+                self.emit(ind, f"{slot} = _rt.slot({cur}, {ic})")
+                nt = sct[1] if sct is not None and sct[0] == "list" else None
+            if last:
+                v = self.coerce(vcode, vtype, nt)
+                if v == vcode:
+                    v = self.stored(vcode, vtype)
+                self.emit(ind, f"{cur}[{slot}] = {v}")
+            else:
+                c = self.tmp("b")
+                if strip_opt(nt) is not None and strip_opt(nt)[0] == "ref":
+                    self.emit(ind, f"{c} = {cur}[{slot}]")
+                else:
+                    self.emit(ind, f"{c} = _rt.shallow({cur}[{slot}])")
+                    self.emit(ind, f"{cur}[{slot}] = {c}")
+                cur, ct = c, nt
+
+    def insert(self, s: A.Insert, ind: int) -> None:
+        ent = self.ents.get(s.entity)
+        if ent is None:
+            raise CodegenError(f"insert into unknown entity {s.entity!r}", s.span)
+        self.writes = True
+        given = {f.name: f for f in s.fields}
+        unknown = [n for n in given if n not in {f.name for f in ent.fields}]
+        if unknown:
+            raise CodegenError(f"{s.entity} has no field {unknown[0]!r}", s.span)
+        parts = []
+        for f in ent.fields:
+            ft = self.itype(f.type)
+            if f.name in given:
+                c, t = self.expr(given[f.name].value)
+                c = self.coerce(c, t, ft)
+                parts.append(f"{f.name!r}: {self.stored(c, t)}")
+            elif f.name == ent.key:
+                parts.append(f"{f.name!r}: env._fresh_id({ent.name!r})")
+            else:
+                parts.append(f"{f.name!r}: {pprint.pformat(_zero(f, self.env))}")
+        r = self.bind(s.bind, ("rec", ent.name)) if s.bind else self.tmp("new")
+        self.emit(ind, f"{r} = env._insert({ent.name!r}, {{{', '.join(parts)}}})", s)
+
+    # ---- expressions
+    def expr(self, e: Any) -> tuple[str, T]:
+        m = getattr(self, "e_" + type(e).__name__, None)
+        if m is None:
+            raise CodegenError(f"unsupported expression {type(e).__name__}", getattr(e, "span", None))
+        return m(e)
+
+    def e_Literal(self, e: A.Literal) -> tuple[str, T]:
+        v = e.value
+        t = {str: ("str",), int: ("int",), float: ("float",), bool: ("bool",)}.get(type(v), ("null",))
+        return repr(v), t
+
+    def e_Name(self, e: A.Name) -> tuple[str, T]:
+        if e.id == "it" and self.its and "it" not in self.scope:
+            return self.its[-1]
+        if e.id in self.scope:
+            return self.scope[e.id]
+        if e.id == "state":
+            return "env._G", ("globals",)
+        if e.id in self.ents:
+            return f"list(env._vals({e.id!r}))", ("list", ("rec", e.id))
+        raise CodegenError(f"unknown name {e.id!r}", e.span)
+
+    def e_Attr(self, e: A.Attr) -> tuple[str, T]:
+        c, t = self.expr(e.obj)
+        st = strip_opt(t)
+        if st is not None and st[0] == "ref":
+            fields = self.fields_of(st)
+            c = f"env._get({st[1]!r}, {c})"
+            return f"{c}[{e.name!r}]", fields.get(e.name)
+        fields = self.fields_of(t)
+        if fields is not None and e.name in fields and (st is not None and st[0] in ("rec", "record", "obj", "globals")) and t[0] != "opt":
+            return f"{c}[{e.name!r}]", fields[e.name]
+        return f"_rt.getf({c}, {e.name!r})", fields.get(e.name) if fields else None
+
+    def e_Index(self, e: A.Index) -> tuple[str, T]:
+        if isinstance(e.obj, A.Name) and e.obj.id in self.ents and e.obj.id not in self.scope:
+            k, kt = self.expr(e.index)
+            k = self.coerce(k, kt, ("ref", e.obj.id))
+            return f"env._get({e.obj.id!r}, {k})", ("rec", e.obj.id)
+        c, t = self.expr(e.obj)
+        i, _ = self.expr(e.index)
+        st = strip_opt(t)
+        et = st[1] if st is not None and st[0] == "list" else None
+        return f"_rt.index({c}, {i})", et
+
+    def e_Unary(self, e: A.Unary) -> tuple[str, T]:
+        c, t = self.expr(e.operand)
+        if e.op == "not":
+            return f"(not {c})", ("bool",)
+        if e.op == "-":
+            return f"(-{c})", t
+        raise CodegenError(f"unknown unary operator {e.op!r}", e.span)
+
+    def e_Binary(self, e: A.Binary) -> tuple[str, T]:
+        op = e.op
+        if op in ("in", "not in") and isinstance(e.right, A.Name) and e.right.id in self.ents and e.right.id not in self.scope:
+            lc, lt = self.expr(e.left)
+            lc = self.coerce(lc, lt, ("ref", e.right.id))
+            neg = "not " if op == "not in" else ""
+            return f"(_rt.key({lc}) {neg}in env._C[{e.right.id!r}])", ("bool",)
+        lc, lt = self.expr(e.left)
+        rc, rt = self.expr(e.right)
+        sl, sr = strip_opt(lt), strip_opt(rt)
+        if op in ("and", "or"):
+            return f"({lc} {op} {rc})", ("bool",) if sl == ("bool",) and sr == ("bool",) else None
+        if op in ("==", "!="):
+            if sl and sl[0] == "rec" and not (sr and sr[0] == "rec"):
+                lc = self.coerce(lc, lt, ("ref", sl[1]))
+            if sr and sr[0] == "rec" and not (sl and sl[0] == "rec"):
+                rc = self.coerce(rc, rt, ("ref", sr[1]))
+            return f"({lc} {op} {rc})", ("bool",)
+        if op in ("<", "<=", ">", ">="):
+            known = lt is not None and rt is not None and lt[0] != "opt" and rt[0] != "opt"
+            if known and ((lt in NUM and rt in NUM) or (lt == rt == ("str",))):
+                return f"({lc} {op} {rc})", ("bool",)
+            fn = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge"}[op]
+            return f"_rt.{fn}({lc}, {rc})", ("bool",)
+        if op in ("in", "not in"):
+            if sr and sr[0] == "list" and strip_opt(sr[1]) and strip_opt(sr[1])[0] == "ref":
+                lc = self.coerce(lc, lt, sr[1])
+            neg = "not " if op == "not in" else ""
+            return f"_rt.contains({rc}, {lc})" if not neg else f"(not _rt.contains({rc}, {lc}))", ("bool",)
+        if op == "+":
+            if lt is not None and rt is not None and lt[0] != "opt" and rt[0] != "opt":
+                if lt in NUM and rt in NUM:
+                    return f"({lc} + {rc})", ("float",) if ("float",) in (lt, rt) else ("int",)
+                if lt == rt == ("str",) or (lt[0] == "list" and rt[0] == "list"):
+                    return f"({lc} + {rc})", lt
+            return f"_rt.add({lc}, {rc})", (("str",) if ("str",) in (sl, sr) else None)
+        if op in ("-", "*", "/", "%"):
+            rtype = ("float",) if op == "/" or ("float",) in (sl, sr) else ("int",) if sl == sr == ("int",) else None
+            return f"({lc} {op} {rc})", rtype
+        raise CodegenError(f"unknown operator {op!r}", e.span)
+
+    def e_ListLit(self, e: A.ListLit) -> tuple[str, T]:
+        items = [self.expr(x) for x in e.items]
+        ts = {t for _, t in items}
+        et = ts.pop() if len(ts) == 1 else None
+        return "[" + ", ".join(c for c, _ in items) + "]", ("list", et)
+
+    def e_RecordLit(self, e: A.RecordLit) -> tuple[str, T]:
+        parts, fields = [], []
+        for f in e.fields:
+            c, t = self.expr(f.value)
+            parts.append(f"{f.name!r}: {c}")
+            fields.append((f.name, t))
+        return "{" + ", ".join(parts) + "}", ("obj", tuple(fields))
+
+    def lam(self, src_code: str, src_t: T, body: Any, fmt: str) -> tuple[str, T]:
+        """Compile `body` with `it` bound to each element of the list `src_code`."""
+        st = strip_opt(src_t)
+        et = st[1] if st is not None and st[0] == "list" else None
+        var = f"_it{len(self.its) + 1}"
+        self.its.append((var, et))
+        try:
+            bc, bt = self.expr(body)
+        finally:
+            self.its.pop()
+        return fmt.format(v=var, src=src_code, body=bc), bt
+
+    def source(self, e: Any) -> tuple[str, T]:
+        """A list to iterate: an entity name iterates its collection in key order without a copy."""
+        if isinstance(e, A.Name) and e.id in self.ents and e.id not in self.scope:
+            return f"env._vals({e.id!r})", ("list", ("rec", e.id))
+        return self.expr(e)
+
+    def e_Where(self, e: A.Where) -> tuple[str, T]:
+        sc, st = self.source(e.source)
+        code, _ = self.lam(sc, st, e.pred, "[{v} for {v} in {src} if {body}]")
+        sst = strip_opt(st)
+        return code, ("list", sst[1] if sst and sst[0] == "list" else None)
+
+    def e_Call(self, e: A.Call) -> tuple[str, T]:
+        f, args = e.func, e.args
+        kw = {k.name: k.value for k in e.kwargs}
+
+        def a(i: int) -> tuple[str, T]:
+            return self.expr(args[i])
+
+        def need(lo: int, hi: int) -> None:
+            if not lo <= len(args) <= hi:
+                raise CodegenError(f"{f}() takes {lo}..{hi} arguments, got {len(args)}", e.span)
+
+        lam = len(args) == 2 and f in _LAMBDA_FUNCS and _mentions_it(args[1])
+        if f == "len":
+            need(1, 1)
+            if isinstance(args[0], A.Name) and args[0].id in self.ents and args[0].id not in self.scope:
+                return f"len(env._C[{args[0].id!r}])", ("int",)
+            c, _ = a(0)
+            return f"len({c})", ("int",)
+        if f == "count":
+            need(1, 2)
+            sc, st = self.source(args[0])
+            if len(args) == 2:
+                return self.lam(sc, st, args[1], "sum(1 for {v} in {src} if {body})")[0], ("int",)
+            return f"len({sc})" if not sc.startswith("env._vals(") else f"len(env._C[{args[0].id!r}])", ("int",)
+        if f in ("sum", "min", "max") and (len(args) == 1 or lam):
+            sc, st = self.source(args[0])
+            if lam:
+                code, bt = self.lam(sc, st, args[1], "[{body} for {v} in {src}]")
+            else:
+                sst = strip_opt(st)
+                code, bt = sc, (sst[1] if sst and sst[0] == "list" else None)
+            fn = {"sum": "fsum", "min": "min_", "max": "max_"}[f]
+            return f"_rt.{fn}({code})", bt
+        if f in ("min", "max"):
+            parts = [self.expr(x) for x in args]
+            ts = {t for _, t in parts}
+            return f"_rt.{f}_([{', '.join(c for c, _ in parts)}])", (ts.pop() if len(ts) == 1 else None)
+        if f in ("any", "all"):
+            need(1, 2)
+            sc, st = self.source(args[0])
+            if len(args) == 2:
+                return self.lam(sc, st, args[1], f + "({body} for {v} in {src})")[0], ("bool",)
+            return f"{f}({sc})", ("bool",)
+        if f == "map":
+            need(2, 2)
+            sc, st = self.source(args[0])
+            code, bt = self.lam(sc, st, args[1], "[{body} for {v} in {src}]")
+            return code, ("list", bt)
+        if f == "sorted":
+            need(1, 2)
+            sc, st = self.source(args[0])
+            rev = "False"
+            for k in ("desc", "reverse"):
+                if k in kw:
+                    rev, _ = self.expr(kw[k])
+            if len(args) == 2:
+                key, _ = self.lam("", st, args[1], "lambda {v}: {body}")
+                return f"_rt.sorted_({sc}, {key}, {rev})", st if not sc.startswith("env._vals(") else ("list", strip_opt(st)[1])
+            return f"_rt.sorted_({sc}, None, {rev})", st
+        if f == "fresh_id":
+            need(1, 1)
+            if not (isinstance(args[0], A.Name) and args[0].id in self.ents):
+                raise CodegenError("fresh_id() takes an entity name", e.span)
+            self.writes = True  # consumes an id: the counter is part of the step's effect
+            kt = ("int",) if self.key_is_int(args[0].id) else ("str",)
+            return f"env._fresh_id({args[0].id!r})", kt
+        if f in ("first", "last"):
+            need(1, 1)
+            c, t = a(0)
+            st = strip_opt(t)
+            return f"_rt.{f}({c})", (st[1] if st and st[0] == "list" else None)
+        if f == "round":
+            need(1, 2)
+            c, t = a(0)
+            if len(args) == 2:
+                n, _ = a(1)
+                return f"_rt.round_({c}, {n})", ("float",)
+            return f"_rt.round_({c})", ("int",)
+        if f == "abs":
+            need(1, 1)
+            c, t = a(0)
+            return f"abs({c})", t
+        if f in ("str", "int", "float"):
+            need(1, 1)
+            c, t = a(0)
+            if t == (f,):
+                return c, t
+            fn = {"str": "to_str", "int": "to_int", "float": "to_float"}[f]
+            return f"_rt.{fn}({c})", (f,)
+        if f in ("lower", "upper"):
+            need(1, 1)
+            c, t = a(0)
+            return f"_rt.{f}({c})", t
+        if f in ("contains", "startswith"):
+            need(2, 2)
+            c0, t0 = a(0)
+            c1, t1 = a(1)
+            st0 = strip_opt(t0)
+            if f == "contains" and st0 and st0[0] == "list":
+                c1 = self.coerce(c1, t1, st0[1])
+            return f"_rt.{f}({c0}, {c1})", ("bool",)
+        if f == "keys":
+            need(1, 1)
+            if isinstance(args[0], A.Name) and args[0].id in self.ents and args[0].id not in self.scope:
+                return f"[_r[{self.key_of(args[0].id)!r}] for _r in env._vals({args[0].id!r})]", ("list", ("ref", args[0].id))
+            c, _ = a(0)
+            return f"_rt.keys({c})", ("list", ("str",))
+        raise CodegenError(f"unknown function {f!r}", e.span)
+
+
+def _zero(f: A.FieldDecl, env: A.EnvDecl) -> Any:
+    from forgec.runtime.envrt import zero_value
+
+    return zero_value(field_json(f, env))
+
+
+def _docline(doc: str) -> str:
+    return (doc or "").strip().split("\n")[0].replace('"""', "'''").replace("\\", "\\\\")
+
+
+# --------------------------------------------------------------------------- module
+
+
+def _jinja() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+    env.filters["py"] = lambda v: pprint.pformat(v, width=110, sort_dicts=False)
+    return env
+
+
+_JINJA: jinja2.Environment | None = None
+
+
+def emit_env(env: A.EnvDecl, source_file: str) -> str:
+    """Python source of `env.py` for a checked environment (see docs/contracts.md)."""
+    global _JINJA
+    if _JINJA is None:
+        _JINJA = _jinja()
+    used: set[str] = set()
+    tools = []
+    for t in env.tools:
+        fn = pyident(t.name, "tool_")
+        while fn in used:
+            fn += "_"
+        used.add(fn)
+        tools.append(ToolEmitter(env, t, source_file, fn).run())
+    schema = schema_of(env)
+    keys = {e.name: e.key for e in env.entities}
+    int_keys = sorted(e.name for e in env.entities if schema["entities"][e.name]["fields"].get(e.key, {}).get("type") == "int")
+    python_tools = {
+        t.name: {
+            "params": [p.name for p in t.params],
+            "source": t.python,
+            "file": source_file,
+            "line": getattr(t.span, "line", 0),
+        }
+        for t in env.tools
+        if t.python is not None
+    }
+    tool_params = {
+        t.name: [
+            {
+                "name": p.name,
+                "type": type_json(p.type, env),
+                "required": p.default is None and not isinstance(p.type, A.OptionalType),
+                **({"default": literal_value(p.default)} if p.default is not None else {}),
+            }
+            for p in t.params
+        ]
+        for t in env.tools
+    }
+    text = _JINJA.get_template("module.py.j2").render(
+        env_name=env.name,
+        source_file=source_file,
+        doc=_docline(env.doc),
+        tools=tools,
+        tool_schemas=[tool_schema(t, env) for t in env.tools],
+        tool_kinds={t.name: t.kind for t in tools},
+        writes_state={t.name: t.writes for t in tools},
+        schema=schema,
+        tool_params=tool_params,
+        python_tools=python_tools,
+        keys=keys,
+        int_keys=int_keys,
+    )
+    return text + _source_map(text)
+
+
+_MARK = re.compile(r"# forge: (.*):(\d+)$")
+
+
+def _source_map(text: str) -> str:
+    """The line table, appended last so it does not shift the lines it describes."""
+    smap = {}
+    for i, line in enumerate(text.splitlines(), 1):
+        m = _MARK.search(line)
+        if m:
+            smap[i] = (m.group(1), int(m.group(2)))
+    body = pprint.pformat(smap, width=110)
+    return f"\n# generated line -> (.forge file, line); see envrt.map_traceback\nSOURCE_MAP = {body}\n"

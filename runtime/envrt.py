@@ -1,0 +1,1043 @@
+"""The tiny runtime every generated env module imports (and nothing else from forgec).
+
+Generated modules (codegen/emit.py) are straight-line Python; what they share lives
+here so it is written, tested and optimized once:
+
+* `ToolError` — the one failure a tool call can have; `Env.step` *returns* it.
+* canonical JSON (`canon`, `canonical_json`, `canon_float`) and the state hash
+  (`state_hash`, a from-scratch reference; `EnvBase.state_hash` is incremental and
+  must always agree with it).
+* `EnvBase` — state storage (entity collections indexed by key, kept in key order),
+  the undo log that makes a step transactional, per-record digest caching, the
+  `fresh_id` counters and the escape-hatch bridge to `runtime.sandbox`.
+* small builtins the effect language needs (`first`, `fsum`, `lt`, `add`, ...), each
+  raising `ToolError` on domain failures (empty list, bad index) instead of crashing.
+* `map_traceback` — turn a traceback through a generated module into `.forge` lines.
+
+State hash (see docs/contracts.md, "State hash"): every record gets a digest
+``sha256(canonical_json([entity, key, record]))``; a collection's digest is the sum of
+its record digests modulo 2**256 (order-independent, so one changed record costs one
+subtraction and one addition); the state hash is
+``sha256(canonical_json({"entities": {E: [count, sum_hex]}, "globals": globals, "v": 1}))``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+import math
+import re
+import sys
+import traceback as _tb
+from types import ModuleType
+from typing import Any, Iterable
+
+__all__ = [
+    "ToolError",
+    "MISSING",
+    "canon",
+    "canon_float",
+    "canonical_json",
+    "jcopy",
+    "state_hash",
+    "record_digest",
+    "EnvBase",
+    "map_traceback",
+]
+
+HASH_VERSION = 1
+MAX_STR = 10_000  # longest string argument accepted
+MAX_LIST = 1_000  # longest list argument accepted
+MAX_DEPTH = 32  # deepest nesting of an `any` argument
+_MOD = 1 << 256
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+class ToolError(Exception):
+    """A tool call failed; the state is unchanged. Returned (not raised) by `Env.step`.
+
+    `code` classifies it (`invalid-arguments`, `not-found`, `precondition`, `unknown-tool`,
+    `sandbox`, `internal`); `internal` is True only for bugs in the tool itself (an
+    exception other than a domain failure) so verification can tell them apart.
+    """
+
+    def __init__(self, message: str, code: str = "tool-error", internal: bool = False, where: str = ""):
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.internal = internal
+        self.where = where
+
+    def __repr__(self) -> str:
+        return f"ToolError({self.message!r}, code={self.code!r})"
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ToolError) and (self.message, self.code) == (other.message, other.code)
+
+    def __hash__(self) -> int:
+        return hash((self.message, self.code))
+
+    def to_json(self) -> dict:
+        return {"error": self.message, "code": self.code}
+
+
+def fail(message: str, code: str = "precondition") -> ToolError:
+    return ToolError(message, code)
+
+
+# --------------------------------------------------------------------------- canonical JSON
+
+
+def canon_float(x: float) -> float:
+    """Round to 6 decimals so 0.1 + 0.2 and 0.3 hash alike; -0.0 -> 0.0; integral floats stay floats."""
+    if x != x or x in (math.inf, -math.inf):
+        raise ValueError(f"non-finite float {x!r} is not JSON")
+    r = round(x, 6)
+    return r + 0.0 if r else 0.0
+
+
+def canon(v: Any) -> Any:
+    """A copy of JSON value `v` with floats canonicalized (tuples become lists)."""
+    t = type(v)
+    if t is dict:
+        return {k if type(k) is str else _key_str(k): canon(x) for k, x in v.items()}
+    if t is list or t is tuple:
+        return [canon(x) for x in v]
+    if t is float:
+        return canon_float(v)
+    if t is str or t is int or t is bool or v is None:
+        return v
+    if isinstance(v, bool):
+        return bool(v)
+    if isinstance(v, int):
+        return int(v)
+    if isinstance(v, float):
+        return canon_float(float(v))
+    if isinstance(v, str):
+        return str(v)
+    raise TypeError(f"{type(v).__name__} is not a JSON value")
+
+
+def _key_str(k: Any) -> str:
+    # json.dumps would turn True into "true"; mirror that for dict keys so canon() is faithful.
+    if k is True:
+        return "true"
+    if k is False:
+        return "false"
+    if k is None:
+        return "null"
+    if type(k) is float:
+        return json.dumps(canon_float(k))
+    return str(k)
+
+
+def canonical_json(v: Any) -> str:
+    """`json.dumps` with sorted keys, compact separators, UTF-8 and canonical floats."""
+    return json.dumps(canon(v), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def jcopy(v: Any) -> Any:
+    """Deep copy of a JSON value (much faster than copy.deepcopy for dict/list trees)."""
+    t = type(v)
+    if t is dict:
+        return {k: (x if type(x) in _SCALARS else jcopy(x)) for k, x in v.items()}
+    if t is list:
+        return [(x if type(x) in _SCALARS else jcopy(x)) for x in v]
+    if t is tuple:
+        return [jcopy(x) for x in v]
+    return v
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def shallow(v: Any) -> Any:
+    """Copy one container level (path copying keeps undo snapshots of records valid)."""
+    t = type(v)
+    if t is dict:
+        return dict(v)
+    if t is list:
+        return list(v)
+    if v is None:
+        raise ToolError("cannot assign into a null value", "precondition")
+    raise ToolError(f"cannot assign into a {tname(v)}", "precondition")
+
+
+# --------------------------------------------------------------------------- state hash
+
+
+def record_digest(entity: str, key: str, record: Any) -> int:
+    """The digest of one record, as an int (summed per collection mod 2**256)."""
+    return int.from_bytes(hashlib.sha256(canonical_json([entity, key, record]).encode("utf-8")).digest(), "big")
+
+
+def _combine(counts_sums: dict[str, tuple[int, int]], globals_: Any) -> str:
+    top = {
+        "entities": {e: [n, format(s, "064x")] for e, (n, s) in counts_sums.items()},
+        "globals": globals_,
+        "v": HASH_VERSION,
+    }
+    return hashlib.sha256(canonical_json(top).encode("utf-8")).hexdigest()
+
+
+def state_hash(state: dict) -> str:
+    """The state hash computed from scratch (the reference the incremental hash must equal)."""
+    ents = state.get("entities") or {}
+    cs = {}
+    for e, coll in ents.items():
+        s = 0
+        for k, rec in coll.items():
+            s += record_digest(e, k, rec)
+        cs[e] = (len(coll), s % _MOD)
+    return _combine(cs, state.get("globals") or {})
+
+
+# --------------------------------------------------------------------------- values & validation
+
+
+def tname(v: Any) -> str:
+    """The JSON type name of `v`, for error messages an agent can act on."""
+    if v is None:
+        return "null"
+    t = type(v)
+    if t is bool:
+        return "boolean"
+    if t is int:
+        return "integer"
+    if t is float:
+        return "number"
+    if t is str:
+        return "string"
+    if t is list or t is tuple:
+        return "array"
+    if t is dict:
+        return "object"
+    return t.__name__
+
+
+def short(v: Any, n: int = 60) -> str:
+    s = json.dumps(v, ensure_ascii=False, default=str) if not isinstance(v, str) else repr(v)
+    return s if len(s) <= n else s[: n - 3] + "..."
+
+
+def arg_error(msg: str) -> ToolError:
+    return ToolError(msg, "invalid-arguments")
+
+
+def unexpected_args(args: dict, known: tuple[str, ...]) -> ToolError:
+    extra = sorted(str(k) for k in args if k not in known)
+    exp = ", ".join(known) if known else "none"
+    return arg_error(f"unexpected argument{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))} (expected: {exp})")
+
+
+def not_found(entity: str, key: Any) -> ToolError:
+    return ToolError(f"{entity} {short(key)} not found", "not-found")
+
+
+def in_enum(v: Any, values: tuple) -> bool:
+    """Enum membership that does not confuse True with 1 or 1 with 1.0."""
+    tv = type(v)
+    for x in values:
+        if type(x) is tv and x == v:
+            return True
+        if tv is int and type(x) is float and x == v:
+            return True
+    return False
+
+
+def check_value(v: Any, tj: dict, schema: dict, where: str, live: "EnvBase | None" = None, depth: int = 0) -> Any:
+    """Validate `v` against type-json `tj` (see docs/contracts.md) and return a normalized copy.
+
+    Used for nested argument types (records, lists of records, `any`); flat parameters are
+    checked by straight-line generated code instead. Entity references are checked to exist
+    when `live` is given.
+    """
+    if depth > MAX_DEPTH:
+        raise arg_error(f"{where} is nested too deeply")
+    if v is None:
+        if tj.get("optional") or tj.get("type") == "any":
+            return None
+        raise arg_error(f"{where} must not be null")
+    t = tj.get("type")
+    if t == "str":
+        if type(v) is not str:
+            raise arg_error(f"{where} must be a string, got {tname(v)}")
+        if len(v) > MAX_STR:
+            raise arg_error(f"{where} is too long ({len(v)} > {MAX_STR} characters)")
+        return v
+    if t == "int":
+        if type(v) is float and v.is_integer():
+            return int(v)
+        if type(v) is not int:
+            raise arg_error(f"{where} must be an integer, got {tname(v)}")
+        return v
+    if t == "float":
+        if type(v) is int:
+            return float(v)
+        if type(v) is not float or not math.isfinite(v):
+            raise arg_error(f"{where} must be a number, got {tname(v)}")
+        return v
+    if t == "bool":
+        if type(v) is not bool:
+            raise arg_error(f"{where} must be a boolean, got {tname(v)}")
+        return v
+    if t == "enum":
+        vals = tuple(tj["values"])
+        if not in_enum(v, vals):
+            raise arg_error(f"{where} must be one of {', '.join(json.dumps(x) for x in vals)}, got {short(v)}")
+        return v
+    if t == "list":
+        if type(v) is not list:
+            raise arg_error(f"{where} must be an array, got {tname(v)}")
+        if len(v) > MAX_LIST:
+            raise arg_error(f"{where} has too many items ({len(v)} > {MAX_LIST})")
+        it = tj["items"]
+        return [check_value(x, it, schema, f"{where}[{i}]", live, depth + 1) for i, x in enumerate(v)]
+    if t == "ref":
+        ent = tj["entity"]
+        kt = schema["entities"][ent]["fields"][schema["entities"][ent]["key"]]
+        k = check_value(v, {"type": kt.get("type", "str")} if kt.get("type") in ("str", "int") else {"type": "str"}, schema, where, None, depth + 1)
+        if live is not None and _key(k) not in live._C[ent]:
+            raise not_found(ent, k)
+        return k
+    if t in ("record", "object"):
+        fields = schema["records"][tj["name"]]["fields"] if t == "record" else tj["fields"]
+        if type(v) is not dict:
+            raise arg_error(f"{where} must be an object, got {tname(v)}")
+        extra = [k for k in v if k not in fields]
+        if extra:
+            raise arg_error(f"{where} has unexpected field{'s' if len(extra) > 1 else ''} {', '.join(map(repr, sorted(map(str, extra))))}")
+        out = {}
+        for name, ftj in fields.items():
+            if name in v:
+                out[name] = check_value(v[name], ftj, schema, f"{where}.{name}", live, depth + 1)
+            elif "default" in ftj:
+                out[name] = jcopy(ftj["default"])
+            elif ftj.get("optional"):
+                out[name] = None
+            else:
+                raise arg_error(f"{where} is missing field {name!r}")
+        return out
+    # any
+    return check_json(v, where, depth)
+
+
+def check_json(v: Any, where: str, depth: int = 0) -> Any:
+    """Accept any JSON value within the size limits; returns a copy."""
+    if depth > MAX_DEPTH:
+        raise arg_error(f"{where} is nested too deeply")
+    t = type(v)
+    if t is str:
+        if len(v) > MAX_STR:
+            raise arg_error(f"{where} is too long ({len(v)} > {MAX_STR} characters)")
+        return v
+    if t is int or t is bool or v is None:
+        return v
+    if t is float:
+        if not math.isfinite(v):
+            raise arg_error(f"{where} must be a finite number")
+        return v
+    if t is list:
+        if len(v) > MAX_LIST:
+            raise arg_error(f"{where} has too many items ({len(v)} > {MAX_LIST})")
+        return [check_json(x, where, depth + 1) for x in v]
+    if t is dict:
+        if len(v) > MAX_LIST:
+            raise arg_error(f"{where} has too many fields")
+        return {str(k): check_json(x, where, depth + 1) for k, x in v.items()}
+    raise arg_error(f"{where} is not a JSON value ({type(v).__name__})")
+
+
+def zero_value(tj: dict) -> Any:
+    """The value a field gets when an insert or an empty state leaves it unset."""
+    if "default" in tj:
+        return jcopy(tj["default"])
+    if tj.get("optional"):
+        return None
+    t = tj.get("type")
+    return {"str": "", "int": 0, "float": 0.0, "bool": False, "list": []}.get(t, None) if t != "enum" else tj["values"][0]
+
+
+def _key(k: Any) -> str:
+    """Collection keys are `str(record[key_field])`."""
+    return k if type(k) is str else str(k)
+
+
+key = _key
+
+
+# --------------------------------------------------------------------------- builtins
+
+
+def first(xs: Any) -> Any:
+    if not xs:
+        raise ToolError("first() of an empty list", "precondition")
+    return xs[0]
+
+
+def last(xs: Any) -> Any:
+    if not xs:
+        raise ToolError("last() of an empty list", "precondition")
+    return xs[-1]
+
+
+def fsum(xs: Iterable) -> Any:
+    """Sum with float noise removed (money: 10.1 + 20.2 == 30.3); None counts as 0."""
+    total: Any = 0
+    for x in xs:
+        if x is None:
+            continue
+        if type(x) is bool or type(x) not in (int, float):
+            raise ToolError(f"sum() of a non-number {short(x)}", "precondition")
+        total += x
+    return round(total, 6) if type(total) is float else total
+
+
+def min_(xs: Any) -> Any:
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        raise ToolError("min() of an empty list", "precondition")
+    try:
+        return min(xs)
+    except TypeError:
+        raise ToolError("min() of values that cannot be compared", "precondition") from None
+
+
+def max_(xs: Any) -> Any:
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        raise ToolError("max() of an empty list", "precondition")
+    try:
+        return max(xs)
+    except TypeError:
+        raise ToolError("max() of values that cannot be compared", "precondition") from None
+
+
+def _cmp_fail(a: Any, b: Any) -> ToolError:
+    return ToolError(f"cannot compare {tname(a)} with {tname(b)}", "precondition")
+
+
+def lt(a: Any, b: Any) -> bool:
+    """Ordering comparisons: false when either side is null (SQL-like), ToolError on mixed types."""
+    if a is None or b is None:
+        return False
+    try:
+        return a < b
+    except TypeError:
+        raise _cmp_fail(a, b) from None
+
+
+def le(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return False
+    try:
+        return a <= b
+    except TypeError:
+        raise _cmp_fail(a, b) from None
+
+
+def gt(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return False
+    try:
+        return a > b
+    except TypeError:
+        raise _cmp_fail(a, b) from None
+
+
+def ge(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return False
+    try:
+        return a >= b
+    except TypeError:
+        raise _cmp_fail(a, b) from None
+
+
+def to_str(v: Any) -> str:
+    """`str(x)` in the language: JSON spelling for booleans/null, canonical floats."""
+    t = type(v)
+    if t is str:
+        return v
+    if t is bool or v is None:
+        return "true" if v is True else "false" if v is False else "null"
+    if t is float:
+        return repr(canon_float(v))
+    if t is int:
+        return str(v)
+    return canonical_json(v)
+
+
+def add(a: Any, b: Any) -> Any:
+    """`+`: numbers add, lists concatenate, and a string on either side concatenates text."""
+    ta, tb = type(a), type(b)
+    if ta is str or tb is str:
+        return to_str(a) + to_str(b)
+    if ta is list and tb is list:
+        return a + b
+    if a is None or b is None:
+        raise ToolError("cannot add null", "precondition")
+    try:
+        return a + b
+    except TypeError:
+        raise ToolError(f"cannot add {tname(a)} and {tname(b)}", "precondition") from None
+
+
+def to_int(v: Any) -> int:
+    try:
+        if type(v) is str:
+            v = v.strip()
+            return int(float(v)) if ("." in v or "e" in v.lower()) else int(v)
+        return int(v)
+    except (TypeError, ValueError, OverflowError):
+        raise ToolError(f"int() of {short(v)}", "precondition") from None
+
+
+def to_float(v: Any) -> float:
+    try:
+        r = float(v)
+    except (TypeError, ValueError):
+        raise ToolError(f"float() of {short(v)}", "precondition") from None
+    if not math.isfinite(r):
+        raise ToolError(f"float() of {short(v)} is not finite", "precondition")
+    return r
+
+
+def round_(x: Any, n: int | None = None) -> Any:
+    if type(x) not in (int, float):
+        raise ToolError(f"round() of {short(x)}", "precondition")
+    return round(x) if n is None else round(x, n)
+
+
+def contains(hay: Any, needle: Any) -> bool:
+    """Substring for strings, membership for lists, key for records; false on null."""
+    if hay is None:
+        return False
+    if type(hay) is str:
+        return to_str(needle) in hay
+    try:
+        return needle in hay
+    except TypeError:
+        raise ToolError(f"contains() on {tname(hay)}", "precondition") from None
+
+
+def startswith(s: Any, prefix: Any) -> bool:
+    if s is None:
+        return False
+    return to_str(s).startswith(to_str(prefix))
+
+
+def lower(s: Any) -> Any:
+    return s.lower() if type(s) is str else s
+
+
+def upper(s: Any) -> Any:
+    return s.upper() if type(s) is str else s
+
+
+def nkey(v: Any) -> tuple:
+    """Sort key putting nulls first and never comparing across types."""
+    if v is None:
+        return (0, 0, "")
+    t = type(v)
+    if t is bool:
+        return (1, int(v), "")
+    if t is int or t is float:
+        return (2, v, "")
+    if t is str:
+        return (3, 0, v)
+    return (4, 0, canonical_json(v))
+
+
+def sorted_(xs: Iterable, key: Any = None, reverse: bool = False) -> list:
+    if key is None:
+        return sorted(xs, key=nkey, reverse=bool(reverse))
+    return sorted(xs, key=lambda x: nkey(key(x)), reverse=bool(reverse))
+
+
+def keys(v: Any) -> list:
+    if type(v) is not dict:
+        raise ToolError(f"keys() of {tname(v)}", "precondition")
+    return sorted(v)
+
+
+def index(obj: Any, i: Any) -> Any:
+    """`x[i]` for lists (ToolError when out of range) and records/dicts (ToolError when missing)."""
+    t = type(obj)
+    if t is list or t is str:
+        if type(i) is not int:
+            raise ToolError(f"list index must be an integer, got {tname(i)}", "precondition")
+        if -len(obj) <= i < len(obj):
+            return obj[i]
+        raise ToolError(f"index {i} out of range (length {len(obj)})", "precondition")
+    if t is dict:
+        k = _key(i)
+        if k in obj:
+            return obj[k]
+        raise ToolError(f"no entry {short(i)}", "not-found")
+    raise ToolError(f"cannot index {tname(obj)}", "precondition")
+
+
+def slot(obj: Any, i: Any) -> Any:
+    """The container slot an assignment `x[i] = v` writes (validated like `index`)."""
+    t = type(obj)
+    if t is list:
+        if type(i) is not int or not -len(obj) <= i < len(obj):
+            raise ToolError(f"index {short(i)} out of range (length {len(obj)})", "precondition")
+        return i
+    if t is dict:
+        return _key(i)
+    raise ToolError(f"cannot index {tname(obj)}", "precondition")
+
+
+def remove_one(xs: Any, v: Any) -> list:
+    """`remove v from xs`: a new list without the first occurrence (ToolError when absent)."""
+    if type(xs) is not list:
+        raise ToolError(f"cannot remove from {tname(xs)}", "precondition")
+    for i, x in enumerate(xs):
+        if x == v:
+            return xs[:i] + xs[i + 1 :]
+    raise ToolError(f"{short(v)} is not in the list", "precondition")
+
+
+def append_one(xs: Any, v: Any) -> list:
+    if xs is None:
+        return [v]
+    if type(xs) is not list:
+        raise ToolError(f"cannot append to {tname(xs)}", "precondition")
+    return xs + [v]
+
+
+def getf(obj: Any, name: str) -> Any:
+    """`x.f` when the static type of `x` is unknown: ToolError (not KeyError) on null or missing."""
+    if type(obj) is dict:
+        if name in obj:
+            return obj[name]
+        raise ToolError(f"no field {name!r}", "precondition")
+    if obj is None:
+        raise ToolError(f"cannot read field {name!r} of null", "precondition")
+    raise ToolError(f"cannot read field {name!r} of {tname(obj)}", "precondition")
+
+
+# --------------------------------------------------------------------------- fresh ids
+
+_ID_RE = re.compile(r"^(.*?)(\d+)$")
+
+
+def next_id_pattern(keys_: Iterable[str], entity: str, int_key: bool) -> tuple[str, int, int]:
+    """(prefix, next number, digit width) continuing the dominant id format of existing keys."""
+    if int_key:
+        nums = [int(k) for k in keys_ if _is_int(k)]
+        return ("", (max(nums) + 1) if nums else 1, 0)
+    groups: dict[str, list[tuple[int, int]]] = {}
+    allnums = []
+    for k in keys_:
+        m = _ID_RE.match(k)
+        if m:
+            groups.setdefault(m.group(1), []).append((int(m.group(2)), len(m.group(2))))
+            allnums.append(int(m.group(2)))
+    if groups:
+        prefix, items = max(groups.items(), key=lambda kv: (len(kv[1]), kv[0]))
+        if len(items) >= 2 or len(groups) == 1:
+            width = max(w for _, w in items)
+            return (prefix, max(n for n, _ in items) + 1, width)
+    base = re.sub(r"[^a-z0-9]+", "_", entity.lower()).strip("_") or "id"
+    return (base + "_", (max(allnums) + 1) if allnums else 1, 4)
+
+
+def _is_int(k: str) -> bool:
+    try:
+        int(k)
+        return True
+    except ValueError:
+        return False
+
+
+def format_id(prefix: str, n: int, width: int) -> str:
+    return f"{prefix}{n:0{width}d}" if width else f"{prefix}{n}"
+
+
+# --------------------------------------------------------------------------- Env base
+
+
+class EnvBase:
+    """State storage shared by every generated `Env` (the subclass adds schema and tools).
+
+    Invariants: `self._C[E]` is the dict of records of entity E keyed by
+    `str(record[key])`, in key order (`_unsorted` marks collections to re-sort before
+    the next ordered read); records are mutated in place only after `_touch` saved a
+    shallow snapshot, and nested containers are never mutated in place (codegen copies
+    the path), so the snapshot restores the record exactly.
+    """
+
+    ENV_NAME = ""
+    SCHEMA: dict = {}
+    _DISPATCH: dict = {}
+    _KEYS: dict = {}  # entity -> key field
+    _INT_KEYS: frozenset = frozenset()
+    PYTHON_TOOLS: dict = {}
+    _MODULE: ModuleType | None = None
+
+    def __init__(self, state: dict | None = None):
+        self.reset(state if state is not None else {})
+
+    # ---- state
+    def reset(self, state: dict) -> None:
+        """Replace the state with a deep copy of `state` (missing collections/globals are filled in)."""
+        if not isinstance(state, dict):
+            raise TypeError("state must be a dict")
+        ents = state.get("entities") or {}
+        C: dict[str, dict] = {}
+        sch = self.SCHEMA.get("entities", {})
+        for e, kf in self._KEYS.items():
+            fdecl = sch.get(e, {}).get("fields", {})
+            coll = ents.get(e) or {}
+            if type(coll) is not dict:
+                raise ValueError(f"state: entities.{e} must be an object keyed by {kf}")
+            items = []
+            for k, rec in coll.items():
+                if type(rec) is not dict:
+                    raise ValueError(f"state: entities.{e}.{k} must be an object")
+                rec = jcopy(rec)
+                if kf in rec and _key(rec[kf]) != k:
+                    raise ValueError(f"state: entities.{e}.{k} has {kf}={rec[kf]!r}; collection keys are str(record[{kf!r}])")
+                if len(rec) < len(fdecl):  # absent optional fields read as null / defaults
+                    for f, ftj in fdecl.items():
+                        if f not in rec:
+                            rec[f] = zero_value(ftj)
+                items.append((k, rec))
+            items.sort(key=self._sortkey(e))
+            C[e] = dict(items)
+        for e in ents:
+            if e not in C:
+                raise ValueError(f"state: unknown entity {e!r} (declared: {', '.join(self._KEYS) or 'none'})")
+        G = {}
+        gdecl = self.SCHEMA.get("globals", {})
+        gin = state.get("globals") or {}
+        for name, tj in gdecl.items():
+            G[name] = jcopy(gin[name]) if name in gin else zero_value(tj)
+        for name in gin:
+            if name not in G:
+                G[name] = jcopy(gin[name])
+        self._C = C
+        self._G = G
+        self._state = {"entities": C, "globals": G}
+        self._undo: list = []
+        self._touched: set = set()
+        self._unsorted: set = set()
+        self._ids: dict[str, list] = {}
+        self._digests: dict[str, dict[str, int]] | None = None
+        self._sums: dict[str, int] = {}
+        self._dirty: set = set()
+        self._hash: str | None = None
+
+    @property
+    def state(self) -> dict:
+        """The live state (read-only for callers; mutate only through `step`)."""
+        for e in tuple(self._unsorted):
+            self._resort(e)
+        return self._state
+
+    def snapshot(self) -> dict:
+        """A deep copy of the state, safe to keep."""
+        return jcopy(self.state)
+
+    def _sortkey(self, e: str):
+        if e in self._INT_KEYS:
+            return lambda kv: (0, int(kv[0]), "") if _is_int(kv[0]) else (1, 0, kv[0])
+        return lambda kv: kv[0]
+
+    def _resort(self, e: str) -> None:
+        coll = self._C[e]
+        items = sorted(coll.items(), key=self._sortkey(e))
+        coll.clear()
+        coll.update(items)
+        self._unsorted.discard(e)
+
+    def _vals(self, e: str):
+        """The records of `e` in key order (the source of `Entity where ...`)."""
+        if e in self._unsorted:
+            self._resort(e)
+        return self._C[e].values()
+
+    # ---- hashing
+    def state_hash(self) -> str:
+        """SHA-256 state hash (see module docstring), incremental: only touched records are rehashed."""
+        if self._digests is None:
+            self._digests = {}
+            for e, coll in self._C.items():
+                d = {k: record_digest(e, k, r) for k, r in coll.items()}
+                self._digests[e] = d
+                self._sums[e] = sum(d.values()) % _MOD
+            self._dirty.clear()
+            self._hash = None
+        elif self._dirty:
+            for e, k in self._dirty:
+                d = self._digests[e]
+                old = d.pop(k, None)
+                s = self._sums[e]
+                if old is not None:
+                    s -= old
+                rec = self._C[e].get(k)
+                if rec is not None:
+                    new = record_digest(e, k, rec)
+                    d[k] = new
+                    s += new
+                self._sums[e] = s % _MOD
+            self._dirty.clear()
+            self._hash = None
+        if self._hash is None:
+            self._hash = _combine({e: (len(self._C[e]), self._sums[e]) for e in self._C}, self._G)
+        return self._hash
+
+    # ---- transactional primitives (called by generated code)
+    def _get(self, e: str, k: Any) -> dict:
+        rec = self._C[e].get(k if type(k) is str else _key(k))
+        if rec is None:
+            raise not_found(e, k)
+        return rec
+
+    def _touch(self, e: str, rec: dict) -> dict:
+        k = _key(rec[self._KEYS[e]])
+        tk = (e, k)
+        if tk not in self._touched:
+            self._touched.add(tk)
+            self._undo.append((0, rec, dict(rec)))
+        self._dirty.add(tk)
+        self._hash = None
+        return rec
+
+    def _touch_any(self, obj: Any) -> bool:
+        """Touch `obj` if it is a live record of some entity (static type unknown); False if a plain value."""
+        if type(obj) is not dict:
+            return False
+        for e, kf in self._KEYS.items():
+            if kf in obj and self._C[e].get(_key(obj[kf])) is obj:
+                self._touch(e, obj)
+                return True
+        return False
+
+    def _touch_globals(self) -> dict:
+        if ("", "") not in self._touched:
+            self._touched.add(("", ""))
+            self._undo.append((1, self._G, dict(self._G)))
+        self._hash = None
+        return self._G
+
+    def _insert(self, e: str, rec: dict) -> dict:
+        coll = self._C[e]
+        k = _key(rec[self._KEYS[e]])
+        if k in coll:
+            raise ToolError(f"{e} {short(rec[self._KEYS[e]])} already exists", "precondition")
+        last = next(reversed(coll), None) if coll else None
+        coll[k] = rec
+        self._undo.append((2, e, k))
+        if last is not None and e not in self._unsorted:
+            sk = self._sortkey(e)
+            if sk((k, None)) < sk((last, None)):
+                self._unsorted.add(e)
+        self._dirty.add((e, k))
+        self._hash = None
+        return rec
+
+    def _delete(self, e: str, rec: dict) -> None:
+        k = _key(rec[self._KEYS[e]])
+        coll = self._C[e]
+        if coll.get(k) is not rec:
+            raise not_found(e, rec[self._KEYS[e]])
+        del coll[k]
+        self._undo.append((3, e, k, rec))
+        self._dirty.add((e, k))
+        self._hash = None
+
+    def _delete_any(self, obj: Any) -> None:
+        if type(obj) is dict:
+            for e, kf in self._KEYS.items():
+                if kf in obj and self._C[e].get(_key(obj[kf])) is obj:
+                    return self._delete(e, obj)
+        raise ToolError("delete: not a record of this environment", "precondition")
+
+    def _fresh_id(self, e: str) -> Any:
+        """A new key for `e` continuing the existing id format; deterministic given the state."""
+        st = self._ids.get(e)
+        if st is None:
+            st = list(next_id_pattern(self._C[e].keys(), e, e in self._INT_KEYS))
+            self._ids[e] = st
+        self._undo.append((4, e, st[1]))
+        coll = self._C[e]
+        while True:
+            prefix, n, width = st
+            st[1] = n + 1
+            k = n if e in self._INT_KEYS else format_id(prefix, n, width)
+            if _key(k) not in coll:
+                return k
+
+    def _rollback(self) -> None:
+        for entry in reversed(self._undo):
+            tag = entry[0]
+            if tag == 0 or tag == 1:
+                obj, snap = entry[1], entry[2]
+                obj.clear()
+                obj.update(snap)
+            elif tag == 2:
+                self._C[entry[1]].pop(entry[2], None)
+            elif tag == 3:
+                self._C[entry[1]][entry[2]] = entry[3]
+                self._unsorted.add(entry[1])
+            elif tag == 4:
+                self._ids[entry[1]][1] = entry[2]
+        self._undo.clear()
+        self._touched.clear()
+        self._hash = None
+
+    # ---- stepping
+    def step(self, tool: str, args: dict) -> Any:
+        """Run one tool call: its JSON result, or a `ToolError` instance (state unchanged)."""
+        fn = self._DISPATCH.get(tool)
+        if fn is None:
+            return ToolError(f"unknown tool {short(tool)}", "unknown-tool")
+        try:
+            result = fn(self, args)
+        except ToolError as e:
+            if self._undo:
+                self._rollback()
+            return e.with_traceback(None)
+        except ZeroDivisionError:
+            if self._undo:
+                self._rollback()
+            return ToolError("division by zero", "precondition")
+        except RecursionError:
+            if self._undo:
+                self._rollback()
+            return ToolError("internal error: recursion too deep", "internal", internal=True)
+        except Exception as exc:  # noqa: BLE001 - a bug in a tool must not kill the episode
+            if self._undo:
+                self._rollback()
+            return self._internal_error(tool, exc)
+        if self._undo:
+            self._undo.clear()
+            self._touched.clear()
+        return result
+
+    def _internal_error(self, tool: str, exc: BaseException) -> ToolError:
+        where = ""
+        if self._MODULE is not None:
+            frames = map_traceback(exc, self._MODULE)
+            if frames:
+                where = frames[-1]
+        msg = f"internal error in {tool}: {type(exc).__name__}: {exc}"
+        err = ToolError(msg + (f" (at {where})" if where else ""), "internal", internal=True, where=where)
+        err.__cause__ = exc
+        return err
+
+    # ---- escape hatch
+    def _run_python(self, tool: str, params: dict, writes: bool) -> Any:
+        """Run a `python` tool in the sandbox worker; apply its new state (if any) as touched records."""
+        from forgec.runtime import sandbox
+
+        spec = self.PYTHON_TOOLS[tool]
+        result, new_state = sandbox.shared().call(
+            tool, spec["source"], tuple(spec["params"]), params, self.state if True else None, spec.get("line", 0), spec.get("file", "")
+        )
+        if new_state is not None:
+            if not writes:
+                raise ToolError(f"{tool} is a read tool but changed the state", "sandbox")
+            self._apply_state(new_state)
+        try:
+            return canon(result)
+        except (TypeError, ValueError) as e:
+            raise ToolError(f"{tool} returned a non-JSON value: {e}", "sandbox") from None
+
+    def _apply_state(self, new: Any) -> None:
+        """Replace the state by `new` record by record (only changed records are touched)."""
+        if not isinstance(new, dict) or not isinstance(new.get("entities", {}), dict):
+            raise ToolError("python tool returned a malformed state", "sandbox")
+        nents = new.get("entities") or {}
+        for e in nents:
+            if e not in self._C:
+                raise ToolError(f"python tool created unknown entity {e!r}", "sandbox")
+        for e, coll in self._C.items():
+            ncoll = nents.get(e, {})
+            if not isinstance(ncoll, dict):
+                raise ToolError(f"python tool returned a malformed {e} collection", "sandbox")
+            kf = self._KEYS[e]
+            for k in [k for k in coll if k not in ncoll]:
+                self._delete(e, coll[k])
+            for k, nrec in ncoll.items():
+                if not isinstance(nrec, dict) or _key(nrec.get(kf)) != k:
+                    raise ToolError(f"python tool returned a malformed {e} record {k!r}", "sandbox")
+                old = coll.get(k)
+                if old is None:
+                    self._insert(e, jcopy(nrec))
+                elif old != nrec:
+                    self._touch(e, old)
+                    old.clear()
+                    old.update(jcopy(nrec))
+        ng = new.get("globals") or {}
+        if ng != self._G:
+            self._touch_globals()
+            self._G.clear()
+            self._G.update(jcopy(ng))
+
+
+# --------------------------------------------------------------------------- tracebacks
+
+
+def map_traceback(exc_or_tb: Any, module: ModuleType) -> list[str]:
+    """`.forge` locations (`file:line`) of the frames of a traceback that ran through `module`.
+
+    SOURCE_MAP maps generated line -> (forge file, forge line) for every statement's first
+    line; a frame inside a multi-line statement maps to the nearest preceding entry.
+    """
+    tb = exc_or_tb.__traceback__ if isinstance(exc_or_tb, BaseException) else exc_or_tb
+    smap = getattr(module, "SOURCE_MAP", None) or {}
+    path = getattr(module, "__file__", None)
+    if not smap or tb is None:
+        return []
+    lines = sorted(smap)
+    out = []
+    for fs in _tb.extract_tb(tb):
+        if path is not None and fs.filename != path:
+            continue
+        i = bisect.bisect_right(lines, fs.lineno) - 1
+        if i >= 0:
+            f, ln = smap[lines[i]]
+            out.append(f"{f}:{ln}")
+    return out
+
+
+def format_mapped_traceback(exc: BaseException, module: ModuleType) -> str:
+    """The Python traceback with each generated-module frame annotated by its `.forge` line."""
+    smap = getattr(module, "SOURCE_MAP", None) or {}
+    path = getattr(module, "__file__", None)
+    lines = sorted(smap)
+    out = ["Traceback (most recent call last):"]
+    for fs in _tb.extract_tb(exc.__traceback__):
+        note = ""
+        if fs.filename == path and lines:
+            i = bisect.bisect_right(lines, fs.lineno) - 1
+            if i >= 0:
+                f, ln = smap[lines[i]]
+                note = f"  [forge: {f}:{ln}]"
+        out.append(f'  File "{fs.filename}", line {fs.lineno}, in {fs.name}{note}')
+        if fs.line:
+            out.append(f"    {fs.line}")
+    out.append(f"{type(exc).__name__}: {exc}")
+    return "\n".join(out)
+
+
+def python_version_ok() -> bool:  # pragma: no cover - trivial
+    return sys.version_info >= (3, 11)
