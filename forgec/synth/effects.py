@@ -1,0 +1,528 @@
+"""Tool semantics: one effect body per tool, written in the .forge effect language.
+
+Given the inferred `Schema`, each tool becomes a `ToolDecl` whose body follows its kind:
+
+* read    `return k` (the record), `return k.status` (get_order_status), or a global
+* search  `return E where (p == null or it.f == p) and ...` (or the first match's key
+          for `find_user_id_by_email`)
+* create  `let x = insert E {key: fresh_id(E), f: p, ...}`, append to the parent's list
+* update  status preconditions, `set k.f = p`, grouped records (`set k.address = {...}`)
+* delete  a status change when the docs describe one (cancel), else `delete k`
+* action  a documented computed result, or the conservative fallback: an `ActionLog`
+          insert annotated `@conservative` plus a warning naming the tool.
+
+Preconditions come only from the docs (a status adjective in the name, a quoted target
+state), never from guesses, so a verified tool fails only where its documentation says.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from forgec import ir
+from forgec.diagnostics import Diagnostic, Span, warning
+from forgec.lang import ast as A
+
+from . import codes
+from .names import ident, plural, snake, tokens
+from .schema import (
+    MODIFIER_PARAMS,
+    Entity,
+    Schema,
+    ToolView,
+    TypeMapper,
+    _range_field,
+    ensure_action_log,
+    field_path,
+    strip_optional,
+)
+
+STR = A.PrimType("str")
+ANY = A.PrimType("any")
+NULL = A.Literal(None)
+
+
+def N(x: str) -> A.Name:
+    return A.Name(x)
+
+
+def at(obj: A.Expr | str, *names: str) -> A.Expr:
+    e = N(obj) if isinstance(obj, str) else obj
+    for n in names:
+        e = A.Attr(e, n)
+    return e
+
+
+def lit(v) -> A.Literal:
+    return A.Literal(v)
+
+
+def bin_(op: str, a: A.Expr, b: A.Expr) -> A.Binary:
+    return A.Binary(op, a, b)
+
+
+def and_all(xs: list[A.Expr]) -> A.Expr | None:
+    out = None
+    for x in xs:
+        out = x if out is None else bin_("and", out, x)
+    return out
+
+
+@dataclass
+class ParamOut:
+    name: str
+    wire: str
+    type: A.TypeExpr
+    default: A.Expr | None
+    doc: str
+    optional: bool
+
+
+@dataclass
+class Built:
+    decl: A.ToolDecl
+    diags: list[Diagnostic] = field(default_factory=list)
+    conservative: bool = False
+
+
+def span_of(t: ir.Tool) -> Span:
+    src = t.source
+    if src is None:
+        return Span("<docs>", pointer=t.name)
+    return Span(src.file, src.line, src.col, pointer=src.pointer)
+
+
+# --------------------------------------------------------------------------- defaults
+
+
+def default_value(s: Schema, t: A.TypeExpr, depth: int = 0) -> A.Expr:
+    """A literal of type `t` for fields nobody supplies (null for optionals and references)."""
+    if isinstance(t, A.OptionalType):
+        return NULL
+    if isinstance(t, A.PrimType):
+        return {"str": lit(""), "int": lit(0), "float": lit(0.0), "bool": lit(False)}.get(t.name, NULL)
+    if isinstance(t, A.EnumType):
+        return lit(t.values[0])
+    if isinstance(t, A.ListType):
+        return A.ListLit(())
+    if isinstance(t, A.RecordType):
+        return A.RecordLit(tuple(A.FieldInit(f.name, default_value(s, f.type, depth + 1)) for f in t.fields))
+    if isinstance(t, A.NamedType):
+        rec = s.records.get(t.name)
+        if rec is not None and depth < 4:
+            return A.RecordLit(tuple(A.FieldInit(f.name, default_value(s, f.type, depth + 1)) for f in rec.fields.values()))
+        return NULL
+    return NULL
+
+
+# --------------------------------------------------------------------------- params
+
+
+def tool_params(s: Schema, v: ToolView, tm: TypeMapper) -> list[ParamOut]:
+    out: list[ParamOut] = []
+    for p in v.tool.params:
+        name = ident(p.name)
+        if p.name == v.key_param and v.target:
+            ty: A.TypeExpr = A.NamedType(v.target)
+        elif p.name in v.refs:
+            ty = A.NamedType(v.refs[p.name])
+        elif p.name in v.list_refs:
+            ty = A.ListType(A.NamedType(v.list_refs[p.name]))
+        elif p.name == v.fresh_key and v.target:
+            ty = A.PrimType(s.entities[v.target].key_type)
+        else:
+            ty = tm.field_type(p.name, p.type)
+        default: A.Expr | None = None
+        optional = not p.required
+        if optional:
+            dv = p.default if p.has_default else None
+            if dv is not None and _fits(ty, dv):
+                default = lit(dv)
+            else:
+                if not isinstance(ty, A.OptionalType):
+                    ty = A.OptionalType(ty)
+                default = NULL
+        out.append(ParamOut(name, p.name, ty, default, (p.description or "").strip(), optional and (default is NULL)))
+    return out
+
+
+def _fits(t: A.TypeExpr, v) -> bool:
+    t = strip_optional(t)
+    if isinstance(t, A.PrimType):
+        return {
+            "str": isinstance(v, str),
+            "int": isinstance(v, int) and not isinstance(v, bool),
+            "float": isinstance(v, (int, float)) and not isinstance(v, bool),
+            "bool": isinstance(v, bool),
+        }.get(t.name, False)
+    if isinstance(t, A.EnumType):
+        return v in t.values
+    return False
+
+
+# --------------------------------------------------------------------------- per kind
+
+
+def build_tool(s: Schema, v: ToolView, tm: TypeMapper) -> Built:
+    params = tool_params(s, v, tm)
+    pmap = {p.wire: p for p in params}
+    kind = v.kind
+    body: list[A.Stmt] | None = None
+    ret: A.TypeExpr = ANY
+    try:
+        if kind == "read":
+            body, ret = _read(s, v, pmap)
+        elif kind == "search":
+            body, ret = _search(s, v, pmap)
+        elif kind == "create":
+            body, ret = _create(s, v, pmap)
+        elif kind == "update":
+            body, ret = _update(s, v, pmap)
+        elif kind == "delete":
+            body, ret = _delete(s, v, pmap)
+        else:
+            body, ret = _action(s, v, pmap)
+    except _NoRule:
+        body = None
+    conservative = body is None
+    diags: list[Diagnostic] = []
+    if conservative:
+        body, ret = _conservative(s, v, pmap)
+        diags.append(
+            warning(
+                codes.CONSERVATIVE,
+                f"no synthesis rule applies to tool `{v.tool.name}`; it gets a conservative effect (logs the call)",
+                span_of(v.tool),
+                help="edit its effect in env.forge (or use `--synth llm`); the call is recorded in `ActionLog`",
+            )
+        )
+    if v.kind in ("read", "search") and _writes(body):
+        kind = "action"
+    ann = [kind] + (["conservative"] if conservative else [])  # stored without "@"
+    decl = A.ToolDecl(
+        name=v.name,
+        params=tuple(A.ParamDecl(p.name, p.type, p.default, p.doc) for p in params),
+        returns=ret,
+        doc=_doc(v.tool.description),
+        body=tuple(body),
+        annotations=tuple(ann),
+    )
+    return Built(decl, diags, conservative)
+
+
+class _NoRule(Exception):
+    pass
+
+
+def _doc(desc: str) -> str:
+    d = " ".join((desc or "").split())
+    return d
+
+
+def _writes(body) -> bool:
+    for st in body or ():
+        if isinstance(st, (A.Set, A.Insert, A.Delete, A.Append, A.Remove)):
+            return True
+        if isinstance(st, A.For) and _writes(st.body):
+            return True
+        if isinstance(st, A.If) and (_writes(st.then) or _writes(st.orelse)):
+            return True
+    return False
+
+
+def _key_param(v: ToolView, pmap: dict[str, ParamOut]) -> str:
+    return pmap[v.key_param].name
+
+
+def _read(s: Schema, v: ToolView, pmap):
+    if v.global_name:
+        return [A.Return(at("state", v.global_name))], s.globals[v.global_name].type
+    if v.target and v.key_param:
+        e = s.entities[v.target]
+        k = _key_param(v, pmap)
+        if v.field_noun and v.field_noun in e.fields and v.field_noun != e.key:
+            return [A.Return(at(k, v.field_noun))], e.fields[v.field_noun].type
+        return [A.Return(N(k))], A.NamedType(v.target)
+    return _computed(s, v, pmap)
+
+
+def _filters(s: Schema, e: Entity, v: ToolView, pmap) -> list[A.Expr]:
+    preds: list[A.Expr] = []
+    for wire, p in pmap.items():
+        if wire in MODIFIER_PARAMS or wire == v.fresh_key:
+            continue
+        path = field_path(s, e, p.name)
+        cmp_op = "=="
+        if path is None:
+            rf = _range_field(wire)
+            if rf is None:
+                continue
+            path = field_path(s, e, ident(rf))
+            if path is None:
+                continue
+            cmp_op = ">=" if tokens(wire)[0] in ("min", "start", "from", "since", "after") else "<="
+            ftype = strip_optional(_field_type(s, e, path))
+            if not (isinstance(ftype, A.PrimType) and ftype.name in ("int", "float", "str")):
+                continue
+        ftype = _field_type(s, e, path)
+        if isinstance(strip_optional(ftype), A.ListType) and not isinstance(strip_optional(p.type), A.ListType):
+            test: A.Expr = bin_("in", N(p.name), at("it", *path))
+        elif _type_eq(strip_optional(ftype), strip_optional(p.type)):
+            test = bin_(cmp_op, at("it", *path), N(p.name))
+        else:
+            continue
+        if p.optional or isinstance(p.type, A.OptionalType):
+            test = bin_("or", bin_("==", N(p.name), NULL), test)
+        preds.append(test)
+    return preds
+
+
+def _field_type(s: Schema, e: Entity, path: list[str]) -> A.TypeExpr:
+    if path[0] == e.key and len(path) == 1:
+        return A.PrimType(e.key_type)
+    t = e.fields[path[0]].type
+    if len(path) > 1:
+        rec = s.records[strip_optional(t).name]
+        return rec.fields[path[1]].type
+    return t
+
+
+def _type_eq(a: A.TypeExpr, b: A.TypeExpr) -> bool:
+    if isinstance(a, A.EnumType) and isinstance(b, A.PrimType):
+        return b.name == "str" and all(isinstance(x, str) for x in a.values)
+    if isinstance(b, A.EnumType) and isinstance(a, A.PrimType):
+        return a.name == "str" and all(isinstance(x, str) for x in b.values)
+    if isinstance(a, A.PrimType) and isinstance(b, A.PrimType) and {a.name, b.name} <= {"int", "float"}:
+        return True
+    return a == b
+
+
+def _search(s: Schema, v: ToolView, pmap):
+    if v.target is None:
+        return _computed(s, v, pmap)
+    e = s.entities[v.target]
+    preds = _filters(s, e, v, pmap)
+    src: A.Expr = N(e.name)
+    if preds:
+        src = A.Where(src, and_all(preds))
+    before_by = v.toks[: v.toks.index("by")] if "by" in v.toks else v.toks
+    if "id" in before_by and preds:
+        # find_user_id_by_email: the key of the (first) match, an error when nothing matches
+        return [
+            A.Let("found", src),
+            A.Require(bin_(">", A.Call("len", (N("found"),)), lit(0)), f"no {e.name} matches"),
+            A.Return(at(A.Index(N("found"), lit(0)), e.key)),
+        ], A.PrimType(e.key_type)
+    return [A.Return(src)], A.ListType(A.NamedType(e.name))
+
+
+def _create(s: Schema, v: ToolView, pmap):
+    if v.target is None:
+        raise _NoRule
+    e = s.entities[v.target]
+    stmts: list[A.Stmt] = []
+    if v.fresh_key:
+        kp = pmap[v.fresh_key].name
+        stmts.append(A.Require(bin_("not in", N(kp), N(e.name)), f"{e.name} already exists"))
+        keyval: A.Expr = N(kp)
+    else:
+        keyval = A.Call("fresh_id", (N(e.name),))
+    inits = [A.FieldInit(e.key, keyval)]
+    by_name = {p.name: p for p in pmap.values()}
+    initial = _initial_status(s, e)
+    for fname, f in e.fields.items():
+        if fname == e.key:
+            continue
+        if fname in by_name:
+            inits.append(A.FieldInit(fname, N(fname)))
+        elif fname == "status" and initial is not None:
+            inits.append(A.FieldInit(fname, lit(initial)))
+        else:
+            inits.append(A.FieldInit(fname, default_value(s, f.type)))
+    stmts.append(A.Insert(e.name, tuple(inits), bind="created"))
+    for wire, ent in v.refs.items():
+        parent = s.entities[ent]
+        for pf, pfield in parent.fields.items():
+            t = strip_optional(pfield.type)
+            if isinstance(t, A.ListType) and t.item == A.NamedType(e.name):
+                stmts.append(A.Append(at(pmap[wire].name, pf), N("created")))
+    stmts.append(A.Return(N("created")))
+    return stmts, A.NamedType(e.name)
+
+
+def _initial_status(s: Schema, e: Entity):
+    f = e.fields.get("status")
+    if f is None:
+        return None
+    t = strip_optional(f.type)
+    return t.values[0] if isinstance(t, A.EnumType) and t.values else None
+
+
+def _status_require(e: Entity, v: ToolView, k: str) -> list[A.Stmt]:
+    out: list[A.Stmt] = []
+    if v.status_pre and "status" in e.fields:
+        out.append(A.Require(bin_("==", at(k, "status"), lit(v.status_pre)), f"{snake(e.name).replace('_', ' ')} is not {v.status_pre}"))
+    elif v.status_post and "status" in e.fields:
+        out.append(A.Require(bin_("!=", at(k, "status"), lit(v.status_post)), f"{snake(e.name).replace('_', ' ')} is already {v.status_post}"))
+    return out
+
+
+def _update(s: Schema, v: ToolView, pmap):
+    if v.target is None or v.key_param is None:
+        raise _NoRule
+    e = s.entities[v.target]
+    k = _key_param(v, pmap)
+    stmts: list[A.Stmt] = _status_require(e, v, k)
+    changes: list[A.Stmt] = []
+    grouped = set(v.group[2]) if v.group else set()
+    if v.group:
+        fname, rname, ps = v.group
+        changes.append(A.Set(at(k, fname), A.RecordLit(tuple(A.FieldInit(ident(p), N(pmap[p].name)) for p in ps))))
+    wires = set(pmap)
+    for wire, p in pmap.items():
+        if wire == v.key_param or wire in grouped or wire in MODIFIER_PARAMS:
+            continue
+        pair = "new_" + wire
+        if pair in wires and p.name in e.fields and isinstance(strip_optional(p.type), A.ListType):
+            # exchange item_ids for new_item_ids inside the record's list
+            changes.append(A.For("x", N(p.name), (A.If(bin_("in", N("x"), at(k, p.name)), (A.Remove(at(k, p.name), N("x")),)),)))
+            changes.append(A.For("x", N(pmap[pair].name), (A.Append(at(k, p.name), N("x")),)))
+            continue
+        if wire.startswith("new_") and wire[4:] in wires:
+            continue
+        if p.name not in e.fields or p.name == e.key:
+            continue
+        ftype = e.fields[p.name].type
+        if not _type_eq(strip_optional(ftype), strip_optional(p.type)):
+            continue
+        st = A.Set(at(k, p.name), N(p.name))
+        if isinstance(p.type, A.OptionalType) and not isinstance(ftype, A.OptionalType):
+            changes.append(A.If(bin_("!=", N(p.name), NULL), (st,)))
+        else:
+            changes.append(st)
+    if v.status_post and "status" in e.fields:
+        changes.append(A.Set(at(k, "status"), lit(v.status_post)))
+    if not changes:
+        raise _NoRule
+    return stmts + changes + [A.Return(N(k))], A.NamedType(e.name)
+
+
+def _delete(s: Schema, v: ToolView, pmap):
+    if v.target is None or v.key_param is None:
+        raise _NoRule
+    e = s.entities[v.target]
+    k = _key_param(v, pmap)
+    if v.status_post and "status" in e.fields:
+        stmts = _status_require(e, v, k)
+        for wire, p in pmap.items():
+            if wire != v.key_param and p.name in e.fields and p.name != e.key:
+                stmts.append(A.Set(at(k, p.name), N(p.name)))
+        stmts.append(A.Set(at(k, "status"), lit(v.status_post)))
+        return stmts + [A.Return(N(k))], A.NamedType(e.name)
+    stmts = [A.Let("removed", at(k, e.key))]
+    for other in s.entities.values():
+        for fname, f in other.fields.items():
+            t = strip_optional(f.type)
+            if isinstance(t, A.ListType) and t.item == A.NamedType(e.name):
+                stmts.append(
+                    A.For("owner", A.Where(N(other.name), bin_("in", N(k), at("it", fname))), (A.Remove(at("owner", fname), N(k)),))
+                )
+    stmts.append(A.Delete(N(k)))
+    ret = A.RecordType((A.FieldDecl("deleted", A.PrimType(e.key_type)),))
+    stmts.append(A.Return(A.RecordLit((A.FieldInit("deleted", N("removed")),))))
+    return stmts, ret
+
+
+def _action(s: Schema, v: ToolView, pmap):
+    if v.target is None and _no_change(v):
+        # `think`: documented as changing nothing; it echoes its input
+        ps = list(pmap.values())
+        if len(ps) == 1 and strip_optional(ps[0].type) == STR:
+            return [A.Return(N(ps[0].name))], ps[0].type
+    if v.target is None and v.tool.returns is not None:
+        return _computed(s, v, pmap)
+    raise _NoRule
+
+
+def _no_change(v: ToolView) -> bool:
+    from .schema import _no_change_desc
+
+    return _no_change_desc(v.tool.description)
+
+
+def _computed(s: Schema, v: ToolView, pmap):
+    """A documented return shape filled from params, globals (the clock) and defaults."""
+    ret = v.tool.returns
+    if ret is None or v.tool.returns.kind not in ("object", "ref"):
+        raise _NoRule
+    tm = TypeMapper(s)
+    rtype = tm.map(ret, "_".join(v.nouns) + "_result" if v.nouns else v.name + "_result")
+    used = [0]
+    expr = _fill(s, strip_optional(rtype), pmap, used, 0)
+    if used[0] == 0:
+        raise _NoRule
+    return [A.Return(expr)], rtype
+
+
+def _fill(s: Schema, t: A.TypeExpr, pmap, used, depth) -> A.Expr:
+    if isinstance(t, A.NamedType) and t.name in s.records and depth < 3:
+        rec = s.records[t.name]
+        inits = []
+        for fname, f in rec.fields.items():
+            inits.append(A.FieldInit(fname, _fill_field(s, fname, f.type, pmap, used, depth)))
+        return A.RecordLit(tuple(inits))
+    return default_value(s, t)
+
+
+def _fill_field(s: Schema, fname: str, t: A.TypeExpr, pmap, used, depth) -> A.Expr:
+    base = strip_optional(t)
+    for p in pmap.values():
+        if p.name == fname and _type_eq(base, strip_optional(p.type)):
+            used[0] += 1
+            return N(p.name)
+    if "now" in s.globals and base == STR and any(w in fname for w in ("time", "date")):
+        used[0] += 1
+        return at("state", "now")
+    if isinstance(base, A.NamedType) and base.name in s.records:
+        return _fill(s, base, pmap, used, depth + 1)
+    return default_value(s, t)
+
+
+def _conservative(s: Schema, v: ToolView, pmap):
+    """Log the call in `ActionLog`; read-like tools only echo their arguments (no write)."""
+    parts: list[A.Expr] = []
+    for p in pmap.values():
+        val = N(p.name)
+        if v.key_param and p.wire == v.key_param and v.target:
+            val = at(p.name, s.entities[v.target].key)
+        piece = bin_("+", lit(f"{p.wire}="), A.Call("str", (val,)))
+        parts.append(piece)
+    args: A.Expr = lit("")
+    for i, piece in enumerate(parts):
+        args = piece if i == 0 else bin_("+", bin_("+", args, lit(", ")), piece)
+    if v.kind in ("read", "search"):
+        rt = A.RecordType((A.FieldDecl("tool", STR), A.FieldDecl("args", STR)))
+        return [A.Return(A.RecordLit((A.FieldInit("tool", lit(v.tool.name)), A.FieldInit("args", args))))], rt
+    log = ensure_action_log(s)
+    stmts: list[A.Stmt] = [
+        A.Insert(log, (A.FieldInit("log_id", A.Call("fresh_id", (N(log),))), A.FieldInit("tool", lit(v.tool.name)), A.FieldInit("args", args)), bind="logged")
+    ]
+    if v.target and v.key_param:
+        return stmts + [A.Return(N(pmap[v.key_param].name))], A.NamedType(v.target)
+    return stmts + [A.Return(N("logged"))], A.NamedType(log)
+
+
+def fix_required_refs(s: Schema, tools: list[A.ToolDecl]) -> None:
+    """Fields that some insert fills with null must be optional."""
+    for t in tools:
+        for st in t.body or ():
+            if isinstance(st, A.Insert):
+                e = s.entities.get(st.entity)
+                if e is None:
+                    continue
+                for fi in st.fields:
+                    if fi.value == NULL and fi.name in e.fields and not isinstance(e.fields[fi.name].type, A.OptionalType):
+                        e.fields[fi.name].type = A.OptionalType(e.fields[fi.name].type)
+
+
+__all__ = ["build_tool", "fix_required_refs", "default_value", "Built", "plural"]

@@ -1,0 +1,89 @@
+"""Name handling for synthesis: tokenizing tool/param names, singular/plural, identifiers.
+
+Why a module of its own: every inference rule (entity from `order_id`, target from
+`get_user_details`, status from `cancel_pending_order`) works on the same token view
+of a name, and every emitted name must be a valid, non-reserved .forge identifier.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Words that are keywords in expression/statement position of forge.lark. The lexer is
+# contextual, but a field or param with one of these names would be ambiguous inside
+# `where`/`append ... to`/`remove ... from`, so synthesis never emits them as names.
+RESERVED = frozenset(
+    "where or and not in true false null to from else it if for let set insert delete append remove "
+    "return require python import env entity record tool enum list blueprint call reason expect tell knows".split()
+)
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_SPLIT = re.compile(r"[^A-Za-z0-9]+")
+
+
+def tokens(name: str) -> list[str]:
+    """`getUserDetails`, `get_user_details`, `get-user.details` -> ['get', 'user', 'details']."""
+    out: list[str] = []
+    for part in _SPLIT.split(name):
+        if not part:
+            continue
+        out += [p.lower() for p in _CAMEL.split(part) if p]
+    return out
+
+
+def snake(name: str) -> str:
+    return "_".join(tokens(name))
+
+
+def pascal(name: str) -> str:
+    return "".join(t[:1].upper() + t[1:] for t in tokens(name))
+
+
+_IRREGULAR = {"people": "person", "children": "child", "men": "man", "women": "woman", "data": "data", "indices": "index"}
+_NO_SINGULAR = ("ss", "us", "is", "news", "status", "series", "species", "analysis")
+
+
+def singular(word: str) -> str:
+    w = word.lower()
+    if w in _IRREGULAR:
+        return _IRREGULAR[w]
+    if w.endswith(_NO_SINGULAR) or len(w) <= 3:
+        return w
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    if w.endswith(("sses", "xes", "ches", "shes", "zzes")):
+        return w[:-2]
+    if w.endswith("s"):
+        return w[:-1]
+    return w
+
+
+def plural(word: str) -> str:
+    w = word.lower()
+    if w.endswith("y") and len(w) > 1 and w[-2] not in "aeiou":
+        return w[:-1] + "ies"
+    if w.endswith(("s", "x", "ch", "sh", "z")):
+        return w + "es"
+    return w + "s"
+
+
+def ident(name: str) -> str:
+    """A valid, non-reserved identifier for `name` (deterministic)."""
+    s = re.sub(r"[^A-Za-z0-9_]+", "_", name).strip("_") or "x"
+    if s[0].isdigit():
+        s = "n_" + s
+    if s in RESERVED:
+        s += "_"
+    return s
+
+
+def entity_name(stem_tokens: list[str]) -> str:
+    """['payment', 'methods'] -> 'PaymentMethod' (last token singular)."""
+    if not stem_tokens:
+        return "Item"
+    toks = stem_tokens[:-1] + [singular(stem_tokens[-1])]
+    return "".join(t[:1].upper() + t[1:] for t in toks)
+
+
+def entity_tokens(entity: str) -> list[str]:
+    return tokens(entity)

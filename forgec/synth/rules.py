@@ -1,0 +1,57 @@
+"""The rules backend: deterministic, offline synthesis of an `EnvDecl` from the IR."""
+
+from __future__ import annotations
+
+from forgec import ir
+from forgec.diagnostics import Diagnostic, Span, warning
+from forgec.lang import ast as A
+
+from . import codes
+from .effects import build_tool, fix_required_refs, span_of
+from .names import ident
+from .schema import Schema, TypeMapper, infer_schema
+
+
+def synthesize_rules(env: ir.Environment) -> tuple[A.EnvDecl, list[Diagnostic]]:
+    diags: list[Diagnostic] = []
+    if not env.tools:
+        diags.append(warning(codes.NO_TOOLS, f"environment `{env.name}` documents no tools", Span(env.sources[0] if env.sources else "<docs>")))
+    s = infer_schema(env)
+    tm = TypeMapper(s)
+    tools: list[A.ToolDecl] = []
+    seen: set[str] = set()
+    for t in env.tools:
+        v = s.views[t.name]
+        if v.name != t.name:
+            diags.append(warning(codes.RENAMED, f"tool name `{t.name}` is not an identifier; synthesized as `{v.name}`", span_of(t)))
+        if v.name in seen:
+            i = 2
+            while f"{v.name}_{i}" in seen:
+                i += 1
+            diags.append(warning(codes.DUPLICATE_TOOL, f"tool `{t.name}` collides with another tool; synthesized as `{v.name}_{i}`", span_of(t)))
+            v.name = f"{v.name}_{i}"
+        seen.add(v.name)
+        for p in t.params:
+            if ident(p.name) != p.name:
+                diags.append(warning(codes.RENAMED, f"parameter `{p.name}` of `{t.name}` is not an identifier; synthesized as `{ident(p.name)}`", span_of(t)))
+        built = build_tool(s, v, tm)
+        tools.append(built.decl)
+        diags += built.diags
+    fix_required_refs(s, tools)
+    return _env_decl(s, env, tools), diags
+
+
+def _fields(fs) -> tuple[A.FieldDecl, ...]:
+    return tuple(A.FieldDecl(f.name, f.type, f.default, " ".join((f.doc or "").split())) for f in fs.values())
+
+
+def _env_decl(s: Schema, env: ir.Environment, tools: list[A.ToolDecl]) -> A.EnvDecl:
+    state = A.StateDecl(_fields(s.globals)) if s.globals else None
+    return A.EnvDecl(
+        name=ident(env.name),
+        state=state,
+        records=tuple(A.RecordDecl(r.name, _fields(r.fields), " ".join(r.doc.split())) for r in s.records.values()),
+        entities=tuple(A.EntityDecl(e.name, e.key, _fields(e.fields), " ".join(e.doc.split())) for e in s.entities.values()),
+        tools=tuple(tools),
+        doc=" ".join((env.description or "").split()),
+    )

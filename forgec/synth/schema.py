@@ -1,0 +1,830 @@
+"""State schema inference: ToolDoc IR -> entities, keys, fields, relations, records, globals.
+
+The rules backend reads only what the docs say (names, types, enums, HTTP paths,
+MCP annotations, descriptions) and decides, per environment:
+
+* which **entities** exist and their **key field** — from id-like names (`order_id`,
+  `orderId`, `item_ids`, `{kernel_id}` path params, `ticket_id: integer` -> int key),
+  path collections (`/api/sessions/{session}` -> Session), name-like keys that several
+  tools share (`repo_path`, `branch_name`), and the nouns of list/search/create tools;
+* their **fields** — from documented return schemas, then from parameters of
+  create/update tools (`modify_user_address(user_id, address1, ...)` -> `address: Address`),
+  then from search filters (`find_user_id_by_email(email)` -> `email: str`);
+* **relations** — a field `user_id` inside Order -> `user_id: User`; `reservations: list[str]`
+  of ids -> `list[Reservation]`; "details of a user, including their orders" -> `orders: list[Order]`;
+* **status enums** — from status adjectives in tool names (`cancel_pending_order` -> "pending")
+  and quoted target states in descriptions ("status will be changed to 'return requested'");
+* **globals** (`state { ... }`) — singletons read by parameterless tools (`/api/status`,
+  `/api/me`), and a clock `now` when a tool asks for the current time.
+
+Everything here is deterministic: dicts keep insertion order and the input order of
+tools is the only order used.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from forgec import ir
+from forgec.lang import ast as A
+
+from .names import RESERVED, entity_name, ident, plural, pascal, singular, snake, tokens
+
+# --------------------------------------------------------------------------- lexicon
+
+READ_VERBS = {"get", "fetch", "retrieve", "show", "shows", "describe", "read", "view", "inspect", "resolve", "check", "load", "display", "lookup", "returns", "return_"}
+SEARCH_VERBS = {"search", "find", "list", "lists", "query", "filter", "browse", "scan", "look"}
+CREATE_VERBS = {"create", "creates", "add", "adds", "new", "book", "make", "register", "insert", "post", "append", "issue", "submit", "upload", "start", "open", "generate", "schedule", "place", "send", "commit", "records", "record", "copy", "duplicate", "clone", "reserve", "enroll", "invite"}
+UPDATE_VERBS = {"update", "updates", "modify", "edit", "change", "set", "rename", "patch", "move", "assign", "replace", "exchange", "upgrade", "downgrade", "switch", "switches", "checkout", "restore", "toggle", "enable", "disable", "mark", "return", "save", "apply", "approve", "reject", "pay", "refund", "confirm", "activate", "deactivate", "transfer_"}
+DELETE_VERBS = {"delete", "deletes", "remove", "removes", "cancel", "kill", "destroy", "drop", "close", "revoke", "terminate", "unregister", "erase", "purge", "archive", "unsubscribe"}
+ALL_VERBS = READ_VERBS | SEARCH_VERBS | CREATE_VERBS | UPDATE_VERBS | DELETE_VERBS
+# verbs that also name the thing they create (`git_commit` creates a Commit)
+NOUN_VERBS = {"commit", "post", "record", "upload", "comment", "note", "tag", "bookmark", "message"}
+
+STOP = {"all", "by", "details", "detail", "info", "information", "of", "the", "a", "an", "for", "to", "with", "from", "in", "on", "and", "or", "my", "current", "id", "ids", "data", "entire", "whole", "specific", "existing", "new"}
+STATUS_WORDS = {"pending", "delivered", "active", "inactive", "open", "closed", "draft", "published", "processed", "shipped", "completed", "confirmed", "cancelled", "canceled", "expired", "paid", "unpaid", "approved", "rejected", "archived", "running", "stopped", "suspended", "scheduled", "booked", "locked", "unlocked", "failed", "succeeded", "enabled", "disabled", "resolved", "unresolved", "assigned", "unassigned", "overdue", "returned", "refunded"}
+# past tense of verbs whose effect is a status change
+STATUS_AFTER = {"cancel": "cancelled", "close": "closed", "archive": "archived", "approve": "approved", "reject": "rejected", "confirm": "confirmed", "activate": "active", "deactivate": "inactive", "refund": "refunded", "pay": "paid", "resolve": "resolved", "terminate": "terminated", "revoke": "revoked", "enable": "enabled", "disable": "disabled", "return": "returned"}
+MODIFIER_PARAMS = {"limit", "offset", "page", "page_size", "per_page", "max_count", "count", "max_results", "sort", "sort_by", "order_by", "cursor", "context_lines", "format", "verbose", "include", "fields", "content", "hash", "timeout"}
+KEYISH_SUFFIX = {"name", "number", "code", "path", "slug", "sku", "handle"}
+QUALIFIERS = {"new", "old", "target", "source", "base", "parent", "current", "original", "selected", "primary", "from", "to", "other", "src", "dst"}
+
+KINDS = ("read", "search", "create", "update", "delete", "action")
+
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass
+class Field:
+    name: str
+    type: A.TypeExpr
+    doc: str = ""
+    default: A.Expr | None = None
+
+
+@dataclass
+class Entity:
+    name: str
+    key: str
+    key_type: str = "str"  # "str" | "int"
+    fields: dict[str, Field] = field(default_factory=dict)
+    doc: str = ""
+    aliases: list[str] = field(default_factory=list)  # wire names of params that denote one of these
+    synthetic_key: bool = False
+
+
+@dataclass
+class Record:
+    name: str
+    fields: dict[str, Field] = field(default_factory=dict)
+    doc: str = ""
+
+
+@dataclass
+class ToolView:
+    """Per-tool facts shared by schema inference and effect synthesis."""
+
+    tool: ir.Tool
+    name: str  # identifier
+    kind: str
+    toks: list[str]  # name tokens without the env-wide prefix
+    verb: str | None
+    nouns: list[str]  # name tokens that are not verb/stop words (before any "by")
+    by: list[str]  # tokens after "by" (find_user_id_by_email -> ['email'])
+    target: str | None = None  # entity the tool is about
+    key_param: str | None = None  # param bound to the target record
+    refs: dict[str, str] = field(default_factory=dict)  # param -> entity (entity-typed params)
+    list_refs: dict[str, str] = field(default_factory=dict)  # param -> entity (list of keys)
+    fresh_key: str | None = None  # create tools: param supplying the new key
+    status_pre: str | None = None
+    status_post: str | None = None
+    field_noun: str | None = None  # get_order_status -> "status"
+    group: tuple[str, str, tuple[str, ...]] | None = None  # (field, Record, params) grouped update
+    global_name: str | None = None  # singleton read
+    child: tuple[str, str] | None = None  # (entity, ref field) listed by this read
+
+
+@dataclass
+class Schema:
+    env: ir.Environment
+    entities: dict[str, Entity] = field(default_factory=dict)
+    records: dict[str, Record] = field(default_factory=dict)
+    globals: dict[str, Field] = field(default_factory=dict)
+    views: dict[str, ToolView] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def ref_of(self, name: str) -> str | None:
+        """Entity denoted by an id-like name (`order_id`, `orderId`, `new_item_ids`), if any."""
+        for e in self.entities.values():
+            if name in e.aliases or name == e.key:
+                return e.name
+        stem = id_stem(name)
+        if stem:
+            cand = entity_name(stem[0])
+            if cand in self.entities:
+                return cand
+        return None
+
+
+# --------------------------------------------------------------------------- names -> meaning
+
+
+def id_stem(name: str) -> tuple[list[str], bool] | None:
+    """`order_id` -> (['order'], False); `new_item_ids` -> (['item'], True); `id` -> None."""
+    t = tokens(name)
+    if len(t) < 2:
+        return None
+    last = t[-1]
+    if last in ("id", "uuid"):
+        stem, many = t[:-1], False
+    elif last in ("ids", "uuids"):
+        stem, many = t[:-1], True
+    else:
+        return None
+    while len(stem) > 1 and stem[0] in QUALIFIERS:
+        stem = stem[1:]
+    if not stem or stem[-1] in STOP:
+        return None
+    return stem, many
+
+
+def keyish_stem(name: str) -> list[str] | None:
+    """`branch_name` -> ['branch'], `flight_number` -> ['flight'], `repo_path` -> ['repo']."""
+    t = tokens(name)
+    if len(t) >= 2 and t[-1] in KEYISH_SUFFIX:
+        stem = t[:-1]
+        while len(stem) > 1 and stem[0] in QUALIFIERS:
+            stem = stem[1:]
+        return stem
+    return None
+
+
+def common_prefix(names: list[str]) -> int:
+    """Number of leading tokens shared by every tool name (`git_`), kept only when >= 2 tools."""
+    if len(names) < 2:
+        return 0
+    toks = [tokens(n) for n in names]
+    n = 0
+    while all(len(t) > n + 1 for t in toks) and len({t[n] for t in toks}) == 1 and toks[0][n] not in ALL_VERBS:
+        n += 1
+    return n
+
+
+def _first_word(text: str) -> str:
+    m = re.match(r"\s*([A-Za-z]+)", text or "")
+    return m.group(1).lower() if m else ""
+
+
+def classify(tool: ir.Tool, prefix: int = 0) -> str:
+    """Tool kind from HTTP method, MCP annotations, the name's verb, the description's verb."""
+    toks = tokens(tool.name)[prefix:] or tokens(tool.name)
+    ann = tool.annotations or {}
+    read_only = ann.get("readOnlyHint")
+    destructive = ann.get("destructiveHint")
+    verb = _verb(toks, tool.description)
+    m = (tool.http_method or "").upper()
+    if m:
+        segs = [s for s in (tool.http_path or "").split("/") if s]
+        last_is_param = bool(segs) and segs[-1].startswith("{")
+        after_param = any(s.startswith("{") for s in segs[:-1]) and not last_is_param
+        if m == "GET" or m == "HEAD":
+            if last_is_param:
+                return "read"
+            ret = tool.returns
+            if ret is not None and ret.kind == "array":
+                return "search"
+            return "search" if _looks_plural(segs[-1] if segs else "") and ret is None else "read"
+        if m == "DELETE":
+            return "delete"
+        if m in ("PUT", "PATCH"):
+            return "update"
+        if m == "POST":
+            if after_param and verb not in CREATE_VERBS:
+                return "action"
+            if last_is_param:
+                return "update" if verb in UPDATE_VERBS else "action"
+            return "create"
+    if read_only is True:
+        return "search" if verb in SEARCH_VERBS or _list_desc(tool.description) else "read"
+    kind = _kind_of_verb(verb, toks)
+    if kind in ("read", "search") and read_only is False:
+        kind = "action"
+    if destructive is True and kind in ("read", "search", "create"):
+        kind = "delete" if verb in DELETE_VERBS else "update"
+    if kind == "action" and _no_change_desc(tool.description):
+        return "action"
+    return kind
+
+
+def _kind_of_verb(verb: str | None, toks: list[str]) -> str:
+    if verb is None:
+        return "action"
+    if verb in SEARCH_VERBS:
+        return "search"
+    if verb in READ_VERBS:
+        return "read"
+    if verb in CREATE_VERBS:
+        return "create"
+    if verb in DELETE_VERBS:
+        return "delete"
+    if verb in UPDATE_VERBS:
+        return "update"
+    return "action"
+
+
+def _verb(toks: list[str], description: str) -> str | None:
+    for t in toks[:2]:
+        if t in ALL_VERBS:
+            return t
+    w = _first_word(description)
+    if w in ALL_VERBS:
+        return {"shows": "show", "lists": "list", "adds": "add", "creates": "create", "records": "record", "switches": "switch", "deletes": "delete", "removes": "remove", "updates": "update"}.get(w, w)
+    return None
+
+
+def _looks_plural(seg: str) -> bool:
+    return seg.endswith("s") and singular(seg) != seg
+
+
+def _list_desc(desc: str) -> bool:
+    return bool(re.match(r"\s*(list|search|find|query)\b", desc or "", re.I))
+
+
+def _no_change_desc(desc: str) -> bool:
+    return bool(re.search(r"(not|never)\s+(obtain new information or )?change the (database|state)", desc or "", re.I))
+
+
+# --------------------------------------------------------------------------- IR types -> forge types
+
+
+class TypeMapper:
+    """Maps IR types to forge types, creating record declarations for nested objects."""
+
+    def __init__(self, schema: Schema):
+        self.s = schema
+
+    def map(self, t: ir.Type | None, hint: str, depth: int = 0) -> A.TypeExpr:
+        if t is None:
+            return A.PrimType("any")
+        inner = self._map(t, hint, depth)
+        if t.nullable and not isinstance(inner, A.OptionalType):
+            return A.OptionalType(inner)
+        return inner
+
+    def _map(self, t: ir.Type, hint: str, depth: int) -> A.TypeExpr:
+        k = t.kind
+        if k == "string":
+            return A.PrimType("str")
+        if k == "integer":
+            return A.PrimType("int")
+        if k == "number":
+            return A.PrimType("float")
+        if k == "boolean":
+            return A.PrimType("bool")
+        if k == "enum":
+            vals = tuple(v for v in t.values if v is not None)
+            if not vals:
+                return A.PrimType("str")
+            kinds = {type(v) for v in vals}
+            if len(kinds) == 1 and kinds <= {str, int, float, bool}:
+                return A.EnumType(tuple(dict.fromkeys(vals)))
+            return A.PrimType("str")
+        if k == "array":
+            return A.ListType(self.map(t.items, singular(snake(hint) or "item"), depth + 1) if t.items else A.PrimType("any"))
+        if k == "object":
+            if not t.fields or depth > 4:
+                return A.PrimType("any")
+            return A.NamedType(self.record(hint, t, depth))
+        if k == "union":
+            vs = [v for v in t.variants if v.kind != "null"]
+            opt = len(vs) != len(t.variants)
+            if len(vs) == 1:
+                inner = self._map(vs[0], hint, depth)
+                return A.OptionalType(inner) if opt and not isinstance(inner, A.OptionalType) else inner
+            return A.OptionalType(A.PrimType("any")) if opt else A.PrimType("any")
+        if k == "ref" and t.ref and t.ref in self.s.env.definitions and depth <= 4:
+            return self._map(self.s.env.definitions[t.ref], t.ref, depth + 1)
+        return A.PrimType("any")
+
+    def record(self, hint: str, t: ir.Type, depth: int = 0) -> str:
+        """Declare (or merge into) record `Pascal(hint)` with the object's fields."""
+        name = pascal(singular(snake(hint))) or "Value"
+        if name in self.s.entities:
+            name += "Info"
+        fields: dict[str, Field] = {}
+        for f in t.fields:
+            fname = ident(snake(f.name)) if not _is_ident(f.name) else ident(f.name)
+            ftype = self.field_type(f.name, f.type, depth + 1)
+            if not f.required and not isinstance(ftype, A.OptionalType):
+                ftype = A.OptionalType(ftype)
+            fields.setdefault(fname, Field(fname, ftype, f.description or f.type.description))
+        rec = self.s.records.get(name)
+        if rec is None:
+            self.s.records[name] = Record(name, fields, t.description)
+        else:
+            for fname, f in fields.items():
+                if fname not in rec.fields:
+                    rec.fields[fname] = Field(fname, _optional(f.type), f.doc)
+            for fname, f in rec.fields.items():
+                if fname not in fields:
+                    f.type = _optional(f.type)
+        return name
+
+    def field_type(self, name: str, t: ir.Type, depth: int = 0) -> A.TypeExpr:
+        """Type of a field/param named `name`: ids of known entities become references."""
+        ent = self.s.ref_of(name)
+        base = t
+        opt = t.nullable
+        if t.kind == "union":
+            vs = [v for v in t.variants if v.kind != "null"]
+            opt = opt or len(vs) != len(t.variants)
+            base = vs[0] if len(vs) == 1 else t
+        if ent and base.kind in ("string", "integer"):
+            ty: A.TypeExpr = A.NamedType(ent)
+            return A.OptionalType(ty) if opt else ty
+        if ent and base.kind == "array" and base.items is not None and base.items.kind in ("string", "integer"):
+            ty = A.ListType(A.NamedType(ent))
+            return A.OptionalType(ty) if opt else ty
+        # `reservations: list[str]` inside a record: a list of keys of entity Reservation
+        if base.kind == "array" and base.items is not None and base.items.kind in ("string", "integer"):
+            cand = pascal(singular(snake(name)))
+            if cand in self.s.entities:
+                ty = A.ListType(A.NamedType(cand))
+                return A.OptionalType(ty) if opt else ty
+        return self.map(t, name, depth)
+
+
+def _is_ident(s: str) -> bool:
+    return bool(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", s)) and s not in RESERVED
+
+
+def _optional(t: A.TypeExpr) -> A.TypeExpr:
+    return t if isinstance(t, A.OptionalType) else A.OptionalType(t)
+
+
+def strip_optional(t: A.TypeExpr) -> A.TypeExpr:
+    return t.inner if isinstance(t, A.OptionalType) else t
+
+
+# --------------------------------------------------------------------------- inference
+
+
+def infer_schema(env: ir.Environment) -> Schema:
+    s = Schema(env)
+    tools = list(env.tools)
+    prefix = common_prefix([t.name for t in tools])
+    for t in tools:
+        s.views[t.name] = _view(t, prefix)
+    _discover_entities(s)
+    _bind_tools(s)
+    _gather_fields(s)
+    _status_fields(s)
+    _globals(s)
+    _finish_entities(s)
+    return s
+
+
+def _view(t: ir.Tool, prefix: int) -> ToolView:
+    toks = tokens(t.name)[prefix:] or tokens(t.name)
+    kind = classify(t, prefix)
+    verb = _verb(toks, t.description)
+    body = toks
+    by: list[str] = []
+    if "by" in body:
+        i = body.index("by")
+        body, by = body[:i], body[i + 1 :]
+    nouns = [w for w in body if w not in ALL_VERBS and w not in STOP]
+    if not nouns and verb in NOUN_VERBS and kind == "create":
+        nouns = [verb]
+    return ToolView(t, ident(t.name), kind, toks, verb, nouns, by)
+
+
+def _all_params(t: ir.Tool):
+    """(name, type, depth) of params and of fields of object params (one level, arrays too)."""
+    for p in t.params:
+        yield p.name, p.type, 0
+        ty = p.type.items if p.type.kind == "array" and p.type.items is not None else p.type
+        if ty.kind == "object":
+            for f in ty.fields:
+                yield f.name, f.type, 1
+
+
+def _scalar_kind(t: ir.Type) -> str:
+    if t.kind == "array" and t.items is not None:
+        return _scalar_kind(t.items)
+    if t.kind == "union":
+        vs = [v for v in t.variants if v.kind != "null"]
+        return _scalar_kind(vs[0]) if len(vs) == 1 else "any"
+    return t.kind
+
+
+def _add_entity(s: Schema, name: str, key: str, key_type: str = "str", alias: str | None = None, synthetic: bool = False) -> Entity:
+    e = s.entities.get(name)
+    if e is None:
+        e = Entity(name, ident(key), key_type, synthetic_key=synthetic)
+        s.entities[name] = e
+    elif e.synthetic_key and not synthetic:
+        e.key, e.key_type, e.synthetic_key = ident(key), key_type, False
+    if alias and alias not in e.aliases:
+        e.aliases.append(alias)
+    return e
+
+
+def _path_entities(t: ir.Tool):
+    """(entity name, path param) for each `{param}` in an HTTP path, named by the preceding segment."""
+    segs = [x for x in (t.http_path or "").split("/") if x]
+    prev = None
+    for seg in segs:
+        if seg.startswith("{") and seg.endswith("}"):
+            p = seg[1:-1]
+            stem = id_stem(p)
+            if prev is not None:
+                yield pascal(singular(snake(prev))), p
+            elif stem:
+                yield entity_name(stem[0]), p
+        else:
+            prev = seg
+
+
+def _discover_entities(s: Schema) -> None:
+    tools = list(s.env.tools)
+    # 1. HTTP path params: /api/kernels/{kernel_id} -> Kernel keyed by kernel_id
+    for t in tools:
+        for ename, p in _path_entities(t):
+            par = t.param(p)
+            kt = "int" if par is not None and _scalar_kind(par.type) == "integer" else "str"
+            _add_entity(s, ename, p, kt, alias=p)
+    # 2. id-like params and nested param fields: order_id, orderId, item_ids, ticket_id: integer
+    for t in tools:
+        for name, ty, _depth in _all_params(t):
+            st = id_stem(name)
+            if not st or s.ref_of(name):
+                if st and s.ref_of(name):
+                    e = s.entities[s.ref_of(name)]
+                    if name not in e.aliases:
+                        e.aliases.append(name)
+                continue
+            kt = "int" if _scalar_kind(ty) == "integer" else "str"
+            key = snake(name) if not st[1] else "_".join(st[0]) + "_id"
+            _add_entity(s, entity_name(st[0]), key, kt, alias=name)
+    # 3. name-like keys: shared by many tools (repo_path), or naming a tool's noun (branch_name)
+    counts: dict[str, int] = {}
+    for t in tools:
+        for p in t.params:
+            if keyish_stem(p.name) and _scalar_kind(p.type) in ("string", "integer"):
+                counts[p.name] = counts.get(p.name, 0) + 1
+    tool_nouns = {n for v in s.views.values() for n in v.nouns}
+    for t in tools:
+        for name, ty, depth in _all_params(t):
+            stem = keyish_stem(name)
+            if not stem or _scalar_kind(ty) not in ("string", "integer") or s.ref_of(name):
+                continue
+            head = singular(stem[-1])
+            shared = depth == 0 and counts.get(name, 0) >= max(2, (len(tools) + 1) // 2)
+            if shared or head in {singular(n) for n in tool_nouns}:
+                kt = "int" if _scalar_kind(ty) == "integer" else "str"
+                _add_entity(s, entity_name(stem), name, kt, alias=name)
+    # 4. nouns of list/search/create tools without an id param: search_direct_flight -> Flight
+    for v in s.views.values():
+        if v.kind not in ("search", "create") or not v.nouns:
+            continue
+        if any(_param_entity(s, p.name) for p in v.tool.params) and v.kind == "search":
+            continue
+        noun = _noun_entity_name(s, v.nouns)
+        if noun is None or noun in s.entities:
+            continue
+        if v.kind == "create" and any(_scalar_kind(p.type) == "string" and p.name == v.nouns[-1] for p in v.tool.params):
+            continue
+        key = _key_for_noun(s, singular(v.nouns[-1]))
+        _add_entity(s, noun, key or f"{snake(noun)}_id", synthetic=key is None)
+
+
+def _noun_entity_name(s: Schema, nouns: list[str]) -> str | None:
+    """Entity for the nouns of a tool name: the longest known suffix, else the head noun."""
+    for i in range(len(nouns)):
+        cand = entity_name(nouns[i:])
+        if cand in s.entities:
+            return cand
+    ns = [n for n in nouns if n not in STATUS_WORDS]
+    while len(ns) > 1 and ns[-1] in ("type", "types", "kind", "kinds", "list"):
+        ns = ns[:-1]
+    if not ns:
+        return None
+    head = entity_name(ns[-1:])
+    for i in range(len(ns)):
+        cand = entity_name(ns[i:])
+        if cand in s.entities:
+            return cand
+    return head
+
+
+def _key_for_noun(s: Schema, noun: str) -> str | None:
+    """A documented key-like field for an entity named only by a tool noun (flights[].flight_number)."""
+    for t in s.env.tools:
+        for name, _ty, _d in _all_params(t):
+            stem = keyish_stem(name) or (id_stem(name) or ([], False))[0]
+            if stem and singular(stem[-1]) == noun and len(stem) == 1:
+                return snake(name)
+    return None
+
+
+def _param_entity(s: Schema, pname: str) -> str | None:
+    return s.ref_of(pname)
+
+
+def _bind_tools(s: Schema) -> None:
+    """Decide each tool's target entity, key param, entity-typed params and status words."""
+    for v in s.views.values():
+        t = v.tool
+        for p in t.params:
+            ent = s.ref_of(p.name)
+            if ent is None:
+                continue
+            sk = _scalar_kind(p.type)
+            if p.type.kind == "array" and sk in ("string", "integer"):
+                v.list_refs[p.name] = ent
+            elif sk in ("string", "integer") and p.type.kind != "array":
+                v.refs[p.name] = ent
+        named = _noun_entity_name(s, v.nouns) if v.nouns else None
+        if v.kind in ("search", "create"):
+            v.target = named if named in s.entities else None
+            if v.kind == "create" and v.target is None and v.refs:
+                # `git_add(repo_path, files)`: nothing new is named, so it changes the record
+                v.kind = "update"
+            elif v.kind == "search" and v.target is None and len(v.refs) == 1:
+                v.kind = "read"
+        if v.kind == "create" and v.target:
+            e = s.entities[v.target]
+            for pname, ent in list(v.refs.items()):
+                if ent == v.target and (pname == e.key or pname in e.aliases):
+                    v.fresh_key = pname
+                    del v.refs[pname]
+        if v.kind == "search" and v.target and v.by and "id" in v.toks[: v.toks.index("by")] if "by" in v.toks else False:
+            pass
+        if v.kind in ("read", "update", "delete", "action") and v.refs:
+            cands = list(v.refs.items())
+            # prefer the entity named in the tool name, then path params, then the first required one
+            pick = None
+            for pname, ent in cands:
+                if _contains(v.toks, tokens(ent)):
+                    pick = (pname, ent)
+            if pick is None:
+                segs = (t.http_path or "").split("/")
+                last = [x[1:-1] for x in segs if x.startswith("{")]
+                for pname, ent in cands:
+                    if last and pname == last[-1]:
+                        pick = (pname, ent)
+            if pick is None:
+                req = [(pn, en) for pn, en in cands if (t.param(pn) and t.param(pn).required)]
+                pick = (req or cands)[0]
+            v.key_param, v.target = pick
+            del v.refs[pick[0]]
+            _status_words(s, v)
+        elif v.kind in ("read",) and not v.refs and named in s.entities and not t.params:
+            v.target = named
+            v.kind = "search"
+        if v.kind == "search" and v.target is None and named and named in s.entities:
+            v.target = named
+
+
+def _contains(toks: list[str], sub: list[str]) -> bool:
+    if not sub:
+        return False
+    sub = sub[:-1] + [singular(sub[-1])]
+    st = [singular(x) for x in toks]
+    return any(st[i : i + len(sub)] == sub for i in range(len(st) - len(sub) + 1))
+
+
+def _status_words(s: Schema, v: ToolView) -> None:
+    """`cancel_pending_order` -> pre "pending", post "cancelled"; `get_order_status` -> field noun."""
+    et = [singular(x) for x in tokens(v.target or "")]
+    st = [singular(x) for x in v.toks]
+    pos = next((i for i in range(len(st) - len(et) + 1) if et and st[i : i + len(et)] == et), None)
+    if pos is None:
+        return
+    before = v.toks[:pos]
+    after = [w for w in v.toks[pos + len(et) :] if w not in STOP]
+    if before and before[-1] in STATUS_WORDS:
+        v.status_pre = before[-1]
+    if after:
+        v.field_noun = snake("_".join(after))
+    desc = v.tool.description or ""
+    m = re.search(r"status\s+(?:will\s+be\s+|is\s+)?(?:changed|set|updated|moved)\s+to\s+['\"]([^'\"]{1,40})['\"]", desc, re.I)
+    if m and v.kind in ("update", "delete", "action"):
+        v.status_post = m.group(1)
+    elif v.verb in STATUS_AFTER and v.kind in ("delete", "update") and v.verb in ("cancel", "close", "archive", "approve", "reject", "confirm", "activate", "deactivate", "refund", "pay", "resolve", "terminate", "revoke"):
+        v.status_post = STATUS_AFTER[v.verb]
+    if v.status_post and v.kind == "delete" and v.verb in ("cancel", "close", "archive", "revoke", "terminate"):
+        pass
+    if v.status_post and v.kind == "delete" and not v.field_noun:
+        v.kind = "delete"  # a cancellation: kept as `delete` kind, effect is a status change
+
+
+def _gather_fields(s: Schema) -> None:
+    tm = TypeMapper(s)
+    # documented returns of reads/searches/creates describe their entity
+    for v in s.views.values():
+        ret = v.tool.returns
+        if v.target is None or ret is None:
+            continue
+        obj = ret.items if ret.kind == "array" and ret.items is not None else ret
+        if obj.kind == "ref" and obj.ref in s.env.definitions:
+            obj = s.env.definitions[obj.ref]
+        if obj.kind != "object" or not obj.fields:
+            continue
+        if v.field_noun and v.kind == "read":
+            continue
+        e = s.entities[v.target]
+        names = [f.name for f in obj.fields]
+        if e.key not in names:
+            # the documented record calls its key `id` (or the alias itself)
+            if "id" in names:
+                if e.key not in e.aliases:
+                    e.aliases.append(e.key)
+                e.key = "id"
+            else:
+                for a in e.aliases:
+                    if a in names:
+                        e.key = ident(a)
+        for f in obj.fields:
+            fname = ident(f.name)
+            if fname in e.fields:
+                continue
+            ftype = tm.field_type(f.name, f.type) if fname != e.key else A.PrimType(e.key_type)
+            if fname != e.key and not f.required and not isinstance(ftype, A.OptionalType):
+                ftype = A.OptionalType(ftype)
+            e.fields[fname] = Field(fname, ftype, f.description)
+    # "details of a user, including their orders" -> User.orders: list[Order]
+    for v in s.views.values():
+        if v.target is None or v.kind not in ("read",):
+            continue
+        for m in re.finditer(r"including (?:their|its|the)\s+([a-z ]+)", v.tool.description or "", re.I):
+            for w in re.split(r",|\band\b", m.group(1)):
+                w = w.strip().split(" ")[-1] if w.strip() else ""
+                cand = pascal(singular(w)) if w else ""
+                if cand in s.entities and cand != v.target:
+                    fname = plural(snake(cand)).replace("__", "_")
+                    s.entities[v.target].fields.setdefault(fname, Field(fname, A.ListType(A.NamedType(cand)), f"the {fname} of this {v.target}"))
+    # parameters of create tools are fields of the created entity
+    for v in s.views.values():
+        if v.kind == "create" and v.target:
+            e = s.entities[v.target]
+            for p in v.tool.params:
+                if p.name == v.fresh_key:
+                    continue
+                _param_field(s, tm, e, p, optional=not p.required)
+    # update tools: group several primitive params under the field the name mentions
+    for v in s.views.values():
+        if v.kind not in ("update", "delete", "action") or v.target is None:
+            continue
+        e = s.entities[v.target]
+        extra = [p for p in v.tool.params if p.name != v.key_param and p.name not in v.refs and p.name not in MODIFIER_PARAMS]
+        prims = [p for p in extra if p.type.kind in ("string", "integer", "number", "boolean", "enum")]
+        noun = v.field_noun
+        if v.kind == "update" and noun and len(prims) >= 3 and noun not in e.fields and not any(p.name == noun for p in extra):
+            rname = pascal(singular(noun))
+            if rname in s.entities:
+                rname += "Info"
+            rec = s.records.setdefault(rname, Record(rname, {}, f"{noun.replace('_', ' ')} (grouped from {v.tool.name})"))
+            for p in prims:
+                fname = ident(p.name)
+                rec.fields.setdefault(fname, Field(fname, tm.field_type(p.name, p.type), p.description))
+            e.fields.setdefault(ident(noun), Field(ident(noun), A.NamedType(rname), f"set by {v.tool.name}"))
+            v.group = (ident(noun), rname, tuple(p.name for p in prims))
+            extra = [p for p in extra if p not in prims]
+        if v.kind == "update":
+            for p in extra:
+                _param_field(s, tm, e, p, optional=False)
+            # a reference param naming the field (`modify_pending_order_payment(payment_method_id)`)
+            for pname, ent in v.refs.items():
+                if noun and _contains(tokens(ent), tokens(noun)[:1]) or len(v.tool.params) == 2:
+                    e.fields.setdefault(ident(pname), Field(ident(pname), A.NamedType(ent), v.tool.params and (v.tool.param(pname).description or "")))
+        elif v.kind == "delete" and v.status_post:
+            for p in extra:
+                _param_field(s, tm, e, p, optional=True)
+    # search filters are fields of the searched entity (email, origin, date, ...)
+    for v in s.views.values():
+        if v.kind != "search" or v.target is None:
+            continue
+        e = s.entities[v.target]
+        for p in v.tool.params:
+            if p.name in MODIFIER_PARAMS or p.name == e.key:
+                continue
+            if _range_field(p.name) or field_path(s, e, ident(p.name)) is not None:
+                continue
+            if p.name in v.refs:
+                e.fields.setdefault(ident(p.name), Field(ident(p.name), A.NamedType(v.refs[p.name]), p.description))
+                continue
+            _param_field(s, tm, e, p, optional=False)
+    # creates referencing a parent: book_reservation(user_id) and User.reservations
+    for v in s.views.values():
+        if v.kind == "create" and v.target:
+            for pname, ent in v.refs.items():
+                s.entities[v.target].fields.setdefault(ident(pname), Field(ident(pname), A.NamedType(ent), ""))
+
+
+def _range_field(pname: str) -> str | None:
+    t = tokens(pname)
+    if len(t) >= 2 and t[0] in ("min", "max", "start", "end", "from", "since", "until", "before", "after"):
+        return "_".join(t[1:])
+    return None
+
+
+def _param_field(s: Schema, tm: TypeMapper, e: Entity, p: ir.Param, optional: bool) -> None:
+    fname = ident(p.name)
+    if fname in e.fields or fname == e.key or p.name in MODIFIER_PARAMS:
+        return
+    ftype = tm.field_type(p.name, p.type)
+    if optional and not isinstance(ftype, A.OptionalType):
+        ftype = A.OptionalType(ftype)
+    e.fields[fname] = Field(fname, ftype, p.description)
+
+
+def field_path(s: Schema, e: Entity, name: str) -> list[str] | None:
+    """Where a filter named `name` lives in entity `e`: a field, or one level into a record field."""
+    if name == e.key or name in e.fields:
+        return [name]
+    for f in e.fields.values():
+        t = strip_optional(f.type)
+        if isinstance(t, A.NamedType) and t.name in s.records and name in s.records[t.name].fields:
+            return [f.name, name]
+    return None
+
+
+def _status_fields(s: Schema) -> None:
+    """Collect status values per entity from the tools that act on it; declare `status`."""
+    values: dict[str, list[str]] = {}
+    for v in s.views.values():
+        if v.target is None:
+            continue
+        vals = values.setdefault(v.target, [])
+        for w in (v.status_pre, v.status_post):
+            if w and w not in vals:
+                vals.append(w)
+    for ename, vals in values.items():
+        if not vals:
+            continue
+        e = s.entities[ename]
+        existing = e.fields.get("status")
+        if existing is not None:
+            t = strip_optional(existing.type)
+            if isinstance(t, A.EnumType):
+                merged = tuple(dict.fromkeys(list(t.values) + vals))
+                existing.type = A.EnumType(merged)
+            continue
+        pres = [v.status_pre for v in s.views.values() if v.target == ename and v.status_pre]
+        if not pres:
+            # a cancel with no named precondition: records start out "active"
+            vals = ["active"] + [x for x in vals if x != "active"]
+        else:
+            vals = list(dict.fromkeys(pres + vals))
+        e.fields["status"] = Field("status", A.EnumType(tuple(vals)), "status, inferred from the tools that change it")
+
+
+def _globals(s: Schema) -> None:
+    tm = TypeMapper(s)
+    for v in s.views.values():
+        t = v.tool
+        text = (t.name + " " + (t.description or "")).lower()
+        if v.kind in ("read", "action") and re.search(r"current[ _]time|\bnow\b|current[ _]date|what time", text):
+            s.globals.setdefault("now", Field("now", A.PrimType("str"), "the clock: time is a state value", A.Literal("2024-05-15T12:00:00")))
+        if v.target is None and v.kind in ("read", "search") and not any(p.required for p in t.params):
+            ret = t.returns
+            if ret is not None and ret.kind in ("object", "ref") and (ret.kind == "ref" or ret.fields):
+                gname = ident(snake("_".join(v.nouns) or "info")) if v.nouns else "info"
+                if gname in RESERVED or gname == "now":
+                    gname += "_info"
+                ty = tm.map(ret, gname)
+                s.globals.setdefault(gname, Field(gname, ty, t.description.split("\n")[0][:120]))
+                v.global_name = gname
+                v.kind = "read"
+
+
+def _finish_entities(s: Schema) -> None:
+    """Put the key field first with its type; drop fields that clash with the key."""
+    for e in s.entities.values():
+        kt = A.PrimType(e.key_type)
+        rest = {n: f for n, f in e.fields.items() if n != e.key}
+        e.fields = {e.key: Field(e.key, kt, "key")} | rest
+
+
+def ensure_action_log(s: Schema) -> str:
+    """The `ActionLog` entity that conservative effects insert into."""
+    name = "ActionLog"
+    if name not in s.entities:
+        s.entities[name] = Entity(
+            name,
+            "log_id",
+            "str",
+            {
+                "log_id": Field("log_id", A.PrimType("str"), "key"),
+                "tool": Field("tool", A.PrimType("str"), "the tool that was called"),
+                "args": Field("args", A.PrimType("str"), "its arguments, rendered"),
+            },
+            "Calls of tools whose semantics no rule could infer (conservative effects).",
+            synthetic_key=True,
+        )
+    return name
