@@ -51,7 +51,7 @@ _QUESTION_RE = re.compile(
     r"may i (have|know|get)|i need|i'll need|i will need|let me know)\b"
 )
 _DONE_RE = re.compile(
-    r"\b(done|completed?|finished|all set|successfully|has been|have been|is now|are now|taken care|anything else)\b"
+    r"\b(done|completed?|finished|all set|successfully|taken care of|anything else)\b"
 )
 _HELP_RE = re.compile(r"\b(help|assist|how can i|what can i do)\b")
 
@@ -167,13 +167,14 @@ class ScriptedUser:
         last = turns[-1][1] if turns and turns[-1][0] == "agent" else ""
         asked = facts_mentioned(last, self.facts) if last else []
         question = is_question(last)
-        if asked and (question or not reports_completion(last)):
+        done = reports_completion(last)
+        if asked and question and not done:
             return UserReply(" ".join(fact_sentence(n, self.facts[n]) for n in asked))
-        if question and not reports_completion(last):
-            if _HELP_RE.search(last.lower()):
-                return UserReply(self.task.instruction)
-            return UserReply("I don't know that.")
-        return UserReply(STOP, stop=True)
+        if done or not question:
+            return UserReply(STOP, stop=True)
+        if _HELP_RE.search(last.lower()):
+            return UserReply(self.task.instruction)
+        return UserReply("I don't know that.")
 
     async def reply(self, messages: list[dict]) -> UserReply:
         return self.reply_sync(messages)
