@@ -153,7 +153,8 @@ class _OpenAPIReader:
                     warning(codes.MISSING_TYPE, f"parameter `{pname}` has no type; it is read as `any`", self.doc.span(pp), help="add `type:` (2.0) or `schema: {type: ...}` (3.x)")
                 )
             t = self.schema_type(schema, sp)
-            name = identifier(pname) if loc in ("header", "cookie") else param_name(self.doc, pname, join_pointer(pp, "name"), self.diags)
+            # HTTP header names are case-insensitive and usually hyphenated: normalize silently
+            name = identifier(pname).lower() if loc == "header" else param_name(self.doc, pname, join_pointer(pp, "name"), self.diags)
             desc = text(obj.get("description"))
             params.append(make_param(self.doc, name, t, loc == "path" or obj.get("required") is True, schema, pp, loc, desc))
         if form:
