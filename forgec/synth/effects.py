@@ -26,8 +26,13 @@ from forgec.lang import ast as A
 from . import codes
 from .names import ident, plural, snake, tokens
 from .schema import (
+    AMOUNT_PARAMS,
+    BODY_PARAMS,
     MODIFIER_PARAMS,
     Entity,
+    amount_param,
+    balance_field,
+    flat_params,
     Schema,
     ToolView,
     TypeMapper,
@@ -130,10 +135,14 @@ def tool_params(s: Schema, v: ToolView, tm: TypeMapper) -> list[ParamOut]:
             ty = A.ListType(A.NamedType(v.list_refs[p.name]))
         elif p.name == v.fresh_key and v.target:
             ty = A.PrimType(s.entities[v.target].key_type)
+        elif p.type.kind == "object" and p.type.fields:
+            ty = tm.map(p.type, f"{v.target or v.name}_{p.name}")
         else:
             ty = tm.field_type(p.name, p.type)
         default: A.Expr | None = None
         optional = not p.required
+        if optional and p.type.kind == "object" and p.type.fields and (p.name in BODY_PARAMS or p.location == "body") and v.kind in ("create", "update"):
+            optional = False  # a spread request body is always sent (its fields carry the optionality)
         if optional:
             dv = p.default if p.has_default else None
             if dv is not None and _fits(ty, dv):
@@ -228,6 +237,24 @@ def _writes(body) -> bool:
         if isinstance(st, A.If) and (_writes(st.then) or _writes(st.orelse)):
             return True
     return False
+
+
+def flat_exprs(s: Schema, v: ToolView, pmap) -> list[tuple[str, str, A.Expr, A.TypeExpr, bool]]:
+    """(wire name, field name, expression, type, may be null) per param, request bodies spread."""
+    out = []
+    for path, p in flat_params(v):
+        po = pmap[path[0]]
+        if len(path) == 1:
+            out.append((p.name, po.name, N(po.name), po.type, po.optional or isinstance(po.type, A.OptionalType)))
+            continue
+        bt = strip_optional(po.type)
+        rec = s.records.get(bt.name) if isinstance(bt, A.NamedType) else None
+        fname = ident(path[1])
+        if rec is None or fname not in rec.fields:
+            continue
+        ftype = rec.fields[fname].type
+        out.append((p.name, fname, at(po.name, fname), ftype, isinstance(ftype, A.OptionalType)))
+    return out
 
 
 def _key_param(v: ToolView, pmap: dict[str, ParamOut]) -> str:
@@ -328,13 +355,15 @@ def _create(s: Schema, v: ToolView, pmap):
     else:
         keyval = A.Call("fresh_id", (N(e.name),))
     inits = [A.FieldInit(e.key, keyval)]
-    by_name = {p.name: p for p in pmap.values()}
+    supplied: dict[str, tuple[A.Expr, A.TypeExpr, bool]] = {}
+    for _wire, fname, expr, ftype, nullable in flat_exprs(s, v, pmap):
+        supplied.setdefault(fname, (expr, ftype, nullable))
     initial = _initial_status(s, e)
     for fname, f in e.fields.items():
         if fname == e.key:
             continue
-        if fname in by_name:
-            inits.append(A.FieldInit(fname, N(fname)))
+        if fname in supplied and (not supplied[fname][2] or isinstance(f.type, A.OptionalType)):
+            inits.append(A.FieldInit(fname, supplied[fname][0]))
         elif fname == "status" and initial is not None:
             inits.append(A.FieldInit(fname, lit(initial)))
         else:
@@ -348,6 +377,67 @@ def _create(s: Schema, v: ToolView, pmap):
                 stmts.append(A.Append(at(pmap[wire].name, pf), N("created")))
     stmts.append(A.Return(N("created")))
     return stmts, A.NamedType(e.name)
+
+
+DEBIT_VERBS = {"pay", "charge", "withdraw", "debit", "spend", "purchase", "buy"}
+CREDIT_VERBS = {"add", "credit", "deposit", "refund", "top", "send", "give", "grant", "issue", "reward"}
+
+
+def _balance(s: Schema, v: ToolView, pmap, k: str | None) -> list[A.Stmt] | None:
+    """Money moves: `transfer(from_user, to_user, amount)`, `add_credit(user, amount)`,
+    `pay_order(order)` (the order's total from its owner's balance) — with a balance check."""
+    amt = amount_param(v)
+    owners = [(w, ent) for w, ent in v.refs.items() if balance_field(s.entities[ent])]
+    if k and v.target and balance_field(s.entities[v.target]):
+        owners = [(v.key_param, v.target)] + owners
+    if amt is not None and owners:
+        path, _p = amt
+        amount = N(pmap[path[0]].name) if len(path) == 1 else at(pmap[path[0]].name, ident(path[1]))
+        same = [o for o in owners if o[1] == owners[0][1]]
+        if len(same) >= 2 or v.verb == "transfer":
+            if len(same) < 2:
+                return None
+            (w1, e1), (w2, _e2) = same[0], same[1]
+            src, dst = pmap[w1].name, pmap[w2].name
+            b = balance_field(s.entities[e1])
+            return [
+                A.Require(bin_(">", amount, lit(0)), "amount must be positive"),
+                A.Require(bin_(">=", at(src, b), amount), "insufficient balance"),
+                A.Set(at(src, b), bin_("-", at(src, b), amount)),
+                A.Set(at(dst, b), bin_("+", at(dst, b), amount)),
+            ]
+        w, ent = owners[0]
+        who = pmap[w].name
+        b = balance_field(s.entities[ent])
+        if v.verb in DEBIT_VERBS:
+            return [
+                A.Require(bin_(">", amount, lit(0)), "amount must be positive"),
+                A.Require(bin_(">=", at(who, b), amount), "insufficient balance"),
+                A.Set(at(who, b), bin_("-", at(who, b), amount)),
+            ]
+        if v.verb in CREDIT_VERBS or v.kind in ("create", "update"):
+            return [A.Require(bin_(">", amount, lit(0)), "amount must be positive"), A.Set(at(who, b), bin_("+", at(who, b), amount))]
+        return None
+    if amt is None and k and v.target and v.verb in DEBIT_VERBS:
+        # pay_order: the record's total, from the balance of the entity it references
+        e = s.entities[v.target]
+        total = next((f for f in ("total", "total_price", "amount", "price", "cost") if f in e.fields and isinstance(strip_optional(e.fields[f].type), A.PrimType)), None)
+        if total is None:
+            return None
+        for fname, f in e.fields.items():
+            t = strip_optional(f.type)
+            if isinstance(t, A.NamedType) and t.name in s.entities and balance_field(s.entities[t.name]):
+                b = balance_field(s.entities[t.name])
+                out: list[A.Stmt] = []
+                if isinstance(f.type, A.OptionalType):
+                    out.append(A.Require(bin_("!=", at(k, fname), NULL), f"{e.name} has no {fname}"))
+                out += [
+                    A.Let("payer", A.Index(N(t.name), at(k, fname))),
+                    A.Require(bin_(">=", at("payer", b), at(k, total)), "insufficient balance"),
+                    A.Set(at("payer", b), bin_("-", at("payer", b), at(k, total))),
+                ]
+                return out
+    return None
 
 
 def _initial_status(s: Schema, e: Entity):
@@ -374,30 +464,41 @@ def _update(s: Schema, v: ToolView, pmap):
     k = _key_param(v, pmap)
     stmts: list[A.Stmt] = _status_require(e, v, k)
     changes: list[A.Stmt] = []
+    money = _balance(s, v, pmap, k)
+    if money:
+        changes += money
     grouped = set(v.group[2]) if v.group else set()
     if v.group:
         fname, rname, ps = v.group
         changes.append(A.Set(at(k, fname), A.RecordLit(tuple(A.FieldInit(ident(p), N(pmap[p].name)) for p in ps))))
-    wires = set(pmap)
-    for wire, p in pmap.items():
+    flat = flat_exprs(s, v, pmap)
+    wires = {w for w, *_ in flat}
+    sets_lists = v.verb in ("update", "modify", "set", "replace", "change", "edit", "save", "patch", None)
+    for wire, fname, expr, ptype, nullable in flat:
         if wire == v.key_param or wire in grouped or wire in MODIFIER_PARAMS:
             continue
+        if money and wire in AMOUNT_PARAMS:
+            continue
         pair = "new_" + wire
-        if pair in wires and p.name in e.fields and isinstance(strip_optional(p.type), A.ListType):
+        if pair in wires and fname in e.fields and isinstance(strip_optional(ptype), A.ListType):
             # exchange item_ids for new_item_ids inside the record's list
-            changes.append(A.For("x", N(p.name), (A.If(bin_("in", N("x"), at(k, p.name)), (A.Remove(at(k, p.name), N("x")),)),)))
-            changes.append(A.For("x", N(pmap[pair].name), (A.Append(at(k, p.name), N("x")),)))
+            changes.append(A.For("x", expr, (A.If(bin_("in", N("x"), at(k, fname)), (A.Remove(at(k, fname), N("x")),)),)))
+            changes.append(A.For("x", N(pmap[pair].name), (A.Append(at(k, fname), N("x")),)))
             continue
         if wire.startswith("new_") and wire[4:] in wires:
             continue
-        if p.name not in e.fields or p.name == e.key:
+        if fname not in e.fields or fname == e.key:
             continue
-        ftype = e.fields[p.name].type
-        if not _type_eq(strip_optional(ftype), strip_optional(p.type)):
+        if wire in v.refs and not (v.field_noun and _noun_matches(v.field_noun, v.refs[wire])) and len(v.tool.params) != 2:
             continue
-        st = A.Set(at(k, p.name), N(p.name))
-        if isinstance(p.type, A.OptionalType) and not isinstance(ftype, A.OptionalType):
-            changes.append(A.If(bin_("!=", N(p.name), NULL), (st,)))
+        ftype = e.fields[fname].type
+        if isinstance(strip_optional(ftype), A.ListType) and not sets_lists:
+            continue
+        if not _type_eq(strip_optional(ftype), strip_optional(ptype)):
+            continue
+        st = A.Set(at(k, fname), expr)
+        if nullable and not isinstance(ftype, A.OptionalType):
+            changes.append(A.If(bin_("!=", expr, NULL), (st,)))
         else:
             changes.append(st)
     if v.status_post and "status" in e.fields:
@@ -405,6 +506,12 @@ def _update(s: Schema, v: ToolView, pmap):
     if not changes:
         raise _NoRule
     return stmts + changes + [A.Return(N(k))], A.NamedType(e.name)
+
+
+def _noun_matches(noun: str, entity: str) -> bool:
+    nt = tokens(noun)
+    et = tokens(entity)
+    return bool(nt) and bool(et) and (nt[0] == et[0] or nt[-1].rstrip("s") == et[-1])
 
 
 def _delete(s: Schema, v: ToolView, pmap):
@@ -434,6 +541,10 @@ def _delete(s: Schema, v: ToolView, pmap):
 
 
 def _action(s: Schema, v: ToolView, pmap):
+    if v.target and v.key_param:
+        money = _balance(s, v, pmap, _key_param(v, pmap))
+        if money:
+            return money + [A.Return(N(_key_param(v, pmap)))], A.NamedType(v.target)
     if v.target is None and _no_change(v):
         # `think`: documented as changing nothing; it echoes its input
         ps = list(pmap.values())

@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import re
 
-# Words that are keywords in expression/statement position of forge.lark. The lexer is
-# contextual, but a field or param with one of these names would be ambiguous inside
-# `where`/`append ... to`/`remove ... from`, so synthesis never emits them as names.
-RESERVED = frozenset(
-    "where or and not in true false null to from else it if for let set insert delete append remove "
-    "return require python import env entity record tool enum list blueprint call reason expect tell knows".split()
-)
+# Names that cannot be used as a bare name in an expression: forge.lark's lexer is
+# contextual, so only keywords that can *start* an expression (literals, `not`) and the
+# predicate variable `it` clash. Renaming a param changes its wire name, so keep this small.
+RESERVED = frozenset({"true", "false", "null", "not", "it"})
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SPLIT = re.compile(r"[^A-Za-z0-9]+")

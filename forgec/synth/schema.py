@@ -34,10 +34,10 @@ from .names import RESERVED, entity_name, ident, plural, pascal, singular, snake
 
 # --------------------------------------------------------------------------- lexicon
 
-READ_VERBS = {"get", "fetch", "retrieve", "show", "shows", "describe", "read", "view", "inspect", "resolve", "check", "load", "display", "lookup", "returns", "return_"}
+READ_VERBS = {"get", "fetch", "retrieve", "show", "shows", "describe", "read", "view", "inspect", "check", "load", "display", "lookup", "returns", "return_"}
 SEARCH_VERBS = {"search", "find", "list", "lists", "query", "filter", "browse", "scan", "look"}
 CREATE_VERBS = {"create", "creates", "add", "adds", "new", "book", "make", "register", "insert", "post", "append", "issue", "submit", "upload", "start", "open", "generate", "schedule", "place", "send", "commit", "records", "record", "copy", "duplicate", "clone", "reserve", "enroll", "invite"}
-UPDATE_VERBS = {"update", "updates", "modify", "edit", "change", "set", "rename", "patch", "move", "assign", "replace", "exchange", "upgrade", "downgrade", "switch", "switches", "checkout", "restore", "toggle", "enable", "disable", "mark", "return", "save", "apply", "approve", "reject", "pay", "refund", "confirm", "activate", "deactivate", "transfer_"}
+UPDATE_VERBS = {"update", "updates", "modify", "edit", "change", "set", "rename", "patch", "move", "assign", "replace", "exchange", "upgrade", "downgrade", "switch", "switches", "checkout", "restore", "toggle", "enable", "disable", "mark", "return", "save", "apply", "approve", "reject", "pay", "refund", "confirm", "activate", "deactivate", "reopen", "resolve", "deposit", "withdraw", "charge", "transfer"}
 DELETE_VERBS = {"delete", "deletes", "remove", "removes", "cancel", "kill", "destroy", "drop", "close", "revoke", "terminate", "unregister", "erase", "purge", "archive", "unsubscribe"}
 ALL_VERBS = READ_VERBS | SEARCH_VERBS | CREATE_VERBS | UPDATE_VERBS | DELETE_VERBS
 # verbs that also name the thing they create (`git_commit` creates a Commit)
@@ -46,10 +46,15 @@ NOUN_VERBS = {"commit", "post", "record", "upload", "comment", "note", "tag", "b
 STOP = {"all", "by", "details", "detail", "info", "information", "of", "the", "a", "an", "for", "to", "with", "from", "in", "on", "and", "or", "my", "current", "id", "ids", "data", "entire", "whole", "specific", "existing", "new"}
 STATUS_WORDS = {"pending", "delivered", "active", "inactive", "open", "closed", "draft", "published", "processed", "shipped", "completed", "confirmed", "cancelled", "canceled", "expired", "paid", "unpaid", "approved", "rejected", "archived", "running", "stopped", "suspended", "scheduled", "booked", "locked", "unlocked", "failed", "succeeded", "enabled", "disabled", "resolved", "unresolved", "assigned", "unassigned", "overdue", "returned", "refunded"}
 # past tense of verbs whose effect is a status change
-STATUS_AFTER = {"cancel": "cancelled", "close": "closed", "archive": "archived", "approve": "approved", "reject": "rejected", "confirm": "confirmed", "activate": "active", "deactivate": "inactive", "refund": "refunded", "pay": "paid", "resolve": "resolved", "terminate": "terminated", "revoke": "revoked", "enable": "enabled", "disable": "disabled", "return": "returned"}
+STATUS_AFTER = {"cancel": "cancelled", "close": "closed", "archive": "archived", "approve": "approved", "reject": "rejected", "confirm": "confirmed", "activate": "active", "deactivate": "inactive", "refund": "refunded", "pay": "paid", "resolve": "resolved", "reopen": "open", "terminate": "terminated", "revoke": "revoked", "enable": "enabled", "disable": "disabled", "return": "returned"}
 MODIFIER_PARAMS = {"limit", "offset", "page", "page_size", "per_page", "max_count", "count", "max_results", "sort", "sort_by", "order_by", "cursor", "context_lines", "format", "verbose", "include", "fields", "content", "hash", "timeout"}
 KEYISH_SUFFIX = {"name", "number", "code", "path", "slug", "sku", "handle"}
 QUALIFIERS = {"new", "old", "target", "source", "base", "parent", "current", "original", "selected", "primary", "from", "to", "other", "src", "dst"}
+
+GENERIC_KEYS = {"id", "uuid", "key", "name"}
+BODY_PARAMS = {"body", "model", "payload", "data", "request", "input", "params"}
+BALANCE_FIELDS = ("balance", "credit", "credits", "travel_credit", "store_credit", "funds", "wallet_balance")
+AMOUNT_PARAMS = ("amount", "value", "credit", "sum")
 
 KINDS = ("read", "search", "create", "update", "delete", "action")
 
@@ -119,7 +124,7 @@ class Schema:
     def ref_of(self, name: str) -> str | None:
         """Entity denoted by an id-like name (`order_id`, `orderId`, `new_item_ids`), if any."""
         for e in self.entities.values():
-            if name in e.aliases or name == e.key:
+            if name in e.aliases or (name == e.key and name not in GENERIC_KEYS):
                 return e.name
         stem = id_stem(name)
         if stem:
@@ -187,6 +192,8 @@ def classify(tool: ir.Tool, prefix: int = 0) -> str:
     verb = _verb(toks, tool.description)
     m = (tool.http_method or "").upper()
     if m:
+        verb = None
+    if m:
         segs = [s for s in (tool.http_path or "").split("/") if s]
         last_is_param = bool(segs) and segs[-1].startswith("{")
         after_param = any(s.startswith("{") for s in segs[:-1]) and not last_is_param
@@ -202,6 +209,8 @@ def classify(tool: ir.Tool, prefix: int = 0) -> str:
         if m in ("PUT", "PATCH"):
             return "update"
         if m == "POST":
+            if after_param and _looks_plural(segs[-1]):
+                return "create"  # POST /books/{id}/reviews: a nested collection
             if after_param and verb not in CREATE_VERBS:
                 return "action"
             if last_is_param:
@@ -236,9 +245,8 @@ def _kind_of_verb(verb: str | None, toks: list[str]) -> str:
 
 
 def _verb(toks: list[str], description: str) -> str | None:
-    for t in toks[:2]:
-        if t in ALL_VERBS:
-            return t
+    if toks and toks[0] in ALL_VERBS:
+        return toks[0]
     w = _first_word(description)
     if w in ALL_VERBS:
         return {"shows": "show", "lists": "list", "adds": "add", "creates": "create", "records": "record", "switches": "switch", "deletes": "delete", "removes": "remove", "updates": "update"}.get(w, w)
@@ -376,8 +384,9 @@ def infer_schema(env: ir.Environment) -> Schema:
     s = Schema(env)
     tools = list(env.tools)
     prefix = common_prefix([t.name for t in tools])
+    cp = _common_path(tools)
     for t in tools:
-        s.views[t.name] = _view(t, prefix)
+        s.views[t.name] = _view(t, prefix, cp)
     _discover_entities(s)
     _bind_tools(s)
     _gather_fields(s)
@@ -387,10 +396,35 @@ def infer_schema(env: ir.Environment) -> Schema:
     return s
 
 
-def _view(t: ir.Tool, prefix: int) -> ToolView:
-    toks = tokens(t.name)[prefix:] or tokens(t.name)
+def _http_tokens(t: ir.Tool, common: int) -> list[str] | None:
+    if not t.http_path or not t.http_method:
+        return None
+    segs = [x for x in t.http_path.split("/") if x and not x.startswith("{")]
+    verbmap = {"GET": "get", "POST": "post", "PUT": "save", "PATCH": "update", "DELETE": "delete", "HEAD": "get"}
+    out = [verbmap.get(t.http_method.upper(), t.http_method.lower())]
+    for seg in segs[common:]:
+        out += tokens(seg)
+    return out
+
+
+def _common_path(tools: list[ir.Tool]) -> int:
+    paths = [[x for x in (t.http_path or "").split("/") if x and not x.startswith("{")] for t in tools if t.http_path]
+    if len(paths) < 2:
+        return 0
+    n = 0
+    while all(len(p) > n for p in paths) and len({p[n] for p in paths}) == 1:
+        n += 1
+    return n
+
+
+def _view(t: ir.Tool, prefix: int, common_path: int = 0) -> ToolView:
+    toks = _http_tokens(t, common_path) or tokens(t.name)[prefix:] or tokens(t.name)
     kind = classify(t, prefix)
     verb = _verb(toks, t.description)
+    if t.http_method:
+        segs = [x for x in (t.http_path or "").split("/") if x]
+        if kind == "action" and segs and not segs[-1].startswith("{") and tokens(segs[-1])[-1:] and (tokens(segs[-1])[-1] in ALL_VERBS or tokens(segs[-1])[-1] in ("credit", "deposit", "refund", "charge")):
+            verb = tokens(segs[-1])[-1]  # POST /orders/{id}/pay
     body = toks
     by: list[str] = []
     if "by" in body:
@@ -458,6 +492,28 @@ def _discover_entities(s: Schema) -> None:
             kt = "int" if par is not None and _scalar_kind(par.type) == "integer" else "str"
             _add_entity(s, ename, p, kt, alias=p)
     # 2. id-like params and nested param fields: order_id, orderId, item_ids, ticket_id: integer
+    stems: dict[str, set[str]] = {}
+    for t in tools:
+        for name, _ty, _depth in _all_params(t):
+            st = id_stem(name)
+            if st:
+                stems.setdefault("_".join(st[0]), set()).add(name)
+    words = {k.split("_")[-1]: k for k in stems}
+    name_words = {singular(w) for t in tools for w in tokens(t.name)} | {singular(w) for t in tools for w in tokens(t.http_path or "")}
+    for t in tools:
+        for name, ty, _depth in _all_params(t):
+            st = id_stem(name)
+            if not st or s.ref_of(name) or any(w in name_words for w in st[0]):
+                continue
+            desc = next((p.description for p in t.params if p.name == name), "") or ""
+            said = [w for w in re.findall(r"[a-z]+", desc.lower()) if w in words and words[w] != "_".join(st[0])]
+            if len(set(said)) == 1:
+                other = words[said[0]]
+                first = sorted(stems[other])[0]
+                kt = "int" if _scalar_kind(ty) == "integer" else "str"
+                ent = entity_name(other.split("_"))
+                _add_entity(s, ent, first if not first.endswith("ids") else other + "_id", kt)
+                s.entities[ent].aliases.append(name)
     for t in tools:
         for name, ty, _depth in _all_params(t):
             st = id_stem(name)
@@ -496,7 +552,7 @@ def _discover_entities(s: Schema) -> None:
         noun = _noun_entity_name(s, v.nouns)
         if noun is None or noun in s.entities:
             continue
-        if v.kind == "create" and any(_scalar_kind(p.type) == "string" and p.name == v.nouns[-1] for p in v.tool.params):
+        if v.kind == "create" and singular(v.nouns[-1]) in ("credit", "balance", "fund", "money", "point", "deposit") and any(s.ref_of(p.name) for p in v.tool.params):
             continue
         key = _key_for_noun(s, singular(v.nouns[-1]))
         _add_entity(s, noun, key or f"{snake(noun)}_id", synthetic=key is None)
@@ -568,9 +624,11 @@ def _bind_tools(s: Schema) -> None:
             cands = list(v.refs.items())
             # prefer the entity named in the tool name, then path params, then the first required one
             pick = None
+            best = None
             for pname, ent in cands:
-                if _contains(v.toks, tokens(ent)):
-                    pick = (pname, ent)
+                pos = _find(v.toks, tokens(ent))
+                if pos is not None and (best is None or pos < best):
+                    best, pick = pos, (pname, ent)
             if pick is None:
                 segs = (t.http_path or "").split("/")
                 last = [x[1:-1] for x in segs if x.startswith("{")]
@@ -583,11 +641,21 @@ def _bind_tools(s: Schema) -> None:
             v.key_param, v.target = pick
             del v.refs[pick[0]]
             _status_words(s, v)
+            if v.kind == "action" and v.status_post:
+                v.kind = "delete" if v.verb in ("cancel", "close", "archive", "terminate", "revoke") else "update"
         elif v.kind in ("read",) and not v.refs and named in s.entities and not t.params:
             v.target = named
             v.kind = "search"
         if v.kind == "search" and v.target is None and named and named in s.entities:
             v.target = named
+
+
+def _find(toks: list[str], sub: list[str]) -> int | None:
+    if not sub:
+        return None
+    sub = sub[:-1] + [singular(sub[-1])]
+    st = [singular(x) for x in toks]
+    return next((i for i in range(len(st) - len(sub) + 1) if st[i : i + len(sub)] == sub), None)
 
 
 def _contains(toks: list[str], sub: list[str]) -> bool:
@@ -615,7 +683,7 @@ def _status_words(s: Schema, v: ToolView) -> None:
     m = re.search(r"status\s+(?:will\s+be\s+|is\s+)?(?:changed|set|updated|moved)\s+to\s+['\"]([^'\"]{1,40})['\"]", desc, re.I)
     if m and v.kind in ("update", "delete", "action"):
         v.status_post = m.group(1)
-    elif v.verb in STATUS_AFTER and v.kind in ("delete", "update") and v.verb in ("cancel", "close", "archive", "approve", "reject", "confirm", "activate", "deactivate", "refund", "pay", "resolve", "terminate", "revoke"):
+    elif v.verb in STATUS_AFTER and v.kind in ("delete", "update", "action") and v.verb in ("cancel", "close", "archive", "approve", "reject", "confirm", "activate", "deactivate", "refund", "pay", "resolve", "reopen", "terminate", "revoke"):
         v.status_post = STATUS_AFTER[v.verb]
     if v.status_post and v.kind == "delete" and v.verb in ("cancel", "close", "archive", "revoke", "terminate"):
         pass
@@ -630,15 +698,16 @@ def _gather_fields(s: Schema) -> None:
         ret = v.tool.returns
         if v.target is None or ret is None:
             continue
-        obj = ret.items if ret.kind == "array" and ret.items is not None else ret
-        if obj.kind == "ref" and obj.ref in s.env.definitions:
-            obj = s.env.definitions[obj.ref]
-        if obj.kind != "object" or not obj.fields:
+        obj = unwrap_return(s, ret)
+        if obj is None:
             continue
         if v.field_noun and v.kind == "read":
             continue
-        e = s.entities[v.target]
         names = [f.name for f in obj.fields]
+        owner = _return_owner(s, v, names)
+        if owner is None:
+            continue
+        e = s.entities[owner]
         if e.key not in names:
             # the documented record calls its key `id` (or the alias itself)
             if "id" in names:
@@ -672,8 +741,8 @@ def _gather_fields(s: Schema) -> None:
     for v in s.views.values():
         if v.kind == "create" and v.target:
             e = s.entities[v.target]
-            for p in v.tool.params:
-                if p.name == v.fresh_key:
+            for _path, p in flat_params(v):
+                if p.name == v.fresh_key or p.name in v.refs:
                     continue
                 _param_field(s, tm, e, p, optional=not p.required)
     # update tools: group several primitive params under the field the name mentions
@@ -681,7 +750,10 @@ def _gather_fields(s: Schema) -> None:
         if v.kind not in ("update", "delete", "action") or v.target is None:
             continue
         e = s.entities[v.target]
-        extra = [p for p in v.tool.params if p.name != v.key_param and p.name not in v.refs and p.name not in MODIFIER_PARAMS]
+        extra = [p for _path, p in flat_params(v) if p.name != v.key_param and p.name not in v.refs and p.name not in MODIFIER_PARAMS]
+        if balance_field(e) or any(balance_field(s.entities[x]) for x in v.refs.values()):
+            extra = [p for p in extra if p.name not in AMOUNT_PARAMS]
+        extra = [p for p in extra if not (p.name.startswith("new_") and any(q.name == p.name[4:] for q in extra))]
         prims = [p for p in extra if p.type.kind in ("string", "integer", "number", "boolean", "enum")]
         noun = v.field_noun
         if v.kind == "update" and noun and len(prims) >= 3 and noun not in e.fields and not any(p.name == noun for p in extra):
@@ -724,6 +796,62 @@ def _gather_fields(s: Schema) -> None:
         if v.kind == "create" and v.target:
             for pname, ent in v.refs.items():
                 s.entities[v.target].fields.setdefault(ident(pname), Field(ident(pname), A.NamedType(ent), ""))
+
+
+def unwrap_return(s: Schema, ret: ir.Type) -> ir.Type | None:
+    """The object a documented return describes: list items, or the list inside `{tickets: [...]}`."""
+    obj = ret.items if ret.kind == "array" and ret.items is not None else ret
+    if obj.kind == "ref" and obj.ref in s.env.definitions:
+        obj = s.env.definitions[obj.ref]
+    if obj.kind != "object" or not obj.fields:
+        return None
+    lists = [f for f in obj.fields if f.type.kind == "array" and f.type.items is not None and f.type.items.kind == "object"]
+    others = [f for f in obj.fields if f not in lists]
+    if len(lists) == 1 and all(f.type.kind in ("integer", "number", "string", "boolean") and f.name in ("count", "total", "next", "cursor", "page", "has_more", "next_cursor", "total_count") for f in others):
+        obj = lists[0].type.items
+    return obj if obj.kind == "object" and obj.fields else None
+
+
+def _return_owner(s: Schema, v: ToolView, names: list[str]) -> str | None:
+    """Which entity a returned object describes: the target if it carries its key, else a
+    referenced entity whose key it carries (`add_travel_credit` returns the User)."""
+    e = s.entities[v.target]
+    if e.key in names or any(a in names for a in e.aliases):
+        return e.name
+    for ent in list(v.refs.values()) + ([s.entities[v.target].name] if v.kind == "search" else []):
+        o = s.entities[ent]
+        if o.key in names and o.key not in GENERIC_KEYS or any(a in names for a in o.aliases):
+            return o.name
+    if "id" in names and e.key not in names:
+        return e.name
+    if v.kind in ("read", "search") and not any(n.endswith("_id") and s.ref_of(n) == e.name for n in names):
+        return e.name
+    return None
+
+
+def flat_params(v: ToolView):
+    """(path, param) for each param, spreading request-body objects into their fields."""
+    for p in v.tool.params:
+        if p.type.kind == "object" and p.type.fields and (p.name in BODY_PARAMS or p.location == "body"):
+            for f in p.type.fields:
+                yield (p.name, f.name), ir.Param(name=f.name, type=f.type, required=f.required and p.required, description=f.description)
+        else:
+            yield (p.name,), p
+
+
+def balance_field(e: Entity) -> str | None:
+    for b in BALANCE_FIELDS:
+        f = e.fields.get(b)
+        if f is not None and isinstance(strip_optional(f.type), A.PrimType) and strip_optional(f.type).name in ("float", "int"):
+            return b
+    return None
+
+
+def amount_param(v: ToolView):
+    for path, p in flat_params(v):
+        if p.name in AMOUNT_PARAMS and p.type.kind in ("number", "integer"):
+            return path, p
+    return None
 
 
 def _range_field(pname: str) -> str | None:
