@@ -950,7 +950,7 @@ class EnvBase:
 
         spec = self.PYTHON_TOOLS[tool]
         result, new_state = sandbox.shared().call(
-            tool, spec["source"], tuple(spec["params"]), params, self.state if True else None, spec.get("line", 0), spec.get("file", "")
+            tool, spec["source"], tuple(spec["params"]), params, self.state, spec.get("line", 0), spec.get("file", ""), writes
         )
         if new_state is not None:
             if not writes:

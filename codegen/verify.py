@@ -1,0 +1,399 @@
+"""Verification of a generated env module (EnvFactory-style): run every tool and check it behaves.
+
+For each tool, valid calls are generated against a seeded sample state
+(`stdlib.values.generate_state`): entity parameters take existing keys, scalar
+parameters prefer values that occur in the state under the same field name (so
+searches and preconditions can succeed), enums are spread. Each call is checked:
+
+* `step` never raises and never returns an *internal* ToolError (a bug in the tool);
+* a result is JSON (canonical JSON round-trips) and is a copy, never an alias into
+  the state; the incremental state hash equals a from-scratch hash;
+* a failing call leaves the state hash unchanged (transactional);
+* determinism: the same call on a copy of the same state gives the same result and hash;
+* read/search kinds (and tools with WRITES_STATE false) never change the state;
+  create/update/delete kinds (and actions that write) change it on at least one
+  successful call;
+* a key of an entity that does not exist, a missing required argument and a wrongly
+  typed argument each give a (non-internal) ToolError with the state unchanged.
+
+A tool that fails any check gets `verified: false` and the first failure as `reason`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import asdict, dataclass, field
+from types import ModuleType
+from typing import Any
+
+from forgec.runtime import envrt
+from forgec.runtime.envrt import ToolError
+
+READ_KINDS = ("read", "search")
+WRITE_KINDS = ("create", "update", "delete")
+
+
+@dataclass
+class ToolReport:
+    tool: str
+    kind: str
+    writes_state: bool
+    verified: bool = True
+    reason: str | None = None
+    calls: int = 0  # calls made (valid-argument calls, including their determinism replays? no: once each)
+    errors: int = 0  # valid-argument calls that returned a (non-internal) ToolError
+    successes: int = 0
+    changed_state: int = 0
+    where: str = ""  # .forge location of the tool (or of the failing statement)
+
+    def fail(self, reason: str, where: str = "") -> None:
+        if self.verified:
+            self.verified = False
+            self.reason = reason
+            if where:
+                self.where = where
+
+
+@dataclass
+class VerifyReport:
+    env: str
+    seed: int
+    tools: list[ToolReport] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(t.verified for t in self.tools)
+
+    def tool(self, name: str) -> ToolReport | None:
+        return next((t for t in self.tools if t.tool == name), None)
+
+    def by_kind(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for t in self.tools:
+            d = out.setdefault(t.kind, {"tools": 0, "verified": 0})
+            d["tools"] += 1
+            d["verified"] += int(t.verified)
+        return dict(sorted(out.items()))
+
+    def to_json(self) -> dict:
+        return {
+            "env": self.env,
+            "seed": self.seed,
+            "ok": self.ok,
+            "summary": {"tools": len(self.tools), "verified": sum(t.verified for t in self.tools), "by_kind": self.by_kind()},
+            "tools": [asdict(t) for t in self.tools],
+        }
+
+
+# --------------------------------------------------------------------------- argument generation
+
+
+class _Values:
+    """Scalar values found in the state under each field name (so generated calls hit real data)."""
+
+    def __init__(self, state: dict, schema: dict):
+        self.by_name: dict[str, list] = {}
+        self.keys: dict[str, list] = {}
+        for e, coll in (state.get("entities") or {}).items():
+            kf = schema["entities"][e]["key"]
+            self.keys[e] = [r[kf] for _, r in sorted(coll.items())]
+            for rec in coll.values():
+                self._add(rec)
+        self._add(state.get("globals") or {})
+        for k in self.by_name:
+            self.by_name[k] = sorted(set(self.by_name[k]), key=lambda v: (type(v).__name__, v))
+
+    def _add(self, rec: dict, depth: int = 0) -> None:
+        if depth > 3:
+            return
+        for k, v in rec.items():
+            if type(v) in (str, int, float, bool):
+                self.by_name.setdefault(k, []).append(v)
+            elif type(v) is dict:
+                self._add(v, depth + 1)
+            elif type(v) is list:
+                for x in v:
+                    if type(x) in (str, int, float):
+                        self.by_name.setdefault(k, []).append(x)
+                    elif type(x) is dict:
+                        self._add(x, depth + 1)
+
+
+def _matches(v: Any, tj: dict) -> bool:
+    t = tj.get("type")
+    return (
+        (t == "str" and type(v) is str)
+        or (t == "int" and type(v) is int)
+        or (t == "float" and type(v) in (int, float))
+        or (t == "bool" and type(v) is bool)
+        or (t == "enum" and envrt.in_enum(v, tuple(tj["values"])))
+    )
+
+
+def gen_value(tj: dict, name: str, rng: random.Random, vals: _Values, schema: dict, depth: int = 0) -> Any:
+    from forgec.stdlib.values import generate_value
+
+    t = tj.get("type")
+    if tj.get("optional") and rng.random() < 0.1:
+        return None
+    if t == "ref":
+        ks = vals.keys.get(tj["entity"]) or []
+        return rng.choice(ks) if ks else None
+    if t == "enum":
+        return rng.choice(list(tj["values"]))
+    if t == "list":
+        n = rng.randint(1, 2)
+        if tj["items"].get("type") == "ref":
+            ks = vals.keys.get(tj["items"]["entity"]) or []
+            return rng.sample(ks, min(n, len(ks)))
+        return [gen_value(tj["items"], name, rng, vals, schema, depth + 1) for _ in range(n)]
+    if t in ("record", "object"):
+        fields = schema["records"][tj["name"]]["fields"] if t == "record" else tj["fields"]
+        return {k: gen_value(ftj, k, rng, vals, schema, depth + 1) for k, ftj in fields.items() if not (ftj.get("optional") and rng.random() < 0.3)}
+    if t in ("str", "int", "float", "bool"):
+        seen = [v for v in vals.by_name.get(name, []) if _matches(v, tj)]
+        if seen and rng.random() < 0.75:
+            return rng.choice(seen)
+        v = generate_value({"type": t}, name, rng)
+        return float(v) if t == "float" else v
+    return generate_value({"type": "str"}, name, rng)
+
+
+def gen_args(params: list[dict], rng: random.Random, vals: _Values, schema: dict) -> dict | None:
+    """Valid arguments for a tool (None when a required entity has no records)."""
+    args = {}
+    for p in params:
+        tj = p["type"]
+        if not p.get("required") and rng.random() < 0.35:
+            continue
+        v = gen_value(tj, p["name"], rng, vals, schema)
+        if v is None and tj.get("type") == "ref":
+            if p.get("required"):
+                return None
+            continue
+        if v is None and not tj.get("optional") and not p.get("required"):
+            continue
+        args[p["name"]] = v
+    return args
+
+
+def _missing_key(tj: dict, vals: _Values) -> Any:
+    ks = vals.keys.get(tj["entity"]) or []
+    if ks and type(ks[0]) is int:
+        return max(ks) + 1_000_003
+    return "__no_such_" + tj["entity"].lower() + "__"
+
+
+def _wrong_type(tj: dict) -> Any:
+    t = tj.get("type")
+    if t in ("int", "float", "bool"):
+        return "not-a-number" if t != "bool" else "yes"
+    if t == "list":
+        return "not-a-list"
+    return {"unexpected": ["object"]}
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, ToolError) or isinstance(b, ToolError):
+        return isinstance(a, ToolError) and isinstance(b, ToolError) and a == b
+    try:
+        return envrt.canonical_json(a) == envrt.canonical_json(b)
+    except (TypeError, ValueError):
+        return False
+
+
+def _where(module: ModuleType, err: ToolError) -> str:
+    return getattr(err, "where", "") or ""
+
+
+def _tool_where(env_decl: Any, name: str, module: ModuleType) -> str:
+    t = env_decl.tool(name) if env_decl is not None else None
+    sp = getattr(t, "span", None)
+    if sp is not None and getattr(sp, "line", 0):
+        return f"{getattr(module, 'FORGE_SOURCE', sp.file)}:{sp.line}"
+    return getattr(module, "FORGE_SOURCE", "")
+
+
+def _mutate(v: Any) -> bool:
+    """Scribble on a result to prove it is not an alias of the state."""
+    if type(v) is dict:
+        for k in list(v):
+            v[k] = "__scribbled__"
+        v["__scribbled__"] = 1
+        return True
+    if type(v) is list:
+        touched = False
+        for x in v:
+            touched = _mutate(x) or touched
+        v.append("__scribbled__")
+        return True
+    return False
+
+
+def _step(env: Any, tool: str, args: dict, rep: ToolReport, module: ModuleType, what: str) -> tuple[bool, Any]:
+    try:
+        r = env.step(tool, args)
+    except BaseException as e:  # noqa: BLE001 - verification reports, never crashes
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        rep.fail(f"{what}: step raised {type(e).__name__}: {e} (args {envrt.short(args, 120)})")
+        return False, None
+    if isinstance(r, ToolError) and r.internal:
+        rep.fail(f"{what}: {r.message} (args {envrt.short(args, 120)})", _where(module, r))
+        return False, r
+    return True, r
+
+
+def verify_tool(module: ModuleType, tool: str, base: dict, seed: int, calls: int, env_decl: Any = None) -> ToolReport:
+    kind = module.TOOL_KINDS.get(tool, "action")
+    writes = bool(module.WRITES_STATE.get(tool, True))
+    rep = ToolReport(tool, kind, writes, where=_tool_where(env_decl, tool, module))
+    schema = module.SCHEMA
+    params = module.TOOL_PARAMS.get(tool, [])
+    rng = random.Random(f"forgec-verify:{seed}:{tool}")
+    env = module.Env(base)
+    must_change = kind in WRITE_KINDS or (kind == "action" and writes)
+    last_err = ""
+    attempts = 0
+    max_attempts = calls * 3 if must_change else calls
+    while attempts < max_attempts and (attempts < calls or (must_change and rep.changed_state == 0)):
+        attempts += 1
+        vals = _Values(env.state, schema)
+        args = gen_args(params, rng, vals, schema)
+        if args is None:
+            rep.fail(f"no valid call: a required entity has no records in the sample state")
+            break
+        h0 = env.state_hash()
+        snap = env.snapshot()
+        ok, r = _step(env, tool, args, rep, module, "valid call")
+        rep.calls += 1
+        if not ok:
+            break
+        h1 = env.state_hash()
+        if envrt.state_hash(env.state) != h1:
+            rep.fail("incremental state hash differs from a from-scratch hash after a call")
+            break
+        if isinstance(r, ToolError):
+            rep.errors += 1
+            last_err = r.message
+            if h1 != h0:
+                rep.fail(f"a failing call changed the state (not transactional): {r.message}")
+                break
+        else:
+            rep.successes += 1
+            try:
+                envrt.canonical_json(r)
+            except (TypeError, ValueError) as e:
+                rep.fail(f"result is not JSON: {e}")
+                break
+            if h1 != h0:
+                rep.changed_state += 1
+                if kind in READ_KINDS:
+                    rep.fail(f"{kind} tool changed the state (args {envrt.short(args, 120)})")
+                    break
+                if not writes:
+                    rep.fail("WRITES_STATE is false but the call changed the state")
+                    break
+        # determinism: the same call on the same state
+        twin = module.Env(snap)
+        ok2, r2 = _step(twin, tool, args, rep, module, "replayed call")
+        if not ok2:
+            break
+        if not _same(r, r2) or twin.state_hash() != h1:
+            rep.fail(f"not deterministic: the same call on the same state gave a different {'result' if not _same(r, r2) else 'state'}")
+            break
+        # results are copies: scribbling on one must not reach the state
+        if not isinstance(r, ToolError) and _mutate(r2):
+            if envrt.state_hash(twin.state) != h1:
+                rep.fail("result aliases the state (mutating it changed the state)")
+                break
+    if rep.verified and must_change:
+        if rep.successes == 0:
+            rep.fail(f"no successful call in {rep.calls} attempts" + (f" (last error: {last_err})" if last_err else ""))
+        elif rep.changed_state == 0:
+            rep.fail(f"{kind} tool never changed the state in {rep.successes} successful calls")
+    if rep.verified:
+        _negative_checks(module, tool, params, base, rng, rep)
+    return rep
+
+
+def _negative_checks(module: ModuleType, tool: str, params: list[dict], base: dict, rng: random.Random, rep: ToolReport) -> None:
+    env = module.Env(base)
+    vals = _Values(env.state, module.SCHEMA)
+    good = None
+    for _ in range(5):
+        good = gen_args([dict(p, required=True) for p in params], rng, vals, module.SCHEMA)
+        if good is not None:
+            break
+    if good is None:
+        return
+    h0 = env.state_hash()
+    cases = []
+    for p in params:
+        tj = p["type"]
+        if tj.get("type") == "ref":
+            cases.append((f"a missing {tj['entity']} key for {p['name']!r}", dict(good, **{p["name"]: _missing_key(tj, vals)})))
+        if p.get("required"):
+            cases.append((f"no {p['name']!r}", {k: v for k, v in good.items() if k != p["name"]}))
+        if tj.get("type") not in ("any",):
+            cases.append((f"a wrongly typed {p['name']!r}", dict(good, **{p["name"]: _wrong_type(tj)})))
+    cases.append(("an unknown argument", dict(good, __unknown_argument__=1)))
+    for what, args in cases:
+        ok, r = _step(env, tool, args, rep, module, f"call with {what}")
+        if not ok:
+            return
+        if not isinstance(r, ToolError):
+            rep.fail(f"a call with {what} succeeded; expected a ToolError")
+            return
+        if env.state_hash() != h0:
+            rep.fail(f"a call with {what} changed the state")
+            return
+
+
+def verify_env(module: ModuleType, env: Any = None, seed: int = 0, calls_per_tool: int = 20) -> VerifyReport:
+    """Verify every tool of a generated module (see the module docstring); `env` (EnvDecl) adds locations."""
+    from forgec.stdlib.values import generate_state
+
+    base = generate_state(module.SCHEMA, seed=seed, size=12)
+    # the state must round-trip through JSON exactly as task files store it
+    base = json.loads(envrt.canonical_json(base))
+    report = VerifyReport(getattr(module, "ENV_NAME", ""), seed)
+    for t in module.TOOLS:
+        name = t["function"]["name"]
+        report.tools.append(verify_tool(module, name, base, seed, calls_per_tool, env))
+    return report
+
+
+def render_table(reports: list[VerifyReport]) -> str:
+    """A plain-text per-tool table and a per-kind summary (what `forgec verify` prints)."""
+    rows = [("env", "tool", "kind", "writes", "verified", "calls", "errors", "reason")]
+    for r in reports:
+        for t in r.tools:
+            rows.append((r.env, t.tool, t.kind, "yes" if t.writes_state else "no", "yes" if t.verified else "NO", str(t.calls), str(t.errors), t.reason or ""))
+    widths = [max(len(row[i]) for row in rows) for i in range(7)]
+    lines = []
+    for i, row in enumerate(rows):
+        lines.append("  ".join(c.ljust(widths[j]) for j, c in enumerate(row[:7])) + "  " + row[7])
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths) + "  " + "-" * 6)
+    kinds: dict[str, list[int]] = {}
+    for r in reports:
+        for k, d in r.by_kind().items():
+            kv = kinds.setdefault(k, [0, 0])
+            kv[0] += d["tools"]
+            kv[1] += d["verified"]
+    lines.append("")
+    lines.append("kind     tools  verified")
+    total = [0, 0]
+    for k in sorted(kinds):
+        n, v = kinds[k]
+        total[0] += n
+        total[1] += v
+        lines.append(f"{k:<8} {n:>5}  {v:>8}")
+    pct = 100.0 * total[1] / total[0] if total[0] else 100.0
+    lines.append(f"{'total':<8} {total[0]:>5}  {total[1]:>8}  ({pct:.1f}%)")
+    return "\n".join(lines)

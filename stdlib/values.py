@@ -1,0 +1,560 @@
+"""Seeded, realistic value generators and the world-state generator.
+
+`generate_state(schema, seed, size)` builds a consistent world for a generated env
+module's `SCHEMA` (type-json, docs/contracts.md). The sampler walks tools on it and
+task lowering starts every task from it, so it is built to make tools meaningful:
+
+* every reference points at an existing record; a list of references that has a
+  matching back-reference (`User.orders` / `Order.user_id`) is exactly its inverse;
+  an owned list without one partitions the children among the owners;
+* child entities outnumber their parents (about 3 each) and are dealt round-robin, so
+  each user has several orders; enums are spread so one parent's children cover
+  several values (statuses);
+* categorical strings (city, category, origin, ...) come from small per-field pools so
+  searches return several records; money has cents and never ties within a field;
+* names, emails, usernames, addresses, dates, phone numbers and ids follow the field
+  and entity names, and an id format quoted in a field's doc (`e.g. '#W0001234'`).
+
+Everything is a pure function of (schema, seed, size): `random.Random(seed)` only,
+declaration order only, no clock.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import random
+import re
+import string
+from typing import Any
+
+FIRST = (
+    "Yusuf Olivia Noah Emma Liam Ava Mason Sofia Ethan Mia Lucas Amelia Aarav Chen Fatima Mei Omar Isabella "
+    "James Harper Mateo Evelyn Arjun Chloe Daniel Priya Elijah Zoe Hiroshi Aisha Raj Lena Ivan Nora Kofi "
+    "Grace Diego Hannah Samuel Leila"
+).split()
+LAST = (
+    "Rossi Smith Garcia Kim Patel Nguyen Johnson Silva Brown Muller Lopez Wilson Chen Khan Ito Anderson "
+    "Moreno Davis Ahmed Kowalski Taylor Santos Martin Novak Lee Thomas Hughes Costa Fischer Sato Jackson "
+    "Dubois Lewis Walker Young Ali Hernandez Clark Wright"
+).split()
+CITIES = (
+    ("Austin", "TX", "78701"), ("Denver", "CO", "80202"), ("Seattle", "WA", "98101"), ("Boston", "MA", "02108"),
+    ("Chicago", "IL", "60601"), ("Phoenix", "AZ", "85004"), ("Portland", "OR", "97201"), ("Atlanta", "GA", "30303"),
+    ("Miami", "FL", "33130"), ("San Diego", "CA", "92101"), ("Columbus", "OH", "43215"), ("Nashville", "TN", "37203"),
+)
+STREETS = "Main Oak Maple Cedar Elm Pine Lake Hill Park Sunset River Washington Lincoln Highland".split()
+STREET_KINDS = "St Ave Rd Blvd Ln Dr".split()
+COUNTRIES = "USA Canada Mexico Germany France Japan India Brazil Spain Italy".split()
+AIRPORTS = "JFK LAX SFO ORD ATL SEA DEN BOS MIA DFW LAS PHX EWR IAH".split()
+AIRLINES = "HAT UAL DAL AAL JBU".split()
+DOMAINS = "example.com mail.com inbox.org post.net".split()
+COLORS = "red blue green black white silver gold purple".split()
+CATEGORIES = "electronics books clothing home garden sports toys beauty grocery office".split()
+CURRENCIES = "USD EUR GBP JPY CAD".split()
+LANGS = "en es fr de ja pt it zh".split()
+WORDS = (
+    "alpha bravo cedar delta ember falcon granite harbor iris juniper kestrel lumen meadow nimbus orchid "
+    "prairie quartz raven summit tundra umber vertex willow yonder zephyr"
+).split()
+ADJ = "Classic Smart Compact Deluxe Portable Wireless Ergonomic Premium Eco Vintage Ultra Basic".split()
+NOUN = "Lamp Backpack Keyboard Kettle Headphones Chair Jacket Watch Camera Blender Tent Speaker Notebook Mug".split()
+SENT = (
+    "Customer asked for an update.", "Please deliver after 5 pm.", "Requires a signature on delivery.",
+    "Follow up next week.", "Escalated to the support team.", "Gift wrap requested.", "Left at the front desk.",
+    "Verified by phone.", "Awaiting confirmation from the vendor.", "No further action needed.",
+)
+PERSON_ENTITIES = {
+    "user", "customer", "member", "passenger", "employee", "patient", "student", "person", "contact", "author",
+    "driver", "guest", "client", "agent", "owner", "traveler", "traveller", "buyer", "seller", "subscriber", "account",
+    "profile", "staff", "teacher", "doctor", "applicant", "candidate", "player", "attendee",
+}
+CATEGORICAL = {
+    "city", "origin", "destination", "category", "type", "brand", "color", "colour", "department", "genre", "tag",
+    "location", "country", "state", "language", "level", "role", "priority", "tier", "plan", "region", "cabin",
+    "membership", "kind", "source", "channel", "platform", "model", "size", "material", "team", "group", "label",
+    "currency", "airline", "carrier", "room_type", "status", "gender", "unit", "method", "payment_method",
+}
+TEXTY = {"description", "note", "notes", "comment", "comments", "message", "body", "content", "text", "summary", "reason", "details", "bio", "instructions", "remark"}
+MONEY = ("price", "amount", "total", "cost", "balance", "fee", "salary", "budget", "payment", "refund", "subtotal", "tax", "fare", "credit", "limit", "revenue", "value", "charge")
+
+_EXAMPLE_RE = re.compile(r"""(?:e\.g\.|eg\.|example|such as|like|format)[:\s]*[`'"]([^`'"\s]{2,40})[`'"]""", re.I)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _words(name: str) -> list[str]:
+    s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    return [w for w in re.split(r"[^a-zA-Z0-9]+", s.lower()) if w]
+
+
+def _is_person(entity: str | None) -> bool:
+    return bool(entity) and _words(entity)[-1] in PERSON_ENTITIES if entity and _words(entity) else False
+
+
+def mimic(example: str, rng: random.Random) -> str:
+    """A new id shaped like `example`: its leading non-digit prefix kept, digits and later letters redrawn."""
+    m = re.match(r"^([^0-9]*)(.*)$", example)
+    prefix, rest = (m.group(1), m.group(2)) if m and m.group(2) else ("", example)
+    if not rest:
+        prefix, rest = "", example
+    out = []
+    for ch in rest:
+        if ch.isdigit():
+            out.append(rng.choice(string.digits))
+        elif ch.isupper():
+            out.append(rng.choice(string.ascii_uppercase))
+        elif ch.islower():
+            out.append(rng.choice(string.ascii_lowercase))
+        else:
+            out.append(ch)
+    return prefix + "".join(out)
+
+
+def doc_example(doc: str) -> str | None:
+    """The id format a doc string quotes (`e.g. '#W0001234'`), if any."""
+    m = _EXAMPLE_RE.search(doc or "")
+    return m.group(1) if m else None
+
+
+def _date(rng: random.Random, base: _dt.date, lo: int, hi: int) -> str:
+    return (base + _dt.timedelta(days=rng.randint(lo, hi))).isoformat()
+
+
+def _base_date(schema: dict) -> _dt.date:
+    for name, tj in (schema.get("globals") or {}).items():
+        d = tj.get("default")
+        if isinstance(d, str) and re.match(r"^\d{4}-\d{2}-\d{2}", d):
+            try:
+                return _dt.date.fromisoformat(d[:10])
+            except ValueError:
+                pass
+    return _dt.date(2024, 5, 15)
+
+
+class _Ctx:
+    """Per-state memory: a persona per record, pools per field, used values per field."""
+
+    def __init__(self, rng: random.Random, base: _dt.date, n: int = 30):
+        self.rng = rng
+        self.base = base
+        self.n = n
+        self.pools: dict[tuple, list] = {}
+        self.used: dict[tuple, set] = {}
+        self.persona: dict | None = None
+        self.place: tuple | None = None  # (city, state, zip) shared by one record's address fields
+
+    def where(self, key: tuple) -> tuple:
+        if self.place is None:
+            city = self.rng.choice(self.pool(key, [x[0] for x in CITIES]))
+            self.place = next(x for x in CITIES if x[0] == city)
+        return self.place
+
+    def pool(self, key: tuple, candidates: list, k: int | None = None) -> list:
+        p = self.pools.get(key)
+        if p is None:
+            k = k or max(3, min(8, self.n // 4))
+            cand = list(candidates)
+            self.rng.shuffle(cand)
+            p = cand[:k]
+            self.pools[key] = p
+        return p
+
+    def unique(self, key: tuple, make) -> Any:
+        used = self.used.setdefault(key, set())
+        for _ in range(50):
+            v = make()
+            if v not in used:
+                used.add(v)
+                return v
+        return v
+
+    def person(self) -> dict:
+        if self.persona is None:
+            rng = self.rng
+            f, l = rng.choice(FIRST), rng.choice(LAST)
+            self.persona = {"first": f, "last": l, "num": rng.randint(1000, 9999)}
+        return self.persona
+
+
+# --------------------------------------------------------------------------- values
+
+
+def generate_value(type_json: dict, field_name: str, rng: random.Random, *, entity: str | None = None, ctx: Any = None, doc: str = "") -> Any:
+    """A realistic value of `type_json` for a field called `field_name` (entity refs excluded).
+
+    `ctx` (internal) carries per-state pools and uniqueness; without it every call is
+    independent. References (`{"type": "ref"}`) get a placeholder here; `generate_state`
+    fills them with existing keys.
+    """
+    c = ctx if ctx is not None else _Ctx(rng, _dt.date(2024, 5, 15))
+    t = type_json.get("type", "any")
+    doc = doc or type_json.get("doc", "")
+    if "default" in type_json and rng.random() < 0.3:
+        return type_json["default"]
+    if t == "enum":
+        return rng.choice(list(type_json["values"]))
+    if t == "bool":
+        return rng.random() < 0.5
+    if t == "int":
+        return _int_for(field_name, c)
+    if t == "float":
+        return _float_for(field_name, c, entity)
+    if t == "str":
+        return _str_for(field_name, c, entity, doc)
+    if t == "list":
+        n = rng.randint(1, 3)
+        return [generate_value(type_json["items"], _singular(field_name), rng, entity=entity, ctx=c) for _ in range(n)]
+    if t == "object":
+        return {k: generate_value(v, k, rng, entity=entity, ctx=c) for k, v in type_json.get("fields", {}).items()}
+    if t == "ref":
+        return None
+    if t == "record":
+        return {}
+    return _str_for(field_name, c, entity, doc)
+
+
+def _singular(name: str) -> str:
+    return name[:-3] + "y" if name.endswith("ies") else name[:-1] if name.endswith("s") and not name.endswith("ss") else name
+
+
+def _int_for(name: str, c: _Ctx) -> int:
+    w = set(_words(name))
+    rng = c.rng
+    if w & {"age"}:
+        return rng.randint(18, 85)
+    if w & {"year"}:
+        return rng.randint(1995, c.base.year)
+    if w & {"quantity", "qty", "count", "stock", "inventory", "seats", "available", "units", "copies", "capacity"}:
+        return rng.randint(0, 60) if w & {"stock", "inventory", "available", "capacity", "seats"} else rng.randint(1, 9)
+    if w & {"rating", "stars"}:
+        return rng.randint(1, 5)
+    if w & {"minutes", "duration", "mins"}:
+        return rng.randint(15, 600)
+    if w & {"percent", "percentage", "discount"}:
+        return rng.choice([5, 10, 15, 20, 25, 30])
+    if w & {"points", "miles", "score"}:
+        return c.unique((name, "i"), lambda: rng.randint(100, 99999))
+    if w & set(MONEY):
+        return c.unique((name, "i"), lambda: rng.randint(5, 5000))
+    if w & {"id", "number", "no", "num"}:
+        return c.unique((name, "i"), lambda: rng.randint(10000, 99999))
+    return rng.randint(1, 100)
+
+
+def _float_for(name: str, c: _Ctx, entity: str | None) -> float:
+    w = set(_words(name))
+    rng = c.rng
+    if w & {"rating", "stars"}:
+        return round(rng.uniform(1, 5), 1)
+    if w & {"lat", "latitude"}:
+        return round(rng.uniform(-60, 70), 6)
+    if w & {"lon", "lng", "longitude"}:
+        return round(rng.uniform(-170, 170), 6)
+    if w & {"percent", "percentage", "rate", "discount", "ratio"}:
+        return round(rng.uniform(0.5, 30), 2)
+    if w & {"weight", "kg"}:
+        return round(rng.uniform(0.2, 40), 2)
+    hi = 5000.0 if w & {"balance", "salary", "budget", "limit", "credit", "revenue"} else 900.0
+    # money: cents, and never a tie within one field (argmin/argmax stay unique)
+    return c.unique((entity, name, "f"), lambda: round(rng.uniform(5, hi), 2))
+
+
+def _str_for(name: str, c: _Ctx, entity: str | None, doc: str) -> str:
+    rng = c.rng
+    ws = _words(name)
+    w = set(ws)
+    last = ws[-1] if ws else ""
+    ex = doc_example(doc)
+    if ex and (w & {"id", "code", "number", "no", "key", "ref", "sku"} or last in ("id", "number")):
+        return c.unique((entity, name, "s"), lambda: mimic(ex, rng))
+    if w & {"email", "mail"}:
+        p = c.person()
+        return f"{p['first'].lower()}.{p['last'].lower()}{p['num'] % 100}@{DOMAINS[p['num'] % len(DOMAINS)]}"
+    if w & {"phone", "mobile", "tel", "telephone"}:
+        return f"+1-{rng.randint(200, 989)}-{rng.randint(200, 989)}-{rng.randint(1000, 9999)}"
+    if w & {"username", "login", "handle"} or ("user" in w and "name" in w):
+        p = c.person()
+        return f"{p['first'].lower()}_{p['last'].lower()}_{p['num']}"
+    if "first" in w and "name" in w:
+        return c.person()["first"]
+    if "last" in w and "name" in w or w & {"surname"}:
+        return c.person()["last"]
+    if name in ("name", "full_name", "fullname", "display_name", "passenger_name", "customer_name", "holder", "owner_name") or (last == "name" and _is_person(entity)):
+        if _is_person(entity) or w & {"full", "passenger", "customer", "holder", "owner"}:
+            p = c.person()
+            return f"{p['first']} {p['last']}"
+        return c.unique((entity, name, "s"), lambda: f"{rng.choice(ADJ)} {rng.choice(NOUN)}")
+    if w & {"date", "day", "dob", "birthday", "birthdate", "deadline"} or last in ("on",):
+        if w & {"birth", "birthday", "dob", "birthdate"}:
+            return _date(rng, c.base, -365 * 70, -365 * 18)
+        if w & {"departure", "arrival", "due", "deadline", "expiry", "expires", "expiration", "checkin", "check", "start", "end", "scheduled", "travel", "return"}:
+            return _date(rng, c.base, 1, 120)
+        return _date(rng, c.base, -365, 0)
+    if last in ("at", "time", "timestamp", "datetime") or w & {"created", "updated", "modified", "timestamp"}:
+        d = _date(rng, c.base, -365, 0) if not (w & {"departure", "arrival", "scheduled", "start", "end"}) else _date(rng, c.base, 1, 90)
+        if last == "time" and not (w & {"date"}):
+            return f"{rng.randint(0, 23):02d}:{rng.choice([0, 15, 30, 45]):02d}"
+        return f"{d}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:00"
+    if w & {"url", "website", "link", "homepage", "uri"}:
+        return f"https://www.{rng.choice(WORDS)}{rng.randint(1, 99)}.com/{rng.choice(WORDS)}"
+    if w & {"street", "address", "address1", "line1"}:
+        return f"{rng.randint(10, 9999)} {rng.choice(STREETS)} {rng.choice(STREET_KINDS)}"
+    if w & {"zip", "zipcode", "postal", "postcode"}:
+        return c.where((entity, "city"))[2]
+    if w & {"origin", "destination", "airport", "from", "to"} and not w & {"address"}:
+        return rng.choice(c.pool((entity, "airport"), list(AIRPORTS), max(4, min(10, c.n // 3))))
+    if w & {"city"}:
+        return c.where((entity, "city"))[0]
+    if w & {"state", "province"} and not w & {"status"}:
+        return c.where((entity, "city"))[1]
+    if w & {"country"}:
+        return rng.choice(c.pool((entity, name), COUNTRIES))
+    if w & {"currency"}:
+        return rng.choice(c.pool((entity, name), CURRENCIES, 3))
+    if w & {"language", "lang", "locale"}:
+        return rng.choice(c.pool((entity, name), LANGS, 4))
+    if w & {"color", "colour"}:
+        return rng.choice(c.pool((entity, name), COLORS))
+    if w & {"category", "genre", "department"}:
+        return rng.choice(c.pool((entity, name), CATEGORIES))
+    if "flight" in w and w & {"number", "no", "id", "code"}:
+        return c.unique((entity, name, "s"), lambda: f"{rng.choice(AIRLINES)}{rng.randint(100, 999)}")
+    if w & {"airline", "carrier"}:
+        return rng.choice(c.pool((entity, name), AIRLINES, 3))
+    if w & {"title", "subject", "headline"}:
+        return c.unique((entity, name, "s"), lambda: f"{rng.choice(ADJ)} {rng.choice(NOUN)} {rng.choice(WORDS)}".title())
+    if w & TEXTY:
+        return rng.choice(SENT)
+    if last in ("id", "number", "code", "sku", "isbn", "ref", "reference", "token", "key", "no") or w & {"sku", "isbn"}:
+        return c.unique((entity, name, "s"), lambda: _id_like(name, rng))
+    if w & {"password", "secret"}:
+        return "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(12))
+    if w & CATEGORICAL or last in CATEGORICAL:
+        return rng.choice(c.pool((entity, name), [f"{x}" for x in WORDS]))
+    if last == "name" or w & {"name"}:
+        return c.unique((entity, name, "s"), lambda: f"{rng.choice(ADJ)} {rng.choice(NOUN)}")
+    # an unknown short string: a small shared pool keeps equality searches non-empty
+    return rng.choice(c.pool((entity, name), list(WORDS)))
+
+
+def _id_like(name: str, rng: random.Random) -> str:
+    ws = [w for w in _words(name) if w not in ("id", "number", "code", "no", "ref", "key")]
+    prefix = (ws[-1][:3] if ws else "id").upper()
+    return f"{prefix}-{rng.randint(100000, 999999)}"
+
+
+# --------------------------------------------------------------------------- keys
+
+
+def make_key(entity: str, key_tj: dict, i: int, rng: random.Random, ctx: _Ctx, used: set) -> Any:
+    """A realistic, unique key for the i-th record of `entity` (persona-consistent for people)."""
+    if key_tj.get("type") == "int":
+        base = ctx.pools.setdefault((entity, "__intbase"), [rng.randint(1, 9) * 1000])[0]
+        k = base + i * rng.randint(1, 3) + len(used)
+        while k in used:
+            k += 1
+        used.add(k)
+        return k
+    ex = doc_example(key_tj.get("doc", ""))
+    ws = _words(entity)
+    head = ws[-1] if ws else "id"
+    for _ in range(100):
+        if ex:
+            k = mimic(ex, rng)
+        elif _is_person(entity):
+            p = ctx.person()
+            k = f"{p['first'].lower()}_{p['last'].lower()}_{p['num']}"
+        elif head in ("order", "purchase", "shipment"):
+            k = f"#W{rng.randint(0, 9999999):07d}"
+        elif head in ("reservation", "booking", "ticket", "pnr", "confirmation"):
+            k = "".join(rng.choice(string.ascii_uppercase + string.digits) for _ in range(6))
+        elif head in ("flight",):
+            k = f"{rng.choice(AIRLINES)}{rng.randint(100, 999)}"
+        elif head in ("product", "item", "variant", "sku"):
+            k = str(rng.randint(10**9, 10**10 - 1))
+        elif head in ("payment", "method", "card"):
+            k = f"credit_card_{rng.randint(10**6, 10**7 - 1)}"
+        else:
+            abbrev = re.sub(r"[^a-z0-9]", "", "_".join(ws))[:8] or "id"
+            k = f"{abbrev}_{rng.randint(0, 99999):05d}"
+        if k not in used:
+            used.add(k)
+            return k
+        ctx.persona = None
+    k = f"{'_'.join(ws) or 'id'}_{len(used)}"
+    used.add(k)
+    return k
+
+
+# --------------------------------------------------------------------------- state
+
+
+def _refs(fields: dict) -> tuple[dict, dict]:
+    single, lists = {}, {}
+    for f, tj in fields.items():
+        if tj.get("type") == "ref":
+            single[f] = tj["entity"]
+        elif tj.get("type") == "list" and tj["items"].get("type") == "ref":
+            lists[f] = tj["items"]["entity"]
+    return single, lists
+
+
+def generate_state(schema: dict, seed: int, size: int = 30) -> dict:
+    """A consistent world state for `schema` (a module's SCHEMA), deterministic per seed."""
+    rng = random.Random(f"forgec-state:{seed}")
+    ents: dict = schema.get("entities") or {}
+    records_decl: dict = schema.get("records") or {}
+    base = _base_date(schema)
+    size = max(1, int(size))
+
+    # who owns whom: a single ref makes the referenced entity a parent; an owned list
+    # (list[ref C] with no back-reference from C) makes the list holder a parent of C.
+    single_refs = {e: _refs(d["fields"])[0] for e, d in ents.items()}
+    list_refs = {e: _refs(d["fields"])[1] for e, d in ents.items()}
+    parents: dict[str, list[str]] = {e: [] for e in ents}
+    for e in ents:
+        for f, p in single_refs[e].items():
+            if p != e and p in ents and p not in parents[e]:
+                parents[e].append(p)
+        for f, ch in list_refs[e].items():
+            if ch in ents and ch != e and e not in single_refs.get(ch, {}).values() and e not in parents[ch]:
+                parents[ch].append(e)
+    counts = {e: (size if not parents[e] else min(4 * size, 3 * size)) for e in ents}
+
+    # phase 1: keys (people get a persona that their own fields reuse)
+    keys: dict[str, list] = {}
+    personas: dict[tuple, dict | None] = {}
+    ctx = _Ctx(rng, base, size)
+    for e, d in ents.items():
+        kf = d["key"]
+        ktj = d["fields"].get(kf, {"type": "str"})
+        used: set = set()
+        ks = []
+        for i in range(counts[e]):
+            ctx.persona = None
+            k = make_key(e, ktj, i, rng, ctx, used)
+            ks.append(k)
+            personas[(e, str(k))] = ctx.persona
+        keys[e] = ks
+
+    # parent assignment order: a deterministic shuffle of each parent's keys
+    dealt = {e: rng.sample(keys[e], len(keys[e])) for e in ents}
+
+    # phase 2: fields
+    out: dict[str, dict] = {}
+    for e, d in ents.items():
+        kf = d["key"]
+        coll = {}
+        prim = parents[e][0] if parents[e] else None
+        enum_off = {f: rng.randrange(1000) for f in d["fields"]}
+        for i, k in enumerate(keys[e]):
+            ctx.persona = personas.get((e, str(k)))
+            ctx.place = None
+            ctx.n = counts[e]
+            rec: dict = {}
+            for f, tj in d["fields"].items():
+                if f == kf:
+                    rec[f] = k
+                    continue
+                rec[f] = _field_value(e, f, tj, i, k, prim, dealt, keys, records_decl, rng, ctx, enum_off[f])
+            coll[str(k)] = rec
+        out[e] = {k: coll[k] for k in sorted(coll, key=_order_key)}
+
+    # phase 3: lists of references (inverse of a back-reference, or an owned partition)
+    for e, d in ents.items():
+        for f, ch in list_refs[e].items():
+            if ch not in ents:
+                continue
+            back = [bf for bf, p in single_refs[ch].items() if p == e]
+            opt = d["fields"][f].get("optional")
+            if back:
+                bf = back[0]
+                inv: dict[str, list] = {}
+                for ck in sorted(out[ch], key=_order_key):
+                    r = out[ch][ck]
+                    if r.get(bf) is not None:
+                        inv.setdefault(str(r[bf]), []).append(r[ch_key(ents, ch)])
+                for k, rec in out[e].items():
+                    rec[f] = inv.get(k, [])
+            elif e in parents[ch]:
+                owners = list(out[e])
+                share: dict[str, list] = {k: [] for k in owners}
+                for j, ck in enumerate(dealt[ch]):
+                    share[owners[j % len(owners)]].append(ck)
+                for k, rec in out[e].items():
+                    rec[f] = sorted(share[k], key=lambda x: _order_key(str(x)))
+            else:
+                for k, rec in out[e].items():
+                    n = min(len(keys[ch]), rng.randint(1, 3))
+                    rec[f] = rng.sample(keys[ch], n) if keys[ch] and not (opt and rng.random() < 0.1) else []
+
+    # globals
+    G = {}
+    for g, tj in (schema.get("globals") or {}).items():
+        if "default" in tj:
+            G[g] = tj["default"]
+        elif tj.get("type") == "ref":
+            ks = keys.get(tj["entity"]) or [None]
+            G[g] = ks[0]
+        else:
+            ctx.persona = None
+            G[g] = generate_value(tj, g, rng, ctx=ctx)
+    return {"entities": out, "globals": G}
+
+
+def ch_key(ents: dict, e: str) -> str:
+    return ents[e]["key"]
+
+
+def _order_key(k: str) -> tuple:
+    return (0, int(k), "") if re.fullmatch(r"-?\d+", k) else (1, 0, k)
+
+
+def _field_value(e, f, tj, i, k, prim, dealt, keys, records_decl, rng, ctx, off) -> Any:
+    t = tj.get("type")
+    if tj.get("optional") and rng.random() < 0.12:
+        return None
+    if t == "ref":
+        p = tj["entity"]
+        pk = keys.get(p) or []
+        if not pk:
+            return None
+        if p == prim:
+            return dealt[p][i % len(dealt[p])]
+        return rng.choice(pk)
+    if t == "enum":
+        vals = list(tj["values"])
+        n_par = len(dealt[prim]) if prim else 1
+        # consecutive children of one parent get consecutive values: several statuses each
+        return vals[(i // max(1, n_par) + i % max(1, n_par) + off) % len(vals)]
+    if t == "list" and tj["items"].get("type") == "ref":
+        return []  # phase 3
+    if t == "list" and tj["items"].get("type") == "record":
+        return [_record_value(tj["items"]["name"], records_decl, keys, rng, ctx, e) for _ in range(rng.randint(1, 3))]
+    if t == "record":
+        return _record_value(tj["name"], records_decl, keys, rng, ctx, e)
+    if t == "object":
+        return {n: _nested(n, ftj, records_decl, keys, rng, ctx, e) for n, ftj in tj.get("fields", {}).items()}
+    return generate_value(tj, f, rng, entity=e, ctx=ctx)
+
+
+def _nested(name, tj, records_decl, keys, rng, ctx, e) -> Any:
+    t = tj.get("type")
+    if tj.get("optional") and rng.random() < 0.12:
+        return None
+    if t == "ref":
+        pk = keys.get(tj["entity"]) or []
+        return rng.choice(pk) if pk else None
+    if t == "record":
+        return _record_value(tj["name"], records_decl, keys, rng, ctx, e)
+    if t == "list" and tj["items"].get("type") in ("ref", "record", "object"):
+        return [_nested(name, tj["items"], records_decl, keys, rng, ctx, e) for _ in range(rng.randint(1, 3))]
+    if t == "object":
+        return {n: _nested(n, ftj, records_decl, keys, rng, ctx, e) for n, ftj in tj.get("fields", {}).items()}
+    return generate_value(tj, name, rng, entity=e, ctx=ctx)
+
+
+def _record_value(rname, records_decl, keys, rng, ctx, e) -> dict:
+    fields = (records_decl.get(rname) or {}).get("fields", {})
+    return {n: _nested(n, ftj, records_decl, keys, rng, ctx, rname) for n, ftj in fields.items()}
