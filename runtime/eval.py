@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from forgec.runtime.llmclient import aclose_clients
 from forgec.runtime.episode import Episode, EpisodeLimits, arun_episode, run_episode_sync
 from forgec.tasks import Task
 
@@ -168,6 +169,8 @@ async def aevaluate(build: Any, agent_factory: Callable, user_factory: Callable,
         for j in jobs:
             j.cancel()
         await asyncio.gather(*jobs, return_exceptions=True)
+    finally:
+        await aclose_clients()
     return EvalResult(k=k, episodes=done, tasks=[t.id for t in chosen], interrupted=interrupted)
 
 

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import random
 import re
@@ -107,7 +108,7 @@ def judge_prompt(task: Task, messages: list[dict]) -> str:
 
 
 _JSON_OBJ_RE = re.compile(r"\{.*\}", re.DOTALL)
-_BOOL_RE = re.compile(r'"?user_error"?\s*[:=]\s*"?(true|false|yes|no)"?', re.IGNORECASE)
+_BOOL_RE = re.compile(r"[\"']?user_error[\"']?\s*[:=]\s*[\"']?(true|false|yes|no)\b", re.IGNORECASE)
 
 
 def parse_verdict(text: str) -> tuple[bool, str] | None:
@@ -116,10 +117,10 @@ def parse_verdict(text: str) -> tuple[bool, str] | None:
     text = text or ""
     m = _JSON_OBJ_RE.search(text)
     if m:
-        for cand in (m.group(0), m.group(0).replace("'", '"')):
+        for cand in (m.group(0), m.group(0).replace("'", '"'), None):
             try:
-                obj = json.loads(cand)
-            except ValueError:
+                obj = json.loads(cand) if cand is not None else ast.literal_eval(m.group(0))  # Python-style dicts
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
                 continue
             if isinstance(obj, dict) and "user_error" in obj:
                 ue = obj["user_error"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,24 @@ def make_client(base_url: str, api_key: str | None = None, timeout: float = 60.0
 
     key = api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
     return openai.AsyncOpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=0)
+
+
+# Clients and the event loop they first ran on, so they can be closed on that loop
+# (an httpx client GC'd later, under another loop, would try to close its sockets there).
+_LOOP_OF: "weakref.WeakKeyDictionary[Any, asyncio.AbstractEventLoop]" = weakref.WeakKeyDictionary()
+
+
+async def aclose_clients() -> int:
+    """Close every client that ran on the current event loop; returns how many. Call when a run ends."""
+    loop = asyncio.get_running_loop()
+    mine = [c for c, lp in list(_LOOP_OF.items()) if lp is loop]
+    for c in mine:
+        _LOOP_OF.pop(c, None)
+        try:
+            await c.close()
+        except Exception:  # noqa: BLE001 - closing is best effort
+            pass
+    return len(mine)
 
 
 def _retry_after(e: Exception) -> float | None:
@@ -71,6 +90,8 @@ def is_retryable(e: Exception) -> bool:
 async def chat(client: Any, policy: RetryPolicy = RetryPolicy(), rng: random.Random | None = None, **kwargs: Any) -> Any:
     """`client.chat.completions.create(**kwargs)` with retries; returns the completion or raises LLMError."""
     rng = rng or random.Random(0)
+    if client not in _LOOP_OF:
+        _LOOP_OF[client] = asyncio.get_running_loop()
     attempts = policy.max_retries + 1
     last: Exception | None = None
     for attempt in range(attempts):
