@@ -4,25 +4,18 @@
     format(module) -> str                               canonical text, comments kept
     format_text(text, filename) -> (str | None, diagnostics)
     check(modules) -> diagnostics                        resolve + type check across modules
-    load(paths) -> (modules, diagnostics)               read files/folders, follow imports
+    load(paths) -> (modules, diagnostics)               read files/folders (sorted), parse
 
-The checker's type model (`EnvTypes`, `Ty`) lives in forgec.lang.check / forgec.lang.types.
+`forgec.lang.check` is also the checker module (callable): its `EnvTypes` is the
+environment type model (entity/record fields, key types, tool signatures, which tools
+write state) and `node_refs` gives a blueprint node's inference edges.
 """
 
 from __future__ import annotations
 
+from forgec.lang import check  # noqa: F401  (a callable module: check(modules))
+from forgec.lang.check import EnvTypes, load
+from forgec.lang.fmt import format, format_text
 from forgec.lang.parse import parse
 
-__all__ = ["parse", "format", "format_text", "check", "load"]
-
-
-def __getattr__(name):  # lazy: `forgec.lang.parse` stays importable without the checker/formatter
-    if name in ("format", "format_text"):
-        from forgec.lang import fmt
-
-        return getattr(fmt, name)
-    if name in ("check", "load", "EnvTypes"):
-        from forgec.lang import check as _check
-
-        return getattr(_check, name if name != "check" else "check_modules")
-    raise AttributeError(name)
+__all__ = ["parse", "format", "format_text", "check", "load", "EnvTypes"]

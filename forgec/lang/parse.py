@@ -40,7 +40,7 @@ PUNCT = {
     "SLASH": "/", "PERCENT": "%", "$END": "end of file",
 }
 KINDS = {
-    "NAME": "a name", "STRING": "a string", "INT": "an integer", "FLOAT": "a number",
+    "NAME": "a name", "STRING": "a string", "INT": "a number", "FLOAT": "a number",
     "TRIPLE_STRING": 'a """python body"""', "ANNOTATION": "an @annotation",
 }
 
@@ -273,7 +273,7 @@ class ForgeBuilder(Transformer):
 
     def if_stmt(self, c):
         # IF expr block [ELSE else]
-        orelse = c[4]
+        orelse = c[4] if len(c) > 4 else None
         if orelse is None:
             return A.If(c[1], tuple(c[2]), (), self.sp(c[0], c[2]))
         tail = tuple(orelse) if isinstance(orelse, _Block) else (orelse,)
@@ -493,7 +493,12 @@ class _Parser:
                 self._recover(ps, e.token, e.expected)
             except UnexpectedCharacters as e:
                 self._bad_char(e, text)
-                lt.state.line_ctr.feed(text[e.pos_in_stream:e.pos_in_stream + 1])
+                pos = e.pos_in_stream
+                skip = text[pos:pos + 1]
+                if skip == '"':  # an unterminated string: drop the rest of its line
+                    eol = text.find("\n", pos)
+                    skip = text[pos:eol if eol >= 0 else len(text)]
+                lt.state.line_ctr.feed(skip)
         return self._finish(ps, last)
 
     def _first_on_line(self, tok: Token) -> bool:
@@ -519,7 +524,7 @@ class _Parser:
         if tok.type == "$END":
             what = "unexpected end of file"
         else:
-            what = f"unexpected {describe_terminal(tok.type) if tok.type in KINDS else repr(str(tok))}"
+            what = f"unexpected {KINDS[tok.type].split(' ', 1)[1] if tok.type in KINDS else repr(str(tok))}"
         b.diags.append(error(C.SYNTAX, f"{what}; expected {shown or 'nothing more'}",
                              Span(b.file, tok.line or 1, tok.column or 1, tok.end_line or 0, tok.end_column or 0),
                              help=_hint(tok, set(expected))))
