@@ -33,6 +33,7 @@ from .schema import (
     amount_param,
     balance_field,
     flat_params,
+    ref_field,
     Schema,
     ToolView,
     TypeMapper,
@@ -239,13 +240,25 @@ def _writes(body) -> bool:
     return False
 
 
-def flat_exprs(s: Schema, v: ToolView, pmap) -> list[tuple[str, str, A.Expr, A.TypeExpr, bool]]:
-    """(wire name, field name, expression, type, may be null) per param, request bodies spread."""
+def stored(s: Schema, expr: A.Expr, t: A.TypeExpr) -> A.Expr:
+    """The value a ref field stores for a param expression: a record param gives its key,
+    a list of records the list of their keys (the checker keeps records and keys apart)."""
+    b = strip_optional(t)
+    if isinstance(b, A.NamedType) and b.name in s.entities:
+        return at(expr, s.entities[b.name].key)
+    if isinstance(b, A.ListType) and isinstance(b.item, A.NamedType) and b.item.name in s.entities:
+        return A.Call("map", (expr, at("it", s.entities[b.item.name].key)))
+    return expr
+
+
+def flat_exprs(s: Schema, v: ToolView, pmap) -> list[tuple[str, str, A.Expr, A.TypeExpr, bool, A.Expr]]:
+    """(wire name, field name, stored expression, type, may be null, null-guard expression)
+    per param, request bodies spread into their fields."""
     out = []
     for path, p in flat_params(v):
         po = pmap[path[0]]
         if len(path) == 1:
-            out.append((p.name, po.name, N(po.name), po.type, po.optional or isinstance(po.type, A.OptionalType)))
+            out.append((p.name, po.name, stored(s, N(po.name), po.type), po.type, po.optional or isinstance(po.type, A.OptionalType), N(po.name)))
             continue
         bt = strip_optional(po.type)
         rec = s.records.get(bt.name) if isinstance(bt, A.NamedType) else None
@@ -253,7 +266,7 @@ def flat_exprs(s: Schema, v: ToolView, pmap) -> list[tuple[str, str, A.Expr, A.T
         if rec is None or fname not in rec.fields:
             continue
         ftype = rec.fields[fname].type
-        out.append((p.name, fname, at(po.name, fname), ftype, isinstance(ftype, A.OptionalType)))
+        out.append((p.name, fname, at(po.name, fname), ftype, isinstance(ftype, A.OptionalType), at(po.name, fname)))
     return out
 
 
@@ -292,10 +305,13 @@ def _filters(s: Schema, e: Entity, v: ToolView, pmap) -> list[A.Expr]:
             if not (isinstance(ftype, A.PrimType) and ftype.name in ("int", "float", "str")):
                 continue
         ftype = _field_type(s, e, path)
+        pv = stored(s, N(p.name), p.type)
         if isinstance(strip_optional(ftype), A.ListType) and not isinstance(strip_optional(p.type), A.ListType):
-            test: A.Expr = bin_("in", N(p.name), at("it", *path))
+            if strip_optional(ftype).item != strip_optional(p.type):
+                continue
+            test: A.Expr = bin_("in", pv, at("it", *path))
         elif _type_eq(strip_optional(ftype), strip_optional(p.type)):
-            test = bin_(cmp_op, at("it", *path), N(p.name))
+            test = bin_(cmp_op, at("it", *path), pv)
         else:
             continue
         if p.optional or isinstance(p.type, A.OptionalType):
@@ -355,26 +371,32 @@ def _create(s: Schema, v: ToolView, pmap):
     else:
         keyval = A.Call("fresh_id", (N(e.name),))
     inits = [A.FieldInit(e.key, keyval)]
-    supplied: dict[str, tuple[A.Expr, A.TypeExpr, bool]] = {}
-    for _wire, fname, expr, ftype, nullable in flat_exprs(s, v, pmap):
-        supplied.setdefault(fname, (expr, ftype, nullable))
+    supplied: dict[str, tuple[A.Expr, A.TypeExpr, bool, A.Expr]] = {}
+    for _wire, fname, expr, ftype, nullable, guard in flat_exprs(s, v, pmap):
+        supplied.setdefault(fname, (expr, ftype, nullable, guard))
     initial = _initial_status(s, e)
+    later: list[A.Stmt] = []
     for fname, f in e.fields.items():
         if fname == e.key:
             continue
-        if fname in supplied and (not supplied[fname][2] or isinstance(f.type, A.OptionalType)):
+        if fname in supplied and supplied[fname][2] and supplied[fname][0] != supplied[fname][3]:
+            # an optional record param: its key is stored only when it was given
+            inits.append(A.FieldInit(fname, default_value(s, f.type)))
+            later.append(A.If(bin_("!=", supplied[fname][3], NULL), (A.Set(at("created", fname), supplied[fname][0]),)))
+        elif fname in supplied and (not supplied[fname][2] or isinstance(f.type, A.OptionalType)):
             inits.append(A.FieldInit(fname, supplied[fname][0]))
         elif fname == "status" and initial is not None:
             inits.append(A.FieldInit(fname, lit(initial)))
         else:
             inits.append(A.FieldInit(fname, default_value(s, f.type)))
     stmts.append(A.Insert(e.name, tuple(inits), bind="created"))
+    stmts += later
     for wire, ent in v.refs.items():
         parent = s.entities[ent]
         for pf, pfield in parent.fields.items():
             t = strip_optional(pfield.type)
             if isinstance(t, A.ListType) and t.item == A.NamedType(e.name):
-                stmts.append(A.Append(at(pmap[wire].name, pf), N("created")))
+                stmts.append(A.Append(at(pmap[wire].name, pf), at("created", e.key)))
     stmts.append(A.Return(N("created")))
     return stmts, A.NamedType(e.name)
 
@@ -473,8 +495,9 @@ def _update(s: Schema, v: ToolView, pmap):
         changes.append(A.Set(at(k, fname), A.RecordLit(tuple(A.FieldInit(ident(p), N(pmap[p].name)) for p in ps))))
     flat = flat_exprs(s, v, pmap)
     wires = {w for w, *_ in flat}
+    by_wire = {w: x for w, *x in flat}
     sets_lists = v.verb in ("update", "modify", "set", "replace", "change", "edit", "save", "patch", None)
-    for wire, fname, expr, ptype, nullable in flat:
+    for wire, fname, expr, ptype, nullable, guard in flat:
         if wire == v.key_param or wire in grouped or wire in MODIFIER_PARAMS:
             continue
         if money and wire in AMOUNT_PARAMS:
@@ -483,10 +506,12 @@ def _update(s: Schema, v: ToolView, pmap):
         if pair in wires and fname in e.fields and isinstance(strip_optional(ptype), A.ListType):
             # exchange item_ids for new_item_ids inside the record's list
             changes.append(A.For("x", expr, (A.If(bin_("in", N("x"), at(k, fname)), (A.Remove(at(k, fname), N("x")),)),)))
-            changes.append(A.For("x", N(pmap[pair].name), (A.Append(at(k, fname), N("x")),)))
+            changes.append(A.For("x", by_wire[pair][1], (A.Append(at(k, fname), N("x")),)))
             continue
         if wire.startswith("new_") and wire[4:] in wires:
             continue
+        if fname not in e.fields and wire in v.refs and ref_field(e, v.refs[wire]):
+            fname = ref_field(e, v.refs[wire])  # assign_ticket(agent_id) sets `assignee_id: Agent`
         if fname not in e.fields or fname == e.key:
             continue
         if wire in v.refs and not (v.field_noun and _noun_matches(v.field_noun, v.refs[wire])) and len(v.tool.params) != 2:
@@ -497,8 +522,8 @@ def _update(s: Schema, v: ToolView, pmap):
         if not _type_eq(strip_optional(ftype), strip_optional(ptype)):
             continue
         st = A.Set(at(k, fname), expr)
-        if nullable and not isinstance(ftype, A.OptionalType):
-            changes.append(A.If(bin_("!=", expr, NULL), (st,)))
+        if nullable and (not isinstance(ftype, A.OptionalType) or guard != expr):
+            changes.append(A.If(bin_("!=", guard, NULL), (st,)))
         else:
             changes.append(st)
     if v.status_post and "status" in e.fields:
@@ -532,7 +557,7 @@ def _delete(s: Schema, v: ToolView, pmap):
             t = strip_optional(f.type)
             if isinstance(t, A.ListType) and t.item == A.NamedType(e.name):
                 stmts.append(
-                    A.For("owner", A.Where(N(other.name), bin_("in", N(k), at("it", fname))), (A.Remove(at("owner", fname), N(k)),))
+                    A.For("owner", A.Where(N(other.name), bin_("in", at(k, e.key), at("it", fname))), (A.Remove(at("owner", fname), at(k, e.key)),))
                 )
     stmts.append(A.Delete(N(k)))
     ret = A.RecordType((A.FieldDecl("deleted", A.PrimType(e.key_type)),))

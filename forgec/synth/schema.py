@@ -772,6 +772,8 @@ def _gather_fields(s: Schema) -> None:
                 _param_field(s, tm, e, p, optional=False)
             # a reference param naming the field (`modify_pending_order_payment(payment_method_id)`)
             for pname, ent in v.refs.items():
+                if ref_field(e, ent) is not None and ident(pname) not in e.fields:
+                    continue
                 if noun and _contains(tokens(ent), tokens(noun)[:1]) or len(v.tool.params) == 2:
                     e.fields.setdefault(ident(pname), Field(ident(pname), A.NamedType(ent), v.tool.params and (v.tool.param(pname).description or "")))
         elif v.kind == "delete" and v.status_post:
@@ -837,6 +839,12 @@ def flat_params(v: ToolView):
                 yield (p.name, f.name), ir.Param(name=f.name, type=f.type, required=f.required and p.required, description=f.description)
         else:
             yield (p.name,), p
+
+
+def ref_field(e: Entity, ent: str) -> str | None:
+    """The one field of `e` that references entity `ent` (None when zero or several)."""
+    hits = [n for n, f in e.fields.items() if strip_optional(f.type) == A.NamedType(ent)]
+    return hits[0] if len(hits) == 1 else None
 
 
 def balance_field(e: Entity) -> str | None:
