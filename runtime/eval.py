@@ -185,7 +185,9 @@ def oracle_self_check(build: Any, tasks: list[str] | None = None) -> dict:
 
     In-process and synchronous (no event loop): the compiler calls it at the end
     of `forgec compile` and records the result in the manifest, so the result
-    holds no timings and is deterministic.
+    holds no timings and is deterministic. `per_env[env]` has tasks, passed,
+    pass_rate and failures ("<task id>: <reason>"); top-level `failures` has the
+    details (failed calls, state diff against gold).
     """
     from forgec.runtime.agents import OracleAgent
     from forgec.runtime.users import ScriptedUser
@@ -195,10 +197,11 @@ def oracle_self_check(build: Any, tasks: list[str] | None = None) -> dict:
     per_env: dict[str, dict[str, int]] = {}
     for t in chosen:
         ep = run_episode_sync(build, t, OracleAgent(t), ScriptedUser(t))
-        pe = per_env.setdefault(t.env, {"tasks": 0, "passed": 0})
+        pe = per_env.setdefault(t.env, {"tasks": 0, "passed": 0, "pass_rate": 1.0, "failures": []})
         pe["tasks"] += 1
         if ep.reward >= 1.0:
             pe["passed"] += 1
+            pe["pass_rate"] = round(pe["passed"] / pe["tasks"], 6)
             continue
         rb = ep.reward_breakdown
         if ep.error:
@@ -210,6 +213,8 @@ def oracle_self_check(build: Any, tasks: list[str] | None = None) -> dict:
             untold = [i for i, ok in enumerate(rb.get("tells_told", [])) if not ok]
             reason = f"tell values not recognised as told: {untold}"
         bad_calls = [f"{e.name}: {e.error}" for e in ep.tool_events if not e.ok]
+        pe["pass_rate"] = round(pe["passed"] / pe["tasks"], 6)
+        pe["failures"].append(f"{t.id}: {reason}")
         failures.append({"task_id": t.id, "reason": reason, "end_reason": ep.end_reason, "failed_calls": bad_calls[:5],
                          "state_diff": ep.state_diff})
     n = len(chosen)
