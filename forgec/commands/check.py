@@ -1,0 +1,54 @@
+"""`forgec check PATH...`: parse, resolve and type-check .forge files (never touches the network)."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from typing import List
+
+import typer
+
+from forgec.diagnostics import INTERNAL, Span, error, has_errors, render, summary_line
+
+
+class DiagFormat(str, Enum):
+    full = "full"
+    concise = "concise"
+    json = "json"
+
+
+def run_check(paths: list[str], stdin_text: str | None = None):
+    """Load (files, folders, `-`), check, and return (diagnostics, sources) for rendering."""
+    from forgec.lang import check, load, parse
+
+    files = [p for p in paths if p != "-"]
+    modules, diags = load(files) if files else ([], [])
+    sources: dict[str, str] = {}
+    if "-" in paths:
+        text = stdin_text if stdin_text is not None else sys.stdin.read()
+        m, d = parse(text, "<stdin>")
+        modules.append(m)
+        diags += d
+        sources["<stdin>"] = text
+    diags += check(modules)
+    return diags, sources
+
+
+def command(
+    paths: List[str] = typer.Argument(..., help="Files or folders of .forge files (`-` reads stdin)."),
+    format: DiagFormat = typer.Option(DiagFormat.full, "--format", help="full (with source lines), concise, or json."),
+) -> None:
+    """Check .forge files: syntax, names, types, blueprint graphs (exit 0 clean, 1 errors, 2 internal error)."""
+    try:
+        diags, sources = run_check(list(paths))
+    except Exception as e:  # noqa: BLE001 - a bug must not look like a clean check
+        diags, sources = [error(INTERNAL, f"{type(e).__name__}: {e}", Span("<forgec>"))], {}
+        typer.echo(render(diags, "concise"), err=True)
+        raise typer.Exit(2)
+    fmt = format.value
+    out = render(diags, fmt, sources)
+    if out:
+        typer.echo(out)
+    if fmt != "json":
+        typer.echo(summary_line(diags), err=True)
+    raise typer.Exit(1 if has_errors(diags) else 0)
