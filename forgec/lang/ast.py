@@ -15,7 +15,7 @@ Surface syntax (see docs/language.md for the full reference):
       entity Order key order_id {                   // keyed collection
         order_id: str
         user_id: User                               // reference (stores User's key)
-        status: enum("pending", "delivered")
+        status: enum("pending", "delivered", "cancelled")
         items: list[Item]
         note: str?                                  // optional (may be null)
       }
