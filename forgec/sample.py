@@ -1,0 +1,1126 @@
+"""The blueprint sampler: execution-guided random walks over the tool graph -> task DAGs.
+
+Every task of an env starts from the same seeded world state (like tau-bench's
+shared database). A task is built by actually running tools in the env
+(`Env.step` on a private copy of that state), so:
+
+* literals the user must provide are picked from the state (an existing user
+  id, an origin that flights leave from), and every sampled call succeeds;
+* reasoning nodes (`stdlib.ops`) are evaluated on real results; an `Ambiguous`
+  answer (a tie in argmin, an empty list) means "pick another operator/field";
+* the blueprint text holds the literal facts, so lowering re-executes it on the
+  same world state and gets the same calls, results and gold end state.
+
+One walk: a start tool fed by user facts, then repeatedly a tool that an
+inference edge of the graph can feed from the nodes so far (weights prefer
+entity-reference edges, penalize revisits and spread coverage to rarely used
+tools). Picking one element out of a list is always a reasoning node
+(argmin/argmax by a numeric field, filter by an enum then first, first/last);
+a list of keys may also fan out (fetch 2-3 of them, then aggregate). A task may
+merge a second walk into the same DAG; a read call whose result is already
+known (the same entity fetched through another key) collapses into the
+earlier node. Each task ends in a write (or, for read-only tasks, a `tell`),
+unused reads are pruned, structurally identical DAGs are dropped.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from forgec.graph import Edge, ToolGraph, iter_paths, norm, prim_class, record_fields, required_fields, returned_name, singular, strip_optional
+from forgec.lang import ast as A
+from forgec.stdlib import ops as OPS
+
+_MISSING = object()
+
+# words the language reserves (and `user`, the facts namespace): never node names
+_RESERVED = {
+    "user", "call", "reason", "expect", "tell", "knows", "goal", "persona", "blueprint", "env", "for", "in", "not",
+    "and", "or", "true", "false", "null", "none", "where", "it", "state", "import", "tool", "entity", "record", "key",
+    "let", "set", "insert", "delete", "append", "remove", "if", "else", "return", "require", "python", "to", "from",
+    "str", "int", "float", "bool", "any", "list", "enum",
+}
+
+
+@dataclass
+class SampleConfig:
+    """Knobs of the sampler (defaults aim at ≥4 calls, ≥1 reasoning node, ≥3 inference edges per task)."""
+
+    tasks_per_env: int = 120
+    min_calls: int = 3
+    max_calls: int = 8
+    reasoning_ratio: float = 0.9  # chance to use a list output (through a reasoning node) when one can feed a call
+    max_depth: int = 10  # longest chain of nodes (levels) in a DAG
+    write_ratio: float = 0.2  # weight of write tools against reads in the middle of a walk
+    read_only_ratio: float = 0.1  # share of read-only tasks (they end in `tell`)
+    merge_ratio: float = 0.3  # chance that a task merges a second walk into its DAG
+    seed: int = 0
+    max_attempts: int = 0  # 0 = 25 * tasks_per_env
+
+    def __post_init__(self) -> None:
+        if self.tasks_per_env < 0 or self.min_calls < 1 or self.max_calls < self.min_calls:
+            raise ValueError("need tasks_per_env >= 0 and 1 <= min_calls <= max_calls")
+        for k in ("reasoning_ratio", "write_ratio", "read_only_ratio", "merge_ratio"):
+            if not 0.0 <= getattr(self, k) <= 1.0:
+                raise ValueError(f"{k} must be in [0, 1]")
+
+
+@dataclass
+class SampledBlueprint:
+    name: str
+    decl: A.BlueprintDecl
+    text: str
+    stats: dict
+
+
+@dataclass
+class SampleResult:
+    blueprints: list[SampledBlueprint]
+    coverage: dict[str, int]
+    rejected: dict[str, int]
+    attempts: int = 0
+
+
+class _Reject(Exception):
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def _refs(e: Any, names: set[str], out: set[str]) -> None:
+    if isinstance(e, A.Name):
+        if e.id in names:
+            out.add(e.id)
+        return
+    if isinstance(e, A.Attr):
+        _refs(e.obj, names, out)
+    elif isinstance(e, A.Index):
+        _refs(e.obj, names, out)
+        _refs(e.index, names, out)
+    elif isinstance(e, A.ListLit):
+        for i in e.items:
+            _refs(i, names, out)
+    elif isinstance(e, A.RecordLit):
+        for f in e.fields:
+            _refs(f.value, names, out)
+    elif isinstance(e, A.Binary):
+        _refs(e.left, names, out)
+        _refs(e.right, names, out)
+    elif isinstance(e, A.Unary):
+        _refs(e.operand, names, out)
+    elif isinstance(e, A.Call):
+        for a in e.args:
+            _refs(a, names, out)
+        for a in e.kwargs:
+            _refs(a.value, names, out)
+    elif isinstance(e, A.Where):
+        _refs(e.source, names, out)
+        _refs(e.pred, names, out)
+
+
+def node_refs(n: A.BlueprintNode, names: set[str]) -> set[str]:
+    """Earlier nodes that node `n` reads (its inference edges)."""
+    out: set[str] = set()
+    if isinstance(n, A.CallNode):
+        for a in n.args:
+            _refs(a.value, names, out)
+    elif isinstance(n, A.ReasonNode):
+        spec = OPS.OPS.get(n.op)
+        for a in n.args:
+            _refs(a, names, out)
+        for kw in n.kwargs:
+            ks = spec.kw(kw.name) if spec else None
+            if ks is None or ks.kind != "field":
+                _refs(kw.value, names, out)
+    elif isinstance(n, A.ExpectNode):
+        _refs(n.cond, names, out)
+    elif isinstance(n, A.TellNode):
+        _refs(n.value, names, out)
+    return out
+
+
+def blueprint_stats(decl: A.BlueprintDecl, writes: Mapping[str, bool] | None = None) -> dict:
+    """calls, write_calls, reasoning_nodes, inference_edges (distinct node->node reads of calls and
+    reason nodes), depth (longest chain, in nodes), width (most nodes on one level), user_facts.
+
+    `writes` maps tool -> writes state (the env module's WRITES_STATE); without it write_calls is
+    counted from the names the sampler gives write calls (unknown = 0)."""
+    names: set[str] = set()
+    level: dict[str, int] = {}
+    calls = wcalls = reasons = edges = 0
+    for n in decl.nodes:
+        if not isinstance(n, (A.CallNode, A.ReasonNode)):
+            continue
+        refs = node_refs(n, names)
+        if isinstance(n, A.CallNode):
+            calls += 1
+            wcalls += int(bool(writes.get(n.tool, False))) if writes is not None else 0
+        else:
+            reasons += 1
+        edges += len(refs)
+        level[n.name] = 1 + max((level[r] for r in refs), default=0)
+        names.add(n.name)
+    per_level = Counter(level.values())
+    return {
+        "calls": calls,
+        "write_calls": wcalls,
+        "reasoning_nodes": reasons,
+        "inference_edges": edges,
+        "depth": max(level.values(), default=0),
+        "width": max(per_level.values(), default=0),
+        "user_facts": len(decl.user.facts),
+    }
+
+
+def structure_key(decl: A.BlueprintDecl) -> str:
+    """A DAG's shape: tools, operators, fields and wiring, with user literals abstracted away."""
+    pos = {}
+    parts = []
+    for i, n in enumerate(decl.nodes):
+        if isinstance(n, A.CallNode):
+            parts.append(("call", n.tool, tuple((a.name, _shape(a.value, pos)) for a in n.args)))
+        elif isinstance(n, A.ReasonNode):
+            parts.append(("reason", n.op, tuple(_shape(a, pos) for a in n.args),
+                          tuple((k.name, _shape(k.value, pos, keep_names=True)) for k in n.kwargs)))
+        elif isinstance(n, A.TellNode):
+            parts.append(("tell", _shape(n.value, pos)))
+        elif isinstance(n, A.ExpectNode):
+            parts.append(("expect", _shape(n.cond, pos)))
+        if hasattr(n, "name"):
+            pos[n.name] = i
+    return json.dumps(parts, separators=(",", ":"))
+
+
+def _shape(e: Any, pos: dict, keep_names: bool = False) -> Any:
+    if isinstance(e, A.Name):
+        return ["n", pos[e.id]] if e.id in pos else (["f", e.id] if keep_names else ["?"])
+    if isinstance(e, A.Attr):
+        if isinstance(e.obj, A.Name) and e.obj.id == "user":
+            return ["fact"]
+        return ["a", _shape(e.obj, pos), e.name]
+    if isinstance(e, A.Index):
+        return ["i", _shape(e.obj, pos), _shape(e.index, pos)]
+    if isinstance(e, A.ListLit):
+        return ["l"] + [_shape(i, pos) for i in e.items]
+    if isinstance(e, A.RecordLit):
+        return ["r"] + [[f.name, _shape(f.value, pos)] for f in e.fields]
+    if isinstance(e, A.Binary):
+        return ["b", e.op, _shape(e.left, pos), _shape(e.right, pos)]
+    if isinstance(e, A.Literal):
+        return ["lit", e.value] if keep_names or isinstance(e.value, int) and not isinstance(e.value, bool) else ["lit"]
+    return [type(e).__name__]
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def _canon(v: Any) -> str:
+    return json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _is_error(v: Any) -> bool:
+    return isinstance(v, BaseException)
+
+
+def _lit(v: Any) -> A.Expr:
+    """A JSON value as a literal expression."""
+    if isinstance(v, list):
+        return A.ListLit(tuple(_lit(x) for x in v))
+    if isinstance(v, dict):
+        return A.RecordLit(tuple(A.FieldInit(k, _lit(x)) for k, x in v.items()))
+    return A.Literal(v)
+
+
+def _attrs(base: A.Expr, path: Iterable[str]) -> A.Expr:
+    for seg in path:
+        base = A.Attr(base, seg)
+    return base
+
+
+def _get(v: Any, path: Iterable[str]) -> Any:
+    for seg in path:
+        if isinstance(v, dict) and seg in v:
+            v = v[seg]
+        else:
+            return _MISSING
+    return v
+
+
+def _ident(s: str) -> str:
+    s = re.sub(r"[^a-z0-9_]+", "_", norm(s)).strip("_") or "x"
+    if s[0].isdigit():
+        s = "n_" + s
+    return s
+
+
+def humanize(name: str) -> str:
+    return norm(name).replace("_", " ")
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+# --------------------------------------------------------------------------- the builder of one task
+
+
+@dataclass
+class _Node:
+    name: str
+    ast: A.BlueprintNode
+    value: Any
+    origin: tuple[str, tuple[str, ...]] | None  # (tool, path in its result) this value sits at
+    level: int
+    desc: str  # noun phrase for goal text ("the order with the highest total")
+    is_call: bool = False
+    writes: bool = False
+    tool: str = ""
+
+
+class _Task:
+    """One task under construction: nodes executed so far on a private env copy."""
+
+    def __init__(self, s: "_Sampler", rng: random.Random, read_only: bool):
+        self.s = s
+        self.rng = rng
+        self.read_only = read_only
+        self.env = s.module.Env(s.world)
+        self.nodes: list[_Node] = []
+        self.facts: dict[str, Any] = {}
+        self.used_names: set[str] = set()
+        self.tool_uses: Counter = Counter()
+        self.merged = 0
+
+    # ----- names
+    def fresh(self, base: str) -> str:
+        base = _ident(base)[:40].strip("_") or "x"
+        if base in _RESERVED:
+            base += "_1"
+        name, i = base, 2
+        while name in self.used_names or name in self.s.tool_names:
+            name, i = f"{base}_{i}", i + 1
+        self.used_names.add(name)
+        return name
+
+    def fact(self, param: str, value: Any) -> A.Expr:
+        """`user.<name>` for a user-provided value (reusing a fact with the same name and value)."""
+        base = _ident(param)
+        name, i = base, 2
+        while name in self.facts and _canon(self.facts[name]) != _canon(value):
+            name, i = f"{base}_{i}", i + 1
+        self.facts[name] = value
+        return A.Attr(A.Name("user"), name)
+
+    @property
+    def calls(self) -> int:
+        return sum(1 for n in self.nodes if n.is_call)
+
+    @property
+    def write_calls(self) -> int:
+        return sum(1 for n in self.nodes if n.writes)
+
+    def by_name(self, name: str) -> _Node:
+        return next(n for n in self.nodes if n.name == name)
+
+    def level_of(self, ast: A.BlueprintNode) -> int:
+        names = {n.name for n in self.nodes}
+        refs = node_refs(ast, names)
+        return 1 + max((self.by_name(r).level for r in refs), default=0)
+
+    # ----- execution
+    def run_call(self, tool: str, args: list[A.Arg], values: dict, desc: str) -> _Node | None:
+        """Execute a call; None when it fails or is redundant (then it is not added)."""
+        result = self.env.step(tool, copy.deepcopy(values))
+        if _is_error(result):
+            return None
+        writes = self.s.writes(tool)
+        if not writes:
+            key = _canon(result)
+            for n in self.nodes:
+                if n.is_call and not n.writes and _canon(n.value) == key:
+                    self.merged += 1
+                    return n  # the same thing fetched again (maybe through another key): collapse
+        name = self.fresh(self.s.node_base(tool))
+        ast = A.CallNode(name, tool, tuple(args))
+        lv = self.level_of(ast)
+        if lv > self.s.cfg.max_depth:
+            raise _Reject("too-deep")
+        node = _Node(name, ast, result, (tool, ()), lv, desc, True, writes, tool)
+        self.nodes.append(node)
+        self.tool_uses[tool] += 1
+        return node
+
+    def add_reason(self, base: str, op: str, args: tuple, kwargs: dict, arg_values: list, desc: str,
+                   origin: tuple | None) -> _Node | None:
+        kw_ast = []
+        kw_vals = {}
+        spec = OPS.OPS[op]
+        for k, v in kwargs.items():
+            ks = spec.kw(k)
+            if ks is not None and ks.kind == "field":
+                kw_ast.append(A.Arg(k, A.Name(v)))
+            else:
+                kw_ast.append(A.Arg(k, _lit(v)))
+            kw_vals[k] = v
+        try:
+            value = OPS.apply(op, list(arg_values), kw_vals)
+        except (OPS.Ambiguous, OPS.OpError):
+            return None
+        if value is None or value == [] or value == {}:
+            return None
+        name = self.fresh(base)
+        ast = A.ReasonNode(name, op, tuple(args), tuple(kw_ast))
+        lv = self.level_of(ast)
+        if lv > self.s.cfg.max_depth:
+            self.used_names.discard(name)
+            return None
+        node = _Node(name, ast, value, origin, lv, desc)
+        self.nodes.append(node)
+        return node
+
+    def rollback(self, keep: int) -> None:
+        """Forget reason nodes added after position `keep` (calls are never rolled back: the env ran them)."""
+        while len(self.nodes) > keep and not self.nodes[-1].is_call:
+            self.used_names.discard(self.nodes.pop().name)
+
+    # ----- selection of one element out of a list (always a reasoning node)
+    def select(self, n: _Node, prefix: tuple[str, ...], lst: list) -> _Node | None:
+        """A reason node picking one element of the list `n.<prefix>` (argmin/argmax/filter+first/first/last)."""
+        src = _attrs(A.Name(n.name), prefix)
+        item, of = self.item_noun(n, prefix), self.owner_phrase(n, prefix)
+        base = _ident(item)
+        origin = (n.origin[0], n.origin[1] + prefix + ("*",)) if n.origin else None
+        keep = len(self.nodes)
+        for kind, fld, extra in _weighted_order(self.rng, self.selection_options(lst)):
+            if kind in ("argmin", "argmax"):
+                word = "lowest" if kind == "argmin" else "highest"
+                r = self.add_reason(f"{word}_{fld}_{base}", kind, (src,), {"by": fld}, [lst],
+                                    f"the {item}{of} with the {word} {humanize(fld)}", origin)
+            elif kind == "filter":
+                f = self.add_reason(f"{extra}_{base}s", "filter", (src,), {"by": fld, "eq": extra}, [lst],
+                                    f"the {item}s{of} whose {humanize(fld)} is {extra}", (origin[0], origin[1][:-1]) if origin else None)
+                if f is None:
+                    continue
+                nxt = self.rng.choice(["first", "last"])
+                r = self.add_reason(f"{nxt}_{extra}_{base}", nxt, (A.Name(f.name),), {}, [f.value],
+                                    f"the {nxt} {item}{of} whose {humanize(fld)} is {extra}", origin)
+                if r is None:
+                    self.rollback(keep)
+                    continue
+            else:
+                r = self.add_reason(f"{kind}_{base}", kind, (src,), {}, [lst], f"the {kind} {item}{of}", origin)
+            if r is not None:
+                return r
+        return None
+
+    def selection_options(self, lst: list) -> list[tuple[float, tuple]]:
+        """(weight, (op, field, value)) choices for picking one element; argmin/argmax need a unique extreme."""
+        out = [(1.0, ("first", None, None)), (1.0, ("last", None, None))]
+        if lst and all(isinstance(x, dict) for x in lst) and len(lst) >= 2:
+            fields = sorted(set.intersection(*(set(x) for x in lst)))
+            for f in fields:
+                vals = [x[f] for x in lst]
+                if all(_is_num(v) for v in vals) and len(set(vals)) > 1:
+                    out.append((3.0, ("argmin", f, None)))
+                    out.append((3.0, ("argmax", f, None)))
+                elif all(isinstance(v, str) for v in vals) and 1 < len(set(vals)) and f in self.s.enum_fields:
+                    for v in sorted(set(vals)):
+                        if re.fullmatch(r"[A-Za-z][A-Za-z0-9 _-]{0,30}", v):
+                            out.append((2.0 / len(set(vals)), ("filter", f, v)))
+        return out
+
+    def item_noun(self, n: _Node, prefix: tuple[str, ...]) -> str:
+        """What one element of `n.<prefix>` is called: `orders` -> "order"."""
+        segs = [s for s in prefix if s != "*"]
+        if segs:
+            return humanize(singular(segs[-1]))
+        return self.s.noun(n.tool) if n.is_call else singular(n.desc.removeprefix("the "))
+
+    def owner_phrase(self, n: _Node, prefix: tuple[str, ...]) -> str:
+        """" of the user" when the list is a field of `n`, "" when `n` itself is the list."""
+        return f" of {n.desc}" if any(s != "*" for s in prefix) else ""
+
+    # ----- sources for a parameter
+    def sources(self, tool: str, param: str) -> list[tuple[float, _Node, Edge, tuple[str, ...]]]:
+        out = []
+        for e in self.s.graph.edges_into(tool, param):
+            for i, n in enumerate(self.nodes):
+                if n.origin is None or n.origin[0] != e.src:
+                    continue
+                op = n.origin[1]
+                if e.path[: len(op)] != op:
+                    continue
+                rest = e.path[len(op):]
+                if rest.count("*") > 1:
+                    continue
+                recency = 1.0 + i / max(1, len(self.nodes))
+                out.append((e.weight * recency * (1.5 if not n.is_call else 1.0), n, e, rest))
+        return out
+
+    def resolve(self, n: _Node, e: Edge, rest: tuple[str, ...]) -> tuple[A.Expr, Any] | None:
+        """An expression (and its value) reading `rest` from node `n`, passed per the edge's mode."""
+        if "*" in rest:
+            # the edge starts at one element of a list: pick it with a reasoning node
+            i = rest.index("*")
+            lst = _get(n.value, rest[:i])
+            if not isinstance(lst, list) or not lst or self.rng.random() > self.s.cfg.reasoning_ratio:
+                return None
+            r = self.select(n, rest[:i], lst)
+            if r is None:
+                return None
+            n, rest = r, rest[i + 1:]
+        v = _get(n.value, rest)
+        if v is _MISSING or v is None or v == [] or v == "":
+            return None
+        return self.convert(_attrs(A.Name(n.name), rest), v, e, n, rest)
+
+    def convert(self, expr: A.Expr, v: Any, e: Edge, n: _Node, rest: tuple[str, ...]):
+        if e.mode == "wrap":
+            return A.ListLit((expr,)), [v]
+        if e.mode in ("record", "record_wrap"):
+            if not isinstance(v, dict):
+                return None
+            t = self.s.env.tool(e.dst)
+            p = next(p for p in t.params if p.name == e.param)
+            pt = strip_optional(p.type)
+            item = strip_optional(pt.item) if isinstance(pt, A.ListType) else pt
+            fields = record_fields(self.s.env, item) or ()
+            rec_fields, rec_vals = [], {}
+            for f in fields:
+                if f.name in v and v[f.name] is not None:
+                    rec_fields.append(A.FieldInit(f.name, A.Attr(expr, f.name)))
+                    rec_vals[f.name] = v[f.name]
+                elif f.name in required_fields([f]):
+                    return None
+            rec = A.RecordLit(tuple(rec_fields))
+            if e.mode == "record_wrap":
+                return A.ListLit((rec,)), [rec_vals]
+            return rec, rec_vals
+        return expr, v
+
+    # ----- user-provided values, picked from the state
+    def user_values(self, tool: A.ToolDecl, params: list[A.ParamDecl]) -> dict[str, Any]:
+        return self.s.values.pick(tool, params, self.env.state, self.rng)
+
+    # ----- one call of `tool`, inference edges where possible
+    def try_call(self, tool: str, need_edge: bool) -> _Node | None:
+        t = self.s.env.tool(tool)
+        keep = len(self.nodes)
+        fed: dict[str, tuple[A.Expr, Any]] = {}
+        for p in t.params:
+            cands = self.sources(tool, p.name)
+            if not cands or (not need_edge and self.rng.random() < 0.2):
+                continue
+            cands.sort(key=lambda c: -c[0])
+            tried = 0
+            while cands and tried < 3:
+                w = [c[0] for c in cands]
+                i = self.rng.choices(range(len(cands)), weights=w)[0]
+                _, n, e, rest = cands.pop(i)
+                tried += 1
+                r = self.resolve(n, e, rest)
+                if r is not None:
+                    fed[p.name] = r
+                    break
+        if need_edge and not fed:
+            self.rollback(keep)
+            return None
+        free = [p for p in t.params if p.name not in fed]
+        facts_before = dict(self.facts)
+        for attempt in range(3 if free else 1):
+            self.facts = dict(facts_before)
+            args, values = [], {}
+            picked = self.user_values(t, [p for p in free if not (p.default is not None and self.rng.random() < 0.5)])
+            for p in t.params:
+                if p.name in fed:
+                    args.append(A.Arg(p.name, fed[p.name][0]))
+                    values[p.name] = fed[p.name][1]
+                elif p.name in picked:
+                    args.append(A.Arg(p.name, self.fact(p.name, picked[p.name])))
+                    values[p.name] = picked[p.name]
+            desc = "the " + self.s.noun(tool)
+            before = len(self.nodes)
+            node = self.run_call(tool, args, values, desc)
+            if node is not None:
+                if len(self.nodes) == before:  # collapsed into an earlier node
+                    self.facts = facts_before
+                    self.rollback(keep)
+                return node
+        self.facts = facts_before
+        self.rollback(keep)
+        return None
+
+    # ----- fan-out: fetch several listed entities, then aggregate
+    def fanout_options(self) -> list[tuple[float, _Node, Edge, tuple[str, ...]]]:
+        out = []
+        for n in self.nodes:
+            if n.origin is None:
+                continue
+            for e in self.s.graph.edges_from(n.origin[0]):
+                if e.evidence != "entity" or e.mode != "value" or self.s.writes(e.dst):
+                    continue
+                op = n.origin[1]
+                if e.path[: len(op)] != op:
+                    continue
+                rest = e.path[len(op):]
+                if rest.count("*") != 1 or rest[-1] != "*":
+                    continue
+                t = self.s.env.tool(e.dst)
+                if any(p.name != e.param and p.default is None for p in t.params):
+                    continue  # the fetch must need nothing but the key
+                lst = _get(n.value, rest[:-1])
+                if isinstance(lst, list) and len(lst) >= 2 and all(isinstance(x, (str, int)) for x in lst):
+                    out.append((2.0 * self.s.coverage_factor(e.dst), n, e, rest))
+        return out
+
+    def fanout(self, n: _Node, e: Edge, rest: tuple[str, ...]) -> _Node | None:
+        prefix = rest[:-1]
+        lst = _get(n.value, prefix)
+        k = min(len(lst), self.rng.choice([2, 3, 3]))
+        keep = len(self.nodes)
+        idx = sorted(self.rng.sample(range(len(lst)), k)) if len(lst) > k else list(range(len(lst)))
+        fetched = []
+        for i in idx:
+            expr = A.Index(_attrs(A.Name(n.name), prefix), A.Literal(i))
+            before = len(self.nodes)
+            c = self.run_call(e.dst, [A.Arg(e.param, expr)], {e.param: lst[i]}, "the " + self.s.noun(e.dst))
+            if c is None or len(self.nodes) == before or c in fetched:
+                continue
+            fetched.append(c)
+        if len(fetched) < 2:
+            self._drop_from(keep)
+            return None
+        values = [c.value for c in fetched]
+        item, of = self.item_noun(n, prefix), self.owner_phrase(n, prefix)
+        opts = [(w, o) for w, o in self.selection_options(values) if o[0] in ("argmin", "argmax")]
+        for kind, fld, _x in _weighted_order(self.rng, opts):
+            word = "lowest" if kind == "argmin" else "highest"
+            r = self.add_reason(f"{word}_{fld}_{_ident(item)}", kind, (A.ListLit(tuple(A.Name(c.name) for c in fetched)),),
+                                {"by": fld}, [values], f"the {item}{of} with the {word} {humanize(fld)}", (e.dst, ()))
+            if r is not None:
+                return r
+        self._drop_from(keep)
+        return None
+
+    def _drop_from(self, keep: int) -> None:
+        """Remove nodes after `keep`; only reads were run there, so the env state is unaffected."""
+        while len(self.nodes) > keep:
+            n = self.nodes.pop()
+            self.used_names.discard(n.name)
+            if n.is_call:
+                self.tool_uses[n.tool] -= 1
+
+    # ----- aggregates for read-only tasks
+    def aggregate_for_tell(self) -> A.Expr | None:
+        cands = []
+        for n in self.nodes:
+            for prefix, lst in _lists_in(n.value):
+                if lst and all(isinstance(x, dict) for x in lst):
+                    cands.append((n, prefix, lst))
+        self.rng.shuffle(cands)
+        for n, prefix, lst in cands:
+            src = _attrs(A.Name(n.name), prefix)
+            item, of = self.item_noun(n, prefix), self.owner_phrase(n, prefix)
+            fields = sorted(set.intersection(*(set(x) for x in lst)))
+            nums = [f for f in fields if all(_is_num(x[f]) for x in lst)]
+            scal = [f for f in fields if all(isinstance(x[f], (str, int, float)) and not isinstance(x[f], bool) for x in lst)]
+            choice = self.rng.random()
+            if nums and choice < 0.35:
+                f = self.rng.choice(nums)
+                r = self.add_reason(f"total_{f}", "sum", (src,), {"by": f}, [lst], f"the total {humanize(f)} of the {item}s{of}", None)
+                if r is not None:
+                    return A.Name(r.name)
+            if choice < 0.55 and len(lst) >= 1:
+                r = self.add_reason(f"n_{_ident(item)}s", "count", (src,), {}, [lst], f"the number of {item}s{of}", None)
+                if r is not None and r.value:
+                    return A.Name(r.name)
+                if r is not None:
+                    self.rollback(len(self.nodes) - 1)
+            sel = self.select(n, prefix, lst)
+            if sel is not None and isinstance(sel.value, dict):
+                show = [f for f in scal if sel.value.get(f) not in (None, "")]
+                if show:
+                    f = self.rng.choice(show)
+                    return A.Attr(A.Name(sel.name), f)
+        return None
+
+
+def _weighted_order(rng: random.Random, weighted: list[tuple[float, Any]]) -> list[Any]:
+    """Items in a random order where heavier items tend to come first (seeded; sampling without replacement)."""
+    keyed = [(-(rng.random() ** (1.0 / w)), i) for i, (w, _) in enumerate(weighted) if w > 0]
+    return [weighted[i][1] for _, i in sorted(keyed)]
+
+
+def _lists_in(v: Any, prefix: tuple[str, ...] = (), depth: int = 0):
+    if isinstance(v, list):
+        yield prefix, v
+        return
+    if isinstance(v, dict) and depth < 2:
+        for k in sorted(v):
+            yield from _lists_in(v[k], prefix + (k,), depth + 1)
+
+
+# --------------------------------------------------------------------------- picking user values from the state
+
+
+class _Values:
+    """Chooses the literals a user would know, from the world state, by name evidence."""
+
+    def __init__(self, env: A.EnvDecl):
+        self.env = env
+        self.enum_fields: set[str] = set()
+        for ent in env.entities:
+            for f in ent.fields:
+                if isinstance(strip_optional(f.type), A.EnumType):
+                    self.enum_fields.add(f.name)
+        for r in env.records:
+            for f in r.fields:
+                if isinstance(strip_optional(f.type), A.EnumType):
+                    self.enum_fields.add(f.name)
+        # param name -> [(entity, path)] where a value of that name lives in the state
+        self._where: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+        for ent in env.entities:
+            for f in ent.fields:
+                self._index(ent.name, (f.name,), f.name, f.type, 0)
+        self._keys = {norm(e.key): e.name for e in env.entities}
+        for e in env.entities:
+            self._keys.setdefault(norm(e.name) + "_id", e.name)
+
+    def _index(self, ent: str, path: tuple[str, ...], name: str, t: A.TypeExpr, depth: int) -> None:
+        self._where.setdefault(norm(name), []).append((ent, path))
+        t = strip_optional(t)
+        if depth >= 2:
+            return
+        if isinstance(t, A.ListType):
+            item = strip_optional(t.item)
+            fields = record_fields(self.env, item) if not (isinstance(item, A.NamedType) and self.env.entity(item.name)) else None
+            for f in fields or ():
+                self._index(ent, path + ("*", f.name), f.name, f.type, depth + 1)
+        elif isinstance(t, (A.RecordType, A.NamedType)) and not (isinstance(t, A.NamedType) and self.env.entity(t.name)):
+            for f in record_fields(self.env, t) or ():
+                self._index(ent, path + (f.name,), f.name, f.type, depth + 1)
+
+    def key_entity(self, p: A.ParamDecl) -> str | None:
+        t = strip_optional(p.type)
+        item = strip_optional(t.item) if isinstance(t, A.ListType) else t
+        if isinstance(item, A.NamedType) and self.env.entity(item.name):
+            return item.name
+        if prim_class(item) in ("str", "num"):
+            n = norm(p.name)
+            return self._keys.get(n) or (self._keys.get(singular(n)) if isinstance(t, A.ListType) else None)
+        return None
+
+    def pick(self, tool: A.ToolDecl, params: list[A.ParamDecl], state: dict, rng: random.Random) -> dict[str, Any]:
+        ents = state.get("entities", {})
+        out: dict[str, Any] = {}
+        # anchor: the entity whose records hold most of the wanted values, so they agree (one flight's origin+date)
+        cover: Counter = Counter()
+        for p in params:
+            for ent, _ in self._where.get(norm(p.name), ()):
+                if ents.get(ent):
+                    cover[ent] += 1
+        anchor = None
+        if cover:
+            best = max(cover.values())
+            anchor_ent = sorted(e for e, c in cover.items() if c == best)[0]
+            keys = sorted(ents[anchor_ent])
+            anchor = (anchor_ent, ents[anchor_ent][rng.choice(keys)])
+        for p in params:
+            v = self.value_for(p, ents, anchor, rng)
+            if v is not _MISSING:
+                out[p.name] = v
+        return out
+
+    def value_for(self, p: A.ParamDecl, ents: dict, anchor, rng: random.Random) -> Any:
+        t = strip_optional(p.type)
+        is_list = isinstance(t, A.ListType)
+        ke = self.key_entity(p)
+        if ke is not None and ents.get(ke):
+            k = rng.choice(sorted(ents[ke]))
+            key_field = self.env.entity(ke).key
+            k = ents[ke][k].get(key_field, k)
+            return [k] if is_list else k
+        found = []
+        for ent, path in self._where.get(norm(p.name), ()):
+            recs = ents.get(ent) or {}
+            if anchor is not None and anchor[0] == ent:
+                vals = [v for v in iter_paths(anchor[1], path) if v is not None and not isinstance(v, (dict, list))]
+            else:
+                vals = []
+            if not vals and recs:
+                rec = recs[rng.choice(sorted(recs))]
+                vals = [v for v in iter_paths(rec, path) if v is not None and not isinstance(v, (dict, list))]
+            found.extend(vals)
+            if found:
+                break
+        if found and not is_list and prim_class(t) is not None:
+            v = rng.choice(found)
+            if _fits(t, v):
+                return v
+        return self.generate(t, p.name, p.default, ents, rng)
+
+    def generate(self, t: A.TypeExpr, name: str, default: A.Expr | None, ents: dict, rng: random.Random, depth: int = 0) -> Any:
+        t = strip_optional(t)
+        if default is not None and isinstance(default, A.Literal):
+            return default.value
+        if isinstance(t, A.EnumType):
+            return rng.choice(list(t.values))
+        if isinstance(t, A.PrimType):
+            if t.name == "bool":
+                return rng.random() < 0.5
+            if t.name == "int":
+                return rng.randint(1, 4)
+            if t.name == "float":
+                return float(rng.choice([10, 25, 50, 100, 150]))
+            return f"{humanize(name)} {rng.randint(1, 99)}"
+        if isinstance(t, A.ListType):
+            v = self.generate(t.item, singular(name), None, ents, rng, depth + 1)
+            return [] if v is _MISSING else [v]
+        if isinstance(t, A.NamedType) and self.env.entity(t.name):
+            recs = ents.get(t.name) or {}
+            return rng.choice(sorted(recs)) if recs else _MISSING
+        fields = record_fields(self.env, t)
+        if fields is not None and depth < 3:
+            out = {}
+            for f in fields:
+                if isinstance(f.type, A.OptionalType) or f.default is not None:
+                    continue
+                v = self.value_for(A.ParamDecl(f.name, f.type), ents, None, rng)
+                if v is _MISSING:
+                    return _MISSING
+                out[f.name] = v
+            return out
+        return _MISSING
+
+
+def _fits(t: A.TypeExpr, v: Any) -> bool:
+    t = strip_optional(t)
+    if isinstance(t, A.EnumType):
+        return v in t.values
+    if isinstance(t, A.PrimType):
+        return {"str": isinstance(v, str), "int": isinstance(v, int) and not isinstance(v, bool),
+                "float": _is_num(v), "bool": isinstance(v, bool)}.get(t.name, True)
+    return True
+
+
+# --------------------------------------------------------------------------- the sampler
+
+
+class _Sampler:
+    def __init__(self, env: A.EnvDecl, module: Any, world: dict, graph: ToolGraph, cfg: SampleConfig):
+        self.env = env
+        self.module = module
+        self.world = world
+        self.graph = graph
+        self.cfg = cfg
+        self.tool_names = {t.name for t in env.tools}
+        self.values = _Values(env)
+        self.enum_fields = self.values.enum_fields
+        ws = getattr(module, "WRITES_STATE", None) or {}
+        self._writes = {t: bool(ws.get(t, graph.writes(t))) for t in graph.tools}
+        self.coverage: Counter = Counter({t: 0 for t in graph.tools})
+        self._bases: dict[str, str] = {}
+
+    def writes(self, tool: str) -> bool:
+        return self._writes.get(tool, False)
+
+    def coverage_factor(self, tool: str) -> float:
+        mean = sum(self.coverage.values()) / max(1, len(self.coverage))
+        return (1.0 + mean) / (1.0 + self.coverage[tool])
+
+    def node_base(self, tool: str) -> str:
+        """Readable node names: reads by what they return (`user_details`), writes by what they did
+        (`cancel_pending_order` -> `cancelled_order`)."""
+        if tool not in self._bases:
+            if self.writes(tool):
+                parts = norm(tool).split("_")
+                base = participle(parts[0]) + ("_" + parts[-1] if len(parts) > 1 else "")
+            else:
+                base = returned_name(tool) or norm(tool)
+            self._bases[tool] = base
+        return self._bases[tool]
+
+    def noun(self, tool: str) -> str:
+        """What a read returns, for goal text: `get_user_details` -> "user"."""
+        n = humanize(returned_name(tool)) or humanize(tool)
+        for suffix in (" details", " detail", " info", " information", " data"):
+            n = n.removesuffix(suffix)
+        return n
+
+    # ----- one task
+    def build(self, rng: random.Random) -> _Task:
+        cfg = self.cfg
+        read_only = rng.random() < cfg.read_only_ratio
+        task = _Task(self, rng, read_only)
+        target = rng.randint(cfg.min_calls, cfg.max_calls)
+        walks = 2 if rng.random() < cfg.merge_ratio else 1
+        for w in range(walks):
+            if not self.start(task):
+                if w == 0:
+                    raise _Reject("no-start")
+                break
+            self.extend(task, target if w == walks - 1 else max(2, target // 2 + task.calls // 2))
+        if read_only:
+            if task.write_calls:
+                raise _Reject("read-only-wrote")
+            value = task.aggregate_for_tell()
+            if value is None:
+                raise _Reject("nothing-to-tell")
+            task.nodes.append(_Node("", A.TellNode(value), None, None, 0, ""))
+        elif not task.write_calls:
+            # finish with a write fed by the DAG
+            if not self.step(task, writes_only=True):
+                raise _Reject("no-write")
+        return task
+
+    def start(self, task: _Task) -> bool:
+        cands = []
+        for t in self.graph.tools:
+            if self.writes(t):
+                continue
+            out_w = sum(e.weight for e in self.graph.edges_from(t))
+            if out_w == 0:
+                continue
+            revisit = 0.25 ** task.tool_uses[t]
+            cands.append((t, (1.0 + math.log1p(out_w)) * self.coverage_factor(t) * revisit))
+        rng = task.rng
+        for _ in range(4):
+            if not cands:
+                return False
+            i = rng.choices(range(len(cands)), weights=[c[1] for c in cands])[0]
+            tool = cands.pop(i)[0]
+            if task.try_call(tool, need_edge=False) is not None:
+                return True
+        return False
+
+    def extend(self, task: _Task, target: int) -> None:
+        stalls = 0
+        while task.calls < target and stalls < 4:
+            want_write = not task.read_only and task.calls >= target - 1 and not task.write_calls
+            if not self.step(task, writes_only=want_write):
+                if want_write:
+                    return
+                stalls += 1
+
+    def step(self, task: _Task, writes_only: bool = False) -> bool:
+        """Add one call (or a fan-out) fed by an inference edge from the DAG so far."""
+        cfg = self.cfg
+        rng = task.rng
+        options: list[tuple[float, str, Any]] = []
+        for t in self.graph.tools:
+            w = self.writes(t)
+            if (writes_only and not w) or (task.read_only and w):
+                continue
+            srcs = [s for p in self.env.tool(t).params for s in task.sources(t, p.name)]
+            if not srcs:
+                continue
+            best = max(s[0] for s in srcs)
+            kind = 1.0 if writes_only else (cfg.write_ratio * 2.0 if w else 1.0)
+            weight = best * kind * self.coverage_factor(t) * (0.2 ** task.tool_uses[t])
+            options.append((weight, "call", t))
+        if not writes_only and task.calls + 2 <= cfg.max_calls + 1 and rng.random() < cfg.reasoning_ratio:
+            for wgt, n, e, rest in task.fanout_options():
+                if task.tool_uses[e.dst] == 0:
+                    options.append((wgt, "fanout", (n, e, rest)))
+        for _ in range(4):
+            if not options:
+                return False
+            i = rng.choices(range(len(options)), weights=[o[0] for o in options])[0]
+            _, kind, what = options.pop(i)
+            if kind == "call":
+                before = len(task.nodes)
+                node = task.try_call(what, need_edge=True)
+                if node is not None and len(task.nodes) > before:
+                    return True
+            else:
+                if task.fanout(*what) is not None:
+                    return True
+        return False
+
+    # ----- finishing
+    def finish(self, task: _Task, index: int) -> A.BlueprintDecl:
+        nodes = self.prune(task)
+        calls = sum(1 for n in nodes if n.is_call)
+        if calls < self.cfg.min_calls:
+            raise _Reject("too-short")
+        if calls > self.cfg.max_calls:
+            raise _Reject("too-long")
+        asts = [n.ast for n in nodes]
+        writes = [n for n in nodes if n.writes]
+        if writes:
+            exp = self.expectation(writes[-1])
+            if exp is not None:
+                asts.append(exp)
+        used = set()
+        for a in asts:
+            _facts_used(a, used)
+        facts = tuple(A.Fact(k, _lit(v)) for k, v in task.facts.items() if k in used)
+        goal = self.goal(task, nodes)
+        base = (writes[-1].tool + "_after_" + nodes[0].tool) if writes else ("lookup_" + nodes[0].tool)
+        return A.BlueprintDecl(base, self.env.name, A.UserBlock(goal, "", facts), tuple(asts))
+
+    def prune(self, task: _Task) -> list[_Node]:
+        """Drop reads and reason nodes nothing uses (a read changes no state, so the run is the same)."""
+        nodes = list(task.nodes)
+        while True:
+            names = set()
+            used: set[str] = set()
+            for n in nodes:
+                used |= node_refs(n.ast, names)
+                if n.name:
+                    names.add(n.name)
+            keep = [n for n in nodes if n.writes or isinstance(n.ast, A.TellNode) or n.name in used]
+            if len(keep) == len(nodes):
+                return nodes
+            nodes = keep
+
+    def expectation(self, w: _Node) -> A.ExpectNode | None:
+        """`expect <write>.<field> == <value>`: the visible effect of the last write (a field it changed,
+        preferring enums such as a status; for a new record, its status-like enum)."""
+        if not isinstance(w.value, dict):
+            return None
+        before = self.record_before(w.value)
+        scalar = lambda v: isinstance(v, (str, int, bool)) and not (isinstance(v, str) and not re.fullmatch(r"[\w .@:/#-]{1,40}", v))  # noqa: E731
+        changed = [k for k in sorted(w.value) if scalar(w.value[k]) and before is not None and before.get(k, _MISSING) != w.value[k]]
+        enums = [k for k in changed if k in self.enum_fields]
+        if before is None:
+            enums = [k for k in sorted(w.value) if k in self.enum_fields and isinstance(w.value[k], str)]
+        pick = (enums or changed)[:1]
+        if not pick:
+            return None
+        k = pick[0]
+        return A.ExpectNode(A.Binary("==", A.Attr(A.Name(w.name), k), A.Literal(w.value[k])))
+
+    def record_before(self, rec: dict) -> dict | None:
+        """The world-state record a write result is a later version of (matched by entity key), if any."""
+        ents = self.world.get("entities", {})
+        best, best_overlap = None, 0
+        for e in self.env.entities:
+            if e.key in rec and isinstance(rec[e.key], (str, int)):
+                overlap = len({f.name for f in e.fields} & set(rec))
+                old = (ents.get(e.name) or {}).get(str(rec[e.key]))
+                if old is not None and overlap > best_overlap:
+                    best, best_overlap = old, overlap
+        return best
+
+    def goal(self, task: _Task, nodes: list[_Node]) -> str:
+        """Deterministic goal text from the DAG: each write and the chosen things it acts on, or what to find out."""
+        by_name = {n.name: n for n in nodes if n.name}
+        parts = []
+        for n in nodes:
+            if n.writes:
+                objs = []
+                for a in n.ast.args:
+                    refs: set[str] = set()
+                    _refs(a.value, set(by_name), refs)
+                    for r in sorted(refs, key=lambda r: nodes.index(by_name[r])):
+                        src = by_name[r]
+                        if not src.is_call and src.desc not in objs:
+                            objs.append(src.desc)
+                phrase = humanize(n.tool)
+                if objs:
+                    phrase += " for " + " and ".join(objs[:2])
+                parts.append(phrase)
+        if not parts:
+            tell = next(n for n in nodes if isinstance(n.ast, A.TellNode)).ast.value
+            if isinstance(tell, A.Attr) and isinstance(tell.obj, A.Name) and tell.obj.id in by_name:
+                parts.append(f"find out the {humanize(tell.name)} of {by_name[tell.obj.id].desc}")
+            elif isinstance(tell, A.Name) and tell.id in by_name:
+                parts.append("find out " + by_name[tell.id].desc)
+            else:
+                parts.append("find out what I asked for")
+        return ", then ".join(parts)
+
+
+_IRREGULAR = {"send": "sent", "pay": "paid", "buy": "bought", "make": "made", "get": "got", "set": "set", "put": "put",
+              "run": "ran", "give": "given", "take": "taken", "write": "written", "cancel": "cancelled", "transfer": "transferred"}
+
+
+def participle(verb: str) -> str:
+    """`book` -> `booked`, `update` -> `updated`, `modify` -> `modified` (for node names only)."""
+    if verb in _IRREGULAR:
+        return _IRREGULAR[verb]
+    if verb.endswith("e"):
+        return verb + "d"
+    if len(verb) > 2 and verb.endswith("y") and verb[-2] not in "aeiou":
+        return verb[:-1] + "ied"
+    return verb + "ed"
+
+
+def _facts_used(e: Any, out: set[str]) -> None:
+    if isinstance(e, A.Attr) and isinstance(e.obj, A.Name) and e.obj.id == "user":
+        out.add(e.name)
+        return
+    if isinstance(e, (A.Literal, A.Name)) or e is None:
+        return
+    for f in getattr(e, "__dataclass_fields__", {}):
+        if f == "span":
+            continue
+        v = getattr(e, f)
+        if isinstance(v, tuple):
+            for x in v:
+                _facts_used(x, out)
+        elif hasattr(v, "__dataclass_fields__"):
+            _facts_used(v, out)
+
+
+def _format_text(decl: A.BlueprintDecl, header: list[str], file: str) -> str:
+    from forgec import lang
+
+    from forgec.diagnostics import Span
+
+    comments = tuple(A.Comment(" " + h, i + 1) for i, h in enumerate(header))
+    # a span below the header lines, so the formatter prints the comments above the blueprint
+    placed = A.BlueprintDecl(decl.name, decl.env, decl.user, decl.nodes, span=Span(file, len(header) + 2, 1))
+    module = A.Module(file, (placed,), comments)
+    return lang.format(module)
+
+
+def sample_blueprints(env: A.EnvDecl, module: Any, world_state: dict, graph: ToolGraph, config: SampleConfig | None = None) -> SampleResult:
+    """Sample up to `config.tasks_per_env` distinct, executable blueprints for `env` (seeded, deterministic)."""
+    cfg = config or SampleConfig()
+    s = _Sampler(env, module, world_state, graph, cfg)
+    max_attempts = cfg.max_attempts or 25 * max(1, cfg.tasks_per_env)
+    seen: set[str] = set()
+    counters: Counter = Counter()
+    rejected: Counter = Counter()
+    out: list[SampledBlueprint] = []
+    attempts = 0
+    while len(out) < cfg.tasks_per_env and attempts < max_attempts:
+        attempts += 1
+        rng = random.Random(f"forgec-sample:{env.name}:{cfg.seed}:{attempts}")
+        try:
+            task = s.build(rng)
+            decl = s.finish(task, attempts)
+        except _Reject as r:
+            rejected[r.reason] += 1
+            continue
+        key = structure_key(decl)
+        if key in seen:
+            rejected["duplicate"] += 1
+            continue
+        seen.add(key)
+        counters[decl.name] += 1
+        name = f"{decl.name}_{counters[decl.name]}"
+        decl = A.BlueprintDecl(name, decl.env, decl.user, decl.nodes)
+        stats = blueprint_stats(decl, s._writes)
+        for n in decl.nodes:
+            if isinstance(n, A.CallNode):
+                s.coverage[n.tool] += 1
+        header = [
+            f"blueprint sampled by forgec: env {env.name}, seed {cfg.seed}, attempt {attempts}",
+            "stats: " + ", ".join(f"{k} {v}" for k, v in stats.items()),
+        ]
+        text = _format_text(decl, header, f"{name}.forge")
+        out.append(SampledBlueprint(name, decl, text, stats))
+    return SampleResult(out, dict(sorted(s.coverage.items())), dict(sorted(rejected.items())), attempts)
