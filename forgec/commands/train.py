@@ -1,0 +1,73 @@
+"""`forgec train BUILD`: ERPO/GRPO on DeepSpeed (see docs/training.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from forgec.train.config import TrainConfig
+
+
+def _keys() -> str:
+    from pydantic import BaseModel
+
+    keys = []
+    for name, f in TrainConfig.model_fields.items():
+        ann = f.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            keys += [f"{name}.{k}" for k in ann.model_fields]
+        else:
+            keys.append(name)
+    return ", ".join(keys)
+
+
+SET_HELP = "Override a config field, KEY=VALUE (YAML value); repeatable. `--show-config` prints every field with its help. Keys: " + _keys()
+
+
+def load_or_exit(config: str | None, overrides: list[str], output: str | None):
+    from forgec.train.config import ConfigError, load_config
+
+    try:
+        sets = list(overrides) + ([f"output={output}"] if output else [])
+        return load_config(config, sets)
+    except ConfigError as e:
+        typer.echo(f"error[train-config]: {e}", err=True)
+        raise typer.Exit(1) from None
+
+
+def show_config(cfg) -> None:
+    import yaml
+
+    from forgec.train.config import config_help_markdown
+
+    typer.echo(config_help_markdown())
+    typer.echo("## Resolved configuration\n")
+    typer.echo(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=True))
+
+
+def command(
+    build: Path = typer.Argument(..., help="Build folder made by `forgec compile`."),
+    config: str = typer.Option(None, "--config", "-c", help="train.yaml, or a shipped config name: cpu-tiny, qwen3-8b-zero3, qwen3-30b-a3b-zero3."),
+    set_: list[str] = typer.Option([], "--set", help=SET_HELP),
+    output: str = typer.Option(None, "--output", "-o", help="Output folder (same as --set output=...)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue from the newest complete checkpoint in the output folder."),
+    show: bool = typer.Option(False, "--show-config", help="Print the config reference and the resolved config, then exit."),
+) -> None:
+    """Train a policy on a build with ERPO (or GRPO) on DeepSpeed; run under `deepspeed`/`torchrun` for several processes."""
+    cfg = load_or_exit(config, set_, output)
+    if show:
+        show_config(cfg)
+        return
+    from forgec.runtime.loader import BuildError
+
+    try:
+        from forgec.train.trainer import Trainer  # imports torch lazily
+
+        trainer = Trainer(cfg, str(build), resume=resume)
+        last = trainer.run()
+    except BuildError as e:
+        typer.echo(str(e), err=True)
+        raise typer.Exit(1) from None
+    if trainer.rank == 0 and last:
+        typer.echo(f"done: {cfg.optim.steps} steps, last reward_mean {last.get('reward_mean', 0):.3f}, output {cfg.output}")

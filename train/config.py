@@ -1,0 +1,220 @@
+"""Training configuration: one pydantic model, every field documented.
+
+The help texts are the single source of `forgec train --help`'s config section and of
+docs/training.md (`python -m forgec.train.config > docs/training.md`). A YAML file gives
+the values; `--set section.field=value` overrides any of them (the value is parsed as
+YAML, so `--set algo.beta=0.01` is a float and `--set rollout.backend=vllm` a string).
+No torch import here: the CLI loads and validates configs before any heavy import.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+CONFIG_DIRS = [
+    Path(__file__).resolve().parent / "configs",  # installed package data
+    Path(__file__).resolve().parent.parent / "configs",  # repository checkout
+]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ModelConfig(_Section):
+    path: str = Field("tiny", description="HF causal LM folder (no hub downloads), or `tiny` to build a tiny Qwen3-style model and tokenizer on the fly (tests, debugging).")
+    tokenizer: str | None = Field(None, description="tokenizer folder; default: the model folder")
+    dtype: Literal["auto", "float32", "bfloat16"] = Field("auto", description="training dtype; `auto` = bf16 on GPU, fp32 on CPU")
+    gradient_checkpointing: bool = Field(False, description="recompute activations in backward (saves memory on large models)")
+    attn_implementation: str | None = Field(None, description="transformers attention implementation (e.g. `sdpa`, `flash_attention_2`); default: the library's choice")
+    tiny_layers: int = Field(2, description="tiny model only: number of decoder layers")
+    tiny_hidden: int = Field(64, description="tiny model only: hidden size")
+    tiny_vocab: int = Field(1024, description="tiny model only: BPE vocabulary size (trained with `tokenizers`)")
+
+
+class TemplateConfig(_Section):
+    keep_thinking: bool = Field(True, description="interleaved thinking: earlier assistant turns keep their `<think>` blocks in the context (one training sequence per episode). False drops them as Qwen3's default template does (one sequence per assistant turn).")
+    system_prompt: str = Field("You are a helpful assistant. Use the tools to do what the user asks, then tell the user the result.", description="system prompt put before the tool list")
+
+
+class DataConfig(_Section):
+    envs: list[str] = Field(default_factory=list, description="environments to train on; empty = every env in the build")
+    holdout_fraction: float = Field(0.0, ge=0.0, lt=1.0, description="fraction of each env's tasks held out of training (deterministic by task id hash)")
+    seed: int = Field(0, description="seed of task sampling, rollout sampling and model init")
+
+
+class RolloutConfig(_Section):
+    backend: Literal["hf", "vllm"] = Field("hf", description="`hf`: transformers generate in the trainer processes (CPU, tests). `vllm`: an OpenAI-compatible vLLM server; weights are pushed after every update")
+    tasks_per_step: int = Field(4, ge=1, description="B: tasks per step (global, balanced across environments)")
+    group_size: int = Field(4, ge=1, description="G: rollouts per task")
+    max_new_tokens: int = Field(128, ge=1, description="generation limit per assistant turn")
+    max_turns: int = Field(8, ge=1, description="agent turns per episode before the episode is cut")
+    max_context_tokens: int = Field(4096, ge=16, description="an episode stops when its context would exceed this")
+    temperature: float = Field(1.0, ge=0.0, description="sampling temperature (0 = greedy)")
+    top_p: float = Field(1.0, gt=0.0, le=1.0, description="nucleus sampling")
+    concurrency: int = Field(8, ge=1, description="episodes in flight per process (vllm backend)")
+    vllm_base_url: str | None = Field(None, description="vllm: base URL of a running server (http://host:port/v1); None = start one per node")
+    vllm_python: str | None = Field(None, description="vllm: python of the venv holding vLLM (default: $FORGEC_VLLM_VENV/bin/python)")
+    vllm_port: int = Field(8765, description="vllm: port of the server this trainer starts")
+    vllm_extra_args: list[str] = Field(default_factory=list, description="vllm: extra `vllm serve` arguments (e.g. --tensor-parallel-size 2)")
+    weight_sync: Literal["auto", "reload", "restart"] = Field("auto", description="vllm: how new weights reach the server. `reload`: save to shared storage and call the server's reload_weights; `restart`: save and restart the server; `auto`: reload when the server offers it, else restart")
+    sync_dir: str | None = Field(None, description="vllm: shared folder the weights are saved to (default: <output>/policy)")
+
+
+class AlgoConfig(_Section):
+    advantage: Literal["erpo", "grpo", "none"] = Field("erpo", description="`erpo`: (R - mean over the task's rollouts) / (std over all unmasked rollouts of the same env in the batch + eps); `grpo`: per-task std; `none`: mean-centred only")
+    eps_std: float = Field(1e-4, gt=0.0, description="eps added to the std in the advantage denominator")
+    meu_mask: bool = Field(True, description="drop rollouts the judge marks as user errors (MEU) from the baseline, the std and the loss denominator")
+    dynamic_filtering: bool = Field(True, description="drop tasks whose unmasked rollouts all got the same reward (zero advantage) and refill from more tasks")
+    max_refill_rounds: int = Field(2, ge=0, description="dynamic filtering: at most this many extra rollout rounds per step to replace dropped groups")
+    clip_eps_low: float = Field(0.2, ge=0.0, description="PPO clip: ratio lower bound 1 - eps_low")
+    clip_eps_high: float = Field(0.28, ge=0.0, description="PPO clip: ratio upper bound 1 + eps_high (clip-higher)")
+    beta: float = Field(0.0, ge=0.0, description="KL(policy || frozen reference) coefficient; 0 = no reference model is loaded")
+    ppo_epochs: int = Field(1, ge=1, description="passes over each batch")
+    minibatches: int = Field(1, ge=1, description="optimizer steps per pass (the batch is split into this many)")
+
+
+class OptimConfig(_Section):
+    lr: float = Field(1e-5, gt=0.0, description="peak learning rate")
+    weight_decay: float = Field(0.0, ge=0.0, description="AdamW weight decay")
+    betas: tuple[float, float] = Field((0.9, 0.999), description="AdamW betas")
+    warmup_steps: int = Field(0, ge=0, description="linear warmup (optimizer steps)")
+    max_grad_norm: float = Field(1.0, ge=0.0, description="gradient clipping (0 = off)")
+    steps: int = Field(10, ge=1, description="training steps (one rollout batch each)")
+    micro_batches: int = Field(2, ge=1, description="gradient accumulation: each process splits its share of a minibatch into exactly this many micro-batches")
+
+
+class DeepSpeedConfig(_Section):
+    config: str | None = Field(None, description="DeepSpeed JSON (path, or a shipped name: ds_zero2.json / ds_zero3.json); None = built from the fields below")
+    zero_stage: int = Field(0, ge=0, le=3, description="ZeRO stage (0-3) when no JSON is given; a JSON's stage wins")
+    offload_optimizer: bool = Field(False, description="ZeRO-2/3: keep optimizer state on CPU")
+    cpu_threads: int = Field(1, ge=0, description="torch threads per process on CPU (0 = torch default); 1 keeps CPU runs reproducible")
+
+
+class SFTConfig(_Section):
+    epochs: int = Field(3, ge=1, description="passes over the oracle trajectories")
+    lr: float = Field(1e-3, gt=0.0, description="learning rate of the warm start")
+    batch_size: int = Field(8, ge=1, description="sequences per optimizer step (global)")
+    max_tasks: int = Field(0, ge=0, description="use at most this many tasks per env (0 = all)")
+
+
+class CheckpointConfig(_Section):
+    every: int = Field(5, ge=0, description="save every N steps (0 = only at the end)")
+    keep_last: int = Field(2, ge=1, description="keep the last K checkpoints")
+    export_hf: bool = Field(True, description="write the final policy as an HF model folder (<output>/final)")
+
+
+class LoggingConfig(_Section):
+    tensorboard: bool = Field(True, description="also write TensorBoard event files (<output>/tb)")
+    progress: bool = Field(True, description="rich progress bar on rank 0")
+
+
+class TrainConfig(_Section):
+    output: str = Field("runs/train", description="output folder: checkpoints, metrics.jsonl, tb/, final/")
+    model: ModelConfig = Field(default_factory=ModelConfig, description="policy model")
+    template: TemplateConfig = Field(default_factory=TemplateConfig, description="chat template used for rollouts and training")
+    data: DataConfig = Field(default_factory=DataConfig, description="tasks")
+    rollout: RolloutConfig = Field(default_factory=RolloutConfig, description="rollouts")
+    algo: AlgoConfig = Field(default_factory=AlgoConfig, description="advantages and loss")
+    optim: OptimConfig = Field(default_factory=OptimConfig, description="optimizer and schedule")
+    deepspeed: DeepSpeedConfig = Field(default_factory=DeepSpeedConfig, description="DeepSpeed")
+    sft: SFTConfig = Field(default_factory=SFTConfig, description="`forgec sft` warm start on oracle trajectories")
+    checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig, description="checkpoints")
+    logging: LoggingConfig = Field(default_factory=LoggingConfig, description="metrics")
+
+
+class ConfigError(ValueError):
+    """A config file or override that does not validate; the message says where and why."""
+
+
+def resolve_config_path(name: str) -> Path:
+    """A path as given, or the name of a shipped config (`cpu-tiny`, `ds_zero3.json`)."""
+    p = Path(name)
+    if p.exists():
+        return p
+    for d in CONFIG_DIRS:
+        for cand in (d / name, d / f"{name}.yaml"):
+            if cand.exists():
+                return cand
+    raise ConfigError(f"config not found: {name} (looked in . and {', '.join(str(d) for d in CONFIG_DIRS)})")
+
+
+def _set_dotted(data: dict, key: str, value: Any) -> None:
+    parts = key.split(".")
+    cur = data
+    for p in parts[:-1]:
+        nxt = cur.setdefault(p, {})
+        if not isinstance(nxt, dict):
+            raise ConfigError(f"--set {key}: {p} is not a section")
+        cur = nxt
+    cur[parts[-1]] = value
+
+
+def parse_override(item: str) -> tuple[str, Any]:
+    """`a.b=value` -> ("a.b", yaml-parsed value)."""
+    if "=" not in item:
+        raise ConfigError(f"--set expects key=value, got {item!r}")
+    key, raw = item.split("=", 1)
+    try:
+        value = yaml.safe_load(raw) if raw != "" else ""
+    except yaml.YAMLError:
+        value = raw
+    return key.strip(), value
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> TrainConfig:
+    """Read a YAML config (or defaults), apply `key=value` overrides, validate."""
+    data: dict = {}
+    if path is not None:
+        p = resolve_config_path(str(path))
+        try:
+            data = yaml.safe_load(p.read_text()) or {}
+        except yaml.YAMLError as e:
+            raise ConfigError(f"{p}: not valid YAML: {e}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{p}: expected a mapping at top level")
+    for item in overrides or []:
+        key, value = parse_override(item)
+        _set_dotted(data, key, value)
+    try:
+        return TrainConfig.model_validate(data)
+    except ValidationError as e:
+        lines = []
+        for err in e.errors():
+            loc = ".".join(str(x) for x in err["loc"])
+            lines.append(f"{loc}: {err['msg']}")
+        raise ConfigError("invalid training config:\n  " + "\n  ".join(lines)) from None
+
+
+def config_help_markdown() -> str:
+    """docs/training.md's reference section, generated from the field help texts."""
+    out = ["## Configuration reference", "", "Generated from `forgec/train/config.py` (`python -m forgec.train.config`). "
+           "Every field can be overridden on the command line with `--set section.field=value`.", ""]
+    for name, field in TrainConfig.model_fields.items():
+        ann = field.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            out += [f"### `{name}` — {field.description}", "", "| field | default | meaning |", "|---|---|---|"]
+            for sub, f in ann.model_fields.items():
+                default = f.default_factory() if f.default_factory is not None else f.default
+                out.append(f"| `{name}.{sub}` | `{json.dumps(default)}` | {f.description} |")
+            out.append("")
+        else:
+            out += [f"### `{name}`", "", f"{field.description} (default `{json.dumps(field.default)}`)", ""]
+    return "\n".join(out)
+
+
+DOC_HEADER = Path(__file__).resolve().parent / "training_doc_header.md"
+
+
+def training_doc() -> str:
+    header = DOC_HEADER.read_text() if DOC_HEADER.exists() else "# Training\n"
+    return header.rstrip() + "\n\n" + config_help_markdown() + "\n"
+
+
+if __name__ == "__main__":
+    print(training_doc(), end="")

@@ -1,0 +1,343 @@
+"""Rollouts: the policy as a runtime `Agent`, two generation backends, groups of episodes.
+
+`PolicyAgent` implements `forgec.runtime.types.Agent`. It builds prompts by APPENDING:
+the first turn is the rendered conversation, later turns are the previous prompt + the
+generated ids + the newly arrived messages (tool results, user text) rendered and
+tokenized segment by segment. So the policy sees its earlier `<think>` blocks verbatim
+(interleaved thinking) and every AgentReply carries `prompt_token_ids`/`token_ids`
+that the trainer uses as they are (no re-tokenization). With keep_thinking=False each
+turn's prompt is re-rendered from the messages (earlier reasoning dropped).
+
+Backends (`Engine.generate(prompt_ids, sampling, seed) -> (token_ids, logprobs)`):
+* `HFEngine`: transformers `generate` on the training model itself (CPU, tests).
+* `VLLMEngine`: a vLLM OpenAI-compatible server, token ids in (`prompt` as ids) and out
+  (`return_token_ids`); `VLLMServer` starts/stops one and pushes new weights after each
+  update (save to shared storage + `reload_weights` RPC, or restart as a fallback).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from forgec.runtime.types import AgentReply, ToolCall
+from forgec.train.template import IM_END, parse_hermes, render_segments
+from forgec.train.tokenize import tokenize_text
+
+
+def mix_seed(*parts: Any) -> int:
+    """A stable 63-bit seed from any parts (not Python's salted hash)."""
+    h = hashlib.sha256(":".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(h[:8], "big") >> 1
+
+
+@dataclass(frozen=True)
+class Sampling:
+    max_new_tokens: int = 128
+    temperature: float = 1.0
+    top_p: float = 1.0
+
+
+class Engine(Protocol):
+    async def generate(self, prompt_ids: list[int], sampling: Sampling, seed: int) -> tuple[list[int], list[float]]: ...
+
+
+# ---------------------------------------------------------------- HF generate
+
+
+class HFEngine:
+    """Sampling with transformers on the (unwrapped) training model; seeded per call."""
+
+    def __init__(self, model: Any, eos_token_id: int, pad_token_id: int, gather_params: Any = None):
+        self.model = model
+        self.eos = eos_token_id
+        self.pad = pad_token_id
+        self.gather_params = gather_params  # ZeRO-3: a context manager factory that gathers the weights
+        self.tokens_generated = 0
+
+    def generate_sync(self, prompt_ids: list[int], sampling: Sampling, seed: int) -> tuple[list[int], list[float]]:
+        import contextlib
+
+        import torch
+
+        device = next(self.model.parameters()).device
+        ids = torch.tensor([prompt_ids], device=device)
+        kwargs: dict[str, Any] = {"max_new_tokens": sampling.max_new_tokens, "eos_token_id": self.eos, "pad_token_id": self.pad,
+                                  "attention_mask": torch.ones_like(ids), "return_dict_in_generate": True, "output_logits": True,
+                                  "use_cache": True}
+        if sampling.temperature > 0:
+            kwargs.update(do_sample=True, temperature=sampling.temperature, top_p=sampling.top_p, top_k=0)
+        else:
+            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        was_training = self.model.training
+        self.model.eval()
+        gather = self.gather_params() if self.gather_params else contextlib.nullcontext()
+        try:
+            with gather, torch.no_grad(), torch.random.fork_rng(devices=[]):
+                torch.manual_seed(seed)
+                out = self.model.generate(ids, **kwargs)
+        finally:
+            self.model.train(was_training)
+        new = out.sequences[0, len(prompt_ids):].tolist()
+        # a sequence that stopped early is padded in batched generate; single-sequence never is
+        t = max(sampling.temperature, 1e-6) if sampling.temperature > 0 else 1.0
+        logprobs = [float(torch.log_softmax(out.logits[i][0].float() / t, dim=-1)[tok]) for i, tok in enumerate(new)]
+        self.tokens_generated += len(new)
+        return new, logprobs
+
+    async def generate(self, prompt_ids: list[int], sampling: Sampling, seed: int) -> tuple[list[int], list[float]]:
+        return self.generate_sync(prompt_ids, sampling, seed)
+
+
+# ---------------------------------------------------------------- vLLM server
+
+
+class VLLMEngine:
+    """Token-in/token-out generation through a vLLM OpenAI-compatible `/v1/completions`."""
+
+    def __init__(self, base_url: str, model: str, eos_token_id: int, timeout: float = 300.0):
+        from openai import AsyncOpenAI
+
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.eos = eos_token_id
+        self.client = AsyncOpenAI(base_url=self.base_url, api_key="EMPTY", timeout=timeout, max_retries=2)
+        self.tokens_generated = 0
+
+    async def generate(self, prompt_ids: list[int], sampling: Sampling, seed: int) -> tuple[list[int], list[float]]:
+        resp = await self.client.completions.create(
+            model=self.model,
+            prompt=prompt_ids,
+            max_tokens=sampling.max_new_tokens,
+            temperature=sampling.temperature,
+            top_p=sampling.top_p,
+            seed=seed % (2**31),
+            logprobs=1,
+            extra_body={"return_token_ids": True, "skip_special_tokens": False, "stop_token_ids": [self.eos],
+                        "include_stop_str_in_output": True, "top_k": 0 if sampling.temperature > 0 else 1},
+        )
+        choice = resp.choices[0]
+        data = choice.model_dump() if hasattr(choice, "model_dump") else dict(choice)
+        ids = data.get("token_ids") or (choice.model_extra or {}).get("token_ids")
+        if ids is None:
+            raise RuntimeError("vLLM did not return token ids (needs a vLLM with `return_token_ids`)")
+        lp = data.get("logprobs") or {}
+        logprobs = [float(x) if x is not None else 0.0 for x in (lp.get("token_logprobs") or [])]
+        if len(logprobs) != len(ids):
+            logprobs = [0.0] * len(ids)
+        self.tokens_generated += len(ids)
+        return list(ids), logprobs
+
+
+def _http(method: str, url: str, body: dict | None = None, timeout: float = 600.0) -> tuple[int, str]:
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode(errors="replace")
+
+
+def _has_cuda() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except ImportError:
+        return False
+
+
+def vllm_python(explicit: str | None = None) -> str:
+    if explicit:
+        return explicit
+    venv = os.environ.get("FORGEC_VLLM_VENV")
+    if venv:
+        return str(Path(venv) / "bin" / "python")
+    return sys.executable
+
+
+class VLLMServer:
+    """A vLLM OpenAI server subprocess on 127.0.0.1 serving `model_dir` as `served_name`.
+
+    Started with the Hermes tool parser (so the chat endpoint also works for eval) and
+    VLLM_SERVER_DEV_MODE=1 (exposes /collective_rpc, used for reload_weights).
+    """
+
+    def __init__(self, model_dir: str | Path, port: int, python: str | None = None, served_name: str = "policy",
+                 extra_args: list[str] | None = None, log_path: str | Path | None = None, startup_timeout: float = 600.0):
+        self.model_dir = str(model_dir)
+        self.port = port
+        self.python = vllm_python(python)
+        self.served_name = served_name
+        self.extra_args = list(extra_args or [])
+        self.log_path = Path(log_path) if log_path else None
+        self.startup_timeout = startup_timeout
+        self.proc: subprocess.Popen | None = None
+        self.restarts = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> None:
+        cmd = [self.python, "-m", "vllm.entrypoints.openai.api_server", "--model", self.model_dir,
+               "--served-model-name", self.served_name, "--host", "127.0.0.1", "--port", str(self.port),
+               "--enable-auto-tool-choice", "--tool-call-parser", "hermes", "--dtype", "float32",
+               "--max-model-len", "4096", "--seed", "0", *self.extra_args]
+        if not any(a.startswith("--gpu-memory-utilization") for a in self.extra_args) and not _has_cuda():
+            # on CPU this flag is the fraction of host memory vLLM reserves (default 0.92 fails beside a trainer)
+            cmd += ["--gpu-memory-utilization", "0.1", "--enforce-eager"]
+        env = dict(os.environ, VLLM_SERVER_DEV_MODE="1", HF_HUB_OFFLINE="1", VLLM_CPU_KVCACHE_SPACE=os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1"))
+        env.pop("DS_ACCELERATOR", None)
+        log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
+        self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        self.wait_ready()
+
+    def wait_ready(self) -> None:
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise RuntimeError(f"vLLM server exited with code {self.proc.returncode} (log: {self.log_path})")
+            try:
+                code, _ = _http("GET", f"http://127.0.0.1:{self.port}/health", timeout=5)
+                if code == 200:
+                    return
+            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+                pass
+            time.sleep(1.0)
+        raise TimeoutError(f"vLLM server not ready after {self.startup_timeout:.0f}s (log: {self.log_path})")
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.proc = None
+
+    def reload_weights(self, weights_dir: str | Path) -> bool:
+        """Ask every vLLM worker to reload weights from `weights_dir` in place; False if unsupported."""
+        code, text = _http("POST", f"http://127.0.0.1:{self.port}/collective_rpc",
+                           {"method": "reload_weights", "kwargs": {"weights_path": str(weights_dir)}})
+        if code != 200:
+            return False
+        _http("POST", f"http://127.0.0.1:{self.port}/reset_prefix_cache")
+        return True
+
+    def restart(self, model_dir: str | Path | None = None) -> None:
+        self.stop()
+        if model_dir is not None:
+            self.model_dir = str(model_dir)
+        self.restarts += 1
+        self.start()
+
+    def sync(self, weights_dir: str | Path, mode: str = "auto") -> str:
+        """Make the server serve the weights saved in `weights_dir`; returns the method used."""
+        if mode in ("auto", "reload") and self.reload_weights(weights_dir):
+            return "reload"
+        if mode == "reload":
+            raise RuntimeError("vLLM server refused reload_weights (is VLLM_SERVER_DEV_MODE=1 set?)")
+        self.restart(weights_dir)
+        return "restart"
+
+
+# ---------------------------------------------------------------- the policy as an agent
+
+
+class PolicyAgent:
+    """One episode's agent: prompts grow by appending (see the module docstring)."""
+
+    def __init__(self, engine: Engine, tokenizer: Any, sampling: Sampling, seed: int, system: str | None = None,
+                 keep_thinking: bool = True, max_context_tokens: int = 4096):
+        self.engine = engine
+        self.tok = tokenizer
+        self.sampling = sampling
+        self.seed = seed
+        self.system = system
+        self.keep_thinking = keep_thinking
+        self.max_context = max_context_tokens
+        self.turn = 0
+        self._ids: list[int] | None = None  # prompt + generation of the previous turn
+        self._ended = True  # the previous generation ended with <|im_end|>
+        self._im_end = tokenizer.convert_tokens_to_ids(IM_END)
+
+    def _encode_segments(self, segs) -> list[int]:
+        out: list[int] = []
+        for s in segs:
+            out += tokenize_text(self.tok, s.text)
+        return out
+
+    def build_prompt(self, messages: list[dict], tools: list[dict]) -> list[int]:
+        segs = render_segments(messages, tools, self.system, keep_thinking=self.keep_thinking, add_generation_prompt=True)
+        if self._ids is None or not self.keep_thinking:
+            return self._encode_segments(segs)
+        last_asst = max(i for i, m in enumerate(messages) if m.get("role") == "assistant")
+        # everything after our own previous body (its trailing "\n" segment onwards)
+        k = max(i for i, s in enumerate(segs) if s.message == last_asst and s.trainable)
+        prefix = [] if self._ended else tokenize_text(self.tok, IM_END)
+        return self._ids + prefix + self._encode_segments(segs[k + 1:])
+
+    async def act(self, messages: list[dict], tools: list[dict]) -> AgentReply:
+        prompt = self.build_prompt(messages, tools)
+        room = self.max_context - len(prompt)
+        if room < 1:
+            return AgentReply(error=f"context limit: prompt of {len(prompt)} tokens >= max_context_tokens={self.max_context}")
+        sampling = Sampling(min(self.sampling.max_new_tokens, room), self.sampling.temperature, self.sampling.top_p)
+        ids, logprobs = await self.engine.generate(prompt, sampling, mix_seed(self.seed, self.turn))
+        self._ids = prompt + ids
+        self._ended = bool(ids) and ids[-1] == self._im_end
+        text = self.tok.decode(ids, skip_special_tokens=False)
+        parsed = parse_hermes(text)
+        calls = [ToolCall(id=f"call_{self.turn}_{i}", name=name, arguments=args) for i, (name, args) in enumerate(parsed.tool_calls)]
+        self.turn += 1
+        return AgentReply(content=parsed.content, tool_calls=calls, raw=text, reasoning=parsed.reasoning, prompt_token_ids=prompt,
+                          token_ids=ids, logprobs=logprobs, usage={"prompt_tokens": len(prompt), "completion_tokens": len(ids)})
+
+
+# ---------------------------------------------------------------- groups of episodes
+
+
+@dataclass
+class GroupSpec:
+    task: Any  # forgec.tasks.Task
+    group: int  # unique id of this group in the step
+    seed: int
+
+
+async def run_groups(build: Any, specs: list[GroupSpec], group_size: int, agent_factory, *, max_turns: int,
+                     concurrency: int = 8, judge: bool = True) -> list[list[Any]]:
+    """G episodes per spec through the runtime's episode loop; returns episodes grouped like `specs`."""
+    from forgec.runtime.episode import EpisodeLimits, arun_episode
+    from forgec.runtime.judge import RuleJudge
+    from forgec.runtime.users import ScriptedUser
+
+    sem = asyncio.Semaphore(concurrency)
+    limits = EpisodeLimits(max_turns=max_turns)
+
+    async def one(spec: GroupSpec, j: int):
+        seed = mix_seed(spec.seed, j)
+        async with sem:
+            return await arun_episode(build, spec.task, agent_factory(seed), ScriptedUser(spec.task),
+                                      judge=RuleJudge() if judge else None, limits=limits, seed=seed, trial=j)
+
+    flat = await asyncio.gather(*(one(s, j) for s in specs for j in range(group_size)))
+    return [list(flat[i * group_size:(i + 1) * group_size]) for i in range(len(specs))]
