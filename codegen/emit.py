@@ -559,13 +559,20 @@ class ToolEmitter:
         return var
 
     def stored(self, code: str, t: T) -> str:
-        """A value about to be stored into the state: a deep copy unless it is a scalar."""
-        return code if is_scalar(t) else f"_rt.jcopy({code})"
+        """A value about to be stored into the state: canonical floats, and a deep copy unless scalar."""
+        st = strip_opt(t)
+        if st is not None and st[0] in ("str", "int", "bool", "enum", "ref", "null"):
+            return code
+        if st == ("float",):
+            return f"_rt.cf({code})"
+        return f"_rt.canon({code})"  # deep copy + canonical floats (the state invariant)
 
     def coerce(self, code: str, have: T, want: T) -> str:
         """A live record where a key is expected stores the key; lists of records likewise."""
         h, w = strip_opt(have), strip_opt(want)
         if h and w and h[0] == "rec" and w[0] in ("ref", "str", "int"):
+            if have is not None and have[0] == "opt":
+                return f"_rt.key_of({code}, {self.key_of(h[1])!r})"
             return f"{code}[{self.key_of(h[1])!r}]"
         if h and w and h[0] == "list" and w[0] == "list":
             hi, wi = strip_opt(h[1]), strip_opt(w[1])
@@ -759,9 +766,9 @@ class ToolEmitter:
         if op in ("and", "or"):
             return f"({lc} {op} {rc})", ("bool",) if sl == ("bool",) and sr == ("bool",) else None
         if op in ("==", "!="):
-            if sl and sl[0] == "rec" and not (sr and sr[0] == "rec"):
+            if sl and sl[0] == "rec" and not (sr and sr[0] in ("rec", "null")):
                 lc = self.coerce(lc, lt, ("ref", sl[1]))
-            if sr and sr[0] == "rec" and not (sl and sl[0] == "rec"):
+            if sr and sr[0] == "rec" and not (sl and sl[0] in ("rec", "null")):
                 rc = self.coerce(rc, rt, ("ref", sr[1]))
             return f"({lc} {op} {rc})", ("bool",)
         if op in ("<", "<=", ">", ">="):

@@ -184,6 +184,20 @@ def record_digest(entity: str, key: str, record: Any) -> int:
     return int.from_bytes(hashlib.sha256(canonical_json([entity, key, record]).encode("utf-8")).digest(), "big")
 
 
+def _fast_digest(entity: str, key: str, record: Any) -> int:
+    """`record_digest` for records whose floats are already canonical (the Env invariant):
+    the C JSON encoder alone, no Python walk."""
+    return int.from_bytes(
+        hashlib.sha256(json.dumps([entity, key, record], sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")).digest(),
+        "big",
+    )
+
+
+def cf(x: Any) -> Any:
+    """Canonicalize a scalar about to be stored (floats rounded; everything else as is)."""
+    return canon_float(x) if type(x) is float else x if type(x) in _SCALARS else canon(x)
+
+
 def _combine(counts_sums: dict[str, tuple[int, int]], globals_: Any) -> str:
     top = {
         "entities": {e: [n, format(s, "064x")] for e, (n, s) in counts_sums.items()},
@@ -377,6 +391,11 @@ def _key(k: Any) -> str:
 
 
 key = _key
+
+
+def key_of(rec: Any, key_field: str) -> Any:
+    """The key of an optional record (null stays null)."""
+    return None if rec is None else rec[key_field]
 
 
 # --------------------------------------------------------------------------- builtins
@@ -676,7 +695,8 @@ def format_id(prefix: str, n: int, width: int) -> str:
 class EnvBase:
     """State storage shared by every generated `Env` (the subclass adds schema and tools).
 
-    Invariants: `self._C[E]` is the dict of records of entity E keyed by
+    Invariants: every float stored in the state is canonical (`canon_float`), so record
+    digests use the C JSON encoder directly; `self._C[E]` is the dict of records of entity E keyed by
     `str(record[key])`, in key order (`_unsorted` marks collections to re-sort before
     the next ordered read); records are mutated in place only after `_touch` saved a
     shallow snapshot, and nested containers are never mutated in place (codegen copies
@@ -711,7 +731,7 @@ class EnvBase:
             for k, rec in coll.items():
                 if type(rec) is not dict:
                     raise ValueError(f"state: entities.{e}.{k} must be an object")
-                rec = jcopy(rec)
+                rec = canon(rec)  # stored floats are canonical: hashing needs no Python walk
                 if kf in rec and _key(rec[kf]) != k:
                     raise ValueError(f"state: entities.{e}.{k} has {kf}={rec[kf]!r}; collection keys are str(record[{kf!r}])")
                 if len(rec) < len(fdecl):  # absent optional fields read as null / defaults
@@ -728,10 +748,10 @@ class EnvBase:
         gdecl = self.SCHEMA.get("globals", {})
         gin = state.get("globals") or {}
         for name, tj in gdecl.items():
-            G[name] = jcopy(gin[name]) if name in gin else zero_value(tj)
+            G[name] = canon(gin[name]) if name in gin else canon(zero_value(tj))
         for name in gin:
             if name not in G:
-                G[name] = jcopy(gin[name])
+                G[name] = canon(gin[name])
         self._C = C
         self._G = G
         self._state = {"entities": C, "globals": G}
@@ -779,7 +799,7 @@ class EnvBase:
         if self._digests is None:
             self._digests = {}
             for e, coll in self._C.items():
-                d = {k: record_digest(e, k, r) for k, r in coll.items()}
+                d = {k: _fast_digest(e, k, r) for k, r in coll.items()}
                 self._digests[e] = d
                 self._sums[e] = sum(d.values()) % _MOD
             self._dirty.clear()
@@ -793,7 +813,7 @@ class EnvBase:
                     s -= old
                 rec = self._C[e].get(k)
                 if rec is not None:
-                    new = record_digest(e, k, rec)
+                    new = _fast_digest(e, k, rec)
                     d[k] = new
                     s += new
                 self._sums[e] = s % _MOD
@@ -981,16 +1001,16 @@ class EnvBase:
                     raise ToolError(f"python tool returned a malformed {e} record {k!r}", "sandbox")
                 old = coll.get(k)
                 if old is None:
-                    self._insert(e, jcopy(nrec))
+                    self._insert(e, canon(nrec))
                 elif old != nrec:
                     self._touch(e, old)
                     old.clear()
-                    old.update(jcopy(nrec))
+                    old.update(canon(nrec))
         ng = new.get("globals") or {}
         if ng != self._G:
             self._touch_globals()
             self._G.clear()
-            self._G.update(jcopy(ng))
+            self._G.update(canon(ng))
 
 
 # --------------------------------------------------------------------------- tracebacks
