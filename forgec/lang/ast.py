@@ -16,6 +16,7 @@ Surface syntax (see docs/language.md for the full reference):
         order_id: str
         user_id: User                               // reference (stores User's key)
         status: enum("pending", "delivered", "cancelled")
+        total: float
         items: list[Item]
         note: str?                                  // optional (may be null)
       }
