@@ -412,7 +412,7 @@ def _common_path(tools: list[ir.Tool]) -> int:
     if len(paths) < 2:
         return 0
     n = 0
-    while all(len(p) > n for p in paths) and len({p[n] for p in paths}) == 1:
+    while all(len(p) > n + 1 for p in paths) and len({p[n] for p in paths}) == 1:
         n += 1
     return n
 
