@@ -453,7 +453,7 @@ class ToolEmitter:
         elif isinstance(inner, A.NamedType) and inner.name in self.ents:
             ent = inner.name
             kint = self.key_is_int(ent)
-            self.emit(ind, f"if not (type({var}) is {'int' if kint else 'str'}):")
+            self.emit(ind, f"if not ({f'type({var}) is int' if kint else f'type({var}) is str and len({var}) <= _rt.MAX_STR'}):")
             self.emit(ind + 1, f"{var} = {slow()}")
             if self.tool.python is None:
                 r = self.tmp("r")
