@@ -10,7 +10,6 @@ depends only on the conversation, so one instance can serve many episodes.
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 import random
 import threading
@@ -23,6 +22,16 @@ from forgec.runtime.users import say
 from forgec.tasks import Task
 
 DONE_TEXT = "Your request has been completed."
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def jcopy(v: Any) -> Any:
+    """Deep copy of a JSON value (the env may keep argument lists in its state; the task's must stay intact)."""
+    if isinstance(v, dict):
+        return {k: x if isinstance(x, _SCALARS) else jcopy(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [x if isinstance(x, _SCALARS) else jcopy(x) for x in v]
+    return v
 
 
 # --------------------------------------------------------------------------- oracle
@@ -47,7 +56,7 @@ class OracleAgent:
     def act_sync(self, messages: list[dict], tools: list[dict]) -> AgentReply:
         called = any(m.get("role") == "assistant" and m.get("tool_calls") for m in messages)
         if not called and self.task.gold_calls:
-            calls = [ToolCall(id=f"call_{i}", name=g.tool, arguments=copy.deepcopy(g.arguments)) for i, g in enumerate(self.task.gold_calls)]
+            calls = [ToolCall(id=f"call_{i}", name=g.tool, arguments=jcopy(g.arguments)) for i, g in enumerate(self.task.gold_calls)]
             return AgentReply(content="", tool_calls=calls)
         return AgentReply(content=self._final)
 

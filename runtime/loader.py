@@ -52,6 +52,7 @@ class Build:
     manifest: dict
     _state_cache: dict[str, dict] = field(default_factory=dict, repr=False)
     _by_id: dict[str, Task] = field(default_factory=dict, repr=False)
+    _protos: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self._by_id = {t.id: t for t in self.tasks}
@@ -99,17 +100,80 @@ class Build:
         return st
 
     def new_env(self, env_name: str, task: Task | None = None) -> Any:
-        """A fresh `Env` of `env_name`, reset to `task`'s initial state (empty state when no task)."""
+        """A fresh `Env` of `env_name`, reset to `task`'s initial state (empty state when no task).
+
+        Building an env from a JSON state (canonicalize, sort, hash every record)
+        costs milliseconds on realistic states, more than a whole oracle episode;
+        so the first env built from each initial state is kept pristine (hash
+        computed) and later ones are forks of it (see `_fork`).
+        """
         mod = self.envs.get(env_name)
         if mod is None:
             raise BuildError("unknown-env", f"no environment {env_name!r} in this build", str(self.root),
                              help=f"environments: {', '.join(sorted(self.envs)) or '(none)'}")
         if task is None:
             return mod.Env()
-        return mod.Env(self.initial_state(task))
+        key = (env_name, task.initial_state_file or f"inline:{task.id}")
+        proto = self._protos.get(key)
+        if proto is None:
+            proto = mod.Env(self.initial_state(task))
+            if not _forkable(proto):
+                return proto
+            proto.state_hash()  # cache record digests once; forks inherit them
+            first = _fork(proto)
+            if not _fork_agrees(first, mod.Env(self.initial_state(task))):
+                _FORK_DISABLED.add(type(proto))
+                return mod.Env(self.initial_state(task))
+            self._protos[key] = proto
+            return first
+        if type(proto) in _FORK_DISABLED:
+            return mod.Env(self.initial_state(task))
+        return _fork(proto)
 
     def tools(self, env_name: str) -> list[dict]:
         return self.envs[env_name].TOOLS
+
+
+# The instance attributes of `envrt.EnvBase` as of this runtime; an env carrying any
+# other attribute is not forked (it might hold state this copy does not know about).
+_ENVBASE_ATTRS = frozenset({"_C", "_G", "_digests", "_dirty", "_hash", "_ids", "_state", "_sums", "_touched", "_undo", "_unsorted"})
+_FORK_DISABLED: set[type] = set()
+
+
+def _forkable(env: Any) -> bool:
+    try:
+        from forgec.runtime.envrt import EnvBase
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(env, EnvBase) and set(vars(env)) == _ENVBASE_ATTRS and not env._undo and type(env) not in _FORK_DISABLED
+
+
+def _fork(proto: Any) -> Any:
+    """A copy of a pristine `EnvBase` env in O(records), with its cached record digests.
+
+    Relies on the invariants `envrt.EnvBase` documents: records are mutated in
+    place only after `_touch` snapshotted them, and nested containers are never
+    mutated in place; so copying each collection and each record (shallowly)
+    isolates the fork from the prototype.
+    """
+    new = object.__new__(type(proto))
+    C = {e: {k: dict(r) for k, r in coll.items()} for e, coll in proto._C.items()}
+    G = dict(proto._G)
+    new.__dict__.update(
+        _C=C, _G=G, _state={"entities": C, "globals": G}, _undo=[], _touched=set(), _unsorted=set(proto._unsorted),
+        _ids={e: list(st) for e, st in proto._ids.items()},
+        _digests=None if proto._digests is None else {e: dict(d) for e, d in proto._digests.items()},
+        _sums=dict(proto._sums), _dirty=set(proto._dirty), _hash=proto._hash,
+    )
+    return new
+
+
+def _fork_agrees(fork: Any, fresh: Any) -> bool:
+    """Checked once per initial state: the fork equals a freshly built env."""
+    try:
+        return fork.state == fresh.state and fork.state_hash() == fresh.state_hash()
+    except Exception:  # noqa: BLE001
+        return False
 
 
 def _import_env(name: str, path: Path, build_id: str) -> ModuleType:

@@ -24,6 +24,8 @@ MAX_ARGUMENT_DEPTH = 32
 MAX_NAME_CHARS = 128
 MAX_CALLS_PER_TURN = 32
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode  # built once: json.dumps re-creates it per call
+_ENCODE_UNSORTED = json.JSONEncoder(ensure_ascii=False).encode
 _TOOL_CALL_RE = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
 _THINK_RE = re.compile(r"<think>(.*?)(?:</think>|\Z)", re.DOTALL)
 _NAME_RE = re.compile(r'"name"\s*:\s*"([^"\\]{1,128})"')
@@ -125,7 +127,7 @@ def to_openai_message(content: str, calls: list[ToolCall]) -> dict:
                 "type": "function",
                 "function": {
                     "name": c.name,
-                    "arguments": json.dumps(c.arguments, ensure_ascii=False, sort_keys=True) if isinstance(c.arguments, dict) else str(c.arguments),
+                    "arguments": _ENCODE(c.arguments) if isinstance(c.arguments, dict) else str(c.arguments),
                 },
             }
             for c in calls
@@ -161,8 +163,8 @@ def _fail(kind: str, msg: str) -> CallOutcome:
 
 def result_text(result: Any) -> str:
     try:
-        return json.dumps(result, ensure_ascii=False, sort_keys=True)
-    except (TypeError, ValueError):
+        return _ENCODE(result)
+    except (TypeError, ValueError, RecursionError):
         return json.dumps(str(result))
 
 
@@ -186,7 +188,7 @@ def check_call(call: ToolCall, tool_names: frozenset[str] | set[str]) -> CallOut
     if _depth(args) > MAX_ARGUMENT_DEPTH:
         return _fail("bad-arguments", f"arguments of {name} are nested too deeply")
     try:
-        size = len(json.dumps(args, ensure_ascii=False))
+        size = len(_ENCODE_UNSORTED(args))
     except (TypeError, ValueError, RecursionError):
         return _fail("bad-arguments", f"arguments of {name} are not JSON values")
     if size > MAX_ARGUMENT_CHARS:

@@ -7,6 +7,7 @@ conversation with the stop marker `###STOP###`.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
@@ -56,10 +57,15 @@ _DONE_RE = re.compile(
 _HELP_RE = re.compile(r"\b(help|assist|how can i|what can i do)\b")
 
 
+@functools.lru_cache(maxsize=65536)
+def _split(name: str) -> tuple[str, ...]:
+    s = re.sub(r"(?<=[a-z0-9])([A-Z])", r" \1", name).replace("_", " ").replace("-", " ")
+    return tuple(w for w in s.lower().split() if w)
+
+
 def split_name(name: str) -> list[str]:
     """`reservation_id` -> ["reservation", "id"]; `orderId` -> ["order", "id"]."""
-    s = re.sub(r"(?<=[a-z0-9])([A-Z])", r" \1", name).replace("_", " ").replace("-", " ")
-    return [w for w in s.lower().split() if w]
+    return list(_split(name))
 
 
 def _word_forms(w: str) -> set[str]:
@@ -71,7 +77,8 @@ def _word_forms(w: str) -> set[str]:
     return forms
 
 
-def fact_cues(name: str) -> list[set[str]]:
+@functools.lru_cache(maxsize=65536)
+def fact_cues(name: str) -> tuple[frozenset[str], ...]:
     """For each meaningful token of a fact name, the words that count as asking for it."""
     toks = split_name(name)
     key = [t for t in toks if t not in _GENERIC] or toks
@@ -80,8 +87,8 @@ def fact_cues(name: str) -> list[set[str]]:
         words: set[str] = set()
         for s in _SYNONYMS.get(t, (t,)) + (t,):
             words |= _word_forms(s)
-        cues.append(words)
-    return cues
+        cues.append(frozenset(words))
+    return tuple(cues)
 
 
 def facts_mentioned(text: str, facts: dict[str, Any]) -> list[str]:
