@@ -230,6 +230,8 @@ def dag_stats(bp: A.BlueprintDecl, writes: dict[str, bool]) -> TaskStats:
 def state_diff(before: Any, after: Any, path: str = "") -> list[DiffEntry]:
     """Structural diff of two JSON states (dict keys sorted; lists compared as values)."""
     out: list[DiffEntry] = []
+    if before == after and type(before) is type(after):
+        return out  # C-speed equality prunes unchanged subtrees
     if isinstance(before, dict) and isinstance(after, dict):
         for k in sorted(set(before) | set(after), key=str):
             p = f"{path}/{_escape(str(k))}"
@@ -306,7 +308,7 @@ def instruction_leaks(instruction: str, task_tools: list[str], hidden_values: li
 @dataclass
 class LowerResult:
     task: Task
-    gold_state: dict
+    env: Any  # the env after the gold run (its `state` is the gold state)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -407,8 +409,7 @@ def lower_blueprint(
     hidden = [h for h in hidden if json.dumps(h, sort_keys=True) not in fact_values]
     instruction = render_instruction(bp.user.goal, bp.user.persona, used)
     leaks = instruction_leaks(instruction, [n.tool for n in bp.nodes if isinstance(n, A.CallNode)], [])
-    gold_state = env.state
-    diff = state_diff(world_state, gold_state)
+    diff = state_diff(world_state, env.state)
     stats = dag_stats(bp, writes)
     task = Task(
         id=f"{env_name}/{bp.name}",
@@ -427,7 +428,7 @@ def lower_blueprint(
         read_only=gold_hash == init_hash,
         stats=stats.model_copy(update={"user_facts": len(used)}),
     )
-    return LowerResult(task=task, gold_state=copy.deepcopy(gold_state), warnings=leaks)
+    return LowerResult(task=task, env=env, warnings=leaks)
 
 
 def sha256_text(text: str | bytes) -> str:

@@ -79,8 +79,8 @@ def command(
         console.print(D.render(shown, fmt), markup=False, highlight=False)
     m = result.manifest
     if m is not None and fmt != "json":
-        t = Table(title=f"forgec build -> {out}")
-        for c in ("env", "tools", "verified", "blueprints", "tasks", "rejected", "calls/task", "reason/task", "edges/task", "oracle"):
+        t = Table(title=f"forgec build -> {out}", caption="ok: verified tools; bps: blueprints; rej: rejected; calls/reason/edges: mean per task")
+        for c in ("env", "tools", "ok", "bps", "tasks", "rej", "calls", "reason", "edges", "oracle"):
             t.add_column(c, justify="right" if c != "env" else "left")
         for name, e in m.envs.items():
             verified = sum(1 for r in e.tools.values() if r.verified)
