@@ -29,73 +29,93 @@ YAML_SUFFIXES = {".yaml", ".yml"}
 JSON_SUFFIXES = {".json"}
 DOC_SUFFIXES = JSON_SUFFIXES | YAML_SUFFIXES | JSONL_SUFFIXES
 
-# strings, structural characters, and bare literals (numbers, true/false/null)
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^\s{}\[\],:"]+')
 _MAX_YAML_NODES = 2_000_000
 
 
 def escape_pointer_token(token: Any) -> str:
-    return str(token).replace("~", "~0").replace("/", "~1")
+    s = str(token)
+    if "~" in s or "/" in s:
+        return s.replace("~", "~0").replace("/", "~1")
+    return s
 
 
 def unescape_pointer_token(token: str) -> str:
-    return token.replace("~1", "/").replace("~0", "~")
+    if "~" in token:
+        return token.replace("~1", "/").replace("~0", "~")
+    return token
 
 
 def join_pointer(base: str, *tokens: Any) -> str:
     return base + "".join("/" + escape_pointer_token(t) for t in tokens)
 
 
-def _json_positions(text: str, base: int = 0, prefix: str = "") -> dict[str, tuple[int, int]]:
-    """Map JSON pointer -> (start, end) offsets of the member's key (objects) or element (arrays).
+_WS = re.compile(r"[ \t\n\r]*")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_SCAN = json.JSONDecoder().raw_decode  # C scanner: skips one value at a given offset
 
-    Only called on text `json.loads` accepted, so the token stream is well formed.
+
+class JsonLocator:
+    """Lazily map JSON pointers to (start, end) offsets in JSON text that `json.loads` accepted.
+
+    Only the containers on a requested pointer's path are scanned, each once: its
+    direct children are found by skipping sibling values with the C scanner, so a
+    lookup costs a few C-speed passes instead of a Python walk over every token.
+    A member's span is its key; an element's span is its first character (or the
+    whole scalar).
     """
-    pos: dict[str, tuple[int, int]] = {}
-    # frames: [is_object, pointer, array index, pending member pointer]
-    stack: list[list[Any]] = []
-    expect_key = False
-    for m in _TOKEN.finditer(text):
-        tok = m.group()
-        c = tok[0]
-        if c == ",":
-            if stack:
-                top = stack[-1]
-                if top[0]:
-                    expect_key = True
-                else:
-                    top[2] += 1
-            continue
-        if c == ":":
-            continue
-        if c == "}" or c == "]":
-            stack.pop()
-            expect_key = False
-            continue
-        start, end = m.start() + base, m.end() + base
-        if stack:
-            top = stack[-1]
-            if top[0]:
-                if expect_key:
-                    key = tok[1:-1] if "\\" not in tok else json.loads(tok)
-                    ptr = top[1] + "/" + escape_pointer_token(key)
-                    top[3] = ptr
-                    pos[ptr] = (start, end)
-                    expect_key = False
-                    continue
-                ptr = top[3]
-            else:
-                ptr = top[1] + "/" + str(top[2])
-                pos[ptr] = (start, end)
-        else:
-            ptr = prefix
-            pos[ptr] = (start, end)
+
+    def __init__(self, text: str, base: int = 0, end: int | None = None):
+        self.text = text
+        self.end = len(text) if end is None else end
+        root = _WS.match(text, base).end()
+        # pointer -> (span start, span end, value start)
+        self.spans: dict[str, tuple[int, int, int]] = {"": (root, root + 1, root)}
+        self._scanned: set[str] = set()
+
+    def _scan(self, ptr: str, vstart: int) -> None:
+        self._scanned.add(ptr)
+        text = self.text
+        c = text[vstart]
+        if c not in "{[":
+            return
+        i = _WS.match(text, vstart + 1).end()
         if c == "{":
-            stack.append([True, ptr, 0, ""])
-            expect_key = True
-        elif c == "[":
-            stack.append([False, ptr, 0, ""])
-    return pos
+            while i < self.end and text[i] != "}":
+                m = _STRING.match(text, i)
+                if m is None:
+                    return
+                raw = m.group()
+                key = raw[1:-1] if "\\" not in raw else json.loads(raw)
+                j = _WS.match(text, m.end()).end() + 1  # past ':'
+                j = _WS.match(text, j).end()
+                self.spans[ptr + "/" + escape_pointer_token(key)] = (i, m.end(), j)  # last wins, as in json.loads
+                _, k = _SCAN(text, j)
+                i = _WS.match(text, k).end()
+                if i < self.end and text[i] == ",":
+                    i = _WS.match(text, i + 1).end()
+        else:
+            n = 0
+            while i < self.end and text[i] != "]":
+                _, k = _SCAN(text, i)
+                self.spans[ptr + "/" + str(n)] = (i, k if text[i] not in "{[" else i + 1, i)
+                n += 1
+                i = _WS.match(text, k).end()
+                if i < self.end and text[i] == ",":
+                    i = _WS.match(text, i + 1).end()
+
+    def locate(self, pointer: str) -> tuple[int, int] | None:
+        hit = self.spans.get(pointer)
+        if hit is not None:
+            return hit[0], hit[1]
+        parent = pointer[: pointer.rfind("/")] if pointer else None
+        if parent is None:
+            return None
+        if parent not in self._scanned:
+            if parent not in self.spans and self.locate(parent) is None:
+                return None
+            self._scan(parent, self.spans[parent][2])
+        hit = self.spans.get(pointer)
+        return (hit[0], hit[1]) if hit else None
 
 
 @dataclass
@@ -108,7 +128,7 @@ class Doc:
     data: Any
     _yaml_node: Any = None
     _line_starts: list[int] | None = None
-    _pos: dict[str, tuple[int, int]] | None = None  # pointer -> (start, end) offsets (json/jsonl)
+    _locators: dict[str, JsonLocator] | None = None  # "" (json) or "/<record>" (jsonl) -> locator
     _marks: dict[str, tuple[int, int, int, int]] | None = None  # pointer -> (line, col, end_line, end_col) (yaml)
     _jsonl_lines: list[tuple[int, int]] = field(default_factory=list)  # record index -> (offset, length)
 
@@ -119,29 +139,38 @@ class Doc:
         i = bisect.bisect_right(self._line_starts, offset) - 1
         return i + 1, offset - self._line_starts[i] + 1
 
-    def _build_positions(self) -> None:
-        if self.kind == "yaml":
-            self._marks = _yaml_marks(self._yaml_node)
-            return
+    def _locate_json(self, pointer: str) -> tuple[int, int] | None:
+        if self._locators is None:
+            self._locators = {}
         if self.kind == "json":
-            self._pos = _json_positions(self.text)
-            return
-        self._pos = {}
-        for i, (off, length) in enumerate(self._jsonl_lines):
-            self._pos.update(_json_positions(self.text[off : off + length], off, "/" + str(i)))
+            loc = self._locators.get("")
+            if loc is None:
+                loc = self._locators[""] = JsonLocator(self.text)
+            return loc.locate(pointer)
+        # JSON Lines: "/<i>/rest" lives in record i's line
+        if not pointer:
+            return (0, 1) if self.text else None
+        head, _, rest = pointer[1:].partition("/")
+        if not head.isdigit() or int(head) >= len(self._jsonl_lines):
+            return None
+        loc = self._locators.get(head)
+        if loc is None:
+            off, length = self._jsonl_lines[int(head)]
+            loc = self._locators[head] = JsonLocator(self.text, off, off + length)
+        return loc.locate("/" + rest if rest else "")
 
     def position(self, pointer: str) -> tuple[int, int, int, int] | None:
         """(line, col, end_line, end_col) of the nearest located ancestor of `pointer`, 1-based."""
-        if self._pos is None and self._marks is None:
-            self._build_positions()
+        if self.kind == "yaml" and self._marks is None:
+            self._marks = _yaml_marks(self._yaml_node)
         p = pointer
         while True:
             if self._marks is not None:
                 hit = self._marks.get(p)
                 if hit is not None:
                     return hit
-            elif self._pos is not None:
-                se = self._pos.get(p)
+            else:
+                se = self._locate_json(p)
                 if se is not None:
                     line, col = self._line_col(se[0])
                     end_line, end_col = self._line_col(se[1])
@@ -269,8 +298,12 @@ def _load_yaml(file: str, text: str) -> tuple[Doc | None, list[Diagnostic]]:
         msg = " ".join(x for x in (e.context, e.problem) if x) or "invalid YAML"
         span = Span(file, mark.line + 1, mark.column + 1, mark.line + 1, mark.column + 2) if mark else Span(file)
         return None, [error(codes.MALFORMED_YAML, f"malformed YAML: {msg}", span, help="fix the YAML syntax at the marked position (indentation and unquoted ':' are the usual causes)")]
+    except yaml.reader.ReaderError as e:  # a character YAML forbids (control characters, ...)
+        line = text.count("\n", 0, e.position) + 1
+        col = e.position - (text.rfind("\n", 0, e.position) + 1) + 1
+        return None, [error(codes.MALFORMED_YAML, f"malformed YAML: {e.reason} (character {e.character!r})", Span(file, line, col, line, col + 1), help="remove the control character or quote the value")]
     except yaml.YAMLError as e:
-        return None, [error(codes.MALFORMED_YAML, f"malformed YAML: {e}", Span(file))]
+        return None, [error(codes.MALFORMED_YAML, f"malformed YAML: {e}", Span(file, 1, 1))]
     finally:
         loader.dispose()
     return Doc(file, text, "yaml", data, _yaml_node=node), []
