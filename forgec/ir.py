@@ -38,7 +38,8 @@ class Type(BaseModel):
     * `integer`, `number`, `boolean`, `null`, `any`
     * `enum` with `values` (strings, numbers or booleans)
     * `array` with `items`
-    * `object` with `fields` (possibly empty: a free-form dict)
+    * `object` with `fields` (possibly empty: a free-form dict); `items`, when set on an object,
+      is the type of its additional property values (`additionalProperties`: a map)
     * `union` with `variants` (`nullable` is folded in as a flag rather than a null variant)
     * `ref` naming an entry of `Environment.definitions` (only used to break recursive schemas)
     """
