@@ -285,6 +285,7 @@ class _Node:
     is_call: bool = False
     writes: bool = False
     tool: str = ""
+    picks: tuple = ()  # (node name, list path) when this reason node picks one element of that list
 
 
 class _Task:
@@ -300,6 +301,8 @@ class _Task:
         self.used_names: set[str] = set()
         self.tool_uses: Counter = Counter()
         self.merged = 0
+        self.by_origin: dict[str, list[tuple[int, _Node]]] = {}  # origin tool -> nodes whose value comes from it
+        self._sources: dict[tuple[str, str], list] = {}  # cache of sources(), valid until nodes change
 
     # ----- names
     def fresh(self, base: str) -> str:
@@ -320,6 +323,19 @@ class _Task:
             name, i = f"{base}_{i}", i + 1
         self.facts[name] = value
         return A.Attr(A.Name("user"), name)
+
+    def push(self, node: _Node) -> None:
+        self._sources.clear()
+        self.nodes.append(node)
+        if node.origin is not None:
+            self.by_origin.setdefault(node.origin[0], []).append((len(self.nodes) - 1, node))
+
+    def pop(self) -> _Node:
+        self._sources.clear()
+        node = self.nodes.pop()
+        if node.origin is not None:
+            self.by_origin[node.origin[0]].pop()
+        return node
 
     @property
     def calls(self) -> int:
@@ -356,7 +372,7 @@ class _Task:
         if lv > self.s.cfg.max_depth:
             raise _Reject("too-deep")
         node = _Node(name, ast, result, (tool, ()), lv, desc, True, writes, tool)
-        self.nodes.append(node)
+        self.push(node)
         self.tool_uses[tool] += 1
         return node
 
@@ -385,13 +401,13 @@ class _Task:
             self.used_names.discard(name)
             return None
         node = _Node(name, ast, value, origin, lv, desc)
-        self.nodes.append(node)
+        self.push(node)
         return node
 
     def rollback(self, keep: int) -> None:
         """Forget reason nodes added after position `keep` (calls are never rolled back: the env ran them)."""
         while len(self.nodes) > keep and not self.nodes[-1].is_call:
-            self.used_names.discard(self.nodes.pop().name)
+            self.used_names.discard(self.pop().name)
 
     # ----- selection of one element out of a list (always a reasoning node)
     def select(self, n: _Node, prefix: tuple[str, ...], lst: list) -> _Node | None:
@@ -420,6 +436,7 @@ class _Task:
             else:
                 r = self.add_reason(f"{kind}_{base}", kind, (src,), {}, [lst], f"the {kind} {item}{of}", origin)
             if r is not None:
+                r.picks = (n.name, prefix)
                 return r
         return None
 
@@ -452,20 +469,28 @@ class _Task:
 
     # ----- sources for a parameter
     def sources(self, tool: str, param: str) -> list[tuple[float, _Node, Edge, tuple[str, ...]]]:
+        """(weight, node, edge, rest of the edge's path below the node) for each way a node can feed `param`."""
+        key = (tool, param)
+        if key in self._sources:
+            return list(self._sources[key])
         out = []
+        total = max(1, len(self.nodes))
         for e in self.s.graph.edges_into(tool, param):
-            for i, n in enumerate(self.nodes):
-                if n.origin is None or n.origin[0] != e.src:
-                    continue
+            for i, n in self.by_origin.get(e.src, ()):
                 op = n.origin[1]
                 if e.path[: len(op)] != op:
                     continue
                 rest = e.path[len(op):]
                 if rest.count("*") > 1:
                     continue
-                recency = 1.0 + i / max(1, len(self.nodes))
-                out.append((e.weight * recency * (1.5 if not n.is_call else 1.0), n, e, rest))
-        return out
+                recency = 1.0 + i / total
+                out.append((e.weight * recency * (1.0 if n.is_call else 1.5), n, e, rest))
+        self._sources[key] = out
+        return list(out)
+
+    def can_feed(self, tool: str) -> bool:
+        """Quick test: does any node come from a tool with an edge into `tool`?"""
+        return any(e.src in self.by_origin and self.by_origin[e.src] for e in self.s.graph.edges_into(tool))
 
     def resolve(self, n: _Node, e: Edge, rest: tuple[str, ...]) -> tuple[A.Expr, Any] | None:
         """An expression (and its value) reading `rest` from node `n`, passed per the edge's mode."""
@@ -473,9 +498,14 @@ class _Task:
             # the edge starts at one element of a list: pick it with a reasoning node
             i = rest.index("*")
             lst = _get(n.value, rest[:i])
-            if not isinstance(lst, list) or not lst or self.rng.random() > self.s.cfg.reasoning_ratio:
+            if not isinstance(lst, list) or not lst:
                 return None
-            r = self.select(n, rest[:i], lst)
+            # one chosen element per list: a second parameter fed from the same list reads the same pick
+            r = next((x for x in self.nodes if x.picks == (n.name, rest[:i])), None)
+            if r is None:
+                if self.rng.random() > self.s.cfg.reasoning_ratio:
+                    return None
+                r = self.select(n, rest[:i], lst)
             if r is None:
                 return None
             n, rest = r, rest[i + 1:]
@@ -514,30 +544,19 @@ class _Task:
 
     # ----- one call of `tool`, inference edges where possible
     def try_call(self, tool: str, need_edge: bool) -> _Node | None:
+        """Call `tool` with parameters fed by inference edges where possible, the rest from user facts.
+
+        A failed call (a precondition on the chosen order's status, say) is retried with fresh
+        choices: other edges, other reasoning operators, other user values."""
         t = self.s.env.tool(tool)
         keep = len(self.nodes)
-        fed: dict[str, tuple[A.Expr, Any]] = {}
-        for p in t.params:
-            cands = self.sources(tool, p.name)
-            if not cands or (not need_edge and self.rng.random() < 0.2):
-                continue
-            cands.sort(key=lambda c: -c[0])
-            tried = 0
-            while cands and tried < 3:
-                w = [c[0] for c in cands]
-                i = self.rng.choices(range(len(cands)), weights=w)[0]
-                _, n, e, rest = cands.pop(i)
-                tried += 1
-                r = self.resolve(n, e, rest)
-                if r is not None:
-                    fed[p.name] = r
-                    break
-        if need_edge and not fed:
-            self.rollback(keep)
-            return None
-        free = [p for p in t.params if p.name not in fed]
         facts_before = dict(self.facts)
-        for attempt in range(3 if free else 1):
+        for attempt in range(3):
+            fed = self.feed(t, need_edge)
+            if need_edge and not fed:
+                self.rollback(keep)
+                return None
+            free = [p for p in t.params if p.name not in fed]
             self.facts = dict(facts_before)
             args, values = [], {}
             picked = self.user_values(t, [p for p in free if not (p.default is not None and self.rng.random() < 0.5)])
@@ -548,17 +567,34 @@ class _Task:
                 elif p.name in picked:
                     args.append(A.Arg(p.name, self.fact(p.name, picked[p.name])))
                     values[p.name] = picked[p.name]
-            desc = "the " + self.s.noun(tool)
             before = len(self.nodes)
-            node = self.run_call(tool, args, values, desc)
+            node = self.run_call(tool, args, values, "the " + self.s.noun(tool))
             if node is not None:
                 if len(self.nodes) == before:  # collapsed into an earlier node
                     self.facts = facts_before
                     self.rollback(keep)
                 return node
-        self.facts = facts_before
-        self.rollback(keep)
+            self.facts = facts_before
+            self.rollback(keep)
         return None
+
+    def feed(self, t: A.ToolDecl, need_edge: bool) -> dict[str, tuple[A.Expr, Any]]:
+        """Expressions (and values) for the parameters of `t` that earlier nodes can supply."""
+        fed: dict[str, tuple[A.Expr, Any]] = {}
+        for p in t.params:
+            cands = self.sources(t.name, p.name)
+            if not cands or (not need_edge and self.rng.random() < 0.2):
+                continue
+            tried = 0
+            while cands and tried < 3:
+                i = self.rng.choices(range(len(cands)), weights=[c[0] for c in cands])[0]
+                _, n, e, rest = cands.pop(i)
+                tried += 1
+                r = self.resolve(n, e, rest)
+                if r is not None:
+                    fed[p.name] = r
+                    break
+        return fed
 
     # ----- fan-out: fetch several listed entities, then aggregate
     def fanout_options(self) -> list[tuple[float, _Node, Edge, tuple[str, ...]]]:
@@ -615,7 +651,7 @@ class _Task:
     def _drop_from(self, keep: int) -> None:
         """Remove nodes after `keep`; only reads were run there, so the env state is unaffected."""
         while len(self.nodes) > keep:
-            n = self.nodes.pop()
+            n = self.pop()
             self.used_names.discard(n.name)
             if n.is_call:
                 self.tool_uses[n.tool] -= 1
@@ -751,7 +787,10 @@ class _Values:
             k = ents[ke][k].get(key_field, k)
             return [k] if is_list else k
         found = []
-        for ent, path in self._where.get(norm(p.name), ()):
+        where = self._where.get(norm(p.name), [])
+        if anchor is not None:  # values of the anchor record first, so they agree with each other
+            where = [w for w in where if w[0] == anchor[0]] + [w for w in where if w[0] != anchor[0]]
+        for ent, path in where:
             recs = ents.get(ent) or {}
             if anchor is not None and anchor[0] == ent:
                 vals = [v for v in iter_paths(anchor[1], path) if v is not None and not isinstance(v, (dict, list))]
@@ -829,14 +868,21 @@ class _Sampler:
         ws = getattr(module, "WRITES_STATE", None) or {}
         self._writes = {t: bool(ws.get(t, graph.writes(t))) for t in graph.tools}
         self.coverage: Counter = Counter({t: 0 for t in graph.tools})
+        self.params = {t.name: [p.name for p in t.params] for t in env.tools}
+        # tools from which some write tool can be reached along edges (where a write task may start)
+        import networkx as nx
+
+        writers = [t for t in graph.tools if self._writes[t]]
+        self.reaches_write = {t for t in graph.tools if any(w != t and nx.has_path(graph.g, t, w) for w in writers)}
         self._bases: dict[str, str] = {}
 
     def writes(self, tool: str) -> bool:
         return self._writes.get(tool, False)
 
     def coverage_factor(self, tool: str) -> float:
+        """Rarely sampled tools weigh more (at most 4x), so coverage spreads over the env."""
         mean = sum(self.coverage.values()) / max(1, len(self.coverage))
-        return (1.0 + mean) / (1.0 + self.coverage[tool])
+        return min(4.0, (1.0 + mean) / (1.0 + self.coverage[tool]))
 
     def node_base(self, tool: str) -> str:
         """Readable node names: reads by what they return (`user_details`), writes by what they did
@@ -886,7 +932,7 @@ class _Sampler:
     def start(self, task: _Task) -> bool:
         cands = []
         for t in self.graph.tools:
-            if self.writes(t):
+            if self.writes(t) or (not task.read_only and t not in self.reaches_write):
                 continue
             out_w = sum(e.weight for e in self.graph.edges_from(t))
             if out_w == 0:
@@ -921,7 +967,9 @@ class _Sampler:
             w = self.writes(t)
             if (writes_only and not w) or (task.read_only and w):
                 continue
-            srcs = [s for p in self.env.tool(t).params for s in task.sources(t, p.name)]
+            if not task.can_feed(t):
+                continue
+            srcs = [s for p in self.params[t] for s in task.sources(t, p)]
             if not srcs:
                 continue
             best = max(s[0] for s in srcs)
@@ -1005,13 +1053,14 @@ class _Sampler:
         """The world-state record a write result is a later version of (matched by entity key), if any."""
         ents = self.world.get("entities", {})
         best, best_overlap = None, 0
-        for e in self.env.entities:
+        for e in self.env.entities:  # the entity the record is an instance of: most fields in common
             if e.key in rec and isinstance(rec[e.key], (str, int)):
                 overlap = len({f.name for f in e.fields} & set(rec))
-                old = (ents.get(e.name) or {}).get(str(rec[e.key]))
-                if old is not None and overlap > best_overlap:
-                    best, best_overlap = old, overlap
-        return best
+                if overlap > best_overlap:
+                    best, best_overlap = e, overlap
+        if best is None:
+            return None
+        return (ents.get(best.name) or {}).get(str(rec[best.key]))  # None: the write created it
 
     def goal(self, task: _Task, nodes: list[_Node]) -> str:
         """Deterministic goal text from the DAG: each write and the chosen things it acts on, or what to find out."""
