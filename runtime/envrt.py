@@ -979,7 +979,7 @@ class EnvBase:
         try:
             return canon(result)
         except (TypeError, ValueError) as e:
-            raise ToolError(f"{tool} returned a non-JSON value: {e}", "sandbox") from None
+            raise ToolError(f"{tool} returned a non-JSON value: {e}", "sandbox", internal=True) from None
 
     def _apply_state(self, new: Any) -> None:
         """Replace the state by `new` record by record (only changed records are touched)."""
