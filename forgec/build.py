@@ -56,6 +56,14 @@ STALE_EDIT = D.define(
     why="Hand edits are the source of truth after synthesis and sampling.",
     severity=D.Severity.INFO,
 )
+DUPLICATE_TASK = D.define(
+    "duplicate-blueprint",
+    "build",
+    "Two blueprint files of one environment declare the same blueprint name.",
+    why="A task's id is <env>/<blueprint name>, so names must be unique per environment.",
+    wrong="// a.forge\nblueprint rebook for airline { ... }\n// b.forge\nblueprint rebook for airline { ... }",
+    right="// b.forge\nblueprint rebook_2 for airline { ... }",
+)
 NO_TOOLS = D.define(
     "no-sampleable-tools",
     "build",
@@ -403,6 +411,7 @@ def _build_env(ir_env: Any, opts: CompileOptions, prev: PrevEnv | None, user_fil
         for d in cdiags:
             by_file.setdefault(d.span.file if d.span else "", []).append(d)
         out.diagnostics.extend(d for d in cdiags if not (d.span and d.span.file == env_mod.file))
+        taken = {b.task for b in rec.blueprints.values() if b.task}
         for m, d, rel, brec, bname in parsed:
             out.diagnostics.extend(d)
             errs = [x for x in d + by_file.get(str(opts.out / rel), []) if x.is_error]
@@ -412,6 +421,11 @@ def _build_env(ir_env: Any, opts: CompileOptions, prev: PrevEnv | None, user_fil
                 rejected["check-failed"] = rejected.get("check-failed", 0) + 1
                 continue
             for bp in m.blueprints:
+                if f"{name}/{bp.name}" in taken:
+                    brec.rejected = "duplicate-name"
+                    rejected["duplicate-name"] = rejected.get("duplicate-name", 0) + 1
+                    out.diagnostics.append(D.error(DUPLICATE_TASK, f"blueprint {bp.name!r} is declared twice in env {name!r}", bp.span if bp.span.line else Span(rel), help="rename one of them; task ids are <env>/<blueprint name>"))
+                    continue
                 try:
                     lr = lower_blueprint(
                         bp,
@@ -432,6 +446,7 @@ def _build_env(ir_env: Any, opts: CompileOptions, prev: PrevEnv | None, user_fil
                         out.diagnostics.append(D.warning(BAD_BLUEPRINT, f"{bp.name}: {r.reason}: {r.detail}", span))
                     continue
                 brec.task = lr.task.id
+                taken.add(lr.task.id)
                 task_lines.append((lr.task.id, lr.task.model_dump_json()))
                 break
     task_lines.sort()

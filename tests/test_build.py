@@ -140,7 +140,7 @@ def test_user_added_blueprint_is_compiled(built, tmp_path):
     text = (out / rec["path"]).read_text()
     import re
 
-    new.write_text(re.sub(r"blueprint \w+", "blueprint my_task", text, count=1))
+    new.write_text(re.sub(r"^blueprint \w+", "blueprint my_task", text, count=1, flags=re.M))
     assert _compile(out).ok
     m2 = json.loads((out / "manifest.json").read_text())
     b = m2["envs"]["airline"]["blueprints"]["my_task"]
