@@ -388,7 +388,7 @@ def _build_env(ir_env: Any, opts: CompileOptions, prev: PrevEnv | None, user_fil
         data, origin = bp_files[rel]
         out.files[rel] = data
         h = sha256_text(data)
-        lower_key = _key("lower", PIPELINE_VERSION, h, rec.module.hash, rec.state.hash, opts.seed)
+        lower_key = _key("lower", PIPELINE_VERSION, h, rec.module.hash, rec.state.hash, opts.seed, opts.refine, getattr(opts.llm, "model", None))
         bname = Path(rel).stem
         brec = BlueprintRecord(path=rel, hash=h, origin=origin, cache_key=lower_key)
         old = pr.blueprints.get(bname) if pr else None
@@ -445,9 +445,12 @@ def _build_env(ir_env: Any, opts: CompileOptions, prev: PrevEnv | None, user_fil
                     if brec.origin != "sampled":
                         out.diagnostics.append(D.warning(BAD_BLUEPRINT, f"{bp.name}: {r.reason}: {r.detail}", span))
                     continue
-                brec.task = lr.task.id
-                taken.add(lr.task.id)
-                task_lines.append((lr.task.id, lr.task.model_dump_json()))
+                task = lr.task
+                if opts.refine == "llm" and opts.llm is not None:
+                    task = _refine(task, lr, opts, out)
+                brec.task = task.id
+                taken.add(task.id)
+                task_lines.append((task.id, task.model_dump_json()))
                 break
     task_lines.sort()
     tasks_rel = f"tasks/{name}.jsonl"
@@ -461,6 +464,35 @@ def _build_env(ir_env: Any, opts: CompileOptions, prev: PrevEnv | None, user_fil
     out.timings["lower"] = time.perf_counter() - t0
     out.record = rec
     shutil.rmtree(scratch, ignore_errors=True)
+
+
+REFINE_REJECTED = D.define(
+    "refine-rejected",
+    "build",
+    "An LLM-refined instruction was rejected (it leaked a tool name or a value the agent must find, or dropped a fact); the template instruction was kept.",
+    why="The user may only state what the agent cannot obtain through tools.",
+    wrong="Cancel order #W2378156 using cancel_pending_order; the refund is 54.04.",
+    right="I'd like to cancel my most recent pending order. My user id is yusuf_rossi_9620.",
+    severity=D.Severity.INFO,
+)
+
+_CHATS: dict = {}
+
+
+def _refine(task: Any, lr: Any, opts: CompileOptions, out: EnvOutput) -> Any:
+    from forgec.refine import refine_instruction
+    from forgec.synth.llm import Chat
+
+    key = (opts.llm.base_url, opts.llm.model)
+    if key not in _CHATS:
+        _CHATS[key] = Chat(opts.llm, opts.out.parent / ".forgec-cache")
+    text, why = refine_instruction(
+        task.instruction, task.user.facts, task.user.persona, [g.tool for g in task.gold_calls], lr.hidden_values, _CHATS[key]
+    )
+    if why:
+        out.diagnostics.append(D.info(REFINE_REJECTED, f"{task.id}: {why}", Span(task.blueprint.path)))
+        return task
+    return task.model_copy(update={"instruction": text})
 
 
 def _scratch_dir(out: Path, env: str) -> Path:

@@ -309,6 +309,7 @@ def instruction_leaks(instruction: str, task_tools: list[str], hidden_values: li
 class LowerResult:
     task: Task
     env: Any  # the env after the gold run (its `state` is the gold state)
+    hidden_values: list[Any] = field(default_factory=list)  # looked-up / computed values the user must not say
     warnings: list[str] = field(default_factory=list)
 
 
@@ -428,7 +429,7 @@ def lower_blueprint(
         read_only=gold_hash == init_hash,
         stats=stats.model_copy(update={"user_facts": len(used)}),
     )
-    return LowerResult(task=task, env=env, warnings=leaks)
+    return LowerResult(task=task, env=env, warnings=leaks, hidden_values=hidden)
 
 
 def sha256_text(text: str | bytes) -> str:

@@ -22,6 +22,7 @@ def command(
     synth: str = typer.Option("rules", "--synth", help="Synthesis backend: rules (deterministic, offline) or llm."),
     llm_base_url: str = typer.Option(None, "--llm-base-url", help="OpenAI-compatible endpoint for --synth llm."),
     llm_model: str = typer.Option(None, "--llm-model", help="Model name for --synth llm."),
+    refine: str = typer.Option("none", "--refine", help="Instruction wording: none (deterministic templates) or llm (rephrased through --llm-base-url/--llm-model, cached, leak-checked)."),
     no_oracle: bool = typer.Option(False, "--no-oracle", help="Skip the oracle self-check at the end."),
     fmt: str = typer.Option("full", "--format", help="Diagnostics format: full, concise or json."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Only print diagnostics with errors and the summary."),
@@ -36,11 +37,11 @@ def command(
 
     console = Console(stderr=True)
     llm = None
-    if synth == "llm":
+    if synth == "llm" or refine == "llm":
         from forgec.synth.llm import LLMConfig
 
         if not (llm_base_url and llm_model):
-            console.print("error[usage]: --synth llm needs --llm-base-url and --llm-model")
+            console.print("error[usage]: --synth llm and --refine llm need --llm-base-url and --llm-model")
             raise typer.Exit(2)
         llm = LLMConfig(base_url=llm_base_url, model=llm_model)
     opts = CompileOptions(
@@ -56,6 +57,7 @@ def command(
         llm=llm,
         env_name=env,
         oracle_check=not no_oracle,
+        refine=refine,
     )
     n_envs = max(1, len(read_paths(list(inputs), env_name=env)[0]))
     with Progress(

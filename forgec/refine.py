@@ -1,0 +1,44 @@
+"""`--refine llm`: rewrite template instructions in a natural user voice, without leaking.
+
+The deterministic template (forgec.lower.render_instruction) is always computed
+first; the model only rephrases it. A rephrasing is accepted only when it keeps
+every user fact verbatim and passes `instruction_leaks` (no tool names, no value
+the agent must look up or compute); otherwise the template stays and the reason
+is recorded. Requests go through the same cached client as LLM synthesis, so a
+rebuild is reproducible offline.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from forgec.lower import _say, instruction_leaks
+from forgec.synth.llm import Chat, LLMError
+
+SYSTEM = (
+    "You rewrite task instructions for a simulated customer talking to a support agent. "
+    "Rewrite the instruction in the customer's own voice (first person, natural, one short paragraph). "
+    "Keep every fact value exactly as written (ids, numbers, names). Do not add facts, do not name any "
+    "software tool or function, do not mention anything the customer would not know. Reply with the "
+    "rewritten instruction only."
+)
+
+
+def refine_instruction(instruction: str, facts: dict[str, Any], persona: str, tools: list[str], hidden: list[Any], chat: Chat) -> tuple[str, str | None]:
+    """(instruction, rejection reason or None); falls back to `instruction` on any problem."""
+    user = json.dumps({"instruction": instruction, "persona": persona}, ensure_ascii=False, sort_keys=True)
+    try:
+        reply = chat([{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}])
+    except LLMError as e:
+        return instruction, f"request failed: {e}"
+    text = " ".join((reply or "").strip().strip('"').split())
+    if not text:
+        return instruction, "empty reply"
+    missing = [k for k, v in sorted(facts.items()) if _say(v).lower() not in text.lower()]
+    if missing:
+        return instruction, f"drops the fact(s) {', '.join(missing)}"
+    leaks = instruction_leaks(text, tools, hidden)
+    if leaks:
+        return instruction, "; ".join(leaks)
+    return text, None
