@@ -231,3 +231,32 @@ def test_deep_nesting_is_a_diagnostic(tmp_path):
     p = write(tmp_path, "deep.json", "[" * 100_000 + "]" * 100_000)
     tools, diags = read_file(p)
     assert tools == [] and len(diags) == 1 and diags[0].is_error
+
+
+def test_every_frontend_code_is_documented():
+    import re
+
+    from forgec.diagnostics import CODES
+    from forgec.frontends import codes
+
+    mine = {c.code: c for c in CODES.values() if c.area == "frontends"}
+    assert len(mine) >= 15
+    for c in mine.values():
+        assert c.summary and c.why and c.wrong and c.right, c.code
+    # every `codes.X` used by the frontends is a registered constant
+    src = "".join(p.read_text() for p in Path(codes.__file__).parent.glob("*.py"))
+    for name in set(re.findall(r"codes\.([A-Z_0-9]+)", src)):
+        assert getattr(codes, name) in CODES, name
+
+
+def test_yaml_values_become_plain_json(tmp_path):
+    p = write(
+        tmp_path,
+        "d.yaml",
+        "tools:\n  - name: f\n    inputSchema:\n      type: object\n      properties:\n"
+        "        day: {type: string, default: 2024-05-15, enum: [2024-05-15, 2024-05-16]}\n",
+    )
+    tools, diags = read_file(p)
+    assert diags == []
+    day = tools[0].param("day")
+    assert day.default == "2024-05-15" and day.type.values == ("2024-05-15", "2024-05-16")

@@ -11,7 +11,7 @@ from forgec.ir import Param, Source, Tool, Type
 
 from . import codes
 from .loader import Doc, join_pointer
-from .schema import SchemaConverter, has_type_info
+from .schema import SchemaConverter, has_type_info, jsonable
 
 _NON_ID = re.compile(r"[^0-9A-Za-z_]+")
 
@@ -124,7 +124,7 @@ def make_param(doc: Doc, name: str, t: Type, required: bool, schema: Any, pointe
         name=name,
         type=t,
         required=required,
-        default=schema.get("default") if has_default else None,
+        default=jsonable(schema.get("default")) if has_default else None,
         has_default=has_default,
         description=description or t.description,
         location=location,  # type: ignore[arg-type]

@@ -41,6 +41,25 @@ _TYPE_KEYS = ("type", "enum", "const", "$ref", "anyOf", "oneOf", "allOf", "prope
 ANY = Type(kind="any")
 
 
+def jsonable(v: Any) -> Any:
+    """YAML can hand us dates, bytes, sets: keep IR values plain JSON (dates -> ISO strings)."""
+    if v is None or isinstance(v, (str, bool, int, float)):
+        return v
+    if isinstance(v, dict):
+        return {str(k): jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [jsonable(x) for x in v]
+    if isinstance(v, (set, frozenset)):
+        return sorted((jsonable(x) for x in v), key=repr)
+    if hasattr(v, "isoformat"):
+        return v.isoformat()
+    if isinstance(v, bytes):
+        import base64
+
+        return base64.b64encode(v).decode("ascii")
+    return str(v)
+
+
 def has_type_info(schema: Any) -> bool:
     return isinstance(schema, dict) and any(k in schema for k in _TYPE_KEYS)
 
@@ -183,10 +202,10 @@ class SchemaConverter:
                 parts.append(self._convert_body(rest, pointer, root, root_pointer, depth, ""))
             return _all_of(parts, desc)
         if "const" in schema:
-            return Type(kind="enum", values=(schema["const"],), description=desc)
+            return Type(kind="enum", values=(jsonable(schema["const"]),), description=desc)
         if "enum" in schema and isinstance(schema["enum"], list) and schema["enum"]:
             vals = schema["enum"]
-            non_null = tuple(v for v in vals if v is not None)
+            non_null = tuple(jsonable(v) for v in vals if v is not None)
             if not non_null:
                 return Type(kind="null", description=desc)
             return Type(kind="enum", values=non_null, nullable=len(non_null) != len(vals), description=desc)
