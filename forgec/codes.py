@@ -1,0 +1,94 @@
+"""Diagnostic codes of the driver stages: graph, sample, stats (and build/lower/verify, added by their owners).
+
+A flat list of `define` calls, so docs/diagnostics.md can be generated from it.
+"""
+
+from __future__ import annotations
+
+from forgec.diagnostics import Severity, define
+
+# --------------------------------------------------------------------------- graph
+
+NO_ENV = define(
+    "no-env",
+    "graph",
+    "The input holds no environment, or none with the name given by `--env`.",
+    why="`forgec graph` and `forgec sample` work on one or more environments: tool docs (synthesized on the fly), "
+    "a build folder, or .forge files that declare `env NAME { ... }`.",
+    wrong="forgec graph build/ --env airlines",
+    right="forgec graph build/ --env airline",
+)
+
+NO_EDGES = define(
+    "graph-no-edges",
+    "graph",
+    "No tool's output can feed another tool's parameter, so every sampled task is a single call.",
+    why="Edges need evidence: an entity reference (`order_id: Order`), the same parameter/field name, or a record shape. "
+    "Tools that only take free text share nothing the graph can see.",
+    wrong="tool get_user(id: str) -> any\ntool cancel(ref: str) -> any",
+    right="tool get_user(user_id: User) -> User\ntool cancel_order(order_id: Order) -> Order   // User has orders: list[Order]",
+    severity=Severity.WARNING,
+)
+
+GRAPHVIZ_MISSING = define(
+    "graphviz-missing",
+    "graph",
+    "`--format png` needs Graphviz's `dot` program, which is not installed.",
+    why="forgec renders PNG pictures by piping DOT text through `dot -Tpng`; the DOT and Mermaid formats need nothing.",
+    wrong="forgec graph docs/ --format png -o g.png   # without graphviz",
+    right="apt-get install graphviz   # or: forgec graph docs/ --format dot -o g.dot",
+)
+
+# --------------------------------------------------------------------------- sample
+
+SAMPLE_SHORTFALL = define(
+    "sample-shortfall",
+    "sample",
+    "The sampler found fewer distinct, executable blueprints than requested.",
+    why="Every sampled task is executed against the world state; walks whose calls all fail, that cannot reach a "
+    "state-changing tool, or that repeat an earlier DAG's structure are rejected. The message lists the reasons.",
+    wrong="forgec sample docs/ -n 500   # an env with 3 tools has few distinct task shapes",
+    right="forgec sample docs/ -n 60",
+    severity=Severity.WARNING,
+)
+
+UNCOVERED_TOOL = define(
+    "sample-uncovered-tool",
+    "sample",
+    "A tool appears in no sampled blueprint.",
+    why="A tool no edge reaches and whose parameters nobody can fill is never picked; tasks never exercise it.",
+    wrong="tool think(thought: str) -> str   // free text in, nothing out",
+    right="give it typed parameters or outputs other tools use, or exclude it",
+    severity=Severity.INFO,
+)
+
+NO_WORLD_STATE = define(
+    "sample-no-state",
+    "sample",
+    "The environment has no world state or generated module to sample against.",
+    why="Sampling is execution-guided: calls run on a copy of the env's seeded world state, so the build must have "
+    "`envs/<env>/env.py` and its state file.",
+    wrong="forgec sample half-written-build/",
+    right="forgec compile docs/ -o build/ && forgec sample build/",
+)
+
+# --------------------------------------------------------------------------- stats
+
+NO_BUILD = define(
+    "stats-no-build",
+    "stats",
+    "The folder is not a forgec build (it has no manifest.json).",
+    why="`forgec stats` reads build/manifest.json and build/blueprints/<env>/*.forge.",
+    wrong="forgec stats docs/",
+    right="forgec compile docs/ -o build/ && forgec stats build/",
+)
+
+BAD_BLUEPRINT = define(
+    "stats-bad-blueprint",
+    "stats",
+    "A blueprint of the build does not parse; its statistics are left out.",
+    why="Statistics are computed from the blueprint files themselves (hand edits included).",
+    wrong="call x = (",
+    right="forgec check build/ to see the syntax error",
+    severity=Severity.WARNING,
+)
