@@ -895,7 +895,6 @@ class ToolEmitter:
             need(1, 1)
             if not (isinstance(args[0], A.Name) and args[0].id in self.ents):
                 raise CodegenError("fresh_id() takes an entity name", e.span)
-            self.writes = True  # consumes an id: the counter is part of the step's effect
             kt = ("int",) if self.key_is_int(args[0].id) else ("str",)
             return f"env._fresh_id({args[0].id!r})", kt
         if f in ("first", "last"):

@@ -759,6 +759,7 @@ class EnvBase:
         self._touched: set = set()
         self._unsorted: set = set()
         self._ids: dict[str, list] = {}
+        self._issued: set = set()
         self._digests: dict[str, dict[str, int]] | None = None
         self._sums: dict[str, int] = {}
         self._dirty: set = set()
@@ -865,6 +866,8 @@ class EnvBase:
         last = next(reversed(coll), None) if coll else None
         coll[k] = rec
         self._undo.append((2, e, k))
+        if e in self._ids:
+            self._id_inserted(e, k)
         if last is not None and e not in self._unsorted:
             sk = self._sortkey(e)
             if sk((k, None)) < sk((last, None)):
@@ -880,6 +883,7 @@ class EnvBase:
             raise not_found(e, rec[self._KEYS[e]])
         del coll[k]
         self._undo.append((3, e, k, rec))
+        self._ids.pop(e, None)  # the largest id may be gone: recompute when next needed
         self._dirty.add((e, k))
         self._hash = None
 
@@ -891,19 +895,42 @@ class EnvBase:
         raise ToolError("delete: not a record of this environment", "precondition")
 
     def _fresh_id(self, e: str) -> Any:
-        """A new key for `e` continuing the existing id format; deterministic given the state."""
+        """A new key for `e`: the dominant existing id format with (largest number + 1).
+
+        A pure function of the current state (plus the ids already issued in this step),
+        so the same call on equal states gives the same id, whatever happened before.
+        The (prefix, next, width) pattern is cached and kept exact by `_insert`/`_delete`.
+        """
         st = self._ids.get(e)
         if st is None:
             st = list(next_id_pattern(self._C[e].keys(), e, e in self._INT_KEYS))
             self._ids[e] = st
-        self._undo.append((4, e, st[1]))
+        prefix, n, width = st
         coll = self._C[e]
+        intk = e in self._INT_KEYS
         while True:
-            prefix, n, width = st
-            st[1] = n + 1
-            k = n if e in self._INT_KEYS else format_id(prefix, n, width)
-            if _key(k) not in coll:
-                return k
+            k = n if intk else format_id(prefix, n, width)
+            ks = _key(k)
+            if ks not in coll and (e, ks) not in self._issued:
+                break
+            n += 1
+        self._issued.add((e, ks))
+        self._undo.append((4,))  # makes the step clean up `_issued` at its end
+        return k
+
+    def _id_inserted(self, e: str, k: str) -> None:
+        st = self._ids.get(e)
+        if st is None:
+            return
+        if e in self._INT_KEYS:
+            if _is_int(k):
+                st[1] = max(st[1], int(k) + 1)
+            return
+        m = _ID_RE.match(k)
+        if m and m.group(1) == st[0]:
+            st[1] = max(st[1], int(m.group(2)) + 1)
+        else:
+            del self._ids[e]  # another format may now dominate: recompute when next needed
 
     def _rollback(self) -> None:
         for entry in reversed(self._undo):
@@ -917,10 +944,10 @@ class EnvBase:
             elif tag == 3:
                 self._C[entry[1]][entry[2]] = entry[3]
                 self._unsorted.add(entry[1])
-            elif tag == 4:
-                self._ids[entry[1]][1] = entry[2]
         self._undo.clear()
         self._touched.clear()
+        self._issued.clear()
+        self._ids.clear()  # undone inserts/deletes: recompute id patterns when next needed
         self._hash = None
 
     # ---- stepping
@@ -950,6 +977,7 @@ class EnvBase:
         if self._undo:
             self._undo.clear()
             self._touched.clear()
+            self._issued.clear()
         return result
 
     def _internal_error(self, tool: str, exc: BaseException) -> ToolError:

@@ -590,3 +590,19 @@ def test_collections_iterate_in_key_order(mod):
     w["entities"]["Order"]["a0"] = dict(w["entities"]["Order"]["p1"], order_id="a0")
     e = mod.Env(copy.deepcopy(w))
     assert list(e.state["entities"]["Order"]) == ["a0", "p1", "p2", "p3", "p4"]
+
+
+def test_fresh_id_is_a_function_of_the_state(mod):
+    env = mod.Env(world())
+    item = [{"sku": "Z", "price": 1.0, "qty": 1}]
+    assert env.step("place_order", {"user_id": "u2", "items": item})["order_id"] == "o5"
+    assert env.step("cancel", {"order_id": "o5"})["status"] == "cancelled"
+    assert env.step("delete_cancelled", {"user_id": "u2"}) == 1
+    # o5 is gone: the next id is again max + 1, exactly what a fresh Env on this state gives
+    twin = mod.Env(env.snapshot())
+    assert env.step("place_order", {"user_id": "u2", "items": item})["order_id"] == "o5"
+    assert twin.step("place_order", {"user_id": "u2", "items": item})["order_id"] == "o5"
+    assert env.state_hash() == twin.state_hash()
+    # a failed create does not consume an id
+    assert isinstance(env.step("place_order", {"user_id": "u2", "items": []}), ToolError)
+    assert env.step("place_order", {"user_id": "u2", "items": item})["order_id"] == "o6"
