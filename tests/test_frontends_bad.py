@@ -260,3 +260,17 @@ def test_yaml_values_become_plain_json(tmp_path):
     assert diags == []
     day = tools[0].param("day")
     assert day.default == "2024-05-15" and day.type.values == ("2024-05-15", "2024-05-16")
+
+
+def test_diagnostic_inside_a_defs_target_points_into_the_tool(tmp_path):
+    p = write(
+        tmp_path,
+        "t.json",
+        '{"tools": [{"name": "f", "inputSchema": {"type": "object",\n'
+        '  "properties": {"a": {"$ref": "#/$defs/A"}},\n'
+        '  "$defs": {"A": {"type": "object", "properties": {"x": {"type": "text"}}}}}}]}\n',
+    )
+    _, diags = read_file(p)
+    d = only(diags, "unknown-type")
+    assert d.span.pointer == "/tools/0/inputSchema/$defs/A/properties/x/type"
+    assert loc(d) == f"{p}:3:58"

@@ -76,8 +76,8 @@ def object_params(
     if not isinstance(schema, dict):
         diags.append(error(codes.INVALID_SCHEMA, f"parameters must be a JSON Schema object, found {type(schema).__name__}", doc.span(pointer), help='write {"type": "object", "properties": {...}}'))
         return ()
-    if root is None:
-        root = schema
+    if root is None:  # JSON Schema: `#/$defs/...` inside inputSchema/parameters is relative to it
+        root, root_pointer = schema, pointer
     if "$ref" in schema or "allOf" in schema:  # a whole-object ref: resolve, then read its fields
         t = conv.convert(schema, pointer, root, root_pointer)
         return tuple(Param(name=f.name, type=f.type, required=f.required, description=f.description, source=source(doc, pointer)) for f in t.fields)

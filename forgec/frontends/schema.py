@@ -165,8 +165,8 @@ class SchemaConverter:
     # ------------------------------------------------------------------ main
     def convert(self, schema: Any, pointer: str, root: Any = None, root_pointer: str = "", depth: int = 0) -> Type:
         """Convert the schema at `pointer`; `root` is what `#/...` refs resolve against."""
-        if root is None:
-            root = schema
+        if root is None:  # a standalone schema: `#/...` refs point into the schema itself
+            root, root_pointer = schema, pointer
         if depth > MAX_DEPTH:
             self.diags.append(warning(codes.SCHEMA_TOO_DEEP, f"schema nests deeper than {MAX_DEPTH} levels; the rest is read as `any`", self.doc.span(pointer)))
             return ANY
