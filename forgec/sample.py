@@ -869,6 +869,7 @@ class _Sampler:
         self._writes = {t: bool(ws.get(t, graph.writes(t))) for t in graph.tools}
         self.coverage: Counter = Counter({t: 0 for t in graph.tools})
         self.params = {t.name: [p.name for p in t.params] for t in env.tools}
+        self.world_hash = module.Env(world).state_hash()
         # tools from which some write tool can be reached along edges (where a write task may start)
         import networkx as nx
 
@@ -927,6 +928,8 @@ class _Sampler:
             # finish with a write fed by the DAG
             if not self.step(task, writes_only=True):
                 raise _Reject("no-write")
+        if not read_only and task.env.state_hash() == self.world_hash:
+            raise _Reject("no-op")  # the writes changed nothing (or undid each other): no gold diff
         return task
 
     def start(self, task: _Task) -> bool:
@@ -973,7 +976,8 @@ class _Sampler:
             if not srcs:
                 continue
             best = max(s[0] for s in srcs)
-            kind = 1.0 if writes_only else (cfg.write_ratio * 2.0 if w else 1.0)
+            # writes weigh `write_ratio` against reads mid-walk, halved for each write already made
+            kind = 1.0 if writes_only else (cfg.write_ratio * 2.0 * 0.5 ** task.write_calls if w else 1.0)
             weight = best * kind * self.coverage_factor(t) * (0.2 ** task.tool_uses[t])
             options.append((weight, "call", t))
         if not writes_only and task.calls + 2 <= cfg.max_calls + 1 and rng.random() < cfg.reasoning_ratio:
@@ -1173,3 +1177,17 @@ def sample_blueprints(env: A.EnvDecl, module: Any, world_state: dict, graph: Too
         text = _format_text(decl, header, f"{name}.forge")
         out.append(SampledBlueprint(name, decl, text, stats))
     return SampleResult(out, dict(sorted(s.coverage.items())), dict(sorted(rejected.items())), attempts)
+
+
+STAT_KEYS = ("calls", "write_calls", "reasoning_nodes", "inference_edges", "depth", "width", "user_facts")
+
+
+def summarize_stats(stats: list[dict], tools: Iterable[str] = ()) -> dict:
+    """Per-env averages (and maxima) of `blueprint_stats` dicts, plus tool coverage over `tools`."""
+    k = len(stats)
+    out: dict[str, Any] = {"blueprints": k}
+    for s in STAT_KEYS:
+        vals = [x.get(s, 0) for x in stats]
+        out[f"avg_{s}"] = round(sum(vals) / k, 3) if k else 0.0
+        out[f"max_{s}"] = max(vals, default=0)
+    return out
