@@ -381,3 +381,34 @@ def test_yaml_key_positions_point_at_the_key(value):
             line, col, _, _ = doc.position(ptr)
             rest = lines[line - 1][col - 1 :]
             assert rest.startswith(key + ":") or rest.startswith(f"'{key}':")  # yes/no/on/off get quoted
+
+
+def test_openapi_undeclared_path_param_and_content_param(tmp_path):
+    doc = (
+        "openapi: 3.0.0\n"
+        "paths:\n"
+        "  /shelves/{shelf_id}/books:\n"
+        "    get:\n"
+        "      operationId: list_shelf_books\n"
+        "      parameters:\n"
+        "        - name: filter\n"
+        "          in: query\n"
+        "          content:\n"
+        "            application/json:\n"
+        "              schema: {type: object, properties: {genre: {type: string}}}\n"
+        "      responses: {}\n"
+    )
+    p = write(tmp_path, "shelves.yaml", doc)
+    tools, diags = read_file(p)
+    assert [(d.code, str(d.span)) for d in diags] == [("undeclared-path-param", f"{p}:4:5")]
+    t = tools[0]
+    assert [(x.name, x.location, x.required, x.type.kind) for x in t.params] == [
+        ("filter", "query", False, "object"), ("shelf_id", "path", True, "string")]
+
+
+def test_bfcl_json_file_holding_json_lines(tmp_path):
+    """BFCL ships `BFCL_v3_simple.json` files that are really JSON Lines."""
+    p = write(tmp_path, "BFCL_v3_simple.json", BFCL)
+    envs, diags = read_paths([p])
+    assert [d.code for d in diags] == ["renamed-tool"]
+    assert envs[0].name == "bfcl_v3_simple" and [t.format for t in envs[0].tools] == ["bfcl", "bfcl"]

@@ -112,6 +112,15 @@ DUPLICATE_TOOL = define(
     wrong='[{"name": "get_user", ...}, {"name": "get_user", ...}]',
     right='[{"name": "get_user", ...}, {"name": "get_user_by_email", ...}]',
 )
+UNDECLARED_PATH_PARAM = define(
+    "undeclared-path-param",
+    AREA,
+    "An OpenAPI path template names a `{parameter}` that the operation does not declare; it is added as a required string.",
+    why="The operation cannot be called without it, and its type is unknown.",
+    wrong="/books/{book_id}:\n  get:\n    responses: ...",
+    right="/books/{book_id}:\n  get:\n    parameters: [{name: book_id, in: path, required: true, schema: {type: string}}]",
+    severity=Severity.WARNING,
+)
 DUPLICATE_PARAM = define(
     "duplicate-param",
     AREA,

@@ -39,6 +39,7 @@ class _OpenAPIReader:
         self.conv = SchemaConverter(doc, diags, defs)
         self.swagger = "swagger" in data
         self.fmt = "swagger" if self.swagger else "openapi"
+        self.current_path = ""
 
     # ------------------------------------------------------------------ helpers
     def deref(self, obj: Any, pointer: str) -> tuple[Any, str]:
@@ -87,6 +88,7 @@ class _OpenAPIReader:
                 if not isinstance(op, dict):
                     self.diags.append(error(codes.INVALID_TOOL, f"operation `{method.upper()} {path}` must be an object", self.doc.span(op_ptr)))
                     continue
+                self.current_path = str(path)
                 t = self.operation(str(path), method.lower(), op, op_ptr, common, join_pointer(item_ptr, "parameters"))
                 if t is not None:
                     tools.append(t)
@@ -147,8 +149,13 @@ class _OpenAPIReader:
             if loc not in _LOCATIONS:
                 self.diags.append(warning(codes.INVALID_TOOL, f"parameter `{pname}` has unknown location `in: {loc}`; skipped", self.doc.span(join_pointer(pp, "in"))))
                 continue
-            schema, sp = (obj["schema"], join_pointer(pp, "schema")) if "schema" in obj else (obj, pp)
-            if not has_type_info(schema) and not (isinstance(schema, dict) and "content" in obj):
+            if "schema" in obj:
+                schema, sp = obj["schema"], join_pointer(pp, "schema")
+            elif "content" in obj and isinstance(obj["content"], dict):  # 3.x: a parameter may carry a media type instead
+                schema, sp = self._content_schema(obj, pp)
+            else:
+                schema, sp = obj, pp  # Swagger 2.0: the type sits on the parameter itself
+            if not has_type_info(schema):
                 self.diags.append(
                     warning(codes.MISSING_TYPE, f"parameter `{pname}` has no type; it is read as `any`", self.doc.span(pp), help="add `type:` (2.0) or `schema: {type: ...}` (3.x)")
                 )
@@ -166,11 +173,32 @@ class _OpenAPIReader:
             body = make_param(self.doc, "body", t, any(f.required for f in fields), {}, form[0][1], "body")
         if not self.swagger and "requestBody" in op:
             body = self._request_body(op["requestBody"], join_pointer(op_ptr, "requestBody"))
+        params += self._undeclared_path_params(params, op_ptr)
         if body is not None:
             if any(p.name == body.name for p in params):
                 body = body.model_copy(update={"name": "request_body"})
             params.append(body)
         return self._dedupe(params)
+
+    def _undeclared_path_params(self, params: list[Param], op_ptr: str) -> list[Param]:
+        """`{id}` in the path template without a declared `in: path` parameter: add it (a string) and warn."""
+        path = self.current_path
+        declared = {p.name for p in params if p.location == "path"}
+        out = []
+        for raw in dict.fromkeys(re.findall(r"\{([^{}/]+)\}", path)):
+            name = identifier(raw)
+            if raw in declared or name in declared:
+                continue
+            self.diags.append(
+                warning(
+                    codes.UNDECLARED_PATH_PARAM,
+                    f"path `{path}` uses `{{{raw}}}` but the operation declares no such path parameter; it is read as a required string",
+                    self.doc.span(op_ptr),
+                    help=f"declare it: parameters: [{{name: {raw}, in: path, required: true, schema: {{type: string}}}}]",
+                )
+            )
+            out.append(make_param(self.doc, name, Type(kind="string"), True, {}, op_ptr, "path"))
+        return out
 
     def _dedupe(self, params: list[Param]) -> list[Param]:
         seen: dict[str, Param] = {}
