@@ -15,7 +15,7 @@ import random
 import threading
 from typing import Any
 
-from forgec.runtime.llmclient import LLMError, RetryPolicy, chat, make_client, usage_of
+from forgec.runtime.llmclient import LazyClient, LLMError, RetryPolicy, chat, usage_of
 from forgec.runtime.toolcalls import parse_hermes, parse_openai_tool_calls, render_hermes_call
 from forgec.runtime.types import AgentReply, ToolCall
 from forgec.runtime.users import say
@@ -173,7 +173,8 @@ def hermes_messages(messages: list[dict], tools: list[dict]) -> list[dict]:
     for m in rest:
         role = m.get("role")
         if role == "assistant":
-            parts = [m.get("content") or ""]
+            think = m.get("reasoning_content")
+            parts = [f"<think>\n{think}\n</think>" if think else "", m.get("content") or ""]
             for tc in parse_openai_tool_calls(m.get("tool_calls")):
                 parts.append(render_hermes_call(tc))
             out.append({"role": "assistant", "content": "\n".join(p for p in parts if p)})
@@ -211,7 +212,7 @@ class OpenAIAgent:
         self.tool_format = tool_format
         self.temperature = temperature
         self.max_tokens = max_tokens
-        self.client = make_client(base_url, api_key, timeout)
+        self.client = LazyClient(base_url, api_key, timeout)
         self.policy = RetryPolicy(max_retries=max_retries, backoff_s=backoff_s)
         self.rng = random.Random(seed)
 
@@ -221,13 +222,13 @@ class OpenAIAgent:
         if self.max_tokens:
             kwargs["max_tokens"] = self.max_tokens
         if self.tool_format == "openai":
-            kwargs["messages"] = messages
+            kwargs["messages"] = [{k: v for k, v in m.items() if k != "reasoning_content"} if "reasoning_content" in m else m for m in messages]
             if tools:
                 kwargs["tools"] = tools
         else:
             kwargs["messages"] = hermes_messages(messages, tools)
         try:
-            resp = await chat(self.client, self.policy, self.rng, **kwargs)
+            resp = await chat(self.client.get(), self.policy, self.rng, **kwargs)
         except LLMError as e:
             return AgentReply(error=f"agent request failed: {e}")
         msg = resp.choices[0].message

@@ -169,7 +169,7 @@ def _loop(ep: Episode, build: Any, task: Task, limits: EpisodeLimits, want_judge
             ep.tokens["prompt_tokens"] += int(r.usage.get("prompt_tokens", 0))
             ep.tokens["completion_tokens"] += int(r.usage.get("completion_tokens", len(r.token_ids or ())))
             calls = list(r.tool_calls)
-            msgs.append(to_openai_message(r.content or "", calls))
+            msgs.append(to_openai_message(r.content or "", calls, r.reasoning))
             if limits.max_tokens is not None and ep.tokens["completion_tokens"] > limits.max_tokens:
                 for c in calls:
                     msgs.append({"role": "tool", "tool_call_id": c.id, "content": "Error: token budget exhausted"})

@@ -18,7 +18,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from forgec.runtime.llmclient import LLMError, RetryPolicy, chat, make_client
+from forgec.runtime.llmclient import LazyClient, LLMError, RetryPolicy, chat
 from forgec.runtime.reward import told
 from forgec.runtime.users import STOP, facts_mentioned, is_question, reports_completion, say, split_name, visible_turns
 from forgec.tasks import Task
@@ -139,7 +139,7 @@ class LLMJudge:
     def __init__(self, base_url: str, model: str, api_key: str | None = None, *, timeout: float = 60.0, max_retries: int = 4,
                  backoff_s: float = 0.5, parse_retries: int = 1, seed: int = 0):
         self.model = model
-        self.client = make_client(base_url, api_key, timeout)
+        self.client = LazyClient(base_url, api_key, timeout)
         self.policy = RetryPolicy(max_retries=max_retries, backoff_s=backoff_s)
         self.parse_retries = parse_retries
         self.rng = random.Random(seed)
@@ -149,7 +149,7 @@ class LLMJudge:
         raw = ""
         for _ in range(self.parse_retries + 1):
             try:
-                resp = await chat(self.client, self.policy, self.rng, model=self.model, temperature=0.0, messages=prompt)
+                resp = await chat(self.client.get(), self.policy, self.rng, model=self.model, temperature=0.0, messages=prompt)
             except LLMError as e:
                 return JudgeVerdict(user_error=False, reason="judge request failed", judge="llm", error=str(e))
             raw = resp.choices[0].message.content or ""

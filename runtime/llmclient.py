@@ -40,6 +40,27 @@ def make_client(base_url: str, api_key: str | None = None, timeout: float = 60.0
     return openai.AsyncOpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=0)
 
 
+class LazyClient:
+    """An AsyncOpenAI client per event loop, made on first use and remade after it was closed.
+
+    Parties (agents, users, judges) hold one of these, so they can be reused
+    across `asyncio.run` calls (each eval run closes its clients at the end).
+    """
+
+    def __init__(self, base_url: str, api_key: str | None = None, timeout: float = 60.0):
+        self.base_url, self.api_key, self.timeout = base_url, api_key, timeout
+        self._client: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def get(self) -> Any:
+        loop = asyncio.get_running_loop()
+        c = self._client
+        if c is None or self._loop is not loop or c.is_closed():
+            c = self._client = make_client(self.base_url, self.api_key, self.timeout)
+            self._loop = loop
+        return c
+
+
 # Clients and the event loop they first ran on, so they can be closed on that loop
 # (an httpx client GC'd later, under another loop, would try to close its sockets there).
 _LOOP_OF: "weakref.WeakKeyDictionary[Any, asyncio.AbstractEventLoop]" = weakref.WeakKeyDictionary()

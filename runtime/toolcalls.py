@@ -117,9 +117,15 @@ def render_hermes_call(call: ToolCall) -> str:
     return '<tool_call>\n{"name": ' + json.dumps(call.name) + ', "arguments": ' + str(args) + "}\n</tool_call>"
 
 
-def to_openai_message(content: str, calls: list[ToolCall]) -> dict:
-    """An assistant message in OpenAI format (arguments as JSON text, as the API sends them)."""
+def to_openai_message(content: str, calls: list[ToolCall], reasoning: str | None = None) -> dict:
+    """An assistant message in OpenAI format (arguments as JSON text, as the API sends them).
+
+    `reasoning` (the `<think>` text) is kept as `reasoning_content` (vLLM's
+    field) so interleaved thinking can put it back into later prompts.
+    """
     msg: dict[str, Any] = {"role": "assistant", "content": content}
+    if reasoning:
+        msg["reasoning_content"] = reasoning
     if calls:
         msg["tool_calls"] = [
             {

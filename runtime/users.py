@@ -13,7 +13,7 @@ import random
 import re
 from typing import Any
 
-from forgec.runtime.llmclient import RetryPolicy, chat, make_client, usage_of
+from forgec.runtime.llmclient import LazyClient, RetryPolicy, chat, usage_of
 from forgec.runtime.types import UserReply
 from forgec.tasks import Task
 
@@ -227,7 +227,7 @@ class LLMUser:
         self.task = task
         self.model = model
         self.temperature = temperature
-        self.client = make_client(base_url, api_key, timeout)
+        self.client = LazyClient(base_url, api_key, timeout)
         self.policy = RetryPolicy(max_retries=max_retries, backoff_s=backoff_s)
         self.max_turns = max_turns
         self.open_with_instruction = open_with_instruction
@@ -245,7 +245,7 @@ class LLMUser:
         convo = flip_roles(messages)
         if not convo or convo[0]["role"] != "user":
             convo.insert(0, {"role": "user", "content": "Hi! How can I help you today?"})
-        resp = await chat(self.client, self.policy, self.rng, model=self.model, temperature=self.temperature,
+        resp = await chat(self.client.get(), self.policy, self.rng, model=self.model, temperature=self.temperature,
                           messages=[{"role": "system", "content": self.system_prompt}, *convo])
         for k, v in usage_of(resp).items():
             self.usage[k] = self.usage.get(k, 0) + v

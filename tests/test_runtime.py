@@ -310,6 +310,13 @@ def test_limits_and_failures_end_only_the_episode(build):
     ep = run_episode(build, t, Chatter(), ScriptedUser(t, max_turns=100), limits=EpisodeLimits(max_turns=4))
     assert ep.end_reason == END_MAX_TURNS and ep.turns == 4
 
+    class Verbose:
+        def act_sync(self, messages, tools):
+            return AgentReply(tool_calls=[ToolCall("c", "get_order", {"order_id": "o_1"})], usage={"prompt_tokens": 50, "completion_tokens": 40})
+
+    ep = run_episode(build, t, Verbose(), ScriptedUser(t), limits=EpisodeLimits(max_tokens=100))
+    assert ep.end_reason == "max_tokens" and ep.tokens == {"prompt_tokens": 150, "completion_tokens": 120} and ep.tool_calls == 2
+
     class Crasher:
         def act_sync(self, messages, tools):
             raise RuntimeError("boom")

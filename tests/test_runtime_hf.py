@@ -105,3 +105,21 @@ def test_hf_agent_bad_model_path_ends_episode_with_error(tiny, tmp_path):
     t = build.tasks[0]
     ep = asyncio.run(arun_episode(build, t, HFAgent(str(tmp_path / "missing")), ScriptedUser(t)))
     assert ep.end_reason == "agent_error" and "hf agent failed" in ep.error
+
+
+def test_cli_eval_with_hf_agent(tiny, tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from forgec.cli import app
+
+    build, model_path = tiny
+    out = tmp_path / "run"
+    r = CliRunner().invoke(app, ["eval", str(build.root), "--agent", "hf", "--agent-path", str(model_path), "-k", "1",
+                                 "--tasks", "shop/cancel_order", "--max-turns", "2", "-o", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    data = json.loads((out / "run_results.json").read_text())
+    assert data["summary"]["episodes"] == 1 and data["summary"]["errors"] == 0
+    ep = json.loads((out / "episodes.jsonl").read_text())
+    assert ep["replies"][0]["token_ids"] and ep["replies"][0]["prompt_token_ids"]

@@ -70,6 +70,13 @@ def test_openai_agent_full_episode_both_formats(build, fake_server, fmt):
     first, second = fake_server.requests
     if fmt == "openai":
         assert [x["function"]["name"] for x in first["tools"]] == [x["function"]["name"] for x in build.envs["shop"].TOOLS]
+        fake_server.reset()
+        fake_server.responder = lambda body: (
+            {"tool_calls": [{"name": "get_order", "arguments": {"order_id": "o_1"}}], "reasoning_content": "thinking"}
+            if len(body["messages"]) < 4 else {"content": "Done."})
+        ep2 = run(arun_episode(build, t, agent, ScriptedUser(t)))
+        assert ep2.messages[2]["reasoning_content"] == "thinking" and ep2.replies[0].reasoning == "thinking"
+        assert all("reasoning_content" not in m for m in fake_server.requests[1]["messages"])  # not sent back to the API
         tool_msgs = [m for m in second["messages"] if m["role"] == "tool"]
         assert [m["tool_call_id"] for m in tool_msgs] == [c["id"] for c in second["messages"][2]["tool_calls"]]
     else:
@@ -79,6 +86,9 @@ def test_openai_agent_full_episode_both_formats(build, fake_server, fmt):
         assert second["messages"][2]["content"].count("<tool_call>") == 3  # our calls re-rendered as Hermes text
         assert second["messages"][3]["role"] == "user" and second["messages"][3]["content"].count("<tool_response>") == 3
         assert ep.replies[0].reasoning == "look it up" and "<tool_call>" in ep.replies[0].raw
+        # interleaved thinking: the earlier turn's reasoning is in the episode and back in the next prompt
+        assert ep.messages[2]["reasoning_content"] == "look it up"
+        assert second["messages"][2]["content"].startswith("<think>\nlook it up\n</think>")
 
 
 def test_openai_format_malformed_calls_become_tool_errors(build, fake_server):
@@ -239,3 +249,32 @@ def test_cli_eval_with_openai_agent(build, tmp_path):
     assert [(e["task_id"], e["trial"]) for e in eps] == [("shop/cancel_order", 0), ("shop/cancel_order", 1), ("shop/desk_price", 0), ("shop/desk_price", 1)]
     r = CliRunner().invoke(app, ["eval", str(build.root), "--agent", "openai"])
     assert r.exit_code == 1 and "needs --agent-base-url" in r.output
+
+
+def test_ctrl_c_writes_what_finished(build, tmp_path):
+    """SIGINT during `forgec eval` against a slow endpoint: exit 130, finished episodes and run_results.json written."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    respond = oracle_model(build, "openai")
+    with FakeServer(lambda body: {**respond(body), "delay": 0.3}) as srv:
+        out = tmp_path / "run"
+        p = subprocess.Popen([sys.executable, "-m", "forgec", "eval", str(build.root), "--agent", "openai", "--agent-base-url", srv.url,
+                              "--agent-model", "m", "-k", "8", "--concurrency", "2", "-o", str(out), "-q"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        deadline = time.time() + 60
+        while time.time() < deadline:  # wait until a few episodes have finished
+            f = out / "episodes.jsonl"
+            if f.exists() and len(f.read_text().splitlines()) >= 3:
+                break
+            time.sleep(0.1)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err[-2000:]
+    data = json.loads((out / "run_results.json").read_text())
+    assert data["interrupted"] is True
+    eps = (out / "episodes.jsonl").read_text().splitlines()
+    assert 3 <= len(eps) < 40 and data["summary"]["episodes"] == len(eps)
+    assert all(json.loads(e)["reward"] == 1.0 for e in eps)  # only finished episodes, none cut short
