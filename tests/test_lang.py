@@ -364,10 +364,11 @@ def test_check_resolves_imports_relative_to_the_importing_file(tmp_path: Path) -
     (tmp_path / "bp" / "b.forge").write_text('import "../src/env.forge"\n'
                                              'blueprint b for shop { user { goal "g" } call c = cancel(order_id: "o") }\n')
     mods, d = L.load([tmp_path / "bp"])
-    assert d == [] and len(mods) == 1
-    assert L.check(mods) == []  # env.forge is read from disk
+    assert d == [] and [Path(m.file).name for m in mods] == ["b.forge", "env.forge"]  # imports followed
+    assert L.check(mods) == []
+    assert L.check(mods[:1]) == []  # env.forge not given: check reads it from disk
     both, _ = L.load([tmp_path])
-    assert L.check(both) == []  # env.forge is among the given modules: not checked twice
+    assert len(both) == 2 and L.check(both) == []  # each file once
     alone = L.parse('blueprint b for shop { user { goal "g" } }', str(tmp_path / "x.forge"))[0]
     assert codes(L.check([alone])) == ["unknown-env"]
 

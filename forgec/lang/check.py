@@ -16,6 +16,8 @@ keep one mistake from cascading).
 from __future__ import annotations
 
 import difflib
+import os
+from functools import lru_cache
 from pathlib import Path
 
 from forgec.diagnostics import Diagnostic, Span, error, warning
@@ -903,11 +905,15 @@ def check_blueprint(bp: A.BlueprintDecl, et: EnvTypes | None, env_names, diags: 
 def _edges(bp, index: dict[str, int], refs: list, diags: list[Diagnostic]) -> None:
     """Forward references and cycles in the inference graph."""
     graph: dict[int, set[int]] = {}
+    backward_only = True
     for i, rs in enumerate(refs):
         for r in rs:
             j = index.get(r.id)
             if j is not None:
                 graph.setdefault(i, set()).add(j)
+                backward_only = backward_only and j < i
+    if backward_only:
+        return  # every edge points to an earlier node: no forward reference, no cycle
     # cycles: strongly connected components (iterative Tarjan), sizes > 1 or self loops
     in_cycle: set[int] = set()
     idx: dict[int, int] = {}
@@ -1117,16 +1123,15 @@ def _reason_node(ck: Checker, n: A.ReasonNode, scope, ops) -> Ty:
 # --------------------------------------------------------------------------- modules
 
 
-def _resolve_import(mod: A.Module, imp: A.Import) -> Path:
-    base = Path(mod.file).parent if mod.file not in ("<input>", "-", "<stdin>") else Path(".")
-    return (base / imp.path).resolve()
+def _resolve_import(mod: A.Module, imp: A.Import) -> str:
+    base = os.path.dirname(mod.file) if mod.file not in ("<input>", "-", "<stdin>") else "."
+    return _norm(os.path.join(base, imp.path))
 
 
+@lru_cache(maxsize=65536)
 def _norm(file: str) -> str:
-    try:
-        return str(Path(file).resolve())
-    except (OSError, RuntimeError):
-        return file
+    """Absolute, normalized path (no symlink resolution: no syscalls on the hot path)."""
+    return os.path.normpath(os.path.abspath(file))
 
 
 def check_modules(modules: list[A.Module]) -> list[Diagnostic]:
@@ -1140,7 +1145,7 @@ def check_modules(modules: list[A.Module]) -> list[Diagnostic]:
     while queue:
         m = queue.pop(0)
         for imp in m.imports:
-            p = _resolve_import(m, imp)
+            p = Path(_resolve_import(m, imp))
             if str(p) in by_path:
                 continue
             if not p.is_file():
@@ -1188,34 +1193,42 @@ def check_modules(modules: list[A.Module]) -> list[Diagnostic]:
 
 
 def load(paths) -> tuple[list[A.Module], list[Diagnostic]]:
-    """Read .forge files (folders recursively, sorted) and parse them; imports are followed by check."""
+    """Read .forge files (folders recursively, sorted), parse them, and follow their imports
+    (imported files come after the named ones; each file once). Missing imports are
+    reported by `check`, which resolves them."""
     from forgec.lang.parse import parse
 
-    files: list[Path] = []
+    files: list[str] = []
     diags: list[Diagnostic] = []
     for p in paths:
         p = Path(p)
         if p.is_dir():
-            files.extend(sorted(q for q in p.rglob("*.forge") if q.is_file()))
+            files.extend(str(q) for q in sorted(p.rglob("*.forge")) if q.is_file())
         elif p.is_file():
-            files.append(p)
+            files.append(str(p))
         else:
             diags.append(error(C.IMPORT_NOT_FOUND, f"no such file or folder: {p}", Span(str(p))))
-    mods = []
-    seen = set()
-    for f in files:
-        key = _norm(str(f))
+    mods: list[A.Module] = []
+    seen: set[str] = set()
+    queue = list(files)
+    while queue:
+        f = queue.pop(0)
+        key = _norm(f)
         if key in seen:
             continue
         seen.add(key)
         try:
-            text = f.read_text(encoding="utf-8")
+            text = Path(f).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
-            diags.append(error(C.IMPORT_NOT_FOUND, f"cannot read {f}: {e}", Span(str(f))))
+            diags.append(error(C.IMPORT_NOT_FOUND, f"cannot read {f}: {e}", Span(f)))
             continue
-        m, d = parse(text, str(f))
+        m, d = parse(text, f)
         mods.append(m)
         diags.extend(d)
+        for imp in m.imports:
+            target = _resolve_import(m, imp)
+            if target not in seen and os.path.isfile(target):
+                queue.append(target)
     return mods, diags
 
 

@@ -16,8 +16,10 @@ import threading
 from functools import lru_cache
 from importlib import resources
 
-from lark import Lark, Token, Transformer
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+import re
+
+from lark import Lark, Transformer
+from lark.lexer import PatternStr
 
 from forgec.diagnostics import INTERNAL, Diagnostic, Span, error
 from forgec.lang import ast as A
@@ -29,9 +31,6 @@ SYNC = frozenset(
     "IMPORT ENV BLUEPRINT STATE RECORD ENTITY TOOL ANNOTATION REQUIRE LET SET INSERT DELETE APPEND "
     "REMOVE FOR IF RETURN USER GOAL PERSONA KNOWS CALL REASON EXPECT TELL RBRACE".split()
 )
-# Keywords that, first on their line, are taken as a statement start while recovering
-# (the contextual lexer would otherwise read them as plain names).
-LINE_KEYWORDS = {k.lower(): k for k in SYNC if k not in ("RBRACE", "ANNOTATION")}
 
 PUNCT = {
     "LBRACE": "{", "RBRACE": "}", "LPAR": "(", "RPAR": ")", "LSQB": "[", "RSQB": "]", "COMMA": ",",
@@ -59,6 +58,26 @@ def grammar_text() -> str:
 
 
 # --------------------------------------------------------------------------- AST builder
+
+
+class Token:
+    """A lexed token: type (a terminal name of grammar/forge.lark), text and 1-based positions."""
+
+    __slots__ = ("type", "value", "line", "column", "end_line", "end_column", "start_pos", "end_pos")
+
+    def __init__(self, type, value, line, column, end_line, end_column, start_pos, end_pos):
+        self.type, self.value, self.line, self.column = type, value, line, column
+        self.end_line, self.end_column, self.start_pos, self.end_pos = end_line, end_column, start_pos, end_pos
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __repr__(self) -> str:
+        return f"Token({self.type}, {self.value!r}, {self.line}:{self.column})"
+
+    def retyped(self, type: str, value: str | None = None) -> "Token":
+        return Token(type, self.value if value is None else value, self.line, self.column, self.end_line,
+                     self.end_column, self.start_pos, self.end_pos)
 
 
 class _Block(tuple):
@@ -119,13 +138,6 @@ class ForgeBuilder(Transformer):
             self.diags.append(error(C.BAD_STRING, f"invalid escape in string literal ({e.msg})", self.tsp(tok),
                                     help='strings use JSON escapes: \\n \\t \\" \\\\ \\uXXXX'))
             return s[1:-1]
-
-    def on_comment(self, tok: Token) -> Token:
-        start = tok.start_pos
-        line_start = self.text.rfind("\n", 0, start) + 1
-        trailing = bool(self.text[line_start:start].strip())
-        self.comments.append(A.Comment(str(tok)[2:], tok.line, trailing))
-        return tok
 
     # ---- module
 
@@ -231,7 +243,7 @@ class ForgeBuilder(Transformer):
             return True
         if t == "FALSE":
             return False
-        v = int(tok) if t == "INT" else float(tok)
+        v = int(tok.value) if t == "INT" else float(tok.value)
         return -v if len(c) == 2 else v
 
     # ---- statements
@@ -314,11 +326,11 @@ class ForgeBuilder(Transformer):
 
     def int(self, c):
         tok = c[0]
-        return A.Literal(int(tok), self.tsp(tok))
+        return A.Literal(int(tok.value), self.tsp(tok))
 
     def float(self, c):
         tok = c[0]
-        return A.Literal(float(tok), self.tsp(tok))
+        return A.Literal(float(tok.value), self.tsp(tok))
 
     def const(self, c):
         tok = c[0]
@@ -433,22 +445,78 @@ def dedent_python(raw: str) -> str:
 # --------------------------------------------------------------------------- driver
 
 
+class _SyntaxErr(Exception):
+    def __init__(self, expected):
+        self.expected = expected
+
+
 class _Parser:
-    """The shared LALR parser and its recovery loop (one parse at a time per process)."""
+    """The shared LALR parser: lark builds the tables (and the rule callbacks around
+    ForgeBuilder) from grammar/forge.lark once; this class lexes with one regex derived
+    from the grammar's terminals and runs the LR loop itself, which makes chain rules
+    (`?expr: or_expr`) free and gives full control over error recovery.
+    Keywords are contextual: a NAME whose text is a keyword becomes the keyword only
+    where the current state accepts it (or accepts no NAME)."""
 
     def __init__(self) -> None:
         self.builder = ForgeBuilder()
-        self.lark = Lark(
-            grammar_text(),
-            parser="lalr",
-            lexer="contextual",
-            maybe_placeholders=True,
-            transformer=self.builder,
-            lexer_callbacks={"COMMENT": self.builder.on_comment},
-            cache=True,
-        )
-        self.states = None
+        self.lark = Lark(grammar_text(), parser="lalr", lexer="contextual", maybe_placeholders=True,
+                         transformer=self.builder, cache=True)
+        self._build_lexer()
+        self._build_table()
         self.lock = threading.Lock()
+
+    def _build_lexer(self) -> None:
+        terms = self.lark.terminals
+        self.keywords: dict[str, str] = {}
+        regexes, puncts = [], []
+        for t in terms:
+            if isinstance(t.pattern, PatternStr):
+                if t.pattern.value.isalpha():
+                    self.keywords[t.pattern.value] = t.name
+                else:
+                    puncts.append(t)
+            else:
+                regexes.append(t)
+        ws = next(t for t in regexes if t.name == "WS")
+        regexes = sorted((t for t in regexes if t is not ws), key=lambda t: (-t.priority, t.name != "COMMENT"))
+        puncts.sort(key=lambda t: -len(t.pattern.value))
+        alts = [f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in regexes + puncts]
+        alts += [r"(?P<BAD>[\s\S])", r"(?P<EOF>\Z)"]
+        # one match = optional whitespace + one token (or the end of the text)
+        self.lex_re = re.compile(f"(?:{ws.pattern.to_regexp()})?(?:{'|'.join(alts)})")
+
+    def _build_table(self) -> None:
+        lp = self.lark.parser.parser.parser  # lark's _Parser: parse_table + callbacks (with our builder)
+        pt = lp.parse_table
+        self.start_state = pt.start_states["start"]
+        self.end_state = pt.end_states["start"]
+        table: dict = {}
+        for state, acts in pt.states.items():
+            row = {}
+            for sym, (action, arg) in acts.items():
+                if action.name == "Shift":
+                    row[sym] = (True, arg)
+                else:
+                    rule = arg
+                    exp = rule.expansion
+                    passthru = (rule.options.expand1 and not rule.alias and len(exp) == 1
+                                and not exp[0].name.startswith("_"))
+                    row[sym] = (False, (len(exp), lp.callbacks[rule], rule.origin.name, passthru))
+            table[state] = row
+        self.table = table
+        self.chain_memo: dict = {}
+
+    def _chain(self, below, top, typ):
+        """The top state after every pass-through reduction `top` does on lookahead `typ`."""
+        table = self.table
+        while True:
+            a = table[top].get(typ)
+            if a is None or a[0] or not a[1][3]:
+                return top
+            top = table[below][a[1][2]][1]
+
+    # ---- public
 
     def parse(self, text: str, filename: str) -> tuple[A.Module, list[Diagnostic]]:
         b = self.builder
@@ -463,62 +531,113 @@ class _Parser:
             b.diags, b.comments, b.text = [], [], ""
         lines = text.count("\n") + 1
         items = tuple(i for i in (items or ()) if isinstance(i, (A.Import, A.EnvDecl, A.BlueprintDecl)))
-        seen = set()
-        uniq = []
-        for cm in comments:  # recovery may re-lex nothing twice, but stay safe
-            if (cm.line, cm.text) not in seen:
-                seen.add((cm.line, cm.text))
-                uniq.append(cm)
-        return A.Module(filename, items, tuple(uniq), Span(filename, 1, 1, lines, 1)), diags
+        return A.Module(filename, items, tuple(comments), Span(filename, 1, 1, lines, 1)), diags
 
-    # ---- the recovery loop
+    # ---- the LR loop
+
+    def _feed(self, ss: list, vs: list, tok: Token):
+        """Feed one token to the stacks (in place); returns the parse result on $END."""
+        table = self.table
+        memo = self.chain_memo
+        typ = tok.type
+        while True:
+            acts = table[ss[-1]]
+            a = acts.get(typ)
+            if a is None:
+                raise _SyntaxErr(acts)
+            if a[0]:
+                ss.append(a[1])
+                vs.append(tok)
+                return None
+            size, cb, origin, passthru = a[1]
+            if passthru:  # `?rule: child`: only the state changes; chains are memoized
+                key = (ss[-2], ss[-1], typ)
+                top = memo.get(key)
+                if top is None:
+                    top = memo[key] = self._chain(ss[-2], ss[-1], typ)
+                ss[-1] = top
+                continue
+            if size:
+                kids = vs[-size:]
+                del ss[-size:]
+                del vs[-size:]
+            else:
+                kids = []
+            ss.append(table[ss[-1]][origin][1])
+            vs.append(cb(kids))
+            if typ == "$END" and ss[-1] == self.end_state:
+                return vs[-1]
 
     def _run(self, text: str):
-        ip = self.lark.parse_interactive(text)
-        ps, lt = ip.parser_state, ip.lexer_thread
-        self.states = ps.parse_conf.states
+        b = self.builder
+        fname = b.file
+        ss: list = [self.start_state]
+        vs: list = []
+        self.ss, self.vs = ss, vs
         self.quiet = 0  # tokens shifted since the last error; < 3 suppresses cascades
         self.in_error = False
+        keywords = self.keywords
+        table = self.table
+        match = self.lex_re.match
+        pos, line, line_start = 0, 1, 0
         last = None
         while True:
-            try:
-                for tok in lt.lex(ps):
-                    last = tok
-                    if self.in_error and tok.type == "NAME" and str(tok) in LINE_KEYWORDS and self._first_on_line(tok):
-                        tok = Token.new_borrow_pos(LINE_KEYWORDS[str(tok)], str(tok), tok)
-                    self._feed(ps, tok)
+            m = match(text, pos)
+            kind = m.lastgroup
+            start = m.start(kind)
+            if start > pos:  # leading whitespace
+                nl = text.count("\n", pos, start)
+                if nl:
+                    line += nl
+                    line_start = text.rfind("\n", pos, start) + 1
+                pos = start
+            if kind == "EOF":
                 break
-            except UnexpectedToken as e:  # raised by the lexer for a token the state cannot take
-                last = e.token
-                self._recover(ps, e.token, e.expected)
-            except UnexpectedCharacters as e:
-                self._bad_char(e, text)
-                pos = e.pos_in_stream
-                skip = text[pos:pos + 1]
-                if skip == '"':  # an unterminated string: drop the rest of its line
-                    eol = text.find("\n", pos)
-                    skip = text[pos:eol if eol >= 0 else len(text)]
-                lt.state.line_ctr.feed(skip)
-        return self._finish(ps, last)
-
-    def _first_on_line(self, tok: Token) -> bool:
-        text = self.builder.text
-        ls = text.rfind("\n", 0, tok.start_pos) + 1
-        return not text[ls:tok.start_pos].strip()
-
-    def _feed(self, ps, tok) -> None:
-        try:
-            ps.feed_token(tok)
-        except UnexpectedToken as e:
-            self._recover(ps, tok, e.expected)
-            return
-        self.quiet += 1
-        if self.quiet >= 3:
-            self.in_error = False
+            end = m.end()
+            col = pos - line_start + 1
+            if kind == "COMMENT":
+                trailing = bool(text[line_start:pos].strip())
+                b.comments.append(A.Comment(text[pos + 2:end], line, trailing))
+                pos = end
+                continue
+            if kind == "BAD":
+                end = self._bad_char(text, pos, line, col)
+                pos = end
+                continue
+            value = text[pos:end]
+            if kind == "TRIPLE_STRING":
+                nl = value.count("\n")
+                end_line = line + nl
+                end_col = (end - (text.rfind("\n", pos, end) + 1) + 1) if nl else col + (end - pos)
+            else:
+                nl, end_line, end_col = 0, line, col + (end - pos)
+            if kind == "NAME":
+                kt = keywords.get(value)
+                if kt is not None:
+                    acts = table[ss[-1]]
+                    if kt in acts or "NAME" not in acts:
+                        kind = kt
+                    elif self.in_error and kt in SYNC and not text[line_start:pos].strip():
+                        kind = kt  # recovering: a statement keyword first on its line starts a statement
+            tok = Token(kind, value, line, col, end_line, end_col, pos, end)
+            last = tok
+            try:
+                self._feed(ss, vs, tok)
+            except _SyntaxErr as e:
+                self._recover(tok, e.expected)
+            else:
+                self.quiet += 1
+                if self.quiet >= 3:
+                    self.in_error = False
+            if nl:
+                line = end_line
+                line_start = text.rfind("\n", pos, end) + 1
+            pos = end
+        return self._finish(last, line, pos - line_start + 1, pos)
 
     def _report(self, tok: Token, expected) -> None:
         b = self.builder
-        exp = sorted({describe_terminal(t) for t in expected if not t.startswith("_") and t != "$END"} |
+        exp = sorted({describe_terminal(t) for t in expected if t.isupper() and t != "$END"} |
                      ({"end of file"} if "$END" in expected else set()))
         shown = ", ".join(exp[:8]) + (", ..." if len(exp) > 8 else "")
         if tok.type == "$END":
@@ -526,79 +645,81 @@ class _Parser:
         else:
             what = f"unexpected {KINDS[tok.type].split(' ', 1)[1] if tok.type in KINDS else repr(str(tok))}"
         b.diags.append(error(C.SYNTAX, f"{what}; expected {shown or 'nothing more'}",
-                             Span(b.file, tok.line or 1, tok.column or 1, tok.end_line or 0, tok.end_column or 0),
+                             Span(b.file, tok.line, tok.column, tok.end_line, tok.end_column),
                              help=_hint(tok, set(expected))))
 
-    def _recover(self, ps, tok: Token, expected) -> None:
+    def _recover(self, tok: Token, expected) -> None:
         if not self.in_error:
             self._report(tok, expected)
         self.in_error = True
         self.quiet = 0
-        if tok.type not in SYNC:
-            return  # drop the token
-        self._sync(ps, tok)
+        if tok.type in SYNC:
+            self._sync(tok)  # else: drop the token
 
-    def _sync(self, ps, tok: Token) -> bool:
+    def _try(self, tok: Token) -> bool:
+        """Feed `tok` to a copy of the stacks; commit only if it is accepted."""
+        ss, vs = list(self.ss), list(self.vs)
+        try:
+            self._feed(ss, vs, tok)
+        except _SyntaxErr:
+            return False
+        self.ss[:] = ss
+        self.vs[:] = vs
+        return True
+
+    def _sync(self, tok: Token) -> bool:
         """Pop LR states until one can take `tok` (a statement/item start or `}`), then feed it."""
-        states = self.states
+        ss, vs = self.ss, self.vs
         while True:
-            if tok.type in states[ps.position]:
-                trial = ps.copy(deepcopy_values=False)
-                try:
-                    trial.feed_token(tok)
-                except UnexpectedToken:
-                    pass
-                else:
-                    ps.state_stack[:] = trial.state_stack
-                    ps.value_stack[:] = trial.value_stack
-                    return True
-            if len(ps.state_stack) <= 1:
+            if tok.type in self.table[ss[-1]] and self._try(tok):
+                return True
+            if len(ss) <= 1:
                 return False  # nothing takes it: drop the token
-            ps.state_stack.pop()
-            ps.value_stack.pop()
+            ss.pop()
+            vs.pop()
 
-    def _finish(self, ps, last):
-        end = Token.new_borrow_pos("$END", "", last) if last is not None else Token("$END", "", 0, 1, 1)
+    def _finish(self, last: Token | None, line: int, col: int, pos: int):
+        end = Token("$END", "", line, col, line, col, pos, pos)
         reported = False
-        for _ in range(10_000):
+        ss, vs = self.ss, self.vs
+        for _ in range(100_000):
             try:
-                return ps.feed_token(end, True)
-            except UnexpectedToken as e:
+                return self._feed(ss, vs, end)
+            except _SyntaxErr as e:
                 if not reported and not self.in_error:
                     self._report(end, e.expected)
                 reported = True
-                acts = self.states[ps.position]
+                acts = self.table[ss[-1]]
                 closer = next((t for t in ("RBRACE", "RPAR", "RSQB") if t in acts), None)
-                if closer is not None:
-                    trial = ps.copy(deepcopy_values=False)
-                    try:
-                        trial.feed_token(Token.new_borrow_pos(closer, PUNCT[closer], end))
-                        ps.state_stack[:] = trial.state_stack
-                        ps.value_stack[:] = trial.value_stack
-                        continue
-                    except UnexpectedToken:
-                        pass
-                if len(ps.state_stack) <= 1:
+                if closer is not None and self._try(end.retyped(closer, PUNCT[closer])):
+                    continue
+                if len(ss) <= 1:
                     return []
-                ps.state_stack.pop()
-                ps.value_stack.pop()
+                ss.pop()
+                vs.pop()
         return []
 
-    def _bad_char(self, e: UnexpectedCharacters, text: str) -> None:
+    def _bad_char(self, text: str, pos: int, line: int, col: int) -> int:
+        """Report a character no token starts with; returns where lexing resumes."""
         b = self.builder
-        ch = text[e.pos_in_stream:e.pos_in_stream + 1]
-        span = Span(b.file, e.line, e.column, e.line, e.column + 1)
+        ch = text[pos]
+        end = pos + 1
+        if ch == '"':  # an unterminated string: drop the rest of its line
+            eol = text.find("\n", pos)
+            end = eol if eol >= 0 else len(text)
         if self.in_error:
-            return
+            return end
         self.in_error = True
         self.quiet = 0
+        span = Span(b.file, line, col, line, col + 1)
         if ch == '"':
             b.diags.append(error(C.UNTERMINATED_STRING, "string literal is not closed on this line", span,
                                  help='close it with `"`; write line breaks as \\n'))
         else:
             hint = {"&": "use `and`", "|": "use `or`", "!": "use `not` (or `!=`)", "'": 'strings use double quotes "..."',
-                    ";": "statements need no `;`", "=": "", "#": "comments start with //"}.get(ch, "")
+                    ";": "statements need no `;`", "#": "comments start with //"}.get(ch, "")
             b.diags.append(error(C.UNEXPECTED_CHAR, f"unexpected character {ch!r}", span, help=hint))
+        return end
 
 
 def _hint(tok: Token, expected: set[str]) -> str:
@@ -638,4 +759,4 @@ def parse(text: str, filename: str = "<input>") -> tuple[A.Module, list[Diagnost
     return p.parse(text, filename)
 
 
-__all__ = ["parse", "grammar_text", "dedent_python", "ForgeBuilder", "UnexpectedInput"]
+__all__ = ["parse", "grammar_text", "dedent_python", "ForgeBuilder", "Token"]
