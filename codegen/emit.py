@@ -375,7 +375,7 @@ class ToolEmitter:
     def run(self) -> Emitted:
         t = self.tool
         self.emit(0, f"def {self.fn}(env, args):", t)
-        self.emit(1, f'"""{_docline(t.doc) or t.name}"""')
+        self.emit(1, pydoc(_docline(t.doc) or t.name))
         names = tuple(p.name for p in t.params)
         known = self.const(frozenset(names), "known")
         self.emit(1, "if type(args) is not dict:")
@@ -826,6 +826,18 @@ class ToolEmitter:
             return f"env._vals({e.id!r})", ("list", ("rec", e.id))
         return self.expr(e)
 
+    def _listish(self, e: Any) -> bool:
+        """Could `e` be the list of a lambda call (`min(xs, it.price)`) rather than a scalar (`min(a, it.b)`)?"""
+        if isinstance(e, A.Name) and e.id in self.ents and e.id not in self.scope:
+            return True
+        n = len(self.lines)
+        try:
+            _, t = self.expr(e)
+        finally:
+            del self.lines[n:]
+        t = strip_opt(t)
+        return t is None or t[0] in ("list", "any")
+
     def e_Where(self, e: A.Where) -> tuple[str, T]:
         sc, st = self.source(e.source)
         code, _ = self.lam(sc, st, e.pred, "[{v} for {v} in {src} if {body}]")
@@ -843,7 +855,7 @@ class ToolEmitter:
             if not lo <= len(args) <= hi:
                 raise CodegenError(f"{f}() takes {lo}..{hi} arguments, got {len(args)}", e.span)
 
-        lam = len(args) == 2 and f in _LAMBDA_FUNCS and _mentions_it(args[1])
+        lam = len(args) == 2 and f in _LAMBDA_FUNCS and _mentions_it(args[1]) and self._listish(args[0])
         if f == "len":
             need(1, 1)
             if isinstance(args[0], A.Name) and args[0].id in self.ents and args[0].id not in self.scope:
@@ -947,8 +959,13 @@ def _zero(f: A.FieldDecl, env: A.EnvDecl) -> Any:
     return zero_value(field_json(f, env))
 
 
+def pydoc(text: str) -> str:
+    """A triple-quoted docstring literal for any text (backslashes and double quotes escaped)."""
+    return '"""' + text.replace("\\", "\\\\").replace('"', '\\"') + '"""'
+
+
 def _docline(doc: str) -> str:
-    return (doc or "").strip().split("\n")[0].replace('"""', "'''").replace("\\", "\\\\")
+    return (doc or "").strip().split("\n")[0]
 
 
 # --------------------------------------------------------------------------- module
@@ -964,6 +981,7 @@ def _jinja() -> jinja2.Environment:
         autoescape=False,
     )
     env.filters["py"] = lambda v: pprint.pformat(v, width=110, sort_dicts=False)
+    env.filters["pydoc"] = pydoc
     return env
 
 
@@ -1011,7 +1029,11 @@ def emit_env(env: A.EnvDecl, source_file: str) -> str:
     text = _JINJA.get_template("module.py.j2").render(
         env_name=env.name,
         source_file=source_file,
-        doc=_docline(env.doc),
+        module_doc=(
+            f"Environment `{env.name}`" + (f": {_docline(env.doc)}" if env.doc else "") + ".\n\n"
+            "The contract (docs/contracts.md): TOOLS, TOOL_KINDS, WRITES_STATE, SCHEMA, SOURCE_MAP\n"
+            "and `Env` with reset / step / state / state_hash.\n"
+        ),
         tools=tools,
         tool_schemas=[tool_schema(t, env) for t in env.tools],
         tool_kinds={t.name: t.kind for t in tools},

@@ -606,3 +606,30 @@ def test_fresh_id_is_a_function_of_the_state(mod):
     # a failed create does not consume an id
     assert isinstance(env.step("place_order", {"user_id": "u2", "items": []}), ToolError)
     assert env.step("place_order", {"user_id": "u2", "items": item})["order_id"] == "o6"
+
+
+def test_names_that_are_not_python_identifiers(tmp_path):
+    """MCP/OpenAPI names (dashes, dots, keywords) and quote-laden docs still give valid code."""
+    weird = A.EnvDecl(
+        "we-ird",
+        None,
+        (),
+        (A.EntityDecl("Thing", "id", (fld("id", STR), fld("class", STR), fld("from", INT))),),
+        (
+            A.ToolDecl(
+                "get-thing.v2",
+                (prm("from", INT), prm("class", STR), prm("thing", A.NamedType("Thing"))),
+                ANY,
+                'Doc with "quotes" and a \\ backslash, ending in a quote"',
+                (A.Return(rec(total=b("+", N("from"), at("thing", "from")), cls=N("class"), mx=call("max", N("from"), at("thing", "from")))),),
+            ),
+        ),
+        doc='env doc """ with triple quotes',
+    )
+    p = tmp_path / "env.py"
+    p.write_text(emit_env(weird, "we-ird.forge"))
+    m = load_env_module(p)
+    e = m.Env({"entities": {"Thing": {"t1": {"id": "t1", "class": "x", "from": 5}}}})
+    assert e.step("get-thing.v2", {"from": 2, "class": "c", "thing": "t1"}) == {"total": 7, "cls": "c", "mx": 5}
+    assert m.TOOLS[0]["function"]["description"].endswith('quote"')
+    assert '"""' in m.__doc__
