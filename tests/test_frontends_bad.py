@@ -144,7 +144,7 @@ def test_unresolvable_ref(tmp_path):
         "api.yaml",
         "openapi: 3.0.3\n"
         "paths:\n"
-        "  /books/{id}:\n"
+        "  /books:\n"
         "    get:\n"
         "      operationId: get_book\n"
         "      responses:\n"
