@@ -23,7 +23,7 @@ MAX_DEPTH = 64
 
 # type names of JSON Schema plus BFCL / language-ish aliases found in real docs
 _TYPE_ALIASES = {
-    "string": "string", "str": "string", "char": "string", "text": "string",
+    "string": "string", "str": "string", "char": "string",
     "integer": "integer", "int": "integer", "long": "integer", "short": "integer", "byte": "integer",
     "number": "number", "float": "number", "double": "number",
     "boolean": "boolean", "bool": "boolean",
@@ -33,7 +33,6 @@ _TYPE_ALIASES = {
     "any": "any",
     "file": "string",  # Swagger 2.0 `type: file`
 }
-_TYPE_ALIASES.pop("text")  # "text" is a classic mistake; report it instead of guessing
 
 # keys that tell something about a schema's type
 _TYPE_KEYS = ("type", "enum", "const", "$ref", "anyOf", "oneOf", "allOf", "properties", "items", "additionalProperties", "prefixItems")
