@@ -86,7 +86,7 @@ def _print_tables(envs: list[Environment]) -> None:
 
 
 def command(
-    paths: list[Path] = typer.Argument(..., metavar="PATH...", help="Tool documentation files or folders (JSON, YAML, JSON Lines)."),
+    paths: list[Path] = typer.Argument(..., metavar="PATH", help="Tool documentation files or folders (JSON, YAML, JSON Lines)."),
     env: str | None = typer.Option(None, "--env", help="Name of the environment (all docs read become one environment)."),
     as_json: bool = typer.Option(False, "--json", help="Print the IR and diagnostics as one JSON document on stdout."),
     fmt: DiagFormat = typer.Option(DiagFormat.full, "--format", help="Diagnostics format: full, concise or json."),
