@@ -274,3 +274,20 @@ def test_diagnostic_inside_a_defs_target_points_into_the_tool(tmp_path):
     d = only(diags, "unknown-type")
     assert d.span.pointer == "/tools/0/inputSchema/$defs/A/properties/x/type"
     assert loc(d) == f"{p}:3:58"
+
+
+def test_ref_fanout_is_bounded(tmp_path, monkeypatch):
+    """A cycle of schemas each referring to the next twice would expand 2**n times without a bound."""
+    import json as _json
+
+    from forgec.frontends import schema as schema_mod
+
+    monkeypatch.setattr(schema_mod, "MAX_CONVERSIONS", 5_000)  # the real bound, scaled down for speed
+
+    n = 30
+    defs = {f"S{i}": {"type": "object", "properties": {"a": {"$ref": f"#/$defs/S{(i + 1) % n}"}, "b": {"$ref": f"#/$defs/S{(i + 1) % n}"}}} for i in range(n)}
+    schema = {"type": "object", "properties": {"root": {"$ref": "#/$defs/S0"}}, "$defs": defs}
+    p = write(tmp_path, "t.json", _json.dumps({"tools": [{"name": "f", "inputSchema": schema}]}))
+    tools, diags = read_file(p)
+    assert [d.code for d in diags] == ["schema-too-deep"]
+    assert tools[0].param("root").type.kind == "object"

@@ -20,6 +20,7 @@ from . import codes
 from .loader import Doc, join_pointer, unescape_pointer_token
 
 MAX_DEPTH = 64
+MAX_CONVERSIONS = 200_000  # schema nodes per document; 1,000 typical tools use ~16,000
 
 # type names of JSON Schema plus BFCL / language-ish aliases found in real docs
 _TYPE_ALIASES = {
@@ -86,6 +87,7 @@ class SchemaConverter:
         self._cache: dict[tuple[int, str], Type] = {}
         self._ref_emits = 0
         self._def_names: dict[tuple[int, str], str] = {}
+        self._budget = MAX_CONVERSIONS  # bounds the work on adversarial ref graphs (DAG fan-out)
 
     # ------------------------------------------------------------------ refs
     def _resolve(self, ref: str, root: Any) -> tuple[Any, str] | None:
@@ -166,6 +168,11 @@ class SchemaConverter:
         """Convert the schema at `pointer`; `root` is what `#/...` refs resolve against."""
         if root is None:  # a standalone schema: `#/...` refs point into the schema itself
             root, root_pointer = schema, pointer
+        self._budget -= 1
+        if self._budget < 0:
+            if self._budget == -1:
+                self.diags.append(warning(codes.SCHEMA_TOO_DEEP, f"schemas expand to more than {MAX_CONVERSIONS} nodes; the rest is read as `any`", self.doc.span(pointer)))
+            return ANY
         if depth > MAX_DEPTH:
             self.diags.append(warning(codes.SCHEMA_TOO_DEEP, f"schema nests deeper than {MAX_DEPTH} levels; the rest is read as `any`", self.doc.span(pointer)))
             return ANY
