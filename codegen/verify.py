@@ -45,6 +45,7 @@ class ToolReport:
     errors: int = 0  # valid-argument calls that returned a (non-internal) ToolError
     successes: int = 0
     changed_state: int = 0
+    nonempty_results: int = 0  # successful calls whose result is a non-empty list/object (searches that hit)
     where: str = ""  # .forge location of the tool (or of the failing statement)
 
     def fail(self, reason: str, where: str = "") -> None:
@@ -95,9 +96,11 @@ class _Values:
     def __init__(self, state: dict, schema: dict):
         self.by_name: dict[str, list] = {}
         self.keys: dict[str, list] = {}
+        self.records: dict[str, list[dict]] = {}  # entity -> flattened scalar fields of each record
         for e, coll in (state.get("entities") or {}).items():
             kf = schema["entities"][e]["key"]
             self.keys[e] = [r[kf] for _, r in sorted(coll.items())]
+            self.records[e] = [_flat(r) for _, r in sorted(coll.items())]
             for rec in coll.values():
                 self._add(rec)
         self._add(state.get("globals") or {})
@@ -118,6 +121,17 @@ class _Values:
                         self.by_name.setdefault(k, []).append(x)
                     elif type(x) is dict:
                         self._add(x, depth + 1)
+
+
+def _flat(rec: dict) -> dict:
+    """A record's scalar fields, with those of nested records one level down (address.zip -> zip)."""
+    out = {k: v for k, v in rec.items() if type(v) in (str, int, float, bool)}
+    for v in rec.values():
+        if type(v) is dict:
+            for k2, v2 in v.items():
+                if type(v2) in (str, int, float, bool) and k2 not in out:
+                    out[k2] = v2
+    return out
 
 
 def _matches(v: Any, tj: dict) -> bool:
@@ -160,12 +174,45 @@ def gen_value(tj: dict, name: str, rng: random.Random, vals: _Values, schema: di
     return generate_value({"type": "str"}, name, rng)
 
 
+def _correlated(params: list[dict], rng: random.Random, vals: _Values) -> dict:
+    """Scalar arguments taken together from one record of the entity whose fields best match the
+    parameter names, so multi-field searches (origin + destination + date) find something."""
+    scalars = {p["name"]: p["type"] for p in params if p["type"].get("type") in ("str", "int", "float", "bool", "enum", "ref")}
+    if not scalars:
+        return {}
+    best, score = None, 0
+    for e in sorted(vals.records):
+        recs = vals.records[e]
+        if not recs:
+            continue
+        n = sum(1 for name in scalars if name in recs[0])
+        if n > score:
+            best, score = e, n
+    if best is None:
+        return {}
+    rec = rng.choice(vals.records[best])
+    out = {}
+    for name, tj in scalars.items():
+        if name not in rec:
+            continue
+        v = rec[name]
+        if tj.get("type") == "ref" and v in vals.keys.get(tj["entity"], ()):
+            out[name] = v
+        elif _matches(v, tj):
+            out[name] = v
+    return out
+
+
 def gen_args(params: list[dict], rng: random.Random, vals: _Values, schema: dict) -> dict | None:
     """Valid arguments for a tool (None when a required entity has no records)."""
     args = {}
+    together = _correlated(params, rng, vals) if rng.random() < 0.7 else {}
     for p in params:
         tj = p["type"]
         if not p.get("required") and rng.random() < 0.35:
+            continue
+        if p["name"] in together:
+            args[p["name"]] = together[p["name"]]
             continue
         v = gen_value(tj, p["name"], rng, vals, schema)
         if v is None and tj.get("type") == "ref":
@@ -292,6 +339,8 @@ def verify_tool(module: ModuleType, tool: str, base: dict, seed: int, calls: int
                 break
         else:
             rep.successes += 1
+            if r not in (None, [], {}, ""):
+                rep.nonempty_results += 1
             try:
                 envrt.canonical_json(r)
             except (TypeError, ValueError) as e:

@@ -290,6 +290,8 @@ def _str_for(name: str, c: _Ctx, entity: str | None, doc: str) -> str:
             return _date(rng, c.base, -365 * 70, -365 * 18)
         if w & {"departure", "arrival", "due", "deadline", "expiry", "expires", "expiration", "checkin", "check", "start", "end", "scheduled", "travel", "return"}:
             return _date(rng, c.base, 1, 120)
+        if ws == ["date"] or w & {"day"}:  # the day of an event (a flight's date): shared so searches by day hit
+            return rng.choice(c.pool((entity, name), [(c.base + _dt.timedelta(days=i)).isoformat() for i in range(1, 15)], 5))
         return _date(rng, c.base, -365, 0)
     if last in ("at", "time", "timestamp", "datetime") or w & {"created", "updated", "modified", "timestamp"}:
         d = _date(rng, c.base, -365, 0) if not (w & {"departure", "arrival", "scheduled", "start", "end"}) else _date(rng, c.base, 1, 90)
