@@ -53,6 +53,8 @@ class Build:
     _state_cache: dict[str, dict] = field(default_factory=dict, repr=False)
     _by_id: dict[str, Task] = field(default_factory=dict, repr=False)
     _protos: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
+    _proto_text: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
+    _forks: dict[tuple[str, str], int] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self._by_id = {t.id: t for t in self.tasks}
@@ -125,8 +127,14 @@ class Build:
                 _FORK_DISABLED.add(type(proto))
                 return mod.Env(self.initial_state(task))
             self._protos[key] = proto
+            self._proto_text[key] = _state_text(proto)
             return first
         if type(proto) in _FORK_DISABLED:
+            return mod.Env(self.initial_state(task))
+        n = self._forks[key] = self._forks.get(key, 0) + 1
+        if n % 256 == 0 and _state_text(proto) != self._proto_text[key]:  # a fork leaked into the prototype
+            _FORK_DISABLED.add(type(proto))
+            del self._protos[key]
             return mod.Env(self.initial_state(task))
         return _fork(proto)
 
@@ -134,10 +142,8 @@ class Build:
         return self.envs[env_name].TOOLS
 
 
-# The instance attributes of `envrt.EnvBase` as of this runtime; an env carrying any
-# other attribute is not forked (it might hold state this copy does not know about).
-_ENVBASE_ATTRS = frozenset({"_C", "_G", "_digests", "_dirty", "_hash", "_ids", "_state", "_sums", "_touched", "_undo", "_unsorted"})
 _FORK_DISABLED: set[type] = set()
+_REQUIRED_ATTRS = frozenset({"_C", "_G", "_state"})
 
 
 def _forkable(env: Any) -> bool:
@@ -145,26 +151,34 @@ def _forkable(env: Any) -> bool:
         from forgec.runtime.envrt import EnvBase
     except ImportError:  # pragma: no cover
         return False
-    return isinstance(env, EnvBase) and set(vars(env)) == _ENVBASE_ATTRS and not env._undo and type(env) not in _FORK_DISABLED
+    return (isinstance(env, EnvBase) and _REQUIRED_ATTRS <= set(vars(env)) and not getattr(env, "_undo", None)
+            and type(env) not in _FORK_DISABLED)
+
+
+def _copy2(v: Any) -> Any:
+    """Copy a container and the containers directly inside it (the shape of EnvBase's bookkeeping)."""
+    if isinstance(v, dict):
+        return {k: (type(x)(x) if isinstance(x, (dict, list, set)) else x) for k, x in v.items()}
+    if isinstance(v, (list, set)):
+        return type(v)(type(x)(x) if isinstance(x, (dict, list, set)) else x for x in v)
+    return v
 
 
 def _fork(proto: Any) -> Any:
-    """A copy of a pristine `EnvBase` env in O(records), with its cached record digests.
+    """A copy of a pristine `EnvBase` env in O(records), keeping its cached record digests.
 
-    Relies on the invariants `envrt.EnvBase` documents: records are mutated in
-    place only after `_touch` snapshotted them, and nested containers are never
-    mutated in place; so copying each collection and each record (shallowly)
-    isolates the fork from the prototype.
+    Relies on the invariants `envrt.EnvBase` documents (and its own rollback
+    relies on): records are mutated in place only after `_touch` snapshotted
+    them, and nested containers are never mutated in place; so copying every
+    collection and record one level deep isolates the fork from the prototype.
+    Bookkeeping attributes (digests, id patterns, ...) are copied two levels deep.
     """
     new = object.__new__(type(proto))
+    d = {k: _copy2(v) for k, v in vars(proto).items() if k not in _REQUIRED_ATTRS}
     C = {e: {k: dict(r) for k, r in coll.items()} for e, coll in proto._C.items()}
     G = dict(proto._G)
-    new.__dict__.update(
-        _C=C, _G=G, _state={"entities": C, "globals": G}, _undo=[], _touched=set(), _unsorted=set(proto._unsorted),
-        _ids={e: list(st) for e, st in proto._ids.items()},
-        _digests=None if proto._digests is None else {e: dict(d) for e, d in proto._digests.items()},
-        _sums=dict(proto._sums), _dirty=set(proto._dirty), _hash=proto._hash,
-    )
+    d.update(_C=C, _G=G, _state={"entities": C, "globals": G})
+    new.__dict__.update(d)
     return new
 
 
@@ -174,6 +188,10 @@ def _fork_agrees(fork: Any, fresh: Any) -> bool:
         return fork.state == fresh.state and fork.state_hash() == fresh.state_hash()
     except Exception:  # noqa: BLE001
         return False
+
+
+def _state_text(env: Any) -> str:
+    return json.dumps(env.state, sort_keys=True, ensure_ascii=False)
 
 
 def _import_env(name: str, path: Path, build_id: str) -> ModuleType:
