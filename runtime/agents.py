@@ -193,6 +193,23 @@ def hermes_messages(messages: list[dict], tools: list[dict]) -> list[dict]:
 
 # --------------------------------------------------------------------------- OpenAI-compatible endpoint
 
+_API_FIELDS = {
+    "system": ("role", "content"),
+    "user": ("role", "content"),
+    "assistant": ("role", "content", "tool_calls"),
+    "tool": ("role", "content", "tool_call_id"),
+}
+
+
+def api_messages(messages: list[dict]) -> list[dict]:
+    """Episode messages as the chat completions API accepts them (drops `reasoning_content`, a tool message's `name`)."""
+    out = []
+    for m in messages:
+        keep = _API_FIELDS.get(m.get("role"), tuple(m))
+        out.append({k: m[k] for k in keep if k in m})
+    return out
+
+
 
 class OpenAIAgent:
     """An agent behind any OpenAI-compatible chat endpoint (vLLM's server, OpenAI, others).
@@ -222,7 +239,7 @@ class OpenAIAgent:
         if self.max_tokens:
             kwargs["max_tokens"] = self.max_tokens
         if self.tool_format == "openai":
-            kwargs["messages"] = [{k: v for k, v in m.items() if k != "reasoning_content"} if "reasoning_content" in m else m for m in messages]
+            kwargs["messages"] = api_messages(messages)
             if tools:
                 kwargs["tools"] = tools
         else:
