@@ -732,7 +732,9 @@ class EnvBase:
                 if type(rec) is not dict:
                     raise ValueError(f"state: entities.{e}.{k} must be an object")
                 rec = canon(rec)  # stored floats are canonical: hashing needs no Python walk
-                if kf in rec and _key(rec[kf]) != k:
+                if kf not in rec:  # the collection key is the record's key
+                    rec[kf] = int(k) if e in self._INT_KEYS and _is_int(k) else k
+                if _key(rec[kf]) != k:
                     raise ValueError(f"state: entities.{e}.{k} has {kf}={rec[kf]!r}; collection keys are str(record[{kf!r}])")
                 if len(rec) < len(fdecl):  # absent optional fields read as null / defaults
                     for f, ftj in fdecl.items():
