@@ -282,7 +282,7 @@ def test_ref_fanout_is_bounded(tmp_path, monkeypatch):
 
     from forgec.frontends import schema as schema_mod
 
-    monkeypatch.setattr(schema_mod, "MAX_CONVERSIONS", 5_000)  # the real bound, scaled down for speed
+    monkeypatch.setattr(schema_mod, "MAX_NODES", 5_000)  # the real bound, scaled down for speed
 
     n = 30
     defs = {f"S{i}": {"type": "object", "properties": {"a": {"$ref": f"#/$defs/S{(i + 1) % n}"}, "b": {"$ref": f"#/$defs/S{(i + 1) % n}"}}} for i in range(n)}
@@ -291,3 +291,14 @@ def test_ref_fanout_is_bounded(tmp_path, monkeypatch):
     tools, diags = read_file(p)
     assert [d.code for d in diags] == ["schema-too-deep"]
     assert tools[0].param("root").type.kind == "object"
+    assert len(tools[0].model_dump_json()) < 5_000 * 400  # the IR stays proportional to the bound
+
+
+def test_yaml_alias_bomb_is_bounded(tmp_path):
+    lines = ["a0: &a0 {type: string}"]
+    lines += [f"a{i}: &a{i} {{type: object, properties: {{x: *a{i - 1}, y: *a{i - 1}}}}}" for i in range(1, 30)]
+    lines.append("tools: [{name: f, inputSchema: {type: object, properties: {p: *a29}}}]")
+    p = write(tmp_path, "bomb.yaml", "\n".join(lines) + "\n")
+    tools, diags = read_file(p)
+    assert [d.code for d in diags] == ["schema-too-deep"]
+    assert len(tools[0].model_dump_json()) < 50_000 * 400

@@ -29,7 +29,7 @@ YAML_SUFFIXES = {".yaml", ".yml"}
 JSON_SUFFIXES = {".json"}
 DOC_SUFFIXES = JSON_SUFFIXES | YAML_SUFFIXES | JSONL_SUFFIXES
 
-_MAX_YAML_NODES = 2_000_000
+_MAX_YAML_NODES = 500_000  # alias bombs: stop locating, positions fall back to ancestors
 
 
 def escape_pointer_token(token: Any) -> str:

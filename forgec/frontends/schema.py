@@ -20,7 +20,7 @@ from . import codes
 from .loader import Doc, join_pointer, unescape_pointer_token
 
 MAX_DEPTH = 64
-MAX_CONVERSIONS = 200_000  # schema nodes per document; 1,000 typical tools use ~16,000
+MAX_NODES = 50_000  # expanded type nodes per parameter / return schema (real ones: tens to hundreds)
 
 # type names of JSON Schema plus BFCL / language-ish aliases found in real docs
 _TYPE_ALIASES = {
@@ -84,10 +84,11 @@ class SchemaConverter:
         self.diags = diags
         self.definitions = definitions
         self._stack: list[tuple[int, str]] = []  # refs being expanded: (id(root), pointer)
-        self._cache: dict[tuple[int, str], Type] = {}
+        self._cache: dict[tuple[int, str], tuple[Type, int]] = {}  # ref -> (type, expanded size)
         self._ref_emits = 0
         self._def_names: dict[tuple[int, str], str] = {}
-        self._budget = MAX_CONVERSIONS  # bounds the work on adversarial ref graphs (DAG fan-out)
+        self._obj_cache: dict[int, tuple[Any, Any, Type, int]] = {}
+        self._budget = MAX_NODES  # bounds the expanded size (ref fan-out, YAML alias bombs); reset per top-level schema
 
     # ------------------------------------------------------------------ refs
     def _resolve(self, ref: str, root: Any) -> tuple[Any, str] | None:
@@ -147,8 +148,9 @@ class SchemaConverter:
             return Type(kind="ref", ref=self._def_name(key), description=_describe(schema) if isinstance(schema, dict) else "")
         cached = self._cache.get(key)
         if cached is not None:
-            return cached
-        emits = self._ref_emits
+            self._budget -= cached[1]
+            return cached[0] if self._budget >= 0 else self._over_budget(pointer)
+        emits, budget = self._ref_emits, self._budget
         self._stack.append(key)
         try:
             t = self.convert(target, root_pointer + frag, root, root_pointer, depth + 1)
@@ -157,7 +159,7 @@ class SchemaConverter:
         if key in self._def_names:  # something inside referred back to us
             self.definitions.setdefault(self._def_names[key], t)
         if self._ref_emits == emits:  # self-contained: safe to reuse
-            self._cache[key] = t
+            self._cache[key] = (t, budget - self._budget)
         # a sibling description overrides the referenced one (OpenAPI 3.1)
         if isinstance(schema.get("description"), str) and schema["description"].strip():
             t = t.model_copy(update={"description": schema["description"].strip()})
@@ -168,11 +170,11 @@ class SchemaConverter:
         """Convert the schema at `pointer`; `root` is what `#/...` refs resolve against."""
         if root is None:  # a standalone schema: `#/...` refs point into the schema itself
             root, root_pointer = schema, pointer
+        if depth == 0:
+            self._budget = MAX_NODES
         self._budget -= 1
         if self._budget < 0:
-            if self._budget == -1:
-                self.diags.append(warning(codes.SCHEMA_TOO_DEEP, f"schemas expand to more than {MAX_CONVERSIONS} nodes; the rest is read as `any`", self.doc.span(pointer)))
-            return ANY
+            return self._over_budget(pointer)
         if depth > MAX_DEPTH:
             self.diags.append(warning(codes.SCHEMA_TOO_DEEP, f"schema nests deeper than {MAX_DEPTH} levels; the rest is read as `any`", self.doc.span(pointer)))
             return ANY
@@ -190,11 +192,25 @@ class SchemaConverter:
             return ANY
         if "$ref" in schema:
             return self._ref(schema, pointer, root, root_pointer, depth)
+        # YAML anchors/aliases share one dict between many places: convert it once
+        hit = self._obj_cache.get(id(schema))
+        if hit is not None and hit[0] is schema and hit[1] is root:
+            self._budget -= hit[3]  # the reused subtree still counts at its expanded size
+            return hit[2] if self._budget >= 0 else self._over_budget(pointer)
+        emits, n_diags, budget = self._ref_emits, len(self.diags), self._budget
         desc = _describe(schema)
         t = self._convert_body(schema, pointer, root, root_pointer, depth, desc)
         if schema.get("nullable") is True and t.kind not in ("null", "any") and not t.nullable:
             t = t.model_copy(update={"nullable": True})
+        if self._ref_emits == emits and len(self.diags) == n_diags:  # context-free result
+            self._obj_cache[id(schema)] = (schema, root, t, budget - self._budget)
         return t
+
+    def _over_budget(self, pointer: str) -> Type:
+        if self._budget > -(10**8):  # first time over budget in this top-level schema: say so once
+            self.diags.append(warning(codes.SCHEMA_TOO_DEEP, f"schema expands to more than {MAX_NODES} type nodes; the rest is read as `any`", self.doc.span(pointer)))
+        self._budget = -(10**9)  # stay over budget until the next top-level schema
+        return ANY
 
     def _convert_body(self, schema: dict, pointer: str, root: Any, root_pointer: str, depth: int, desc: str) -> Type:
         for comb in ("anyOf", "oneOf"):
