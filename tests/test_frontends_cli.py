@@ -105,3 +105,15 @@ def test_real_entry_point_without_torch(tmp_path):
     assert json.loads(r.stdout)["environments"][0]["tools"][0]["source"]["file"] == "examples/airline.json"
     r = subprocess.run([sys.executable, "-m", "forgec", "inspect", str(tmp_path / "nope.json")], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and "error[path-not-found]" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_json_output_is_byte_identical_across_runs_and_hash_seeds():
+    outs = []
+    for seed in ("1", "12345"):
+        r = subprocess.run(
+            [sys.executable, "-m", "forgec", "inspect", "examples", str(CORPUS), "--json"],
+            cwd=REPO, capture_output=True, text=True, timeout=120, env={**__import__("os").environ, "PYTHONHASHSEED": seed},
+        )
+        assert r.returncode == 0, r.stderr
+        outs.append(r.stdout)
+    assert outs[0] == outs[1]

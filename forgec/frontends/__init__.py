@@ -128,14 +128,23 @@ def _group(paths: list[str | Path], diags: list[Diagnostic]) -> dict[str, list[P
             add(env_name_for(p), p)
         elif p.is_dir():
             found = False
-            for child in sorted(p.iterdir()):
+            try:
+                children = sorted(p.iterdir())
+            except OSError as e:
+                diags.append(error(codes.UNREADABLE, f"cannot list folder: {e.strerror or e}", Span(str(p))))
+                continue
+            for child in children:
                 if child.name.startswith("."):
                     continue
                 if child.is_file() and child.suffix.lower() in DOC_SUFFIXES:
                     add(env_name_for(child), child)
                     found = True
                 elif child.is_dir():
-                    files = _doc_files(child)
+                    try:
+                        files = _doc_files(child)
+                    except OSError as e:
+                        diags.append(error(codes.UNREADABLE, f"cannot list folder: {e.strerror or e}", Span(str(child))))
+                        continue
                     name = normalize_env_name(child.name) or "env"
                     for f in files:
                         add(name, f)
