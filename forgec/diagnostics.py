@@ -244,5 +244,9 @@ def load_all_codes() -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    load_all_codes()
-    Path("docs/diagnostics.md").write_text(codes_markdown(), encoding="utf-8")
+    # run as __main__, this file is a second module object: the area codes.py files
+    # register into `forgec.diagnostics.CODES`, so generate from that module.
+    from forgec import diagnostics as _D
+
+    _D.load_all_codes()
+    Path("docs/diagnostics.md").write_text(_D.codes_markdown(), encoding="utf-8")
