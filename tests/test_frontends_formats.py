@@ -412,3 +412,12 @@ def test_bfcl_json_file_holding_json_lines(tmp_path):
     envs, diags = read_paths([p])
     assert [d.code for d in diags] == ["renamed-tool"]
     assert envs[0].name == "bfcl_v3_simple" and [t.format for t in envs[0].tools] == ["bfcl", "bfcl"]
+
+
+def test_yaml_in_a_json_named_file_is_still_read(tmp_path):
+    p = write(tmp_path, "api.json", "swagger: '2.0'\npaths:\n  /a:\n    get: {responses: {}}\n")
+    tools, diags = read_file(p)
+    assert diags == [] and [t.name for t in tools] == ["get_a"]
+    bad = write(tmp_path, "b.json", "tools: nope: [\n")
+    tools, diags = read_file(bad)
+    assert [d.code for d in diags] == ["malformed-json"]

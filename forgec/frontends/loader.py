@@ -319,8 +319,15 @@ def load_text(file: str, text: str, suffix: str = "") -> tuple[Doc | None, list[
     if suffix in YAML_SUFFIXES:
         return _load_yaml(file, text)
     first = text.lstrip()[:1]
-    if suffix in JSON_SUFFIXES or first in ("{", "["):
+    if first in ("{", "["):
         return _load_json(file, text)
+    if suffix in JSON_SUFFIXES:  # a misnamed YAML file (`openapi: 3.0.0` in api.json) is still read
+        doc, diags = _load_json(file, text)
+        if doc is None:
+            ydoc, ydiags = _load_yaml(file, text)
+            if ydoc is not None and isinstance(ydoc.data, (dict, list)):
+                return ydoc, ydiags
+        return doc, diags
     return _load_yaml(file, text)
 
 
