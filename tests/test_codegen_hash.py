@@ -79,3 +79,14 @@ def test_hash_distinguishes_states():
     d["entities"]["Counter"] = {"8": {"n": 8, "label": "seven"}}
     hs = {envrt.state_hash(x) for x in (a, b, c, d)}
     assert len(hs) == 4
+
+
+def test_fork_is_independent_and_keeps_hashes_exact(mod):
+    env = mod.Env(world())
+    env.state_hash()
+    f = env.fork()
+    assert f.step("cancel", {"order_id": "o1"})["status"] == "cancelled"
+    assert env.state == world() and env.state_hash() == envrt.state_hash(world())
+    assert f.state_hash() == envrt.state_hash(f.state) != env.state_hash()
+    assert env.step("place_order", {"user_id": "u1", "items": [{"sku": "A", "price": 1.0, "qty": 1}]})["order_id"] == "o5"
+    assert "o5" not in f.state["entities"]["Order"]
