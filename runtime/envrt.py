@@ -90,6 +90,9 @@ class ToolError(Exception):
     def __hash__(self) -> int:
         return hash((self.message, self.code))
 
+    def __reduce__(self):  # keep code/internal/where across processes (Exception pickles only args)
+        return (ToolError, (self.message, self.code, self.internal, self.where))
+
     def to_json(self) -> dict:
         return {"error": self.message, "code": self.code}
 
@@ -971,7 +974,7 @@ class EnvBase:
     # ---- stepping
     def step(self, tool: str, args: dict) -> Any:
         """Run one tool call: its JSON result, or a `ToolError` instance (state unchanged)."""
-        fn = self._DISPATCH.get(tool)
+        fn = self._DISPATCH.get(tool) if type(tool) is str else None
         if fn is None:
             return ToolError(f"unknown tool {short(tool)}", "unknown-tool")
         try:

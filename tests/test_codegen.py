@@ -633,3 +633,13 @@ def test_names_that_are_not_python_identifiers(tmp_path):
     assert e.step("get-thing.v2", {"from": 2, "class": "c", "thing": "t1"}) == {"total": 7, "cls": "c", "mx": 5}
     assert m.TOOLS[0]["function"]["description"].endswith('quote"')
     assert '"""' in m.__doc__
+
+
+def test_tool_error_pickles_and_odd_tool_names(env):
+    import pickle
+
+    err = env.step("get_order", {"order_id": "o9"})
+    back = pickle.loads(pickle.dumps(err))
+    assert back == err and back.code == "not-found" and back.internal is False
+    assert env.step(["get_order"], {}).code == "unknown-tool"
+    assert env.step(None, {}).code == "unknown-tool"
