@@ -67,6 +67,15 @@ def bench_env() -> A.EnvDecl:
                 annotations=("update",),
             ),
             A.ToolDecl(
+                "count_pending_py",
+                (),
+                A.PrimType("int"),
+                "",
+                None,
+                "return sum(1 for o in state['entities']['Order'].values() if o['status'] == 'pending')",
+                ("read",),
+            ),
+            A.ToolDecl(
                 "list_orders_by_status",
                 (A.ParamDecl("status", A.EnumType(("pending", "processed", "delivered", "cancelled"))),),
                 A.ListType(STR),
@@ -148,6 +157,13 @@ def main() -> int:
         finally:
             gc.enable()
         assert env.state_hash() == envrt.state_hash(env.state), "incremental hash diverged"
+        # escape hatch: the state travels to the worker process on every call
+        step("count_pending_py", {})  # starts the worker
+        py_big = timed_calls(lambda _: step("count_pending_py", {}), range(10))
+        small = mod.Env(generate_state(mod.SCHEMA, seed=0, size=25))
+        small.step("count_pending_py", {})
+        py_small = timed_calls(lambda _: small.step("count_pending_py", {}), range(50))
+        n_small = sum(len(c) for c in small.state["entities"].values())
 
         many = many_tools(100)
         emit_times = []
@@ -194,6 +210,8 @@ def main() -> int:
     print(row("step write (require+set), p90", p90(write), "us"))
     print(row("step error (unknown key -> ToolError), median", med(bad), "us"))
     print(row(f"step search (scan {len(state['entities']['Order'])} records), median", med(search), "us"))
+    print(row(f"step python tool ({n_records} records), median", med(py_big) / 1000, "ms"))
+    print(row(f"step python tool ({n_small} records), median", med(py_small) / 1000, "ms"))
     print(row("state_hash after a write, median", med(hashes), "ms", 1, med(hashes) <= 1))
     print(row("state_hash after a write, p90", p90(hashes), "ms"))
     print(row("state_hash cold (all records)", cold_hash_ms, "ms"))
