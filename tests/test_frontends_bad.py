@@ -302,3 +302,16 @@ def test_yaml_alias_bomb_is_bounded(tmp_path):
     tools, diags = read_file(p)
     assert [d.code for d in diags] == ["schema-too-deep"]
     assert len(tools[0].model_dump_json()) < 50_000 * 400
+
+
+def test_required_typo_and_non_object_parameters(tmp_path):
+    p = write(
+        tmp_path,
+        "t.json",
+        '[{"name": "f", "parameters": {"type": "object", "properties": {"user_id": {"type": "string"}},\n'
+        '                              "required": ["user_id", "userid"]}},\n'
+        ' {"name": "g", "parameters": {"type": "string"}}]\n',
+    )
+    tools, diags = read_file(p)
+    assert [(d.code, loc(d)) for d in diags] == [("unknown-required", f"{p}:2:55"), ("invalid-schema", f"{p}:3:31")]
+    assert [t.name for t in tools] == ["f", "g"] and tools[1].params == ()

@@ -129,6 +129,15 @@ DUPLICATE_PARAM = define(
     wrong="parameters: [{name: id, in: path}, {name: id, in: query}]",
     right="parameters: [{name: id, in: path}, {name: version_id, in: query}]",
 )
+UNKNOWN_REQUIRED = define(
+    "unknown-required",
+    AREA,
+    "A tool's `required` list names a parameter that is not documented under `properties`.",
+    why="Almost always a typo; the agent would be told an argument is required that it cannot pass.",
+    wrong='{"properties": {"user_id": {"type": "string"}}, "required": ["userid"]}',
+    right='{"properties": {"user_id": {"type": "string"}}, "required": ["user_id"]}',
+    severity=Severity.WARNING,
+)
 MISSING_TYPE = define(
     "missing-param-type",
     AREA,

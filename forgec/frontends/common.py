@@ -81,6 +81,17 @@ def object_params(
     if "$ref" in schema or "allOf" in schema:  # a whole-object ref: resolve, then read its fields
         t = conv.convert(schema, pointer, root, root_pointer)
         return tuple(Param(name=f.name, type=f.type, required=f.required, description=f.description, source=source(doc, pointer)) for f in t.fields)
+    ty = schema.get("type")
+    if ty is not None and ty not in ("object", "dict"):
+        diags.append(
+            error(
+                codes.INVALID_SCHEMA,
+                f"parameters must be an object schema, found `type: {ty}`",
+                doc.span(join_pointer(pointer, "type")),
+                help='tool arguments are named: {"type": "object", "properties": {...}}',
+            )
+        )
+        return ()
     props = schema.get("properties", {})
     if props is None:
         props = {}
@@ -89,6 +100,16 @@ def object_params(
         return ()
     req = schema.get("required")
     required = {r for r in req if isinstance(r, str)} if isinstance(req, list) else set()
+    for i, r in enumerate(req if isinstance(req, list) else []):
+        if isinstance(r, str) and r not in props:
+            diags.append(
+                warning(
+                    codes.UNKNOWN_REQUIRED,
+                    f"`required` lists `{r}`, which is not among the parameters",
+                    doc.span(join_pointer(pointer, "required", i)),
+                    help="fix the spelling or document the parameter under `properties`",
+                )
+            )
     params: list[Param] = []
     for name, sub in props.items():
         name = str(name)
