@@ -314,9 +314,13 @@ class HFAgent:
         self.device = device
         self.seed = seed
         self.max_prompt_tokens = max_prompt_tokens
-        self._lock = asyncio.Lock()
+        self._lock = threading.Lock()  # one generation at a time per agent (a thread lock: usable from any event loop)
 
     def generate_sync(self, messages: list[dict], tools: list[dict]) -> AgentReply:
+        with self._lock:
+            return self._generate(messages, tools)
+
+    def _generate(self, messages: list[dict], tools: list[dict]) -> AgentReply:
         import torch
 
         tok, model = _load_hf(self.model_path, self.device)
@@ -348,8 +352,7 @@ class HFAgent:
                           token_ids=token_ids, logprobs=logprobs, usage={"prompt_tokens": len(prompt_ids), "completion_tokens": len(token_ids)})
 
     async def act(self, messages: list[dict], tools: list[dict]) -> AgentReply:
-        async with self._lock:
-            try:
-                return await asyncio.to_thread(self.generate_sync, messages, tools)
-            except Exception as e:  # noqa: BLE001 - a broken model/template ends this episode, not the run
-                return AgentReply(error=f"hf agent failed: {type(e).__name__}: {e}")
+        try:
+            return await asyncio.to_thread(self.generate_sync, messages, tools)
+        except Exception as e:  # noqa: BLE001 - a broken model/template ends this episode, not the run
+            return AgentReply(error=f"hf agent failed: {type(e).__name__}: {e}")

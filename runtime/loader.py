@@ -41,6 +41,16 @@ class BuildError(Exception):
             text += f"\n  = help: {help}"
         super().__init__(text)
 
+    def diagnostic(self) -> Any:
+        """The same problem as a `forgec.diagnostics.Diagnostic` (for the compiler and `forgec check`)."""
+        from forgec.diagnostics import Span, error
+
+        import re
+
+        m = re.fullmatch(r"(.*):(\d+)", self.where or "")
+        span = Span(m.group(1), int(m.group(2)), 1) if m else (Span(self.where) if self.where else None)
+        return error(self.code, self.message, span, self.help)
+
 
 @dataclass
 class Build:

@@ -67,6 +67,8 @@ def test_load_rejects_other_versions_and_broken_builds(tmp_path):
     with pytest.raises(BuildError) as e:
         load(b)
     assert "shop.jsonl:6" in str(e.value)
+    d = e.value.diagnostic()
+    assert d.code == "corrupt-build" and d.span.file.endswith("shop.jsonl") and d.span.line == 6 and d.is_error
     b2 = make_build(tmp_path / "badtask")
     lines = (b2 / "tasks" / "shop.jsonl").read_text().splitlines()
     obj = json.loads(lines[0])
