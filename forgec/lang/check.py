@@ -872,8 +872,12 @@ def check_blueprint(bp: A.BlueprintDecl, et: EnvTypes | None, env_names, diags: 
     used: set[str] = {r.id for rs in refs for r in rs}
     scope: dict[str, Ty] = {}
     writes = tells = False
+    ck.later_nodes = set(index)  # names defined at or after the current node
     for i, n in enumerate(bp.nodes):
-        ck.later_nodes = {k for k, j in index.items() if j >= i}
+        if i:
+            prev = getattr(bp.nodes[i - 1], "name", None)
+            if prev is not None and index.get(prev) == i - 1:
+                ck.later_nodes.discard(prev)
         if isinstance(n, A.CallNode):
             tool = et.tools.get(n.tool)
             res = _call_node(ck, n, tool, scope)

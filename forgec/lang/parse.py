@@ -621,11 +621,19 @@ class _Parser:
                         kind = kt  # recovering: a statement keyword first on its line starts a statement
             tok = Token(kind, value, line, col, end_line, end_col, pos, end)
             last = tok
-            try:
-                self._feed(ss, vs, tok)
-            except _SyntaxErr as e:
-                self._recover(tok, e.expected)
+            a = table[ss[-1]].get(kind)
+            if a is not None and a[0]:  # fast path: a plain shift
+                ss.append(a[1])
+                vs.append(tok)
+                ok = True
             else:
+                try:
+                    self._feed(ss, vs, tok)
+                    ok = True
+                except _SyntaxErr as e:
+                    self._recover(tok, e.expected)
+                    ok = False
+            if ok and self.in_error:
                 self.quiet += 1
                 if self.quiet >= 3:
                     self.in_error = False
