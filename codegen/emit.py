@@ -392,6 +392,9 @@ class ToolEmitter:
             self.block(t.body or (), 1)
             if not t.body or not isinstance(t.body[-1], A.Return):
                 self.emit(1, "return None")
+            # the static definition every stage shares (lang.check's EnvTypes.writes_state too):
+            # the body contains a set / insert / delete / append / remove statement
+            self.writes = any(isinstance(s, (A.Set, A.Insert, A.Delete, A.Append, A.Remove)) for s in _walk_stmts(t.body))
         kind = infer_kind(t, self.writes)
         return Emitted(t.name, self.fn, "\n".join(self.lines), self.writes, kind, self.constants)
 

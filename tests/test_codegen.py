@@ -536,7 +536,8 @@ def test_tables(mod):
     assert mod.TOOL_KINDS["delete_cancelled"] == "action"  # deletes and removes
     assert mod.TOOL_KINDS["transfer"] == "update"
     writes = {k for k, v in mod.WRITES_STATE.items() if v}
-    assert writes == {"cancel", "place_order", "delete_cancelled", "set_first_price", "bump_fee", "new_counter", "transfer"}
+    # static, shared with the checker: any set/insert/delete/append/remove (local_copy only sets a local)
+    assert writes == {"cancel", "place_order", "delete_cancelled", "set_first_price", "bump_fee", "new_counter", "transfer", "local_copy"}
     assert mod.SCHEMA["entities"]["Order"]["fields"]["user_id"] == {"type": "ref", "entity": "User"}
     assert mod.SCHEMA["entities"]["Order"]["fields"]["note"] == {"type": "str", "optional": True}
     assert mod.SCHEMA["records"]["Item"]["fields"]["qty"] == {"type": "int"}
