@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from forgec.runtime.llmclient import aclose_clients
-from forgec.runtime.episode import Episode, EpisodeLimits, arun_episode, run_episode_sync
+from forgec.runtime.episode import END_ERROR, Episode, EpisodeLimits, arun_episode, run_episode_sync
 from forgec.tasks import Task
 
 
@@ -153,9 +153,14 @@ async def aevaluate(build: Any, agent_factory: Callable, user_factory: Callable,
 
     async def one(task: Task, trial: int) -> None:
         async with sem:
-            agent = _call_factory(agent_factory, task, trial)
-            user = _call_factory(user_factory, task, trial)
-            ep = await arun_episode(build, task, agent, user, judge=judge, limits=limits, seed=trial, trial=trial)
+            try:
+                agent = _call_factory(agent_factory, task, trial)
+                user = _call_factory(user_factory, task, trial)
+            except Exception as e:  # noqa: BLE001 - a party that cannot be made fails its episode, not the run
+                ep = Episode(task_id=task.id, env=task.env, seed=trial, trial=trial, end_reason=END_ERROR,
+                             error=f"cannot create agent/user: {type(e).__name__}: {e}")
+            else:
+                ep = await arun_episode(build, task, agent, user, judge=judge, limits=limits, seed=trial, trial=trial)
             done.append(ep)
             if on_episode is not None:
                 on_episode(ep)

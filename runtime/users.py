@@ -18,6 +18,7 @@ from forgec.runtime.types import UserReply
 from forgec.tasks import Task
 
 STOP = "###STOP###"
+NUDGE = "Okay, please go ahead."
 
 # --------------------------------------------------------------------------- fact matching
 
@@ -155,8 +156,10 @@ class ScriptedUser:
     Opens with the task instruction. To each agent text reply: answers every
     fact it is asked about ("My order id is o_17."); says it does not know
     anything else it is asked; restates its request when the agent offers help;
-    and stops (`###STOP###`) when the agent reports completion or makes a
-    statement without a question, or after `max_turns` replies.
+    answers a statement that neither asks nor reports completion ("Let me
+    check.") with "Okay, please go ahead." once, and stops (`###STOP###`) at
+    the next one; stops when the agent reports completion, or after
+    `max_turns` replies.
     """
 
     def __init__(self, task: Task, max_turns: int = 10):
@@ -177,8 +180,13 @@ class ScriptedUser:
         done = reports_completion(last)
         if asked and question and not done:
             return UserReply(" ".join(fact_sentence(n, self.facts[n]) for n in asked))
-        if done or not question:
+        if done:
             return UserReply(STOP, stop=True)
+        if not question:
+            # A statement that neither asks nor reports completion ("Let me check."): nudge once, then stop.
+            if turns[-2:-1] == [("user", NUDGE)]:
+                return UserReply(STOP, stop=True)
+            return UserReply(NUDGE)
         if _HELP_RE.search(last.lower()):
             return UserReply(self.task.instruction)
         return UserReply("I don't know that.")

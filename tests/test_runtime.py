@@ -209,6 +209,10 @@ def test_scripted_user_answers_known_facts_only(build):
     assert r.content == t.instruction
     r = u.reply_sync(_convo(("user", "x"), ("assistant", "Your address has been updated. Anything else?")))
     assert r.stop and r.content == STOP
+    r = u.reply_sync(_convo(("user", "x"), ("assistant", "Let me look into it.")))
+    assert r.content == "Okay, please go ahead." and not r.stop
+    r = u.reply_sync(_convo(("user", "x"), ("assistant", "Let me look into it."), ("user", r.content), ("assistant", "Still looking.")))
+    assert r.stop
     long = [("user", "x"), ("assistant", "What is your phone number?")] * 4
     assert u.reply_sync(_convo(*long)).stop  # bounded
 
@@ -389,6 +393,18 @@ def test_evaluate_concurrent_pass_hat_k(build, tmp_path):
     data = json.loads(rr.read_text())
     assert data["metadata"] == {"invocation_id": "x"} and data["pass_hat_k"]["overall"]["2"] == pytest.approx(expect[2])
     assert len(ej.read_text().splitlines()) == 20
+
+
+def test_evaluate_survives_a_failing_factory(build):
+    def factory(task):
+        if task.id == "shop/desk_price":
+            raise OSError("model folder missing")
+        return OracleAgent(task)
+
+    res = evaluate(build, factory, ScriptedUser, None, k=1)
+    bad = [e for e in res.episodes if e.error]
+    assert [e.task_id for e in bad] == ["shop/desk_price"] and "model folder missing" in bad[0].error
+    assert res.pass_hat_k["overall"]["1"] == pytest.approx(0.8)
 
 
 def test_evaluate_subset_and_env_selection(build):
