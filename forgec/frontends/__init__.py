@@ -151,6 +151,8 @@ def _group(paths: list[str | Path], diags: list[Diagnostic]) -> dict[str, list[P
                     found = found or bool(files)
             if not found:
                 diags.append(error(codes.NO_DOCS, "folder contains no tool documentation (.json, .yaml, .yml, .jsonl)", Span(str(p)), help="point forgec at the folder that holds the docs"))
+        elif p.exists():  # a device, FIFO or socket: never read (it may not end)
+            diags.append(error(codes.UNREADABLE, f"not a regular file or folder: {p}", Span(str(p))))
         else:
             diags.append(error(codes.PATH_NOT_FOUND, f"no such file or folder: {p}", Span(str(p)), help="check the path"))
     return groups
