@@ -116,7 +116,12 @@ def default_value(s: Schema, t: A.TypeExpr, depth: int = 0) -> A.Expr:
     if isinstance(t, A.NamedType):
         rec = s.records.get(t.name)
         if rec is not None and depth < 4:
-            return A.RecordLit(tuple(A.FieldInit(f.name, default_value(s, f.type, depth + 1)) for f in rec.fields.values()))
+            inits = tuple(A.FieldInit(f.name, default_value(s, f.type, depth + 1)) for f in rec.fields.values())
+            # a record holding a required reference (or too deep) has no default: null, and
+            # fix_required_refs makes the field optional
+            if any(i.value == NULL and not isinstance(f.type, A.OptionalType) for i, f in zip(inits, rec.fields.values())):
+                return NULL
+            return A.RecordLit(inits)
         return NULL
     return NULL
 
@@ -124,10 +129,16 @@ def default_value(s: Schema, t: A.TypeExpr, depth: int = 0) -> A.Expr:
 # --------------------------------------------------------------------------- params
 
 
+def param_name(s: Schema, wire: str) -> str:
+    """The identifier of a param; `state` would hide the globals when the env has some."""
+    name = ident(wire)
+    return name + "_" if name == "state" and s.globals else name
+
+
 def tool_params(s: Schema, v: ToolView, tm: TypeMapper) -> list[ParamOut]:
     out: list[ParamOut] = []
     for p in v.tool.params:
-        name = ident(p.name)
+        name = param_name(s, p.name)
         if p.name == v.key_param and v.target:
             ty: A.TypeExpr = A.NamedType(v.target)
         elif p.name in v.refs:
@@ -379,7 +390,9 @@ def _create(s: Schema, v: ToolView, pmap):
     for fname, f in e.fields.items():
         if fname == e.key:
             continue
-        if fname in supplied and supplied[fname][2] and supplied[fname][0] != supplied[fname][3]:
+        if fname in supplied and not _type_eq(strip_optional(f.type), strip_optional(supplied[fname][1])):
+            inits.append(A.FieldInit(fname, default_value(s, f.type)))  # same name, other type
+        elif fname in supplied and supplied[fname][2] and supplied[fname][0] != supplied[fname][3]:
             # an optional record param: its key is stored only when it was given
             inits.append(A.FieldInit(fname, default_value(s, f.type)))
             later.append(A.If(bin_("!=", supplied[fname][3], NULL), (A.Set(at("created", fname), supplied[fname][0]),)))

@@ -33,7 +33,9 @@ def snake(name: str) -> str:
 
 
 def pascal(name: str) -> str:
-    return "".join(t[:1].upper() + t[1:] for t in tokens(name))
+    """`payment_method` -> `PaymentMethod`; always a valid type name (`2fa` -> `T2fa`)."""
+    out = "".join(t[:1].upper() + t[1:] for t in tokens(name))
+    return "T" + out if out[:1].isdigit() else out
 
 
 _IRREGULAR = {"people": "person", "children": "child", "men": "man", "women": "woman", "data": "data", "indices": "index"}
@@ -79,7 +81,8 @@ def entity_name(stem_tokens: list[str]) -> str:
     if not stem_tokens:
         return "Item"
     toks = stem_tokens[:-1] + [singular(stem_tokens[-1])]
-    return "".join(t[:1].upper() + t[1:] for t in toks)
+    out = "".join(t[:1].upper() + t[1:] for t in toks)
+    return "T" + out if out[:1].isdigit() else out
 
 
 def entity_tokens(entity: str) -> list[str]:

@@ -7,7 +7,7 @@ from forgec.diagnostics import Diagnostic, Span, warning
 from forgec.lang import ast as A
 
 from . import codes
-from .effects import build_tool, fix_required_refs, span_of
+from .effects import build_tool, fix_required_refs, param_name, span_of
 from .names import ident
 from .schema import Schema, TypeMapper, infer_schema
 
@@ -32,8 +32,8 @@ def synthesize_rules(env: ir.Environment) -> tuple[A.EnvDecl, list[Diagnostic]]:
             v.name = f"{v.name}_{i}"
         seen.add(v.name)
         for p in t.params:
-            if ident(p.name) != p.name:
-                diags.append(warning(codes.RENAMED, f"parameter `{p.name}` of `{t.name}` is not an identifier; synthesized as `{ident(p.name)}`", span_of(t)))
+            if param_name(s, p.name) != p.name:
+                diags.append(warning(codes.RENAMED, f"parameter `{p.name}` of `{t.name}` is not a usable identifier; synthesized as `{param_name(s, p.name)}`", span_of(t)))
         built = build_tool(s, v, tm)
         tools.append(built.decl)
         diags += built.diags
