@@ -196,3 +196,25 @@ def test_expression_printing_round_trips(e) -> None:
     bp = A.BlueprintDecl("b", "e", A.UserBlock("g"), (A.TellNode(e),))
     text = L.format(A.Module("t", (bp,)))
     assert L.parse(text, "t")[0].blueprints[0].nodes[0].value == e, text
+
+
+@FAST
+@given(st.sampled_from(VALID), st.lists(st.tuples(st.floats(0, 1), st.booleans()), max_size=8))
+def test_comments_survive_formatting_and_formatting_is_idempotent(text: str, spots) -> None:
+    lines = text.split("\n")
+    for k, (frac, trailing) in enumerate(spots):
+        i = int(frac * (len(lines) - 1))
+        inside = sum(ln.count('"""') for ln in lines[:i]) % 2 == 1
+        if inside or (trailing and '"""' in lines[i]):
+            continue  # inside a python body: `//` is python text there
+        if trailing and lines[i].strip():
+            lines[i] += f"  // t{k}"
+        else:
+            lines.insert(i, f"// o{k}")
+    src = "\n".join(lines)
+    out, diags = L.format_text(src, "c.forge")
+    assert out is not None, diags
+    assert L.format_text(out, "c.forge")[0] == out
+    for c in L.parse(src, "c.forge")[0].comments:
+        assert "//" + c.text in out
+    assert L.parse(out, "c.forge")[0] == L.parse(src, "c.forge")[0]

@@ -18,4 +18,9 @@ from forgec.lang.check import EnvTypes, load
 from forgec.lang.fmt import format, format_text
 from forgec.lang.parse import parse
 
-__all__ = ["parse", "format", "format_text", "check", "load", "EnvTypes"]
+__all__ = ["parse", "format", "format_text", "check", "load", "EnvTypes", "type_of_tool_result"]
+
+
+def type_of_tool_result(env, tool):
+    """The checker's type of `tool`'s result in `env` (entity names are records)."""
+    return EnvTypes(env).tool_result(tool)
