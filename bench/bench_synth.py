@@ -19,7 +19,7 @@ from forgec.lang import ast as A
 from forgec.synth import synthesize
 
 REPO = Path(__file__).resolve().parent.parent
-SOURCES = sorted(p for p in (REPO.parent / "shared" / "corpus").iterdir() if p.is_dir()) + sorted((REPO / "examples").glob("*.*"))
+SOURCES = sorted(p for p in (REPO.parent / "shared" / "corpus").iterdir() if p.is_dir()) + sorted(p for p in (REPO / "examples").glob("*.*") if p.suffix in (".json", ".yaml", ".yml", ".jsonl"))
 
 
 def best(fn, repeat):

@@ -17,7 +17,7 @@ from forgec.synth import synthesize
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "corpus"
-SOURCES = sorted(p for p in CORPUS.iterdir() if p.is_dir()) + sorted((REPO / "examples").glob("*.*"))
+SOURCES = sorted(p for p in CORPUS.iterdir() if p.is_dir()) + sorted(p for p in (REPO / "examples").glob("*.*") if p.suffix in (".json", ".yaml", ".yml", ".jsonl"))
 
 
 def pipeline(path: Path):

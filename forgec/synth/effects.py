@@ -352,6 +352,11 @@ def _type_eq(a: A.TypeExpr, b: A.TypeExpr) -> bool:
 
 
 def _search(s: Schema, v: ToolView, pmap):
+    if v.child and v.key_param:
+        cname, f = v.child
+        k = _key_param(v, pmap)
+        src = A.Where(N(cname), bin_("==", at("it", f), at(k, s.entities[v.target].key)))
+        return [A.Return(src)], A.ListType(A.NamedType(cname))
     if v.target is None:
         return _computed(s, v, pmap)
     e = s.entities[v.target]

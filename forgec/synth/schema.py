@@ -391,6 +391,7 @@ def infer_schema(env: ir.Environment) -> Schema:
     _bind_tools(s)
     _gather_fields(s)
     _status_fields(s)
+    _children(s)
     _globals(s)
     _finish_entities(s)
     return s
@@ -737,6 +738,33 @@ def _gather_fields(s: Schema) -> None:
                 if cand in s.entities and cand != v.target:
                     fname = plural(snake(cand)).replace("__", "_")
                     s.entities[v.target].fields.setdefault(fname, Field(fname, A.ListType(A.NamedType(cand)), f"the {fname} of this {v.target}"))
+    # "List the name and product id of all product types", "List all airports and their cities",
+    # "the item price difference": documented attributes with no schema
+    for v in s.views.values():
+        desc = (v.tool.description or "").lower()
+        if v.kind == "search" and v.target:
+            e = s.entities[v.target]
+            phrases: list[str] = []
+            m = re.match(r"\s*list (?:the )?([a-z ,]+?) of (?:all )?", desc)
+            if m:
+                phrases += re.split(r",|\band\b", m.group(1))
+            phrases += re.findall(r"\band their ([a-z]+)", desc)
+            for ph in phrases:
+                if re.search(r"\bids?\s*$", ph):
+                    continue  # "product id": the key itself
+                w = [x for x in ph.split() if x not in STOP]
+                if not w:
+                    continue
+                name = ident(snake("_".join(w[:-1] + [singular(w[-1])])))
+                if name == e.key or name in e.aliases or s.ref_of(name) or name in e.fields or len(w) > 2:
+                    continue
+                e.fields[name] = Field(name, A.PrimType("str"), f"from the description of {v.tool.name}")
+    for v in s.views.values():
+        text = " ".join([v.tool.description or ""] + [p.description or "" for p in v.tool.params]).lower()
+        for word, attr in re.findall(r"\b([a-z]+) (price|cost)\b", text):
+            ent = pascal(singular(word))
+            if ent in s.entities and attr not in s.entities[ent].fields:
+                s.entities[ent].fields[attr] = Field(attr, A.PrimType("float"), f"the {word} {attr} (from the description of {v.tool.name})")
     # parameters of create tools are fields of the created entity
     for v in s.views.values():
         if v.kind == "create" and v.target:
@@ -918,6 +946,25 @@ def _status_fields(s: Schema) -> None:
         else:
             vals = list(dict.fromkeys(pres + vals))
         e.fields["status"] = Field("status", A.EnumType(tuple(vals)), "status, inferred from the tools that change it")
+
+
+def _children(s: Schema) -> None:
+    """`git_log(repo_path)` "Shows the commit logs": list the Commits that reference the Repo."""
+    for v in s.views.values():
+        if v.kind != "read" or not v.target or not v.key_param or v.field_noun in s.entities[v.target].fields:
+            continue
+        desc = (v.tool.description or "").lower()
+        for c in s.entities.values():
+            if c.name == v.target:
+                continue
+            f = ref_field(c, v.target)
+            if f is None:
+                continue
+            word = " ".join(tokens(c.name))
+            if re.search(rf"\b({re.escape(plural(word))}|{re.escape(word)} (logs?|history|list))\b", desc):
+                v.child = (c.name, f)
+                v.kind = "search"
+                break
 
 
 def _globals(s: Schema) -> None:
