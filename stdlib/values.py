@@ -197,7 +197,7 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
     if t == "bool":
         return rng.random() < 0.5
     if t == "int":
-        return _int_for(field_name, c)
+        return _int_for(field_name, c, doc)
     if t == "float":
         return _float_for(field_name, c, entity)
     if t == "str":
@@ -218,9 +218,21 @@ def _singular(name: str) -> str:
     return name[:-3] + "y" if name.endswith("ies") else name[:-1] if name.endswith("s") and not name.endswith("ss") else name
 
 
-def _int_for(name: str, c: _Ctx) -> int:
+_RANGE_RE = re.compile(r"(?:\(|between |from |range )\s*(-?\d+)\s*(?:-|–|to|and|\.\.)\s*(-?\d+)", re.I)
+
+
+def _int_for(name: str, c: _Ctx, doc: str = "") -> int:
     w = set(_words(name))
     rng = c.rng
+    m = _RANGE_RE.search(doc or "")
+    if m and int(m.group(1)) < int(m.group(2)):  # "priority (1-4)", "between 1 and 5"
+        return rng.randint(int(m.group(1)), int(m.group(2)))
+    if w & {"priority", "level", "severity"}:
+        return rng.randint(1, 4)
+    if w & {"max", "limit", "capacity", "maximum"}:
+        return rng.randint(20, 60)
+    if w & {"open", "num", "pending", "active"} or (name.endswith("s") and w & {"tickets", "orders", "items", "tasks", "reservations"}):
+        return rng.randint(0, 12)
     if w & {"age"}:
         return rng.randint(18, 85)
     if w & {"year"}:
@@ -373,13 +385,15 @@ def make_key(entity: str, key_tj: dict, i: int, rng: random.Random, ctx: _Ctx, u
             k = "".join(rng.choice(string.ascii_uppercase + string.digits) for _ in range(6))
         elif head in ("flight",):
             k = f"{rng.choice(AIRLINES)}{rng.randint(100, 999)}"
+        elif head in ("airport",):
+            free = [a for a in AIRPORTS if a not in used]
+            k = rng.choice(free) if free else "".join(rng.choice(string.ascii_uppercase) for _ in range(3))
         elif head in ("product", "item", "variant", "sku"):
             k = str(rng.randint(10**9, 10**10 - 1))
         elif head in ("payment", "method", "card"):
             k = f"credit_card_{rng.randint(10**6, 10**7 - 1)}"
         else:
-            abbrev = re.sub(r"[^a-z0-9]", "", "_".join(ws))[:8] or "id"
-            k = f"{abbrev}_{rng.randint(0, 99999):05d}"
+            k = f"{'_'.join(ws) or 'id'}_{rng.randint(0, 99999):05d}"  # certificate_03842, action_log_04159
         if k not in used:
             used.add(k)
             return k
@@ -460,6 +474,7 @@ def generate_state(schema: dict, seed: int, size: int = 30) -> dict:
                     rec[f] = k
                     continue
                 rec[f] = _field_value(e, f, tj, i, k, prim, dealt, keys, records_decl, rng, ctx, enum_off[f])
+            _distinct_endpoints(rec, d["fields"], rng, ctx, e)
             coll[str(k)] = rec
         out[e] = {k: coll[k] for k in sorted(coll, key=_order_key)}
 
@@ -503,6 +518,15 @@ def generate_state(schema: dict, seed: int, size: int = 30) -> dict:
             ctx.persona = None
             G[g] = generate_value(tj, g, rng, ctx=ctx)
     return {"entities": out, "globals": G}
+
+
+def _distinct_endpoints(rec: dict, fields: dict, rng: random.Random, ctx: _Ctx, e: str) -> None:
+    """A trip never goes from a place to itself (origin/destination, from/to, source/target)."""
+    for a, b in (("origin", "destination"), ("from", "to"), ("source", "target"), ("departure_airport", "arrival_airport")):
+        if a in rec and b in rec and rec[a] == rec[b] and fields.get(b, {}).get("type") == "str":
+            pool = ctx.pools.get((e, "airport")) or [x for x in AIRPORTS]
+            others = [x for x in pool if x != rec[a]] or [x for x in AIRPORTS if x != rec[a]]
+            rec[b] = rng.choice(others)
 
 
 def ch_key(ents: dict, e: str) -> str:

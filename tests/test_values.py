@@ -46,9 +46,17 @@ SCHEMA = {
         },
         "Ticket": {
             "key": "ticket_id",
-            "fields": {"ticket_id": {"type": "str", "doc": "The ticket id, e.g. 'TKT-004512'."}, "priority": {"type": "int"}, "product": {"type": "ref", "entity": "Product"}},
+            "fields": {
+                "ticket_id": {"type": "str", "doc": "The ticket id, e.g. 'TKT-004512'."},
+                "priority": {"type": "int"},
+                "urgency": {"type": "int", "doc": "Urgency (3-7), higher is sooner."},
+                "product": {"type": "ref", "entity": "Product"},
+            },
         },
         "Counter": {"key": "n", "fields": {"n": {"type": "int"}, "label": {"type": "str"}}},
+        "Airport": {"key": "code", "fields": {"code": {"type": "str"}}},
+        "Flight": {"key": "flight_number", "fields": {"flight_number": {"type": "str"}, "origin": {"type": "str"}, "destination": {"type": "str"}}},
+        "CreditNote": {"key": "credit_note_id", "fields": {"credit_note_id": {"type": "str"}}},
     },
     "records": {
         "Address": {"fields": {"street": {"type": "str"}, "city": {"type": "str"}, "zip": {"type": "str"}}},
@@ -206,3 +214,12 @@ def test_generate_value_and_mimic():
     m = mimic("#W0001234", random.Random(1))
     assert re.fullmatch(r"#W\d{7}", m)
     assert re.fullmatch(r"[0-9][A-Z]{2}[0-9]{3}", mimic("4WQ150", random.Random(2)))
+
+
+def test_ranges_codes_and_trips(world):
+    assert all(3 <= t["urgency"] <= 7 for t in world["entities"]["Ticket"].values())  # range from the doc
+    assert all(1 <= t["priority"] <= 4 for t in world["entities"]["Ticket"].values())
+    assert all(re.fullmatch(r"[A-Z]{3}", k) for k in world["entities"]["Airport"])
+    assert all(f["origin"] != f["destination"] for f in world["entities"]["Flight"].values())
+    assert all(re.fullmatch(r"[A-Z]{3}\d{3}", k) for k in world["entities"]["Flight"])
+    assert all(re.fullmatch(r"credit_note_\d{5}", k) for k in world["entities"]["CreditNote"])
