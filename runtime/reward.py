@@ -36,7 +36,7 @@ def _numbers(text: str) -> list[tuple[float, int]]:
 
 
 def _num_matches(value: float, written: float, decimals: int) -> bool:
-    if math.isclose(value, written, rel_tol=1e-9, abs_tol=1e-9):
+    if math.isclose(value, written, rel_tol=1e-12, abs_tol=1e-9):
         return True
     # A value written to fewer decimals (money: 2) counts when it rounds to what was written.
     return decimals >= 2 and math.isclose(round(value, decimals), written, rel_tol=0, abs_tol=10 ** -(decimals + 3))

@@ -422,3 +422,29 @@ def test_copy_of_build_loads_side_by_side(build, tmp_path):
     b2 = load(other)
     assert b2.envs["shop"] is not build.envs["shop"]
     assert oracle_self_check(b2)["pass_rate"] == 1.0
+
+
+# --------------------------------------------------------------------------- properties
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(min_value=-10**9, max_value=10**9), st.integers(min_value=0, max_value=99))
+def test_told_money_in_any_common_format(units, cents):
+    v = units + (cents / 100 if units >= 0 else -cents / 100)
+    for text in (f"{v:,.2f}", f"{v:.2f}", f"total: {v:,.2f} USD", repr(v), f"${v:,.2f}." if v >= 0 else f"{v:,.2f}."):
+        assert told(v, text), (v, text)
+    assert not told(v, f"{v + 1:,.2f}")
+    assert not told(v, f"{v:,.2f}"[:-1] + "9") or f"{v:,.2f}".endswith("9")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(min_codepoint=48, max_codepoint=122), min_size=1, max_size=12))
+def test_told_strings_need_word_boundaries(word):
+    word = word.strip()
+    if not word or not word[0].isalnum() or not word[-1].isalnum():
+        return
+    assert told(word, f"It is {word.upper()}.")
+    assert not told(word, f"It is {word}x2.") or told(word, "x2")

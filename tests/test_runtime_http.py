@@ -278,3 +278,22 @@ def test_ctrl_c_writes_what_finished(build, tmp_path):
     eps = (out / "episodes.jsonl").read_text().splitlines()
     assert 3 <= len(eps) < 40 and data["summary"]["episodes"] == len(eps)
     assert all(json.loads(e)["reward"] == 1.0 for e in eps)  # only finished episodes, none cut short
+
+
+def test_cli_eval_with_llm_user_and_llm_judge(build, tmp_path):
+    from typer.testing import CliRunner
+
+    from forgec.cli import app
+
+    with FakeServer(user_model(build)) as usr, FakeServer(lambda body: {"content": '{"user_error": false, "reason": "ok"}'}) as jdg:
+        out = tmp_path / "run"
+        r = CliRunner().invoke(app, ["eval", str(build.root), "--agent", "oracle", "--user", "llm", "--user-base-url", usr.url,
+                                     "--user-model", "u", "--judge", "llm", "--judge-base-url", jdg.url, "--judge-model", "j",
+                                     "-k", "2", "-o", str(out), "-q"])
+        assert r.exit_code == 0, r.output
+        n_user, n_judge = len(usr.requests), len(jdg.requests)
+    data = json.loads((out / "run_results.json").read_text())
+    assert data["pass_hat_k"]["overall"] == {"1": 1.0, "2": 1.0}
+    assert n_user == 10 and n_judge == 10  # one user reply (the stop) and one verdict per episode
+    eps = [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]
+    assert all(e["judge"]["judge"] == "llm" and e["judge"]["user_error"] is False for e in eps)
