@@ -243,17 +243,32 @@ class Sandbox:
 
 
 _SHARED: Sandbox | None = None
+_SHARED_PID = 0
 _SHARED_LOCK = threading.Lock()
 
 
 def shared() -> Sandbox:
-    """The process-wide sandbox every Env uses (started on first call, stopped at exit)."""
-    global _SHARED
+    """The process-wide sandbox every Env uses (started on first call, stopped at exit).
+
+    Limits come from FORGEC_SANDBOX_TIME_LIMIT (seconds) and FORGEC_SANDBOX_MEMORY_MB. A
+    forked child process gets its own worker (it never talks to its parent's).
+    """
+    global _SHARED, _SHARED_PID
     with _SHARED_LOCK:
-        if _SHARED is None:
+        if _SHARED is None or _SHARED_PID != os.getpid():
+            _SHARED_PID = os.getpid()
             _SHARED = Sandbox(
                 float(os.environ.get("FORGEC_SANDBOX_TIME_LIMIT", DEFAULT_TIME_LIMIT)),
                 int(os.environ.get("FORGEC_SANDBOX_MEMORY_MB", DEFAULT_MEMORY_MB)),
             )
             atexit.register(_SHARED.close)
         return _SHARED
+
+
+def install(sb: Sandbox | None) -> Sandbox | None:
+    """Make `sb` this process's shared sandbox (tests, custom limits); returns the previous one."""
+    global _SHARED, _SHARED_PID
+    with _SHARED_LOCK:
+        old = _SHARED if _SHARED_PID == os.getpid() else None
+        _SHARED, _SHARED_PID = sb, os.getpid()
+        return old

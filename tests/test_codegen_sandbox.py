@@ -62,12 +62,11 @@ def mod(tmp_path_factory):
 
 @pytest.fixture(scope="module", autouse=True)
 def fast_sandbox():
-    old = sandbox._SHARED
     sb = sandbox.Sandbox(time_limit=1.0, memory_mb=256)
-    sandbox._SHARED = sb
+    old = sandbox.install(sb)
     yield sb
     sb.close()
-    sandbox._SHARED = old
+    sandbox.install(old)
 
 
 def world():
@@ -138,3 +137,23 @@ def test_infinite_loop_restarts_the_worker(mod, fast_sandbox):
     assert isinstance(err, ToolError)
     assert env.step("double", {"x": 3}) == 6
     assert fast_sandbox.pid != pid
+
+
+def test_forked_child_gets_its_own_worker(mod, fast_sandbox):
+    import os
+
+    env = mod.Env(world())
+    assert env.step("double", {"x": 1}) == 2
+    parent_worker = fast_sandbox.pid
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: must not reuse the parent's pipe to the worker
+        try:
+            ok = env.step("double", {"x": 5}) == 10 and sandbox.shared() is not fast_sandbox and sandbox.shared().pid != parent_worker
+            os.write(w, b"1" if ok else b"0")
+        finally:
+            os._exit(0)
+    os.close(w)
+    assert os.read(r, 1) == b"1"
+    os.waitpid(pid, 0)
+    assert env.step("double", {"x": 4}) == 8 and fast_sandbox.pid == parent_worker
