@@ -212,6 +212,12 @@ def test_recovery_keeps_later_items_and_statements() -> None:
     assert m.blueprints[0].nodes[0].tool == "b"
 
 
+def test_recovery_never_discards_the_enclosing_declaration() -> None:
+    m, d = L.parse("env e {\n  tool a() -> int { return 1 }\n  tool b() int { return 2 }\n  tool c() -> int { return 3 }\n}\n", "t")
+    assert [(x.code, x.span.line) for x in d] == [("syntax-error", 3)]
+    assert [t.name for t in m.envs[0].tools] == ["a", "c"]
+
+
 @pytest.mark.parametrize("text", ["", "\x00", "}}}}", "env", "env {", '"', '"""', "é ü", "blueprint b for", "@", "1e",
                                   "env e { tool t( -> }", "\ufeffenv e {}", "env e { python }"])
 def test_parse_never_raises(text: str) -> None:

@@ -20,6 +20,7 @@ class DiagFormat(str, Enum):
 def run_check(paths: list[str], stdin_text: str | None = None):
     """Load (files, folders, `-`), check, and return (diagnostics, sources) for rendering."""
     from forgec.lang import check, load, parse
+    from forgec.lang.check import drop_cascades
 
     files = [p for p in paths if p != "-"]
     modules, diags = load(files) if files else ([], [])
@@ -31,7 +32,7 @@ def run_check(paths: list[str], stdin_text: str | None = None):
         diags += d
         sources["<stdin>"] = text
     diags += check(modules)
-    return diags, sources
+    return drop_cascades(diags), sources
 
 
 def command(

@@ -1240,6 +1240,29 @@ def check(modules: list[A.Module]) -> list[Diagnostic]:
     return check_modules(modules)
 
 
+def drop_cascades(diags: list[Diagnostic]) -> list[Diagnostic]:
+    """Drop checker diagnostics on constructs that span a syntax error: the parser
+    repaired them, so their 'missing argument' or 'unused' is noise."""
+    bad: dict[str, set[int]] = {}
+    for d in diags:
+        if d.code in _SYNTAX_CODES and d.span is not None:
+            bad.setdefault(d.span.file, set()).add(d.span.line)
+    if not bad:
+        return diags
+    out = []
+    for d in diags:
+        s = d.span
+        if d.code not in _SYNTAX_CODES and s is not None and s.file in bad and s.line:
+            last = max(s.end_line, s.line)
+            if any(s.line <= ln <= last for ln in bad[s.file]):
+                continue
+        out.append(d)
+    return out
+
+
+_SYNTAX_CODES = frozenset({C.SYNTAX, C.UNEXPECTED_CHAR, C.UNTERMINATED_STRING})
+
+
 class _CallableModule(__import__("types").ModuleType):
     """`forgec.lang.check` is both this module (EnvTypes, Checker, ...) and the checker:
     `forgec.lang.check(modules)`. A package attribute cannot be both otherwise, because
@@ -1252,4 +1275,4 @@ class _CallableModule(__import__("types").ModuleType):
 __import__("sys").modules[__name__].__class__ = _CallableModule
 
 
-__all__ = ["check", "check_modules", "load", "EnvTypes", "Checker", "fits", "node_refs", "did_you_mean"]
+__all__ = ["check", "check_modules", "drop_cascades", "load", "EnvTypes", "Checker", "fits", "node_refs", "did_you_mean"]

@@ -529,6 +529,9 @@ class _Parser:
                 items = []
             diags, comments = b.diags, b.comments
             b.diags, b.comments, b.text = [], [], ""
+        syntax_lines = {d.span.line for d in diags if d.code == C.SYNTAX}
+        if syntax_lines:  # builder diagnostics on a line the parser repaired are cascades
+            diags = [d for d in diags if d.code == C.SYNTAX or d.span is None or d.span.line not in syntax_lines]
         lines = text.count("\n") + 1
         items = tuple(i for i in (items or ()) if isinstance(i, (A.Import, A.EnvDecl, A.BlueprintDecl)))
         return A.Module(filename, items, tuple(comments), Span(filename, 1, 1, lines, 1)), diags
@@ -576,6 +579,7 @@ class _Parser:
         self.ss, self.vs = ss, vs
         self.quiet = 0  # tokens shifted since the last error; < 3 suppresses cascades
         self.in_error = False
+        self.skip_depth = 0  # `{` dropped while recovering
         keywords = self.keywords
         table = self.table
         match = self.lex_re.match
@@ -659,9 +663,14 @@ class _Parser:
     def _recover(self, tok: Token, expected) -> None:
         if not self.in_error:
             self._report(tok, expected)
+            self.skip_depth = 0
         self.in_error = True
         self.quiet = 0
-        if tok.type in SYNC:
+        if tok.type == "LBRACE":
+            self.skip_depth += 1  # its `}` is dropped too, not used to close an outer block
+        elif tok.type == "RBRACE" and self.skip_depth:
+            self.skip_depth -= 1
+        elif tok.type in SYNC:
             self._sync(tok)  # else: drop the token
 
     def _try(self, tok: Token) -> bool:
@@ -676,15 +685,20 @@ class _Parser:
         return True
 
     def _sync(self, tok: Token) -> bool:
-        """Pop LR states until one can take `tok` (a statement/item start or `}`), then feed it."""
-        ss, vs = self.ss, self.vs
-        while True:
-            if tok.type in self.table[ss[-1]] and self._try(tok):
+        """Pop LR states until one can take `tok` (a statement/item start or `}`), then feed it.
+        When no state on the stack takes it, the token is dropped and the stack kept."""
+        table = self.table
+        for depth in range(len(self.ss), 0, -1):
+            if tok.type in table[self.ss[depth - 1]]:
+                ss, vs = self.ss[:depth], self.vs[:depth - 1]
+                try:
+                    self._feed(ss, vs, tok)
+                except _SyntaxErr:
+                    continue
+                self.ss[:] = ss
+                self.vs[:] = vs
                 return True
-            if len(ss) <= 1:
-                return False  # nothing takes it: drop the token
-            ss.pop()
-            vs.pop()
+        return False
 
     def _finish(self, last: Token | None, line: int, col: int, pos: int):
         end = Token("$END", "", line, col, line, col, pos, pos)
@@ -737,6 +751,10 @@ def _hint(tok: Token, expected: set[str]) -> str:
         return "a `)` is missing"
     if "COMMA" in expected and tok.type in ("NAME", "STRING", "INT", "FLOAT"):
         return "a `,` may be missing before this"
+    if tok.type == "ASSIGN" and "RPAR" in expected:
+        return "arguments are written `name: value`"
+    if tok.type == "NAME" and expected == {"COLON"}:
+        return "declare as `name: type`"
     if tok.type == "ASSIGN" and "EQ" in expected:
         return "compare with `==`; `=` only assigns in `let`/`set`"
     if tok.type == "COLON" and "ASSIGN" in expected:
