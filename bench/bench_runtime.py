@@ -94,6 +94,23 @@ def main() -> None:
         rows.append((f"{label}: episodes/s (wall)", f"{n / dt:,.0f}", "(info)", None))
         rows.append((f"{label}: env share", f"{100 * env_s / dt:.0f}%", "(info)", None))
 
+    # env creation: built from JSON vs forked from the pristine env of the same initial state
+    t = tasks[0]
+    mod = build.envs[t.env]
+    state = build.initial_state(t)
+    reps = 50
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        mod.Env(state).state_hash()
+    fresh = (time.perf_counter() - t0) / reps
+    build.new_env(t.env, t)
+    t0 = time.perf_counter()
+    for _ in range(reps * 20):
+        build.new_env(t.env, t).state_hash()
+    fork = (time.perf_counter() - t0) / (reps * 20)
+    n_rec = sum(len(c) for c in state.get("entities", {}).values())
+    rows.append((f"new env + hash ({n_rec} records): from JSON / forked", f"{fresh * 1e3:.2f} / {fork * 1e3:.3f} ms", "(info)", None))
+
     # 2. the same through asyncio (evaluate, 8 in flight)
     reps = max(1, int(2000 / len(tasks)))
     t0 = time.perf_counter()

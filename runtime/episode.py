@@ -85,9 +85,14 @@ class Episode:
     judge: JudgeVerdict | None = None
 
     def to_json(self) -> dict:
-        """A JSON-ready dict (messages, replies with token ids, events, reward, verdict)."""
+        """A JSON-ready dict (messages, replies with token ids, events, reward, verdict); strict JSON
+        (a non-finite float a model wrote into its arguments becomes the string "NaN"/"Infinity")."""
         d = asdict(self)
-        return json.loads(json.dumps(d, ensure_ascii=False, default=str))
+        try:
+            text = json.dumps(d, ensure_ascii=False, default=str, allow_nan=False)
+        except ValueError:
+            text = json.dumps(_finite(d), ensure_ascii=False, default=str, allow_nan=False)
+        return json.loads(text)
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), ensure_ascii=False, sort_keys=True)
@@ -104,6 +109,16 @@ class Episode:
     def user_error(self) -> bool:
         """The MEU mask: True when the judge found that the simulated user erred."""
         return bool(self.judge and self.judge.user_error)
+
+
+def _finite(v: Any) -> Any:
+    if isinstance(v, float) and v != v or v in (float("inf"), float("-inf")):
+        return str(v).replace("inf", "Infinity").replace("nan", "NaN")
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    return v
 
 
 class _Failure:

@@ -338,6 +338,22 @@ def test_limits_and_failures_end_only_the_episode(build):
     assert ep.end_reason == END_AGENT_ERROR and ep.error.startswith("HTTP 500")
 
 
+def test_episode_json_is_strict_even_with_nan_arguments(build):
+    t = build.task("shop/desk_price")
+
+    class NaNAgent:
+        def act_sync(self, messages, tools):
+            if len(messages) < 3:
+                return AgentReply(tool_calls=[ToolCall("c", "search_products", {"max_price": float("nan")})])
+            return AgentReply(content="Done.")
+
+    ep = run_episode(build, t, NaNAgent(), ScriptedUser(t))
+    text = ep.dumps()
+    assert "NaN" in text
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
+    assert ep.tool_events[0].ok is False
+
+
 def test_episode_json_roundtrip(build):
     t = build.task("shop/cheapest_item")
     ep = run_episode(build, t, OracleAgent(t), ScriptedUser(t), judge=RuleJudge())
