@@ -218,7 +218,10 @@ def _loop(ep: Episode, build: Any, task: Task, limits: EpisodeLimits, want_judge
         ep.end_reason, ep.error = END_ERROR, f"{type(e).__name__}: {e}"
 
     t = time.perf_counter()
-    ep.final_state_hash = env.state_hash()
+    try:
+        ep.final_state_hash = env.state_hash()
+    except Exception as e:  # noqa: BLE001 - a broken env scores 0 with the reason, never crashes the run
+        ep.end_reason, ep.error = END_ERROR, f"state_hash failed: {type(e).__name__}: {e}"
     rb = compute_reward(ep.final_state_hash, task.gold_state_hash, task.tell, _said_to_user(msgs))
     ep.reward = rb.reward
     ep.reward_breakdown = rb.to_json()
