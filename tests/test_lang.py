@@ -322,6 +322,25 @@ env shop {
 """
 
 
+def test_lets_are_function_scoped_and_string_plus_concatenates() -> None:
+    src = SHOP.replace("  @read\n", """  @read
+  tool label(order_id: Order) -> str {
+    if order_id.total > 10 {
+      let tag = "big"
+    } else {
+      let tag = "small"
+    }
+    let total = 0.0
+    for o in Order {
+      let total = total + o.total
+    }
+    return tag + " order " + order_id.order_id + " of " + total
+  }
+  @read
+""", 1)
+    assert check_text(src) == []
+
+
 def test_did_you_mean_in_help() -> None:
     d = check_text(SHOP + 'blueprint b for shop { user { goal "g" } call c = cancl(order_id: "o") }')
     assert [(x.code, x.help) for x in d] == [("unknown-tool", "did you mean `cancel`?"), ("no-effect", d[1].help)]

@@ -462,13 +462,12 @@ class Checker:
             if is_number(lt) and is_number(rt):
                 return INT if strip_opt(lt) == INT and strip_opt(rt) == INT else (
                     FLOAT if not (is_loose(lt) or is_loose(rt)) else UNKNOWN)
-            if is_stringy(lt) and is_stringy(rt):
-                return STR
+            if is_stringy(lt) or is_stringy(rt):
+                return STR  # `+` with a string concatenates, the other side spelled as str(x)
             l0, r0 = strip_opt(lt), strip_opt(rt)
             if elem(l0) is not None and elem(r0) is not None:
                 return ListT(join(elem(l0), elem(r0)))
-            self.err(C.TYPE_MISMATCH, f"cannot add {lt} and {rt}", e,
-                     "convert with str(...) to concatenate" if is_stringy(lt) or is_stringy(rt) else "")
+            self.err(C.TYPE_MISMATCH, f"cannot add {lt} and {rt}", e)
             return UNKNOWN
         if not (is_number(lt) and is_number(rt)):
             self.err(C.TYPE_MISMATCH, f"`{op}` needs numbers, found {lt} and {rt}", e)
@@ -630,12 +629,13 @@ def _stmt(ck: Checker, s, scope: dict, ret: Ty) -> bool:
         if el is None:
             ck.err(C.TYPE_MISMATCH, f"`for` iterates over a list or entity, found {it}", s.iter)
             el = UNKNOWN
-        _block(ck, s.body, {**scope, s.var: el}, ret)
+        scope[s.var] = el  # names are function scoped (as in the generated Python)
+        _block(ck, s.body, scope, ret)
         return False
     if t is A.If:
         ck.bool_cond(s.cond, scope, "an `if` condition")
-        a = _block(ck, s.then, dict(scope), ret)
-        b = _block(ck, s.orelse, dict(scope), ret) if s.orelse else False
+        a = _block(ck, s.then, scope, ret)
+        b = _block(ck, s.orelse, scope, ret) if s.orelse else False
         return a and b
     return False
 
@@ -660,10 +660,11 @@ def _insert(ck: Checker, s: A.Insert, scope: dict) -> None:
                 ck.ty(f.value, scope)
                 continue
             ck.expect(f.value, scope, ft, f"field '{f.name}' of {s.entity}")
-        missing = [fd.name for fd in ent.fields if _required(fd) and fd.name not in seen]
+        # an omitted key gets fresh_id(E); other omitted required fields get a zero value
+        missing = [fd.name for fd in ent.fields if _required(fd) and fd.name not in seen and fd.name != ent.key]
         if missing:
-            ck.err(C.MISSING_FIELD, f"insert {s.entity} is missing {', '.join(missing)}", s,
-                   "give every field without a default; key fields usually take fresh_id(...)")
+            ck.warn(C.MISSING_FIELD, f"insert {s.entity} leaves out {', '.join(missing)}: they get zero values", s,
+                    "give every field that has no default (the key may be omitted: it gets fresh_id)")
     if s.bind:
         scope[s.bind] = EntRec(s.entity)
 

@@ -200,10 +200,11 @@ SET_KEY = define(
     right='set order_id.status = "cancelled"',
 )
 MISSING_FIELD = define(
-    "missing-field", A, "`insert` leaves out a field that has no default and is not optional.",
-    why="Every stored record must be complete so later reads cannot fail.",
-    wrong='insert Order {order_id: fresh_id(Order)}',
-    right='insert Order {order_id: fresh_id(Order), status: "pending", total: 0.0}',
+    "missing-field", A, "`insert` leaves out a field that has no default and is not optional (it gets a zero value).",
+    why="A zero `total` or empty `status` is rarely what the tool means; the key alone may be omitted (it gets fresh_id).",
+    wrong='insert Order {status: "pending"}',
+    right='insert Order {status: "pending", total: 0.0}',
+    severity=W,
 )
 FACT_LITERAL = define(
     "fact-not-literal", A, "A `knows` fact is not a literal (or a list/record of literals).",
