@@ -148,7 +148,7 @@ def _task(env_mod, env: str, name: str, seed: int, state: dict, instruction: str
     return json.loads(t.model_dump_json())
 
 
-def make_toy_build(out: str | Path, seed: int = 0, tasks_per_env: int = 8) -> Path:
+def make_toy_build(out: str | Path, seed: int = 0, tasks_per_env: int = 8, envs: tuple[str, ...] = ("lights", "thermostat")) -> Path:
     """Write the build folder and return its path (deterministic for a seed)."""
     out = Path(out)
     rng = random.Random(seed)
@@ -176,6 +176,11 @@ def make_toy_build(out: str | Path, seed: int = 0, tasks_per_env: int = 8) -> Pa
         tasks["thermostat"].append(_task(mods["thermostat"], "thermostat", f"set_{room}_{deg}_{i}", seed + 100 + i,
                                          copy.deepcopy(state), f"Please set the {room} to {deg} degrees.",
                                          f"{room} at {deg} degrees", [("set_temperature", {"room": room, "degrees": deg})]))
+    tasks = {e: ts for e, ts in tasks.items() if e in envs}
+    for e in sources:
+        if e not in envs:
+            (out / "envs" / e / "env.py").unlink()
+            (out / "envs" / e).rmdir()
     (out / "tasks").mkdir(parents=True, exist_ok=True)
     for env, ts in tasks.items():
         ts.sort(key=lambda t: t["id"])

@@ -431,7 +431,8 @@ class Trainer:
         while len(kept) < target and rnd < cfg.algo.max_refill_rounds:
             rnd += 1
             need = target - len(kept)
-            dropped_envs = sorted(g.spec.task.env for g in results if g not in kept)
+            kept_ids = {id(g) for g in kept}
+            dropped_envs = sorted(g.spec.task.env for g in results if id(g) not in kept_ids)
             new_specs = []
             for i in range(need):
                 env = dropped_envs[i % len(dropped_envs)] if dropped_envs else self.sampler.envs[0]
