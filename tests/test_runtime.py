@@ -463,4 +463,4 @@ def test_told_strings_need_word_boundaries(word):
     if not word or not word[0].isalnum() or not word[-1].isalnum():
         return
     assert told(word, f"It is {word.upper()}.")
-    assert not told(word, f"It is {word}x2.") or told(word, "x2")
+    assert not told(word, f"zz{word}zz")  # only inside a longer word: not told
