@@ -511,7 +511,6 @@ class ToolEmitter:
         elif isinstance(s, A.Delete):
             c, t = self.expr(s.target)
             t = strip_opt(t)
-            self.writes = True
             if t is not None and t[0] == "rec":
                 self.emit(ind, f"env._delete({t[1]!r}, {c})", s)
             elif t is not None and t[0] == "ref":
@@ -585,6 +584,28 @@ class ToolEmitter:
 
     def assign(self, target: Any, vcode: str, vtype: T, ind: int, node: Any) -> None:
         """`target = value` with reference semantics for records and path copying below them."""
+        base, steps = self._split_target(target)
+        if isinstance(base, A.Name) and base.id in self.scope and not steps:
+            self.emit(ind, f"{self.scope[base.id][0]} = {vcode}", node)  # rebinding a local
+            return
+        cur, ct = self._writable_base(base, ind, node)
+        for i, (kind, s) in enumerate(steps):
+            cur, ct, slot, nt = self._step_into(cur, ct, kind, s, ind, node)
+            if i == len(steps) - 1:
+                v = self.coerce(vcode, vtype, nt)
+                self.emit(ind, f"{cur}[{slot}] = {v if v != vcode else self.stored(vcode, vtype)}")
+            elif strip_opt(nt) is not None and strip_opt(nt)[0] == "ref":
+                c = self.tmp("b")  # a key: the next attribute step dereferences it
+                self.emit(ind, f"{c} = {cur}[{slot}]")
+                cur, ct = c, nt
+            else:
+                c = self.tmp("b")  # copy the container we are about to write into
+                self.emit(ind, f"{c} = _rt.shallow({cur}[{slot}])")
+                self.emit(ind, f"{cur}[{slot}] = {c}")
+                cur, ct = c, nt
+
+    def _split_target(self, target: Any) -> tuple[Any, list[tuple[str, Any]]]:
+        """`a.b[i].c` -> (a, [("attr", "b"), ("index", i), ("attr", "c")]); `E[k]` stays a base."""
         steps: list[tuple[str, Any]] = []
         base = target
         while True:
@@ -595,95 +616,64 @@ class ToolEmitter:
                 steps.append(("index", base.index))
                 base = base.obj
             else:
-                break
-        steps.reverse()
-        first = True
-        if isinstance(base, A.Name) and base.id in self.scope and not steps:
-            var, t = self.scope[base.id]
-            self.emit(ind, f"{var} = {vcode}", node)
-            return
-        # the base container
+                return base, steps[::-1]
+
+    def _writable_base(self, base: Any, ind: int, node: Any) -> tuple[str, T]:
+        """Code naming the container an assignment starts from, touched (undo snapshot) if live."""
         if isinstance(base, A.Name) and base.id == "state" and "state" not in self.scope:
-            cur, ct = "env._touch_globals()", ("globals",)
-            self.writes = True
             c = self.tmp("b")
-            self.emit(ind, f"{c} = {cur}", node)
-            first = False
-            cur = c
-        elif isinstance(base, A.Name) and base.id in self.scope:
+            self.emit(ind, f"{c} = env._touch_globals()", node)
+            return c, ("globals",)
+        if isinstance(base, A.Name) and base.id in self.scope:
             var, ct = self.scope[base.id]
-            cur = var
             st = strip_opt(ct)
             if st is not None and st[0] == "rec":
                 self.emit(ind, f"env._touch({st[1]!r}, {var})", node)
-                self.writes = True
             elif st is not None and st[0] == "ref":
                 c = self.tmp("b")
                 self.emit(ind, f"{c} = env._touch({st[1]!r}, env._get({st[1]!r}, {var}))", node)
-                cur, ct = c, ("rec", st[1])
-                self.writes = True
-            elif st is None or st[0] == "any":
+                return c, ("rec", st[1])
+            elif st is None or st[0] == "any":  # unknown statically: a live record or a value?
                 self.emit(ind, f"if not env._touch_any({var}):", node)
                 self.emit(ind + 1, f"{var} = _rt.shallow({var})")
-                self.writes = True
             else:  # a local value: copy it so nothing it aliased changes
                 self.emit(ind, f"{var} = _rt.shallow({var})", node)
-            first = False
+            return var, ct
+        bc, ct = self.expr(base)
+        st = strip_opt(ct)
+        c = self.tmp("b")
+        if st is not None and st[0] == "rec":
+            self.emit(ind, f"{c} = env._touch({st[1]!r}, {bc})", node)
+        elif st is not None and st[0] == "ref":
+            self.emit(ind, f"{c} = env._touch({st[1]!r}, env._get({st[1]!r}, {bc}))", node)
+            ct = ("rec", st[1])
         else:
-            bc, ct = self.expr(base)
-            st = strip_opt(ct)
-            c = self.tmp("b")
-            self.writes = True
-            if st is not None and st[0] == "rec":
-                self.emit(ind, f"{c} = env._touch({st[1]!r}, {bc})", node)
-            elif st is not None and st[0] == "ref":
-                self.emit(ind, f"{c} = env._touch({st[1]!r}, env._get({st[1]!r}, {bc}))", node)
-                ct = ("rec", st[1])
-            else:
-                self.emit(ind, f"{c} = {bc}", node)
-                self.emit(ind, f"if not env._touch_any({c}):")
-                self.emit(ind + 1, f"raise _rt.ToolError('cannot assign into a computed value', 'precondition')")
-            cur = c
-            first = False
-        assert not first
-        for i, (kind, s) in enumerate(steps):
-            last = i == len(steps) - 1
-            fields = self.fields_of(ct)
-            sct = strip_opt(ct)
-            if kind == "attr":
-                if sct is not None and sct[0] == "ref":  # deref a key mid-path
-                    c = self.tmp("b")
-                    self.emit(ind, f"{c} = env._touch({sct[1]!r}, env._get({sct[1]!r}, {cur}))")
-                    cur, ct, fields = c, ("rec", sct[1]), self.fields_of(("rec", sct[1]))
-                    sct = strip_opt(ct)
-                if sct is not None and sct[0] in ("rec",) and s == self.key_of(sct[1]):
-                    raise CodegenError(f"cannot set the key field {s!r} of {sct[1]}", getattr(node, "span", None))
-                slot = repr(s)
-                nt = fields.get(s) if fields else None
-            else:
-                ic, _ = self.expr(s)
-                slot = self.tmp("i")
-                self.emit(ind, f"{slot} = _rt.slot({cur}, {ic})")
-                nt = sct[1] if sct is not None and sct[0] == "list" else None
-            if last:
-                v = self.coerce(vcode, vtype, nt)
-                if v == vcode:
-                    v = self.stored(vcode, vtype)
-                self.emit(ind, f"{cur}[{slot}] = {v}")
-            else:
+            self.emit(ind, f"{c} = {bc}", node)
+            self.emit(ind, f"if not env._touch_any({c}):")
+            self.emit(ind + 1, "raise _rt.ToolError('cannot assign into a computed value', 'precondition')")
+        return c, ct
+
+    def _step_into(self, cur: str, ct: T, kind: str, s: Any, ind: int, node: Any) -> tuple[str, T, str, T]:
+        """One path step: (container code, its type, slot code, the slot's type)."""
+        sct = strip_opt(ct)
+        if kind == "attr":
+            if sct is not None and sct[0] == "ref":  # a key mid-path: write the referenced record
                 c = self.tmp("b")
-                if strip_opt(nt) is not None and strip_opt(nt)[0] == "ref":
-                    self.emit(ind, f"{c} = {cur}[{slot}]")
-                else:
-                    self.emit(ind, f"{c} = _rt.shallow({cur}[{slot}])")
-                    self.emit(ind, f"{cur}[{slot}] = {c}")
-                cur, ct = c, nt
+                self.emit(ind, f"{c} = env._touch({sct[1]!r}, env._get({sct[1]!r}, {cur}))")
+                cur, ct, sct = c, ("rec", sct[1]), ("rec", sct[1])
+            if sct is not None and sct[0] == "rec" and s == self.key_of(sct[1]):
+                raise CodegenError(f"cannot set the key field {s!r} of {sct[1]}", getattr(node, "span", None))
+            fields = self.fields_of(ct)
+            return cur, ct, repr(s), (fields.get(s) if fields else None)
+        ic, _ = self.expr(s)
+        slot = self.tmp("i")
+        self.emit(ind, f"{slot} = _rt.slot({cur}, {ic})")
+        return cur, ct, slot, (sct[1] if sct is not None and sct[0] == "list" else None)
 
     def insert(self, s: A.Insert, ind: int) -> None:
         ent = self.ents.get(s.entity)
         if ent is None:
             raise CodegenError(f"insert into unknown entity {s.entity!r}", s.span)
-        self.writes = True
         given = {f.name: f for f in s.fields}
         unknown = [n for n in given if n not in {f.name for f in ent.fields}]
         if unknown:
