@@ -212,6 +212,20 @@ def test_recovery_keeps_later_items_and_statements() -> None:
     assert m.blueprints[0].nodes[0].tool == "b"
 
 
+def test_absurd_nesting_is_a_diagnostic_not_a_crash() -> None:
+    deep = "not " * 3000 + "true"  # parens make no nodes; unary chains do
+    m, d = L.parse(f"env e {{ tool t() -> bool {{ return {deep} }} }}", "t")
+    assert d == []
+    assert codes(L.check([m])) == ["too-deep"]
+    out, d2 = L.format_text(f"env e {{ tool t() -> int {{ return {'-' * 3000}x }} }}", "t")
+    assert out is None and codes(d2) == ["too-deep"]
+
+
+def test_crlf_line_endings() -> None:
+    m, d = L.parse('env e {\r\n  tool t() -> any python """\r\n    return 1\r\n  """\r\n}\r\n', "t")
+    assert d == [] and m.envs[0].tools[0].python == "return 1"
+
+
 def test_recovery_never_discards_the_enclosing_declaration() -> None:
     m, d = L.parse("env e {\n  tool a() -> int { return 1 }\n  tool b() int { return 2 }\n  tool c() -> int { return 3 }\n}\n", "t")
     assert [(x.code, x.span.line) for x in d] == [("syntax-error", 3)]

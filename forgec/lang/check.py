@@ -1139,6 +1139,16 @@ def _norm(file: str) -> str:
     return os.path.normpath(os.path.abspath(file))
 
 
+def _guarded(fn, node, diags: list[Diagnostic]):
+    """Run one declaration's checks; absurdly deep nesting becomes a diagnostic, not a crash."""
+    try:
+        return fn()
+    except RecursionError:
+        diags.append(error(C.TOO_DEEP, f"'{node.name}' nests expressions or blocks too deeply to check", node.span,
+                           "split it with `let` bindings"))
+        return None
+
+
 def check_modules(modules: list[A.Module]) -> list[Diagnostic]:
     """Resolve and check `modules` together (imports among them, else read from disk)."""
     diags: list[Diagnostic] = []
@@ -1184,7 +1194,7 @@ def check_modules(modules: list[A.Module]) -> list[Diagnostic]:
         own = _norm(m.file) in given
         for e in m.envs:
             if envs.get(e.name) is e:
-                types[e.name] = check_env(e, diags if own else [])
+                types[e.name] = _guarded(lambda: check_env(e, diags if own else []), e, diags) or EnvTypes(e)
     for m in all_mods:
         if _norm(m.file) not in given:
             continue
@@ -1193,7 +1203,7 @@ def check_modules(modules: list[A.Module]) -> list[Diagnostic]:
             if b.name in seen:
                 diags.append(error(C.DUPLICATE, f"blueprint '{b.name}' is declared twice in this file", b.span))
             seen[b.name] = b
-            check_blueprint(b, types.get(b.env), list(envs), diags)
+            _guarded(lambda: check_blueprint(b, types.get(b.env), list(envs), diags), b, diags)
     return diags
 
 

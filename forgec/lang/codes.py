@@ -275,3 +275,9 @@ NO_EFFECT = define(
     right='blueprint b for shop {\n  user { goal "how much was o_1?" }\n  call o = get_order(order_id: "o_1")\n  tell o.total\n}',
     severity=W,
 )
+TOO_DEEP = define(
+    "too-deep", A, "Expressions or blocks are nested too deeply to check or format.",
+    why="The checker and formatter recurse over the AST; thousands of nesting levels are never intended.",
+    wrong="let x = ((((((((((((((((((((1))))))))))))))))))))  // ... thousands deep",
+    right="let a = 1\nlet x = a + 1",
+)

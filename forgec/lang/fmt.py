@@ -378,7 +378,13 @@ def format_text(text: str, filename: str = "<input>") -> tuple[str | None, list[
     mod, diags = parse(text, filename)
     if has_errors(diags):
         return None, diags
-    return format(mod), diags
+    try:
+        return format(mod), diags
+    except RecursionError:
+        from forgec.diagnostics import Span, error
+        from forgec.lang.codes import TOO_DEEP
+
+        return None, diags + [error(TOO_DEEP, "the file nests expressions too deeply to format", Span(filename))]
 
 
 __all__ = ["format", "format_text", "expr", "type_str", "quote"]

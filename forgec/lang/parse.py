@@ -782,6 +782,8 @@ def parse(text: str, filename: str = "<input>") -> tuple[A.Module, list[Diagnost
         text = str(text)
     if text.startswith("\ufeff"):
         text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
     return p.parse(text, filename)
 
 
