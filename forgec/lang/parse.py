@@ -1,22 +1,24 @@
 """Parse .forge text into the AST of forgec/lang/ast.py, with error recovery.
 
-One LALR parser (grammar/forge.lark) is built once per process (and cached on
-disk by lark) with the AST builder attached as its *inline* transformer: nodes
-are created while parsing, no lark tree is ever materialized. Syntax errors
-become diagnostics; the parser then drops the offending token(s) and resyncs on
-the next statement/node/item keyword or closing brace (panic mode over the LR
-stack), so one typo does not hide the rest of the file. `parse` never raises.
+lark builds the LALR(1) tables of grammar/forge.lark once per process (cached on
+disk, `cache=True`) together with the rule callbacks around `ForgeBuilder`, the one
+transformer that turns each rule into one AST node. `_Parser` then lexes with a single
+regex derived from the grammar's terminals and runs the LR loop itself: nodes are built
+during the parse (no lark tree ever exists), chain rules (`?expr: or_expr`) cost one
+memoized state change, and error recovery has full control. A syntax error becomes a
+diagnostic (position, expected tokens, hint); the parser drops tokens and resyncs on the
+next statement/node/declaration keyword or `}` by popping the LR stack (panic mode), so one
+typo does not hide the rest of the file. `parse` never raises.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 import threading
 from functools import lru_cache
 from importlib import resources
-
-import re
 
 from lark import Lark, Transformer
 from lark.lexer import PatternStr
@@ -84,10 +86,6 @@ class _Block(tuple):
     """Statements of a `{ ... }` block plus the block's span (for spans of if/for/tool)."""
 
     span: Span
-
-
-def _is_tok(x) -> bool:
-    return isinstance(x, Token)
 
 
 class ForgeBuilder(Transformer):
