@@ -14,7 +14,9 @@ searches and preconditions can succeed), enums are spread. Each call is checked:
   create/update/delete kinds (and actions that write) change it on at least one
   successful call;
 * a key of an entity that does not exist, a missing required argument and a wrongly
-  typed argument each give a (non-internal) ToolError with the state unchanged.
+  typed argument each give a (non-internal) ToolError with the state unchanged;
+* half of the calls run on a second, small world, and one on an empty world (no records):
+  code that assumes non-empty collections fails verification rather than an episode.
 
 A tool that fails any check gets `verified: false` and the first failure as `reason`.
 """
@@ -295,7 +297,7 @@ def _step(env: Any, tool: str, args: dict, rep: ToolReport, module: ModuleType, 
     return True, r
 
 
-def verify_tool(module: ModuleType, tool: str, base: dict, seed: int, calls: int, env_decl: Any = None) -> ToolReport:
+def verify_tool(module: ModuleType, tool: str, base: dict, seed: int, calls: int, env_decl: Any = None, small: dict | None = None) -> ToolReport:
     kind = module.TOOL_KINDS.get(tool, "action")
     writes = bool(module.WRITES_STATE.get(tool, True))
     rep = ToolReport(tool, kind, writes, where=_tool_where(env_decl, tool, module))
@@ -312,6 +314,8 @@ def verify_tool(module: ModuleType, tool: str, base: dict, seed: int, calls: int
     while attempts < max_attempts and (attempts < calls or (must_change and rep.changed_state == 0)):
         attempts += 1
         vals_age += 1
+        if small is not None and attempts == calls // 2 + 1:  # the second half runs on a small world
+            env, vals = module.Env(small), None
         if vals is None or vals_age > 4:  # refreshed now and then: stale keys only make calls fail
             vals, vals_age = _Values(env.state, schema), 0
         args = gen_args(params, rng, vals, schema)
@@ -406,6 +410,11 @@ def _negative_checks(module: ModuleType, tool: str, params: list[dict], base: di
         if tj.get("type") not in ("any",):
             cases.append((f"a wrongly typed {p['name']!r}", dict(good, **{p["name"]: _wrong_type(tj)})))
     cases.append(("an unknown argument", dict(good, __unknown_argument__=1)))
+    # the same valid-looking call on an empty world: a ToolError or a result, never a crash
+    empty = module.Env()
+    ok, r = _step(empty, tool, good, rep, module, "call on an empty state")
+    if not ok:
+        return
     for what, args in cases:
         ok, r = _step(env, tool, args, rep, module, f"call with {what}")
         if not ok:
@@ -422,13 +431,14 @@ def verify_env(module: ModuleType, env: Any = None, seed: int = 0, calls_per_too
     """Verify every tool of a generated module (see the module docstring); `env` (EnvDecl) adds locations."""
     from forgec.stdlib.values import generate_state
 
-    base = generate_state(module.SCHEMA, seed=seed, size=12)
-    # the state must round-trip through JSON exactly as task files store it
-    base = json.loads(envrt.canonical_json(base))
+    # two sample worlds (a mid-sized and a small one); states round-trip through JSON exactly
+    # as task files store them
+    base = json.loads(envrt.canonical_json(generate_state(module.SCHEMA, seed=seed, size=12)))
+    small = json.loads(envrt.canonical_json(generate_state(module.SCHEMA, seed=seed + 1, size=3)))
     report = VerifyReport(getattr(module, "ENV_NAME", ""), seed)
     for t in module.TOOLS:
         name = t["function"]["name"]
-        report.tools.append(verify_tool(module, name, base, seed, calls_per_tool, env))
+        report.tools.append(verify_tool(module, name, base, seed, calls_per_tool, env, small))
     return report
 
 

@@ -54,6 +54,8 @@ BROKEN = A.EnvDecl(
         tool("stamp", [], A.PrimType("any"), None, "read", "import datetime\nreturn datetime.datetime.now().isoformat()"),
         tool("tags", [], A.PrimType("any"), None, "read", "return {1, 2}"),
         tool("count_notes", [], INT, None, "read", "return len(state['entities']['Note'])"),
+        # broken: assumes at least one note exists
+        tool("longest_note", [], STR, None, "read", "return max(n['text'] for n in state['entities']['Note'].values())"),
     ),
 )
 
@@ -64,6 +66,7 @@ EXPECTED_FAILURES = {
     "touch_note": "never changed the state",
     "stamp": "not deterministic",
     "tags": "non-JSON",
+    "longest_note": "call on an empty state",
 }
 
 
