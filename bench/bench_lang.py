@@ -13,6 +13,7 @@ import argparse
 import random
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -110,8 +111,8 @@ def main() -> None:
     t_fmt = timeit(lambda: L.format(mod), repeat)
 
     # --- 1,000 small blueprint files against one env (grammar loaded once)
-    tmp = Path(__file__).resolve().parent / ".bench_tmp"
-    tmp.mkdir(exist_ok=True)
+    tmpdir = tempfile.TemporaryDirectory(prefix="forge_bench_")
+    tmp = Path(tmpdir.name)
     small_env = env_source(20, 2, seed=1)
     (tmp / "env.forge").write_text(small_env)
     # make sure tools get_{e}_0 / close_{e}_1 exist for every entity
@@ -141,9 +142,7 @@ def main() -> None:
 
     t_small_parse = timeit(small_parse, repeat)
     t_small_all = timeit(small_all, repeat)
-    for f in tmp.iterdir():
-        f.unlink()
-    tmp.rmdir()
+    tmpdir.cleanup()
 
     rows = [
         ("grammar + parser load (lark cache)", f"{t_load * 1000:.0f} ms", "-"),
