@@ -1019,7 +1019,7 @@ class EnvBase:
 
         spec = self.PYTHON_TOOLS[tool]
         result, new_state = sandbox.shared().call(
-            tool, spec["source"], tuple(spec["params"]), params, self.state, spec.get("line", 0), spec.get("file", ""), writes
+            tool, spec["source"], tuple(spec["params"]), params, self.state, spec.get("line", 0), spec.get("file", ""), writes, self.state_hash()
         )
         if new_state is not None:
             if not writes:

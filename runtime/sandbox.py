@@ -2,7 +2,8 @@
 
 A tool body is untrusted code (an LLM may have written it). It runs in a persistent
 worker process (a fresh interpreter, `multiprocessing.connection` pipe) that receives `(args, state copy)` and
-returns `(result, new state or None)`. The parent waits at most `time_limit` seconds;
+returns `(result, new state or None)`; the worker keeps the last state it was sent, keyed by
+its state hash, so calls on an unchanged world do not ship it again. The parent waits at most `time_limit` seconds;
 an infinite loop is killed, a crash (segfault, `os._exit`) is noticed as a closed pipe,
 an exception or `MemoryError` (the worker's address space is capped with
 `resource.setrlimit(RLIMIT_AS)`) is reported — each becomes a `ToolError` for that call
@@ -25,7 +26,7 @@ import threading
 import traceback
 from typing import Any
 
-from forgec.runtime.envrt import ToolError
+from forgec.runtime.envrt import ToolError, jcopy
 
 DEFAULT_TIME_LIMIT = 2.0  # seconds per call (wall clock)
 DEFAULT_MEMORY_MB = 512
@@ -102,6 +103,7 @@ def _worker_main(conn: Any, memory_mb: int) -> None:
     _set_memory_limit(memory_mb)
     conn.send(("ready",))
     cache: dict = {}
+    held: tuple | None = None  # (state key, state) last sent by the parent
     while True:
         try:
             msg = conn.recv()
@@ -109,14 +111,20 @@ def _worker_main(conn: Any, memory_mb: int) -> None:
             return
         if msg is None:
             return
-        tool, source, params, args, state, writes = msg
+        tool, source, params, args, state_key, state, writes = msg
+        if state is not None:
+            held = (state_key, state)
+        elif held is None or state_key is None or held[0] != state_key:
+            conn.send(("need_state",))
+            continue
         try:
             key = (tool, source, params)
             if key not in cache:
                 cache[key] = _compile(tool, source, params)
             fn, offset = cache[key]
-            result = fn(dict(args), state)
-            conn.send(("ok", result, state if writes else None))
+            work = jcopy(held[1])  # the body may scribble on its copy; the held state stays clean
+            result = fn(dict(args), work)
+            conn.send(("ok", result, work if writes else None))
         except _Refuse as e:
             conn.send(("err", "refused", str(e)))
         except MemoryError:
@@ -152,6 +160,7 @@ class Sandbox:
         self._proc: Any = None
         self._conn: Any = None
         self._lock = threading.Lock()
+        self._held_key: str | None = None  # hash of the state the worker holds
         self.restarts = 0
 
     def _start(self) -> None:
@@ -188,6 +197,7 @@ class Sandbox:
             except Exception:  # noqa: BLE001
                 pass
         self._proc = self._conn = None
+        self._held_key = None
         self.restarts += 1
 
     def close(self) -> None:
@@ -205,32 +215,45 @@ class Sandbox:
             self._kill()
             self.restarts -= 1
 
+    def _exchange(self, tool: str, msg: tuple, where: str) -> Any:
+        try:
+            self._conn.send(msg)
+        except Exception as e:  # noqa: BLE001 - e.g. unpicklable arguments
+            self._kill()
+            raise ToolError(f"python tool {tool}: cannot send the call: {e}", "sandbox") from None
+        if not self._conn.poll(self.time_limit):
+            self._kill()
+            raise ToolError(f"python tool {tool} timed out after {self.time_limit:g}s{where}", "sandbox", internal=True)
+        try:
+            return self._conn.recv()
+        except (EOFError, OSError):
+            code = self._proc.wait(5) if self._proc is not None else None
+            self._kill()
+            raise ToolError(f"python tool {tool} crashed (worker exit code {code}){where}", "sandbox", internal=True) from None
+
     @property
     def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None else None
 
-    def call(self, tool: str, source: str, params: tuple, args: dict, state: dict, line: int = 0, file: str = "", writes: bool = True) -> tuple[Any, Any]:
-        """Run one call; returns (result, new state or None) or raises ToolError."""
+    def call(
+        self, tool: str, source: str, params: tuple, args: dict, state: dict, line: int = 0, file: str = "", writes: bool = True, state_key: str | None = None
+    ) -> tuple[Any, Any]:
+        """Run one call; returns (result, new state or None) or raises ToolError.
+
+        `state_key` (the state hash) lets the worker keep the last state it was sent: calls on
+        an unchanged state send only the key instead of pickling the whole world again.
+        """
         where = f" ({file}:{line})" if file and line else ""
         with self._lock:
             if self._proc is None or self._proc.poll() is not None:
                 if self._proc is not None:
                     self._kill()
                 self._start()
-            try:
-                self._conn.send((tool, source, tuple(params), args, state, writes))
-            except Exception as e:  # noqa: BLE001 - e.g. unpicklable arguments
-                self._kill()
-                raise ToolError(f"python tool {tool}: cannot send the call: {e}", "sandbox") from None
-            if not self._conn.poll(self.time_limit):
-                self._kill()
-                raise ToolError(f"python tool {tool} timed out after {self.time_limit:g}s{where}", "sandbox", internal=True)
-            try:
-                reply = self._conn.recv()
-            except (EOFError, OSError):
-                code = self._proc.wait(5) if self._proc is not None else None
-                self._kill()
-                raise ToolError(f"python tool {tool} crashed (worker exit code {code}){where}", "sandbox", internal=True) from None
+            send_state = state_key is None or state_key != self._held_key
+            reply = self._exchange(tool, (tool, source, tuple(params), args, state_key, state if send_state else None, writes), where)
+            if reply == ("need_state",):
+                reply = self._exchange(tool, (tool, source, tuple(params), args, state_key, state, writes), where)
+            self._held_key = state_key
         if reply[0] == "ok":
             return reply[1], reply[2]
         kind, message = reply[1], reply[2]
