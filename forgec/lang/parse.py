@@ -443,6 +443,9 @@ def dedent_python(raw: str) -> str:
 # --------------------------------------------------------------------------- driver
 
 
+_SPECIAL = frozenset({"EOF", "COMMENT", "BAD", "TRIPLE_STRING"})
+
+
 class _SyntaxErr(Exception):
     def __init__(self, expected):
         self.expected = expected
@@ -571,55 +574,57 @@ class _Parser:
 
     def _run(self, text: str):
         b = self.builder
-        fname = b.file
         ss: list = [self.start_state]
         vs: list = []
         self.ss, self.vs = ss, vs
         self.quiet = 0  # tokens shifted since the last error; < 3 suppresses cascades
-        self.in_error = False
+        self.in_error = in_error = False
         self.skip_depth = 0  # `{` dropped while recovering
         keywords = self.keywords
         table = self.table
         match = self.lex_re.match
+        special = _SPECIAL
         pos, line, line_start = 0, 1, 0
         last = None
         while True:
             m = match(text, pos)
             kind = m.lastgroup
             start = m.start(kind)
-            if start > pos:  # leading whitespace
+            if start != pos:  # leading whitespace
                 nl = text.count("\n", pos, start)
                 if nl:
                     line += nl
                     line_start = text.rfind("\n", pos, start) + 1
                 pos = start
-            if kind == "EOF":
-                break
             end = m.end()
             col = pos - line_start + 1
-            if kind == "COMMENT":
-                trailing = bool(text[line_start:pos].strip())
-                b.comments.append(A.Comment(text[pos + 2:end], line, trailing))
-                pos = end
-                continue
-            if kind == "BAD":
-                end = self._bad_char(text, pos, line, col)
-                pos = end
-                continue
+            nl = 0
+            if kind in special:
+                if kind == "EOF":
+                    break
+                if kind == "COMMENT":
+                    trailing = bool(text[line_start:pos].strip())
+                    b.comments.append(A.Comment(text[pos + 2:end], line, trailing))
+                    pos = end
+                    continue
+                if kind == "BAD":
+                    pos = self._bad_char(text, pos, line, col)
+                    in_error = self.in_error
+                    continue
+                nl = text.count("\n", pos, end)  # TRIPLE_STRING
             value = text[pos:end]
-            if kind == "TRIPLE_STRING":
-                nl = value.count("\n")
+            if nl:
                 end_line = line + nl
-                end_col = (end - (text.rfind("\n", pos, end) + 1) + 1) if nl else col + (end - pos)
+                end_col = end - (text.rfind("\n", pos, end) + 1) + 1
             else:
-                nl, end_line, end_col = 0, line, col + (end - pos)
+                end_line, end_col = line, col + (end - pos)
             if kind == "NAME":
                 kt = keywords.get(value)
                 if kt is not None:
                     acts = table[ss[-1]]
                     if kt in acts or "NAME" not in acts:
                         kind = kt
-                    elif self.in_error and kt in SYNC and not text[line_start:pos].strip():
+                    elif in_error and kt in SYNC and not text[line_start:pos].strip():
                         kind = kt  # recovering: a statement keyword first on its line starts a statement
             tok = Token(kind, value, line, col, end_line, end_col, pos, end)
             last = tok
@@ -635,10 +640,12 @@ class _Parser:
                 except _SyntaxErr as e:
                     self._recover(tok, e.expected)
                     ok = False
-            if ok and self.in_error:
-                self.quiet += 1
-                if self.quiet >= 3:
-                    self.in_error = False
+            if in_error or self.in_error:
+                if ok:
+                    self.quiet += 1
+                    if self.quiet >= 3:
+                        self.in_error = False
+                in_error = self.in_error
             if nl:
                 line = end_line
                 line_start = text.rfind("\n", pos, end) + 1
