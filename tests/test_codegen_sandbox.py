@@ -49,6 +49,15 @@ return {"note_id": k, "count": len(notes)}
         py("hog", [], "x = [0] * (2 * 1024 * 1024 * 1024)\nreturn len(x)"),
         py("opens", [], "return open('/etc/passwd').read()"),
         py("imports", [], "import math\nreturn math.floor(2.7)"),
+        py("count", [], "n = len(state['entities']['Note'])\nstate['entities']['Note'].clear()\nreturn n"),
+        A.ToolDecl(
+            "add_plain",
+            (A.ParamDecl("text", STR),),
+            Note,
+            "",
+            (A.Insert("Note", (A.FieldInit("text", A.Name("text")), A.FieldInit("score", A.Literal(1.5))), bind="n"), A.Return(A.Name("n"))),
+            annotations=("create",),
+        ),
     ),
 )
 
@@ -157,3 +166,18 @@ def test_forked_child_gets_its_own_worker(mod, fast_sandbox):
     assert os.read(r, 1) == b"1"
     os.waitpid(pid, 0)
     assert env.step("double", {"x": 4}) == 8 and fast_sandbox.pid == parent_worker
+
+
+def test_worker_sees_every_state_change(mod):
+    """The worker holds the last state it was sent; any change (python or effect tool) reaches it,
+    and a read tool scribbling on its copy never leaks into the next call."""
+    env = mod.Env(world())
+    assert env.step("count", {}) == 1
+    assert env.step("count", {}) == 1  # the first call cleared its private copy only
+    env.step("add_note", {"text": "b"})
+    assert env.step("count", {}) == 2
+    assert env.step("add_plain", {"text": "c"})["note_id"] == "n3"
+    assert env.step("count", {}) == 3
+    other = mod.Env(world())  # another env on the same worker
+    assert other.step("count", {}) == 1
+    assert env.step("count", {}) == 3
