@@ -32,6 +32,25 @@ def best(fn, repeat):
     return t, out
 
 
+def synthetic_env(n_entities: int):
+    """A CRUD-shaped env with 5 tools per entity (get/list/create/update/delete) and references."""
+    from forgec import ir
+
+    S, F = ir.Type(kind="string"), ir.Type(kind="number")
+    tools = []
+    for i in range(n_entities):
+        e, parent = f"thing{i}", f"thing{max(i - 1, 0)}"
+        rec = ir.Type(kind="object", fields=tuple(ir.Field_(name=n, type=t, required=True) for n, t in ((f"{e}_id", S), ("name", S), ("price", F), (f"{parent}_id", S))))
+        tools += [
+            ir.Tool(name=f"get_{e}", description=f"Get a {e}.", params=(ir.Param(name=f"{e}_id", type=S, required=True),), returns=rec),
+            ir.Tool(name=f"list_{e}s", description=f"List {e}s.", params=(ir.Param(name="name", type=S),), returns=ir.Type(kind="array", items=rec)),
+            ir.Tool(name=f"create_{e}", description=f"Create a {e}.", params=(ir.Param(name="name", type=S, required=True), ir.Param(name="price", type=F, required=True))),
+            ir.Tool(name=f"update_{e}_price", description=f"Update a {e}.", params=(ir.Param(name=f"{e}_id", type=S, required=True), ir.Param(name="price", type=F, required=True))),
+            ir.Tool(name=f"delete_{e}", description=f"Delete a {e}.", params=(ir.Param(name=f"{e}_id", type=S, required=True),)),
+        ]
+    return ir.Environment(name="synthetic", tools=tuple(tools))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
@@ -57,6 +76,13 @@ def main() -> None:
     per100 = (tot_synth + tot_cg) / tot_tools * 100 * 1e3
     print(f"{'total':<24}{int(tot_tools):>6}{tot_synth * 1e3:>10.2f}{'':>10}{tot_cg * 1e3:>12.2f}{per100:>14.1f}")
     print(f"\nsynthesis + codegen per 100 tools: {per100:.1f} ms (rules backend, best of {a.repeat})")
+    print(f"\n{'synthetic env':<24}{'tools':>6}{'synth ms':>10}{'codegen ms':>12}{'ms/100 tools':>14}")
+    for n in (20, 100, 200):
+        env = synthetic_env(n)
+        ts, (decl, _d) = best(lambda: synthesize(env), max(1, a.repeat // 2))
+        tg, _ = best(lambda: emit_env(decl, "x.forge"), max(1, a.repeat // 2))
+        k = len(env.tools)
+        print(f"{'crud x' + str(n):<24}{k:>6}{ts * 1e3:>10.1f}{tg * 1e3:>12.1f}{(ts + tg) / k * 100 * 1e3:>14.1f}")
 
 
 if __name__ == "__main__":

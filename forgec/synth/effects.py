@@ -570,13 +570,9 @@ def _delete(s: Schema, v: ToolView, pmap):
         stmts.append(A.Set(at(k, "status"), lit(v.status_post)))
         return stmts + [A.Return(N(k))], A.NamedType(e.name)
     stmts = [A.Let("removed", at(k, e.key))]
-    for other in s.entities.values():
-        for fname, f in other.fields.items():
-            t = strip_optional(f.type)
-            if isinstance(t, A.ListType) and t.item == A.NamedType(e.name):
-                stmts.append(
-                    A.For("owner", A.Where(N(other.name), bin_("in", at(k, e.key), at("it", fname))), (A.Remove(at("owner", fname), at(k, e.key)),))
-                )
+    for oname, fname in s.list_owners(e.name):
+        # drop the deleted key from every list that references it (no dangling references)
+        stmts.append(A.For("owner", A.Where(N(oname), bin_("in", at(k, e.key), at("it", fname))), (A.Remove(at("owner", fname), at(k, e.key)),)))
     stmts.append(A.Delete(N(k)))
     ret = A.RecordType((A.FieldDecl("deleted", A.PrimType(e.key_type)),))
     stmts.append(A.Return(A.RecordLit((A.FieldInit("deleted", N("removed")),))))
@@ -613,9 +609,20 @@ def _computed(s: Schema, v: ToolView, pmap):
     rtype = tm.map(ret, "_".join(v.nouns) + "_result" if v.nouns else v.name + "_result")
     used = [0]
     expr = _fill(s, strip_optional(rtype), pmap, used, 0)
-    if used[0] == 0:
+    if used[0] == 0 or not _complete(s, strip_optional(rtype), expr):
         raise _NoRule
     return [A.Return(expr)], rtype
+
+
+def _complete(s: Schema, t: A.TypeExpr, e: A.Expr) -> bool:
+    """No null where the type does not allow one (a required reference has no default)."""
+    if e == NULL:
+        return isinstance(t, A.OptionalType) or t == ANY
+    t = strip_optional(t)
+    if isinstance(e, A.RecordLit) and isinstance(t, A.NamedType) and t.name in s.records:
+        fs = s.records[t.name].fields
+        return all(fi.name in fs and _complete(s, fs[fi.name].type, fi.value) for fi in e.fields)
+    return True
 
 
 def _fill(s: Schema, t: A.TypeExpr, pmap, used, depth) -> A.Expr:

@@ -8,6 +8,7 @@ of a name, and every emitted name must be a valid, non-reserved .forge identifie
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # Names that cannot be used as a bare name in an expression: forge.lark's lexer is
 # contextual, so only keywords that can *start* an expression (literals, `not`) and the
@@ -20,12 +21,17 @@ _SPLIT = re.compile(r"[^A-Za-z0-9]+")
 
 def tokens(name: str) -> list[str]:
     """`getUserDetails`, `get_user_details`, `get-user.details` -> ['get', 'user', 'details']."""
+    return list(_tokens(name))
+
+
+@lru_cache(maxsize=65536)
+def _tokens(name: str) -> tuple[str, ...]:
     out: list[str] = []
     for part in _SPLIT.split(name):
         if not part:
             continue
         out += [p.lower() for p in _CAMEL.split(part) if p]
-    return out
+    return tuple(out)
 
 
 def snake(name: str) -> str:
@@ -42,6 +48,7 @@ _IRREGULAR = {"people": "person", "children": "child", "men": "man", "women": "w
 _NO_SINGULAR = ("ss", "us", "is", "news", "status", "series", "species", "analysis")
 
 
+@lru_cache(maxsize=65536)
 def singular(word: str) -> str:
     w = word.lower()
     if w in _IRREGULAR:

@@ -120,12 +120,35 @@ class Schema:
     globals: dict[str, Field] = field(default_factory=dict)
     views: dict[str, ToolView] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    _owners: dict | None = None
+    _alias: dict = field(default_factory=dict)
+    _alias_sig: tuple | None = None
+
+    def list_owners(self, ename: str) -> list[tuple[str, str]]:
+        """(entity, field) pairs whose field is a `list[ename]` (computed once, after inference)."""
+        if self._owners is None:
+            self._owners = {}
+            for other in self.entities.values():
+                for fname, f in other.fields.items():
+                    t = strip_optional(f.type)
+                    if isinstance(t, A.ListType) and isinstance(t.item, A.NamedType):
+                        self._owners.setdefault(t.item.name, []).append((other.name, fname))
+        return self._owners.get(ename, [])
 
     def ref_of(self, name: str) -> str | None:
         """Entity denoted by an id-like name (`order_id`, `orderId`, `new_item_ids`), if any."""
-        for e in self.entities.values():
-            if name in e.aliases or (name == e.key and name not in GENERIC_KEYS):
-                return e.name
+        sig = (len(self.entities), sum(len(e.aliases) for e in self.entities.values()), tuple(e.key for e in self.entities.values()))
+        if self._alias_sig != sig:
+            self._alias = {}
+            for e in self.entities.values():
+                for a in e.aliases:
+                    self._alias.setdefault(a, e.name)
+                if e.key not in GENERIC_KEYS:
+                    self._alias.setdefault(e.key, e.name)
+            self._alias_sig = sig
+        hit = self._alias.get(name)
+        if hit is not None:
+            return hit
         stem = id_stem(name)
         if stem:
             cand = entity_name(stem[0])
@@ -950,17 +973,24 @@ def _status_fields(s: Schema) -> None:
 
 def _children(s: Schema) -> None:
     """`git_log(repo_path)` "Shows the commit logs": list the Commits that reference the Repo."""
+    referrers: dict[str, list[tuple[str, str]]] = {}
+    for c in s.entities.values():
+        for fname, fld in c.fields.items():
+            t = strip_optional(fld.type)
+            if isinstance(t, A.NamedType) and t.name in s.entities and t.name != c.name:
+                referrers.setdefault(t.name, []).append((c.name, fname))
     for v in s.views.values():
         if v.kind != "read" or not v.target or not v.key_param or v.field_noun in s.entities[v.target].fields:
             continue
         desc = (v.tool.description or "").lower()
-        for c in s.entities.values():
-            if c.name == v.target:
-                continue
+        for cname, _f in referrers.get(v.target, ()):
+            c = s.entities[cname]
             f = ref_field(c, v.target)
             if f is None:
                 continue
             word = " ".join(tokens(c.name))
+            if word not in desc:
+                continue
             if re.search(rf"\b({re.escape(plural(word))}|{re.escape(word)} (logs?|history|list))\b", desc):
                 v.child = (c.name, f)
                 v.kind = "search"
