@@ -153,5 +153,6 @@ def test_forked_envs_stay_isolated(build):
     c = build.new_env(t.env, t)
     assert c.state_hash() == t.initial_state_hash and json.dumps(c.state, sort_keys=True) == json.dumps(fresh.state, sort_keys=True)
     # random writes in many episodes, then the oracle still scores 1.0 everywhere
-    evaluate(build, lambda task, trial: RandomAgent(seed=100 + trial, max_calls=10, calls_per_turn=3), ScriptedUser, None, k=2)
+    evaluate(build, lambda task, trial: RandomAgent(seed=100 + trial, max_calls=10, calls_per_turn=3), ScriptedUser, None, k=1,
+             tasks=[t.id for t in build.tasks[::3]])
     assert oracle_self_check(build)["pass_rate"] == 1.0

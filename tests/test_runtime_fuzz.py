@@ -89,7 +89,7 @@ def hammer(build, env_name: str, n: int, seed: int) -> dict:
         if i % 200 == 0:
             env = build.new_env(env_name, tasks[(i // 200) % len(tasks)])
         before_hash = env.state_hash()
-        before = copy.deepcopy(env.state)
+        before = json.dumps(env.state, sort_keys=True) if i % 10 == 0 else None  # an independent check, now and then
         call = fuzz_call(rng, tools, names, i)
         out = execute(env, call, name_set)  # must not raise
         counts[out.kind or "ok"] = counts.get(out.kind or "ok", 0) + 1
@@ -98,7 +98,7 @@ def hammer(build, env_name: str, n: int, seed: int) -> dict:
         if not out.ok:
             assert out.kind != "env-crash", (call, out.error)
             assert env.state_hash() == before_hash, (call, out.error)
-            assert env.state == before
+            assert before is None or json.dumps(env.state, sort_keys=True) == before
     return counts
 
 

@@ -117,9 +117,9 @@ def test_cli_eval_with_hf_agent(tiny, tmp_path):
     build, model_path = tiny
     out = tmp_path / "run"
     r = CliRunner().invoke(app, ["eval", str(build.root), "--agent", "hf", "--agent-path", str(model_path), "-k", "1",
-                                 "--tasks", "shop/cancel_order", "--max-turns", "2", "-o", str(out), "-q"])
+                                 "--tasks", "shop/cancel_order", "--max-turns", "2", "--max-new-tokens", "8", "-o", str(out), "-q"])
     assert r.exit_code == 0, r.output
     data = json.loads((out / "run_results.json").read_text())
     assert data["summary"]["episodes"] == 1 and data["summary"]["errors"] == 0
     ep = json.loads((out / "episodes.jsonl").read_text())
-    assert ep["replies"][0]["token_ids"] and ep["replies"][0]["prompt_token_ids"]
+    assert ep["replies"][0]["token_ids"] and ep["replies"][0]["prompt_token_ids"] and len(ep["replies"][0]["token_ids"]) <= 8

@@ -25,6 +25,7 @@ def command(
     agent_path: Path = typer.Option(None, "--agent-path", help="Local transformers model folder (--agent hf)."),
     tool_format: str = typer.Option("openai", "--tool-format", help="openai (API tools) or hermes (<tool_call> text) for --agent openai."),
     temperature: float = typer.Option(0.0, "--temperature", help="Agent sampling temperature."),
+    max_new_tokens: int = typer.Option(512, "--max-new-tokens", help="Tokens an agent may generate per turn (hf; openai: max_tokens)."),
     user: str = typer.Option("scripted", "--user", help="scripted | llm"),
     user_base_url: str = typer.Option(None, "--user-base-url", help="Endpoint of the LLM user."),
     user_model: str = typer.Option(None, "--user-model", help="Model of the LLM user."),
@@ -85,12 +86,12 @@ def command(
         def agent_factory(task, trial):
             if "a" not in shared:  # one client (one connection pool) for all episodes, made inside the event loop
                 shared["a"] = OpenAIAgent(agent_base_url, agent_model, agent_api_key, tool_format=tool_format, temperature=temperature,
-                                          timeout=timeout, max_retries=max_retries, seed=seed)
+                                          timeout=timeout, max_retries=max_retries, max_tokens=max_new_tokens, seed=seed)
             return shared["a"]
     elif agent == "hf":
         if agent_path is None or not agent_path.is_dir():
             _fail("error[usage]: --agent hf needs --agent-path pointing to a local transformers model folder")
-        hf = HFAgent(str(agent_path), temperature=temperature, seed=seed)
+        hf = HFAgent(str(agent_path), temperature=temperature, seed=seed, max_new_tokens=max_new_tokens)
 
         def agent_factory(task, trial):
             return hf
@@ -132,7 +133,7 @@ def command(
         "build": str(build),
         "build_invocation_id": b.manifest.get("metadata", {}).get("invocation_id"),
         "args": {"agent": agent, "agent_model": agent_model, "agent_path": str(agent_path) if agent_path else None, "tool_format": tool_format,
-                 "temperature": temperature, "user": user, "user_model": user_model, "judge": judge, "judge_model": judge_model, "k": k,
+                 "temperature": temperature, "max_new_tokens": max_new_tokens, "user": user, "user_model": user_model, "judge": judge, "judge_model": judge_model, "k": k,
                  "tasks": [t.id for t in chosen] if tasks else None, "concurrency": concurrency, "max_turns": max_turns,
                  "max_tool_calls": max_tool_calls, "max_tokens": max_tokens, "seed": seed},
     }
