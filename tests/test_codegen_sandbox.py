@@ -93,7 +93,7 @@ def test_python_tool_reads_and_writes(mod):
     assert env.state == exp
     assert env.state_hash() == envrt.state_hash(exp)
     assert env.step("imports", {}) == 2
-    assert mod.WRITES_STATE == {k: k in ("add_note", "refuse") for k in mod.WRITES_STATE}
+    assert mod.WRITES_STATE == {k: k in ("add_note", "refuse", "add_plain") for k in mod.WRITES_STATE}
     assert mod.TOOL_KINDS["add_note"] == "create"
 
 
