@@ -89,7 +89,9 @@ def _words(name: str) -> list[str]:
 
 
 def _is_person(entity: str | None) -> bool:
-    return bool(entity) and _words(entity)[-1] in PERSON_ENTITIES if entity and _words(entity) else False
+    """`User`, `CustomerProfile`, `Passenger`: records that stand for a person."""
+    ws = _words(entity or "")
+    return bool(ws) and ws[-1] in PERSON_ENTITIES
 
 
 def mimic(example: str, rng: random.Random) -> str:
