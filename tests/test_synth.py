@@ -195,3 +195,39 @@ def test_deterministic_and_identifiers():
     assert decl.name == "odd_name" and decl.tools[0].name == "get_thing"
     assert decl.tools[0].params[0].name == "true_"
     assert {d.code for d in diags} >= {"synth-renamed"}
+
+
+def _checks_clean(decl):
+    from forgec import lang
+    from forgec.diagnostics import has_errors, render
+
+    text = lang.format(A.Module(file="t.forge", items=(decl,)))
+    module, pd = lang.parse(text, "t.forge")
+    cd = lang.check([module]) if not has_errors(pd) else []
+    assert not has_errors(pd + cd), render(pd + cd, "concise") + "\n" + text
+
+
+def test_empty_env_and_duplicate_names_stay_checkable():
+    decl, diags = synthesize(ir.Environment(name="empty"))
+    assert decl.tools == () and [d.code for d in diags] == ["synth-no-tools"]
+    dup = ir.Environment(name="dup", tools=(T("get.a", "", [P("a_id")]), T("get_a", "", [P("a_id")])))
+    decl, diags = synthesize(dup)
+    assert [t.name for t in decl.tools] == ["get_a", "get_a_2"]
+    assert "synth-duplicate-tool" in {d.code for d in diags}
+    _checks_clean(decl)
+
+
+def test_state_param_does_not_hide_globals():
+    env = ir.Environment(
+        name="clock",
+        tools=(
+            T("get_current_time", "Get current time in a timezone", [P("timezone")], returns=obj(timezone=S, datetime=S)),
+            T("get_status", "", [P("state", required=False)], returns=obj(version=S)),
+        ),
+    )
+    decl, diags = synthesize(env)
+    assert [f.name for f in decl.state.fields][:1] == ["now"]
+    assert decl.tool("get_status").params[0].name == "state_"
+    t = decl.tool("get_current_time")
+    assert A.FieldInit("datetime", A.Attr(A.Name("state"), "now")) in t.body[0].value.fields
+    _checks_clean(decl)
