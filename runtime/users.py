@@ -56,6 +56,10 @@ _DONE_RE = re.compile(
     r"\b(done|completed?|finished|all set|successfully|taken care of|anything else)\b"
 )
 _HELP_RE = re.compile(r"\b(help|assist|how can i|what can i do)\b")
+_CONFIRM_RE = re.compile(
+    r"\b(confirm|proceed|go ahead|shall i|should i|do you want|would you like|is that (right|correct|ok)|are you sure|yes or no|\(y/n\))"
+)
+CONFIRM = "Yes, please go ahead."
 
 
 @functools.lru_cache(maxsize=65536)
@@ -155,7 +159,8 @@ class ScriptedUser:
 
     Opens with the task instruction. To each agent text reply: answers every
     fact it is asked about ("My order id is o_17."); says it does not know
-    anything else it is asked; restates its request when the agent offers help;
+    anything else it is asked; says yes to a confirmation question ("Shall I
+    proceed?"); restates its request when the agent offers help;
     answers a statement that neither asks nor reports completion ("Let me
     check.") with "Okay, please go ahead." once, and stops (`###STOP###`) at
     the next one; stops when the agent reports completion, or after
@@ -187,7 +192,10 @@ class ScriptedUser:
             if turns[-2:-1] == [("user", NUDGE)]:
                 return UserReply(STOP, stop=True)
             return UserReply(NUDGE)
-        if _HELP_RE.search(last.lower()):
+        low = last.lower()
+        if _CONFIRM_RE.search(low):
+            return UserReply(CONFIRM)
+        if _HELP_RE.search(low):
             return UserReply(self.task.instruction)
         return UserReply("I don't know that.")
 

@@ -209,6 +209,8 @@ def test_scripted_user_answers_known_facts_only(build):
     assert r.content == t.instruction
     r = u.reply_sync(_convo(("user", "x"), ("assistant", "Your address has been updated. Anything else?")))
     assert r.stop and r.content == STOP
+    r = u.reply_sync(_convo(("user", "x"), ("assistant", "I will change order o_3 to 9 Oak Rd. Shall I proceed?")))
+    assert r.content == "Yes, please go ahead." and not r.stop
     r = u.reply_sync(_convo(("user", "x"), ("assistant", "Let me look into it.")))
     assert r.content == "Okay, please go ahead." and not r.stop
     r = u.reply_sync(_convo(("user", "x"), ("assistant", "Let me look into it."), ("user", r.content), ("assistant", "Still looking.")))
