@@ -543,12 +543,21 @@ class ToolEmitter:
                 self.block(orelse, ind + 1)
         elif isinstance(s, A.Return):
             c, t = self.expr(s.value)
-            if is_scalar(t):
-                self.emit(ind, f"return {c}", s)
-            else:
-                self.emit(ind, f"return _rt.jcopy({c})", s)
+            self.emit(ind, f"return {self.result(c, t)}", s)
         else:
             raise CodegenError(f"unsupported statement {type(s).__name__}", getattr(s, "span", None))
+
+    def result(self, code: str, t: T) -> str:
+        """A returned value: a copy (never an alias of the state) with canonical floats.
+        State values are canonical already, so records only need copying."""
+        st = strip_opt(t)
+        if st is not None and st[0] in ("str", "int", "bool", "enum", "ref", "null"):
+            return code
+        if st == ("float",):
+            return f"_rt.cf({code})"
+        if st is not None and (st[0] == "rec" or (st[0] == "list" and strip_opt(st[1]) is not None and strip_opt(st[1])[0] == "rec")):
+            return f"_rt.jcopy({code})"
+        return f"_rt.canon({code})"
 
     def bind(self, name: str, t: T) -> str:
         if name in self.scope:

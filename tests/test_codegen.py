@@ -644,3 +644,21 @@ def test_tool_error_pickles_and_odd_tool_names(env):
     assert back == err and back.code == "not-found" and back.internal is False
     assert env.step(["get_order"], {}).code == "unknown-tool"
     assert env.step(None, {}).code == "unknown-tool"
+
+
+def test_results_have_canonical_floats(tmp_path):
+    env = A.EnvDecl(
+        "f",
+        None,
+        (),
+        (),
+        (
+            A.ToolDecl("noisy", (), ANY, "", (A.Return(rec(x=b("+", L(0.1), L(0.2)), xs=A.ListLit((b("*", L(1.1), L(3)),)))),)),
+            A.ToolDecl("scalar", (), FLOAT, "", (A.Return(b("+", L(0.1), L(0.2))),)),
+        ),
+    )
+    p = tmp_path / "env.py"
+    p.write_text(emit_env(env, "f.forge"))
+    e = load_env_module(p).Env()
+    assert e.step("noisy", {}) == {"x": 0.3, "xs": [3.3]}  # not 0.30000000000000004 / 3.3000000000000003
+    assert e.step("scalar", {}) == 0.3
