@@ -17,11 +17,12 @@ import json
 import re
 import textwrap
 import threading
-from functools import lru_cache
+from functools import lru_cache, partial
 from importlib import resources
 
 from lark import Lark, Transformer
 from lark.lexer import PatternStr
+from lark.parse_tree_builder import ChildFilter
 
 from forgec.diagnostics import INTERNAL, Diagnostic, Span, error
 from forgec.lang import ast as A
@@ -446,6 +447,36 @@ def dedent_python(raw: str) -> str:
 _SPECIAL = frozenset({"EOF", "COMMENT", "BAD", "TRIPLE_STRING"})
 
 
+class _Spliced:
+    """Children of an inlined rule (`_fields`, lark's `__x_star_N` helpers), spliced into the
+    parent by lark's child filter; a lighter stand-in for the lark Tree it would build."""
+
+    __slots__ = ("children",)
+
+    def __init__(self, children):
+        self.children = children
+
+
+def _lean(cb, size: int):
+    """Drop lark's per-reduction wrappers where they do nothing: a child filter that keeps
+    every child in order becomes a direct call of the builder method; lark's default
+    callback (a Tree for an inlined rule) becomes `_Spliced`."""
+    def is_default(f):
+        return isinstance(f, partial) and getattr(f.func, "__name__", "") == "default_callback"
+
+    if is_default(cb):
+        return _Spliced
+    if isinstance(cb, ChildFilter):
+        nb = _Spliced if is_default(cb.node_builder) else cb.node_builder
+        inc = cb.to_include
+        identity = not getattr(cb, "append_none", 0) and len(inc) == size and all(
+            t[0] == i and not t[1] and not (len(t) > 2 and t[2]) for i, t in enumerate(inc))
+        if identity:
+            return nb
+        cb.node_builder = nb
+    return cb
+
+
 class _SyntaxErr(Exception):
     def __init__(self, expected):
         self.expected = expected
@@ -503,7 +534,7 @@ class _Parser:
                     exp = rule.expansion
                     passthru = (rule.options.expand1 and not rule.alias and len(exp) == 1
                                 and not exp[0].name.startswith("_"))
-                    row[sym] = (False, (len(exp), lp.callbacks[rule], rule.origin.name, passthru))
+                    row[sym] = (False, (len(exp), _lean(lp.callbacks[rule], len(exp)), rule.origin.name, passthru))
             table[state] = row
         self.table = table
         self.chain_memo: dict = {}
