@@ -28,7 +28,6 @@ import hashlib
 import json
 import math
 import re
-import sys
 import traceback as _tb
 from types import ModuleType
 from typing import Any, Iterable
@@ -95,10 +94,6 @@ class ToolError(Exception):
 
     def to_json(self) -> dict:
         return {"error": self.message, "code": self.code}
-
-
-def fail(message: str, code: str = "precondition") -> ToolError:
-    return ToolError(message, code)
 
 
 # --------------------------------------------------------------------------- canonical JSON
@@ -1106,7 +1101,3 @@ def format_mapped_traceback(exc: BaseException, module: ModuleType) -> str:
             out.append(f"    {fs.line}")
     out.append(f"{type(exc).__name__}: {exc}")
     return "\n".join(out)
-
-
-def python_version_ok() -> bool:  # pragma: no cover - trivial
-    return sys.version_info >= (3, 11)
