@@ -228,6 +228,17 @@ def _canon(v: Any) -> str:
     return json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+def _same(a: Any, b: Any) -> bool:
+    """JSON-equal (bools are not numbers; 1 == 1.0 as in canonical JSON)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b if not (_is_num(a) and _is_num(b)) else a == b
+
+
 def _is_error(v: Any) -> bool:
     return isinstance(v, BaseException)
 
@@ -295,7 +306,9 @@ class _Task:
         self.s = s
         self.rng = rng
         self.read_only = read_only
-        self.env = s.module.Env(s.world)
+        # reads run on the sampler's shared env (they change nothing); the first write forks it
+        self.env = s.base_env
+        self.forked = False
         self.nodes: list[_Node] = []
         self.facts: dict[str, Any] = {}
         self.used_names: set[str] = set()
@@ -303,6 +316,8 @@ class _Task:
         self.merged = 0
         self.by_origin: dict[str, list[tuple[int, _Node]]] = {}  # origin tool -> nodes whose value comes from it
         self._sources: dict[tuple[str, str], list] = {}  # cache of sources(), valid until nodes change
+        self._memo: dict[str, Any] = {}  # other per-node-set caches (useful calls, fan-out options)
+        self.n_calls = self.n_writes = 0
 
     # ----- names
     def fresh(self, base: str) -> str:
@@ -326,24 +341,42 @@ class _Task:
 
     def push(self, node: _Node) -> None:
         self._sources.clear()
+        self._memo.clear()
         self.nodes.append(node)
+        self.n_calls += node.is_call
+        self.n_writes += node.writes
         if node.origin is not None:
             self.by_origin.setdefault(node.origin[0], []).append((len(self.nodes) - 1, node))
 
     def pop(self) -> _Node:
         self._sources.clear()
+        self._memo.clear()
         node = self.nodes.pop()
+        self.n_calls -= node.is_call
+        self.n_writes -= node.writes
         if node.origin is not None:
             self.by_origin[node.origin[0]].pop()
         return node
 
     @property
     def calls(self) -> int:
-        return sum(1 for n in self.nodes if n.is_call)
+        return self.n_calls
+
+    def useful_calls(self) -> int:
+        """Calls that will survive pruning if the task ended now: writes and reads a later node uses."""
+        if "useful" in self._memo:
+            return self._memo["useful"]
+        names: set[str] = set()
+        used: set[str] = set()
+        for n in self.nodes:
+            used |= node_refs(n.ast, names)
+            names.add(n.name)
+        self._memo["useful"] = r = sum(1 for n in self.nodes if n.is_call and (n.writes or n.name in used))
+        return r
 
     @property
     def write_calls(self) -> int:
-        return sum(1 for n in self.nodes if n.writes)
+        return self.n_writes
 
     def by_name(self, name: str) -> _Node:
         return next(n for n in self.nodes if n.name == name)
@@ -356,14 +389,17 @@ class _Task:
     # ----- execution
     def run_call(self, tool: str, args: list[A.Arg], values: dict, desc: str) -> _Node | None:
         """Execute a call; None when it fails or is redundant (then it is not added)."""
+        writes = self.s.writes(tool)
+        if writes and not self.forked:
+            self.env, self.forked = self.s.fresh_env(), True
         result = self.env.step(tool, copy.deepcopy(values))
+        if not self.forked:
+            self.s.check_base(tool)
         if _is_error(result):
             return None
-        writes = self.s.writes(tool)
         if not writes:
-            key = _canon(result)
             for n in self.nodes:
-                if n.is_call and not n.writes and _canon(n.value) == key:
+                if n.is_call and not n.writes and _same(n.value, result):
                     self.merged += 1
                     return n  # the same thing fetched again (maybe through another key): collapse
         name = self.fresh(self.s.node_base(tool))
@@ -598,7 +634,9 @@ class _Task:
 
     # ----- fan-out: fetch several listed entities, then aggregate
     def fanout_options(self) -> list[tuple[float, _Node, Edge, tuple[str, ...]]]:
-        out = []
+        if "fanout" in self._memo:
+            return self._memo["fanout"]
+        self._memo["fanout"] = out = []
         for n in self.nodes:
             if n.origin is None:
                 continue
@@ -869,7 +907,22 @@ class _Sampler:
         self._writes = {t: bool(ws.get(t, graph.writes(t))) for t in graph.tools}
         self.coverage: Counter = Counter({t: 0 for t in graph.tools})
         self.params = {t.name: [p.name for p in t.params] for t in env.tools}
-        self.world_hash = module.Env(world).state_hash()
+        # one env on the world state; each task runs on a fork of it (`Env.fork` when the generated
+        # module has it: no re-validation, incremental hashing), else on a fresh Env(world)
+        self.base_env = module.Env(world)
+        self.world_hash = self.base_env.state_hash()
+        self._fork = getattr(self.base_env, "fork", None)
+        # for each tool: source tool -> strongest evidence weight of an edge from it (quick step weights)
+        self.in_by_src: dict[str, dict[str, float]] = {}
+        for e in graph.edges():
+            d = self.in_by_src.setdefault(e.dst, {})
+            d[e.src] = max(d.get(e.src, 0.0), e.weight)
+        self.in_sorted = {t: sorted(((w, src) for src, w in d.items()), reverse=True) for t, d in self.in_by_src.items()}
+        self.out_tools: dict[str, set[str]] = {}
+        for e in graph.edges():
+            self.out_tools.setdefault(e.src, set()).add(e.dst)
+        self.tool_order = {t: i for i, t in enumerate(graph.tools)}
+        self._cov: dict[str, float] | None = None
         # tools from which some write tool can be reached along edges (where a write task may start)
         import networkx as nx
 
@@ -880,10 +933,23 @@ class _Sampler:
     def writes(self, tool: str) -> bool:
         return self._writes.get(tool, False)
 
+    def fresh_env(self) -> Any:
+        return self._fork() if self._fork is not None else self.module.Env(self.world)
+
+    def check_base(self, tool: str) -> None:
+        """A tool said to be read-only changed the shared env: treat it as a write from now on."""
+        if self.base_env.state_hash() != self.world_hash:
+            self._writes[tool] = True
+            self.base_env = self.module.Env(self.world)
+            self._fork = getattr(self.base_env, "fork", None)
+            raise _Reject("read-tool-wrote")
+
     def coverage_factor(self, tool: str) -> float:
         """Rarely sampled tools weigh more (at most 4x), so coverage spreads over the env."""
-        mean = sum(self.coverage.values()) / max(1, len(self.coverage))
-        return min(4.0, (1.0 + mean) / (1.0 + self.coverage[tool]))
+        if self._cov is None:  # recomputed after each accepted blueprint
+            mean = sum(self.coverage.values()) / max(1, len(self.coverage))
+            self._cov = {t: min(4.0, (1.0 + mean) / (1.0 + c)) for t, c in self.coverage.items()}
+        return self._cov.get(tool, 1.0)
 
     def node_base(self, tool: str) -> str:
         """Readable node names: reads by what they return (`user_details`), writes by what they did
@@ -910,13 +976,14 @@ class _Sampler:
         read_only = rng.random() < cfg.read_only_ratio
         task = _Task(self, rng, read_only)
         target = rng.randint(cfg.min_calls, cfg.max_calls)
-        walks = 2 if rng.random() < cfg.merge_ratio else 1
-        for w in range(walks):
-            if not self.start(task):
-                if w == 0:
-                    raise _Reject("no-start")
-                break
-            self.extend(task, target if w == walks - 1 else max(2, target // 2 + task.calls // 2))
+        # walk 1 goes half way when a merge is planned; a second walk (its start may collapse into
+        # walk 1's nodes, or connect through edges) is merged in when planned or when walk 1 stalled
+        planned = rng.random() < cfg.merge_ratio
+        if not self.start(task):
+            raise _Reject("no-start")
+        self.extend(task, max(2, target // 2) if planned else target)
+        if task.useful_calls() < target and self.start(task):
+            self.extend(task, target)
         if read_only:
             if task.write_calls:
                 raise _Reject("read-only-wrote")
@@ -928,7 +995,7 @@ class _Sampler:
             # finish with a write fed by the DAG
             if not self.step(task, writes_only=True):
                 raise _Reject("no-write")
-        if not read_only and task.env.state_hash() == self.world_hash:
+        if not read_only and (not task.forked or task.env.state_hash() == self.world_hash):
             raise _Reject("no-op")  # the writes changed nothing (or undid each other): no gold diff
         return task
 
@@ -954,8 +1021,8 @@ class _Sampler:
 
     def extend(self, task: _Task, target: int) -> None:
         stalls = 0
-        while task.calls < target and stalls < 4:
-            want_write = not task.read_only and task.calls >= target - 1 and not task.write_calls
+        while task.useful_calls() < target and stalls < 4 and task.calls < self.cfg.max_calls + 4:
+            want_write = not task.read_only and task.useful_calls() >= target - 1 and not task.write_calls
             if not self.step(task, writes_only=want_write):
                 if want_write:
                     return
@@ -966,16 +1033,17 @@ class _Sampler:
         cfg = self.cfg
         rng = task.rng
         options: list[tuple[float, str, Any]] = []
-        for t in self.graph.tools:
-            w = self.writes(t)
+        reachable = set()
+        for src, nodes in task.by_origin.items():
+            if nodes:
+                reachable |= self.out_tools.get(src, set())
+        for t in sorted(reachable, key=self.tool_order.__getitem__):
+            w = self._writes[t]
             if (writes_only and not w) or (task.read_only and w):
                 continue
-            if not task.can_feed(t):
+            best = next((w for w, src in self.in_sorted.get(t, ()) if task.by_origin.get(src)), 0.0)
+            if not best:
                 continue
-            srcs = [s for p in self.params[t] for s in task.sources(t, p)]
-            if not srcs:
-                continue
-            best = max(s[0] for s in srcs)
             # writes weigh `write_ratio` against reads mid-walk, halved for each write already made
             kind = 1.0 if writes_only else (cfg.write_ratio * 2.0 * 0.5 ** task.write_calls if w else 1.0)
             weight = best * kind * self.coverage_factor(t) * (0.2 ** task.tool_uses[t])
@@ -1170,6 +1238,7 @@ def sample_blueprints(env: A.EnvDecl, module: Any, world_state: dict, graph: Too
         for n in decl.nodes:
             if isinstance(n, A.CallNode):
                 s.coverage[n.tool] += 1
+        s._cov = None
         header = [
             f"blueprint sampled by forgec: env {env.name}, seed {cfg.seed}, attempt {attempts}",
             "stats: " + ", ".join(f"{k} {v}" for k, v in stats.items()),

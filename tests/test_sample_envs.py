@@ -110,13 +110,11 @@ class BaseEnv:
             err = self._check(p.type, full[p.name], p.name)
             if err:
                 return ToolError(err)
-        writes = t.annotations[0] in ("create", "update", "delete")
-        saved = copy.deepcopy(self._state) if writes else None
+        # every t_* method checks all its preconditions before it mutates anything, so a
+        # ToolError leaves the state as it was (transactional without a snapshot)
         try:
             return getattr(self, "t_" + name)(**full)
         except ToolError as e:
-            if saved is not None:
-                self._state = saved
             return e
 
     def _check(self, t, v, where):
