@@ -236,7 +236,7 @@ class _Printer:
             self.emit(ind, 'python """', src)
             for ln in t.python.split("\n"):
                 self.emit(ind + 1 if ln.strip() else 0, ln if ln.strip() else "", -1)
-            self.emit(ind, '"""', _end_of(t), closer=True)
+            self.emit(ind, '"""', 0)  # no comment may be placed before it: that is inside the body
             return
         if t.doc:
             self.emit(ind + 1, quote(t.doc), src)
