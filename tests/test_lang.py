@@ -304,6 +304,15 @@ def test_unary_minus_on_a_number_literal_round_trips() -> None:
     assert L.parse(text, "t")[0].blueprints[0] == bp
 
 
+def test_comment_before_a_python_body_stays_out_of_it() -> None:
+    src = 'env e {\n  tool t() -> any\n  // note\n  python """\n    return 1\n  """  // end\n}\n'
+    out, _ = L.format_text(src, "t")
+    m = L.parse(out, "t")[0]
+    assert m.envs[0].tools[0].python == "return 1"
+    assert {c.text for c in m.comments} == {" note", " end"}
+    assert L.format_text(out, "t")[0] == out
+
+
 def test_format_text_refuses_broken_input() -> None:
     out, d = L.format_text("env e {", "t")
     assert out is None and codes(d) == ["syntax-error"]
