@@ -112,3 +112,11 @@ def test_five_independent_errors_are_five_diagnostics() -> None:
     assert len([g for g in got if g[1] == "E"]) == 5
     syn = actual_diags(GOLDEN / "check" / "syntax_errors.forge")
     assert len(syn) == 5
+
+
+def test_goldens_exercise_every_language_code() -> None:
+    from forgec.diagnostics import CODES
+
+    lang = {c.code for c in CODES.values() if c.area == "language"}
+    seen = {code for p in CHECK_FILES for _, _, code in expected_diags(p.read_text())}
+    assert lang - seen == {"too-deep"}  # too-deep: tests/test_lang.py (needs thousands of levels)
