@@ -129,9 +129,12 @@ def test_statements_build_the_documented_nodes() -> None:
 
 
 def test_types_and_fields() -> None:
-    m, d = L.parse('env e { record R { a: {x: int, y: str?}  b: list[enum("a", -1, 2.5, true)]? = null "doc" } }', "t")
+    m, d = L.parse('env e { record R { a: {x: int, y: str?}  b: list[enum("a", -1, 2.5, true)]? = null "doc" '
+                   ' c: enum("x", null) = null } }', "t")
     assert not d
-    a, b = m.envs[0].records[0].fields
+    a, b, c = m.envs[0].records[0].fields
+    assert c.type == A.EnumType(("x", None))
+    assert [(x.code, x.span.col) for x in L.check([m])] == [("bad-enum", 50)]  # "a", -1, 2.5, true: mixed
     assert a.type == A.RecordType((A.FieldDecl("x", A.PrimType("int")),
                                    A.FieldDecl("y", A.OptionalType(A.PrimType("str")))))
     assert b == A.FieldDecl("b", A.OptionalType(A.ListType(A.EnumType(("a", -1, 2.5, True)))), A.Literal(None), "doc")

@@ -98,7 +98,8 @@ EXPR = exprs()
 
 
 def types() -> st.SearchStrategy:
-    enum_vals = st.one_of(texts, st.integers(-100, 100), st.floats(-1e6, 1e6, allow_nan=False), st.booleans())
+    enum_vals = st.one_of(texts, st.integers(-100, 100), st.floats(-1e6, 1e6, allow_nan=False), st.booleans(),
+                          st.none())
     leaves = st.one_of(st.builds(A.PrimType, st.sampled_from(["str", "int", "float", "bool", "any"])),
                        st.builds(A.NamedType, type_names),
                        st.builds(A.EnumType, st.lists(enum_vals, min_size=1, max_size=4).map(tuple)))

@@ -183,7 +183,7 @@ def fits(src: Ty, dst: Ty, et: EnvTypes | None = None) -> bool:
     if isinstance(src, OptT):
         return fits(src.inner, dst, et)  # null-ness is checked at run time
     if src == NULL:
-        return False
+        return isinstance(dst, EnumT) and None in dst.values
     if isinstance(dst, RefT):
         if isinstance(src, RefT):
             return src.entity == dst.entity
@@ -722,7 +722,8 @@ def check_env(env: A.EnvDecl, diags: list[Diagnostic]) -> EnvTypes:
                 err(C.BAD_ENUM, "an enum needs at least one value", t)
             elif len(set(map(repr, vals))) != len(vals):
                 err(C.BAD_ENUM, "enum values repeat", t)
-            elif len({type(v) for v in vals} - {int, float}) + (1 if any(type(v) in (int, float) for v in vals) else 0) > 1:
+            elif len({type(v) for v in vals} - {int, float, type(None)}) + (
+                    1 if any(type(v) in (int, float) for v in vals) else 0) > 1:
                 err(C.BAD_ENUM, "enum values mix types", t)
         elif isinstance(t, A.ListType):
             check_type(t.item, ctx)

@@ -242,6 +242,8 @@ class ForgeBuilder(Transformer):
             return True
         if t == "FALSE":
             return False
+        if t == "NULL":
+            return None
         v = int(tok.value) if t == "INT" else float(tok.value)
         return -v if len(c) == 2 else v
 

@@ -142,6 +142,7 @@ def elem(t: Ty) -> Ty | None:
 
 
 def enum_base(values: tuple) -> Ty:
+    values = tuple(v for v in values if v is not None)  # `null` in an enum: the value may be null
     if all(isinstance(v, bool) for v in values):
         return BOOL
     if all(isinstance(v, str) for v in values):
