@@ -274,14 +274,43 @@ def _say(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+_PERSONAL = re.compile(r"(^|_)(id|ids|email|name|phone|address|zip|zipcode|dob|username|account|city|country|state|street)$")
+
+
+def _flatten_facts(facts: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Record-valued facts (a request body) are said field by field; `amount_2` is said as `amount`."""
+    out: list[tuple[str, Any]] = []
+    for k in sorted(facts):
+        v = facts[k]
+        base = re.sub(r"_\d+$", "", k)
+        if isinstance(v, dict) and v and all(not isinstance(x, (dict, list)) for x in v.values()):
+            out.extend((sub, v[sub]) for sub in sorted(v))
+        else:
+            out.append((base, v))
+    return out
+
+
+def _fact_sentence(name: str, value: Any) -> str:
+    said = _say(value)
+    if isinstance(value, str) and (" " in value.strip() or not value):
+        said = json.dumps(value, ensure_ascii=False)
+    if _PERSONAL.search(name):
+        return f"My {humanize(name)} is {said}."
+    return f"The {humanize(name)} should be {said}."
+
+
 def render_instruction(goal: str, persona: str, facts: dict[str, Any]) -> str:
     """The deterministic instruction template: the goal and the facts, in the user's voice."""
     goal = goal.strip().rstrip(".")
     if goal and not goal.lower().startswith(("i ", "i'", "please", "can ", "could ")):
         goal = "I want to " + goal[0].lower() + goal[1:]
     parts = [goal[:1].upper() + goal[1:] + "."] if goal else []
-    for k in sorted(facts):
-        parts.append(f"My {humanize(k)} is {_say(facts[k])}.")
+    seen: set[str] = set()
+    for name, value in _flatten_facts(facts):
+        sentence = _fact_sentence(name, value)
+        if sentence not in seen:
+            seen.add(sentence)
+            parts.append(sentence)
     return " ".join(parts)
 
 
