@@ -35,6 +35,12 @@ def run_check(paths: list[str], stdin_text: str | None = None):
     return drop_cascades(diags), sources
 
 
+def _any_forge(paths) -> bool:
+    from pathlib import Path
+
+    return any(p == "-" or Path(p).is_file() or next(Path(p).rglob("*.forge"), None) is not None for p in paths)
+
+
 def command(
     paths: List[str] = typer.Argument(..., help="Files or folders of .forge files (`-` reads stdin)."),
     format: DiagFormat = typer.Option(DiagFormat.full, "--format", help="full (with source lines), concise, or json."),
@@ -47,6 +53,8 @@ def command(
         typer.echo(render(diags, "concise"), err=True)
         raise typer.Exit(2)
     fmt = format.value
+    if fmt != "json" and not diags and not _any_forge(paths):
+        typer.echo("no .forge files found", err=True)
     out = render(diags, fmt, sources)
     if out:
         typer.echo(out)
