@@ -51,16 +51,15 @@ def actual_diags(path: Path) -> set[tuple[int, str, str]]:
 
 
 def rewrite_annotations(text: str, got: set[tuple[int, str, str]]) -> str:
-    lines = text.split("\n")
+    lines = [ANNOT.sub("", line) for line in text.split("\n")]
     by_line: dict[int, dict[str, list[str]]] = {}
     for n, sev, code in sorted(got):
-        by_line.setdefault(n, {}).setdefault(sev, []).append(code)
-    for i, line in enumerate(lines):
-        base = ANNOT.sub("", line)
-        ann = by_line.get(i + 1)
-        if ann:
-            base += "  // " + "; ".join(f"{s}: {', '.join(c)}" for s, c in sorted(ann.items()))
-        lines[i] = base
+        host, up = n, ""
+        while host <= len(lines) and lines[host - 1].count('"') % 2:  # an open string: annotate below
+            host, up = host + 1, up + "^"
+        by_line.setdefault(host, {}).setdefault(up + sev, []).append(code)
+    for n, ann in by_line.items():
+        lines[n - 1] += "  // " + "; ".join(f"{s}: {', '.join(c)}" for s, c in sorted(ann.items()))
     return "\n".join(lines)
 
 
