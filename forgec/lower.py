@@ -314,6 +314,11 @@ def render_instruction(goal: str, persona: str, facts: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
+def _looks_like_id(v: str) -> bool:
+    """Ids and codes (`#W0001234`, `sara_doe_496`, `HAT754`), not words the user may say (`economy`)."""
+    return len(v) >= 4 and " " not in v.strip() and any(c.isdigit() for c in v)
+
+
 def instruction_leaks(instruction: str, task_tools: list[str], hidden_values: list[Any]) -> list[str]:
     """Why an instruction gives away too much: tool names, or values the agent must look up or compute."""
     problems = []
@@ -324,7 +329,7 @@ def instruction_leaks(instruction: str, task_tools: list[str], hidden_values: li
     for v in hidden_values:
         if isinstance(v, bool) or v is None:
             continue
-        if isinstance(v, str) and len(v) >= 4 and re.search(rf"(?<!\w){re.escape(v.lower())}(?!\w)", low):
+        if isinstance(v, str) and _looks_like_id(v) and re.search(rf"(?<!\w){re.escape(v.lower())}(?!\w)", low):
             problems.append(f"reveals the looked-up value {v!r}")
         elif isinstance(v, (int, float)) and abs(v) >= 10 and re.search(rf"(?<![\w.]){re.escape(f'{v:g}')}(?![\w])", low):
             problems.append(f"reveals the computed value {v!r}")
@@ -435,7 +440,8 @@ def lower_blueprint(
     used = {k: facts[k] for k in sorted(scope.used_facts)}
     for k, v in implicit.items():
         used.setdefault(k, v)
-    fact_values = set(json.dumps(v, sort_keys=True) for v in used.values())
+    fact_values = {json.dumps(v, sort_keys=True) for v in used.values()}
+    fact_values |= {json.dumps(v, sort_keys=True) for _, v in _flatten_facts(used)}
     hidden = [h for h in hidden if json.dumps(h, sort_keys=True) not in fact_values]
     instruction = render_instruction(bp.user.goal, bp.user.persona, used)
     leaks = instruction_leaks(instruction, [n.tool for n in bp.nodes if isinstance(n, A.CallNode)], [])
