@@ -883,8 +883,8 @@ def check_blueprint(bp: A.BlueprintDecl, et: EnvTypes | None, env_names, diags: 
         if isinstance(n, A.CallNode):
             tool = et.tools.get(n.tool)
             res = _call_node(ck, n, tool, scope)
-            if tool is not None and et.writes_state(tool):
-                writes = True
+            if tool is None or et.writes_state(tool):
+                writes = True  # (an unknown tool is reported already; do not guess its effect)
             elif tool is not None and n.name not in used:
                 diags.append(warning(C.UNUSED_NODE, f"the result of read-only call '{n.name}' is never used", n.span,
                                      "use it in a later argument, `expect` or `tell`, or remove the call"))
