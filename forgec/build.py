@@ -325,7 +325,8 @@ def _build_env(ir_env: Any, opts: CompileOptions, prev: PrevEnv | None, user_fil
     rec.state = FileRecord(path=state_rel, hash=sha256_text(state_bytes))
     rec.keys["state"] = state_key
     world = json.loads(state_bytes)  # exactly what the runtime will load
-    init_hash = module.Env(world).state_hash()
+    base_env = module.Env(world)  # each blueprint runs on a fork of it (no re-validation)
+    init_hash = base_env.state_hash()
     out.timings["state"] = time.perf_counter() - t0
 
     # ---- sample blueprints (or reuse / keep edited ones)
@@ -437,6 +438,7 @@ def _build_env(ir_env: Any, opts: CompileOptions, prev: PrevEnv | None, user_fil
                         seed=opts.seed,
                         initial_state_file=state_rel,
                         initial_state_hash=init_hash,
+                        base_env=base_env,
                     )
                 except Rejected as r:
                     brec.rejected = r.reason

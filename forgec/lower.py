@@ -371,9 +371,10 @@ def lower_blueprint(
     seed: int,
     initial_state_file: str | None = None,
     initial_state_hash: str | None = None,
+    base_env: Any = None,
 ) -> LowerResult:
     """Execute `bp` on a copy of `world_state` in `module.Env`; raise `Rejected` when it cannot be a task."""
-    env = module.Env(world_state)
+    env = base_env.fork() if base_env is not None and hasattr(base_env, "fork") else module.Env(world_state)
     init_hash = initial_state_hash or env.state_hash()
     facts: dict[str, Any] = {}
     for f in bp.user.facts:
