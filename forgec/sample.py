@@ -58,7 +58,7 @@ class SampleConfig:
     max_calls: int = 8
     reasoning_ratio: float = 0.9  # chance to use a list output (through a reasoning node) when one can feed a call
     max_depth: int = 10  # longest chain of nodes (levels) in a DAG
-    write_ratio: float = 0.2  # weight of write tools against reads in the middle of a walk
+    write_ratio: float = 0.5  # most write calls per task = max(1, round(write_ratio * planned calls))
     read_only_ratio: float = 0.1  # share of read-only tasks (they end in `tell`)
     merge_ratio: float = 0.3  # chance that a task merges a second walk into its DAG
     seed: int = 0
@@ -318,6 +318,7 @@ class _Task:
         self._sources: dict[tuple[str, str], list] = {}  # cache of sources(), valid until nodes change
         self._memo: dict[str, Any] = {}  # other per-node-set caches (useful calls, fan-out options)
         self.n_calls = self.n_writes = 0
+        self.max_writes = 1
 
     # ----- names
     def fresh(self, base: str) -> str:
@@ -617,10 +618,15 @@ class _Task:
     def feed(self, t: A.ToolDecl, need_edge: bool) -> dict[str, tuple[A.Expr, Any]]:
         """Expressions (and values) for the parameters of `t` that earlier nodes can supply."""
         fed: dict[str, tuple[A.Expr, Any]] = {}
+        used: set[tuple[str, tuple[str, ...]]] = set()  # (node, parent path) already feeding this call
         for p in t.params:
             cands = self.sources(t.name, p.name)
             if not cands or (not need_edge and self.rng.random() < 0.2):
                 continue
+            # prefer the node (and the record inside it) that already feeds this call: an address
+            # is copied from one record, not assembled from three
+            cands = [(w * (8.0 if (n.name, rest[:-1]) in used else 3.0 if any(u[0] == n.name for u in used) else 1.0), n, e, rest)
+                     for w, n, e, rest in cands]
             tried = 0
             while cands and tried < 3:
                 i = self.rng.choices(range(len(cands)), weights=[c[0] for c in cands])[0]
@@ -629,6 +635,7 @@ class _Task:
                 r = self.resolve(n, e, rest)
                 if r is not None:
                     fed[p.name] = r
+                    used.add((n.name, rest[:-1]))
                     break
         return fed
 
@@ -922,6 +929,7 @@ class _Sampler:
         for e in graph.edges():
             self.out_tools.setdefault(e.src, set()).add(e.dst)
         self.tool_order = {t: i for i, t in enumerate(graph.tools)}
+        self.out_weight = {t: sum(e.weight for e in graph.edges_from(t)) for t in graph.tools}
         self._cov: dict[str, float] | None = None
         # tools from which some write tool can be reached along edges (where a write task may start)
         import networkx as nx
@@ -975,7 +983,9 @@ class _Sampler:
         cfg = self.cfg
         read_only = rng.random() < cfg.read_only_ratio
         task = _Task(self, rng, read_only)
-        target = rng.randint(cfg.min_calls, cfg.max_calls)
+        # aim one above the floor: pruning and stalls shorten walks, min_calls is only the floor
+        target = rng.randint(min(cfg.min_calls + 1, cfg.max_calls), cfg.max_calls)
+        task.max_writes = max(1, round(cfg.write_ratio * target + 0.5))
         # walk 1 goes half way when a merge is planned; a second walk (its start may collapse into
         # walk 1's nodes, or connect through edges) is merged in when planned or when walk 1 stalled
         planned = rng.random() < cfg.merge_ratio
@@ -1004,7 +1014,7 @@ class _Sampler:
         for t in self.graph.tools:
             if self.writes(t) or (not task.read_only and t not in self.reaches_write):
                 continue
-            out_w = sum(e.weight for e in self.graph.edges_from(t))
+            out_w = self.out_weight[t]
             if out_w == 0:
                 continue
             revisit = 0.25 ** task.tool_uses[t]
@@ -1034,18 +1044,20 @@ class _Sampler:
         rng = task.rng
         options: list[tuple[float, str, Any]] = []
         reachable = set()
-        for src, nodes in task.by_origin.items():
-            if nodes:
-                reachable |= self.out_tools.get(src, set())
+        origins = [src for src, nodes in task.by_origin.items() if nodes]
+        for src in origins:
+            reachable |= self.out_tools.get(src, set())
         for t in sorted(reachable, key=self.tool_order.__getitem__):
             w = self._writes[t]
             if (writes_only and not w) or (task.read_only and w):
                 continue
-            best = next((w for w, src in self.in_sorted.get(t, ()) if task.by_origin.get(src)), 0.0)
+            ins = self.in_by_src[t]
+            best = max(ins.get(o, 0.0) for o in origins)
             if not best:
                 continue
-            # writes weigh `write_ratio` against reads mid-walk, halved for each write already made
-            kind = 1.0 if writes_only else (cfg.write_ratio * 2.0 * 0.5 ** task.write_calls if w else 1.0)
+            if w and not writes_only and task.write_calls + 1 >= task.max_writes:
+                continue  # keep the last allowed write for the end of the walk
+            kind = 1.0 if writes_only or not w else 0.5
             weight = best * kind * self.coverage_factor(t) * (0.2 ** task.tool_uses[t])
             options.append((weight, "call", t))
         if not writes_only and task.calls + 2 <= cfg.max_calls + 1 and rng.random() < cfg.reasoning_ratio:
