@@ -24,7 +24,6 @@ is passed: "value" (as is), "wrap" (a scalar wrapped into a one-element list),
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -447,19 +446,6 @@ def build_graph(env: A.EnvDecl, exclude: Iterable[str] = frozenset(), writes: Ma
                     e = Edge(u.name, v.name, o.path, p.name, m.evidence, m.mode)
                     g.add_edge(u.name, v.name, key=f"{path_str('', o.path)}->{p.name}", edge=e)
     return ToolGraph(env, g)
-
-
-def graph_summary(g: ToolGraph) -> dict[str, Any]:
-    return {
-        "tools": g.g.number_of_nodes(),
-        "edges": g.g.number_of_edges(),
-        "entity_edges": sum(1 for e in g.edges() if e.evidence == "entity"),
-        "user_provided": {t: g.user_provided(t) for t in g.tools},
-    }
-
-
-def dumps_json(g: ToolGraph) -> str:
-    return json.dumps(g.to_json(), indent=2, sort_keys=True) + "\n"
 
 
 def iter_paths(value: Any, path: tuple[str, ...]) -> Iterator[Any]:

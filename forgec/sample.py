@@ -31,7 +31,7 @@ import math
 import random
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from forgec.graph import Edge, ToolGraph, iter_paths, norm, prim_class, record_fields, required_fields, returned_name, singular, strip_optional

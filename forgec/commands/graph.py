@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 import typer
 
-from forgec.diagnostics import INTERNAL, Diagnostic, Span, error, has_errors, info, render, warning
+from forgec.diagnostics import INTERNAL, Diagnostic, Span, error, has_errors, render, warning
 
 
 class GraphFormat(str, Enum):
@@ -230,4 +230,4 @@ def command(
     raise typer.Exit(0)
 
 
-__all__ = ["command", "load_envs", "LoadedEnv", "info"]
+__all__ = ["command", "load_envs", "LoadedEnv", "render_graph"]
