@@ -229,6 +229,16 @@ def test_crlf_line_endings() -> None:
     assert d == [] and m.envs[0].tools[0].python == "return 1"
 
 
+def test_truncated_file_keeps_everything_before_the_cut() -> None:
+    text = (GOLDEN / "check" / "retail_ok.forge").read_text()
+    cut = text.index("name: str, orders")  # inside a record return type
+    m, d = L.parse(text[:cut + len("name")], "t")
+    assert [(x.code, "end of file" in x.message) for x in d] == [("syntax-error", True)]
+    env = m.envs[0]
+    assert [e.name for e in env.entities] == ["User", "Variant", "Order"]
+    assert [t.name for t in env.tools] == ["get_order_details"]
+
+
 def test_recovery_never_discards_the_enclosing_declaration() -> None:
     m, d = L.parse("env e {\n  tool a() -> int { return 1 }\n  tool b() int { return 2 }\n  tool c() -> int { return 3 }\n}\n", "t")
     assert [(x.code, x.span.line) for x in d] == [("syntax-error", 3)]

@@ -742,7 +742,8 @@ class _Parser:
         end = Token("$END", "", line, col, line, col, pos, pos)
         reported = False
         ss, vs = self.ss, self.vs
-        for _ in range(100_000):
+        tried: set = set()  # (depth, state) where a closer was inserted: never twice (no loops)
+        for _ in range(10_000):
             try:
                 return self._feed(ss, vs, end)
             except _SyntaxErr as e:
@@ -751,8 +752,11 @@ class _Parser:
                 reported = True
                 acts = self.table[ss[-1]]
                 closer = next((t for t in ("RBRACE", "RPAR", "RSQB") if t in acts), None)
-                if closer is not None and self._try(end.retyped(closer, PUNCT[closer])):
-                    continue
+                here = (len(ss), ss[-1])
+                if closer is not None and here not in tried:
+                    tried.add(here)
+                    if self._try(end.retyped(closer, PUNCT[closer])):
+                        continue
                 if len(ss) <= 1:
                     return []
                 ss.pop()
