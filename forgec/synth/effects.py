@@ -536,6 +536,9 @@ def _update(s: Schema, v: ToolView, pmap):
             continue
         ftype = e.fields[fname].type
         if isinstance(strip_optional(ftype), A.ListType) and not sets_lists:
+            if v.verb in ("add", "append", "attach", "include", "stage") and _type_eq(strip_optional(ftype), strip_optional(ptype)) and not nullable:
+                # `git_add(repo_path, files)`: each element joins the record's list once
+                changes.append(A.For("x", expr, (A.If(bin_("not in", N("x"), at(k, fname)), (A.Append(at(k, fname), N("x")),)),)))
             continue
         if not _type_eq(strip_optional(ftype), strip_optional(ptype)):
             continue
