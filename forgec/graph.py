@@ -141,6 +141,7 @@ class Output:
     fields: tuple[str, ...] | None  # field names when the value is a record
     record_type: str | None  # the named record/entity type when the value is a record
     is_list: bool = False  # the value is a list (of `entity` keys / records)
+    leaf: A.TypeExpr | None = None  # the primitive/enum type of a scalar value
 
 
 def outputs(env: A.EnvDecl, tool: A.ToolDecl) -> list[Output]:
@@ -170,7 +171,7 @@ def _walk(env, t, path, name, owner, top, depth, out, key_of):
             # a field typed with an entity stores that entity's key
             key = next((f for f in ent.fields if f.name == ent.key), None)
             cls = prim_class(key.type) if key is not None else "str"
-            out.append(Output(path, name, owner, cls, ent.name, None, None))
+            out.append(Output(path, name, owner, cls, ent.name, None, None, leaf=key.type if key is not None else None))
             return
         fields = record_fields(env, t)
         if fields is None:
@@ -187,7 +188,7 @@ def _walk(env, t, path, name, owner, top, depth, out, key_of):
         return
     cls = prim_class(t)
     if cls is not None:
-        out.append(Output(path, name, owner, cls, key_of, None, None))
+        out.append(Output(path, name, owner, cls, key_of, None, None, leaf=t))
 
 
 # --------------------------------------------------------------------------- matching
@@ -197,6 +198,19 @@ def _walk(env, t, path, name, owner, top, depth, out, key_of):
 class Match:
     evidence: str  # entity | id | name | shape
     mode: str  # value | wrap | record | record_wrap
+
+
+def scalar_fits(src: A.TypeExpr | None, dst: A.TypeExpr) -> bool:
+    """The checker's rule for scalars: an enum feeds an enum only with a subset of its values,
+    an int feeds a float but not the reverse (a str may feed an enum: checked when it runs)."""
+    if src is None:
+        return True
+    src, dst = strip_optional(src), strip_optional(dst)
+    if isinstance(dst, A.EnumType) and isinstance(src, A.EnumType):
+        return set(src.values) <= set(dst.values)
+    if isinstance(dst, A.PrimType) and isinstance(src, A.PrimType):
+        return src.name == dst.name or (src.name, dst.name) == ("int", "float") or "any" in (src.name, dst.name)
+    return True
 
 
 def _compatible(a: str | None, b: str | None) -> bool:
@@ -228,12 +242,16 @@ def match(env: A.EnvDecl, o: Output, p: A.ParamDecl) -> Match | None:
                 want = e.name
                 break
     if want is not None and o.entity == want:
+        if not isinstance(item, A.NamedType) and not scalar_fits(o.leaf, item):
+            return None  # an int key cannot feed a str parameter (the checker says so)
         if o.is_list:
             return Match("entity", "value") if is_list else None
         return Match("entity", "wrap" if is_list else "value")
     if want is not None and isinstance(item, A.NamedType):
         # an entity parameter fed by a same-named primitive (synthesizer typed the field as str)
-        if o.cls is not None and not o.is_list and norm(o.name) in (_entity_names(env, want) | {pn}):
+        key = next((f for f in env.entity(want).fields if f.name == env.entity(want).key), None)
+        if (o.cls is not None and not o.is_list and norm(o.name) in (_entity_names(env, want) | {pn})
+                and (key is None or scalar_fits(o.leaf, key.type))):
             return Match("name", "wrap" if is_list else "value")
         return None
     # 3. record shapes
@@ -257,7 +275,7 @@ def match(env: A.EnvDecl, o: Output, p: A.ParamDecl) -> Match | None:
         return Match("shape", "record_wrap" if is_list else "record")
     # 2. name evidence on primitives
     pc = prim_class(item)
-    if pc is None or o.cls is None or not _compatible(pc, o.cls):
+    if pc is None or o.cls is None or not _compatible(pc, o.cls) or not scalar_fits(o.leaf, item):
         if not (is_list and o.is_list and o.cls is None and o.fields is None):
             return None
     target = singular(pn) if is_list else pn

@@ -1230,6 +1230,8 @@ def sample_blueprints(env: A.EnvDecl, module: Any, world_state: dict, graph: Too
     out: list[SampledBlueprint] = []
     attempts = 0
     while len(out) < cfg.tasks_per_env and attempts < max_attempts:
+        if attempts >= 200 and not out:
+            break  # 200 attempts without one blueprint: this env's graph cannot make tasks
         attempts += 1
         rng = random.Random(f"forgec-sample:{env.name}:{cfg.seed}:{attempts}")
         try:

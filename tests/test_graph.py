@@ -261,3 +261,27 @@ def test_cli_graph_json_and_errors(tmp_path):
         assert r.exit_code == 0 and (tmp_path / "g.png").read_bytes()[:4] == b"\x89PNG"
     else:
         assert r.exit_code == 1 and "graphviz-missing" in r.output
+
+
+def test_scalar_edges_follow_the_checkers_type_rules():
+    """Same names, incompatible types: an enum feeds an enum only with a subset of its values,
+    a float never feeds an int (an int may feed a float)."""
+    E = A.EnumType
+    flight = A.RecordType((A.FieldDecl("status", E(("scheduled", "cancelled"))), A.FieldDecl("price", A.PrimType("float")),
+                           A.FieldDecl("seats", A.PrimType("int"))))
+    tool = lambda name, params, ret=A.PrimType("str"): A.ToolDecl(name, tuple(A.ParamDecl(n, t) for n, t in params), ret,  # noqa: E731
+                                                                   python="return None", annotations=("update",))
+    env = A.EnvDecl("t", None, (), (), (
+        A.ToolDecl("get_flight", (), flight, python="return {}", annotations=("read",)),
+        tool("set_booking_status", [("status", E(("confirmed", "cancelled")))]),
+        tool("set_flight_status", [("status", E(("scheduled", "cancelled", "delayed")))]),
+        tool("set_note_status", [("status", A.PrimType("str"))]),
+        tool("set_price", [("price", A.PrimType("int"))]),
+        tool("set_seats", [("seats", A.PrimType("float"))]),
+    ))
+    g = build_graph(env)
+    assert not g.has_edge("get_flight", "set_booking_status", "status")
+    assert g.has_edge("get_flight", "set_flight_status", "status", "status")
+    assert g.has_edge("get_flight", "set_note_status", "status", "status")
+    assert not g.has_edge("get_flight", "set_price", "price")
+    assert g.has_edge("get_flight", "set_seats", "seats", "seats")
