@@ -344,3 +344,27 @@ def test_cli_stats_on_a_build_folder(tmp_path):
     assert s["covered"] == 4 and s["tools"] == len(RETAIL.tools)
     r = CliRunner().invoke(app, ["stats", str(tmp_path)])
     assert r.exit_code == 1 and "stats-no-build" in r.output
+
+
+@pytest.mark.parametrize("where", ["examples/airline.json", "examples/bookstore.yaml", "examples/helpdesk.json",
+                                   "corpus/mcp_server_git", "corpus/mcp_server_sqlite", "corpus/openapi_jupyter_server"])
+def test_other_docs_sample_check_clean(where):
+    """Blueprints for every other env forgec ships or reads in tests check clean and replay."""
+    from conftest import EXAMPLES
+    from forgec.commands.graph import load_envs
+    from forgec.lower import lower_blueprint
+
+    base, rel = where.split("/", 1)
+    path = (EXAMPLES if base == "examples" else CORPUS) / rel
+    envs, diags = load_envs(path, with_module=True, seed=1, state_size=20)
+    assert envs, diags
+    le = envs[0]
+    g = build_graph(le.decl, exclude=le.exclude, writes=le.writes)
+    res = sample_blueprints(le.decl, le.module, le.world, g, SampleConfig(tasks_per_env=25, seed=5))
+    assert len(res.blueprints) == 25, res.rejected
+    env_mod = A.Module("env.forge", (le.decl,))
+    for b in res.blueprints:
+        mod, d = lang.parse(b.text, "b.forge")
+        assert d == [] and lang.format(mod) == b.text
+        assert lang.check([env_mod, mod]) == [], b.text
+        lower_blueprint(b.decl, le.module, le.world, env_name=le.decl.name, blueprint_path="b.forge", blueprint_hash="0" * 64, seed=0)
