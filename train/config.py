@@ -59,6 +59,7 @@ class RolloutConfig(_Section):
     top_p: float = Field(1.0, gt=0.0, le=1.0, description="nucleus sampling")
     concurrency: int = Field(8, ge=1, description="episodes in flight per process (vllm backend)")
     vllm_base_url: str | None = Field(None, description="vllm: base URL of a running server (http://host:port/v1); None = start one per node")
+    vllm_served_name: str = Field("policy", description="vllm: the model name the server serves the policy under")
     vllm_python: str | None = Field(None, description="vllm: python of the venv holding vLLM (default: $FORGEC_VLLM_VENV/bin/python)")
     vllm_port: int = Field(8765, description="vllm: port of the server this trainer starts")
     vllm_extra_args: list[str] = Field(default_factory=list, description="vllm: extra `vllm serve` arguments (e.g. --tensor-parallel-size 2)")

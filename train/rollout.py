@@ -24,6 +24,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -107,13 +108,24 @@ class VLLMEngine:
     """Token-in/token-out generation through a vLLM OpenAI-compatible `/v1/completions`."""
 
     def __init__(self, base_url: str, model: str, eos_token_id: int, timeout: float = 300.0):
-        from openai import AsyncOpenAI
-
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.eos = eos_token_id
-        self.client = AsyncOpenAI(base_url=self.base_url, api_key="EMPTY", timeout=timeout, max_retries=2)
+        self.timeout = timeout
+        self._client = None
+        self._loop = None
         self.tokens_generated = 0
+
+    @property
+    def client(self):
+        """One AsyncOpenAI client per event loop (each training step runs its rollouts in a fresh loop)."""
+        from openai import AsyncOpenAI
+
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client = AsyncOpenAI(base_url=self.base_url, api_key="EMPTY", timeout=self.timeout, max_retries=2)
+            self._loop = loop
+        return self._client
 
     async def generate(self, prompt_ids: list[int], sampling: Sampling, seed: int) -> tuple[list[int], list[float]]:
         resp = await self.client.completions.create(
@@ -148,6 +160,19 @@ def _http(method: str, url: str, body: dict | None = None, timeout: float = 600.
             return r.status, r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode(errors="replace")
+
+
+def reload_remote(server_url: str, weights_dir: str | Path) -> bool:
+    """`reload_weights` on a vLLM server started with VLLM_SERVER_DEV_MODE=1 (any host), then drop its prefix cache.
+
+    `weights_dir` must be readable by the server (shared storage). False when the server lacks the API.
+    """
+    root = server_url.rstrip("/").removesuffix("/v1")
+    code, _ = _http("POST", f"{root}/collective_rpc", {"method": "reload_weights", "kwargs": {"weights_path": str(weights_dir)}})
+    if code != 200:
+        return False
+    _http("POST", f"{root}/reset_prefix_cache")
+    return True
 
 
 def _has_cuda() -> bool:
@@ -192,6 +217,13 @@ class VLLMServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def start(self) -> None:
+        import atexit
+        import socket
+
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", self.port)) == 0:
+                raise RuntimeError(f"port {self.port} is already in use; set rollout.vllm_port to a free port")
+        atexit.register(self.stop)  # never leave a server behind when the trainer dies
         cmd = [self.python, "-m", "vllm.entrypoints.openai.api_server", "--model", self.model_dir,
                "--served-model-name", self.served_name, "--host", "127.0.0.1", "--port", str(self.port),
                "--enable-auto-tool-choice", "--tool-call-parser", "hermes", "--dtype", "float32",
@@ -202,7 +234,10 @@ class VLLMServer:
         env = dict(os.environ, VLLM_SERVER_DEV_MODE="1", HF_HUB_OFFLINE="1", VLLM_CPU_KVCACHE_SPACE=os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1"))
         env.pop("DS_ACCELERATOR", None)
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
-        self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        # an empty working directory: `python -m` puts the cwd first on sys.path, and a folder there named
+        # like a module (measured: an output folder `z3` shadowed z3-solver inside torch.compile) breaks vLLM
+        self._cwd = tempfile.mkdtemp(prefix="forgec-vllm-")
+        self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True, cwd=self._cwd)
         self.wait_ready()
 
     def wait_ready(self) -> None:
@@ -233,15 +268,13 @@ class VLLMServer:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
         self.proc = None
+        import shutil
+
+        shutil.rmtree(getattr(self, "_cwd", ""), ignore_errors=True)
 
     def reload_weights(self, weights_dir: str | Path) -> bool:
         """Ask every vLLM worker to reload weights from `weights_dir` in place; False if unsupported."""
-        code, text = _http("POST", f"http://127.0.0.1:{self.port}/collective_rpc",
-                           {"method": "reload_weights", "kwargs": {"weights_path": str(weights_dir)}})
-        if code != 200:
-            return False
-        _http("POST", f"http://127.0.0.1:{self.port}/reset_prefix_cache")
-        return True
+        return reload_remote(f"http://127.0.0.1:{self.port}", weights_dir)
 
     def restart(self, model_dir: str | Path | None = None) -> None:
         self.stop()
@@ -252,6 +285,9 @@ class VLLMServer:
 
     def sync(self, weights_dir: str | Path, mode: str = "auto") -> str:
         """Make the server serve the weights saved in `weights_dir`; returns the method used."""
+        tied = json.loads((Path(weights_dir) / "config.json").read_text()).get("tie_word_embeddings", False)
+        if mode == "auto" and tied:
+            mode = "restart"  # in-place reload left a tied lm_head stale in vLLM 0.32 (measured); restart is exact
         if mode in ("auto", "reload") and self.reload_weights(weights_dir):
             return "reload"
         if mode == "reload":

@@ -91,7 +91,7 @@ def run_sft(cfg: TrainConfig, build_dir: str) -> dict:
                 loss = sft_loss(logp, mask, denom)
                 engine.backward(loss * scale)
                 engine.step()
-                tot += float(loss)
+                tot += float(loss.detach())
             step += 1
             loss_val = all_reduce_sum([tot])[0]
             logger.log(step, {"epoch": epoch, "loss": loss_val, "tokens": int(denom), "lr": float(engine.get_lr()[0]),

@@ -366,12 +366,13 @@ class Trainer:
         self._save_policy(self.sync_dir)
         if base is None:
             if self.rank == 0:
-                self.server = VLLMServer(self.sync_dir, cfg.vllm_port, cfg.vllm_python, extra_args=cfg.vllm_extra_args,
+                self.server = VLLMServer(self.sync_dir, cfg.vllm_port, cfg.vllm_python, served_name=cfg.vllm_served_name,
+                                         extra_args=cfg.vllm_extra_args,
                                          log_path=self.out / "vllm.log")
                 self.server.start()
             barrier()
             base = f"http://127.0.0.1:{cfg.vllm_port}/v1"
-        return VLLMEngine(base, "policy", self.eos_id)
+        return VLLMEngine(base, cfg.vllm_served_name, self.eos_id)
 
     def _save_policy(self, d: Path) -> None:
         from forgec.train.checkpoint import export_hf
@@ -386,6 +387,12 @@ class Trainer:
         how = "reload"
         if self.rank == 0 and self.server is not None:
             how = self.server.sync(self.sync_dir, self.cfg.rollout.weight_sync)
+        elif self.rank == 0:
+            from forgec.train.rollout import reload_remote
+
+            if not reload_remote(self.cfg.rollout.vllm_base_url, self.sync_dir):
+                raise RuntimeError(f"the vLLM server at {self.cfg.rollout.vllm_base_url} refused reload_weights; start it with "
+                                   "VLLM_SERVER_DEV_MODE=1 and give it read access to rollout.sync_dir")
         barrier()
         return how
 
@@ -406,6 +413,11 @@ class Trainer:
             return []
         groups = asyncio.run(run_groups(self.build, specs, self.cfg.rollout.group_size, self._agent_factory(),
                                         max_turns=self.cfg.rollout.max_turns, concurrency=self.cfg.rollout.concurrency))
+        eps_all = [e for eps in groups for e in eps]
+        failed = [e for e in eps_all if e.end_reason in ("agent_error", "error") and not (e.error or "").startswith("context limit")]
+        if eps_all and len(failed) * 2 > len(eps_all):
+            # the policy backend is broken (e.g. the vLLM server died): stop instead of training on nothing
+            raise RuntimeError(f"{len(failed)}/{len(eps_all)} rollouts failed; first error: {failed[0].error}")
         out = []
         for spec, eps in zip(specs, groups):
             rs = [Rollout(env=spec.task.env, task_id=spec.task.id, reward=float(e.reward), masked=bool(e.user_error),
@@ -482,6 +494,11 @@ class Trainer:
         minis = [samples[i::mbs] for i in range(mbs)]
         chunks_per_mini = [split_micro_batches(m, M) for m in minis]
         denoms = all_reduce_sum([float(sum(s.num_loss_tokens for s in m)) for m in minis])
+        if sum(denoms) == 0:
+            # no trainable token anywhere (every group filtered or masked): no optimizer step, since
+            # Adam's momentum would still move the weights on a zero gradient
+            return {"loss": 0.0, "pg_loss": 0.0, "kl": 0.0, "clip_frac": 0.0, "approx_kl_old": 0.0, "loss_tokens": 0,
+                    "grad_norm": 0.0, "lr": float(self.engine.get_lr()[0]), "skipped_update": True}
         old: dict[tuple[int, int], torch.Tensor] = {}
         need_old = self.steps_per_update > 1
         engine = self.engine
@@ -528,6 +545,7 @@ class Trainer:
             "loss_tokens": int(tot[3] / cfg.algo.ppo_epochs),
             "grad_norm": grad_norms[-1] if grad_norms else 0.0,
             "lr": float(engine.get_lr()[0]),
+            "skipped_update": False,
         }
 
     # ------------------------------------------------------------ the loop
@@ -602,6 +620,15 @@ class Trainer:
         cfg = self.cfg
         from forgec.train.checkpoint import export_hf, save_checkpoint
 
+        try:
+            return self._run()
+        finally:
+            self.close()
+
+    def _run(self) -> dict:
+        cfg = self.cfg
+        from forgec.train.checkpoint import export_hf, save_checkpoint
+
         last = {}
         for step in range(self.start_step, cfg.optim.steps):
             m = self.train_step(step)
@@ -614,12 +641,12 @@ class Trainer:
                 save_checkpoint(self.engine, self.out / "checkpoints", done,
                                 {"step": done, "cursor": done * cfg.rollout.tasks_per_step, "metrics": self.history,
                                  "config": cfg.model_dump(mode="json")}, self.rank, cfg.checkpoint.keep_last)
-        save_checkpoint(self.engine, self.out / "checkpoints", cfg.optim.steps,
-                        {"step": cfg.optim.steps, "cursor": cfg.optim.steps * cfg.rollout.tasks_per_step, "metrics": self.history,
-                         "config": cfg.model_dump(mode="json")}, self.rank, cfg.checkpoint.keep_last) if self.start_step < cfg.optim.steps else None
+        if self.start_step < cfg.optim.steps:  # the final state, always resumable
+            save_checkpoint(self.engine, self.out / "checkpoints", cfg.optim.steps,
+                            {"step": cfg.optim.steps, "cursor": cfg.optim.steps * cfg.rollout.tasks_per_step, "metrics": self.history,
+                             "config": cfg.model_dump(mode="json")}, self.rank, cfg.checkpoint.keep_last)
         if cfg.checkpoint.export_hf:
             export_hf(self.engine, self.tok, self.out / "final", self.rank)
-        self.close()
         return last
 
     def close(self) -> None:
