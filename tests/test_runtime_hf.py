@@ -36,7 +36,7 @@ CHAT_TEMPLATE = (
 )
 
 
-def make_tiny_model(path, corpus: list[str]) -> None:
+def make_tiny_model(path, corpus: list[str], vocab_size: int = 400) -> None:
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
@@ -46,7 +46,7 @@ def make_tiny_model(path, corpus: list[str]) -> None:
     from tokenizers import decoders
 
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     tok.train_from_iterator(corpus, trainer)
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>", bos_token=None)
     fast.chat_template = CHAT_TEMPLATE
@@ -123,3 +123,52 @@ def test_cli_eval_with_hf_agent(tiny, tmp_path):
     assert data["summary"]["episodes"] == 1 and data["summary"]["errors"] == 0
     ep = json.loads((out / "episodes.jsonl").read_text())
     assert ep["replies"][0]["token_ids"] and ep["replies"][0]["prompt_token_ids"] and len(ep["replies"][0]["token_ids"]) <= 8
+
+
+@pytest.mark.slow
+def test_hf_model_trained_on_the_gold_turns_scores_one(tmp_path):
+    """End to end with real generated tokens: a tiny model overfit on the oracle's two turns of one task
+    emits the Hermes tool call and the answer; the runtime parses, executes and rewards them (1.0)."""
+    import json
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from forgec.runtime.agents import OracleAgent, hf_template_messages, oracle_final_text
+    from forgec.runtime.episode import AGENT_SYSTEM_PROMPT, run_episode
+
+    build = load(make_build(tmp_path / "build"))
+    t = build.task("shop/order_total")
+    tools = build.envs["shop"].TOOLS
+    gold = run_episode(build, t, OracleAgent(t), ScriptedUser(t))
+    call_text = "<tool_call>\n" + json.dumps({"name": "get_order", "arguments": {"order_id": "o_2"}}) + "\n</tool_call>"
+    corpus = [AGENT_SYSTEM_PROMPT, json.dumps(tools), "<tool_response>", t.instruction, call_text, oracle_final_text(t)] * 20
+    path = tmp_path / "model"
+    make_tiny_model(path, corpus, vocab_size=3000)
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path)
+    pairs = []
+    for n_msgs, completion in ((2, call_text), (4, oracle_final_text(t))):  # (system, user) -> call; (+ call, result) -> answer
+        prompt = tok.apply_chat_template(hf_template_messages(gold.messages[:n_msgs]), tools=tools, add_generation_prompt=True,
+                                         tokenize=True, return_dict=True)["input_ids"]
+        pairs.append((list(prompt), tok(completion + "<|im_end|>", add_special_tokens=False)["input_ids"]))
+    torch.manual_seed(0)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    model.train()
+    for _ in range(300):
+        total = 0.0
+        for prompt, completion in pairs:
+            ids = torch.tensor([prompt + completion])
+            labels = ids.clone()
+            labels[0, : len(prompt)] = -100
+            loss = model(input_ids=ids, labels=labels).loss
+            loss.backward()
+            total += loss.item()
+        opt.step()
+        opt.zero_grad()
+        if total < 0.02:
+            break
+    model.save_pretrained(path)
+    ep = asyncio.run(arun_episode(build, t, HFAgent(str(path), max_new_tokens=60), ScriptedUser(t), judge=RuleJudge()))
+    assert ep.error is None and ep.tool_calls == 1 and ep.tool_errors == 0
+    assert ep.replies[0].tool_calls[0].name == "get_order" and ep.replies[0].tool_calls[0].arguments == {"order_id": "o_2"}
+    assert ep.reward == 1.0 and ep.end_reason == "user_stop"
