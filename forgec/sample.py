@@ -86,6 +86,7 @@ class SampleResult:
     coverage: dict[str, int]
     rejected: dict[str, int]
     attempts: int = 0
+    merged: int = 0  # read calls that collapsed into an earlier node with the same result (accepted tasks)
 
 
 class _Reject(Exception):
@@ -319,6 +320,7 @@ class _Task:
         self._memo: dict[str, Any] = {}  # other per-node-set caches (useful calls, fan-out options)
         self.n_calls = self.n_writes = 0
         self.max_writes = 1
+        self.seen: dict[str, list[str]] = {}  # entity -> keys of records this task's calls returned
 
     # ----- names
     def fresh(self, base: str) -> str:
@@ -398,6 +400,7 @@ class _Task:
             self.s.check_base(tool)
         if _is_error(result):
             return None
+        self.remember(result)
         if not writes:
             for n in self.nodes:
                 if n.is_call and not n.writes and _same(n.value, result):
@@ -577,7 +580,20 @@ class _Task:
 
     # ----- user-provided values, picked from the state
     def user_values(self, tool: A.ToolDecl, params: list[A.ParamDecl]) -> dict[str, Any]:
-        return self.s.values.pick(tool, params, self.env.state, self.rng)
+        return self.s.values.pick(tool, params, self.env.state, self.rng, self.seen)
+
+    def remember(self, result: Any) -> None:
+        """Note the records a call returned, so later user facts tend to be about the same things
+        (a second walk that starts from the same user collapses into the first: AutoForge's merge)."""
+        ents = self.env.state.get("entities", {})
+        if isinstance(result, dict):
+            e = self.s.entity_of(result)
+            if e is not None:
+                self.seen.setdefault(e.name, []).append(str(result[e.key]))
+        elif isinstance(result, (str, int)) and not isinstance(result, bool):
+            for e in self.s.env.entities:
+                if str(result) in (ents.get(e.name) or {}):
+                    self.seen.setdefault(e.name, []).append(str(result))
 
     # ----- one call of `tool`, inference edges where possible
     def try_call(self, tool: str, need_edge: bool) -> _Node | None:
@@ -801,8 +817,11 @@ class _Values:
             return self._keys.get(n) or (self._keys.get(singular(n)) if isinstance(t, A.ListType) else None)
         return None
 
-    def pick(self, tool: A.ToolDecl, params: list[A.ParamDecl], state: dict, rng: random.Random) -> dict[str, Any]:
+    def pick(self, tool: A.ToolDecl, params: list[A.ParamDecl], state: dict, rng: random.Random,
+             seen: dict[str, list[str]] | None = None) -> dict[str, Any]:
+        """Values for `params`, from one anchor record where possible; records in `seen` preferred."""
         ents = state.get("entities", {})
+        self._seen = seen or {}
         out: dict[str, Any] = {}
         # anchor: the entity whose records hold most of the wanted values, so they agree (one flight's origin+date)
         cover: Counter = Counter()
@@ -814,8 +833,7 @@ class _Values:
         if cover:
             best = max(cover.values())
             anchor_ent = sorted(e for e, c in cover.items() if c == best)[0]
-            keys = sorted(ents[anchor_ent])
-            anchor = (anchor_ent, ents[anchor_ent][rng.choice(keys)])
+            anchor = (anchor_ent, ents[anchor_ent][self._choose_key(anchor_ent, ents, rng)])
         for p in params:
             v = self.value_for(p, ents, anchor, rng)
             if v is not _MISSING:
@@ -827,7 +845,7 @@ class _Values:
         is_list = isinstance(t, A.ListType)
         ke = self.key_entity(p)
         if ke is not None and ents.get(ke):
-            k = rng.choice(sorted(ents[ke]))
+            k = self._choose_key(ke, ents, rng)
             key_field = self.env.entity(ke).key
             k = ents[ke][k].get(key_field, k)
             return [k] if is_list else k
@@ -852,6 +870,13 @@ class _Values:
             if _fits(t, v):
                 return v
         return self.generate(t, p.name, p.default, ents, rng)
+
+    def _choose_key(self, entity: str, ents: dict, rng: random.Random) -> str:
+        """A record key of `entity`: one the task already saw (70%), else any."""
+        seen = [k for k in getattr(self, "_seen", {}).get(entity, ()) if k in ents[entity]]
+        if seen and rng.random() < 0.7:
+            return rng.choice(seen)
+        return rng.choice(sorted(ents[entity]))
 
     def generate(self, t: A.TypeExpr, name: str, default: A.Expr | None, ents: dict, rng: random.Random, depth: int = 0) -> Any:
         t = strip_optional(t)
@@ -930,6 +955,7 @@ class _Sampler:
             self.out_tools.setdefault(e.src, set()).add(e.dst)
         self.tool_order = {t: i for i, t in enumerate(graph.tools)}
         self.out_weight = {t: sum(e.weight for e in graph.edges_from(t)) for t in graph.tools}
+        self.entity_fields = {e.name: {f.name for f in e.fields} for e in env.entities}
         self._cov: dict[str, float] | None = None
         # tools from which some write tool can be reached along edges (where a write task may start)
         import networkx as nx
@@ -1135,16 +1161,20 @@ class _Sampler:
 
     def record_before(self, rec: dict) -> dict | None:
         """The world-state record a write result is a later version of (matched by entity key), if any."""
-        ents = self.world.get("entities", {})
-        best, best_overlap = None, 0
-        for e in self.env.entities:  # the entity the record is an instance of: most fields in common
-            if e.key in rec and isinstance(rec[e.key], (str, int)):
-                overlap = len({f.name for f in e.fields} & set(rec))
-                if overlap > best_overlap:
-                    best, best_overlap = e, overlap
+        best = self.entity_of(rec)
         if best is None:
             return None
-        return (ents.get(best.name) or {}).get(str(rec[best.key]))  # None: the write created it
+        return (self.world.get("entities", {}).get(best.name) or {}).get(str(rec[best.key]))  # None: the write created it
+
+    def entity_of(self, rec: dict) -> A.EntityDecl | None:
+        """The entity a record is an instance of: it has the key, and the most fields in common."""
+        best, best_overlap = None, 0
+        for e in self.env.entities:
+            if e.key in rec and isinstance(rec[e.key], (str, int)) and not isinstance(rec[e.key], bool):
+                overlap = len(self.entity_fields[e.name] & rec.keys())
+                if overlap > best_overlap:
+                    best, best_overlap = e, overlap
+        return best
 
     def goal(self, task: _Task, nodes: list[_Node]) -> str:
         """Deterministic goal text from the DAG: each write and the chosen things it acts on, or what to find out."""
@@ -1228,7 +1258,7 @@ def sample_blueprints(env: A.EnvDecl, module: Any, world_state: dict, graph: Too
     counters: Counter = Counter()
     rejected: Counter = Counter()
     out: list[SampledBlueprint] = []
-    attempts = 0
+    attempts = merged = 0
     while len(out) < cfg.tasks_per_env and attempts < max_attempts:
         if attempts >= 200 and not out:
             break  # 200 attempts without one blueprint: this env's graph cannot make tasks
@@ -1245,6 +1275,7 @@ def sample_blueprints(env: A.EnvDecl, module: Any, world_state: dict, graph: Too
             rejected["duplicate"] += 1
             continue
         seen.add(key)
+        merged += task.merged
         counters[decl.name] += 1
         name = f"{decl.name}_{counters[decl.name]}"
         decl = A.BlueprintDecl(name, decl.env, decl.user, decl.nodes)
@@ -1259,7 +1290,7 @@ def sample_blueprints(env: A.EnvDecl, module: Any, world_state: dict, graph: Too
         ]
         text = _format_text(decl, header, f"{name}.forge")
         out.append(SampledBlueprint(name, decl, text, stats))
-    return SampleResult(out, dict(sorted(s.coverage.items())), dict(sorted(rejected.items())), attempts)
+    return SampleResult(out, dict(sorted(s.coverage.items())), dict(sorted(rejected.items())), attempts, merged)
 
 
 STAT_KEYS = ("calls", "write_calls", "reasoning_nodes", "inference_edges", "depth", "width", "user_facts")

@@ -368,3 +368,22 @@ def test_other_docs_sample_check_clean(where):
         assert d == [] and lang.format(mod) == b.text
         assert lang.check([env_mod, mod]) == [], b.text
         lower_blueprint(b.decl, le.module, le.world, env_name=le.decl.name, blueprint_path="b.forge", blueprint_hash="0" * 64, seed=0)
+
+
+def test_same_entity_fetched_by_another_key_collapses():
+    """AutoForge's merge example: find_user_id_by_email and find_user_id_by_name_zip of one user are one node."""
+    import random
+
+    from forgec.sample import _Sampler, _Task
+
+    world = retail_state(2)
+    g = build_graph(RETAIL, writes=RETAIL_MODULE.WRITES_STATE)
+    task = _Task(_Sampler(RETAIL, RETAIL_MODULE, world, g, SampleConfig()), random.Random(0), False)
+    u = world["entities"]["User"][sorted(world["entities"]["User"])[0]]
+    a = task.run_call("find_user_id_by_email", [A.Arg("email", task.fact("email", u["email"]))], {"email": u["email"]}, "the user id")
+    zip_args = {"first_name": u["first_name"], "last_name": u["last_name"], "zip": u["address"]["zip"]}
+    b = task.run_call("find_user_id_by_name_zip", [A.Arg(k, task.fact(k, v)) for k, v in zip_args.items()], zip_args, "the user id")
+    assert a is not None and b is a and len(task.nodes) == 1 and task.merged == 1
+    other = world["entities"]["User"][sorted(world["entities"]["User"])[1]]
+    c = task.run_call("find_user_id_by_email", [A.Arg("email", task.fact("email", other["email"]))], {"email": other["email"]}, "the user id")
+    assert c is not a and len(task.nodes) == 2  # another user is another node
