@@ -387,3 +387,31 @@ def test_same_entity_fetched_by_another_key_collapses():
     other = world["entities"]["User"][sorted(world["entities"]["User"])[1]]
     c = task.run_call("find_user_id_by_email", [A.Arg("email", task.fact("email", other["email"]))], {"email": other["email"]}, "the user id")
     assert c is not a and len(task.nodes) == 2  # another user is another node
+
+
+def test_output_does_not_depend_on_the_hash_seed():
+    """Byte-identical blueprints across processes with different PYTHONHASHSEED (no set-order leaks)."""
+    import hashlib
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import sys, hashlib; sys.path.insert(0, 'tests')\n"
+        "from test_sample_envs import *\n"
+        "from forgec.graph import build_graph\n"
+        "from forgec.sample import SampleConfig, sample_blueprints\n"
+        "g = build_graph(AIRLINE, writes=AIRLINE_MODULE.WRITES_STATE)\n"
+        "r = sample_blueprints(AIRLINE, AIRLINE_MODULE, airline_state(9), g, SampleConfig(tasks_per_env=20, seed=3))\n"
+        "print(hashlib.sha256(''.join(b.text for b in r.blueprints).encode()).hexdigest(), len(r.blueprints))\n"
+    )
+    repo = Path(__file__).resolve().parent.parent
+    outs = []
+    for hs in ("1", "4242"):
+        env = dict(os.environ, PYTHONHASHSEED=hs)
+        p = subprocess.run([sys.executable, "-c", code], cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        outs.append(p.stdout.strip())
+    assert outs[0] == outs[1] and outs[0].endswith(" 20")
+    assert hashlib.sha256(b"").hexdigest() not in outs[0]
