@@ -140,8 +140,16 @@ def main() -> None:
         mods = [env_mod] + [L.parse(b, str(tmp / f"b{i}.forge"))[0] for i, b in enumerate(bps)]
         L.check(mods)
 
+    for i, b in enumerate(bps):
+        (tmp / f"b{i:04d}.forge").write_text(b)
+
+    def small_from_disk():  # what `forgec check DIR` does: load (read + parse) then check
+        mods, _ = L.load([tmp])
+        L.check(mods)
+
     t_small_parse = timeit(small_parse, repeat)
     t_small_all = timeit(small_all, repeat)
+    t_small_disk = timeit(small_from_disk, repeat)
     tmpdir.cleanup()
 
     rows = [
@@ -151,7 +159,8 @@ def main() -> None:
         (f"parse + check {lines:,}-line env", f"{t_parse + t_check:.3f} s", "< 1 s"),
         (f"format {lines:,}-line env", f"{t_fmt:.3f} s", "-"),
         (f"parse 1,000 blueprints ({bp_lines:.0f} lines)", f"{1000 / t_small_parse:,.0f} files/s", ""),
-        ("parse + check 1,000 blueprints", f"{1000 / t_small_all:,.0f} files/s", "> 2,000 files/s"),
+        ("parse + check 1,000 blueprints (in memory)", f"{1000 / t_small_all:,.0f} files/s", "> 2,000 files/s"),
+        ("load + check 1,000 blueprint files (disk)", f"{1000 / t_small_disk:,.0f} files/s", "> 2,000 files/s"),
         ("parse throughput", f"{lines / t_parse:,.0f} lines/s", "-"),
     ]
     w = max(len(r[0]) for r in rows)
@@ -160,7 +169,7 @@ def main() -> None:
     for name, val, goal in rows:
         print(f"{name.ljust(w)}  {val:>18}  {goal}")
     print(f"\n(CPU time, min of {repeat} runs, one process, python {sys.version.split()[0]})")
-    ok = (t_parse + t_check) < 1.0 and 1000 / t_small_all > 2000
+    ok = (t_parse + t_check) < 1.0 and 1000 / t_small_disk > 2000
     print("goals met" if ok else "goals NOT met")
 
 

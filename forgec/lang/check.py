@@ -16,6 +16,7 @@ keep one mistake from cascading).
 from __future__ import annotations
 
 import difflib
+import gc
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -1152,6 +1153,16 @@ def _guarded(fn, node, diags: list[Diagnostic]):
 
 def check_modules(modules: list[A.Module]) -> list[Diagnostic]:
     """Resolve and check `modules` together (imports among them, else read from disk)."""
+    gc_was_on = gc.isenabled()
+    gc.disable()  # short-lived acyclic data: the cyclic GC would only rescan the live ASTs
+    try:
+        return _check_modules(modules)
+    finally:
+        if gc_was_on:
+            gc.enable()
+
+
+def _check_modules(modules: list[A.Module]) -> list[Diagnostic]:
     diags: list[Diagnostic] = []
     by_path: dict[str, A.Module] = {}
     for m in modules:
@@ -1227,6 +1238,19 @@ def load(paths) -> tuple[list[A.Module], list[Diagnostic]]:
     mods: list[A.Module] = []
     seen: set[str] = set()
     queue = list(files)
+    gc_was_on = gc.isenabled()
+    gc.disable()  # many long-lived acyclic ASTs: young-generation GC passes would rescan them
+    try:
+        _load_queue(queue, seen, mods, diags)
+    finally:
+        if gc_was_on:
+            gc.enable()
+    return mods, diags
+
+
+def _load_queue(queue: list[str], seen: set[str], mods: list, diags: list) -> None:
+    from forgec.lang.parse import parse
+
     while queue:
         f = queue.pop(0)
         key = _norm(f)
@@ -1245,7 +1269,6 @@ def load(paths) -> tuple[list[A.Module], list[Diagnostic]]:
             target = _resolve_import(m, imp)
             if target not in seen and os.path.isfile(target):
                 queue.append(target)
-    return mods, diags
 
 
 def check(modules: list[A.Module]) -> list[Diagnostic]:

@@ -13,6 +13,7 @@ typo does not hide the rest of the file. `parse` never raises.
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 import textwrap
@@ -556,11 +557,17 @@ class _Parser:
         b = self.builder
         with self.lock:
             b.file, b.text, b.diags, b.comments = filename, text, [], []
+            # the AST is acyclic: the cyclic GC would only rescan live trees while we allocate
+            gc_was_on = gc.isenabled()
+            gc.disable()
             try:
                 items = self._run(text)
             except Exception as e:  # noqa: BLE001 - a parser bug must stay a diagnostic
                 b.diags.append(error(INTERNAL, f"parser failed: {type(e).__name__}: {e}", Span(filename)))
                 items = []
+            finally:
+                if gc_was_on:
+                    gc.enable()
             diags, comments = b.diags, b.comments
             b.diags, b.comments, b.text = [], [], ""
         syntax_lines = {d.span.line for d in diags if d.code == C.SYNTAX}
