@@ -1223,8 +1223,6 @@ def load(paths) -> tuple[list[A.Module], list[Diagnostic]]:
     """Read .forge files (folders recursively, sorted), parse them, and follow their imports
     (imported files come after the named ones; each file once). Missing imports are
     reported by `check`, which resolves them."""
-    from forgec.lang.parse import parse
-
     files: list[str] = []
     diags: list[Diagnostic] = []
     for p in paths:
