@@ -699,6 +699,14 @@ class EnvBase:
     the next ordered read); records are mutated in place only after `_touch` saved a
     shallow snapshot, and nested containers are never mutated in place (codegen copies
     the path), so the snapshot restores the record exactly.
+
+    Copy-on-write (`fork`, `Env(state, trusted=True)`): record objects may be shared with
+    other envs (or with the caller's state). `_own` is None when every record is private,
+    else the set of `(E, key)` whose record object this env alone holds. A step writes
+    a shared record in place (so every alias the generated code holds sees the write)
+    and, when it commits, moves the new content into a private copy and restores the
+    shared object from the undo snapshot: other holders never observe the write. Nested
+    containers can be shared freely because nobody mutates them in place.
     """
 
     ENV_NAME = ""
@@ -709,14 +717,23 @@ class EnvBase:
     PYTHON_TOOLS: dict = {}
     _MODULE: ModuleType | None = None
 
-    def __init__(self, state: dict | None = None):
-        self.reset(state if state is not None else {})
+    def __init__(self, state: dict | None = None, *, trusted: bool = False):
+        self.reset(state if state is not None else {}, trusted=trusted)
 
     # ---- state
-    def reset(self, state: dict) -> None:
-        """Replace the state with a deep copy of `state` (missing collections/globals are filled in)."""
+    def reset(self, state: dict, *, trusted: bool = False) -> None:
+        """Replace the state with a deep copy of `state` (missing collections/globals are filled in).
+
+        `trusted=True` is the fast path for a state that is already canonical: what
+        `Env.state` / `snapshot()` give, or their JSON round trip (every declared field
+        present, canonical floats, collection keys `str(record[key])`). It skips the
+        validation and the deep copy: the records are shared copy-on-write with `state`,
+        so the env never changes them, and the caller must not change them either.
+        """
         if not isinstance(state, dict):
             raise TypeError("state must be a dict")
+        if trusted:
+            return self._reset_trusted(state)
         ents = state.get("entities") or {}
         C: dict[str, dict] = {}
         sch = self.SCHEMA.get("entities", {})
@@ -752,9 +769,31 @@ class EnvBase:
         for name in gin:
             if name not in G:
                 G[name] = canon(gin[name])
+        self._install(C, G, None)
+
+    def _reset_trusted(self, state: dict) -> None:
+        """`reset` of a canonical state: collections re-keyed in key order, records shared."""
+        ents = state.get("entities") or {}
+        C: dict[str, dict] = {}
+        for e in self._KEYS:
+            coll = ents.get(e) or {}
+            # str keys are unique, so sorting (key, record) pairs never compares records
+            C[e] = dict(sorted(coll.items(), key=self._sortkey(e)) if e in self._INT_KEYS else sorted(coll.items()))
+        for e in ents:
+            if e not in C:
+                raise ValueError(f"state: unknown entity {e!r} (declared: {', '.join(self._KEYS) or 'none'})")
+        G = dict(state.get("globals") or {})
+        for name, tj in self.SCHEMA.get("globals", {}).items():
+            if name not in G:
+                G[name] = canon(zero_value(tj))
+        self._install(C, G, set())
+
+    def _install(self, C: dict, G: dict, own: "set | None") -> None:
         self._C = C
         self._G = G
         self._state = {"entities": C, "globals": G}
+        self._own = own  # None: every record is private; else the (E, key)s that are
+        self._cow: list = []  # shared records written by the running step: (E, key, record, snapshot)
         self._undo: list = []
         self._touched: set = set()
         self._unsorted: set = set()
@@ -777,15 +816,23 @@ class EnvBase:
         return jcopy(self.state)
 
     def fork(self) -> "EnvBase":
-        """An independent Env with a copy of this state and of its hash caches (cheaper than
-        `Env(self.snapshot())`: no re-validation, and the next `state_hash` stays incremental)."""
+        """An independent Env with this state and its hash caches, copy-on-write.
+
+        O(collections) Python work (each collection and digest table is copied by one C-level
+        `dict()`); records are shared until either env writes one (see the class docstring),
+        so a fork that writes a few records costs a few record copies, not a deep copy.
+        """
+        if self._undo:
+            raise RuntimeError("fork() during a step")
         new = object.__new__(type(self))
-        new._C = {e: {k: jcopy(r) for k, r in coll.items()} for e, coll in self._C.items()}
-        new._G = jcopy(self._G)
+        new._C = {e: dict(coll) for e, coll in self._C.items()}
+        new._G = dict(self._G)  # one level: nested containers are never mutated in place
         new._state = {"entities": new._C, "globals": new._G}
-        new._undo, new._touched, new._issued = [], set(), set()
+        self._own = set()  # from now on every record is shared, on both sides
+        new._own = set()
+        new._cow, new._undo, new._touched, new._issued = [], [], set(), set()
         new._unsorted = set(self._unsorted)
-        new._ids = {}  # id patterns are recomputed from the state (they are a function of it)
+        new._ids = {e: list(st) for e, st in self._ids.items()}  # id patterns are a function of the state
         new._digests = {e: dict(d) for e, d in self._digests.items()} if self._digests is not None else None
         new._sums = dict(self._sums)
         new._dirty = set(self._dirty)
@@ -852,7 +899,10 @@ class EnvBase:
         tk = (e, k)
         if tk not in self._touched:
             self._touched.add(tk)
-            self._undo.append((0, rec, dict(rec)))
+            snap = dict(rec)
+            self._undo.append((0, rec, snap))
+            if self._own is not None and tk not in self._own:  # shared: made private at commit
+                self._cow.append((e, k, rec, snap))
         self._dirty.add(tk)
         self._hash = None
         return rec
@@ -882,6 +932,8 @@ class EnvBase:
         last = next(reversed(coll), None) if coll else None
         coll[k] = rec
         self._undo.append((2, e, k))
+        if self._own is not None:
+            self._own.add((e, k))
         if e in self._ids:
             self._id_inserted(e, k)
         if last is not None and e not in self._unsorted:
@@ -899,6 +951,8 @@ class EnvBase:
             raise not_found(e, rec[self._KEYS[e]])
         del coll[k]
         self._undo.append((3, e, k, rec))
+        if self._own is not None:
+            self._own.discard((e, k))
         self._ids.pop(e, None)  # the largest id may be gone: recompute when next needed
         self._dirty.add((e, k))
         self._hash = None
@@ -957,10 +1011,13 @@ class EnvBase:
                 obj.update(snap)
             elif tag == 2:
                 self._C[entry[1]].pop(entry[2], None)
+                if self._own is not None:
+                    self._own.discard((entry[1], entry[2]))
             elif tag == 3:
-                self._C[entry[1]][entry[2]] = entry[3]
+                self._C[entry[1]][entry[2]] = entry[3]  # may be a shared record: not owned
                 self._unsorted.add(entry[1])
         self._undo.clear()
+        self._cow.clear()  # the shared records were restored in place above
         self._touched.clear()
         self._issued.clear()
         self._ids.clear()  # undone inserts/deletes: recompute id patterns when next needed
@@ -990,11 +1047,29 @@ class EnvBase:
             if self._undo:
                 self._rollback()
             return self._internal_error(tool, exc)
+        except BaseException:  # KeyboardInterrupt mid-step: shared records must not keep the write
+            if self._undo:
+                self._rollback()
+            raise
         if self._undo:
+            if self._cow:
+                self._commit_cow()
             self._undo.clear()
             self._touched.clear()
             self._issued.clear()
         return result
+
+    def _commit_cow(self) -> None:
+        """Move this step's writes to shared records into private copies; restore the shared ones."""
+        C, own = self._C, self._own
+        for e, k, rec, snap in self._cow:
+            coll = C[e]
+            if coll.get(k) is rec:  # still in the state (not deleted or replaced in this step)
+                coll[k] = dict(rec)
+                own.add((e, k))
+            rec.clear()
+            rec.update(snap)
+        self._cow.clear()
 
     def _internal_error(self, tool: str, exc: BaseException) -> ToolError:
         where = ""

@@ -1,0 +1,182 @@
+"""`Env.fork()` is copy-on-write and `Env(state, trusted=True)` shares the caller's records;
+both must behave exactly like independent envs built from deep-copied snapshots.
+
+The oracle is the plain path: every fork is mirrored by `mod.Env(<JSON round trip of the
+parent's state>)`, which shares nothing with anyone. Random interleavings of steps on a
+parent and several (nested) forks must give the same results, states (including key
+order), incremental hashes and from-scratch hashes on both sides.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from forgec.codegen import emit_env, load_env_module
+from forgec.runtime import envrt
+from forgec.runtime.envrt import ToolError
+
+from test_codegen import ENV, F, world  # the hand-built shop env
+from test_codegen_hash import STEP  # its tools with arguments that hit, miss and alias records
+
+
+@pytest.fixture(scope="module")
+def mod(tmp_path_factory):
+    p = tmp_path_factory.mktemp("shop_fork") / "env.py"
+    p.write_text(emit_env(ENV, F))
+    return load_env_module(p)
+
+
+def _json(v):
+    return json.loads(json.dumps(v))
+
+
+def _same_result(a, b) -> bool:
+    if isinstance(a, ToolError) or isinstance(b, ToolError):
+        return a == b
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def _check_same(env, model) -> None:
+    s, m = env.state, model.state
+    assert s == m
+    for e in m["entities"]:  # `Entity where` iterates in key order: the order must match too
+        assert list(s["entities"][e]) == list(m["entities"][e])
+    h = env.state_hash()
+    assert h == model.state_hash() == envrt.state_hash(s)
+
+
+OPS = st.one_of(
+    st.tuples(st.just("step"), st.integers(0, 7), STEP),
+    st.tuples(st.just("fork"), st.integers(0, 7)),
+    st.tuples(st.just("trusted"), st.integers(0, 7)),
+    st.tuples(st.just("hash"), st.integers(0, 7)),
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(ops=st.lists(OPS, max_size=25), warm=st.booleans())
+def test_forks_behave_like_independent_envs(mod, ops, warm):
+    envs = [mod.Env(world())]
+    models = [mod.Env(world())]
+    if warm:  # forks of a hashed env inherit the digest caches
+        envs[0].state_hash()
+    for op in ops:
+        i = op[1] % len(envs)
+        if op[0] == "step":
+            tool, args = op[2]
+            r = envs[i].step(tool, _json(args))
+            r2 = models[i].step(tool, _json(args))
+            assert not (isinstance(r, ToolError) and r.internal), r
+            assert _same_result(r, r2), (tool, args, r, r2)
+        elif op[0] == "fork":
+            envs.append(envs[i].fork())
+            models.append(mod.Env(_json(models[i].state)))
+        elif op[0] == "trusted":  # shares the records of a snapshot, copy-on-write
+            envs.append(mod.Env(envs[i].snapshot(), trusted=True))
+            models.append(mod.Env(_json(models[i].state)))
+        else:
+            envs[i].state_hash()
+        for env, model in zip(envs, models):  # a write anywhere never shows up elsewhere
+            _check_same(env, model)
+
+
+def test_fork_shares_records_until_written(mod):
+    env = mod.Env(world())
+    f = env.fork()
+    o1 = env.state["entities"]["Order"]["o1"]
+    assert f.state["entities"]["Order"]["o1"] is o1  # O(collections): records are shared
+    assert f.step("cancel", {"order_id": "o1"})["status"] == "cancelled"
+    assert f.state["entities"]["Order"]["o1"] is not o1
+    assert o1["status"] == world()["entities"]["Order"]["o1"]["status"]
+    assert env.state == world()
+    # the parent lost exclusive ownership too: its write copies, the fork keeps the old record
+    o2 = f.state["entities"]["Order"]["o2"]
+    assert env.step("cancel", {"order_id": "o2"})["status"] == "cancelled"
+    assert f.state["entities"]["Order"]["o2"] is o2 and o2["status"] == world()["entities"]["Order"]["o2"]["status"]
+    assert f.state_hash() == envrt.state_hash(f.state) and env.state_hash() == envrt.state_hash(env.state)
+
+
+def test_a_held_state_view_of_the_parent_never_sees_fork_writes(mod):
+    env = mod.Env(world())
+    view = env.state  # callers may keep the live state (read-only) around
+    f = env.fork()
+    for tool, args in [("cancel", {"order_id": "o1"}), ("transfer", {"src": "u1", "dst": "u1", "amount": 1.0}),
+                       ("bump_fee", {"amount": 2.5}), ("delete_cancelled", {"user_id": "u1"}),
+                       ("set_first_price", {"order_id": "o2", "price": 1.5})]:
+        f.step(tool, args)
+    assert view == world() and f.state != world()
+
+
+def test_failed_step_on_a_fork_restores_shared_records(mod):
+    env = mod.Env(world())
+    f = env.fork()
+    h = env.state_hash()
+    # place_order with no items inserts then fails its require: nothing may leak anywhere
+    assert isinstance(f.step("place_order", {"user_id": "u1", "items": []}), ToolError)
+    assert env.state == f.state == world() and f.state_hash() == h == envrt.state_hash(world())
+
+
+def test_interrupt_mid_step_does_not_leak_into_other_envs(mod):
+    """A KeyboardInterrupt after a write to a shared record rolls the record back before it propagates."""
+
+    def boom(env, args):
+        rec = env._touch("Order", env._get("Order", "o1"))
+        rec["status"] = "scribbled"
+        raise KeyboardInterrupt
+
+    env = mod.Env(world())
+    f = env.fork()
+    f._DISPATCH = dict(f._DISPATCH, boom=boom)
+    with pytest.raises(KeyboardInterrupt):
+        f.step("boom", {})
+    assert env.state == f.state == world()
+
+
+def test_trusted_reset_equals_validating_reset_and_never_writes_the_input(mod):
+    snap = _json(world())
+    snap["entities"]["Counter"] = {"10": {"n": 10, "label": "ten"}, "9": {"n": 9, "label": "nine"}}  # int keys, JSON order
+    plain = mod.Env(_json(snap))
+    given_state = _json(plain.state)
+    keep = _json(given_state)
+    fast = mod.Env(given_state, trusted=True)
+    _check_same(fast, plain)
+    assert list(fast.state["entities"]["Counter"]) == ["9", "10"]
+    for tool, args in [("cancel", {"order_id": "o1"}), ("new_counter", {"label": "x"}), ("bump_fee", {"amount": 1.0}),
+                       ("place_order", {"user_id": "u2", "items": [{"sku": "A", "price": 0.1, "qty": 2}]})]:
+        assert _same_result(fast.step(tool, args), plain.step(tool, args))
+        _check_same(fast, plain)
+    assert given_state == keep  # the caller's records were shared, never written
+
+
+def test_fork_during_a_step_is_refused(mod):
+    env = mod.Env(world())
+
+    def forker(e, args):
+        e._touch("Order", e._get("Order", "o1"))
+        return e.fork()
+
+    env._DISPATCH = dict(env._DISPATCH, forker=forker)
+    r = env.step("forker", {})
+    assert isinstance(r, ToolError) and r.internal and "fork() during a step" in r.message
+    assert env.state == world()
+
+
+def test_rolled_back_reinsert_does_not_make_a_shared_record_private(mod):
+    """delete + insert of the same key, then a failure: the restored record is the shared one again."""
+
+    def churn(env, args):
+        old = env._get("Order", "o1")
+        env._delete("Order", old)
+        env._insert("Order", dict(old, status="shipped"))
+        raise ToolError("changed my mind", "precondition")
+
+    env = mod.Env(world())
+    f = env.fork()
+    f._DISPATCH = dict(f._DISPATCH, churn=churn)
+    assert isinstance(f.step("churn", {}), ToolError)
+    assert f.step("cancel", {"order_id": "o1"})["status"] == "cancelled"
+    assert env.state == world() and env.state_hash() == envrt.state_hash(world())
