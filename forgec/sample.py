@@ -663,18 +663,13 @@ class _Task:
         for n in self.nodes:
             if n.origin is None:
                 continue
-            for e in self.s.graph.edges_from(n.origin[0]):
-                if e.evidence != "entity" or e.mode != "value" or self.s.writes(e.dst):
-                    continue
+            for e in self.s.fanout_edges.get(n.origin[0], ()):
                 op = n.origin[1]
                 if e.path[: len(op)] != op:
                     continue
                 rest = e.path[len(op):]
                 if rest.count("*") != 1 or rest[-1] != "*":
                     continue
-                t = self.s.env.tool(e.dst)
-                if any(p.name != e.param and p.default is None for p in t.params):
-                    continue  # the fetch must need nothing but the key
                 lst = _get(n.value, rest[:-1])
                 if isinstance(lst, list) and len(lst) >= 2 and all(isinstance(x, (str, int)) for x in lst):
                     out.append((2.0 * self.s.coverage_factor(e.dst), n, e, rest))
@@ -949,13 +944,21 @@ class _Sampler:
         for e in graph.edges():
             d = self.in_by_src.setdefault(e.dst, {})
             d[e.src] = max(d.get(e.src, 0.0), e.weight)
-        self.in_sorted = {t: sorted(((w, src) for src, w in d.items()), reverse=True) for t, d in self.in_by_src.items()}
-        self.out_tools: dict[str, set[str]] = {}
-        for e in graph.edges():
-            self.out_tools.setdefault(e.src, set()).add(e.dst)
+        # source tool -> [(tool it feeds, strongest evidence weight)], for quick step weights
+        self.out_w = {src: [] for src in graph.tools}
+        for t, d in self.in_by_src.items():
+            for src, w in d.items():
+                self.out_w[src].append((t, w))
         self.tool_order = {t: i for i, t in enumerate(graph.tools)}
         self.out_weight = {t: sum(e.weight for e in graph.edges_from(t)) for t in graph.tools}
         self.entity_fields = {e.name: {f.name for f in e.fields} for e in env.entities}
+        # edges a fan-out may use: an entity key out of a list into a read that needs nothing else
+        self.fanout_edges: dict[str, list[Edge]] = {}
+        for e in graph.edges():
+            t = env.tool(e.dst)
+            if (e.evidence == "entity" and e.mode == "value" and not self._writes[e.dst] and e.path and e.path[-1] == "*"
+                    and not any(p.name != e.param and p.default is None for p in t.params)):
+                self.fanout_edges.setdefault(e.src, []).append(e)
         self._cov: dict[str, float] | None = None
         # tools from which some write tool can be reached along edges (where a write task may start)
         import networkx as nx
@@ -1068,24 +1071,25 @@ class _Sampler:
         """Add one call (or a fan-out) fed by an inference edge from the DAG so far."""
         cfg = self.cfg
         rng = task.rng
-        options: list[tuple[float, str, Any]] = []
-        reachable = set()
-        origins = [src for src, nodes in task.by_origin.items() if nodes]
-        for src in origins:
-            reachable |= self.out_tools.get(src, set())
-        for t in sorted(reachable, key=self.tool_order.__getitem__):
-            w = self._writes[t]
-            if (writes_only and not w) or (task.read_only and w):
-                continue
-            ins = self.in_by_src[t]
-            best = max(ins.get(o, 0.0) for o in origins)
-            if not best:
-                continue
-            if w and not writes_only and task.write_calls + 1 >= task.max_writes:
-                continue  # keep the last allowed write for the end of the walk
-            kind = 1.0 if writes_only or not w else 0.5
-            weight = best * kind * self.coverage_factor(t) * (0.2 ** task.tool_uses[t])
-            options.append((weight, "call", t))
+        memo_key = ("calls", writes_only)
+        if memo_key not in task._memo:  # same nodes, same weights: a stalled walk reuses them
+            best: dict[str, float] = {}
+            for src, nodes in task.by_origin.items():
+                if nodes:
+                    for t, w in self.out_w.get(src, ()):
+                        if w > best.get(t, 0.0):
+                            best[t] = w
+            calls = []
+            for t in sorted(best, key=self.tool_order.__getitem__):
+                w = self._writes[t]
+                if (writes_only and not w) or (task.read_only and w):
+                    continue
+                if w and not writes_only and task.write_calls + 1 >= task.max_writes:
+                    continue  # keep the last allowed write for the end of the walk
+                kind = 1.0 if writes_only or not w else 0.5
+                calls.append((best[t] * kind * self.coverage_factor(t) * (0.2 ** task.tool_uses[t]), "call", t))
+            task._memo[memo_key] = calls
+        options: list[tuple[float, str, Any]] = list(task._memo[memo_key])
         if not writes_only and task.calls + 2 <= cfg.max_calls + 1 and rng.random() < cfg.reasoning_ratio:
             for wgt, n, e, rest in task.fanout_options():
                 if task.tool_uses[e.dst] == 0:
