@@ -69,21 +69,32 @@ def parse_openai_tool_calls(tool_calls: Any, id_prefix: str = "call") -> list[To
     return out
 
 
-def _one_hermes_call(body: str, cid: str) -> ToolCall:
+def _call_from_obj(obj: dict, cid: str, body: str) -> ToolCall:
+    if "name" not in obj and isinstance(obj.get("function"), dict):  # {"type": "function", "function": {...}}
+        obj = obj["function"]
+    name = obj.get("name")
+    if not isinstance(name, str):
+        return ToolCall(id=cid, name="", arguments=body)
+    args = obj.get("arguments", obj.get("parameters", {}))
+    return ToolCall(id=cid, name=name, arguments=_parse_arguments(args))
+
+
+def _hermes_calls(body: str, cid: str) -> list[ToolCall]:
+    """The call(s) in one `<tool_call>` block: an object, or a list of objects some models write."""
     body = body.strip()
     if len(body) > MAX_ARGUMENT_CHARS + 512:
         m = _NAME_RE.search(body[:512])
-        return ToolCall(id=cid, name=m.group(1) if m else "", arguments=body)
+        return [ToolCall(id=cid, name=m.group(1) if m else "", arguments=body)]
     try:
         obj = json.loads(body)
     except (ValueError, RecursionError):
         m = _NAME_RE.search(body)
-        return ToolCall(id=cid, name=m.group(1) if m else "", arguments=body)
-    if not isinstance(obj, dict):
-        return ToolCall(id=cid, name="", arguments=body)
-    name = obj.get("name")
-    args = obj.get("arguments", obj.get("parameters", {}))
-    return ToolCall(id=cid, name=name if isinstance(name, str) else "", arguments=_parse_arguments(args))
+        return [ToolCall(id=cid, name=m.group(1) if m else "", arguments=body)]
+    if isinstance(obj, dict):
+        return [_call_from_obj(obj, cid, body)]
+    if isinstance(obj, list) and obj and all(isinstance(o, dict) for o in obj) and len(obj) <= MAX_CALLS_PER_TURN:
+        return [_call_from_obj(o, f"{cid}_{j}", json.dumps(o)) for j, o in enumerate(obj)]
+    return [ToolCall(id=cid, name="", arguments=body)]
 
 
 @dataclass
@@ -104,7 +115,7 @@ def parse_hermes(text: str, id_prefix: str = "call") -> ParsedText:
     elif "</think>" in text:  # templates that put <think> in the prompt emit only the closing tag
         head, _, text = text.partition("</think>")
         reasoning = head.strip()
-    calls = [_one_hermes_call(b, f"{id_prefix}_{i}") for i, b in enumerate(_TOOL_CALL_RE.findall(text))]
+    calls = [c for i, b in enumerate(_TOOL_CALL_RE.findall(text)) for c in _hermes_calls(b, f"{id_prefix}_{i}")]
     content = _TOOL_CALL_RE.sub("", text).strip()
     return ParsedText(content=content, tool_calls=calls, reasoning=reasoning)
 

@@ -106,6 +106,15 @@ def test_parse_hermes_several_calls_think_and_malformed():
     assert [c.id for c in p.tool_calls] == ["c_0", "c_1", "c_2", "c_3", "c_4"]
 
 
+def test_parse_hermes_wrapped_and_listed_calls():
+    p = parse_hermes('<tool_call>{"type": "function", "function": {"name": "get_order", "arguments": {"order_id": "o_1"}}}</tool_call>'
+                     '<tool_call>[{"name": "a", "arguments": {}}, {"name": "b", "parameters": {"x": 1}}]</tool_call>'
+                     '<tool_call>{"name": 7, "arguments": {}}</tool_call>', "c")
+    assert [(c.id, c.name, c.arguments) for c in p.tool_calls][:3] == [("c_0", "get_order", {"order_id": "o_1"}), ("c_1_0", "a", {}),
+                                                                      ("c_1_1", "b", {"x": 1})]
+    assert p.tool_calls[3].name == "" and isinstance(p.tool_calls[3].arguments, str)
+
+
 def test_parse_openai_tool_calls_dicts():
     calls = parse_openai_tool_calls([
         {"id": "a", "type": "function", "function": {"name": "get_order", "arguments": '{"order_id": "o_1"}'}},
