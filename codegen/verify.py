@@ -297,33 +297,43 @@ def _step(env: Any, tool: str, args: dict, rep: ToolReport, module: ModuleType, 
     return True, r
 
 
-def verify_tool(module: ModuleType, tool: str, base: dict, seed: int, calls: int, env_decl: Any = None, small: dict | None = None) -> ToolReport:
+def verify_tool(module: ModuleType, tool: str, base: dict, seed: int, calls: int, env_decl: Any = None, small: dict | None = None,
+                *, base_env: Any = None, small_env: Any = None) -> ToolReport:
+    """Verify one tool. `base_env`/`small_env` (envs on `base`/`small`, hashed) are forked instead of
+    rebuilding an env from the state dicts for every tool (forks share records copy-on-write)."""
     kind = module.TOOL_KINDS.get(tool, "action")
     writes = bool(module.WRITES_STATE.get(tool, True))
     rep = ToolReport(tool, kind, writes, where=_tool_where(env_decl, tool, module))
     schema = module.SCHEMA
     params = module.TOOL_PARAMS.get(tool, [])
     rng = random.Random(f"forgec-verify:{seed}:{tool}")
-    env = module.Env(base)
+    checked: set[str] = set()  # hashes of worlds whose from-scratch hash the caller checked
+    if base_env is None:
+        base_env = module.Env(base)
+    elif small_env is not None:
+        checked = {base_env.state_hash(), small_env.state_hash()}
+    base_hash = base_env.state_hash()
+    env = base_env.fork()
     must_change = kind in WRITE_KINDS or (kind == "action" and writes)
     last_err = ""
     attempts = 0
     max_attempts = calls * 3 if must_change else calls
     vals, vals_age = None, 0
-    scratch_checks = 3  # from-scratch hashing is slow; a few checks per tool catch aliasing
+    # from-scratch hashing is slow; a few checks per tool catch aliasing and stale digests
+    scratch_after_step = scratch_checks = 3
     while attempts < max_attempts and (attempts < calls or (must_change and rep.changed_state == 0)):
         attempts += 1
         vals_age += 1
         if small is not None and attempts == calls // 2 + 1:  # the second half runs on a small world
-            env, vals = module.Env(small), None
+            env, vals = (small_env.fork() if small_env is not None else module.Env(small)), None
         if vals is None or vals_age > 4:  # refreshed now and then: stale keys only make calls fail
             vals, vals_age = _Values(env.state, schema), 0
         args = gen_args(params, rng, vals, schema)
         if args is None:
             vals, vals_age = _Values(env.state, schema), 0
             args = gen_args(params, rng, vals, schema)
-        if args is None and env.state_hash() != module.Env(base).state_hash():
-            env = module.Env(base)  # earlier calls used up the records (deletes): start over
+        if args is None and env.state_hash() != base_hash:
+            env = base_env.fork()  # earlier calls used up the records (deletes): start over
             vals, vals_age = _Values(env.state, schema), 0
             args = gen_args(params, rng, vals, schema)
         if args is None:
@@ -332,15 +342,17 @@ def verify_tool(module: ModuleType, tool: str, base: dict, seed: int, calls: int
         h0 = env.state_hash()
         # the same state, for the determinism replay: a fresh Env from a snapshot at first (no
         # instance state may matter), a fork (cheaper, same state and hash caches) afterwards
-        twin = module.Env(env.snapshot()) if attempts <= 2 else env.fork()
+        twin = module.Env(env.snapshot()) if attempts == 1 else env.fork()
         ok, r = _step(env, tool, args, rep, module, "valid call")
         rep.calls += 1
         if not ok:
             break
         h1 = env.state_hash()
-        if h1 != h0 and scratch_checks > 0 and envrt.state_hash(env.state) != h1:
-            rep.fail("incremental state hash differs from a from-scratch hash after a call")
-            break
+        if h1 != h0 and scratch_after_step > 0:
+            scratch_after_step -= 1
+            if envrt.state_hash(env.state) != h1:
+                rep.fail("incremental state hash differs from a from-scratch hash after a call")
+                break
         if isinstance(r, ToolError):
             rep.errors += 1
             last_err = r.message
@@ -377,7 +389,8 @@ def verify_tool(module: ModuleType, tool: str, base: dict, seed: int, calls: int
             if envrt.state_hash(twin.state) != h1:
                 rep.fail("result aliases the state (mutating it changed the state)")
                 break
-    if rep.verified and envrt.state_hash(env.state) != env.state_hash():
+    final_hash = env.state_hash()
+    if rep.verified and final_hash not in checked and envrt.state_hash(env.state) != final_hash:
         rep.fail("incremental state hash differs from a from-scratch hash after the calls")
     if rep.verified and must_change:
         if rep.successes == 0:
@@ -385,12 +398,12 @@ def verify_tool(module: ModuleType, tool: str, base: dict, seed: int, calls: int
         elif rep.changed_state == 0:
             rep.fail(f"{kind} tool never changed the state in {rep.successes} successful calls")
     if rep.verified:
-        _negative_checks(module, tool, params, base, rng, rep)
+        _negative_checks(module, tool, params, base_env, rng, rep)
     return rep
 
 
-def _negative_checks(module: ModuleType, tool: str, params: list[dict], base: dict, rng: random.Random, rep: ToolReport) -> None:
-    env = module.Env(base)
+def _negative_checks(module: ModuleType, tool: str, params: list[dict], base_env: Any, rng: random.Random, rep: ToolReport) -> None:
+    env = base_env.fork()
     vals = _Values(env.state, module.SCHEMA)
     good = None
     for _ in range(5):
@@ -436,9 +449,18 @@ def verify_env(module: ModuleType, env: Any = None, seed: int = 0, calls_per_too
     base = json.loads(envrt.canonical_json(generate_state(module.SCHEMA, seed=seed, size=12)))
     small = json.loads(envrt.canonical_json(generate_state(module.SCHEMA, seed=seed + 1, size=3)))
     report = VerifyReport(getattr(module, "ENV_NAME", ""), seed)
+    # one validating build per world; every tool runs on forks of these (their from-scratch
+    # hashes are checked once here, so a tool that leaves the state as it was needs no rehash)
+    base_env, small_env = module.Env(base), module.Env(small)
+    scratch_ok = {"base": base_env.state_hash() == envrt.state_hash(base_env.state), "small": small_env.state_hash() == envrt.state_hash(small_env.state)}
     for t in module.TOOLS:
         name = t["function"]["name"]
-        report.tools.append(verify_tool(module, name, base, seed, calls_per_tool, env, small))
+        if not all(scratch_ok.values()):
+            rep = ToolReport(name, module.TOOL_KINDS.get(name, "action"), bool(module.WRITES_STATE.get(name, True)), where=_tool_where(env, name, module))
+            rep.fail("incremental state hash of a freshly built env differs from a from-scratch hash")
+            report.tools.append(rep)
+            continue
+        report.tools.append(verify_tool(module, name, base, seed, calls_per_tool, env, small, base_env=base_env, small_env=small_env))
     return report
 
 
