@@ -1,0 +1,27 @@
+"""Diagnostic codes of the runtime (loading builds); documented in docs/diagnostics.md."""
+
+from forgec.diagnostics import define
+
+MISSING_BUILD = define(
+    "missing-build", "runtime", "The build folder does not exist or has no manifest.json.",
+    why="The runtime only reads what `forgec compile` wrote.",
+    wrong="forgec eval does/not/exist --agent oracle", right="forgec compile docs/ -o build/ && forgec eval build/ --agent oracle",
+)
+CORRUPT_BUILD = define(
+    "corrupt-build", "runtime", "A build file is unreadable or inconsistent (bad JSON, a task for a missing env, duplicate task ids).",
+    why="Training on a half-written or hand-damaged build would give wrong rewards silently.",
+    wrong='{"id": "airline/x", ... (truncated line in tasks/airline.jsonl)', right="recompile: forgec compile docs/ -o build/",
+)
+VERSION_MISMATCH = define(
+    "build-version-mismatch", "runtime", "The build was written by another forgec version or manifest/task schema version.",
+    why="Generated modules and task files are versioned artifacts; mixing versions can change rewards.",
+    wrong='"forgec_version": "0.0.9" in build/manifest.json', right="recompile the build with the installed forgec",
+)
+UNKNOWN_ENV = define(
+    "unknown-env", "runtime", "An environment name that the build does not contain.",
+    wrong="forgec eval build/ --tasks airlines/x", right="forgec eval build/ --tasks airline/x",
+)
+UNKNOWN_TASK = define(
+    "unknown-task", "runtime", "A task id that the build does not contain.",
+    wrong="forgec play build/ --task airline/nope", right="forgec play build/ --task airline/book_reservation_after_search_flights_1",
+)
