@@ -25,7 +25,6 @@ unused reads are pruned, structurally identical DAGs are dropped.
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import random
@@ -229,6 +228,15 @@ def _canon(v: Any) -> str:
     return json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+def _jcopy(v: Any) -> Any:
+    """Copy of a JSON value (faster than copy.deepcopy for plain dicts/lists/scalars)."""
+    if isinstance(v, dict):
+        return {k: _jcopy(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_jcopy(x) for x in v]
+    return v
+
+
 def _same(a: Any, b: Any) -> bool:
     """JSON-equal (bools are not numbers; 1 == 1.0 as in canonical JSON)."""
     if isinstance(a, bool) or isinstance(b, bool):
@@ -395,7 +403,7 @@ class _Task:
         writes = self.s.writes(tool)
         if writes and not self.forked:
             self.env, self.forked = self.s.fresh_env(), True
-        result = self.env.step(tool, copy.deepcopy(values))
+        result = self.env.step(tool, _jcopy(values))  # the env may keep what it is given
         if not self.forked:
             self.s.check_base(tool)
         if _is_error(result):
@@ -720,6 +728,9 @@ class _Task:
                 if lst and all(isinstance(x, dict) for x in lst):
                     cands.append((n, prefix, lst))
         self.rng.shuffle(cands)
+        # lists at the end of the walk first: the tell then uses the whole chain of reads before it
+        order = {id(n): i for i, n in enumerate(self.nodes)}
+        cands.sort(key=lambda c: -order[id(c[0])])
         for n, prefix, lst in cands:
             src = _attrs(A.Name(n.name), prefix)
             item, of = self.item_noun(n, prefix), self.owner_phrase(n, prefix)
@@ -1061,6 +1072,8 @@ class _Sampler:
     def extend(self, task: _Task, target: int) -> None:
         stalls = 0
         while task.useful_calls() < target and stalls < 4 and task.calls < self.cfg.max_calls + 4:
+            if not task.read_only and task.write_calls >= task.max_writes:
+                return  # reads after the last allowed write would be pruned unused
             want_write = not task.read_only and task.useful_calls() >= target - 1 and not task.write_calls
             if not self.step(task, writes_only=want_write):
                 if want_write:
