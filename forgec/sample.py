@@ -329,6 +329,7 @@ class _Task:
         self.n_calls = self.n_writes = 0
         self.max_writes = 1
         self.seen: dict[str, list[str]] = {}  # entity -> keys of records this task's calls returned
+        self._options: dict[tuple, tuple] = {}  # (id(node), list path) -> (node, selection options)
 
     # ----- names
     def fresh(self, base: str) -> str:
@@ -465,7 +466,10 @@ class _Task:
         base = _ident(item)
         origin = (n.origin[0], n.origin[1] + prefix + ("*",)) if n.origin else None
         keep = len(self.nodes)
-        for kind, fld, extra in _weighted_order(self.rng, self.selection_options(lst)):
+        ck = (id(n), prefix)  # the same list is offered again when a call is retried
+        if ck not in self._options or self._options[ck][0] is not n:
+            self._options[ck] = (n, self.selection_options(lst))
+        for kind, fld, extra in _weighted_order(self.rng, self._options[ck][1]):
             if kind in ("argmin", "argmax"):
                 word = "lowest" if kind == "argmin" else "highest"
                 r = self.add_reason(f"{word}_{fld}_{base}", kind, (src,), {"by": fld}, [lst],
