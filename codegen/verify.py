@@ -298,7 +298,7 @@ def _step(env: Any, tool: str, args: dict, rep: ToolReport, module: ModuleType, 
 
 
 def verify_tool(module: ModuleType, tool: str, base: dict, seed: int, calls: int, env_decl: Any = None, small: dict | None = None,
-                *, base_env: Any = None, small_env: Any = None) -> ToolReport:
+                *, base_env: Any = None, small_env: Any = None, values_cache: dict | None = None) -> ToolReport:
     """Verify one tool. `base_env`/`small_env` (envs on `base`/`small`, hashed) are forked instead of
     rebuilding an env from the state dicts for every tool (forks share records copy-on-write)."""
     kind = module.TOOL_KINDS.get(tool, "action")
@@ -308,6 +308,17 @@ def verify_tool(module: ModuleType, tool: str, base: dict, seed: int, calls: int
     params = module.TOOL_PARAMS.get(tool, [])
     rng = random.Random(f"forgec-verify:{seed}:{tool}")
     checked: set[str] = set()  # hashes of worlds whose from-scratch hash the caller checked
+    cache = values_cache if values_cache is not None else {}
+
+    def values_of(e: Any) -> _Values:  # a pure function of the state: shared by equal states
+        h = e.state_hash()
+        v = cache.get(h)
+        if v is None:
+            if len(cache) > 256:
+                cache.clear()
+            v = cache[h] = _Values(e.state, schema)
+        return v
+
     if base_env is None:
         base_env = module.Env(base)
     elif small_env is not None:
@@ -327,14 +338,14 @@ def verify_tool(module: ModuleType, tool: str, base: dict, seed: int, calls: int
         if small is not None and attempts == calls // 2 + 1:  # the second half runs on a small world
             env, vals = (small_env.fork() if small_env is not None else module.Env(small)), None
         if vals is None or vals_age > 4:  # refreshed now and then: stale keys only make calls fail
-            vals, vals_age = _Values(env.state, schema), 0
+            vals, vals_age = values_of(env), 0
         args = gen_args(params, rng, vals, schema)
         if args is None:
-            vals, vals_age = _Values(env.state, schema), 0
+            vals, vals_age = values_of(env), 0
             args = gen_args(params, rng, vals, schema)
         if args is None and env.state_hash() != base_hash:
             env = base_env.fork()  # earlier calls used up the records (deletes): start over
-            vals, vals_age = _Values(env.state, schema), 0
+            vals, vals_age = values_of(env), 0
             args = gen_args(params, rng, vals, schema)
         if args is None:
             rep.fail("no valid call: a required entity has no records in the sample state")
@@ -398,13 +409,12 @@ def verify_tool(module: ModuleType, tool: str, base: dict, seed: int, calls: int
         elif rep.changed_state == 0:
             rep.fail(f"{kind} tool never changed the state in {rep.successes} successful calls")
     if rep.verified:
-        _negative_checks(module, tool, params, base_env, rng, rep)
+        _negative_checks(module, tool, params, base_env, rng, rep, values_of(base_env))
     return rep
 
 
-def _negative_checks(module: ModuleType, tool: str, params: list[dict], base_env: Any, rng: random.Random, rep: ToolReport) -> None:
+def _negative_checks(module: ModuleType, tool: str, params: list[dict], base_env: Any, rng: random.Random, rep: ToolReport, vals: _Values) -> None:
     env = base_env.fork()
-    vals = _Values(env.state, module.SCHEMA)
     good = None
     for _ in range(5):
         good = gen_args([dict(p, required=True) for p in params], rng, vals, module.SCHEMA)
@@ -452,6 +462,7 @@ def verify_env(module: ModuleType, env: Any = None, seed: int = 0, calls_per_too
     # one validating build per world; every tool runs on forks of these (their from-scratch
     # hashes are checked once here, so a tool that leaves the state as it was needs no rehash)
     base_env, small_env = module.Env(base), module.Env(small)
+    values_cache: dict = {}
     scratch_ok = {"base": base_env.state_hash() == envrt.state_hash(base_env.state), "small": small_env.state_hash() == envrt.state_hash(small_env.state)}
     for t in module.TOOLS:
         name = t["function"]["name"]
@@ -460,7 +471,7 @@ def verify_env(module: ModuleType, env: Any = None, seed: int = 0, calls_per_too
             rep.fail("incremental state hash of a freshly built env differs from a from-scratch hash")
             report.tools.append(rep)
             continue
-        report.tools.append(verify_tool(module, name, base, seed, calls_per_tool, env, small, base_env=base_env, small_env=small_env))
+        report.tools.append(verify_tool(module, name, base, seed, calls_per_tool, env, small, base_env=base_env, small_env=small_env, values_cache=values_cache))
     return report
 
 

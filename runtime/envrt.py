@@ -110,10 +110,10 @@ def canon_float(x: float) -> float:
 def canon(v: Any) -> Any:
     """A copy of JSON value `v` with floats canonicalized (tuples become lists)."""
     t = type(v)
-    if t is dict:
-        return {k if type(k) is str else _key_str(k): canon(x) for k, x in v.items()}
+    if t is dict:  # plain scalars are kept inline (no call per string/int): the bulk of JSON
+        return {(k if type(k) is str else _key_str(k)): (x if type(x) in _PLAIN else canon(x)) for k, x in v.items()}
     if t is list or t is tuple:
-        return [canon(x) for x in v]
+        return [(x if type(x) in _PLAIN else canon(x)) for x in v]
     if t is float:
         return canon_float(v)
     if t is str or t is int or t is bool or v is None:
@@ -160,6 +160,7 @@ def jcopy(v: Any) -> Any:
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+_PLAIN = frozenset({str, int, bool, type(None)})  # scalars `canon` returns as they are (floats are rounded)
 
 
 def shallow(v: Any) -> Any:
