@@ -1091,11 +1091,15 @@ class _Sampler:
         memo_key = ("calls", writes_only)
         if memo_key not in task._memo:  # same nodes, same weights: a stalled walk reuses them
             best: dict[str, float] = {}
+            total = max(1, len(task.nodes))
             for src, nodes in task.by_origin.items():
                 if nodes:
+                    # extending from the newest nodes makes chains (whose reads all get used);
+                    # branching from old ones makes dead-end reads that pruning drops
+                    fresh = 1.0 + 2.0 * nodes[-1][0] / total
                     for t, w in self.out_w.get(src, ()):
-                        if w > best.get(t, 0.0):
-                            best[t] = w
+                        if w * fresh > best.get(t, 0.0):
+                            best[t] = w * fresh
             calls = []
             for t in sorted(best, key=self.tool_order.__getitem__):
                 w = self._writes[t]
