@@ -616,6 +616,7 @@ class _Task:
         t = self.s.env.tool(tool)
         keep = len(self.nodes)
         facts_before = dict(self.facts)
+        failed: list[dict] = []  # argument values that already failed (the env is deterministic)
         for attempt in range(3):
             fed = self.feed(t, need_edge)
             if need_edge and not fed:
@@ -633,7 +634,12 @@ class _Task:
                     args.append(A.Arg(p.name, self.fact(p.name, picked[p.name])))
                     values[p.name] = picked[p.name]
             before = len(self.nodes)
-            node = self.run_call(tool, args, values, "the " + self.s.noun(tool))
+            if any(_same(values, f) for f in failed):
+                node = None  # the same call again would fail again
+            else:
+                node = self.run_call(tool, args, values, "the " + self.s.noun(tool))
+                if node is None:
+                    failed.append(values)
             if node is not None:
                 if len(self.nodes) == before:  # collapsed into an earlier node
                     self.facts = facts_before
