@@ -193,6 +193,12 @@ def test_rollout_ids_are_training_ids(tiny, tok, toy_build):
             # rollout logprobs (sampling distribution) are aligned with the mask
             assert all(lp <= 0 for lp, m in zip(s.rollout_logprobs, s.loss_mask) if m)
     assert multi >= 1  # at least one real multi-turn episode was checked
+    # seeded sampling: the same specs give the same episodes, token for token; another seed does not
+    again = asyncio.run(run_groups(toy_build, specs, 2, fac, max_turns=3))
+    ids = lambda gs: [[r.token_ids for r in ep.replies] for eps in gs for ep in eps]  # noqa: E731
+    assert ids(again) == ids(groups)
+    other = asyncio.run(run_groups(toy_build, [GroupSpec(s.task, s.group, s.seed + 1) for s in specs], 2, fac, max_turns=3))
+    assert ids(other) != ids(groups)
 
 
 def test_prompt_growth_matches_fresh_rendering_when_the_text_roundtrips(tok, toy_build):

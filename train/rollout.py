@@ -168,7 +168,7 @@ def reload_remote(server_url: str, weights_dir: str | Path) -> bool:
     `weights_dir` must be readable by the server (shared storage). False when the server lacks the API.
     """
     root = server_url.rstrip("/").removesuffix("/v1")
-    code, _ = _http("POST", f"{root}/collective_rpc", {"method": "reload_weights", "kwargs": {"weights_path": str(weights_dir)}})
+    code, _ = _http("POST", f"{root}/collective_rpc", {"method": "reload_weights", "kwargs": {"weights_path": str(Path(weights_dir).resolve())}})
     if code != 200:
         return False
     _http("POST", f"{root}/reset_prefix_cache")
@@ -202,7 +202,7 @@ class VLLMServer:
 
     def __init__(self, model_dir: str | Path, port: int, python: str | None = None, served_name: str = "policy",
                  extra_args: list[str] | None = None, log_path: str | Path | None = None, startup_timeout: float = 600.0):
-        self.model_dir = str(model_dir)
+        self.model_dir = str(Path(model_dir).resolve())  # the server runs in its own empty cwd
         self.port = port
         self.python = vllm_python(python)
         self.served_name = served_name
@@ -279,7 +279,7 @@ class VLLMServer:
     def restart(self, model_dir: str | Path | None = None) -> None:
         self.stop()
         if model_dir is not None:
-            self.model_dir = str(model_dir)
+            self.model_dir = str(Path(model_dir).resolve())
         self.restarts += 1
         self.start()
 

@@ -621,11 +621,11 @@ class Trainer:
         from forgec.train.checkpoint import export_hf, save_checkpoint
 
         try:
-            return self._run()
+            return self._train_loop()
         finally:
             self.close()
 
-    def _run(self) -> dict:
+    def _train_loop(self) -> dict:
         cfg = self.cfg
         from forgec.train.checkpoint import export_hf, save_checkpoint
 
