@@ -171,6 +171,10 @@ def _node_refs(e: Any, names: set[str], out: set[str]) -> None:
             _node_refs(v, names, out)
 
 
+def _is_pure_literal_or_fact(e: Any) -> bool:
+    return _is_pure_literal(e) or (isinstance(e, A.Attr) and isinstance(e.obj, A.Name) and e.obj.id == "user")
+
+
 def _is_pure_literal(e: Any) -> bool:
     if isinstance(e, A.Literal):
         return True
@@ -277,37 +281,47 @@ def _say(value: Any) -> str:
 _PERSONAL = re.compile(r"(^|_)(id|ids|email|name|phone|address|zip|zipcode|dob|username|account|city|country|state|street)$")
 
 
-def _flatten_facts(facts: dict[str, Any]) -> list[tuple[str, Any]]:
-    """Record-valued facts (a request body) are said field by field; `amount_2` is said as `amount`."""
-    out: list[tuple[str, Any]] = []
+def _flatten_facts(facts: dict[str, Any]) -> list[tuple[str, str, Any]]:
+    """(fact, name to say, value); record-valued facts (a request body) are said field by field."""
+    out: list[tuple[str, str, Any]] = []
     for k in sorted(facts):
         v = facts[k]
-        base = re.sub(r"_\d+$", "", k)
         if isinstance(v, dict) and v and all(not isinstance(x, (dict, list)) for x in v.values()):
-            out.extend((sub, v[sub]) for sub in sorted(v))
+            out.extend((k, sub, v[sub]) for sub in sorted(v))
         else:
-            out.append((base, v))
+            out.append((k, re.sub(r"_\d+$", "", k), v))
     return out
 
 
-def _fact_sentence(name: str, value: Any) -> str:
+def _fact_sentence(name: str, value: Any, used_in: tuple[str, str] | None, ambiguous: bool) -> str:
     said = _say(value)
     if isinstance(value, str) and (" " in value.strip() or not value):
         said = json.dumps(value, ensure_ascii=False)
-    if _PERSONAL.search(name):
+    if _PERSONAL.search(name) and not ambiguous:
         return f"My {humanize(name)} is {said}."
+    if used_in is not None:
+        return f"For the {humanize(used_in[0])}, the {humanize(name)} should be {said}."
     return f"The {humanize(name)} should be {said}."
 
 
-def render_instruction(goal: str, persona: str, facts: dict[str, Any]) -> str:
-    """The deterministic instruction template: the goal and the facts, in the user's voice."""
+def render_instruction(goal: str, persona: str, facts: dict[str, Any], usage: dict[str, tuple[str, str]] | None = None) -> str:
+    """The deterministic instruction template: the goal, then each fact in the user's voice.
+
+    `usage` maps a fact to the (tool, parameter) it first feeds, so two facts that share a
+    name (two amounts for two transfers) are told apart by what they are for.
+    """
+    usage = usage or {}
     goal = goal.strip().rstrip(".")
     if goal and not goal.lower().startswith(("i ", "i'", "please", "can ", "could ")):
         goal = "I want to " + goal[0].lower() + goal[1:]
     parts = [goal[:1].upper() + goal[1:] + "."] if goal else []
+    flat = [(k, n, v) for k, n, v in _flatten_facts(facts) if v is not None]
+    counts: dict[str, int] = {}
+    for _, n, _v in flat:
+        counts[n] = counts.get(n, 0) + 1
     seen: set[str] = set()
-    for name, value in _flatten_facts(facts):
-        sentence = _fact_sentence(name, value)
+    for fact, name, value in flat:
+        sentence = _fact_sentence(name, value, usage.get(fact), counts[name] > 1)
         if sentence not in seen:
             seen.add(sentence)
             parts.append(sentence)
@@ -385,6 +399,7 @@ def lower_blueprint(
     gold: list[GoldCall] = []
     tells: list[Any] = []
     implicit: dict[str, Any] = {}
+    usage: dict[str, tuple[str, str]] = {}
     hidden: list[Any] = []
     writes = getattr(module, "WRITES_STATE", {})
     for n in bp.nodes:
@@ -392,10 +407,15 @@ def lower_blueprint(
             args = {}
             for a in n.args:
                 v = eval_expr(a.value, scope)
+                if v is None and _is_pure_literal_or_fact(a.value):
+                    continue  # an optional argument left out says the same as null
                 args[a.name] = v
+                if isinstance(a.value, A.Attr) and isinstance(a.value.obj, A.Name) and a.value.obj.id == "user":
+                    usage.setdefault(a.value.name, (n.tool, a.name))
                 if _is_pure_literal(a.value) and a.value != A.Literal(None):
-                    name = a.name if a.name not in facts else f"{n.name}_{a.name}"
+                    name = a.name if a.name not in facts and a.name not in implicit else f"{n.name}_{a.name}"
                     implicit[name] = v
+                    usage.setdefault(name, (n.tool, a.name))
             result = env.step(n.tool, copy.deepcopy(args))
             if _is_tool_error(result):
                 raise Rejected("gold-call-failed", f"{n.name} = {n.tool}(...): {result}", n)
@@ -438,13 +458,13 @@ def lower_blueprint(
     gold_hash = env.state_hash()
     if gold_hash == init_hash and not tells:
         raise Rejected("no-op", "the gold run changes nothing and tells nothing")
-    used = {k: facts[k] for k in sorted(scope.used_facts)}
+    used = {k: facts[k] for k in sorted(scope.used_facts) if facts[k] is not None}
     for k, v in implicit.items():
         used.setdefault(k, v)
     fact_values = {json.dumps(v, sort_keys=True) for v in used.values()}
-    fact_values |= {json.dumps(v, sort_keys=True) for _, v in _flatten_facts(used)}
+    fact_values |= {json.dumps(v, sort_keys=True) for _, _, v in _flatten_facts(used)}
     hidden = [h for h in hidden if json.dumps(h, sort_keys=True) not in fact_values]
-    instruction = render_instruction(bp.user.goal, bp.user.persona, used)
+    instruction = render_instruction(bp.user.goal, bp.user.persona, used, usage)
     leaks = instruction_leaks(instruction, [n.tool for n in bp.nodes if isinstance(n, A.CallNode)], [])
     diff = state_diff(world_state, env.state)
     stats = dag_stats(bp, writes)

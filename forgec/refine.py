@@ -35,7 +35,7 @@ def refine_instruction(instruction: str, facts: dict[str, Any], persona: str, to
     text = " ".join((reply or "").strip().strip('"').split())
     if not text:
         return instruction, "empty reply"
-    missing = sorted({k for k, v in _flatten_facts(facts) if not isinstance(v, bool) and _say(v).lower() not in text.lower()})
+    missing = sorted({k for k, _n, v in _flatten_facts(facts) if not isinstance(v, bool) and _say(v).lower() not in text.lower()})
     if missing:
         return instruction, f"drops the fact(s) {', '.join(missing)}"
     leaks = instruction_leaks(text, tools, hidden)

@@ -144,8 +144,10 @@ def test_state_diff_add_remove_change():
 
 def test_instruction_template_and_leak_check():
     assert render_instruction("Please rebook me", "", {"reservation_id": "4WQ150"}) == "Please rebook me. My reservation id is 4WQ150."
-    said = render_instruction("add a comment", "", {"body": {"text": "Any update?", "public": False}, "amount_2": 50.0, "ticket_id": "T1"})
+    said = render_instruction("add a comment", "", {"body": {"text": "Any update?", "public": False}, "amount_2": 50.0, "ticket_id": "T1", "max": None})
     assert said == 'I want to add a comment. The amount should be 50. The public should be no. The text should be "Any update?". My ticket id is T1.'
+    two = render_instruction("move credit", "", {"amount": 10.0, "amount_2": 25.0}, {"amount": ("transfer_credit", "amount"), "amount_2": ("add_credit", "amount")})
+    assert two == "I want to move credit. For the transfer credit, the amount should be 10. For the add credit, the amount should be 25."
 
     leaks = instruction_leaks("Use cancel_order on order #W123 for 1234.5", ["cancel_order"], ["#W123", 1234.5])
     assert leaks == sorted(["names the tool 'cancel_order'", "reveals the looked-up value '#W123'", "reveals the computed value 1234.5"])
