@@ -148,8 +148,13 @@ def _task(env_mod, env: str, name: str, seed: int, state: dict, instruction: str
     return json.loads(t.model_dump_json())
 
 
-def make_toy_build(out: str | Path, seed: int = 0, tasks_per_env: int = 8, envs: tuple[str, ...] = ("lights", "thermostat")) -> Path:
-    """Write the build folder and return its path (deterministic for a seed)."""
+def make_toy_build(out: str | Path, seed: int = 0, tasks_per_env: int = 8, envs: tuple[str, ...] = ("lights", "thermostat"),
+                   light_ids: tuple[str, ...] = tuple(LIGHT_IDS)) -> Path:
+    """Write the build folder and return its path (deterministic for a seed).
+
+    `light_ids` limits which lights the `lights` tasks target (the learning check's easy env
+    targets one light).
+    """
     out = Path(out)
     rng = random.Random(seed)
     sources = {"lights": LIGHTS_ENV, "thermostat": THERMO_ENV}
@@ -161,7 +166,7 @@ def make_toy_build(out: str | Path, seed: int = 0, tasks_per_env: int = 8, envs:
         mods[env] = _load_module(env, d / "env.py")
     tasks: dict[str, list[dict]] = {"lights": [], "thermostat": []}
     for i in range(tasks_per_env):
-        lid = LIGHT_IDS[i % len(LIGHT_IDS)]
+        lid = light_ids[i % len(light_ids)]
         on = rng.random() < 0.5
         state = {"entities": {"Light": {x: {"light_id": x, "on": (x != lid) == on} for x in LIGHT_IDS}}, "globals": {}}
         # the target light starts in the opposite state of what the user wants
