@@ -331,7 +331,7 @@ def verify_tool(module: ModuleType, tool: str, base: dict, seed: int, calls: int
     max_attempts = calls * 3 if must_change else calls
     vals, vals_age = None, 0
     # from-scratch hashing is slow; a few checks per tool catch aliasing and stale digests
-    scratch_after_step = scratch_checks = 3
+    scratch_after_step = scratch_checks = 2
     while attempts < max_attempts and (attempts < calls or (must_change and rep.changed_state == 0)):
         attempts += 1
         vals_age += 1
