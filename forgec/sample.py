@@ -306,6 +306,7 @@ class _Node:
     writes: bool = False
     tool: str = ""
     picks: tuple = ()  # (node name, list path) when this reason node picks one element of that list
+    meta: dict | None = None  # for reason nodes: what they compute, in words-to-be (see _Phrases)
 
 
 class _Task:
@@ -330,6 +331,7 @@ class _Task:
         self.max_writes = 1
         self.seen: dict[str, list[str]] = {}  # entity -> keys of records this task's calls returned
         self._options: dict[tuple, tuple] = {}  # (id(node), list path) -> (node, selection options)
+        self.write_sigs: set[str] = set()  # (write tool, its key arguments) already in this task
 
     # ----- names
     def fresh(self, base: str) -> str:
@@ -404,11 +406,14 @@ class _Task:
         writes = self.s.writes(tool)
         if writes and not self.forked:
             self.env, self.forked = self.s.fresh_env(), True
+        h0 = self.env.state_hash() if self.forked and not writes else None
         result = self.env.step(tool, _jcopy(values))  # the env may keep what it is given
         if not self.forked:
             self.s.check_base(tool)
         if _is_error(result):
             return None
+        if h0 is not None and self.env.state_hash() != h0:
+            writes = True  # a "read" that changed the state is a write of this task (the goal must say it)
         self.remember(result)
         if not writes:
             for n in self.nodes:
@@ -422,10 +427,14 @@ class _Task:
             raise _Reject("too-deep")
         node = _Node(name, ast, result, (tool, ()), lv, desc, True, writes, tool)
         self.push(node)
+        if writes:
+            sig = self.s.write_signature(tool, values)
+            if sig is not None:
+                self.write_sigs.add(sig)
         self.tool_uses[tool] += 1
         return node
 
-    def add_reason(self, base: str, op: str, args: tuple, kwargs: dict, arg_values: list, desc: str,
+    def add_reason(self, base: str, op: str, args: tuple, kwargs: dict, arg_values: list, meta: dict,
                    origin: tuple | None) -> _Node | None:
         kw_ast = []
         kw_vals = {}
@@ -449,7 +458,7 @@ class _Task:
         if lv > self.s.cfg.max_depth:
             self.used_names.discard(name)
             return None
-        node = _Node(name, ast, value, origin, lv, desc)
+        node = _Node(name, ast, value, origin, lv, "", meta=meta)
         self.push(node)
         return node
 
@@ -462,7 +471,7 @@ class _Task:
     def select(self, n: _Node, prefix: tuple[str, ...], lst: list) -> _Node | None:
         """A reason node picking one element of the list `n.<prefix>` (argmin/argmax/filter+first/first/last)."""
         src = _attrs(A.Name(n.name), prefix)
-        item, of = self.item_noun(n, prefix), self.owner_phrase(n, prefix)
+        item = self.item_noun(n, prefix, lst)
         base = _ident(item)
         origin = (n.origin[0], n.origin[1] + prefix + ("*",)) if n.origin else None
         keep = len(self.nodes)
@@ -473,20 +482,22 @@ class _Task:
             if kind in ("argmin", "argmax"):
                 word = "lowest" if kind == "argmin" else "highest"
                 r = self.add_reason(f"{word}_{fld}_{base}", kind, (src,), {"by": fld}, [lst],
-                                    f"the {item}{of} with the {word} {humanize(fld)}", origin)
+                                    {"op": kind, "field": fld, "src": n.name, "prefix": prefix, "item": item}, origin)
             elif kind == "filter":
                 f = self.add_reason(f"{extra}_{base}s", "filter", (src,), {"by": fld, "eq": extra}, [lst],
-                                    f"the {item}s{of} whose {humanize(fld)} is {extra}", (origin[0], origin[1][:-1]) if origin else None)
+                                    {"op": "filter", "field": fld, "value": extra, "src": n.name, "prefix": prefix, "item": item},
+                                    (origin[0], origin[1][:-1]) if origin else None)
                 if f is None:
                     continue
                 nxt = self.rng.choice(["first", "last"])
                 r = self.add_reason(f"{nxt}_{extra}_{base}", nxt, (A.Name(f.name),), {}, [f.value],
-                                    f"the {nxt} {item}{of} whose {humanize(fld)} is {extra}", origin)
+                                    {"op": nxt, "src": f.name, "prefix": (), "item": item}, origin)
                 if r is None:
                     self.rollback(keep)
                     continue
             else:
-                r = self.add_reason(f"{kind}_{base}", kind, (src,), {}, [lst], f"the {kind} {item}{of}", origin)
+                r = self.add_reason(f"{kind}_{base}", kind, (src,), {}, [lst],
+                                    {"op": kind, "src": n.name, "prefix": prefix, "item": item}, origin)
             if r is not None:
                 r.picks = (n.name, prefix)
                 return r
@@ -508,16 +519,10 @@ class _Task:
                             out.append((2.0 / len(set(vals)), ("filter", f, v)))
         return out
 
-    def item_noun(self, n: _Node, prefix: tuple[str, ...]) -> str:
-        """What one element of `n.<prefix>` is called: `orders` -> "order"."""
-        segs = [s for s in prefix if s != "*"]
-        if segs:
-            return humanize(singular(segs[-1]))
-        return self.s.noun(n.tool) if n.is_call else singular(n.desc.removeprefix("the "))
-
-    def owner_phrase(self, n: _Node, prefix: tuple[str, ...]) -> str:
-        """" of the user" when the list is a field of `n`, "" when `n` itself is the list."""
-        return f" of {n.desc}" if any(s != "*" for s in prefix) else ""
+    def item_noun(self, n: _Node, prefix: tuple[str, ...], lst: list) -> str:
+        """What one element of the list `n.<prefix>` is called, singular: the entity its records (or
+        keys) belong to ("flight"), else the list field's name (`line_items` -> "line item")."""
+        return self.s.item_noun(n.tool if n.is_call else "", prefix, lst)
 
     # ----- sources for a parameter
     def sources(self, tool: str, param: str) -> list[tuple[float, _Node, Edge, tuple[str, ...]]]:
@@ -630,12 +635,16 @@ class _Task:
                 if p.name in fed:
                     args.append(A.Arg(p.name, fed[p.name][0]))
                     values[p.name] = fed[p.name][1]
-                elif p.name in picked:
+                elif p.name in picked and picked[p.name] not in (None, ""):
+                    # a null/empty value is never a fact: an optional argument is left out instead
                     args.append(A.Arg(p.name, self.fact(p.name, picked[p.name])))
                     values[p.name] = picked[p.name]
             before = len(self.nodes)
+            sig = self.s.write_signature(tool, values)
             if any(_same(values, f) for f in failed):
                 node = None  # the same call again would fail again
+            elif self.s.keys_clash(tool, values) or (sig is not None and sig in self.write_sigs):
+                node = None  # from == to, or the same write again on the same record
             else:
                 node = self.run_call(tool, args, values, "the " + self.s.noun(tool))
                 if node is None:
@@ -696,27 +705,26 @@ class _Task:
     def fanout(self, n: _Node, e: Edge, rest: tuple[str, ...]) -> _Node | None:
         prefix = rest[:-1]
         lst = _get(n.value, prefix)
+        # the first k of the list (all of it when short): a user can say "among my first 3 orders",
+        # nobody can say which random subset was fetched
         k = min(len(lst), self.rng.choice([2, 3, 3]))
         keep = len(self.nodes)
-        idx = sorted(self.rng.sample(range(len(lst)), k)) if len(lst) > k else list(range(len(lst)))
         fetched = []
-        for i in idx:
+        for i in range(k):
             expr = A.Index(_attrs(A.Name(n.name), prefix), A.Literal(i))
-            before = len(self.nodes)
-            c = self.run_call(e.dst, [A.Arg(e.param, expr)], {e.param: lst[i]}, "the " + self.s.noun(e.dst))
-            if c is None or len(self.nodes) == before or c in fetched:
-                continue
+            c = self.run_call(e.dst, [A.Arg(e.param, expr)], {e.param: lst[i]}, "")
+            if c is None or c in fetched:
+                self._drop_from(keep)
+                return None
             fetched.append(c)
-        if len(fetched) < 2:
-            self._drop_from(keep)
-            return None
         values = [c.value for c in fetched]
-        item, of = self.item_noun(n, prefix), self.owner_phrase(n, prefix)
+        item = self.item_noun(n, prefix, lst)
         opts = [(w, o) for w, o in self.selection_options(values) if o[0] in ("argmin", "argmax")]
         for kind, fld, _x in _weighted_order(self.rng, opts):
             word = "lowest" if kind == "argmin" else "highest"
+            meta = {"op": kind, "field": fld, "src": n.name, "prefix": prefix, "item": item, "first": k, "of": len(lst)}
             r = self.add_reason(f"{word}_{fld}_{_ident(item)}", kind, (A.ListLit(tuple(A.Name(c.name) for c in fetched)),),
-                                {"by": fld}, [values], f"the {item}{of} with the {word} {humanize(fld)}", (e.dst, ()))
+                                {"by": fld}, [values], meta, (e.dst, ()))
             if r is not None:
                 return r
         self._drop_from(keep)
@@ -743,18 +751,20 @@ class _Task:
         cands.sort(key=lambda c: -order[id(c[0])])
         for n, prefix, lst in cands:
             src = _attrs(A.Name(n.name), prefix)
-            item, of = self.item_noun(n, prefix), self.owner_phrase(n, prefix)
+            item = self.item_noun(n, prefix, lst)
             fields = sorted(set.intersection(*(set(x) for x in lst)))
             nums = [f for f in fields if all(_is_num(x[f]) for x in lst)]
             scal = [f for f in fields if all(isinstance(x[f], (str, int, float)) and not isinstance(x[f], bool) for x in lst)]
             choice = self.rng.random()
             if nums and choice < 0.35:
                 f = self.rng.choice(nums)
-                r = self.add_reason(f"total_{f}", "sum", (src,), {"by": f}, [lst], f"the total {humanize(f)} of the {item}s{of}", None)
+                r = self.add_reason(f"total_{f}", "sum", (src,), {"by": f}, [lst],
+                                    {"op": "sum", "field": f, "src": n.name, "prefix": prefix, "item": item}, None)
                 if r is not None:
                     return A.Name(r.name)
             if choice < 0.55 and len(lst) >= 1:
-                r = self.add_reason(f"n_{_ident(item)}s", "count", (src,), {}, [lst], f"the number of {item}s{of}", None)
+                r = self.add_reason(f"n_{_ident(plural(item))}", "count", (src,), {}, [lst],
+                                    {"op": "count", "src": n.name, "prefix": prefix, "item": item}, None)
                 if r is not None and r.value:
                     return A.Name(r.name)
                 if r is not None:
@@ -955,6 +965,10 @@ class _Sampler:
         self._writes = {t: bool(ws.get(t, graph.writes(t))) for t in graph.tools}
         self.coverage: Counter = Counter({t: 0 for t in graph.tools})
         self.params = {t.name: [p.name for p in t.params] for t in env.tools}
+        # parameters that name a record: entity-typed, or called `..._id(s)` / `key` / `code` / `number`
+        self.key_params = {t.name: [p.name for p in t.params if self.values.key_entity(p) is not None
+                                    or re.search(r"(^|_)(ids?|keys?|codes?|numbers?)$", norm(p.name))]
+                           for t in env.tools}
         # one env on the world state; each task runs on a fork of it (`Env.fork` when the generated
         # module has it: no re-validation, incremental hashing), else on a fresh Env(world)
         self.base_env = module.Env(world)
@@ -990,6 +1004,27 @@ class _Sampler:
 
     def writes(self, tool: str) -> bool:
         return self._writes.get(tool, False)
+
+    def keys_clash(self, tool: str, values: dict) -> bool:
+        """Two key/id parameters of one call get the same id (`from_user_id == to_user_id`,
+        `item_ids` overlapping `new_item_ids`): a nonsense request, whatever the env allows."""
+        seen: set[str] = set()
+        for p in self.key_params.get(tool, ()):
+            if p not in values:
+                continue
+            v = values[p]
+            ids = {_canon(x) for x in v} if isinstance(v, list) else {_canon(v)}
+            if ids & seen:
+                return True
+            seen |= ids
+        return False
+
+    def write_signature(self, tool: str, values: dict) -> str | None:
+        """The write and the records it acts on (its key arguments); None for a read or a keyless write."""
+        if not self.writes(tool):
+            return None
+        keys = [(p, values[p]) for p in self.key_params.get(tool, ()) if p in values]
+        return _canon([tool, keys]) if keys else None
 
     def fresh_env(self) -> Any:
         return self._fork() if self._fork is not None else self.module.Env(self.world)
@@ -1208,32 +1243,26 @@ class _Sampler:
         return best
 
     def goal(self, task: _Task, nodes: list[_Node]) -> str:
-        """Deterministic goal text from the DAG: each write and the chosen things it acts on, or what to find out."""
-        by_name = {n.name: n for n in nodes if n.name}
-        parts = []
-        for n in nodes:
-            if n.writes:
-                objs = []
-                for a in n.ast.args:
-                    refs: set[str] = set()
-                    _refs(a.value, set(by_name), refs)
-                    for r in sorted(refs, key=lambda r: nodes.index(by_name[r])):
-                        src = by_name[r]
-                        if not src.is_call and src.desc not in objs:
-                            objs.append(src.desc)
-                phrase = humanize(n.tool)
-                if objs:
-                    phrase += " for " + " and ".join(objs[:2])
-                parts.append(phrase)
-        if not parts:
-            tell = next(n for n in nodes if isinstance(n.ast, A.TellNode)).ast.value
-            if isinstance(tell, A.Attr) and isinstance(tell.obj, A.Name) and tell.obj.id in by_name:
-                parts.append(f"find out the {humanize(tell.name)} of {by_name[tell.obj.id].desc}")
-            elif isinstance(tell, A.Name) and tell.id in by_name:
-                parts.append("find out " + by_name[tell.id].desc)
-            else:
-                parts.append("find out what I asked for")
-        return ", then ".join(parts)
+        """Deterministic goal text from the DAG: every write in order, each with the choices that lead to
+        it said in a user's words (see `_Phrases`), or what to find out for a read-only task."""
+        return _Phrases(self, nodes).goal()
+
+    def item_noun(self, tool: str, prefix: tuple[str, ...], lst: list) -> str:
+        """What one element of a list is called, singular: the list field's name (`line_items` -> "line
+        item", `reservation_ids` -> "reservation"), else the entity of its records ("flight"), else
+        what the tool returns (`search_direct_flight` -> "direct flight")."""
+        segs = [s for s in prefix if s != "*"]
+        if segs:
+            name = singular(norm(segs[-1]))
+            ent = self.values._keys.get(name)
+            if ent is not None and not (lst and isinstance(lst[0], dict)):
+                return humanize(ent)
+            return humanize(name.removesuffix("_id")) if name.endswith("_id") and name != "_id" else humanize(name)
+        if lst and isinstance(lst[0], dict):
+            e = self.entity_of(lst[0])
+            if e is not None:
+                return humanize(e.name)
+        return " ".join(humanize(singular(w)) for w in self.noun(tool).split()) if tool else "item"
 
 
 _IRREGULAR = {"send": "sent", "pay": "paid", "buy": "bought", "make": "made", "get": "got", "set": "set", "put": "put",
@@ -1336,3 +1365,210 @@ def summarize_stats(stats: list[dict], tools: Iterable[str] = ()) -> dict:
         out[f"avg_{s}"] = round(sum(vals) / k, 3) if k else 0.0
         out[f"max_{s}"] = max(vals, default=0)
     return out
+
+
+# --------------------------------------------------------------------------- goal text
+
+
+_USERISH = {"user", "customer", "member", "client", "account", "profile", "person", "me"}
+_SEARCH_VERBS = {"search", "find", "query", "lookup", "filter", "browse"}
+_RECENT = {"created_at", "created", "timestamp", "created_date", "order_date", "placed_at", "ordered_at", "submitted_at"}
+_PICKS = ("first", "last", "argmin", "argmax", "sum", "count")
+
+
+def plural(noun: str) -> str:
+    """`flight` -> `flights`, `reply` -> `replies`, `address` -> `addresses` (the last word of a phrase)."""
+    if not noun:
+        return noun
+    head, _, last = noun.rpartition(" ")
+    if last.endswith("y") and len(last) > 1 and last[-2] not in "aeiou":
+        last = last[:-1] + "ies"
+    elif last.endswith(("s", "x", "z", "ch", "sh")):
+        last = last + "es"
+    else:
+        last = last + "s"
+    return (head + " " + last) if head else last
+
+
+def _is_plural_word(w: str) -> bool:
+    return len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is", "ous"))
+
+
+def superlative(op: str, fld: str, item: str) -> str:
+    """argmin/argmax by a field, as a user says it: "the cheapest flight", "the reservation with the most
+    seats", "the most recent order", "the ticket with the highest priority"."""
+    f = norm(fld)
+    w = humanize(f)
+    hi = op == "argmax"
+    last = f.split("_")[-1]
+    if _is_plural_word(last):
+        return f"the {item} with the {'most' if hi else 'fewest'} {w}"
+    if re.search(r"(^|_)(price|cost|fare|total)(_|$)", f) and not f.endswith(("_count", "_id")):
+        return f"the most expensive {item}" if hi else f"the cheapest {item}"
+    if f in _RECENT:
+        return f"the most recent {item}" if hi else f"the oldest {item}"
+    if f == "date" or f == "time" or f.endswith(("_date", "_at", "_time", "_on")):
+        return f"the {item} with the {'latest' if hi else 'earliest'} {w}"
+    return f"the {item} with the {'highest' if hi else 'lowest'} {w}"
+
+
+def _cond_words(fld: str, value: Any) -> tuple[str, str]:
+    """(adjective, clause) for "whose <field> is <value>": a status reads as an adjective ("pending")."""
+    f = norm(fld)
+    v = humanize(str(value)) if isinstance(value, str) else str(value)
+    if f in ("status", "state") or f.endswith("_status"):
+        return v + " ", ""
+    return "", f" whose {humanize(f)} is {v}"
+
+
+class _Phrases:
+    """Noun phrases for the nodes of one finished DAG, keyed by operator and field names, so an agent
+    reading the goal can redo every choice: which list (and which end of it), which criterion."""
+
+    def __init__(self, s: "_Sampler", nodes: list[_Node]):
+        self.s = s
+        self.nodes = nodes
+        self.by_name = {n.name: n for n in nodes if n.name}
+        self.pos = {n.name: i for i, n in enumerate(nodes) if n.name}
+        names: set[str] = set()
+        self.refs: dict[str, set[str]] = {}
+        for n in nodes:
+            self.refs[n.name or "#tell"] = node_refs(n.ast, names)
+            if n.name:
+                names.add(n.name)
+        self._anc: dict[str, set[str]] = {}
+        self._mine: dict[str, bool] = {}
+
+    def ancestors(self, name: str) -> set[str]:
+        if name not in self._anc:
+            out: set[str] = set()
+            for r in self.refs.get(name, ()):
+                out.add(r)
+                out |= self.ancestors(r)
+            self._anc[name] = out
+        return self._anc[name]
+
+    # ----- things
+    def mine(self, n: _Node) -> bool:
+        """A read fed only by the user's facts (or by other such reads): "my reservation", "my flight"."""
+        if n.name not in self._mine:
+            self._mine[n.name] = False  # cycle guard (the DAG has none)
+            ok = n.is_call and not n.writes and all(self._fact_or_mine(a.value) for a in n.ast.args)
+            self._mine[n.name] = ok
+        return self._mine[n.name]
+
+    def _fact_or_mine(self, e: A.Expr) -> bool:
+        while isinstance(e, (A.Attr, A.Index)):
+            if isinstance(e, A.Attr) and isinstance(e.obj, A.Name) and e.obj.id == "user":
+                return True
+            e = e.obj
+        if isinstance(e, A.ListLit):
+            return all(self._fact_or_mine(i) for i in e.items)
+        if isinstance(e, A.RecordLit):
+            return all(self._fact_or_mine(f.value) for f in e.fields)
+        if isinstance(e, A.Name) and e.id in self.by_name:
+            return self.mine(self.by_name[e.id])
+        return isinstance(e, A.Literal)
+
+    def call_noun(self, n: _Node) -> str:
+        if isinstance(n.value, dict):
+            e = self.s.entity_of(n.value)
+            if e is not None:
+                return humanize(e.name)
+        return self.s.noun(n.tool)
+
+    def thing(self, n: _Node, depth: int = 0) -> str:
+        """What a node's value is."""
+        if not n.is_call:
+            return self.reason(n, depth)
+        noun = self.call_noun(n)
+        if n.writes:
+            kind = (getattr(self.s.module, "TOOL_KINDS", None) or {}).get(n.tool)
+            return f"the new {noun}" if kind == "create" else f"the {noun} returned by {humanize(n.tool)}"
+        if self.mine(n):
+            return "my account" if noun in _USERISH else f"my {noun}"
+        srcs = sorted(self.refs.get(n.name, ()), key=self.pos.__getitem__)
+        if len(srcs) == 1 and depth < 4:
+            src = self.by_name[srcs[0]]
+            if not src.is_call and src.meta and src.meta.get("item") == noun:
+                return self.thing(src, depth + 1)
+            return f"the {noun} of {self.thing(src, depth + 1)}"
+        return f"the {noun}"
+
+    def list_of(self, n: _Node, prefix: tuple[str, ...], item: str, depth: int) -> str:
+        """What a list is: "the reservation ids of my account", "the flight search results", "my orders"."""
+        segs = [s for s in prefix if s != "*"]
+        if segs:
+            return f"the {humanize(segs[-1])} of {self.thing(n, depth + 1)}"
+        if not n.is_call:
+            return self.thing(n, depth + 1)
+        words = norm(n.tool).split("_")
+        if words[0] in _SEARCH_VERBS and len(words) > 1:
+            obj = returned_name(n.tool).split("_") or words[1:]
+            obj[-1] = singular(obj[-1])
+            return f"the {' '.join(obj)} search results"
+        if self.mine(n):
+            return f"my {plural(item)}"
+        return f"the {plural(item)} that {humanize(n.tool)} returns"
+
+    def reason(self, r: _Node, depth: int = 0) -> str:
+        m = r.meta or {}
+        op, item = m.get("op", r.ast.op), m.get("item", "item")
+        src = self.by_name.get(m.get("src", ""))
+        if src is None or depth > 6:
+            return f"the chosen {item}"
+        adj, clause = "", ""
+        lst = (src, m.get("prefix", ()))
+        if op in ("first", "last") and not src.is_call and src.meta and src.meta.get("op") == "filter":
+            adj, clause = _cond_words(src.meta["field"], src.meta["value"])
+            lst = (self.by_name.get(src.meta["src"], src), src.meta.get("prefix", ()))
+        where = self.list_of(lst[0], lst[1], item, depth)
+        if op in ("first", "last"):
+            return f"the {op} {adj}{item}{clause} in {where}"
+        if op in ("argmin", "argmax"):
+            core = superlative(op, m.get("field", ""), item)
+            if "first" in m:
+                some = f"the first {m['first']} " if m["first"] < m.get("of", 0) else "the "
+                return f"{core} among {some}{plural(item)} in {where}"
+            return f"{core} in {where}"
+        if op == "filter":
+            adj, clause = _cond_words(m["field"], m["value"])
+            return f"the {adj}{plural(item)}{clause} in {where}"
+        if op == "count":
+            return f"the number of {plural(item)} in {where}"
+        if op == "sum":
+            return f"the total {humanize(m.get('field', ''))} of the {plural(item)} in {where}"
+        return f"the {item} chosen from {where}"
+
+    # ----- the goal
+    def goal(self) -> str:
+        parts: list[str] = []
+        said: set[str] = set()
+        for w in self.nodes:
+            if not w.writes:
+                continue
+            direct = self.refs.get(w.name, set())
+            anc = self.ancestors(w.name)
+            picks = [n for n in self.nodes if n.name in anc and not n.is_call and (n.meta or {}).get("op") in _PICKS
+                     and (n.name in direct or n.name not in said)]
+            # a pick that only leads to a later pick is said inside that pick's phrase
+            picks = [p for p in picks if p.name in direct or not any(p.name in self.ancestors(q.name) for q in picks)]
+            objs: list[str] = []
+            for p in picks:
+                said.add(p.name)
+                d = self.thing(p)
+                if d not in objs:
+                    objs.append(d)
+            phrase = humanize(w.tool)
+            if objs:
+                phrase += " for " + " and ".join(objs)
+            parts.append(phrase)
+        if parts:
+            return ", then ".join(parts)
+        tell = next((n for n in self.nodes if isinstance(n.ast, A.TellNode)), None)
+        value = tell.ast.value if tell is not None else None
+        if isinstance(value, A.Attr) and isinstance(value.obj, A.Name) and value.obj.id in self.by_name:
+            return f"find out the {humanize(value.name)} of {self.thing(self.by_name[value.obj.id])}"
+        if isinstance(value, A.Name) and value.id in self.by_name:
+            return "find out " + self.thing(self.by_name[value.id])
+        return "find out what I asked for"
