@@ -688,6 +688,17 @@ def format_id(prefix: str, n: int, width: int) -> str:
     return f"{prefix}{n:0{width}d}" if width else f"{prefix}{n}"
 
 
+class _KeySet:
+    """Stands for one key set of one collection: envs whose collection has this very key set
+    (a parent and its forks, until either inserts or deletes) share the object, so the id
+    pattern `_fresh_id` derives from the keys is computed once for all of them."""
+
+    __slots__ = ("pattern",)
+
+    def __init__(self) -> None:
+        self.pattern: tuple | None = None
+
+
 # --------------------------------------------------------------------------- Env base
 
 
@@ -799,6 +810,7 @@ class EnvBase:
         self._touched: set = set()
         self._unsorted: set = set()
         self._ids: dict[str, list] = {}
+        self._keysets = {e: _KeySet() for e in C}
         self._issued: set = set()
         self._digests: dict[str, dict[str, int]] | None = None
         self._sums: dict[str, int] = {}
@@ -834,6 +846,7 @@ class EnvBase:
         new._cow, new._undo, new._touched, new._issued = [], [], set(), set()
         new._unsorted = set(self._unsorted)
         new._ids = {e: list(st) for e, st in self._ids.items()}  # id patterns are a function of the state
+        new._keysets = dict(self._keysets)  # same key sets: id patterns computed by either are shared
         new._digests = {e: dict(d) for e, d in self._digests.items()} if self._digests is not None else None
         new._sums = dict(self._sums)
         new._dirty = set(self._dirty)
@@ -933,6 +946,7 @@ class EnvBase:
         last = next(reversed(coll), None) if coll else None
         coll[k] = rec
         self._undo.append((2, e, k))
+        self._keysets[e] = _KeySet()
         if self._own is not None:
             self._own.add((e, k))
         if e in self._ids:
@@ -952,6 +966,7 @@ class EnvBase:
             raise not_found(e, rec[self._KEYS[e]])
         del coll[k]
         self._undo.append((3, e, k, rec))
+        self._keysets[e] = _KeySet()
         if self._own is not None:
             self._own.discard((e, k))
         self._ids.pop(e, None)  # the largest id may be gone: recompute when next needed
@@ -974,7 +989,10 @@ class EnvBase:
         """
         st = self._ids.get(e)
         if st is None:
-            st = list(next_id_pattern(self._C[e].keys(), e, e in self._INT_KEYS))
+            ks = self._keysets[e]
+            if ks.pattern is None:
+                ks.pattern = next_id_pattern(self._C[e].keys(), e, e in self._INT_KEYS)
+            st = list(ks.pattern)
             self._ids[e] = st
         prefix, n, width = st
         coll = self._C[e]
@@ -1012,10 +1030,12 @@ class EnvBase:
                 obj.update(snap)
             elif tag == 2:
                 self._C[entry[1]].pop(entry[2], None)
+                self._keysets[entry[1]] = _KeySet()
                 if self._own is not None:
                     self._own.discard((entry[1], entry[2]))
             elif tag == 3:
                 self._C[entry[1]][entry[2]] = entry[3]  # may be a shared record: not owned
+                self._keysets[entry[1]] = _KeySet()
                 self._unsorted.add(entry[1])
         self._undo.clear()
         self._cow.clear()  # the shared records were restored in place above

@@ -180,3 +180,18 @@ def test_rolled_back_reinsert_does_not_make_a_shared_record_private(mod):
     assert isinstance(f.step("churn", {}), ToolError)
     assert f.step("cancel", {"order_id": "o1"})["status"] == "cancelled"
     assert env.state == world() and env.state_hash() == envrt.state_hash(world())
+
+
+def test_fresh_ids_follow_each_envs_own_keys_when_patterns_are_shared(mod):
+    item = [{"sku": "A", "price": 1.0, "qty": 1}]
+    env = mod.Env(world())
+    a = env.fork()
+    assert a.step("place_order", {"user_id": "u1", "items": item})["order_id"] == "o5"  # computes the pattern
+    b = env.fork()  # same key set as `a` had: reuses the pattern
+    assert b.step("place_order", {"user_id": "u1", "items": item})["order_id"] == "o5"
+    assert env.step("delete_cancelled", {"user_id": "u1"}) == 1  # o3 gone: the parent's key set changed
+    assert env.step("place_order", {"user_id": "u2", "items": item})["order_id"] == "o5"
+    assert a.step("place_order", {"user_id": "u2", "items": item})["order_id"] == "o6"
+    c = a.fork()
+    assert c.step("new_counter", {"label": "x"}) == a.step("new_counter", {"label": "x"})
+    assert c.state == a.state and c.state_hash() == a.state_hash() == envrt.state_hash(a.state)
