@@ -248,6 +248,13 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b if not (_is_num(a) and _is_num(b)) else a == b
 
 
+def _empty(v: Any) -> bool:
+    """null, "", [] or {} (also inside a record): never worth a user fact."""
+    if isinstance(v, dict):
+        return not v or any(_empty(x) for x in v.values())
+    return v is None or v == "" or v == []
+
+
 def _is_error(v: Any) -> bool:
     return isinstance(v, BaseException)
 
@@ -635,7 +642,7 @@ class _Task:
                 if p.name in fed:
                     args.append(A.Arg(p.name, fed[p.name][0]))
                     values[p.name] = fed[p.name][1]
-                elif p.name in picked and picked[p.name] not in (None, ""):
+                elif p.name in picked and not _empty(picked[p.name]):
                     # a null/empty value is never a fact: an optional argument is left out instead
                     args.append(A.Arg(p.name, self.fact(p.name, picked[p.name])))
                     values[p.name] = picked[p.name]
@@ -932,6 +939,13 @@ class _Values:
                     continue
                 v = self.value_for(A.ParamDecl(f.name, f.type), ents, None, rng)
                 if v is _MISSING:
+                    return _MISSING
+                out[f.name] = v
+            if not out and fields:
+                # all fields optional (a patch body): an empty one would be an empty fact and a no-op
+                f = fields[rng.randrange(len(fields))]
+                v = self.value_for(A.ParamDecl(f.name, strip_optional(f.type)), ents, None, rng)
+                if v is _MISSING or v in (None, "", [], {}):
                     return _MISSING
                 out[f.name] = v
             return out
@@ -1488,10 +1502,10 @@ class _Phrases:
         if self.mine(n):
             return "my account" if noun in _USERISH else f"my {noun}"
         srcs = sorted(self.refs.get(n.name, ()), key=self.pos.__getitem__)
-        if len(srcs) == 1 and depth < 4:
+        if len(srcs) == 1 and depth < 24:
             src = self.by_name[srcs[0]]
-            if not src.is_call and src.meta and src.meta.get("item") == noun:
-                return self.thing(src, depth + 1)
+            if (not src.is_call and src.meta and src.meta.get("item") == noun) or (src.is_call and self.call_noun(src) == noun):
+                return self.thing(src, depth + 1)  # the same record, fetched again
             return f"the {noun} of {self.thing(src, depth + 1)}"
         return f"the {noun}"
 
@@ -1503,19 +1517,25 @@ class _Phrases:
         if not n.is_call:
             return self.thing(n, depth + 1)
         words = norm(n.tool).split("_")
+        srcs = [self.by_name[r] for r in sorted(self.refs.get(n.name, ()), key=self.pos.__getitem__)]
+        # the list depends on what the call was given: say it when that was chosen, not just told
+        given = [x for x in srcs if not (x.is_call and self.mine(x))]
+        said = [] if depth >= 24 else [self.thing(x, depth + 1) for x in given]
+        said = [d for i, d in enumerate(said) if d not in said[:i] and not any(d != o and d in o for o in said)]
+        of = " for " + " and ".join(said) if said else ""
         if words[0] in _SEARCH_VERBS and len(words) > 1:
             obj = returned_name(n.tool).split("_") or words[1:]
             obj[-1] = singular(obj[-1])
-            return f"the {' '.join(obj)} search results"
+            return f"the {' '.join(obj)} search results{of}"
         if self.mine(n):
             return f"my {plural(item)}"
-        return f"the {plural(item)} that {humanize(n.tool)} returns"
+        return f"the {plural(item)} that {humanize(n.tool)} returns{of}"
 
     def reason(self, r: _Node, depth: int = 0) -> str:
         m = r.meta or {}
         op, item = m.get("op", r.ast.op), m.get("item", "item")
         src = self.by_name.get(m.get("src", ""))
-        if src is None or depth > 6:
+        if src is None or depth > 24:
             return f"the chosen {item}"
         adj, clause = "", ""
         lst = (src, m.get("prefix", ()))
@@ -1551,14 +1571,21 @@ class _Phrases:
             anc = self.ancestors(w.name)
             picks = [n for n in self.nodes if n.name in anc and not n.is_call and (n.meta or {}).get("op") in _PICKS
                      and (n.name in direct or n.name not in said)]
-            # a pick that only leads to a later pick is said inside that pick's phrase
-            picks = [p for p in picks if p.name in direct or not any(p.name in self.ancestors(q.name) for q in picks)]
             objs: list[str] = []
             for p in picks:
+                d = f"the same {p.meta['item']}" if p.name in said else self.thing(p)
                 said.add(p.name)
-                d = self.thing(p)
                 if d not in objs:
                     objs.append(d)
+            # a pick that only leads to a later pick is said inside that pick's phrase
+            objs = [d for d in objs if not any(d != o and d in o for o in objs)]
+            # records that earlier steps produced or looked up (not the user's own, which the facts name)
+            for r in sorted(direct, key=self.pos.__getitem__):
+                src = self.by_name[r]
+                if src.is_call and not self.mine(src) and not (self.ancestors(r) & said and not src.writes):
+                    d = self.thing(src)
+                    if d not in objs:
+                        objs.append(d)
             phrase = humanize(w.tool)
             if objs:
                 phrase += " for " + " and ".join(objs)
