@@ -116,3 +116,27 @@ def test_cli_help_does_not_import_torch(repo):
     code = "import sys, forgec.cli; assert 'torch' not in sys.modules, 'torch imported'; print('ok')"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo)
     assert out.returncode == 0, out.stderr
+
+
+def test_masked_logprobs_equal_full_logprobs_on_trainable_positions():
+    """The LM head on trainable positions only (logits_to_keep) gives the same logprobs there."""
+    from transformers import AutoModelForCausalLM, Qwen3Config
+
+    from forgec.train.loss import sequence_logprobs
+
+    torch.manual_seed(0)
+    cfg = Qwen3Config(vocab_size=97, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                      num_key_value_heads=1, head_dim=16, max_position_embeddings=128)
+    model = AutoModelForCausalLM.from_config(cfg).eval()
+    ids = torch.randint(0, 97, (3, 20))
+    att = torch.ones_like(ids)
+    att[2, 15:] = 0
+    mask = torch.zeros(3, 19)
+    mask[0, 5:9] = 1
+    mask[1, 12:18] = 1
+    mask[2, 3:4] = 1
+    with torch.no_grad():
+        full = sequence_logprobs(model, ids, att)
+        part = sequence_logprobs(model, ids, att, mask)
+    assert torch.allclose(full * mask, part * mask, atol=1e-5)
+    assert (part[mask.bool().any(0).logical_not().unsqueeze(0).expand_as(part)] == 0).all()

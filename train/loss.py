@@ -17,13 +17,28 @@ from dataclasses import dataclass
 import torch
 
 
-def sequence_logprobs(model, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-    """log p(x_t | x_<t) for t = 1..T-1: shape [B, T-1] (position t-1 holds token t)."""
-    out = model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
-    logits = out.logits[:, :-1, :].float()
-    targets = input_ids[:, 1:].unsqueeze(-1)
-    picked = torch.gather(logits, -1, targets).squeeze(-1)
-    return picked - torch.logsumexp(logits, dim=-1)
+def sequence_logprobs(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    """log p(x_t | x_<t) for t = 1..T-1: shape [B, T-1] (position t-1 holds token t).
+
+    With `mask` ([B, T-1], the trainable positions) the LM head runs only on the positions
+    some row trains on (HF `logits_to_keep` with indices); others are 0. Prompts are most of
+    an agent episode, and [T, vocab] logits of a 150k-vocab model dominate memory and time.
+    """
+    if mask is None:
+        out = model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
+        logits = out.logits[:, :-1, :].float()
+        targets = input_ids[:, 1:].unsqueeze(-1)
+        picked = torch.gather(logits, -1, targets).squeeze(-1)
+        return picked - torch.logsumexp(logits, dim=-1)
+    keep = mask.bool().any(0).nonzero().squeeze(-1)
+    if keep.numel() == 0:
+        keep = torch.zeros(1, dtype=torch.long, device=input_ids.device)
+    out = model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False, logits_to_keep=keep)
+    logits = out.logits.float()  # [B, K, V]: position keep[k] predicts token keep[k] + 1
+    targets = input_ids[:, keep + 1].unsqueeze(-1)
+    lp = torch.gather(logits, -1, targets).squeeze(-1) - torch.logsumexp(logits, dim=-1)
+    full = torch.zeros(input_ids.shape[0], input_ids.shape[1] - 1, dtype=lp.dtype, device=lp.device)
+    return full.index_copy(1, keep, lp)
 
 
 @dataclass

@@ -87,7 +87,7 @@ def run_sft(cfg: TrainConfig, build_dir: str) -> dict:
             tot = 0.0
             for ch in split_micro_batches(mine, M):
                 ids, att, mask, _ = collate(ch, pad, engine.device)
-                logp = sequence_logprobs(engine, ids, att)
+                logp = sequence_logprobs(engine, ids, att, mask)
                 loss = sft_loss(logp, mask, denom)
                 engine.backward(loss * scale)
                 engine.step()

@@ -411,8 +411,11 @@ class Trainer:
 
         if not specs:
             return []
-        groups = asyncio.run(run_groups(self.build, specs, self.cfg.rollout.group_size, self._agent_factory(),
-                                        max_turns=self.cfg.rollout.max_turns, concurrency=self.cfg.rollout.concurrency))
+        G = self.cfg.rollout.group_size
+        # hf: every episode in flight at once, so each turn is one batched generate; vllm: bounded requests
+        conc = len(specs) * G if self.cfg.rollout.backend == "hf" else self.cfg.rollout.concurrency
+        groups = asyncio.run(run_groups(self.build, specs, G, self._agent_factory(), max_turns=self.cfg.rollout.max_turns,
+                                        concurrency=conc))
         eps_all = [e for eps in groups for e in eps]
         failed = [e for e in eps_all if e.end_reason in ("agent_error", "error") and not (e.error or "").startswith("context limit")]
         if eps_all and len(failed) * 2 > len(eps_all):
@@ -477,10 +480,10 @@ class Trainer:
                     out.append(s)
         return out
 
-    def _logprobs(self, model, ids, att):
+    def _logprobs(self, model, ids, att, mask=None):
         from forgec.train.loss import sequence_logprobs
 
-        return sequence_logprobs(model, ids, att)
+        return sequence_logprobs(model, ids, att, mask)
 
     def update(self, samples: list[Sample]) -> dict:
         import torch
@@ -506,8 +509,8 @@ class Trainer:
             with torch.no_grad():
                 for mi, chunks in enumerate(chunks_per_mini):
                     for ci, ch in enumerate(chunks):
-                        ids, att, _, _ = collate(ch, self.pad_id, self.device)
-                        old[(mi, ci)] = self._logprobs(engine.module, ids, att).detach()
+                        ids, att, mask, _ = collate(ch, self.pad_id, self.device)
+                        old[(mi, ci)] = self._logprobs(engine.module, ids, att, mask).detach()
         agg = {"pg_sum": 0.0, "kl_sum": 0.0, "clipped": 0.0, "tokens": 0.0, "approx_kl": 0.0}
         grad_norms = []
         scale = M * self.world  # undo DeepSpeed's 1/gas and 1/world averaging: token-mean over the step
@@ -516,12 +519,12 @@ class Trainer:
                 denom = max(denoms[mi], 1.0)
                 for ci, ch in enumerate(chunks):
                     ids, att, mask, adv = collate(ch, self.pad_id, self.device)
-                    logp = self._logprobs(engine, ids, att)
+                    logp = self._logprobs(engine, ids, att, mask)
                     old_lp = old[(mi, ci)] if need_old else logp.detach()
                     ref_lp = None
                     if self.ref is not None:
                         with torch.no_grad():
-                            ref_lp = self._logprobs(self.ref, ids, att)
+                            ref_lp = self._logprobs(self.ref, ids, att, mask)
                     parts = ppo_clip_loss(logp, old_lp, adv, mask, denom, cfg.algo.clip_eps_low, cfg.algo.clip_eps_high,
                                           ref_lp, cfg.algo.beta)
                     engine.backward(parts.loss * scale)
