@@ -319,7 +319,12 @@ class ToolEmitter:
 
     def const(self, value: Any, base: str) -> str:
         name = f"_K_{self.fn}_{base}_{len(self.constants)}"
-        self.constants.append(f"{name} = {pprint.pformat(value, width=120, sort_dicts=False)}")
+        if isinstance(value, (set, frozenset)):  # a set's repr follows string hashing: sort it (byte-identical output)
+            items = tuple(sorted(value, key=lambda v: (type(v).__name__, repr(v))))
+            text = f"frozenset({pprint.pformat(items, width=120)})"
+        else:
+            text = pprint.pformat(value, width=120, sort_dicts=False)
+        self.constants.append(f"{name} = {text}")
         return name
 
     def marker(self, node: Any) -> str:

@@ -302,6 +302,21 @@ def test_emit_is_deterministic_and_compiles():
     compile(a, "env.py", "exec")
 
 
+def test_emit_is_byte_identical_across_hash_seeds():
+    """String hashing is randomized per process: set-valued constants must not follow it."""
+    import os
+    import subprocess
+    import sys
+
+    code = "import sys; from test_codegen import ENV, F; from forgec.codegen import emit_env; sys.stdout.write(emit_env(ENV, F))"
+    outs = set()
+    for seed in ("1", "2", "3"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        r = subprocess.run([sys.executable, "-c", code], cwd=os.path.dirname(__file__), env=env, capture_output=True, text=True, check=True)
+        outs.add(r.stdout)
+    assert len(outs) == 1 and "frozenset((" in outs.pop()
+
+
 def test_read_returns_a_copy(env):
     r = env.step("get_order", {"order_id": "o2"})
     assert r == world()["entities"]["Order"]["o2"]
