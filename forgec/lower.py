@@ -238,6 +238,10 @@ def state_diff(before: Any, after: Any, path: str = "") -> list[DiffEntry]:
         return out  # C-speed equality prunes unchanged subtrees
     if isinstance(before, dict) and isinstance(after, dict):
         for k in sorted(set(before) | set(after), key=str):
+            if k in before and k in after:
+                b, a = before[k], after[k]
+                if b == a and type(b) is type(a):
+                    continue  # unchanged record: no recursive call (most keys of a changed collection)
             p = f"{path}/{_escape(str(k))}"
             if k not in after:
                 out.append(DiffEntry(op="remove", path=p, before=before[k]))
@@ -463,7 +467,10 @@ def lower_blueprint(
         used.setdefault(k, v)
     fact_values = {json.dumps(v, sort_keys=True) for v in used.values()}
     fact_values |= {json.dumps(v, sort_keys=True) for _, _, v in _flatten_facts(used)}
-    hidden = [h for h in hidden if json.dumps(h, sort_keys=True) not in fact_values]
+    # equal JSON text implies equal Python scalars, so a cheap membership test rules most values out
+    fact_scalars = {v for v in used.values() if not isinstance(v, (dict, list))}
+    fact_scalars |= {v for _, _, v in _flatten_facts(used) if not isinstance(v, (dict, list))}
+    hidden = [h for h in hidden if h not in fact_scalars or json.dumps(h, sort_keys=True) not in fact_values]
     instruction = render_instruction(bp.user.goal, bp.user.persona, used, usage)
     leaks = instruction_leaks(instruction, [n.tool for n in bp.nodes if isinstance(n, A.CallNode)], [])
     diff = state_diff(world_state, env.state)

@@ -195,3 +195,36 @@ def test_fresh_ids_follow_each_envs_own_keys_when_patterns_are_shared(mod):
     c = a.fork()
     assert c.step("new_counter", {"label": "x"}) == a.step("new_counter", {"label": "x"})
     assert c.state == a.state and c.state_hash() == a.state_hash() == envrt.state_hash(a.state)
+
+
+def _naive_diff(before, after, path=""):
+    """The documented diff (sorted keys, lists compared as values) with no pruning shortcuts."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        out = []
+        for k in sorted(set(before) | set(after), key=str):
+            p = f"{path}/{str(k).replace('~', '~0').replace('/', '~1')}"
+            if k not in after:
+                out.append(("remove", p, before[k], None))
+            elif k not in before:
+                out.append(("add", p, None, after[k]))
+            else:
+                out.extend(_naive_diff(before[k], after[k], p))
+        return out
+    if before != after or type(before) is not type(after):
+        return [("change", path or "/", before, after)]
+    return []
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(STEP, max_size=8))
+def test_gold_diff_of_a_fork_run_matches_a_naive_diff(mod, steps):
+    """Lowering diffs the world against a fork's state after the gold calls (forgec.lower.state_diff)."""
+    from forgec.lower import state_diff
+
+    base = mod.Env(world())
+    f = base.fork()
+    for tool, args in steps:
+        f.step(tool, _json(args))
+    got = [(d.op, d.path, d.before, d.after) for d in state_diff(world(), f.state)]
+    assert got == _naive_diff(world(), _json(f.state))
+    assert state_diff(world(), base.state) == []
