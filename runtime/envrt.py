@@ -142,9 +142,15 @@ def _key_str(k: Any) -> str:
     return str(k)
 
 
+# `json.dumps` with options builds a JSONEncoder per call (half the time on a small record):
+# the encoders are built once. Same output as json.dumps with the same options.
+_CANON_ENC = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+_DIGEST_ENC = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_json(v: Any) -> str:
     """`json.dumps` with sorted keys, compact separators, UTF-8 and canonical floats."""
-    return json.dumps(canon(v), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _CANON_ENC.encode(canon(v))
 
 
 def jcopy(v: Any) -> Any:
@@ -186,10 +192,7 @@ def record_digest(entity: str, key: str, record: Any) -> int:
 def _fast_digest(entity: str, key: str, record: Any) -> int:
     """`record_digest` for records whose floats are already canonical (the Env invariant):
     the C JSON encoder alone, no Python walk."""
-    return int.from_bytes(
-        hashlib.sha256(json.dumps([entity, key, record], sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")).digest(),
-        "big",
-    )
+    return int.from_bytes(hashlib.sha256(_DIGEST_ENC.encode([entity, key, record]).encode("utf-8")).digest(), "big")
 
 
 def cf(x: Any) -> Any:
