@@ -144,3 +144,19 @@ def test_sft_then_train_with_two_processes_under_the_deepspeed_launcher(tmp_path
     from transformers import AutoModelForCausalLM
 
     AutoModelForCausalLM.from_pretrained(tmp_path / "rl" / "final")
+
+
+def test_sft_and_train_on_a_compiled_build(tmp_path, repo):
+    """`forgec compile examples/` -> `forgec sft` -> `forgec train` (real compiled envs, one step)."""
+    r = forgec("compile", str(repo / "examples"), "-o", "build", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    r = forgec("sft", "build", "-c", "cpu-tiny", "-o", "sft", *sets(["sft.max_tasks=3", "sft.epochs=2"]), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    r = forgec("train", "build", "-c", "cpu-tiny", "-o", "rl", *sets(["model.path=sft/final", "optim.steps=1", "rollout.tasks_per_step=3",
+                                                                       "rollout.group_size=2", "rollout.max_new_tokens=24",
+                                                                       "rollout.max_turns=2", "algo.max_refill_rounds=0",
+                                                                       "rollout.max_context_tokens=8000"]), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    (rec,) = metrics(tmp_path / "rl" / "metrics.jsonl")
+    assert rec["episodes"] == 6 and math.isfinite(rec["loss"]) and rec["gen_tokens"] > 0 and rec["context_limited"] == 0
+    assert set(rec["reward_mean_env"]) <= {"airline", "bookstore", "helpdesk"} and len(rec["reward_mean_env"]) == 3

@@ -246,3 +246,42 @@ def test_prompt_growth_matches_fresh_rendering_when_the_text_roundtrips(tok, toy
         for seg in render_segments(ep.messages[:upto], tools, None, add_generation_prompt=True):
             fresh += tok(seg.text, add_special_tokens=False)["input_ids"]
         assert r.prompt_token_ids == fresh
+
+
+@pytest.fixture(scope="module")
+def compiled_build(tmp_path_factory):
+    """`forgec compile examples/`: real compiled environments and tasks."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+
+    out = tmp_path_factory.mktemp("compiled") / "build"
+    r = subprocess.run([sys.executable, "-m", "forgec", "compile", str(examples), "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    from forgec.runtime.loader import load
+
+    return load(out)
+
+
+def test_masks_on_compiled_multi_turn_oracle_episodes(tok, compiled_build):
+    """Real compiled envs (examples/): masked tokens decode to exactly the agent's turns, nothing else."""
+    from forgec.runtime.agents import OracleAgent
+    from forgec.runtime.episode import run_episode
+    from forgec.runtime.users import ScriptedUser
+    from forgec.train.template import render_assistant_body
+    from forgec.train.tokenize import masked_spans, messages_to_samples
+
+    checked = 0
+    for env in sorted(compiled_build.envs):
+        for task in [t for t in compiled_build.tasks if t.env == env][:6]:
+            ep = run_episode(compiled_build, task, OracleAgent(task), ScriptedUser(task))
+            tools = compiled_build.envs[env].TOOLS
+            (s,) = messages_to_samples(tok, ep.messages, tools, None)
+            spans = [tok.decode(x, skip_special_tokens=False) for x in masked_spans(s)]
+            assert spans == [render_assistant_body(m) + "<|im_end|>" for m in ep.messages if m["role"] == "assistant"]
+            last = max(i for i, m in enumerate(ep.messages) if m["role"] == "assistant")
+            assert tok.decode(s.input_ids, skip_special_tokens=False) == render_conversation(ep.messages[: last + 1], tools).rstrip("\n")
+            checked += 1
+    assert checked >= 9

@@ -425,6 +425,7 @@ class Trainer:
         for spec, eps in zip(specs, groups):
             rs = [Rollout(env=spec.task.env, task_id=spec.task.id, reward=float(e.reward), masked=bool(e.user_error),
                           group=spec.group) for e in eps]
+            self._context_limited += sum(1 for e in eps if (e.error or "").startswith("context limit"))
             out.append(GroupResult(spec, eps, rs))
         return out
 
@@ -565,6 +566,7 @@ class Trainer:
         cfg = self.cfg
         t0 = time.perf_counter()
         tok_before = self.engine_backend.tokens_generated
+        self._context_limited = 0
         ctx = gather_all_params(self.engine) if cfg.rollout.backend == "hf" else contextlib.nullcontext()
         with ctx:
             groups, fstats = self.collect(step)
@@ -574,9 +576,9 @@ class Trainer:
         mine = [r for g in groups for r in g.rollouts]
         everyone = all_gather_objects(([(r.env, r.task_id, r.reward, r.masked, r.group) for r in mine],
                                        [(r.env, r.reward, r.masked) for r in fstats["all_episodes"]],
-                                       {k: v for k, v in fstats.items() if k != "all_episodes"}, gen_tokens))
+                                       {k: v for k, v in fstats.items() if k != "all_episodes"}, gen_tokens, self._context_limited))
         batch = []
-        for rank_i, (rows, _, _, _) in enumerate(everyone):
+        for rank_i, (rows, _, _, _, _) in enumerate(everyone):
             for env, tid, rew, masked, grp in rows:
                 batch.append(Rollout(env, tid, rew, masked, group=grp * 1000 + rank_i))
         compute_advantages(batch, cfg.algo.advantage, cfg.algo.eps_std, cfg.algo.meu_mask)
@@ -605,6 +607,7 @@ class Trainer:
             "reward_mean_env": {e: sum(v) / len(v) for e, v in sorted(rewards_env.items())},
             "episodes": len(played),
             "meu_masked": sum(1 for _, _, mk in played if mk),
+            "context_limited": sum(e[4] for e in everyone),  # episodes cut because the prompt outgrew max_context_tokens
             "trained_groups": len({(b.task_id, b.group) for b in batch}),
             **fsum,
             **advantage_stats(batch, cfg.algo.meu_mask),
