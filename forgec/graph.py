@@ -219,11 +219,27 @@ def _compatible(a: str | None, b: str | None) -> bool:
 
 def _entity_names(env: A.EnvDecl, ent: str) -> set[str]:
     """Parameter names that denote entity `ent`'s key: its key field and `<entity>_id`."""
-    e = env.entity(ent)
-    names = {norm(ent) + "_id", norm(ent) + "id"}
-    if e is not None:
-        names.add(norm(e.key))
-    return names
+    return _env_index(env)[1].get(ent) or {norm(ent) + "_id", norm(ent) + "id"}
+
+
+_INDEX: dict[int, tuple] = {}  # id(env) -> (env, entities by name, key names by entity, entity by key name)
+
+
+def _env_index(env: A.EnvDecl) -> tuple:
+    """Per-env lookups `match` needs for every (output, parameter) pair, built once per env object."""
+    hit = _INDEX.get(id(env))
+    if hit is not None and hit[0] is env:
+        return hit[1:]
+    by_name = {e.name: e for e in env.entities}
+    names = {e.name: {norm(e.name) + "_id", norm(e.name) + "id", norm(e.key)} for e in env.entities}
+    first: dict[str, str] = {}
+    for e in env.entities:  # the first entity (declaration order) a name denotes wins, as before
+        for n in sorted(names[e.name]):
+            first.setdefault(n, e.name)
+    if len(_INDEX) > 64:
+        _INDEX.clear()
+    _INDEX[id(env)] = (env, by_name, names, first)
+    return by_name, names, first
 
 
 def match(env: A.EnvDecl, o: Output, p: A.ParamDecl) -> Match | None:
@@ -233,14 +249,15 @@ def match(env: A.EnvDecl, o: Output, p: A.ParamDecl) -> Match | None:
     is_list = isinstance(pt, A.ListType)
     item = strip_optional(pt.item) if is_list else pt
     # 1. entity reference
-    want = item.name if isinstance(item, A.NamedType) and env.entity(item.name) else None
+    ents, _names, by_key_name = _env_index(env)
+    want = item.name if isinstance(item, A.NamedType) and item.name in ents else None
     if want is None and prim_class(item) in ("str", "num"):
-        # a primitive parameter named after an entity key (`order_id: str`)
+        # a primitive parameter named after an entity key (`order_id: str`): the first entity it names
         singular_pn = singular(pn) if is_list else pn
-        for e in env.entities:
-            if singular_pn in _entity_names(env, e.name) or pn in _entity_names(env, e.name):
-                want = e.name
-                break
+        hits = [by_key_name[n] for n in (singular_pn, pn) if n in by_key_name]
+        if hits:
+            order = list(ents)
+            want = min(hits, key=order.index)
     if want is not None and o.entity == want:
         if not isinstance(item, A.NamedType) and not scalar_fits(o.leaf, item):
             return None  # an int key cannot feed a str parameter (the checker says so)
@@ -249,7 +266,7 @@ def match(env: A.EnvDecl, o: Output, p: A.ParamDecl) -> Match | None:
         return Match("entity", "wrap" if is_list else "value")
     if want is not None and isinstance(item, A.NamedType):
         # an entity parameter fed by a same-named primitive (synthesizer typed the field as str)
-        key = next((f for f in env.entity(want).fields if f.name == env.entity(want).key), None)
+        key = next((f for f in ents[want].fields if f.name == ents[want].key), None)
         if (o.cls is not None and not o.is_list and norm(o.name) in (_entity_names(env, want) | {pn})
                 and (key is None or scalar_fits(o.leaf, key.type))):
             return Match("name", "wrap" if is_list else "value")

@@ -31,11 +31,14 @@ import random
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
 from forgec.graph import Edge, ToolGraph, iter_paths, norm, prim_class, record_fields, required_fields, returned_name, singular, strip_optional
 from forgec.lang import ast as A
 from forgec.stdlib import ops as OPS
+
+_REVISIT = [0.2 ** k for k in range(32)]  # revisit penalty by times a tool was used
 
 _MISSING = object()
 
@@ -239,6 +242,8 @@ def _jcopy(v: Any) -> Any:
 
 def _same(a: Any, b: Any) -> bool:
     """JSON-equal (bools are not numbers; 1 == 1.0 as in canonical JSON)."""
+    if a != b:  # JSON-equal implies ==, and `!=` runs in C: most comparisons end here
+        return False
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, dict) and isinstance(b, dict):
@@ -283,6 +288,7 @@ def _get(v: Any, path: Iterable[str]) -> Any:
     return v
 
 
+@lru_cache(maxsize=8192)
 def _ident(s: str) -> str:
     s = re.sub(r"[^a-z0-9_]+", "_", norm(s)).strip("_") or "x"
     if s[0].isdigit():
@@ -292,6 +298,10 @@ def _ident(s: str) -> str:
 
 def humanize(name: str) -> str:
     return norm(name).replace("_", " ")
+
+
+_NUM_TYPES = {int, float}
+_STR_TYPE = {str}
 
 
 def _is_num(v: Any) -> bool:
@@ -314,6 +324,7 @@ class _Node:
     tool: str = ""
     picks: tuple = ()  # (node name, list path) when this reason node picks one element of that list
     meta: dict | None = None  # for reason nodes: what they compute, in words-to-be (see _Phrases)
+    refs: frozenset = frozenset()  # earlier nodes it reads (its inference edges)
 
 
 class _Task:
@@ -339,6 +350,9 @@ class _Task:
         self.seen: dict[str, list[str]] = {}  # entity -> keys of records this task's calls returned
         self._options: dict[tuple, tuple] = {}  # (id(node), list path) -> (node, selection options)
         self.write_sigs: set[str] = set()  # (write tool, its key arguments) already in this task
+        self.node_by_name: dict[str, _Node] = {}
+        self.hash_now: str | None = None  # state hash of the forked env after the last read (None: unknown)
+        self.ref_count: Counter = Counter()  # node name -> how many later nodes read it
 
     # ----- names
     def fresh(self, base: str) -> str:
@@ -364,6 +378,9 @@ class _Task:
         self._sources.clear()
         self._memo.clear()
         self.nodes.append(node)
+        self.node_by_name[node.name] = node
+        for r in node.refs:
+            self.ref_count[r] += 1
         self.n_calls += node.is_call
         self.n_writes += node.writes
         if node.origin is not None:
@@ -373,6 +390,9 @@ class _Task:
         self._sources.clear()
         self._memo.clear()
         node = self.nodes.pop()
+        self.node_by_name.pop(node.name, None)
+        for r in node.refs:
+            self.ref_count[r] -= 1
         self.n_calls -= node.is_call
         self.n_writes -= node.writes
         if node.origin is not None:
@@ -385,27 +405,20 @@ class _Task:
 
     def useful_calls(self) -> int:
         """Calls that will survive pruning if the task ended now: writes and reads a later node uses."""
-        if "useful" in self._memo:
-            return self._memo["useful"]
-        names: set[str] = set()
-        used: set[str] = set()
-        for n in self.nodes:
-            used |= node_refs(n.ast, names)
-            names.add(n.name)
-        self._memo["useful"] = r = sum(1 for n in self.nodes if n.is_call and (n.writes or n.name in used))
-        return r
+        used = self.ref_count
+        return sum(1 for n in self.nodes if n.is_call and (n.writes or used[n.name] > 0))
 
     @property
     def write_calls(self) -> int:
         return self.n_writes
 
     def by_name(self, name: str) -> _Node:
-        return next(n for n in self.nodes if n.name == name)
+        return self.node_by_name[name]
 
-    def level_of(self, ast: A.BlueprintNode) -> int:
-        names = {n.name for n in self.nodes}
-        refs = node_refs(ast, names)
-        return 1 + max((self.by_name(r).level for r in refs), default=0)
+    def level_of(self, ast: A.BlueprintNode) -> tuple[int, frozenset]:
+        """(level in the DAG, the earlier nodes `ast` reads)."""
+        refs = frozenset(node_refs(ast, self.node_by_name.keys()))
+        return 1 + max((self.node_by_name[r].level for r in refs), default=0), refs
 
     # ----- execution
     def run_call(self, tool: str, args: list[A.Arg], values: dict, desc: str) -> _Node | None:
@@ -413,14 +426,17 @@ class _Task:
         writes = self.s.writes(tool)
         if writes and not self.forked:
             self.env, self.forked = self.s.fresh_env(), True
-        h0 = self.env.state_hash() if self.forked and not writes else None
+        h0 = (self.hash_now or self.env.state_hash()) if self.forked and not writes else None
+        self.hash_now = None
         result = self.env.step(tool, _jcopy(values))  # the env may keep what it is given
         if not self.forked:
             self.s.check_base(tool)
+        if h0 is not None:
+            self.hash_now = self.env.state_hash()
+            if self.hash_now != h0 and not _is_error(result):
+                writes = True  # a "read" that changed the state is a write of this task (the goal must say it)
         if _is_error(result):
             return None
-        if h0 is not None and self.env.state_hash() != h0:
-            writes = True  # a "read" that changed the state is a write of this task (the goal must say it)
         self.remember(result)
         if not writes:
             for n in self.nodes:
@@ -429,10 +445,10 @@ class _Task:
                     return n  # the same thing fetched again (maybe through another key): collapse
         name = self.fresh(self.s.node_base(tool))
         ast = A.CallNode(name, tool, tuple(args))
-        lv = self.level_of(ast)
+        lv, refs = self.level_of(ast)
         if lv > self.s.cfg.max_depth:
             raise _Reject("too-deep")
-        node = _Node(name, ast, result, (tool, ()), lv, desc, True, writes, tool)
+        node = _Node(name, ast, result, (tool, ()), lv, desc, True, writes, tool, refs=refs)
         self.push(node)
         if writes:
             sig = self.s.write_signature(tool, values)
@@ -461,11 +477,11 @@ class _Task:
             return None
         name = self.fresh(base)
         ast = A.ReasonNode(name, op, tuple(args), tuple(kw_ast))
-        lv = self.level_of(ast)
+        lv, refs = self.level_of(ast)
         if lv > self.s.cfg.max_depth:
             self.used_names.discard(name)
             return None
-        node = _Node(name, ast, value, origin, lv, "", meta=meta)
+        node = _Node(name, ast, value, origin, lv, "", meta=meta, refs=refs)
         self.push(node)
         return node
 
@@ -517,10 +533,11 @@ class _Task:
             fields = sorted(set.intersection(*(set(x) for x in lst)))
             for f in fields:
                 vals = [x[f] for x in lst]
-                if all(_is_num(v) for v in vals) and len(set(vals)) > 1:
+                types = set(map(type, vals))  # one C-level pass instead of isinstance per value
+                if types <= _NUM_TYPES and len(set(vals)) > 1:
                     out.append((3.0, ("argmin", f, None)))
                     out.append((3.0, ("argmax", f, None)))
-                elif all(isinstance(v, str) for v in vals) and 1 < len(set(vals)) and f in self.s.enum_fields:
+                elif types == _STR_TYPE and f in self.s.enum_fields and 1 < len(set(vals)):
                     for v in sorted(set(vals)):
                         if re.fullmatch(r"[A-Za-z][A-Za-z0-9 _-]{0,30}", v):
                             out.append((2.0 / len(set(vals)), ("filter", f, v)))
@@ -539,8 +556,12 @@ class _Task:
             return list(self._sources[key])
         out = []
         total = max(1, len(self.nodes))
-        for e in self.s.graph.edges_into(tool, param):
-            for i, n in self.by_origin.get(e.src, ()):
+        by_src = self.s.into_by_src(tool, param)
+        # the edges (in graph order) whose source tool some node came from
+        edges = [x for src, nodes in self.by_origin.items() if nodes for x in by_src.get(src, ())]
+        edges.sort(key=lambda x: x[0])
+        for _, e in edges:
+            for i, n in self.by_origin[e.src]:
                 op = n.origin[1]
                 if e.path[: len(op)] != op:
                     continue
@@ -647,13 +668,13 @@ class _Task:
                     args.append(A.Arg(p.name, self.fact(p.name, picked[p.name])))
                     values[p.name] = picked[p.name]
             before = len(self.nodes)
-            sig = self.s.write_signature(tool, values)
+            sig = self.s.write_signature(tool, values) if self.s.writes(tool) else None
             if any(_same(values, f) for f in failed):
                 node = None  # the same call again would fail again
             elif self.s.keys_clash(tool, values) or (sig is not None and sig in self.write_sigs):
                 node = None  # from == to, or the same write again on the same record
             else:
-                node = self.run_call(tool, args, values, "the " + self.s.noun(tool))
+                node = self.run_call(tool, args, values, "")
                 if node is None:
                     failed.append(values)
             if node is not None:
@@ -1009,6 +1030,12 @@ class _Sampler:
                     and not any(p.name != e.param and p.default is None for p in t.params)):
                 self.fanout_edges.setdefault(e.src, []).append(e)
         self._cov: dict[str, float] | None = None
+        self._into: dict[tuple[str, str], dict] = {}
+        # source tool -> [(position of the tool it feeds, strongest weight)], for `call_weights`
+        self.tools = list(graph.tools)
+        self._out_idx = {src: [(self.tool_order[t], w) for t, w in lst] for src, lst in self.out_w.items()}
+        self._cov_list: list[float] | None = None
+        self._set_write_arrays()
         # tools from which some write tool can be reached along edges (where a write task may start)
         import networkx as nx
 
@@ -1018,6 +1045,19 @@ class _Sampler:
 
     def writes(self, tool: str) -> bool:
         return self._writes.get(tool, False)
+
+    def _set_write_arrays(self) -> None:
+        self._is_write = [self._writes[t] for t in self.graph.tools]
+
+    def into_by_src(self, tool: str, param: str) -> dict[str, list[tuple[int, Edge]]]:
+        """The edges into `tool.param` grouped by source tool, with their position in graph order."""
+        k = (tool, param)
+        if k not in self._into:
+            d: dict[str, list[tuple[int, Edge]]] = {}
+            for i, e in enumerate(self.graph.edges_into(tool, param)):
+                d.setdefault(e.src, []).append((i, e))
+            self._into[k] = d
+        return self._into[k]
 
     def keys_clash(self, tool: str, values: dict) -> bool:
         """Two key/id parameters of one call get the same id (`from_user_id == to_user_id`,
@@ -1047,6 +1087,7 @@ class _Sampler:
         """A tool said to be read-only changed the shared env: treat it as a write from now on."""
         if self.base_env.state_hash() != self.world_hash:
             self._writes[tool] = True
+            self._set_write_arrays()
             self.base_env = self.module.Env(self.world)
             self._fork = getattr(self.base_env, "fork", None)
             raise _Reject("read-tool-wrote")
@@ -1145,26 +1186,7 @@ class _Sampler:
         rng = task.rng
         memo_key = ("calls", writes_only)
         if memo_key not in task._memo:  # same nodes, same weights: a stalled walk reuses them
-            best: dict[str, float] = {}
-            total = max(1, len(task.nodes))
-            for src, nodes in task.by_origin.items():
-                if nodes:
-                    # extending from the newest nodes makes chains (whose reads all get used);
-                    # branching from old ones makes dead-end reads that pruning drops
-                    fresh = 1.0 + 2.0 * nodes[-1][0] / total
-                    for t, w in self.out_w.get(src, ()):
-                        if w * fresh > best.get(t, 0.0):
-                            best[t] = w * fresh
-            calls = []
-            for t in sorted(best, key=self.tool_order.__getitem__):
-                w = self._writes[t]
-                if (writes_only and not w) or (task.read_only and w):
-                    continue
-                if w and not writes_only and task.write_calls + 1 >= task.max_writes:
-                    continue  # keep the last allowed write for the end of the walk
-                kind = 1.0 if writes_only or not w else 0.5
-                calls.append((best[t] * kind * self.coverage_factor(t) * (0.2 ** task.tool_uses[t]), "call", t))
-            task._memo[memo_key] = calls
+            task._memo[memo_key] = self.call_weights(task, writes_only)
         options: list[tuple[float, str, Any]] = list(task._memo[memo_key])
         if not writes_only and task.calls + 2 <= cfg.max_calls + 1 and rng.random() < cfg.reasoning_ratio:
             for wgt, n, e, rest in task.fanout_options():
@@ -1184,6 +1206,42 @@ class _Sampler:
                 if task.fanout(*what) is not None:
                     return True
         return False
+
+    def call_weights(self, task: _Task, writes_only: bool) -> list[tuple[float, str, str]]:
+        """(weight, "call", tool) for each tool an edge can feed from the nodes so far, in tool order.
+
+        weight = strongest edge from a node's tool x freshness of that node x (0.5 for a write in
+        mid-walk) x coverage factor x 0.2 ** times used. The sampler's hot loop: lists indexed by
+        tool position, no dict lookups in the inner loop."""
+        n_tools = len(self.tools)
+        best = [0.0] * n_tools
+        total = max(1, len(task.nodes))
+        out_idx = self._out_idx
+        for src, nodes in task.by_origin.items():
+            if nodes and src in out_idx:
+                # extending from the newest nodes makes chains (whose reads all get used);
+                # branching from old ones makes dead-end reads that pruning drops
+                fresh = 1.0 + 2.0 * nodes[-1][0] / total
+                for j, w in out_idx[src]:
+                    v = w * fresh
+                    if v > best[j]:
+                        best[j] = v
+        if self._cov_list is None:
+            self._cov_list = [self.coverage_factor(t) for t in self.tools]
+        cov, is_write, uses, rev = self._cov_list, self._is_write, task.tool_uses, _REVISIT
+        no_writes = task.read_only or (not writes_only and task.write_calls + 1 >= task.max_writes)
+        calls = []
+        for j in range(n_tools):
+            b = best[j]
+            if b <= 0.0:
+                continue
+            w = is_write[j]
+            if (writes_only and not w) or (no_writes and w):
+                continue  # (mid-walk: keep the last allowed write for the end of the walk)
+            t = self.tools[j]
+            kind = 1.0 if writes_only or not w else 0.5
+            calls.append((b * kind * cov[j] * rev[min(uses[t], 31)], "call", t))
+        return calls
 
     # ----- finishing
     def finish(self, task: _Task, index: int) -> A.BlueprintDecl:
@@ -1210,13 +1268,12 @@ class _Sampler:
     def prune(self, task: _Task) -> list[_Node]:
         """Drop reads and reason nodes nothing uses (a read changes no state, so the run is the same)."""
         nodes = list(task.nodes)
+        all_names = {n.name for n in nodes if n.name}
+        refs = {id(n): (n.refs if n.name else node_refs(n.ast, all_names)) for n in nodes}  # the tell has no name
         while True:
-            names = set()
             used: set[str] = set()
             for n in nodes:
-                used |= node_refs(n.ast, names)
-                if n.name:
-                    names.add(n.name)
+                used |= refs[id(n)]
             keep = [n for n in nodes if n.writes or isinstance(n.ast, A.TellNode) or n.name in used]
             if len(keep) == len(nodes):
                 return nodes
@@ -1357,7 +1414,7 @@ def sample_blueprints(env: A.EnvDecl, module: Any, world_state: dict, graph: Too
         for n in decl.nodes:
             if isinstance(n, A.CallNode):
                 s.coverage[n.tool] += 1
-        s._cov = None
+        s._cov = s._cov_list = None
         header = [
             f"blueprint sampled by forgec: env {env.name}, seed {cfg.seed}, attempt {attempts}",
             "stats: " + ", ".join(f"{k} {v}" for k, v in stats.items()),
@@ -1444,12 +1501,8 @@ class _Phrases:
         self.nodes = nodes
         self.by_name = {n.name: n for n in nodes if n.name}
         self.pos = {n.name: i for i, n in enumerate(nodes) if n.name}
-        names: set[str] = set()
-        self.refs: dict[str, set[str]] = {}
-        for n in nodes:
-            self.refs[n.name or "#tell"] = node_refs(n.ast, names)
-            if n.name:
-                names.add(n.name)
+        names = set(self.by_name)
+        self.refs: dict[str, set[str]] = {n.name or "#tell": (n.refs if n.name else node_refs(n.ast, names)) for n in nodes}
         self._anc: dict[str, set[str]] = {}
         self._mine: dict[str, bool] = {}
 
