@@ -807,7 +807,7 @@ class EnvBase:
         self._C = C
         self._G = G
         self._state = {"entities": C, "globals": G}
-        self._own = own  # None: every record is private; else the (E, key)s that are
+        self._own = own  # None: every record is private; else the (E, key)s whose record is private
         self._cow: list = []  # shared records written by the running step: (E, key, record, snapshot)
         self._undo: list = []
         self._touched: set = set()
