@@ -260,6 +260,15 @@ def _empty(v: Any) -> bool:
     return v is None or v == "" or v == []
 
 
+def _id_key(v: Any) -> Any:
+    """A hashable identity for an id value (scalars directly, anything else as canonical JSON)."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return ("#", v)
+    return ("json", _canon(v))
+
+
 def _is_error(v: Any) -> bool:
     return isinstance(v, BaseException)
 
@@ -341,6 +350,7 @@ class _Task:
         self.facts: dict[str, Any] = {}
         self.used_names: set[str] = set()
         self.tool_uses: Counter = Counter()
+        self.uses_l = [0] * len(s.tool_order)  # tool_uses by tool position (for call_weights)
         self.merged = 0
         self.by_origin: dict[str, list[tuple[int, _Node]]] = {}  # origin tool -> nodes whose value comes from it
         self._sources: dict[tuple[str, str], list] = {}  # cache of sources(), valid until nodes change
@@ -405,8 +415,8 @@ class _Task:
 
     def useful_calls(self) -> int:
         """Calls that will survive pruning if the task ended now: writes and reads a later node uses."""
-        used = self.ref_count
-        return sum(1 for n in self.nodes if n.is_call and (n.writes or used[n.name] > 0))
+        used = self.ref_count.get
+        return sum(1 for n in self.nodes if n.is_call and (n.writes or used(n.name, 0) > 0))
 
     @property
     def write_calls(self) -> int:
@@ -455,6 +465,9 @@ class _Task:
             if sig is not None:
                 self.write_sigs.add(sig)
         self.tool_uses[tool] += 1
+        j = self.s.tool_order.get(tool)
+        if j is not None:
+            self.uses_l[j] += 1
         return node
 
     def add_reason(self, base: str, op: str, args: tuple, kwargs: dict, arg_values: list, meta: dict,
@@ -512,9 +525,17 @@ class _Task:
                                     (origin[0], origin[1][:-1]) if origin else None)
                 if f is None:
                     continue
-                nxt = self.rng.choice(["first", "last"])
-                r = self.add_reason(f"{nxt}_{extra}_{base}", nxt, (A.Name(f.name),), {}, [f.value],
-                                    {"op": nxt, "src": f.name, "prefix": (), "item": item}, origin)
+                # then one of them: an end of the filtered list, or an extreme ("my most recent pending order")
+                ext = [o for _, o in self.selection_options(f.value) if o[0] in ("argmin", "argmax")]
+                if ext and self.rng.random() < 0.5:
+                    nxt, by, _x = ext[self.rng.randrange(len(ext))]
+                    word = "lowest" if nxt == "argmin" else "highest"
+                    r = self.add_reason(f"{word}_{by}_{extra}_{base}", nxt, (A.Name(f.name),), {"by": by}, [f.value],
+                                        {"op": nxt, "field": by, "src": f.name, "prefix": (), "item": item}, origin)
+                else:
+                    nxt = self.rng.choice(["first", "last"])
+                    r = self.add_reason(f"{nxt}_{extra}_{base}", nxt, (A.Name(f.name),), {}, [f.value],
+                                        {"op": nxt, "src": f.name, "prefix": (), "item": item}, origin)
                 if r is None:
                     self.rollback(keep)
                     continue
@@ -646,7 +667,7 @@ class _Task:
 
         A failed call (a precondition on the chosen order's status, say) is retried with fresh
         choices: other edges, other reasoning operators, other user values."""
-        t = self.s.env.tool(tool)
+        t = self.s._tool_decl[tool]
         keep = len(self.nodes)
         facts_before = dict(self.facts)
         failed: list[dict] = []  # argument values that already failed (the env is deterministic)
@@ -765,6 +786,9 @@ class _Task:
             self.used_names.discard(n.name)
             if n.is_call:
                 self.tool_uses[n.tool] -= 1
+                j = self.s.tool_order.get(n.tool)
+                if j is not None:
+                    self.uses_l[j] -= 1
 
     # ----- aggregates for read-only tasks
     def aggregate_for_tell(self) -> A.Expr | None:
@@ -1031,6 +1055,8 @@ class _Sampler:
                 self.fanout_edges.setdefault(e.src, []).append(e)
         self._cov: dict[str, float] | None = None
         self._into: dict[tuple[str, str], dict] = {}
+        self._entity_cands: dict[tuple, list] = {}
+        self._tool_decl = {t.name: t for t in env.tools}
         # source tool -> [(position of the tool it feeds, strongest weight)], for `call_weights`
         self.tools = list(graph.tools)
         self._out_idx = {src: [(self.tool_order[t], w) for t, w in lst] for src, lst in self.out_w.items()}
@@ -1067,7 +1093,7 @@ class _Sampler:
             if p not in values:
                 continue
             v = values[p]
-            ids = {_canon(x) for x in v} if isinstance(v, list) else {_canon(v)}
+            ids = {_id_key(x) for x in v} if isinstance(v, list) else {_id_key(v)}
             if ids & seen:
                 return True
             seen |= ids
@@ -1157,7 +1183,7 @@ class _Sampler:
             out_w = self.out_weight[t]
             if out_w == 0:
                 continue
-            revisit = 0.25 ** task.tool_uses[t]
+            revisit = 0.25 ** task.tool_uses.get(t, 0)
             cands.append((t, (1.0 + math.log1p(out_w)) * self.coverage_factor(t) * revisit))
         rng = task.rng
         for _ in range(4):
@@ -1190,7 +1216,7 @@ class _Sampler:
         options: list[tuple[float, str, Any]] = list(task._memo[memo_key])
         if not writes_only and task.calls + 2 <= cfg.max_calls + 1 and rng.random() < cfg.reasoning_ratio:
             for wgt, n, e, rest in task.fanout_options():
-                if task.tool_uses[e.dst] == 0:
+                if not task.tool_uses.get(e.dst):
                     options.append((wgt, "fanout", (n, e, rest)))
         for _ in range(4):
             if not options:
@@ -1228,19 +1254,23 @@ class _Sampler:
                         best[j] = v
         if self._cov_list is None:
             self._cov_list = [self.coverage_factor(t) for t in self.tools]
-        cov, is_write, uses, rev = self._cov_list, self._is_write, task.tool_uses, _REVISIT
+        cov, is_write, uses, rev, tools = self._cov_list, self._is_write, task.uses_l, _REVISIT, self.tools
         no_writes = task.read_only or (not writes_only and task.write_calls + 1 >= task.max_writes)
         calls = []
-        for j in range(n_tools):
-            b = best[j]
+        for j, b in enumerate(best):
             if b <= 0.0:
                 continue
             w = is_write[j]
-            if (writes_only and not w) or (no_writes and w):
-                continue  # (mid-walk: keep the last allowed write for the end of the walk)
-            t = self.tools[j]
-            kind = 1.0 if writes_only or not w else 0.5
-            calls.append((b * kind * cov[j] * rev[min(uses[t], 31)], "call", t))
+            if w:
+                if no_writes:
+                    continue  # (mid-walk: keep the last allowed write for the end of the walk)
+                kind = 1.0 if writes_only else 0.5
+            elif writes_only:
+                continue
+            else:
+                kind = 1.0
+            u = uses[j]
+            calls.append((b * kind * cov[j] * (rev[u] if u < 32 else 0.2 ** u), "call", tools[j]))
         return calls
 
     # ----- finishing
@@ -1305,6 +1335,17 @@ class _Sampler:
 
     def entity_of(self, rec: dict) -> A.EntityDecl | None:
         """The entity a record is an instance of: it has the key, and the most fields in common."""
+        shape = tuple(rec)
+        cands = self._entity_cands.get(shape)
+        if cands is None:  # entities whose key field the record has, best overlap first (by shape)
+            scored = [(-len(self.entity_fields[e.name] & rec.keys()), i, e) for i, e in enumerate(self.env.entities) if e.key in rec]
+            cands = self._entity_cands[shape] = [e for o, _, e in sorted(scored, key=lambda x: x[:2]) if o < 0]
+        for e in cands:
+            if isinstance(rec[e.key], (str, int)) and not isinstance(rec[e.key], bool):
+                return e
+        return None
+
+    def _entity_of_slow(self, rec: dict) -> A.EntityDecl | None:
         best, best_overlap = None, 0
         for e in self.env.entities:
             if e.key in rec and isinstance(rec[e.key], (str, int)) and not isinstance(rec[e.key], bool):
@@ -1592,14 +1633,14 @@ class _Phrases:
             return f"the chosen {item}"
         adj, clause = "", ""
         lst = (src, m.get("prefix", ()))
-        if op in ("first", "last") and not src.is_call and src.meta and src.meta.get("op") == "filter":
+        if op in ("first", "last", "argmin", "argmax") and not src.is_call and src.meta and src.meta.get("op") == "filter":
             adj, clause = _cond_words(src.meta["field"], src.meta["value"])
             lst = (self.by_name.get(src.meta["src"], src), src.meta.get("prefix", ()))
         where = self.list_of(lst[0], lst[1], item, depth)
         if op in ("first", "last"):
             return f"the {op} {adj}{item}{clause} in {where}"
         if op in ("argmin", "argmax"):
-            core = superlative(op, m.get("field", ""), item)
+            core = superlative(op, m.get("field", ""), f"{adj}{item}{clause}")
             if "first" in m:
                 some = f"the first {m['first']} " if m["first"] < m.get("of", 0) else "the "
                 return f"{core} among {some}{plural(item)} in {where}"
