@@ -14,6 +14,7 @@ after `<|im_end|>`) never enter the loss.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,9 +40,17 @@ class TokenizationError(ValueError):
     pass
 
 
+@functools.lru_cache(maxsize=8192)
+def _encode(tokenizer: Any, text: str) -> tuple[int, ...]:
+    return tuple(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
 def tokenize_text(tokenizer: Any, text: str) -> list[int]:
-    """Template text -> ids, never adding BOS/EOS of its own."""
-    return list(tokenizer(text, add_special_tokens=False)["input_ids"]) if text else []
+    """Template text -> ids, never adding BOS/EOS of its own.
+
+    Cached: every episode of an env re-renders the same system+tools header and template pieces.
+    """
+    return list(_encode(tokenizer, text)) if text else []
 
 
 def replies_to_samples(replies: list[Any]) -> list[Sample]:
