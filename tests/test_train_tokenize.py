@@ -190,9 +190,16 @@ def test_rollout_ids_are_training_ids(tiny, tok, toy_build):
             # decoding the masked tokens gives back exactly what the agent produced
             assert [tok.decode(x, skip_special_tokens=False) for x in spans] == [r.raw for r in gen]
             multi += len(gen) > 1
-            # rollout logprobs (sampling distribution) are aligned with the mask
-            assert all(lp <= 0 for lp, m in zip(s.rollout_logprobs, s.loss_mask) if m)
+            # batched, left-padded sampling saw the same distribution the training forward computes
+            import torch
+
+            with torch.no_grad():
+                lp = torch.log_softmax(model(input_ids=torch.tensor([s.input_ids])).logits[0].float(), -1)
+            train_lp = [float(lp[t - 1, s.input_ids[t]]) for t in range(1, len(s.input_ids)) if s.loss_mask[t]]
+            roll_lp = [x for x, m in zip(s.rollout_logprobs, s.loss_mask) if m]
+            assert max(abs(a - b) for a, b in zip(train_lp, roll_lp)) < 1e-4
     assert multi >= 1  # at least one real multi-turn episode was checked
+    assert engine.calls <= 3  # one batched generate per turn for all 4 episodes in flight
     # seeded sampling: the same specs give the same episodes, token for token; another seed does not
     again = asyncio.run(run_groups(toy_build, specs, 2, fac, max_turns=3))
     ids = lambda gs: [[r.token_ids for r in ep.replies] for eps in gs for ep in eps]  # noqa: E731
