@@ -438,9 +438,18 @@ class _Task:
             self.env, self.forked = self.s.fresh_env(), True
         h0 = (self.hash_now or self.env.state_hash()) if self.forked and not writes else None
         self.hash_now = None
-        result = self.env.step(tool, _jcopy(values))  # the env may keep what it is given
         if not self.forked:
-            self.s.check_base(tool)
+            # a read on the untouched world state: the same arguments always give the same result,
+            # and tasks ask the same reads again and again (results are never mutated in place)
+            key = (tool, _canon(values))
+            result = self.s.read_cache.get(key, _MISSING)
+            if result is _MISSING:
+                result = self.env.step(tool, _jcopy(values))
+                self.s.check_base(tool)
+                if len(self.s.read_cache) < 50000:
+                    self.s.read_cache[key] = result
+        else:
+            result = self.env.step(tool, _jcopy(values))  # the env may keep what it is given
         if h0 is not None:
             self.hash_now = self.env.state_hash()
             if self.hash_now != h0 and not _is_error(result):
@@ -574,7 +583,7 @@ class _Task:
         """(weight, node, edge, rest of the edge's path below the node) for each way a node can feed `param`."""
         key = (tool, param)
         if key in self._sources:
-            return list(self._sources[key])
+            return self._sources[key]  # callers never mutate it (feed builds its own list)
         out = []
         total = max(1, len(self.nodes))
         by_src = self.s.into_by_src(tool, param)
@@ -592,7 +601,7 @@ class _Task:
                 recency = 1.0 + i / total
                 out.append((e.weight * recency * (1.0 if n.is_call else 1.5), n, e, rest))
         self._sources[key] = out
-        return list(out)
+        return out
 
     def can_feed(self, tool: str) -> bool:
         """Quick test: does any node come from a tool with an edge into `tool`?"""
@@ -717,8 +726,12 @@ class _Task:
                 continue
             # prefer the node (and the record inside it) that already feeds this call: an address
             # is copied from one record, not assembled from three
-            cands = [(w * (8.0 if (n.name, rest[:-1]) in used else 3.0 if any(u[0] == n.name for u in used) else 1.0), n, e, rest)
-                     for w, n, e, rest in cands]
+            if used:
+                used_nodes = {u[0] for u in used}
+                cands = [(w * (8.0 if (n.name, rest[:-1]) in used else 3.0 if n.name in used_nodes else 1.0), n, e, rest)
+                         for w, n, e, rest in cands]
+            else:
+                cands = list(cands)  # popped below; the cached list stays whole
             tried = 0
             while cands and tried < 3:
                 i = self.rng.choices(range(len(cands)), weights=[c[0] for c in cands])[0]
@@ -1056,6 +1069,7 @@ class _Sampler:
         self._cov: dict[str, float] | None = None
         self._into: dict[tuple[str, str], dict] = {}
         self._entity_cands: dict[tuple, list] = {}
+        self.read_cache: dict[tuple[str, str], Any] = {}  # (read tool, canonical args) -> result on the world state
         self._tool_decl = {t.name: t for t in env.tools}
         # source tool -> [(position of the tool it feeds, strongest weight)], for `call_weights`
         self.tools = list(graph.tools)
@@ -1114,6 +1128,7 @@ class _Sampler:
         if self.base_env.state_hash() != self.world_hash:
             self._writes[tool] = True
             self._set_write_arrays()
+            self.read_cache.clear()
             self.base_env = self.module.Env(self.world)
             self._fork = getattr(self.base_env, "fork", None)
             raise _Reject("read-tool-wrote")
