@@ -183,6 +183,9 @@ def _fork(proto: Any) -> Any:
     collection and record one level deep isolates the fork from the prototype.
     Bookkeeping attributes (digests, id patterns, ...) are copied two levels deep.
     """
+    fork = getattr(proto, "fork", None)
+    if callable(fork):
+        return fork()  # envrt's copy-on-write fork: O(collections), property-tested against snapshots
     new = object.__new__(type(proto))
     d = {k: _copy2(v) for k, v in vars(proto).items() if k not in _REQUIRED_ATTRS}
     C = {e: {k: dict(r) for k, r in coll.items()} for e, coll in proto._C.items()}
