@@ -449,7 +449,10 @@ class _Task:
                 if len(self.s.read_cache) < 50000:
                     self.s.read_cache[key] = result
         else:
+            hw = self.env.state_hash() if writes else None
             result = self.env.step(tool, _jcopy(values))  # the env may keep what it is given
+            if hw is not None and not _is_error(result) and self.env.state_hash() == hw:
+                return None  # a write that changes nothing (the flight it already has): pointless to ask for
         if h0 is not None:
             self.hash_now = self.env.state_hash()
             if self.hash_now != h0 and not _is_error(result):

@@ -114,6 +114,18 @@ def test_goal_states_every_reasoning_criterion(sampled):
     assert {"argmin", "argmax", "first", "last", "filter"} <= seen_ops
 
 
+def test_every_write_changes_the_state(sampled):
+    """A write that changes nothing (moving a reservation to the flight it is already on) is not a task step."""
+    for s in sampled:
+        for b in s.result.blueprints:
+            env = s.module.Env(s.world)
+            for g in s.tasks[b.name].gold_calls:
+                h = env.state_hash()
+                env.step(g.tool, json.loads(json.dumps(g.arguments)))
+                if s.module.WRITES_STATE[g.tool]:
+                    assert env.state_hash() != h, (s.name, b.name, g.tool, g.arguments)
+
+
 def test_criterion_templates_hand_checked():
     assert superlative("argmin", "price", "flight") == "the cheapest flight"
     assert superlative("argmax", "total_price", "reservation") == "the most expensive reservation"
