@@ -463,6 +463,9 @@ def _build_env(ir_env: Any, opts: CompileOptions, prev: PrevEnv | None, user_fil
     rec.rejected = dict(sorted(rejected.items()))
     rec.stats.update(_aggregate_stats([json.loads(line) for _, line in task_lines]))
     rec.blueprints = dict(sorted(rec.blueprints.items()))
+    rec.keys["oracle"] = _key("oracle", PIPELINE_VERSION, rec.tasks.hash, rec.module.hash, rec.state.hash)
+    if pr and pr.keys.get("oracle") == rec.keys["oracle"] and pr.oracle:
+        rec.oracle = pr.oracle  # same tasks on the same module and state: the self-check stands
     out.timings["lower"] = time.perf_counter() - t0
     out.record = rec
     shutil.rmtree(scratch, ignore_errors=True)
@@ -652,21 +655,29 @@ def _write_tree(out: Path, results: list[EnvOutput], manifest: Manifest) -> Path
 
 
 def _oracle_check(tmp: Path, manifest: Manifest) -> list[Diagnostic]:
-    try:
-        from forgec.runtime import load
-        from forgec.runtime.eval import oracle_self_check
-    except ImportError:
+    """Replay every new or changed env's tasks with the oracle agent; record the pass rate."""
+    todo = sorted(name for name, e in manifest.envs.items() if not e.oracle and e.task_count)
+    if not todo:
         return []
+    from forgec.runtime import load
+    from forgec.runtime.eval import oracle_self_check
+
     build = load(tmp)
-    rep = oracle_self_check(build)
+    rep = oracle_self_check(build, tasks=todo)
     diags = []
-    per_env = rep.get("per_env", {}) if isinstance(rep, dict) else {}
-    for name, e in manifest.envs.items():
+    per_env = rep.get("per_env", {})
+    for name in todo:
+        e = manifest.envs[name]
         r = per_env.get(name, {})
-        e.oracle = {k: v for k, v in r.items()} if r else {"pass_rate": rep.get("pass_rate")}
+        e.oracle = {k: r[k] for k in ("tasks", "passed", "pass_rate", "failures") if k in r}
         for f in (r.get("failures") or [])[:20]:
-            diags.append(D.error(ORACLE_FAILED, f"oracle failed task {f}", Span(f"tasks/{name}.jsonl")))
+            diags.append(D.error(ORACLE_FAILED, f"oracle failed task {f}", Span(str(tmp.parent / manifest_out_name(tmp) / "tasks" / f"{name}.jsonl"))))
     return diags
+
+
+def manifest_out_name(tmp: Path) -> str:
+    """`.build.tmp-123` -> `build` (diagnostics name the final path, not the temporary one)."""
+    return tmp.name[1:].rsplit(".tmp-", 1)[0]
 
 
 def _swap(tmp: Path, out: Path) -> None:
