@@ -567,15 +567,24 @@ def compile_build(opts: CompileOptions, progress: Callable[[str, str], None] | N
             known = {b.path for b in prev.record.blueprints.values()}
         jobs_in.append((e, prev, _user_blueprints(out, e.name, known)))
 
+    # Envs with new docs or options do real work and go to the process pool; envs whose docs
+    # and options are unchanged mostly reuse the previous build and run in-process
+    # (a worker pool costs more than they do).
+    same_opts = prev_manifest is not None and prev_manifest.metadata.options == opts.output_options()
+    cold = [j for j in jobs_in if not (same_opts and j[1] is not None and j[1].record.ir_hash == sha256_text(j[0].model_dump_json()))]
+    warm = [j for j in jobs_in if j not in cold]
     results: list[EnvOutput] = []
-    if opts.jobs > 1 and len(jobs_in) > 1:
+    if opts.jobs > 1 and len(cold) > 1:
         with cf.ProcessPoolExecutor(max_workers=opts.jobs) as ex:
-            futs = {ex.submit(build_env, e, opts, p, u): e.name for e, p, u in jobs_in}
+            futs = {ex.submit(build_env, e, opts, p, u): e.name for e, p, u in cold}
+            for e, p, u in warm:
+                results.append(build_env(e, opts, p, u))
+                progress("env", e.name)
             for f in cf.as_completed(futs):
                 progress("env", futs[f])
                 results.append(f.result())
     else:
-        for e, p, u in jobs_in:
+        for e, p, u in cold + warm:
             results.append(build_env(e, opts, p, u))
             progress("env", e.name)
     results.sort(key=lambda r: r.name)
