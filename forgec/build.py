@@ -638,9 +638,6 @@ def _lineage(m: Manifest) -> None:
 
 
 def _write_tree(out: Path, results: list[EnvOutput], manifest: Manifest) -> Path:
-    from forgec.ir import ir_json_schema
-    from forgec.tasks import task_json_schema
-
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
@@ -651,14 +648,9 @@ def _write_tree(out: Path, results: list[EnvOutput], manifest: Manifest) -> Path
             p = tmp / rel
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_bytes(data)
-    schema = tmp / "schema"
-    schema.mkdir()
-    for fname, sch in (
-        ("task.schema.json", task_json_schema()),
-        ("ir.schema.json", ir_json_schema()),
-        ("manifest.schema.json", manifest_json_schema()),
-    ):
-        (schema / fname).write_text(json.dumps(sch, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    from forgec.schemas import write as write_schemas
+
+    write_schemas(tmp / "schema")
     (tmp / "manifest.json").write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return tmp
 

@@ -34,3 +34,10 @@ def test_docs_diagnostics_md_is_generated_from_registry():
     assert actual == expected, "run `python -m forgec.diagnostics` to regenerate docs/diagnostics.md"
     # every code is documented with a summary
     assert all(c.summary for c in D.CODES.values())
+
+
+def test_docs_schemas_are_in_sync():
+    from forgec.schemas import render, schemas
+
+    for name, sch in schemas().items():
+        assert (REPO / "docs" / "schema" / name).read_text(encoding="utf-8") == render(sch), f"run `python -m forgec.schemas` ({name})"
