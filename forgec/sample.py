@@ -260,6 +260,18 @@ def _empty(v: Any) -> bool:
     return v is None or v == "" or v == []
 
 
+def _args_key(values: dict) -> Any:
+    """A hashable key for call arguments: a tuple when they are all ids/scalars (the common case),
+    else canonical JSON."""
+    out = []
+    for k in sorted(values):
+        v = values[k]
+        if isinstance(v, (dict, list)):
+            return _canon(values)
+        out.append((k, type(v).__name__, v))
+    return tuple(out)
+
+
 def _id_key(v: Any) -> Any:
     """A hashable identity for an id value (scalars directly, anything else as canonical JSON)."""
     if isinstance(v, str):
@@ -441,7 +453,7 @@ class _Task:
         if not self.forked:
             # a read on the untouched world state: the same arguments always give the same result,
             # and tasks ask the same reads again and again (results are never mutated in place)
-            key = (tool, _canon(values))
+            key = (tool, _args_key(values))
             result = self.s.read_cache.get(key, _MISSING)
             if result is _MISSING:
                 result = self.env.step(tool, _jcopy(values))
@@ -1215,7 +1227,7 @@ class _Sampler:
 
     def extend(self, task: _Task, target: int) -> None:
         stalls = 0
-        while task.useful_calls() < target and stalls < 4 and task.calls < self.cfg.max_calls + 4:
+        while task.useful_calls() < target and stalls < 4 and task.calls < self.cfg.max_calls + 2:
             if not task.read_only and task.write_calls >= task.max_writes:
                 return  # reads after the last allowed write would be pruned unused
             want_write = not task.read_only and task.useful_calls() >= target - 1 and not task.write_calls
