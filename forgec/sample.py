@@ -21,6 +21,15 @@ merge a second walk into the same DAG; a read call whose result is already
 known (the same entity fetched through another key) collapses into the
 earlier node. Each task ends in a write (or, for read-only tasks, a `tell`),
 unused reads are pruned, structurally identical DAGs are dropped.
+
+Task quality (an agent must reach exactly the gold end state from the instruction alone):
+the goal names every write in order and says every choice the way a user would
+(`_Phrases`: "the cheapest flight in the flight search results", "the reservation with
+the most seats in my reservations", "the most recent pending order in my orders"); a
+fan-out fetches the first k of a list, never a random subset; a call never gets one id
+in two key parameters, a task never repeats a write on the same record, a write that
+changes nothing is not a step; optional arguments are left out rather than told as null
+or empty facts.
 """
 
 from __future__ import annotations
