@@ -154,21 +154,7 @@ _BUILTINS = {
 
 def _node_refs(e: Any, names: set[str], out: set[str]) -> None:
     """Names of earlier nodes an expression reads (its inference edges)."""
-    if isinstance(e, A.Name):
-        if e.id in names:
-            out.add(e.id)
-        return
-    if isinstance(e, (A.Literal,)):
-        return
-    for f in getattr(e, "__dataclass_fields__", {}):
-        if f == "span":
-            continue
-        v = getattr(e, f)
-        if isinstance(v, tuple):
-            for x in v:
-                _node_refs(x, names, out)
-        elif hasattr(v, "__dataclass_fields__"):
-            _node_refs(v, names, out)
+    out.update(n.id for n in A.walk(e) if isinstance(n, A.Name) and n.id in names)
 
 
 def _is_pure_literal_or_fact(e: Any) -> bool:

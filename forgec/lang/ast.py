@@ -490,3 +490,21 @@ class Module:
     @property
     def imports(self) -> list[Import]:
         return [i for i in self.items if isinstance(i, Import)]
+
+
+def walk(node):
+    """Every AST node under `node` (itself included), depth-first; spans and plain values skipped."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, tuple):
+            stack.extend(reversed(n))
+            continue
+        if not hasattr(n, "__dataclass_fields__"):
+            continue
+        yield n
+        for f in reversed(n.__dataclass_fields__):
+            if f != "span":
+                v = getattr(n, f)
+                if isinstance(v, tuple) or hasattr(v, "__dataclass_fields__"):
+                    stack.append(v)
