@@ -36,6 +36,8 @@ def command(
     from forgec.frontends import read_paths
 
     console = Console(stderr=True)
+    if not console.is_terminal and console.width < 120:
+        console.width = 120  # logs and CI: keep the summary table readable
     llm = None
     if synth == "llm" or refine == "llm":
         from forgec.synth.llm import LLMConfig
