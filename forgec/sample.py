@@ -380,7 +380,7 @@ class _Task:
         self.max_writes = 1
         self.seen: dict[str, list[str]] = {}  # entity -> keys of records this task's calls returned
         self._options: dict[tuple, tuple] = {}  # (id(node), list path) -> (node, selection options)
-        self.write_sigs: set[str] = set()  # (write tool, its key arguments) already in this task
+        self.write_sigs: set = set()  # (write tool, its key arguments) already in this task
         self.node_by_name: dict[str, _Node] = {}
         self.hash_now: str | None = None  # state hash of the forked env after the last read (None: unknown)
         self.ref_count: Counter = Counter()  # node name -> how many later nodes read it
@@ -457,8 +457,7 @@ class _Task:
         writes = self.s.writes(tool)
         if writes and not self.forked:
             self.env, self.forked = self.s.fresh_env(), True
-        h0 = (self.hash_now or self.env.state_hash()) if self.forked and not writes else None
-        self.hash_now = None
+            self.hash_now = None
         if not self.forked:
             # a read on the untouched world state: the same arguments always give the same result,
             # and tasks ask the same reads again and again (results are never mutated in place)
@@ -469,17 +468,20 @@ class _Task:
                 self.s.check_base(tool)
                 if len(self.s.read_cache) < 50000:
                     self.s.read_cache[key] = result
+            if _is_error(result):
+                return None
         else:
-            hw = self.env.state_hash() if writes else None
+            # one state hash per call (the last one is remembered): did it change the state?
+            h0 = self.hash_now or self.env.state_hash()
             result = self.env.step(tool, _jcopy(values))  # the env may keep what it is given
-            if hw is not None and not _is_error(result) and self.env.state_hash() == hw:
-                return None  # a write that changes nothing (the flight it already has): pointless to ask for
-        if h0 is not None:
+            if _is_error(result):
+                self.hash_now = h0  # calls are transactional: a failed one changed nothing
+                return None
             self.hash_now = self.env.state_hash()
-            if self.hash_now != h0 and not _is_error(result):
+            if writes and self.hash_now == h0:
+                return None  # a write that changes nothing (the flight it already has): pointless to ask for
+            if not writes and self.hash_now != h0:
                 writes = True  # a "read" that changed the state is a write of this task (the goal must say it)
-        if _is_error(result):
-            return None
         self.remember(result)
         if not writes:
             for n in self.nodes:
@@ -1137,12 +1139,12 @@ class _Sampler:
             seen |= ids
         return False
 
-    def write_signature(self, tool: str, values: dict) -> str | None:
+    def write_signature(self, tool: str, values: dict) -> tuple | None:
         """The write and the records it acts on (its key arguments); None for a read or a keyless write."""
         if not self.writes(tool):
             return None
-        keys = [(p, values[p]) for p in self.key_params.get(tool, ()) if p in values]
-        return _canon([tool, keys]) if keys else None
+        keys = {p: values[p] for p in self.key_params.get(tool, ()) if p in values}
+        return (tool, _args_key(keys)) if keys else None
 
     def fresh_env(self) -> Any:
         return self._fork() if self._fork is not None else self.module.Env(self.world)
