@@ -38,7 +38,9 @@ import json
 import math
 import random
 import re
+from bisect import bisect
 from collections import Counter
+from itertools import accumulate
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterable, Mapping
@@ -341,7 +343,7 @@ def _is_num(v: Any) -> bool:
 # --------------------------------------------------------------------------- the builder of one task
 
 
-@dataclass
+@dataclass(slots=True, eq=False)
 class _Node:
     name: str
     ast: A.BlueprintNode
@@ -616,13 +618,11 @@ class _Task:
         # the edges (in graph order) whose source tool some node came from
         edges = [x for src, nodes in self.by_origin.items() if nodes for x in by_src.get(src, ())]
         edges.sort(key=lambda x: x[0])
-        for _, e in edges:
+        below = self.s.path_below
+        for ei, e in edges:
             for i, n in self.by_origin[e.src]:
-                op = n.origin[1]
-                if e.path[: len(op)] != op:
-                    continue
-                rest = e.path[len(op):]
-                if rest.count("*") > 1:
+                rest = below(tool, param, ei, e, n.origin[1])
+                if rest is None:
                     continue
                 recency = 1.0 + i / total
                 out.append((e.weight * recency * (1.0 if n.is_call else 1.5), n, e, rest))
@@ -760,7 +760,7 @@ class _Task:
                 cands = list(cands)  # popped below; the cached list stays whole
             tried = 0
             while cands and tried < 3:
-                i = self.rng.choices(range(len(cands)), weights=[c[0] for c in cands])[0]
+                i = _pick(self.rng, [c[0] for c in cands])
                 _, n, e, rest = cands.pop(i)
                 tried += 1
                 r = self.resolve(n, e, rest)
@@ -867,6 +867,12 @@ class _Task:
                     f = self.rng.choice(show)
                     return A.Attr(A.Name(sel.name), f)
         return None
+
+
+def _pick(rng: random.Random, weights: list[float]) -> int:
+    """`rng.choices(range(len(weights)), weights)[0]`, the same draw without its per-call overhead."""
+    cum = list(accumulate(weights))
+    return bisect(cum, rng.random() * (cum[-1] + 0.0), 0, len(cum) - 1)
 
 
 def _weighted_order(rng: random.Random, weighted: list[tuple[float, Any]]) -> list[Any]:
@@ -1095,6 +1101,7 @@ class _Sampler:
         self._cov: dict[str, float] | None = None
         self._into: dict[tuple[str, str], dict] = {}
         self._entity_cands: dict[tuple, list] = {}
+        self._below: dict[tuple, tuple | None] = {}
         self.read_cache: dict[tuple[str, str], Any] = {}  # (read tool, canonical args) -> result on the world state
         self._tool_decl = {t.name: t for t in env.tools}
         # source tool -> [(position of the tool it feeds, strongest weight)], for `call_weights`
@@ -1114,6 +1121,18 @@ class _Sampler:
 
     def _set_write_arrays(self) -> None:
         self._is_write = [self._writes[t] for t in self.graph.tools]
+
+    def path_below(self, tool: str, param: str, ei: int, e: Edge, op: tuple[str, ...]) -> tuple[str, ...] | None:
+        """The rest of edge `e`'s path below a node sitting at path `op` of its tool's result (None:
+        the edge does not start inside that node, or crosses two lists). Cached: pure in its inputs."""
+        k = (tool, param, ei, op)
+        if k in self._below:
+            return self._below[k]
+        rest = e.path[len(op):] if e.path[: len(op)] == op else None
+        if rest is not None and rest.count("*") > 1:
+            rest = None
+        self._below[k] = rest
+        return rest
 
     def into_by_src(self, tool: str, param: str) -> dict[str, list[tuple[int, Edge]]]:
         """The edges into `tool.param` grouped by source tool, with their position in graph order."""
@@ -1230,7 +1249,7 @@ class _Sampler:
         for _ in range(4):
             if not cands:
                 return False
-            i = rng.choices(range(len(cands)), weights=[c[1] for c in cands])[0]
+            i = _pick(rng, [c[1] for c in cands])
             tool = cands.pop(i)[0]
             if task.try_call(tool, need_edge=False) is not None:
                 return True
@@ -1262,7 +1281,7 @@ class _Sampler:
         for _ in range(4):
             if not options:
                 return False
-            i = rng.choices(range(len(options)), weights=[o[0] for o in options])[0]
+            i = _pick(rng, [o[0] for o in options])
             _, kind, what = options.pop(i)
             if kind == "call":
                 before = len(task.nodes)
