@@ -393,7 +393,10 @@ def _build_env(ir_env: Any, opts: CompileOptions, prev: PrevEnv | None, user_fil
         bname = Path(rel).stem
         brec = BlueprintRecord(path=rel, hash=h, origin=origin, cache_key=lower_key)
         old = pr.blueprints.get(bname) if pr else None
-        if old is not None and old.cache_key == lower_key and (old.task is None or old.task in prev_tasks):
+        # A cached rejection is reused only for sampled files: a hand-edited or user file that was
+        # rejected is checked again so that its diagnostics are reported on every build, not just once.
+        reusable = old is not None and (old.task is not None or origin == "sampled")
+        if reusable and old.cache_key == lower_key and (old.task is None or old.task in prev_tasks):
             brec.task, brec.rejected = old.task, old.rejected
             if old.task:
                 task_lines.append((old.task, prev_tasks[old.task]))

@@ -67,6 +67,28 @@ def _register() -> None:
 _register()
 
 
+def _click_error_types() -> tuple[tuple[type, ...], tuple[type, ...]]:
+    """Usage-error and abort classes of both click and typer's vendored copy.
+
+    typer >= 0.20 raises its own `typer._click` exceptions, which are not
+    subclasses of `click`'s; checking only `click` turned every usage error
+    (missing argument, unknown option) into a fake internal error.
+    """
+    import click
+
+    usage: list[type] = [click.exceptions.ClickException]
+    aborts: list[type] = [click.exceptions.Abort, typer.Abort]
+    try:
+        from typer._click import exceptions as tce
+
+        usage.append(tce.ClickException)
+        if hasattr(tce, "Abort"):
+            aborts.append(tce.Abort)
+    except ImportError:
+        pass
+    return tuple(usage), tuple(aborts)
+
+
 def main() -> None:
     """Entry point: no traceback reaches the user; internal errors exit 2."""
     try:
@@ -79,12 +101,11 @@ def main() -> None:
         sys.stderr.write("interrupted\n")
         sys.exit(130)
     except Exception as e:  # noqa: BLE001
-        import click
-
-        if isinstance(e, click.exceptions.ClickException):
-            e.show()
+        usage_errors, aborts = _click_error_types()
+        if isinstance(e, usage_errors):
+            e.show()  # usage text + "Error: ..." (the help itself for a bare `forgec`)
             sys.exit(e.exit_code if e.exit_code != 1 else 2)
-        if isinstance(e, click.exceptions.Abort):
+        if isinstance(e, aborts):
             sys.stderr.write("aborted\n")
             sys.exit(130)
         sys.stderr.write(f"error[internal-error]: {type(e).__name__}: {e}\n  = help: this is a bug in forgec; please report it with the input that caused it\n")

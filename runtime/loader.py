@@ -73,8 +73,13 @@ class Build:
         try:
             return self._by_id[task_id]
         except KeyError:
+            import difflib
+
+            near = difflib.get_close_matches(task_id, list(self._by_id) + sorted(self.envs), n=3)
+            hint = f"did you mean {', '.join(near)}? " if near else ""
             raise BuildError("unknown-task", f"no task {task_id!r} in this build", str(self.root),
-                             help="list task ids with `forgec inspect BUILD` or read build/tasks/*.jsonl") from None
+                             help=f"{hint}give env names ({', '.join(sorted(self.envs))}) or task ids <env>/<blueprint> "
+                                  f"from {self.root}/tasks/<env>.jsonl") from None
 
     def tasks_for(self, ids: list[str] | None) -> list[Task]:
         """The tasks named by `ids` (ids or env names), in build order; all when `ids` is None."""

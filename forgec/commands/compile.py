@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 
 import typer
 
 from forgec import diagnostics as D
+
+
+class DiagFormat(str, Enum):
+    full = "full"
+    concise = "concise"
+    json = "json"
+
+
+class Synth(str, Enum):
+    rules = "rules"
+    llm = "llm"
+
+
+class Refine(str, Enum):
+    none = "none"
+    llm = "llm"
 
 
 def command(
@@ -19,12 +36,12 @@ def command(
     max_calls: int = typer.Option(8, "--max-calls", help="Most tool calls in a sampled blueprint."),
     jobs: int = typer.Option(1, "-j", "--jobs", help="Environments built in parallel (processes)."),
     env: str = typer.Option(None, "--env", help="Name of the environment when the inputs form exactly one."),
-    synth: str = typer.Option("rules", "--synth", help="Synthesis backend: rules (deterministic, offline) or llm."),
+    synth: Synth = typer.Option(Synth.rules, "--synth", help="Synthesis backend: rules (deterministic, offline) or llm."),
     llm_base_url: str = typer.Option(None, "--llm-base-url", help="OpenAI-compatible endpoint for --synth llm."),
     llm_model: str = typer.Option(None, "--llm-model", help="Model name for --synth llm."),
-    refine: str = typer.Option("none", "--refine", help="Instruction wording: none (deterministic templates) or llm (rephrased through --llm-base-url/--llm-model, cached, leak-checked)."),
+    refine: Refine = typer.Option(Refine.none, "--refine", help="Instruction wording: none (deterministic templates) or llm (rephrased through --llm-base-url/--llm-model, cached, leak-checked)."),
     no_oracle: bool = typer.Option(False, "--no-oracle", help="Skip the oracle self-check at the end."),
-    fmt: str = typer.Option("full", "--format", help="Diagnostics format: full, concise or json."),
+    fmt: DiagFormat = typer.Option(DiagFormat.full, "--format", help="Diagnostics format: full, concise or json."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Only print diagnostics with errors and the summary."),
 ) -> None:
     """Compile tool docs into environments, blueprints and tasks under BUILD."""
@@ -35,6 +52,15 @@ def command(
     from forgec.build import CompileOptions, compile_build
     from forgec.frontends import read_paths
 
+    synth, refine, fmt = synth.value, refine.value, fmt.value
+    # Bad numbers are usage errors (exit 2) before any work, not one failure per environment.
+    if tasks < 0 or jobs < 1 or not 1 <= min_calls <= max_calls:
+        typer.echo(
+            "error[usage]: need --tasks >= 0, --jobs >= 1 and 1 <= --min-calls <= --max-calls "
+            f"(got --tasks {tasks}, --jobs {jobs}, --min-calls {min_calls}, --max-calls {max_calls})",
+            err=True,
+        )
+        raise typer.Exit(2)
     console = Console(stderr=True)
     if not console.is_terminal and console.width < 120:
         console.width = 120  # logs and CI: keep the summary table readable
@@ -80,9 +106,10 @@ def command(
     if fmt == "json":
         print(D.render(shown, "json"))
     elif shown:
-        console.print(D.render(shown, fmt), markup=False, highlight=False)
+        # soft_wrap: a diagnostic line is never broken at the console width (concise output stays one line each).
+        console.print(D.render(shown, fmt), markup=False, highlight=False, soft_wrap=True)
     m = result.manifest
-    if m is not None and fmt != "json":
+    if m is not None and m.envs and fmt != "json":
         t = Table(title=f"forgec build -> {out}", caption="ok: verified tools; bps: blueprints; rej: rejected; calls/reason/edges: mean per task")
         for c in ("env", "tools", "ok", "bps", "tasks", "rej", "calls", "reason", "edges", "oracle"):
             t.add_column(c, justify="right" if c != "env" else "left")
@@ -102,5 +129,6 @@ def command(
                 "-" if oracle is None else f"{oracle:.2f}",
             )
         console.print(t)
+    if fmt != "json":
         console.print(D.summary_line(diags))
     raise typer.Exit(1 if D.has_errors(diags) else 0)

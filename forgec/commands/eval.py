@@ -9,11 +9,12 @@ import typer
 RUN_RESULTS_SCHEMA_VERSION = "1.0"
 
 
-def _fail(msg: str, code: int = 1) -> None:
+def _fail(msg: str, code: int | None = None) -> None:
+    """Print msg and exit: 2 for usage errors (documented contract), else 1 (or `code`)."""
     from rich.console import Console
 
-    Console(stderr=True).print(msg, markup=False, highlight=False)
-    raise typer.Exit(code)
+    Console(stderr=True).print(msg, markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(code if code is not None else (2 if msg.startswith("error[usage]") else 1))
 
 
 def command(
@@ -33,7 +34,7 @@ def command(
     judge_base_url: str = typer.Option(None, "--judge-base-url", help="Endpoint of the LLM judge."),
     judge_model: str = typer.Option(None, "--judge-model", help="Model of the LLM judge."),
     k: int = typer.Option(1, "-k", help="Trials per task (pass^1..pass^k)."),
-    tasks: str = typer.Option(None, "--tasks", help="Comma-separated task ids or env names (default: all)."),
+    tasks: str = typer.Option(None, "--tasks", "--env", help="Comma-separated task ids or env names (default: all); --env is the same option, named as in the other commands."),
     concurrency: int = typer.Option(8, "--concurrency", "-c", help="Episodes in flight."),
     max_turns: int = typer.Option(30, "--max-turns"),
     max_tool_calls: int = typer.Option(50, "--max-tool-calls"),

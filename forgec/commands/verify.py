@@ -61,7 +61,11 @@ def command(
         raise typer.Exit(1)
     mods = _env_modules(build, list(env or []))
     if not mods:
-        typer.echo(f"error[missing-build]: no generated environments under {str(build)!r} (expected envs/<env>/env.py)", err=True)
+        if env and (build / "envs").is_dir():
+            have = ", ".join(sorted(d.name for d in (build / "envs").iterdir() if (d / "env.py").is_file()))
+            typer.echo(f"error[unknown-env]: {str(build)!r} has no environment named {', '.join(env)}\n  = help: its environments are: {have}", err=True)
+        else:
+            typer.echo(f"error[missing-build]: {str(build)!r} is not a forgec build (no envs/<env>/env.py)\n  = help: create it with `forgec compile DOCS -o BUILD`", err=True)
         raise typer.Exit(1)
     reports = []
     for name, py, forge in mods:
@@ -75,4 +79,5 @@ def command(
         typer.echo(json.dumps([r.to_json() for r in reports], indent=2, sort_keys=True))
     else:
         typer.echo(render_table(reports))
+        typer.echo("calls: valid calls made per tool; errors: of those, calls the tool refused with a domain error (e.g. cancelling twice), which is expected, not a failure")
     raise typer.Exit(0 if all(r.ok for r in reports) else 1)
