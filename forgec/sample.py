@@ -386,6 +386,7 @@ class _Task:
         self.node_by_name: dict[str, _Node] = {}
         self.hash_now: str | None = None  # state hash of the forked env after the last read (None: unknown)
         self.ref_count: Counter = Counter()  # node name -> how many later nodes read it
+        self.n_useful = 0  # writes + reads some later node reads (see useful_calls)
 
     # ----- names
     def fresh(self, base: str) -> str:
@@ -412,8 +413,14 @@ class _Task:
         self._memo.clear()
         self.nodes.append(node)
         self.node_by_name[node.name] = node
+        rc = self.ref_count
         for r in node.refs:
-            self.ref_count[r] += 1
+            c = rc.get(r, 0)
+            rc[r] = c + 1
+            if c == 0:
+                src = self.node_by_name[r]
+                self.n_useful += src.is_call and not src.writes  # a read becomes useful when first read
+        self.n_useful += node.is_call and node.writes
         self.n_calls += node.is_call
         self.n_writes += node.writes
         if node.origin is not None:
@@ -424,8 +431,13 @@ class _Task:
         self._memo.clear()
         node = self.nodes.pop()
         self.node_by_name.pop(node.name, None)
+        rc = self.ref_count
         for r in node.refs:
-            self.ref_count[r] -= 1
+            rc[r] -= 1
+            if rc[r] == 0:
+                src = self.node_by_name[r]
+                self.n_useful -= src.is_call and not src.writes
+        self.n_useful -= node.is_call and node.writes
         self.n_calls -= node.is_call
         self.n_writes -= node.writes
         if node.origin is not None:
@@ -438,8 +450,7 @@ class _Task:
 
     def useful_calls(self) -> int:
         """Calls that will survive pruning if the task ended now: writes and reads a later node uses."""
-        used = self.ref_count.get
-        return sum(1 for n in self.nodes if n.is_call and (n.writes or used(n.name, 0) > 0))
+        return self.n_useful  # kept by push/pop
 
     @property
     def write_calls(self) -> int:
@@ -619,13 +630,13 @@ class _Task:
         edges = [x for src, nodes in self.by_origin.items() if nodes for x in by_src.get(src, ())]
         edges.sort(key=lambda x: x[0])
         below = self.s.path_below
-        for ei, e in edges:
+        for ei, e, ew in edges:
             for i, n in self.by_origin[e.src]:
                 rest = below(tool, param, ei, e, n.origin[1])
                 if rest is None:
                     continue
                 recency = 1.0 + i / total
-                out.append((e.weight * recency * (1.0 if n.is_call else 1.5), n, e, rest))
+                out.append((ew * recency * (1.0 if n.is_call else 1.5), n, e, rest))
         self._sources[key] = out
         return out
 
@@ -1134,13 +1145,13 @@ class _Sampler:
         self._below[k] = rest
         return rest
 
-    def into_by_src(self, tool: str, param: str) -> dict[str, list[tuple[int, Edge]]]:
+    def into_by_src(self, tool: str, param: str) -> dict[str, list[tuple[int, Edge, float]]]:
         """The edges into `tool.param` grouped by source tool, with their position in graph order."""
         k = (tool, param)
         if k not in self._into:
-            d: dict[str, list[tuple[int, Edge]]] = {}
+            d: dict[str, list[tuple[int, Edge, float]]] = {}
             for i, e in enumerate(self.graph.edges_into(tool, param)):
-                d.setdefault(e.src, []).append((i, e))
+                d.setdefault(e.src, []).append((i, e, e.weight))
             self._into[k] = d
         return self._into[k]
 
