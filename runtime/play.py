@@ -24,6 +24,18 @@ HELP = ('Type a tool call as JSON, e.g. {"name": "get_order", "arguments": {"ord
         "(a JSON list for several), or plain text to answer the user. /tools lists tools, /quit ends.")
 
 
+def help_for(tools: list[dict]) -> str:
+    """HELP with an example call to one of *these* tools (the generic example names a tool the env may lack)."""
+    for tool in tools:
+        fn = tool.get("function", {})
+        params = fn.get("parameters") or {}
+        req = [n for n in (params.get("properties") or {}) if n in set(params.get("required") or [])]
+        if fn.get("name") and req:
+            example = json.dumps({"name": fn["name"], "arguments": {req[0]: "..."}})
+            return HELP.replace('{"name": "get_order", "arguments": {"order_id": "o_1"}}', example)
+    return HELP
+
+
 def tools_table(tools: list[dict]) -> Table:
     t = Table(title="tools", show_lines=False, expand=False)
     t.add_column("tool", style="bold cyan", no_wrap=True)
@@ -111,6 +123,7 @@ class HumanAgent:
             try:
                 line = self.read_line("agent> ")
             except EOFError:
+                self.console.print()  # end the "agent> " prompt line before the result panel
                 return AgentReply(error="input ended")
             s = line.strip()
             if s in ("/quit", "/exit", "/q"):
@@ -119,8 +132,15 @@ class HumanAgent:
                 self.console.print(tools_table(tools))
                 continue
             if s in ("/help", "?"):
-                self.console.print(HELP)
+                self.console.print(help_for(tools))
                 continue
+            if s[:1] in "[{" and "<tool_call>" not in s:
+                try:
+                    json.loads(s)
+                except ValueError as e:  # a typo at the keyboard is not the agent's move: nothing is sent
+                    self.console.print(f"[red]Error: could not parse the tool call as JSON ({e.msg} at column {e.colno});[/] "
+                                       "nothing was sent, type it again", markup=True, highlight=False)
+                    continue
             r = parse_line(s, turn)
             if r is not None:
                 return r
@@ -140,7 +160,8 @@ def result_panel(ep: Any) -> Panel:
         lines.append(f"user error (MEU): {ep.judge.user_error} - {ep.judge.reason}")
     if ep.state_diff:
         for m in ep.state_diff.get("missing", [])[:5]:
-            lines.append(f"[red]missing[/] {m['path']}: expected {json.dumps(m.get('gold'))}, got {json.dumps(m.get('got'))}")
+            got = f"got {json.dumps(m.get('got'))}" if m.get("changed", m.get("got") is not None) else "but it was left unchanged"
+            lines.append(f"[red]missing[/] {m['path']}: expected {json.dumps(m.get('gold'))}, {got}")
         for x in ep.state_diff.get("extra", [])[:5]:
             lines.append(f"[red]extra[/] {x['path']}: {json.dumps(x.get('before'))} -> {json.dumps(x.get('after'))}")
     return Panel("\n".join(lines), title="result", border_style="green" if ep.reward >= 1 else "red")

@@ -167,7 +167,7 @@ def diff_against_gold(initial: dict, final: dict, gold_diff: list) -> dict:
         g = gold[path]
         o = ours.get(path)
         if o is None or o["op"] != g["op"] or o.get("after") != g.get("after"):
-            missing.append({"path": path, "op": g["op"], "gold": g.get("after"), "got": None if o is None else o.get("after")})
+            missing.append({"path": path, "op": g["op"], "gold": g.get("after"), "got": None if o is None else o.get("after"), "changed": o is not None})
     for path in sorted(ours):
         if path not in gold:
             o = ours[path]

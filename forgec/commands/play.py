@@ -18,7 +18,7 @@ def command(
     from forgec.runtime import BuildError, load
     from forgec.runtime.episode import EpisodeLimits, run_episode_sync
     from forgec.runtime.judge import RuleJudge
-    from forgec.runtime.play import HELP, HumanAgent, result_panel, tools_table
+    from forgec.runtime.play import HumanAgent, help_for, result_panel, tools_table
     from forgec.runtime.users import ScriptedUser
 
     console = Console(highlight=False)
@@ -33,7 +33,7 @@ def command(
         raise typer.Exit(1)
     console.rule(f"task {t.id}")
     console.print(tools_table(b.envs[t.env].TOOLS))
-    console.print(HELP)
+    console.print(help_for(b.envs[t.env].TOOLS))
 
     def read_line(prompt: str) -> str:
         return console.input(f"[bold magenta]{prompt}[/]")

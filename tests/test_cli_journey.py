@@ -1,0 +1,150 @@
+"""The CLI as a user meets it: exit codes (0 clean, 1 errors, 2 usage/internal, 3 fmt --check),
+messages that name the problem, and no tracebacks, through the real `forgec` entry point."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from forgec.cli import app
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def forgec(*args: str, cwd: Path | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """Run the installed entry point (forgec.cli:main), as a user's shell would."""
+    return subprocess.run([sys.executable, "-m", "forgec", *args], cwd=cwd, input=stdin,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def small_build(tmp_path_factory) -> Path:
+    """airline only, 6 blueprints, no oracle pass: a real compile that takes a second or two."""
+    root = tmp_path_factory.mktemp("journey")
+    shutil.copy(EXAMPLES / "airline.json", root / "airline.json")
+    r = forgec("compile", "airline.json", "-o", "build", "-n", "6", "--no-oracle", "-q", cwd=root)
+    assert r.returncode == 0, r.stderr
+    return root
+
+
+# ---- usage errors: typer >= 0.20 raises its vendored click's exceptions; they must not read as bugs
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["compile"], "Missing argument 'inputs'"),
+        (["compile", "x", "--bogus"], "No such option: --bogus"),
+        (["nope"], "No such command 'nope'"),
+        (["compile", "x", "--format", "jsn"], "Invalid value for '--format'"),
+        (["compile", "x", "--synth", "rule"], "Invalid value for '--synth'"),
+        (["compile", "x", "--refine", "yes"], "Invalid value for '--refine'"),
+    ],
+)
+def test_usage_errors_exit_2_with_clicks_message_not_internal_error(args, message):
+    r = forgec(*args)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert message in r.stderr
+    assert "internal-error" not in r.stderr and "Traceback" not in r.stderr
+
+
+def test_bare_forgec_prints_help_not_an_internal_error():
+    r = forgec()
+    assert r.returncode == 2
+    out = r.stdout + r.stderr
+    assert "Usage:" in out and "COMMAND [ARGS]" in out and "compile" in out and "internal-error" not in out
+
+
+def test_compile_bad_call_counts_are_one_usage_error_before_any_work(tmp_path):
+    r = forgec("compile", str(EXAMPLES), "-o", str(tmp_path / "b"), "--min-calls", "5", "--max-calls", "2")
+    assert r.returncode == 2
+    assert "error[usage]" in r.stderr and "--min-calls 5, --max-calls 2" in r.stderr
+    assert "env-failed" not in r.stderr and not (tmp_path / "b").exists()
+
+
+def test_compile_of_only_broken_docs_prints_the_diagnostic_and_no_empty_table(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "x.json").write_text('{"tools": [\n', encoding="utf-8")
+    r = forgec("compile", "docs", "-o", "b", cwd=tmp_path)
+    assert r.returncode == 1
+    assert "error[malformed-json]" in r.stderr and "docs/x.json:2:1" in r.stderr
+    assert "forgec build ->" not in r.stderr and "1 error, 0 warnings" in r.stderr
+
+
+# ---- hand-edited blueprints: errors are reported on every build, not only the first
+
+
+def test_broken_hand_edit_is_reported_again_by_the_next_compile(small_build):
+    bp = sorted((small_build / "build" / "blueprints" / "airline").glob("*.forge"))[0]
+    good = bp.read_text(encoding="utf-8")
+    call = next(line for line in good.splitlines() if line.strip().startswith("call "))
+    tool = call.split("=", 1)[1].strip().split("(", 1)[0]
+    bp.write_text(good.replace(f"= {tool}(", f"= {tool}_typo(", 1), encoding="utf-8")
+    try:
+        for attempt in (1, 2):  # the second build hits the incremental cache
+            r = forgec("compile", "airline.json", "-o", "build", "-n", "6", "--no-oracle", "--format", "concise", cwd=small_build)
+            assert r.returncode == 1, (attempt, r.stderr)
+            rel = f"build/blueprints/airline/{bp.name}"
+            lines = [x for x in r.stderr.splitlines() if "error[unknown-tool]" in x]
+            # one line per diagnostic, never wrapped at the console width
+            assert len(lines) == 1 and lines[0].startswith(rel + ":"), (attempt, r.stderr)
+            assert lines[0].endswith(f"env 'airline' has no tool '{tool}_typo'"), lines[0]
+            assert "1 error, 0 warnings" in r.stderr
+    finally:
+        bp.write_text(good, encoding="utf-8")
+    r = forgec("compile", "airline.json", "-o", "build", "-n", "6", "--no-oracle", "-q", cwd=small_build)
+    assert r.returncode == 0, r.stderr
+
+
+# ---- verify / eval on the wrong folder or names
+
+
+def test_verify_on_a_non_build_and_an_unknown_env(small_build, tmp_path):
+    r = forgec("verify", str(EXAMPLES))
+    assert r.returncode == 1 and "is not a forgec build" in r.stderr and "forgec compile DOCS -o BUILD" in r.stderr
+    r = forgec("verify", "build", "--env", "airlin", cwd=small_build)
+    assert r.returncode == 1
+    assert "error[unknown-env]: 'build' has no environment named airlin" in r.stderr and "its environments are: airline" in r.stderr
+
+
+def test_verify_table_explains_its_errors_column(small_build):
+    r = forgec("verify", "build", cwd=small_build)
+    assert r.returncode == 0, r.stderr
+    assert "errors: of those, calls the tool refused with a domain error" in r.stdout
+
+
+def test_eval_usage_errors_exit_2_and_unknown_names_get_suggestions(small_build):
+    r = forgec("eval", "build", "--agent", "gpt", cwd=small_build)
+    assert r.returncode == 2 and "unknown --agent 'gpt'; choose oracle, openai, hf or random" in r.stderr
+    r = forgec("eval", "build", "-k", "0", cwd=small_build)
+    assert r.returncode == 2 and "-k must be at least 1" in r.stderr
+    r = forgec("eval", "build", "--env", "airlin", "-q", cwd=small_build)
+    assert r.returncode == 1
+    err = " ".join(r.stderr.split())  # independent of any wrapping
+    assert "no task 'airlin' in this build" in err and "did you mean airline?" in err
+    r = forgec("eval", "build", "--env", "airline", "-q", "-o", "runs/e", cwd=small_build)
+    assert r.returncode == 0, r.stderr
+    res = json.loads((small_build / "runs" / "e" / "run_results.json").read_text())
+    assert res["metadata"]["args"]["tasks"] == [json.loads(x)["id"] for x in (small_build / "build" / "tasks" / "airline.jsonl").read_text().splitlines()]
+
+
+# ---- play: typos at the keyboard are not moves; the help names a real tool; unchanged state reads as such
+
+
+def test_play_bad_json_is_reprompted_not_sent_and_unchanged_state_is_named(small_build):
+    tasks = [json.loads(x) for x in (small_build / "build" / "tasks" / "airline.jsonl").read_text().splitlines()]
+    lines = ['{"name": "get_user_details", "arguments": {"user_id": "x"}', "/help", "/quit"]
+    r = CliRunner().invoke(app, ["play", str(small_build / "build"), "--task", tasks[0]["id"]], input="\n".join(lines) + "\n")
+    assert r.exit_code == 0, r.output
+    out = " ".join(r.output.split())
+    assert "Error: could not parse the tool call as JSON (Expecting ',' delimiter at column 59); nothing was sent" in out
+    assert "tool calls: 0 (0 errors)" in out  # the typo did not reach the environment
+    assert '"name": "get_order"' not in out  # the example names one of airline's tools
+    assert 'e.g. {"name": "get_user_details", "arguments": {"user_id": "..."}}' in out
+    assert "but it was left unchanged" in out and "got null" not in out
