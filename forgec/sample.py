@@ -596,7 +596,21 @@ class _Task:
         return None
 
     def selection_options(self, lst: list) -> list[tuple[float, tuple]]:
-        """(weight, (op, field, value)) choices for picking one element; argmin/argmax need a unique extreme."""
+        """(weight, (op, field, value)) choices for picking one element; argmin/argmax need a unique extreme.
+
+        Cached by list object across tasks (cached reads hand every task the same result objects);
+        the cache holds the list itself, so its id cannot be reused while the entry lives."""
+        cache = self.s._sel_cache
+        hit = cache.get(id(lst))
+        if hit is not None and hit[0] is lst:
+            return hit[1]
+        out = self._selection_options(lst)
+        if len(cache) > 20000:
+            cache.clear()
+        cache[id(lst)] = (lst, out)
+        return out
+
+    def _selection_options(self, lst: list) -> list[tuple[float, tuple]]:
         out = [(1.0, ("first", None, None)), (1.0, ("last", None, None))]
         if lst and all(isinstance(x, dict) for x in lst) and len(lst) >= 2:
             fields = sorted(set.intersection(*(set(x) for x in lst)))
@@ -1113,6 +1127,7 @@ class _Sampler:
         self._into: dict[tuple[str, str], dict] = {}
         self._entity_cands: dict[tuple, list] = {}
         self._below: dict[tuple, tuple | None] = {}
+        self._sel_cache: dict[int, tuple[list, list]] = {}  # id(list) -> (list, selection options)
         self.read_cache: dict[tuple[str, str], Any] = {}  # (read tool, canonical args) -> result on the world state
         self._tool_decl = {t.name: t for t in env.tools}
         # source tool -> [(position of the tool it feeds, strongest weight)], for `call_weights`
