@@ -203,4 +203,7 @@ def apply(op: str, args: list, kwargs: dict) -> Any:
         raise OpError(f"unknown operator {op!r}")
     if len(args) != spec.positional:
         raise OpError(f"{op} takes {spec.positional} positional argument(s), got {len(args)}")
-    return spec.impl(*args, **kwargs)
+    try:
+        return spec.impl(*args, **kwargs)
+    except (TypeError, ValueError) as e:  # e.g. argmax over [None, 1.5]: a bad blueprint, not a compiler crash
+        raise OpError(f"{op}: {e}") from None

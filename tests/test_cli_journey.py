@@ -148,3 +148,48 @@ def test_play_bad_json_is_reprompted_not_sent_and_unchanged_state_is_named(small
     assert '"name": "get_order"' not in out  # the example names one of airline's tools
     assert 'e.g. {"name": "get_user_details", "arguments": {"user_id": "..."}}' in out
     assert "but it was left unchanged" in out and "got null" not in out
+
+
+# ---- compile never destroys the user's files
+
+
+def test_compile_refuses_an_out_folder_that_holds_the_docs_or_other_files(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shutil.copy(EXAMPLES / "airline.json", docs / "airline.json")
+    r = forgec("compile", "docs", "-o", "docs", cwd=tmp_path)
+    assert r.returncode == 2 and "'docs' is the input folder itself" in r.stderr
+    r = forgec("compile", "docs/airline.json", "-o", "docs", cwd=tmp_path)
+    assert r.returncode == 2 and "contains the input 'docs/airline.json'" in r.stderr
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "notes.txt").write_text("mine", encoding="utf-8")
+    r = forgec("compile", "docs", "-o", "project", cwd=tmp_path)
+    assert r.returncode == 2 and "'project' exists and is not a forgec build (no manifest.json)" in r.stderr
+    r = forgec("compile", "docs", "-o", "project/notes.txt", cwd=tmp_path)
+    assert r.returncode == 2 and "is a file" in r.stderr
+    assert (docs / "airline.json").is_file() and (tmp_path / "project" / "notes.txt").read_text() == "mine"
+
+
+# ---- a bad value in a hand-written blueprint is a rejected blueprint, not a crashed environment
+
+
+def test_operator_type_errors_are_op_errors():
+    from forgec.stdlib import ops
+
+    with pytest.raises(ops.OpError, match="argmax: '>' not supported"):
+        ops.apply("argmax", [[{"p": None}, {"p": 1.5}]], {"by": "p"})
+    assert ops.apply("argmax", [[{"p": 0.5}, {"p": 1.5}]], {"by": "p"}) == {"p": 1.5}
+
+
+# ---- sft/train with the progress bar off still say what they are doing
+
+
+def test_metrics_logger_without_progress_bar_prints_one_line_per_step(tmp_path, capsys):
+    from forgec.train.logging import MetricsLogger
+
+    lg = MetricsLogger(tmp_path, tensorboard=False, progress=False, total_steps=4, name="sft_metrics")
+    lg.log(1, {"loss": 1.25}, info="loss 1.2500")
+    lg.log(2, {"loss": 1.0})
+    lg.close()
+    assert capsys.readouterr().err == "sft step 1/4  loss 1.2500\nsft step 2/4\n"
+    assert [json.loads(x)["loss"] for x in (tmp_path / "sft_metrics.jsonl").read_text().splitlines()] == [1.25, 1.0]

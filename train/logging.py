@@ -29,6 +29,7 @@ class MetricsLogger:
         self.tb = None
         self.progress = None
         self._task = None
+        self._name, self._total = {"metrics": "train", "sft_metrics": "sft"}.get(name, name), total_steps
         if not enabled:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -71,6 +72,12 @@ class MetricsLogger:
             self.tb.flush()
         if self.progress is not None:
             self.progress.update(self._task, completed=step, info=info)
+        else:  # no progress bar (logs, CI): one plain line per step, so a long run is never silent
+            import sys
+
+            total = f"/{self._total}" if self._total else ""
+            sys.stderr.write(f"{self._name} step {step}{total}  {info}".rstrip() + "\n")
+            sys.stderr.flush()
 
     def close(self) -> None:
         if self.progress is not None:

@@ -26,6 +26,27 @@ class Refine(str, Enum):
     llm = "llm"
 
 
+def _unsafe_out(out: Path, inputs: list[Path]) -> str | None:
+    """Why writing the build to `out` would destroy user files (None when it is safe).
+
+    The build replaces `out` wholesale (atomic rename), so `out` must not hold the
+    docs being compiled and must be new, empty, or an earlier forgec build.
+    """
+    o = out.resolve()
+    for i in inputs:
+        r = i.resolve()
+        if r == o or o in r.parents:
+            where = "is the input folder itself" if r == o else f"contains the input {str(i)!r}"
+            return (f"the build folder {str(out)!r} {where}; compiling would replace the docs "
+                    "with the build (choose another -o, e.g. -o build)")
+    if o.is_file():
+        return f"-o {str(out)!r} is a file; give a folder for the build"
+    if o.is_dir() and not (o / "manifest.json").is_file() and any(o.iterdir()):
+        return (f"{str(out)!r} exists and is not a forgec build (no manifest.json); compiling would replace "
+                "everything in it (choose an empty or new folder, or remove it first)")
+    return None
+
+
 def command(
     inputs: list[Path] = typer.Argument(..., help="Tool documentation files or folders (OpenAI, MCP, OpenAPI/Swagger, BFCL)."),
     out: Path = typer.Option(Path("build"), "-o", "--out", help="Build folder (written atomically; hand-edited .forge files in it are kept)."),
@@ -60,6 +81,10 @@ def command(
             f"(got --tasks {tasks}, --jobs {jobs}, --min-calls {min_calls}, --max-calls {max_calls})",
             err=True,
         )
+        raise typer.Exit(2)
+    problem = _unsafe_out(out, list(inputs))
+    if problem:
+        typer.echo(f"error[usage]: {problem}", err=True)
         raise typer.Exit(2)
     console = Console(stderr=True)
     if not console.is_terminal and console.width < 120:

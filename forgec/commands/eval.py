@@ -62,7 +62,7 @@ def command(
     from forgec.runtime.judge import LLMJudge, RuleJudge
     from forgec.runtime.users import LLMUser, ScriptedUser
 
-    console = Console(stderr=True, highlight=False)
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
     if k < 1:
         _fail("error[usage]: -k must be at least 1")
     try:

@@ -26,7 +26,7 @@ def command(
         b = load(build)
         t = b.task(task) if task else (b.tasks[0] if b.tasks else None)
     except BuildError as e:
-        Console(stderr=True).print(str(e), markup=False)
+        Console(stderr=True).print(str(e), markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(1) from None
     if t is None:
         Console(stderr=True).print(f"error[empty-build]: {build} has no tasks", markup=False)
