@@ -1740,6 +1740,28 @@ class _Phrases:
             return f"the total {humanize(m.get('field', ''))} of the {plural(item)} in {where}"
         return f"the {item} chosen from {where}"
 
+    def owners(self, w: _Node) -> dict[str, str]:
+        """Picks whose other-entity reference the write is given (`user_id: cheapest.user_id` -> "user"),
+        when the write gets no key of the picked record itself."""
+        out: dict[str, str] = {}
+        own: set[str] = set()
+        for a in w.ast.args:
+            e = a.value
+            if isinstance(e, A.Attr) and isinstance(e.obj, A.Name) and e.obj.id in self.by_name:
+                p = self.by_name[e.obj.id]
+                if not isinstance(p.value, dict):
+                    continue
+                ent = self.s.entity_of(p.value)
+                if ent is not None and e.name == ent.key:
+                    own.add(p.name)
+                    continue
+                f = norm(e.name)
+                other = self.s.values._keys.get(f)
+                noun = humanize(other) if other else humanize(f[:-3]) if f.endswith("_id") and len(f) > 3 else None
+                if noun and p.name not in out:
+                    out[p.name] = noun
+        return {k: v for k, v in out.items() if k not in own}
+
     # ----- the goal
     def goal(self) -> str:
         parts: list[str] = []
@@ -1752,9 +1774,12 @@ class _Phrases:
             picks = [n for n in self.nodes if n.name in anc and not n.is_call and (n.meta or {}).get("op") in _PICKS
                      and (n.name in direct or n.name not in said)]
             objs: list[str] = []
+            owners = self.owners(w)
             for p in picks:
                 d = f"the same {p.meta['item']}" if p.name in said else self.thing(p)
                 said.add(p.name)
+                if p.name in owners:  # the write acts on what the pick points to: "the user of the cheapest reservation"
+                    d = f"the {owners[p.name]} of {d}"
                 if d not in objs:
                     objs.append(d)
             # a pick that only leads to a later pick is said inside that pick's phrase
@@ -1764,6 +1789,8 @@ class _Phrases:
                 src = self.by_name[r]
                 if src.is_call and not self.mine(src) and not (self.ancestors(r) & said and not src.writes):
                     d = self.thing(src)
+                    if r in owners:
+                        d = f"the {owners[r]} of {d}"
                     if d not in objs:
                         objs.append(d)
             phrase = humanize(w.tool)
