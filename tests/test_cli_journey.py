@@ -193,3 +193,20 @@ def test_metrics_logger_without_progress_bar_prints_one_line_per_step(tmp_path, 
     lg.close()
     assert capsys.readouterr().err == "sft step 1/4  loss 1.2500\nsft step 2/4\n"
     assert [json.loads(x)["loss"] for x in (tmp_path / "sft_metrics.jsonl").read_text().splitlines()] == [1.25, 1.0]
+
+
+def test_ctrl_c_during_compile_leaves_no_half_build_and_says_so(tmp_path):
+    import signal
+    import time
+
+    shutil.copy(EXAMPLES / "airline.json", tmp_path / "airline.json")
+    p = subprocess.Popen([sys.executable, "-m", "forgec", "compile", "airline.json", "-o", "build", "-n", "400"], cwd=tmp_path,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not any(tmp_path.glob(".build.scratch-*")) and time.time() < deadline:  # wait until it is mid-build
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 130, err
+    assert "interrupted: build not created" in err and "Traceback" not in err
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["airline.json"]

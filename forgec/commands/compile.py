@@ -125,7 +125,19 @@ def command(
             elif stage == "oracle":
                 prog.update(bar, description="oracle self-check")
 
-        result = compile_build(opts, progress)
+        try:
+            result = compile_build(opts, progress)
+        except KeyboardInterrupt:
+            result = None
+    if result is None:  # Ctrl-C: the new tree is only swapped in at the end, so BUILD is as it was
+        import os
+        import shutil
+
+        for tmp in (out.parent / f".{out.name}.scratch-{os.getpid()}", out.parent / f".{out.name}.tmp-{os.getpid()}"):
+            shutil.rmtree(tmp, ignore_errors=True)
+        state = "left unchanged" if (out / "manifest.json").is_file() else "not created"
+        typer.echo(f"interrupted: {out} {state}", err=True)
+        raise typer.Exit(130)
     diags = result.diagnostics
     shown = [d for d in diags if d.is_error or (not quiet and d.severity == D.Severity.WARNING)]
     if fmt == "json":
