@@ -210,3 +210,10 @@ def test_ctrl_c_during_compile_leaves_no_half_build_and_says_so(tmp_path):
     assert p.returncode == 130, err
     assert "interrupted: build not created" in err and "Traceback" not in err
     assert sorted(x.name for x in tmp_path.iterdir()) == ["airline.json"]
+
+
+def test_inspect_on_a_build_points_to_the_build_commands(small_build):
+    r = forgec("inspect", "build", cwd=small_build)
+    assert r.returncode == 2
+    assert "error[usage]: 'build' is a forgec build, not tool documentation" in r.stderr
+    assert "forgec stats build" in r.stderr and "unknown-format" not in r.stderr

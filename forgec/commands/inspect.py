@@ -94,6 +94,12 @@ def command(
     """Read tool documentation and show the typed tools per environment (or --json)."""
     from forgec.frontends import read_paths
 
+    for p in paths:
+        if p.is_dir() and (p / "manifest.json").is_file() and (p / "envs").is_dir():
+            sys.stderr.write(f"error[usage]: {str(p)!r} is a forgec build, not tool documentation\n"
+                             f"  = help: inspect the docs it was compiled from; for the build use `forgec stats {p}`, "
+                             f"`forgec verify {p}` or `forgec check {p}`\n")
+            raise typer.Exit(2)
     try:
         envs, diags = read_paths(list(paths), env_name=env)
     except Exception as e:  # noqa: BLE001 - exit 2, never a traceback
