@@ -217,3 +217,11 @@ def test_inspect_on_a_build_points_to_the_build_commands(small_build):
     assert r.returncode == 2
     assert "error[usage]: 'build' is a forgec build, not tool documentation" in r.stderr
     assert "forgec stats build" in r.stderr and "unknown-format" not in r.stderr
+
+
+def test_train_config_typos_name_the_intended_key(small_build):
+    r = forgec("train", "build", "--config", "cpu-tiny", "--set", "optim.stepz=2", "--set", "rollout.group_sise=2", cwd=small_build)
+    assert r.returncode == 1
+    assert "optim.stepz: Extra inputs are not permitted" in r.stderr
+    assert "did you mean `rollout.group_sise` -> `rollout.group_size`, `optim.stepz` -> `optim.steps`?" in r.stderr
+    assert "import torch" not in r.stderr and "Traceback" not in r.stderr

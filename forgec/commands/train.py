@@ -32,8 +32,22 @@ def load_or_exit(config: str | None, overrides: list[str], output: str | None):
         sets = list(overrides) + ([f"output={output}"] if output else [])
         return load_config(config, sets)
     except ConfigError as e:
-        typer.echo(f"error[train-config]: {e}", err=True)
+        typer.echo(f"error[train-config]: {e}{_did_you_mean(str(e))}", err=True)
         raise typer.Exit(1) from None
+
+
+def _did_you_mean(message: str) -> str:
+    """`optim.stepz: Extra inputs are not permitted` -> a hint naming `optim.steps`."""
+    import difflib
+    import re
+
+    keys = _keys().split(", ")
+    hints = []
+    for bad in re.findall(r"^\s*([\w.]+): Extra inputs are not permitted", message, flags=re.M):
+        near = difflib.get_close_matches(bad, keys, n=1, cutoff=0.6)
+        if near:
+            hints.append(f"`{bad}` -> `{near[0]}`")
+    return ("\n  = help: did you mean " + ", ".join(hints) + "?") if hints else ""
 
 
 def show_config(cfg) -> None:
