@@ -1758,7 +1758,8 @@ class _Phrases:
                 f = norm(e.name)
                 other = self.s.values._keys.get(f)
                 noun = humanize(other) if other else humanize(f[:-3]) if f.endswith("_id") and len(f) > 3 else None
-                if noun and p.name not in out:
+                item = (p.meta or {}).get("item") or self.call_noun(p) if p.meta or p.is_call else ""
+                if noun and p.name not in out and not (item + " ").startswith(noun + " "):  # `payment_id` of a payment method: its own id
                     out[p.name] = noun
         return {k: v for k, v in out.items() if k not in own}
 
