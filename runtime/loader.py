@@ -33,6 +33,8 @@ class BuildError(Exception):
     """The build folder cannot be used; `str(e)` is a complete, user-facing message."""
 
     def __init__(self, code: str, message: str, where: str = "", help: str = ""):
+        if not help and code == "corrupt-build":  # docs/runtime.md: every BuildError says what to do
+            help = "recompile with `forgec compile DOCS -o BUILD` (the build was changed or truncated by hand)"
         self.code, self.message, self.where, self.help = code, message, where, help
         text = f"error[{code}]: {message}"
         if where:

@@ -225,3 +225,17 @@ def test_train_config_typos_name_the_intended_key(small_build):
     assert "optim.stepz: Extra inputs are not permitted" in r.stderr
     assert "did you mean `rollout.group_sise` -> `rollout.group_size`, `optim.stepz` -> `optim.steps`?" in r.stderr
     assert "import torch" not in r.stderr and "Traceback" not in r.stderr
+
+
+def test_truncated_tasks_file_is_a_located_error_with_a_fix(small_build, tmp_path):
+    b = tmp_path / "build"
+    shutil.copytree(small_build / "build", b)
+    tasks = b / "tasks" / "airline.jsonl"
+    data = tasks.read_bytes()
+    first_end = data.index(b"\n") + 1
+    tasks.write_bytes(data[: first_end + 40])  # the second line cut mid-record
+    for cmd in (["eval", str(b), "-q", "-o", str(tmp_path / "e")], ["play", str(b)]):
+        r = forgec(*cmd, stdin="")
+        assert r.returncode == 1, (cmd, r.stderr)
+        assert f"error[corrupt-build]: task line is not JSON" in r.stderr and f"--> {tasks}:2" in r.stderr
+        assert "= help: recompile with `forgec compile DOCS -o BUILD`" in r.stderr and "Traceback" not in r.stderr
