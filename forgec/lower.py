@@ -283,18 +283,22 @@ def _flatten_facts(facts: dict[str, Any]) -> list[tuple[str, str, Any]]:
     return out
 
 
-def _fact_sentence(name: str, value: Any, used_in: tuple[str, str] | None, ambiguous: bool) -> str:
+def _fact_sentence(name: str, value: Any, used_in: tuple[str, str] | None, ambiguous: bool, writes: dict[str, bool]) -> str:
     said = _say(value)
     if isinstance(value, str) and (" " in value.strip() or not value):
         said = json.dumps(value, ensure_ascii=False)
-    if _PERSONAL.search(name) and not ambiguous:
-        return f"My {humanize(name)} is {said}."
-    if used_in is not None:
+    if ambiguous and used_in is not None:
         return f"For the {humanize(used_in[0])}, the {humanize(name)} should be {said}."
-    return f"The {humanize(name)} should be {said}."
+    if _PERSONAL.search(name):
+        return f"My {humanize(name)} is {said}."
+    if used_in is not None and writes.get(used_in[0]):
+        return f"The {humanize(name)} should be {said}."
+    return f"The {humanize(name)} is {said}."
 
 
-def render_instruction(goal: str, persona: str, facts: dict[str, Any], usage: dict[str, tuple[str, str]] | None = None) -> str:
+def render_instruction(
+    goal: str, persona: str, facts: dict[str, Any], usage: dict[str, tuple[str, str]] | None = None, writes: dict[str, bool] | None = None
+) -> str:
     """The deterministic instruction template: the goal, then each fact in the user's voice.
 
     `usage` maps a fact to the (tool, parameter) it first feeds, so two facts that share a
@@ -311,7 +315,7 @@ def render_instruction(goal: str, persona: str, facts: dict[str, Any], usage: di
         counts[n] = counts.get(n, 0) + 1
     seen: set[str] = set()
     for fact, name, value in flat:
-        sentence = _fact_sentence(name, value, usage.get(fact), counts[name] > 1)
+        sentence = _fact_sentence(name, value, usage.get(fact), counts[name] > 1, writes or {})
         if sentence not in seen:
             seen.add(sentence)
             parts.append(sentence)
@@ -457,7 +461,7 @@ def lower_blueprint(
     fact_scalars = {v for v in used.values() if not isinstance(v, (dict, list))}
     fact_scalars |= {v for _, _, v in _flatten_facts(used) if not isinstance(v, (dict, list))}
     hidden = [h for h in hidden if h not in fact_scalars or json.dumps(h, sort_keys=True) not in fact_values]
-    instruction = render_instruction(bp.user.goal, bp.user.persona, used, usage)
+    instruction = render_instruction(bp.user.goal, bp.user.persona, used, usage, writes)
     leaks = instruction_leaks(instruction, [n.tool for n in bp.nodes if isinstance(n, A.CallNode)], [])
     diff = state_diff(world_state, env.state)
     stats = dag_stats(bp, writes)

@@ -145,7 +145,9 @@ def test_state_diff_add_remove_change():
 def test_instruction_template_and_leak_check():
     assert render_instruction("Please rebook me", "", {"reservation_id": "4WQ150"}) == "Please rebook me. My reservation id is 4WQ150."
     said = render_instruction("add a comment", "", {"body": {"text": "Any update?", "public": False}, "amount_2": 50.0, "ticket_id": "T1", "max": None})
-    assert said == 'I want to add a comment. The amount should be 50. The public should be no. The text should be "Any update?". My ticket id is T1.'
+    assert said == 'I want to add a comment. The amount is 50. The public is no. The text is "Any update?". My ticket id is T1.'
+    told = render_instruction("x", "", {"cabin": "economy", "flight_number": "HAT1"}, {"cabin": ("book", "cabin"), "flight_number": ("get_flight", "flight_number")}, {"book": True})
+    assert told == "I want to x. The cabin should be economy. The flight number is HAT1."
     two = render_instruction("move credit", "", {"amount": 10.0, "amount_2": 25.0}, {"amount": ("transfer_credit", "amount"), "amount_2": ("add_credit", "amount")})
     assert two == "I want to move credit. For the transfer credit, the amount should be 10. For the add credit, the amount should be 25."
 
