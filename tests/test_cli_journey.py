@@ -239,3 +239,16 @@ def test_truncated_tasks_file_is_a_located_error_with_a_fix(small_build, tmp_pat
         assert r.returncode == 1, (cmd, r.stderr)
         assert f"error[corrupt-build]: task line is not JSON" in r.stderr and f"--> {tasks}:2" in r.stderr
         assert "= help: recompile with `forgec compile DOCS -o BUILD`" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_fmt_check_diff_stdin_and_missing_path(tmp_path):
+    ugly = 'blueprint  y for airline{user{goal "g"}\n call a=get_user_details(user_id:"u1")}\n'
+    pretty = 'blueprint y for airline {\n  user {\n    goal "g"\n  }\n  call a = get_user_details(user_id: "u1")\n}\n'
+    (tmp_path / "u.forge").write_text(ugly, encoding="utf-8")
+    r = forgec("fmt", "--check", "--diff", "u.forge", cwd=tmp_path)
+    assert r.returncode == 3 and r.stdout.startswith("--- a/u.forge\n+++ b/u.forge\n")
+    assert (tmp_path / "u.forge").read_text() == ugly  # --check changes nothing
+    r = forgec("fmt", "-", stdin=ugly)
+    assert r.returncode == 0 and r.stdout == pretty
+    r = forgec("fmt", "missing.forge", cwd=tmp_path)
+    assert r.returncode == 1 and r.stderr.startswith("error[path-not-found]: no such file or folder: missing.forge")

@@ -47,6 +47,10 @@ def command(
         else:
             try:
                 text, label = Path(name).read_text(encoding="utf-8"), name
+            except FileNotFoundError:  # same wording as compile/check for a path that is not there
+                typer.echo(f"error[path-not-found]: no such file or folder: {name}\n  = help: check the path", err=True)
+                errors = True
+                continue
             except (OSError, UnicodeDecodeError) as e:
                 typer.echo(f"error[io]: cannot read {name}: {e}", err=True)
                 errors = True
