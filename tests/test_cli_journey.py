@@ -252,3 +252,18 @@ def test_fmt_check_diff_stdin_and_missing_path(tmp_path):
     assert r.returncode == 0 and r.stdout == pretty
     r = forgec("fmt", "missing.forge", cwd=tmp_path)
     assert r.returncode == 1 and r.stderr.startswith("error[path-not-found]: no such file or folder: missing.forge")
+
+
+@pytest.mark.slow
+def test_train_two_steps_then_resume_says_nothing_to_do(small_build, tmp_path):
+    """A real run of the tiny model: per-step lines explain a zero loss, and a finished run's resume is not silent."""
+    args = ["train", "build", "-c", "cpu-tiny", "-o", str(tmp_path / "rl"), "--set", "optim.steps=2", "--set", "rollout.tasks_per_step=2",
+            "--set", "rollout.group_size=2", "--set", "checkpoint.every=1"]
+    r = forgec(*args, cwd=small_build)
+    assert r.returncode == 0, r.stderr[-3000:]
+    steps = [x for x in r.stderr.splitlines() if x.startswith("train step ")]
+    assert [x.split()[2] for x in steps] == ["1/2", "2/2"] and all(" groups trained " in x and " filtered " in x for x in steps)
+    assert r.stdout.strip().startswith("done: 2 steps")
+    r = forgec(*args, "--resume", cwd=small_build)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert f"nothing to do: {tmp_path / 'rl'} is already at step 2 of 2" in r.stdout

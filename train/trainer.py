@@ -641,7 +641,9 @@ class Trainer:
             m["param_checksum"] = self.param_checksum()
             done = step + 1
             self.history.append({k: v for k, v in m.items() if k in ("reward_mean", "pass_rate", "loss")})
-            self.logger.log(done, m, info=f"reward {m['reward_mean']:.3f} loss {m['loss']:.4f}")
+            # trained/filtered groups: a loss of 0 with 0 trained groups means dynamic filtering left no signal
+            self.logger.log(done, m, info=f"reward {m['reward_mean']:.3f} loss {m['loss']:.4f} "
+                                          f"groups trained {m.get('trained_groups', '-')} filtered {m.get('filtered_groups', '-')}")
             last = m
             if cfg.checkpoint.every and done % cfg.checkpoint.every == 0 and done < cfg.optim.steps:
                 save_checkpoint(self.engine, self.out / "checkpoints", done,

@@ -85,3 +85,6 @@ def command(
         raise typer.Exit(1) from None
     if trainer.rank == 0 and last:
         typer.echo(f"done: {cfg.optim.steps} steps, last reward_mean {last.get('reward_mean', 0):.3f}, output {cfg.output}")
+    elif trainer.rank == 0:  # --resume of a finished run: say so instead of exiting silently
+        typer.echo(f"nothing to do: {cfg.output} is already at step {trainer.start_step} of {cfg.optim.steps} "
+                   "(raise --set optim.steps=N to train further)")
