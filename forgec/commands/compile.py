@@ -147,7 +147,7 @@ def command(
         console.print(D.render(shown, fmt), markup=False, highlight=False, soft_wrap=True)
     m = result.manifest
     if m is not None and m.envs and fmt != "json":
-        t = Table(title=f"forgec build -> {out}", caption="ok: verified tools; bps: blueprints; rej: rejected; calls/reason/edges: mean per task")
+        t = Table(title=f"forgec build -> {out}", caption="ok: verified tools · bps: blueprints · rej: rejected\ncalls, reason(ing nodes), (inference) edges: means per task")
         for c in ("env", "tools", "ok", "bps", "tasks", "rej", "calls", "reason", "edges", "oracle"):
             t.add_column(c, justify="right" if c != "env" else "left")
         for name, e in m.envs.items():
