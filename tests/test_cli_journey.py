@@ -267,3 +267,23 @@ def test_train_two_steps_then_resume_says_nothing_to_do(small_build, tmp_path):
     r = forgec(*args, "--resume", cwd=small_build)
     assert r.returncode == 0, r.stderr[-3000:]
     assert f"nothing to do: {tmp_path / 'rl'} is already at step 2 of 2" in r.stdout
+
+
+def test_check_and_fmt_on_folders_without_forge_files_and_on_tool_docs(tmp_path):
+    shutil.copy(EXAMPLES / "airline.json", tmp_path / "airline.json")
+    for cmd in ("check", "fmt"):
+        r = forgec(cmd, ".", cwd=tmp_path)
+        assert r.returncode == 0 and "no .forge files found in ." in r.stderr, (cmd, r.stderr)
+    r = forgec("check", "airline.json", cwd=tmp_path)
+    assert r.returncode == 1 and "error[syntax-error]" in r.stdout
+    assert "note: `forgec check` reads .forge files; for tool documentation use `forgec inspect airline.json`" in r.stderr
+
+
+def test_check_reports_syntax_and_semantic_errors_with_locations(tmp_path):
+    (tmp_path / "broken.forge").write_text('blueprint x for airline {\n  call a = get_user_details(user_id: "u1"\n}\n', encoding="utf-8")
+    r = forgec("check", "broken.forge", "--format", "concise", cwd=tmp_path)
+    assert r.returncode == 1
+    assert "broken.forge:3:1: error[syntax-error] unexpected '}'; expected ')', ','" in r.stdout.splitlines()
+    assert r.stderr.strip().endswith("errors, 0 warnings")
+    r = forgec("check", "broken.forge", "--format", "conscise", cwd=tmp_path)
+    assert r.returncode == 2 and "Invalid value for '--format'" in r.stderr

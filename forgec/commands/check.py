@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from enum import Enum
+from pathlib import Path
 from typing import List
 
 import typer
@@ -54,7 +55,10 @@ def command(
         raise typer.Exit(2)
     fmt = format.value
     if fmt != "json" and not diags and not _any_forge(paths):
-        typer.echo("no .forge files found", err=True)
+        typer.echo(f"no .forge files found in {', '.join(paths)}", err=True)
+    docs = [p for p in paths if Path(p).suffix.lower() in (".json", ".yaml", ".yml", ".jsonl") and Path(p).is_file()]
+    if fmt != "json" and docs:  # a common slip: checking the tool docs instead of the .forge files made from them
+        typer.echo(f"note: `forgec check` reads .forge files; for tool documentation use `forgec inspect {' '.join(docs)}`", err=True)
     out = render(diags, fmt, sources)
     if out:
         typer.echo(out)

@@ -41,7 +41,10 @@ def command(
     from forgec.lang import format_text
 
     errors = changed = False
-    for name in _files(list(paths)):
+    files = _files(list(paths))
+    if not files:
+        typer.echo(f"no .forge files found in {', '.join(paths)}", err=True)
+    for name in files:
         if name == "-":
             text, label = sys.stdin.read(), "<stdin>"
         else:
