@@ -96,10 +96,12 @@ def test_broken_hand_edit_is_reported_again_by_the_next_compile(small_build):
             assert len(lines) == 1 and lines[0].startswith(rel + ":"), (attempt, r.stderr)
             assert lines[0].endswith(f"env 'airline' has no tool '{tool}_typo'"), lines[0]
             assert "1 error, 0 warnings" in r.stderr
+            assert "kept 1 hand-edited or added blueprint(s): 0 compiled to tasks, 1 rejected" in r.stderr
     finally:
         bp.write_text(good, encoding="utf-8")
     r = forgec("compile", "airline.json", "-o", "build", "-n", "6", "--no-oracle", "-q", cwd=small_build)
     assert r.returncode == 0, r.stderr
+    assert "kept 1 hand-edited or added blueprint(s): 1 compiled to tasks, 0 rejected" in r.stderr
 
 
 # ---- verify / eval on the wrong folder or names

@@ -47,6 +47,18 @@ def _unsafe_out(out: Path, inputs: list[Path]) -> str | None:
     return None
 
 
+def _print_kept(console, m) -> None:
+    """One line on the hand edits the build kept (the table alone does not show them)."""
+    kept = [b for e in m.envs.values() for b in e.blueprints.values() if b.origin != "sampled"]
+    if kept:
+        ok = sum(1 for b in kept if b.task)
+        console.print(f"kept {len(kept)} hand-edited or added blueprint(s): {ok} compiled to tasks, {len(kept) - ok} rejected",
+                      highlight=False)
+    srcs = sorted(f"src/{n}/env.forge" for n, e in m.envs.items() if e.src_origin == "edited")
+    if srcs:
+        console.print(f"kept hand-edited {', '.join(srcs)} (delete it to re-synthesize from the docs)", highlight=False)
+
+
 def command(
     inputs: list[Path] = typer.Argument(..., help="Tool documentation files or folders (OpenAI, MCP, OpenAPI/Swagger, BFCL)."),
     out: Path = typer.Option(Path("build"), "-o", "--out", help="Build folder (written atomically; hand-edited .forge files in it are kept)."),
@@ -166,6 +178,7 @@ def command(
                 "-" if oracle is None else f"{oracle:.2f}",
             )
         console.print(t)
+        _print_kept(console, m)
     if fmt != "json":
         console.print(D.summary_line(diags))
     raise typer.Exit(1 if D.has_errors(diags) else 0)
