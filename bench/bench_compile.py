@@ -26,7 +26,7 @@ def make_docs(root: Path, n_envs: int) -> Path:
     """n_envs environments: the examples and the real corpus, cycled under distinct names."""
     docs = root / "docs"
     docs.mkdir(parents=True)
-    sources = sorted((REPO / "examples").glob("*.*"))
+    sources = sorted(p for p in (REPO / "examples").glob("*.*") if p.suffix in (".json", ".yaml", ".yml", ".jsonl"))
     if CORPUS.is_dir():
         # mcp_server_time has two read-only tools whose synthesized semantics give nothing to tell
         sources += [p for p in sorted(CORPUS.rglob("*")) if p.suffix in (".json", ".yaml") and "mcp_server_time" not in str(p)]
