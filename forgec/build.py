@@ -171,7 +171,10 @@ def load_previous(out: Path) -> tuple[Manifest | None, list[Diagnostic]]:
     try:
         m = Manifest.model_validate_json(mp.read_text(encoding="utf-8"))
     except Exception as e:  # noqa: BLE001 - a corrupt manifest means a cold build
-        return None, [D.warning(D.INTERNAL, f"previous manifest unreadable, building from scratch: {e}", Span(str(mp)))]
+        first = (str(e).splitlines()[1].strip() if len(str(e).splitlines()) > 1 else str(e)).split(" [type=")[0]
+        return None, [D.warning("corrupt-build", f"previous manifest.json is unreadable ({first}); every .forge file under "
+                                "blueprints/ is kept as a hand-added blueprint", Span(str(mp)),
+                                help=f"delete {out} to rebuild from scratch")]
     if m.metadata.schema_version != Manifest.model_fields["metadata"].annotation.model_fields["schema_version"].default:
         return None, []
     return m, []

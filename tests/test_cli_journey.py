@@ -289,3 +289,17 @@ def test_check_reports_syntax_and_semantic_errors_with_locations(tmp_path):
     assert r.stderr.strip().endswith("errors, 0 warnings")
     r = forgec("check", "broken.forge", "--format", "conscise", cwd=tmp_path)
     assert r.returncode == 2 and "Invalid value for '--format'" in r.stderr
+
+
+def test_corrupt_manifest_is_a_truthful_warning_and_edits_survive(small_build, tmp_path):
+    b = tmp_path / "build"
+    shutil.copytree(small_build / "build", b)
+    (b / "manifest.json").write_text('{"metadata": {\n', encoding="utf-8")
+    n = len(list((b / "blueprints" / "airline").glob("*.forge")))
+    r = forgec("compile", str(small_build / "airline.json"), "-o", str(b), "-n", "6", "--no-oracle", "--format", "concise")
+    assert r.returncode == 0, r.stderr
+    line = next(x for x in r.stderr.splitlines() if "warning[corrupt-build]" in x)
+    assert line.startswith(f"{b}/manifest.json: warning[corrupt-build] previous manifest.json is unreadable (Invalid JSON: EOF while parsing")
+    assert line.endswith("every .forge file under blueprints/ is kept as a hand-added blueprint")
+    assert f"kept {n} hand-edited or added blueprint(s): {n} compiled to tasks, 0 rejected" in r.stderr
+    assert json.loads((b / "manifest.json").read_text())["envs"]["airline"]["task_count"] == n
