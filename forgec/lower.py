@@ -287,13 +287,15 @@ def _fact_sentence(name: str, value: Any, used_in: tuple[str, str] | None, ambig
     said = _say(value)
     if isinstance(value, str) and (" " in value.strip() or not value):
         said = json.dumps(value, ensure_ascii=False)
+    plural = isinstance(value, list) and len(value) != 1 or name.endswith(("ids", "_list"))
+    is_, should = ("are", "should be") if plural else ("is", "should be")
     if ambiguous and used_in is not None:
-        return f"For the {humanize(used_in[0])}, the {humanize(name)} should be {said}."
-    if _PERSONAL.search(name):
-        return f"My {humanize(name)} is {said}."
+        return f"For the {humanize(used_in[0])}, the {humanize(name)} {should} {said}."
+    if _PERSONAL.search(name) or name.endswith("ids"):
+        return f"My {humanize(name)} {is_} {said}."
     if used_in is not None and writes.get(used_in[0]):
-        return f"The {humanize(name)} should be {said}."
-    return f"The {humanize(name)} is {said}."
+        return f"The {humanize(name)} {should} {said}."
+    return f"The {humanize(name)} {is_} {said}."
 
 
 def render_instruction(

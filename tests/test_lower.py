@@ -148,6 +148,7 @@ def test_instruction_template_and_leak_check():
     assert said == 'I want to add a comment. The amount is 50. The public is no. The text is "Any update?". My ticket id is T1.'
     told = render_instruction("x", "", {"cabin": "economy", "flight_number": "HAT1"}, {"cabin": ("book", "cabin"), "flight_number": ("get_flight", "flight_number")}, {"book": True})
     assert told == "I want to x. The cabin should be economy. The flight number is HAT1."
+    assert render_instruction("x", "", {"item_ids": ["1", "2"]}) == "I want to x. My item ids are 1, 2."
     two = render_instruction("move credit", "", {"amount": 10.0, "amount_2": 25.0}, {"amount": ("transfer_credit", "amount"), "amount_2": ("add_credit", "amount")})
     assert two == "I want to move credit. For the transfer credit, the amount should be 10. For the add credit, the amount should be 25."
 
