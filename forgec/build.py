@@ -453,6 +453,14 @@ def _build_env(ir_env: Any, opts: CompileOptions, prev: PrevEnv | None, user_fil
                     if brec.origin != "sampled":
                         out.diagnostics.append(D.warning(BAD_BLUEPRINT, f"{bp.name}: {r.reason}: {r.detail}", span))
                     continue
+                except Exception as ex:  # noqa: BLE001 - one blueprint's bug must not fail its env
+                    brec.rejected = "internal-error"
+                    rejected["internal-error"] = rejected.get("internal-error", 0) + 1
+                    out.diagnostics.append(
+                        D.error(D.INTERNAL, f"{bp.name}: lowering raised {type(ex).__name__}: {ex}", Span(str(opts.out / rel)),
+                                help="this is a bug in forgec; the other blueprints were lowered")
+                    )
+                    continue
                 task = lr.task
                 if opts.refine == "llm" and opts.llm is not None:
                     task = _refine(task, lr, opts, out)

@@ -162,3 +162,26 @@ def test_dag_stats_width():
     c = A.CallNode("c", "cancel_order", (A.Arg("order_id", A.Index(A.Attr(A.Name("a"), "orders"), A.Literal(0))),))
     s = dag_stats(bp(a, b, c), MOD.WRITES_STATE)
     assert (s.depth, s.width, s.inference_edges) == (2, 2, 1)
+
+
+def test_build_isolates_a_blueprint_whose_lowering_crashes(tmp_path, monkeypatch):
+    """An unexpected exception in one blueprint is an internal-error diagnostic for it; the env still builds."""
+    from pathlib import Path
+
+    import forgec.build as B
+
+    real = B.lower_blueprint
+    calls = {"n": 0}
+
+    def flaky(bp, *a, **kw):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyError("boom")
+        return real(bp, *a, **kw)
+
+    monkeypatch.setattr(B, "lower_blueprint", flaky)
+    ex = Path(__file__).resolve().parent.parent / "examples" / "airline.json"
+    res = B.compile_build(B.CompileOptions(inputs=[ex], out=tmp_path / "b", tasks_per_env=6, oracle_check=False))
+    e = res.manifest.envs["airline"]
+    assert e.rejected.get("internal-error") == 1 and e.task_count == calls["n"] - 1
+    assert [d.code for d in res.diagnostics if d.is_error] == ["internal-error"]
