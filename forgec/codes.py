@@ -74,15 +74,6 @@ NO_WORLD_STATE = define(
 
 # --------------------------------------------------------------------------- stats
 
-NO_BUILD = define(
-    "stats-no-build",
-    "stats",
-    "The folder is not a forgec build (it has no manifest.json).",
-    why="`forgec stats` reads build/manifest.json and build/blueprints/<env>/*.forge.",
-    wrong="forgec stats docs/",
-    right="forgec compile docs/ -o build/ && forgec stats build/",
-)
-
 BAD_BLUEPRINT = define(
     "stats-bad-blueprint",
     "stats",

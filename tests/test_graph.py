@@ -255,7 +255,7 @@ def test_cli_graph_json_and_errors(tmp_path):
     r = runner.invoke(app, ["graph", str(corpus), "--env", "airlines"])
     assert r.exit_code == 1 and "no-env" in r.output and "tau_bench_airline" in r.output
     r = runner.invoke(app, ["graph", str(tmp_path / "nope")])
-    assert r.exit_code == 1 and "does not exist" in r.output
+    assert r.exit_code == 1 and "error[path-not-found]: no such file or folder" in r.output
     r = runner.invoke(app, ["graph", str(corpus), "--format", "png", "-o", str(tmp_path / "g.png")])
     if shutil.which("dot"):
         assert r.exit_code == 0 and (tmp_path / "g.png").read_bytes()[:4] == b"\x89PNG"

@@ -343,7 +343,7 @@ def test_cli_stats_on_a_build_folder(tmp_path):
     assert s["coverage"]["get_order_details"] == 2 and s["coverage"]["cancel_pending_order"] == 1
     assert s["covered"] == 4 and s["tools"] == len(RETAIL.tools)
     r = CliRunner().invoke(app, ["stats", str(tmp_path)])
-    assert r.exit_code == 1 and "stats-no-build" in r.output
+    assert r.exit_code == 1 and "error[missing-build]" in r.output
 
 
 @pytest.mark.parametrize("where", ["examples/airline.json", "examples/bookstore.yaml", "examples/helpdesk.json",

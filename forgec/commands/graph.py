@@ -56,8 +56,10 @@ def load_envs(path: Path, env: str | None = None, with_module: bool = False, see
     from forgec.codes import NO_ENV
 
     kind = _kind_of_path(path)
-    if kind == "missing":
-        return [], [error(NO_ENV, f"{path} does not exist", Span(str(path)), "give tool docs, a build folder or .forge files")]
+    if kind == "missing":  # worded as `forgec compile/inspect/fmt` word it (forgec.frontends)
+        from forgec.frontends.codes import PATH_NOT_FOUND
+
+        return [], [error(PATH_NOT_FOUND, f"no such file or folder: {path}", Span(str(path)), "check the path")]
     loader = {"build": _from_build, "forge": _from_forge, "docs": _from_docs}[kind]
     envs, diags = loader(path, with_module, seed, state_size)
     if has_errors(diags):
@@ -78,8 +80,11 @@ def _from_build(path: Path, with_module: bool, seed: int, state_size: int):
     from forgec import lang
     from forgec.codes import NO_WORLD_STATE
 
-    diags: list[Diagnostic] = []
-    manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
+    from forgec.commands.stats import read_manifest
+
+    manifest, diags = read_manifest(path)  # corrupt-build, worded as the runtime words it
+    if manifest is None:
+        return [], diags
     out = []
     for name, rec in sorted((manifest.get("envs") or {}).items()):
         src = (rec.get("src") or {}).get("path")

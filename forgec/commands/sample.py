@@ -7,12 +7,18 @@ they are), tool docs or .forge files (compiled in memory first). Output:
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from forgec.diagnostics import INTERNAL, Span, error, has_errors, info, render, warning
+
+
+class SampleFormat(str, Enum):
+    table = "table"
+    json = "json"
 
 
 def command(
@@ -25,7 +31,8 @@ def command(
     max_calls: int = typer.Option(8, "--max-calls", min=1, help="Most tool calls per blueprint."),
     read_only_ratio: float = typer.Option(0.1, "--read-only-ratio", min=0.0, max=1.0, help="Share of read-only tasks (ending in `tell`)."),
     state_size: int = typer.Option(30, "--state-size", min=1, help="World-state size when compiling docs/.forge input."),
-    json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    format: SampleFormat = typer.Option(SampleFormat.table, "--format", help="Summary as a table or json (as in `forgec verify`/`graph`/`stats`)."),
+    json_out: bool = typer.Option(False, "--json", hidden=True, help="Same as --format json (kept for old scripts)."),
 ) -> None:
     """Sample task blueprints (execution-guided random walks over the tool graph) into .forge files."""
     import json
@@ -38,10 +45,11 @@ def command(
     from forgec.graph import build_graph
     from forgec.sample import SampleConfig, sample_blueprints
 
+    json_out = json_out or format == SampleFormat.json
     try:
-        if max_calls < min_calls:
-            typer.echo("error: --max-calls must be >= --min-calls", err=True)
-            raise typer.Exit(1)
+        if max_calls < min_calls:  # a usage error, exit 2 like typer's own option checks and `forgec eval`
+            typer.echo(f"error[usage]: --max-calls ({max_calls}) must be >= --min-calls ({min_calls})", err=True)
+            raise typer.Exit(2)
         envs, diags = load_envs(path, env, with_module=True, seed=seed, state_size=state_size)
         if has_errors(diags):
             typer.echo(render(diags, "full"), err=True)

@@ -7,7 +7,9 @@ inference edges, depth, width, and tool coverage.
 
 from __future__ import annotations
 
+import hashlib
 import json
+from enum import Enum
 from pathlib import Path
 
 import typer
@@ -15,19 +17,83 @@ import typer
 from forgec.diagnostics import INTERNAL, Diagnostic, Span, error, render, warning
 
 
+class StatsFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
+def _build_problem(code: str, message: str, where: Path | str | None, help: str = "") -> Diagnostic:
+    """The same diagnostic `forgec.runtime.load` gives (code, message shape, default help) for a bad build."""
+    import forgec.runtime.codes  # noqa: F401 - registers missing-build / corrupt-build
+    from forgec.runtime import BuildError
+
+    return BuildError(code, message, str(where) if where is not None else "", help).diagnostic()
+
+
+def read_manifest(build: Path) -> tuple[dict | None, list[Diagnostic]]:
+    """build/manifest.json as a dict, or a missing-build / corrupt-build error worded like the runtime's."""
+    mpath = build / "manifest.json"
+    if not build.is_dir():
+        what = f"build folder {str(build)!r} does not exist" if not build.exists() else f"{str(build)!r} is not a build folder"
+        return None, [_build_problem("missing-build", what, build if build.exists() else None,
+                                     "create it with `forgec compile DOCS -o BUILD`")]
+    if not mpath.is_file():
+        return None, [_build_problem("missing-build", f"{str(build)!r} is not a forgec build (no manifest.json)", build,
+                                     "create it with `forgec compile DOCS -o BUILD`")]
+    try:
+        manifest = json.loads(mpath.read_bytes())
+    except (OSError, ValueError) as e:
+        return None, [_build_problem("corrupt-build", f"manifest.json is not valid JSON: {e}", mpath)]
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("envs", {}), dict):
+        return None, [_build_problem("corrupt-build", "manifest.json is not an object with an `envs` object", mpath)]
+    bad = sorted(n for n, rec in manifest.get("envs", {}).items() if not isinstance(rec, dict))
+    if bad:
+        return None, [_build_problem("corrupt-build", f"manifest.json: env {bad[0]!r} is not an object", mpath)]
+    return manifest, []
+
+
+def check_task_files(build: Path, manifest: dict) -> list[Diagnostic]:
+    """corrupt-build for each env whose tasks file is missing or differs from the SHA-256 in the manifest.
+
+    The task counts `stats` reports come from the manifest; they are only true
+    while tasks/<env>.jsonl is the file the compiler wrote.
+    """
+    diags = []
+    root = build.resolve()
+    for name, rec in sorted(manifest.get("envs", {}).items()):
+        trec = rec.get("tasks")
+        if not isinstance(trec, dict) or not trec.get("path"):
+            continue  # a build without tasks (e.g. compiled with -n 0 or hand-made) has nothing to verify
+        rel, want = str(trec["path"]), str(trec.get("hash", ""))
+        p = (build / rel).resolve()
+        if not p.is_relative_to(root):
+            diags.append(_build_problem("corrupt-build", f"env {name!r}: tasks path {rel!r} points outside the build", build / "manifest.json"))
+            continue
+        try:
+            got = hashlib.sha256(p.read_bytes()).hexdigest()
+        except OSError as e:
+            diags.append(_build_problem("corrupt-build", f"env {name!r}: cannot read {rel}: {e.strerror or e}", build / rel))
+            continue
+        if got != want:
+            diags.append(_build_problem("corrupt-build", f"env {name!r}: {rel} does not match the SHA-256 recorded in manifest.json "
+                                        f"(recorded {want[:12] or '(none)'}, file {got[:12]})", build / rel))
+    return diags
+
+
 def build_stats(build: Path) -> tuple[dict, list[Diagnostic]]:
     """{env: {tasks, blueprints, avg_*/max_*, coverage: {tool: calls}, covered, tools}} for a build folder."""
     from forgec import lang
-    from forgec.codes import BAD_BLUEPRINT, NO_BUILD
+    from forgec.codes import BAD_BLUEPRINT
     from forgec.diagnostics import has_errors
     from forgec.lang import ast as A
     from forgec.sample import blueprint_stats, summarize_stats
 
-    mpath = build / "manifest.json"
-    if not mpath.is_file():
-        return {}, [error(NO_BUILD, f"{build} has no manifest.json", Span(str(build)), "run `forgec compile DOCS -o BUILD` first")]
-    manifest = json.loads(mpath.read_text(encoding="utf-8"))
-    diags: list[Diagnostic] = []
+    manifest, diags = read_manifest(build)
+    if manifest is None:
+        return {}, diags
+    diags = check_task_files(build, manifest)
+    if diags:
+        return {}, diags
     out = {}
     for name, rec in sorted((manifest.get("envs") or {}).items()):
         tools = rec.get("tools") or {}
@@ -56,7 +122,8 @@ def build_stats(build: Path) -> tuple[dict, list[Diagnostic]]:
 
 def command(
     build: Path = typer.Argument(..., help="A build folder (forgec compile -o BUILD)."),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    format: StatsFormat = typer.Option(StatsFormat.table, "--format", help="table or json (as in `forgec verify`/`graph`)."),
+    json_out: bool = typer.Option(False, "--json", hidden=True, help="Same as --format json (kept for old scripts)."),
     coverage: bool = typer.Option(False, "--coverage", help="Also print per-tool call counts."),
 ) -> None:
     """Per-env statistics of a build: tasks, calls/task, reasoning nodes, inference edges, depth, width, coverage."""
@@ -65,7 +132,7 @@ def command(
         if any(d.is_error for d in diags):
             typer.echo(render(diags, "full"), err=True)
             raise typer.Exit(1)
-        if json_out:
+        if json_out or format == StatsFormat.json:
             typer.echo(json.dumps(stats, indent=2, sort_keys=True))
         else:
             from rich.console import Console
