@@ -490,10 +490,24 @@ def _initial_status(s: Schema, e: Entity):
 
 def _status_require(e: Entity, v: ToolView, k: str) -> list[A.Stmt]:
     out: list[A.Stmt] = []
-    if v.status_pre and "status" in e.fields:
-        out.append(A.Require(bin_("==", at(k, "status"), lit(v.status_pre)), f"{snake(e.name).replace('_', ' ')} is not {v.status_pre}"))
-    elif v.status_post and "status" in e.fields:
-        out.append(A.Require(bin_("!=", at(k, "status"), lit(v.status_post)), f"{snake(e.name).replace('_', ' ')} is already {v.status_post}"))
+    what = snake(e.name).replace("_", " ")
+    if "status" not in e.fields:
+        return out
+    if v.status_pre:
+        out.append(A.Require(bin_("==", at(k, "status"), lit(v.status_pre)), f"{what} is not {v.status_pre}"))
+        return out
+    if v.status_allowed:
+        # "Cancel a pending or paid order": only those states allow it
+        test = None
+        for x in v.status_allowed:
+            t = bin_("==", at(k, "status"), lit(x))
+            test = t if test is None else bin_("or", test, t)
+        out.append(A.Require(test, f"{what} is not {' or '.join(v.status_allowed)}"))
+        return out
+    for x in v.status_forbidden:
+        out.append(A.Require(bin_("!=", at(k, "status"), lit(x)), f"{what} is {x}"))
+    if v.status_post and v.status_post not in v.status_forbidden:
+        out.append(A.Require(bin_("!=", at(k, "status"), lit(v.status_post)), f"{what} is already {v.status_post}"))
     return out
 
 

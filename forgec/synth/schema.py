@@ -37,7 +37,7 @@ from .names import RESERVED, entity_name, ident, plural, pascal, singular, snake
 READ_VERBS = {"get", "fetch", "retrieve", "show", "shows", "describe", "read", "view", "inspect", "check", "load", "display", "lookup", "returns", "return_"}
 SEARCH_VERBS = {"search", "find", "list", "lists", "query", "filter", "browse", "scan", "look"}
 CREATE_VERBS = {"create", "creates", "add", "adds", "new", "book", "make", "register", "insert", "post", "append", "issue", "submit", "upload", "start", "open", "generate", "schedule", "place", "send", "commit", "records", "record", "copy", "duplicate", "clone", "reserve", "enroll", "invite"}
-UPDATE_VERBS = {"update", "updates", "modify", "edit", "change", "set", "rename", "patch", "move", "assign", "replace", "exchange", "upgrade", "downgrade", "switch", "switches", "checkout", "restore", "toggle", "enable", "disable", "mark", "return", "save", "apply", "approve", "reject", "pay", "refund", "confirm", "activate", "deactivate", "reopen", "resolve", "deposit", "withdraw", "charge", "transfer"}
+UPDATE_VERBS = {"update", "updates", "modify", "edit", "change", "set", "rename", "patch", "move", "assign", "replace", "exchange", "upgrade", "downgrade", "switch", "switches", "checkout", "restore", "toggle", "enable", "disable", "mark", "return", "save", "apply", "approve", "reject", "pay", "refund", "confirm", "activate", "deactivate", "reopen", "resolve", "deposit", "withdraw", "charge", "transfer", "checkin", "ship", "suspend", "complete", "publish", "unassign"}
 DELETE_VERBS = {"delete", "deletes", "remove", "removes", "cancel", "kill", "destroy", "drop", "close", "revoke", "terminate", "unregister", "erase", "purge", "archive", "unsubscribe"}
 ALL_VERBS = READ_VERBS | SEARCH_VERBS | CREATE_VERBS | UPDATE_VERBS | DELETE_VERBS
 # verbs that also name the thing they create (`git_commit` creates a Commit)
@@ -46,7 +46,12 @@ NOUN_VERBS = {"commit", "post", "record", "upload", "comment", "note", "tag", "b
 STOP = {"all", "by", "details", "detail", "info", "information", "of", "the", "a", "an", "for", "to", "with", "from", "in", "on", "and", "or", "my", "current", "id", "ids", "data", "entire", "whole", "specific", "existing", "new"}
 STATUS_WORDS = {"pending", "delivered", "active", "inactive", "open", "closed", "draft", "published", "processed", "shipped", "completed", "confirmed", "cancelled", "canceled", "expired", "paid", "unpaid", "approved", "rejected", "archived", "running", "stopped", "suspended", "scheduled", "booked", "locked", "unlocked", "failed", "succeeded", "enabled", "disabled", "resolved", "unresolved", "assigned", "unassigned", "overdue", "returned", "refunded"}
 # past tense of verbs whose effect is a status change
-STATUS_AFTER = {"cancel": "cancelled", "close": "closed", "archive": "archived", "approve": "approved", "reject": "rejected", "confirm": "confirmed", "activate": "active", "deactivate": "inactive", "refund": "refunded", "pay": "paid", "resolve": "resolved", "reopen": "open", "terminate": "terminated", "revoke": "revoked", "enable": "enabled", "disable": "disabled", "return": "returned"}
+STATUS_AFTER = {"cancel": "cancelled", "close": "closed", "archive": "archived", "approve": "approved", "reject": "rejected", "confirm": "confirmed", "activate": "active", "deactivate": "inactive", "refund": "refunded", "pay": "paid", "resolve": "resolved", "reopen": "open", "terminate": "terminated", "revoke": "revoked", "enable": "enabled", "disable": "disabled", "return": "returned", "checkin": "checked_in", "ship": "shipped", "suspend": "suspended", "assign": "assigned", "unassign": "unassigned", "complete": "completed", "publish": "published"}
+# verbs whose status change is used only when the entity's documented status enum has the
+# value (`assign_ticket` sets the assignee; "assigned" is a status only if the docs say so)
+STATUS_IF_DOCUMENTED = {"checkin", "ship", "suspend", "assign", "unassign", "complete", "publish", "return"}
+# verbs that move a record to another status, not out of existence
+STATUS_VERBS = {"cancel", "close", "archive", "approve", "reject", "confirm", "activate", "deactivate", "refund", "pay", "resolve", "reopen", "terminate", "revoke"} | STATUS_IF_DOCUMENTED
 MODIFIER_PARAMS = {"limit", "offset", "page", "page_size", "per_page", "max_count", "count", "max_results", "sort", "sort_by", "order_by", "cursor", "context_lines", "format", "verbose", "include", "fields", "content", "hash", "timeout"}
 KEYISH_SUFFIX = {"name", "number", "code", "path", "slug", "sku", "handle"}
 QUALIFIERS = {"new", "old", "target", "source", "base", "parent", "current", "original", "selected", "primary", "from", "to", "other", "src", "dst"}
@@ -106,6 +111,8 @@ class ToolView:
     fresh_key: str | None = None  # create tools: param supplying the new key
     status_pre: str | None = None
     status_post: str | None = None
+    status_allowed: list[str] = field(default_factory=list)  # "a confirmed reservation": required before
+    status_forbidden: list[str] = field(default_factory=list)  # "checked-in reservations cannot be cancelled"
     field_noun: str | None = None  # get_order_status -> "status"
     group: tuple[str, str, tuple[str, ...]] | None = None  # (field, Record, params) grouped update
     global_name: str | None = None  # singleton read
@@ -268,8 +275,12 @@ def _kind_of_verb(verb: str | None, toks: list[str]) -> str:
 
 
 def _verb(toks: list[str], description: str) -> str | None:
+    if toks[:1] == ["checkin"] or toks[:2] == ["check", "in"]:
+        return "checkin"  # check_in / checkIn / check-in: a status change, not a read
     if toks and toks[0] in ALL_VERBS:
         return toks[0]
+    if re.match(r"\s*check[ -]?in\b", description or "", re.I):
+        return "checkin"
     w = _first_word(description)
     if w in ALL_VERBS:
         return {"shows": "show", "lists": "list", "adds": "add", "creates": "create", "records": "record", "switches": "switch", "deletes": "delete", "removes": "remove", "updates": "update"}.get(w, w)
@@ -530,6 +541,8 @@ def _discover_entities(s: Schema) -> None:
             if not st or s.ref_of(name) or any(w in name_words for w in st[0]):
                 continue
             desc = next((p.description for p in t.params if p.name == name), "") or ""
+            if re.search(rf"\b{re.escape(' '.join(st[0]))}\b", desc.lower()):
+                continue  # "The payment id stored in user profile" names its own kind: not a User
             said = [w for w in re.findall(r"[a-z]+", desc.lower()) if w in words and words[w] != "_".join(st[0])]
             if len(set(said)) == 1:
                 other = words[said[0]]
@@ -549,7 +562,7 @@ def _discover_entities(s: Schema) -> None:
                 continue
             kt = "int" if _scalar_kind(ty) == "integer" else "str"
             key = snake(name) if not st[1] else "_".join(st[0]) + "_id"
-            _add_entity(s, entity_name(st[0]), key, kt, alias=name)
+            _add_entity(s, _id_entity_name(s, name, st[0]), key, kt, alias=name)
     # 3. name-like keys: shared by many tools (repo_path), or naming a tool's noun (branch_name)
     counts: dict[str, int] = {}
     for t in tools:
@@ -580,6 +593,20 @@ def _discover_entities(s: Schema) -> None:
             continue
         key = _key_for_noun(s, singular(v.nouns[-1]))
         _add_entity(s, noun, key or f"{snake(noun)}_id", synthetic=key is None)
+
+
+def _id_entity_name(s: Schema, name: str, stem: list[str]) -> str:
+    """`payment_id` inside the items of `payment_methods: [{payment_id, amount}]` denotes a
+    PaymentMethod (the list names what the id is the key of); else the stem (`Payment`)."""
+    for t in s.env.tools:
+        for p in t.params:
+            pt = p.type
+            if pt.kind != "array" or pt.items is None or pt.items.kind != "object":
+                continue
+            ptoks = tokens(p.name)
+            if len(ptoks) == len(stem) + 1 and ptoks[: len(stem)] == stem and any(f.name == name for f in pt.items.fields):
+                return entity_name(ptoks)
+    return entity_name(stem)
 
 
 def _noun_entity_name(s: Schema, nouns: list[str]) -> str | None:
@@ -695,19 +722,20 @@ def _status_words(s: Schema, v: ToolView) -> None:
     et = [singular(x) for x in tokens(v.target or "")]
     st = [singular(x) for x in v.toks]
     pos = next((i for i in range(len(st) - len(et) + 1) if et and st[i : i + len(et)] == et), None)
-    if pos is None:
-        return
-    before = v.toks[:pos]
-    after = [w for w in v.toks[pos + len(et) :] if w not in STOP]
-    if before and before[-1] in STATUS_WORDS:
-        v.status_pre = before[-1]
-    if after:
-        v.field_noun = snake("_".join(after))
+    if pos is None and not (v.verb in STATUS_VERBS and v.verb not in ("pay", "refund", "return") and len(v.tool.params) == 1):
+        return  # `check_in(reservation_id)` names no entity, but its one param is the record
+    if pos is not None:
+        before = v.toks[:pos]
+        after = [w for w in v.toks[pos + len(et) :] if w not in STOP]
+        if before and before[-1] in STATUS_WORDS:
+            v.status_pre = before[-1]
+        if after:
+            v.field_noun = snake("_".join(after))
     desc = v.tool.description or ""
     m = re.search(r"status\s+(?:will\s+be\s+|is\s+)?(?:changed|set|updated|moved)\s+to\s+['\"]([^'\"]{1,40})['\"]", desc, re.I)
     if m and v.kind in ("update", "delete", "action"):
         v.status_post = m.group(1)
-    elif v.verb in STATUS_AFTER and v.kind in ("delete", "update", "action") and v.verb in ("cancel", "close", "archive", "approve", "reject", "confirm", "activate", "deactivate", "refund", "pay", "resolve", "reopen", "terminate", "revoke"):
+    elif v.verb in STATUS_AFTER and v.kind in ("delete", "update", "action") and v.verb in STATUS_VERBS:
         v.status_post = STATUS_AFTER[v.verb]
     if v.status_post and v.kind == "delete" and v.verb in ("cancel", "close", "archive", "revoke", "terminate"):
         pass
@@ -779,6 +807,8 @@ def _gather_fields(s: Schema) -> None:
                 if not w:
                     continue
                 name = ident(snake("_".join(w[:-1] + [singular(w[-1])])))
+                if pascal(name) in s.entities or pascal(name) in s.records:
+                    continue  # "List all reservations of a user": the listed entity, not an attribute
                 if name == e.key or name in e.aliases or s.ref_of(name) or name in e.fields or len(w) > 2:
                     continue
                 e.fields[name] = Field(name, A.PrimType("str"), f"from the description of {v.tool.name}")
@@ -942,7 +972,12 @@ def field_path(s: Schema, e: Entity, name: str) -> list[str] | None:
 
 
 def _status_fields(s: Schema) -> None:
-    """Collect status values per entity from the tools that act on it; declare `status`."""
+    """Collect status values per entity from the tools that act on it; declare `status`.
+
+    A verb's target state is spelled as the documented enum spells it (`check_in` ->
+    "checked_in"); verbs in STATUS_IF_DOCUMENTED change the status only when the enum has
+    that value. Then each tool's description names the states it requires or forbids."""
+    _canonical_status(s)
     values: dict[str, list[str]] = {}
     for v in s.views.values():
         if v.target is None:
@@ -969,6 +1004,73 @@ def _status_fields(s: Schema) -> None:
         else:
             vals = list(dict.fromkeys(pres + vals))
         e.fields["status"] = Field("status", A.EnumType(tuple(vals)), "status, inferred from the tools that change it")
+    for v in s.views.values():
+        if v.target is not None and v.kind in ("update", "delete", "action") and v.key_param:
+            _status_from_desc(s, v)
+
+
+def _norm(x: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", x.lower())
+
+
+def _status_enum(s: Schema, ename: str | None) -> tuple[str, ...] | None:
+    f = s.entities[ename].fields.get("status") if ename in s.entities else None
+    t = strip_optional(f.type) if f is not None else None
+    if isinstance(t, A.EnumType) and all(isinstance(x, str) for x in t.values):
+        return t.values
+    return None
+
+
+def _canonical_status(s: Schema) -> None:
+    for v in s.views.values():
+        if v.target is None:
+            continue
+        vals = _status_enum(s, v.target)
+        for attr in ("status_pre", "status_post"):
+            w = getattr(v, attr)
+            if w is None:
+                continue
+            hit = next((x for x in vals or () if _norm(x) == _norm(w)), None)
+            if hit is not None:
+                setattr(v, attr, hit)
+            elif attr == "status_post" and v.verb in STATUS_IF_DOCUMENTED and not _quoted_status(v):
+                v.status_post = None  # e.g. `assign_ticket` when "assigned" is no documented state
+
+
+def _quoted_status(v: ToolView) -> bool:
+    return bool(re.search(r"status\s+(?:will\s+be\s+|is\s+)?(?:changed|set|updated|moved)\s+to\s+['\"]", v.tool.description or "", re.I))
+
+
+def _value_pattern(x: str) -> str:
+    """`checked_in` matches "checked_in", "checked-in", "checked in" and "checkedin"."""
+    return r"[\s_-]?".join(re.escape(p) for p in re.split(r"[\s_-]+", x.lower()) if p)
+
+
+def _status_from_desc(s: Schema, v: ToolView) -> None:
+    """"Cancel a pending or paid order (not a shipped one)" -> allowed ("pending", "paid"),
+    forbidden "shipped"; "Checked-in reservations cannot be cancelled" -> forbidden."""
+    vals = _status_enum(s, v.target)
+    if not vals:
+        return
+    desc = (v.tool.description or "").lower()
+    words = [singular(w) for w in tokens(v.target)]
+    noun = r"\s+".join(re.escape(w) for w in words[:-1]) + (r"\s+" if len(words) > 1 else "") + rf"{re.escape(words[-1])}s?\b"
+    alts = {x: _value_pattern(x) for x in vals if x != v.status_post}
+    any_val = "|".join(f"(?:{p})" for p in sorted(alts.values(), key=len, reverse=True))
+    if not any_val:
+        return
+    lst = rf"((?:{any_val})(?:\s*(?:,|\bor\b|\band\b|,\s*or\b)\s*(?:{any_val}))*)"
+    if not v.status_pre:
+        m = re.search(rf"\b(?:a|an|the|only|one|any)\s+{lst}\s+{noun}", desc)
+        if m and not re.match(r"\s*(?:,|\bor\b)", desc[m.end():]) and not re.search(r"\bnot\s*(?:a|an|the)?\s*$", desc[: m.start()]):
+            allowed = [x for x, p in alts.items() if re.search(rf"\b(?:{p})\b", m.group(1))]
+            v.status_allowed = allowed
+    forbidden: list[str] = []
+    for m in re.finditer(rf"\b{lst}\s+{noun}\s+(?:cannot|can't|can\s+not|may\s+not|must\s+not)\b", desc):
+        forbidden += [x for x, p in alts.items() if re.search(rf"\b(?:{p})\b", m.group(1))]
+    for m in re.finditer(rf"\(not\s+(?:a|an|the)?\s*{lst}\s+(?:one|{noun})\)", desc):
+        forbidden += [x for x, p in alts.items() if re.search(rf"\b(?:{p})\b", m.group(1))]
+    v.status_forbidden = [x for x in dict.fromkeys(forbidden) if x not in v.status_allowed and x != v.status_pre]
 
 
 def _children(s: Schema) -> None:
@@ -982,6 +1084,8 @@ def _children(s: Schema) -> None:
     for v in s.views.values():
         if v.kind != "read" or not v.target or not v.key_param or v.field_noun in s.entities[v.target].fields:
             continue
+        if _reads_whole_record(s, v):
+            continue  # get_user_details "including their reservations" returns the User
         desc = (v.tool.description or "").lower()
         for cname, _f in referrers.get(v.target, ()):
             c = s.entities[cname]
@@ -995,6 +1099,16 @@ def _children(s: Schema) -> None:
                 v.child = (c.name, f)
                 v.kind = "search"
                 break
+
+
+def _reads_whole_record(s: Schema, v: ToolView) -> bool:
+    """A read of the record itself: its documented return is the target (carries its key),
+    or the name/description asks for the record's details or profile."""
+    e = s.entities[v.target]
+    obj = unwrap_return(s, v.tool.returns) if v.tool.returns is not None else None
+    if obj is not None and (e.key in [f.name for f in obj.fields] or any(a in [f.name for f in obj.fields] for a in e.aliases)):
+        return True
+    return bool({"details", "detail", "profile", "info"} & set(v.toks)) or bool(re.search(r"\b(details|profile)\b", (v.tool.description or "").lower()))
 
 
 def _globals(s: Schema) -> None:
