@@ -248,3 +248,20 @@ def test_sample_min_over_max_calls_is_a_usage_error(pristine, tmp_path):
     assert r.exit_code == 2
     assert r.stderr.strip() == "error[usage]: --max-calls (3) must be >= --min-calls (5)"
     assert not (tmp_path / "out").exists()
+
+
+def test_graph_png_without_output_is_a_usage_error(tmp_path):
+    """Checked before reading anything, whether or not Graphviz is installed."""
+    r = cli("graph", str(tmp_path / "nope"), "--format", "png")
+    assert r.exit_code == 2
+    assert r.stderr.strip() == "error[usage]: --format png needs -o FILE (a picture cannot go to the terminal)"
+    assert "graphviz-missing" not in r.output
+
+
+def test_stats_on_a_file_is_missing_build(tmp_path):
+    f = tmp_path / "manifest.json"
+    f.write_text("{}")
+    r = cli("stats", str(f))
+    assert r.exit_code == 1
+    assert r.stderr.strip() == (f"error[missing-build]: {str(f)!r} is not a build folder\n --> {f}\n"
+                                "  = help: create it with `forgec compile DOCS -o BUILD`")

@@ -191,6 +191,9 @@ def command(
     from forgec.codes import GRAPHVIZ_MISSING, NO_EDGES
     from forgec.graph import build_graph
 
+    if format == GraphFormat.png and output is None:  # a usage error, exit 2 like typer's own option checks
+        typer.echo("error[usage]: --format png needs -o FILE (a picture cannot go to the terminal)", err=True)
+        raise typer.Exit(2)
     try:
         envs, diags = load_envs(path, env)
         if has_errors(diags):
@@ -207,9 +210,6 @@ def command(
             if dot is None:
                 typer.echo(render([error(GRAPHVIZ_MISSING, "Graphviz `dot` is not installed; cannot render PNG", None,
                                          "install graphviz, or use --format dot / mermaid")], "full"), err=True)
-                raise typer.Exit(1)
-            if output is None:
-                typer.echo(render([error(GRAPHVIZ_MISSING, "--format png needs -o FILE", None)], "full"), err=True)
                 raise typer.Exit(1)
             for i, (name, g) in enumerate(texts):
                 target = output if len(texts) == 1 else output.with_name(f"{output.stem}_{name}{output.suffix}")

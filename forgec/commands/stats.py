@@ -2,7 +2,10 @@
 
 Read from build/manifest.json (tasks, tool kinds) and the blueprint files
 themselves (so hand edits count): calls per task, write calls, reasoning nodes,
-inference edges, depth, width, and tool coverage.
+inference edges, depth, width, and tool coverage. Task counts come from the
+manifest, so each tasks/<env>.jsonl is first checked against the SHA-256 the
+manifest records; a bad build is reported with the runtime's codes
+(missing-build, corrupt-build), worded as `forgec.runtime.load` words them.
 """
 
 from __future__ import annotations
