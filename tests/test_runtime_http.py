@@ -248,7 +248,7 @@ def test_cli_eval_with_openai_agent(build, tmp_path):
     eps = [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]
     assert [(e["task_id"], e["trial"]) for e in eps] == [("shop/cancel_order", 0), ("shop/cancel_order", 1), ("shop/desk_price", 0), ("shop/desk_price", 1)]
     r = CliRunner().invoke(app, ["eval", str(build.root), "--agent", "openai"])
-    assert r.exit_code == 1 and "needs --agent-base-url" in r.output
+    assert r.exit_code == 2 and "needs --agent-base-url" in r.output  # a usage error
 
 
 def test_ctrl_c_writes_what_finished(build, tmp_path):
