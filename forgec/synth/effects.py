@@ -17,6 +17,7 @@ state), never from guesses, so a verified tool fails only where its documentatio
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from forgec import ir
@@ -148,7 +149,9 @@ def tool_params(s: Schema, v: ToolView, tm: TypeMapper) -> list[ParamOut]:
         elif p.name == v.fresh_key and v.target:
             ty = A.PrimType(s.entities[v.target].key_type)
         elif p.type.kind == "object" and p.type.fields:
-            ty = tm.map(p.type, f"{v.target or v.name}_{p.name}")
+            # a request body is the tool's own shape (`cancel_order`'s body is no `create_order` body)
+            spread = p.name in BODY_PARAMS or p.location == "body"
+            ty = tm.map(p.type, f"{v.name}_{p.name}" if spread else f"{v.target or v.name}_{p.name}")
         else:
             ty = tm.field_type(p.name, p.type)
         default: A.Expr | None = None
@@ -302,6 +305,14 @@ def _filters(s: Schema, e: Entity, v: ToolView, pmap) -> list[A.Expr]:
     for wire, p in pmap.items():
         if wire in MODIFIER_PARAMS or wire == v.fresh_key:
             continue
+        if wire in v.flag_preds:
+            # `in_stock` "only books with stock > 0": the test applies when the flag is set
+            fname, op, num = v.flag_preds[wire]
+            test = bin_("or", A.Unary("not", N(p.name)), bin_(op, at("it", fname), lit(num)))
+            if p.optional or isinstance(p.type, A.OptionalType):
+                test = bin_("or", bin_("==", N(p.name), NULL), test)
+            preds.append(test)
+            continue
         path = field_path(s, e, p.name)
         cmp_op = "=="
         if path is None:
@@ -392,8 +403,12 @@ def _create(s: Schema, v: ToolView, pmap):
         supplied.setdefault(fname, (expr, ftype, nullable, guard))
     initial = _initial_status(s, e)
     later: list[A.Stmt] = []
+    filled = _line_items(s, e, v, pmap)
     for fname, f in e.fields.items():
         if fname == e.key:
+            continue
+        if fname in filled and fname not in supplied:
+            inits.append(A.FieldInit(fname, filled[fname]))
             continue
         if fname in supplied and not _type_eq(strip_optional(f.type), strip_optional(supplied[fname][1])):
             inits.append(A.FieldInit(fname, default_value(s, f.type)))  # same name, other type
@@ -407,6 +422,7 @@ def _create(s: Schema, v: ToolView, pmap):
             inits.append(A.FieldInit(fname, lit(initial)))
         else:
             inits.append(A.FieldInit(fname, default_value(s, f.type)))
+    stmts += _reserve_stock(s, e, v, pmap)
     stmts.append(A.Insert(e.name, tuple(inits), bind="created"))
     stmts += later
     for wire, ent in v.refs.items():
@@ -415,8 +431,126 @@ def _create(s: Schema, v: ToolView, pmap):
             t = strip_optional(pfield.type)
             if isinstance(t, A.ListType) and t.item == A.NamedType(e.name):
                 stmts.append(A.Append(at(pmap[wire].name, pf), at("created", e.key)))
+    # a parent named inside the request body (`create_order(body: {user_id, ...})`) lists it too
+    for wire, fname, expr, ftype, nullable, _guard in flat_exprs(s, v, pmap):
+        ft = strip_optional(ftype)
+        if wire in pmap or not isinstance(ft, A.NamedType) or ft.name not in s.entities or nullable:
+            continue
+        parent = s.entities[ft.name]
+        lists = [pf for pf, pfield in parent.fields.items() if strip_optional(pfield.type) == A.ListType(A.NamedType(e.name))]
+        if len(lists) == 1 and fname in e.fields:
+            stmts.append(A.Let("parent", A.Index(N(ft.name), at("created", fname))))
+            stmts.append(A.Append(at("parent", lists[0]), at("created", e.key)))
+            break
     stmts.append(A.Return(N("created")))
     return stmts, A.NamedType(e.name)
+
+
+QUANTITY_FIELDS = ("quantity", "qty", "count", "copies", "units")
+TOTAL_FIELDS = ("total", "total_price", "amount", "subtotal")
+
+
+def _line_items(s: Schema, e: Entity, v: ToolView, pmap) -> dict[str, A.Expr]:
+    """`create_order(items: [{book_id, quantity}])` fills `lines: list[Line]`, pricing each line
+    from the referenced record (`unit_price: Book[it.book_id].price`), and the order's `total`
+    is the sum of quantity x unit price — not an empty list and 0.0."""
+    from .schema import lines_field
+
+    out: dict[str, A.Expr] = {}
+    for path, p in flat_params(v):
+        fname = lines_field(s, e, p)
+        if fname is None or fname in out or p.name in MODIFIER_PARAMS:
+            continue
+        po = pmap[path[0]]
+        src = N(po.name) if len(path) == 1 else at(po.name, ident(path[1]))
+        if len(path) == 1 and (po.optional or isinstance(po.type, A.OptionalType)):
+            continue
+        if len(path) > 1 and (p.required is False or po.optional):
+            continue
+        rec = s.records[strip_optional(e.fields[fname].type).item.name]
+        given = {ident(f.name): f for f in (p.type.items.fields if p.type.items.kind == "object" else s.env.definitions[p.type.items.ref].fields)}
+        inits: list[A.FieldInit] = []
+        priced: A.Expr | None = None
+        for rf, rfield in rec.fields.items():
+            if rf in given:
+                inits.append(A.FieldInit(rf, at("it", rf)))
+                continue
+            val = None
+            want = [rf, tokens(rf)[-1]]
+            for gf in given:
+                gt = strip_optional(rec.fields[gf].type) if gf in rec.fields else None
+                if isinstance(gt, A.NamedType) and gt.name in s.entities:
+                    ent = s.entities[gt.name]
+                    hit = next((w for w in want if w in ent.fields and _type_eq(strip_optional(ent.fields[w].type), strip_optional(rfield.type))), None)
+                    if hit:
+                        val = at(A.Index(N(gt.name), at("it", gf)), hit)
+                        break
+            if val is None:
+                val = default_value(s, rfield.type)
+            elif isinstance(strip_optional(rfield.type), A.PrimType) and strip_optional(rfield.type).name == "float":
+                priced = val
+            inits.append(A.FieldInit(rf, val))
+        out[fname] = A.Call("map", (src, A.RecordLit(tuple(inits))))
+        qty = next((q for q in QUANTITY_FIELDS if q in rec.fields), None)
+        total = next((t for t in TOTAL_FIELDS if t in e.fields and strip_optional(e.fields[t].type) == A.PrimType("float")), None)
+        if priced and qty and total and total not in out:
+            out[total] = A.Call("sum", (src, bin_("*", at("it", qty), priced)))
+    return out
+
+
+STOCK_FIELDS = ("stock", "seats_available", "available_seats", "inventory", "quantity_available", "available")
+
+
+def _reserve_stock(s: Schema, e: Entity, v: ToolView, pmap) -> list[A.Stmt]:
+    """"Every book must have enough stock; the stock is reserved": each line (or the one
+    referenced record with a quantity param, `book_reservation(flight_number, seats)`) needs
+    that much stock, which the create takes. Only when the description speaks of stock/seats."""
+    desc = (v.tool.description or "").lower()
+    if not re.search(r"\b(stock|seats?|inventory|availab\w*)\b", desc):
+        return []
+    out: list[A.Stmt] = []
+    from .schema import lines_field
+
+    for path, p in flat_params(v):
+        fname = lines_field(s, e, p)
+        if fname is None:
+            continue
+        po = pmap[path[0]]
+        if po.optional or (len(path) > 1 and not p.required):
+            continue
+        src = N(po.name) if len(path) == 1 else at(po.name, ident(path[1]))
+        rec = s.records[strip_optional(e.fields[fname].type).item.name]
+        qty = next((q for q in QUANTITY_FIELDS if q in rec.fields), None)
+        for rf, rfield in rec.fields.items():
+            t = strip_optional(rfield.type)
+            if qty and isinstance(t, A.NamedType) and t.name in s.entities:
+                stock = _stock_field(s.entities[t.name])
+                if stock:
+                    held = A.Index(N(t.name), at("x", rf))
+                    out.append(A.For("x", src, (
+                        A.Let("held", held),
+                        A.Require(bin_(">=", at("held", stock), at("x", qty)), f"not enough {stock}"),
+                        A.Set(at("held", stock), bin_("-", at("held", stock), at("x", qty))),
+                    )))
+                    return out
+    qparam = next((pmap[w] for w in pmap if w in ("seats", "quantity", "qty", "copies", "count", "passengers") and strip_optional(pmap[w].type) == A.PrimType("int") and not pmap[w].optional), None)
+    if qparam is None:
+        return out
+    for wire, ent in v.refs.items():
+        stock = _stock_field(s.entities[ent])
+        if stock and not pmap[wire].optional:
+            r = pmap[wire].name
+            out += [
+                A.Require(bin_(">", N(qparam.name), lit(0)), f"{qparam.name} must be positive"),
+                A.Require(bin_(">=", at(r, stock), N(qparam.name)), f"not enough {stock}"),
+                A.Set(at(r, stock), bin_("-", at(r, stock), N(qparam.name))),
+            ]
+            break
+    return out
+
+
+def _stock_field(e: Entity) -> str | None:
+    return next((f for f in STOCK_FIELDS if f in e.fields and strip_optional(e.fields[f].type) == A.PrimType("int")), None)
 
 
 DEBIT_VERBS = {"pay", "charge", "withdraw", "debit", "spend", "purchase", "buy"}
@@ -626,9 +760,19 @@ def _delete(s: Schema, v: ToolView, pmap):
     k = _key_param(v, pmap)
     if v.status_post and "status" in e.fields:
         stmts = _status_require(e, v, k)
-        for wire, p in pmap.items():
-            if wire != v.key_param and p.name in e.fields and p.name != e.key:
-                stmts.append(A.Set(at(k, p.name), N(p.name)))
+        for wire, fname, expr, ptype, nullable, guard in flat_exprs(s, v, pmap):
+            # the documented extras of a cancellation (`reason`, also inside a request body)
+            if wire == v.key_param or fname not in e.fields or fname == e.key or fname == "status":
+                continue
+            if not _type_eq(strip_optional(e.fields[fname].type), strip_optional(ptype)):
+                continue
+            st = A.Set(at(k, fname), expr)
+            if nullable and not isinstance(e.fields[fname].type, A.OptionalType):
+                st = A.If(bin_("!=", guard, NULL), (st,))
+            root = expr.obj if isinstance(expr, A.Attr) and isinstance(expr.obj, A.Name) else None
+            if root is not None and any(p.name == root.id and p.optional for p in pmap.values()):
+                st = A.If(bin_("!=", root, NULL), (st,))  # a field of an optional request body
+            stmts.append(st)
         stmts.append(A.Set(at(k, "status"), lit(v.status_post)))
         return stmts + [A.Return(N(k))], A.NamedType(e.name)
     stmts = [A.Let("removed", at(k, e.key))]

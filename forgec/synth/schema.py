@@ -117,6 +117,7 @@ class ToolView:
     group: tuple[str, str, tuple[str, ...]] | None = None  # (field, Record, params) grouped update
     global_name: str | None = None  # singleton read
     child: tuple[str, str] | None = None  # (entity, ref field) listed by this read
+    flag_preds: dict[str, tuple[str, str, Any]] = field(default_factory=dict)  # bool filter -> (field, op, number)
 
 
 @dataclass
@@ -828,7 +829,7 @@ def _gather_fields(s: Schema) -> None:
         if v.kind == "create" and v.target:
             e = s.entities[v.target]
             for _path, p in flat_params(v):
-                if p.name == v.fresh_key or p.name in v.refs:
+                if p.name == v.fresh_key or p.name in v.refs or lines_field(s, e, p) is not None:
                     continue
                 _param_field(s, tm, e, p, optional=not p.required)
     # update tools: group several primitive params under the field the name mentions
@@ -878,12 +879,52 @@ def _gather_fields(s: Schema) -> None:
             if p.name in v.refs:
                 e.fields.setdefault(ident(p.name), Field(ident(p.name), A.NamedType(v.refs[p.name]), p.description))
                 continue
+            cond = _flag_condition(e, p)
+            if cond is not None:
+                v.flag_preds[p.name] = cond  # `in_stock` "only books with stock > 0": a test, not a field
+                continue
             _param_field(s, tm, e, p, optional=False)
     # creates referencing a parent: book_reservation(user_id) and User.reservations
     for v in s.views.values():
         if v.kind == "create" and v.target:
             for pname, ent in v.refs.items():
                 s.entities[v.target].fields.setdefault(ident(pname), Field(ident(pname), A.NamedType(ent), ""))
+
+
+def lines_field(s: Schema, e: Entity, p: ir.Param) -> str | None:
+    """The list field of `e` that a create param fills: `items: [{book_id, quantity}]` are the
+    order's `lines: list[Line{book_id, quantity, unit_price}]` (the param's item fields are a
+    proper subset of the record's; the rest is priced when the record is created)."""
+    it = p.type.items if p.type.kind == "array" else None
+    if it is not None and it.kind == "ref" and it.ref in s.env.definitions:
+        it = s.env.definitions[it.ref]
+    if it is None or it.kind != "object" or not it.fields:
+        return None
+    names = {ident(f.name) for f in it.fields}
+    for fname, f in e.fields.items():
+        t = strip_optional(f.type)
+        if fname == ident(p.name) or not (isinstance(t, A.ListType) and isinstance(t.item, A.NamedType) and t.item.name in s.records):
+            continue
+        rec = set(s.records[t.item.name].fields)
+        if names < rec:
+            return fname
+    return None
+
+
+def _flag_condition(e: Entity, p: ir.Param) -> tuple[str, str, float | int] | None:
+    """A boolean filter documented as a comparison on a numeric field of the entity
+    ("When true, only books with stock > 0") -> ("stock", ">", 0)."""
+    if _scalar_kind(p.type) != "boolean" or p.type.kind == "array":
+        return None
+    m = re.search(r"\b([a-z_]+)\s*(>=|<=|==|!=|>|<)\s*(-?\d+(?:\.\d+)?)\b", (p.description or "").lower())
+    if not m:
+        return None
+    f = e.fields.get(ident(m.group(1)))
+    t = strip_optional(f.type) if f is not None else None
+    if not (isinstance(t, A.PrimType) and t.name in ("int", "float")):
+        return None
+    num = float(m.group(3)) if "." in m.group(3) else int(m.group(3))
+    return ident(m.group(1)), m.group(2), num
 
 
 def unwrap_return(s: Schema, ret: ir.Type) -> ir.Type | None:
