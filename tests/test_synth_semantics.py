@@ -207,3 +207,118 @@ def test_path_ending_in_a_param_addresses_that_resource():
     decl, _ = synthesize(env)
     body = decl.tool("delete_checkpoint").body
     assert A.Delete(A.Name("checkpoint_id")) in body and A.Delete(A.Name("path")) not in body
+
+
+BOOK = obj(book_id=S, price=F, stock=I)
+LINE_IN = obj(book_id=S, quantity=I)
+LINE = obj(book_id=S, quantity=I, unit_price=F)
+ORDER = obj(order_id=S, user_id=S, lines=arr(LINE), total=F, status=enum("pending", "paid", "cancelled"))
+
+
+def _body(**fields):
+    return ir.Param(name="body", type=obj(**fields), required=True, location="body")
+
+
+SHOP = ir.Environment(
+    name="shop",
+    tools=(
+        T("get_book", "", [P("book_id")], http_method="GET", http_path="/books/{book_id}", returns=BOOK),
+        T(
+            "search_books",
+            "Search books.",
+            [P("max_price", F, required=False), ir.Param(name="in_stock", type=ir.Type(kind="boolean"), required=False, default=False, has_default=True, description="When true, only books with stock > 0.")],
+            http_method="GET",
+            http_path="/books",
+            returns=arr(BOOK),
+        ),
+        T("get_user", "", [P("user_id")], http_method="GET", http_path="/users/{user_id}", returns=obj(user_id=S, order_ids=arr(S))),
+        T("get_order", "", [P("order_id")], http_method="GET", http_path="/orders/{order_id}", returns=ORDER),
+        T("create_order", "Create a pending order. Every book must have enough stock; the stock is reserved.", [_body(user_id=S, items=arr(LINE_IN))], http_method="POST", http_path="/orders", returns=ORDER),
+    ),
+)
+
+
+def test_boolean_filter_documented_as_a_comparison_is_a_test_not_a_field():
+    decl, _ = synthesize(SHOP)
+    assert "in_stock" not in [f.name for f in decl.entity("Book").fields]
+    where = decl.tool("search_books").body[0].value
+    flag = A.Binary("or", A.Unary("not", A.Name("in_stock")), A.Binary(">", A.Attr(A.Name("it"), "stock"), A.Literal(0)))
+    assert where.pred.right == flag
+    checks_clean(decl)
+
+
+def test_create_prices_lines_sums_total_reserves_stock_and_joins_owner():
+    decl, _ = synthesize(SHOP)
+    t = decl.tool("create_order")
+    ins = next(st for st in t.body if isinstance(st, A.Insert))
+    init = {f.name: f.value for f in ins.fields}
+    items = A.Attr(A.Name("body"), "items")
+    price = A.Attr(A.Index(A.Name("Book"), A.Attr(A.Name("it"), "book_id")), "price")
+    assert init["lines"] == A.Call("map", (items, A.RecordLit((
+        A.FieldInit("book_id", A.Attr(A.Name("it"), "book_id")),
+        A.FieldInit("quantity", A.Attr(A.Name("it"), "quantity")),
+        A.FieldInit("unit_price", price),
+    ))))
+    assert init["total"] == A.Call("sum", (items, A.Binary("*", A.Attr(A.Name("it"), "quantity"), price)))
+    # the param is mapped into `lines`: no stray `items` field on Order
+    assert "items" not in [f.name for f in decl.entity("Order").fields]
+    loop = t.body[0]
+    assert isinstance(loop, A.For) and loop.iter == items
+    assert A.Require(A.Binary(">=", A.Attr(A.Name("held"), "stock"), A.Attr(A.Name("x"), "quantity")), "not enough stock") in loop.body
+    assert A.Append(A.Attr(A.Name("parent"), "order_ids"), A.Attr(A.Name("created"), "order_id")) in t.body
+    checks_clean(decl)
+
+
+def _run(env_ir, name):
+    import tempfile
+    from pathlib import Path
+
+    from forgec import lang
+    from forgec.codegen import emit_env, load_env_module
+
+    decl, _ = synthesize(env_ir)
+    text = lang.format(A.Module(file=f"{name}.forge", items=(decl,)))
+    module, _ = lang.parse(text, f"{name}.forge")
+    tmp = Path(tempfile.mkdtemp()) / "env.py"
+    tmp.write_text(emit_env(module.envs[0], f"{name}.forge"), encoding="utf-8")
+    return load_env_module(tmp)
+
+
+def test_running_create_order_and_check_in():
+    """Run the generated code: the total, the stock and the statuses a person computes."""
+    from forgec.runtime.envrt import ToolError
+
+    mod = _run(SHOP, "shop")
+    world = {
+        "entities": {
+            "Book": {"b1": {"book_id": "b1", "price": 10.0, "stock": 3}, "b2": {"book_id": "b2", "price": 2.5, "stock": 0}},
+            "User": {"u1": {"user_id": "u1", "order_ids": []}},
+            "Order": {},
+        },
+        "globals": {},
+    }
+    env = mod.Env(world)
+    order = env.step("create_order", {"body": {"user_id": "u1", "items": [{"book_id": "b1", "quantity": 2}]}})
+    assert order["total"] == 20.0 and order["lines"] == [{"book_id": "b1", "quantity": 2, "unit_price": 10.0}]
+    assert env.state["entities"]["Book"]["b1"]["stock"] == 1
+    assert env.state["entities"]["User"]["u1"]["order_ids"] == [order["order_id"]]
+    err = env.step("create_order", {"body": {"user_id": "u1", "items": [{"book_id": "b2", "quantity": 1}]}})
+    assert isinstance(err, ToolError) and err.message == "not enough stock"
+    assert [b["book_id"] for b in env.step("search_books", {"in_stock": True})] == ["b1"]
+    assert len(env.step("search_books", {})) == 2
+
+    air = _run(AIRLINE, "air").Env({
+        "entities": {
+            "User": {"u1": {"user_id": "u1", "reservations": []}},
+            "Reservation": {
+                "r1": {"reservation_id": "r1", "user_id": "u1", "status": "confirmed"},
+                "r2": {"reservation_id": "r2", "user_id": "u1", "status": "cancelled"},
+            },
+        },
+        "globals": {},
+    })
+    assert air.step("check_in", {"reservation_id": "r1"})["status"] == "checked_in"
+    err = air.step("cancel_reservation", {"reservation_id": "r1"})
+    assert isinstance(err, ToolError) and err.message == "reservation is checked_in"
+    err = air.step("check_in", {"reservation_id": "r2"})
+    assert isinstance(err, ToolError) and err.message == "reservation is not confirmed"
