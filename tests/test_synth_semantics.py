@@ -322,3 +322,18 @@ def test_running_create_order_and_check_in():
     assert isinstance(err, ToolError) and err.message == "reservation is checked_in"
     err = air.step("check_in", {"reservation_id": "r2"})
     assert isinstance(err, ToolError) and err.message == "reservation is not confirmed"
+
+
+def test_that_is_not_state_is_forbidden():
+    ticket = obj(ticket_id=S, priority=I, status=enum("open", "resolved", "closed"))
+    env = ir.Environment(
+        name="hd",
+        tools=(
+            T("get_ticket", "Get a ticket.", [P("ticket_id")], returns=ticket),
+            T("set_ticket_priority", "Change the priority of a ticket that is not closed.", [P("ticket_id"), P("priority", I)]),
+        ),
+    )
+    decl, _ = synthesize(env)
+    body = decl.tool("set_ticket_priority").body
+    assert body[0] == A.Require(A.Binary("!=", A.Attr(A.Name("ticket_id"), "status"), A.Literal("closed")), "ticket is closed")
+    assert A.Set(A.Attr(A.Name("ticket_id"), "priority"), A.Name("priority")) in body

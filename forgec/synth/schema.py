@@ -1114,6 +1114,9 @@ def _status_from_desc(s: Schema, v: ToolView) -> None:
     forbidden: list[str] = []
     for m in re.finditer(rf"\b{lst}\s+{noun}\s+(?:cannot|can't|can\s+not|may\s+not|must\s+not)\b", desc):
         forbidden += [x for x, p in alts.items() if re.search(rf"\b(?:{p})\b", m.group(1))]
+    # "Change the priority of a ticket that is not closed"
+    for m in re.finditer(rf"\b{noun}\s+(?:that|which)\s+(?:is|are)\s+not\s+(?:yet\s+|already\s+)?{lst}", desc):
+        forbidden += [x for x, p in alts.items() if re.search(rf"\b(?:{p})\b", m.group(1))]
     for m in re.finditer(rf"\(not\s+(?:a|an|the)?\s*{lst}\s+(?:one|{noun})\)", desc):
         forbidden += [x for x, p in alts.items() if re.search(rf"\b(?:{p})\b", m.group(1))]
     v.status_forbidden = [x for x in dict.fromkeys(forbidden) if x not in v.status_allowed and x != v.status_pre]
