@@ -150,8 +150,10 @@ def tool_params(s: Schema, v: ToolView, tm: TypeMapper) -> list[ParamOut]:
             ty = A.PrimType(s.entities[v.target].key_type)
         elif p.type.kind == "object" and p.type.fields:
             # a request body is the tool's own shape (`cancel_order`'s body is no `create_order` body)
-            spread = p.name in BODY_PARAMS or p.location == "body"
-            ty = tm.map(p.type, f"{v.name}_{p.name}" if spread else f"{v.target or v.name}_{p.name}")
+            hint = f"{v.target or v.name}_{p.name}"
+            if (p.name in BODY_PARAMS or p.location == "body") and _other_shape(s, hint, p.type):
+                hint = f"{v.name}_{p.name}"
+            ty = tm.map(p.type, hint)
         else:
             ty = tm.field_type(p.name, p.type)
         default: A.Expr | None = None
@@ -168,6 +170,16 @@ def tool_params(s: Schema, v: ToolView, tm: TypeMapper) -> list[ParamOut]:
                 default = NULL
         out.append(ParamOut(name, p.name, ty, default, (p.description or "").strip(), optional and (default is NULL)))
     return out
+
+
+def _other_shape(s: Schema, hint: str, t: ir.Type) -> bool:
+    """Whether the record `hint` names already holds another tool's body of other fields
+    (`cancel_order`'s body `{reason}` is no `create_order` body `{user_id, items}`)."""
+    from .names import pascal, singular
+
+    name = pascal(singular(snake(hint)))
+    rec = s.records.get(name + "Info" if name in s.entities else name)
+    return rec is not None and set(rec.fields) != {ident(snake(f.name)) for f in t.fields}
 
 
 def _fits(t: A.TypeExpr, v) -> bool:
