@@ -103,6 +103,7 @@ def test_status_verb_only_with_documented_value():
         name="hd",
         tools=(
             T("get_ticket", "Get a ticket.", [P("ticket_id")], returns=ticket),
+            T("search_tickets", "Search tickets.", [P("assignee_id", required=False, desc="Only tickets assigned to this agent.")], returns=arr(ticket)),
             T("assign_ticket", "Assign an open ticket to an agent.", [P("ticket_id"), P("agent_id")]),
             T("ship_ticket", "Ship a ticket.", [P("ticket_id")]),
         ),
@@ -337,3 +338,51 @@ def test_that_is_not_state_is_forbidden():
     body = decl.tool("set_ticket_priority").body
     assert body[0] == A.Require(A.Binary("!=", A.Attr(A.Name("ticket_id"), "status"), A.Literal("closed")), "ticket is closed")
     assert A.Set(A.Attr(A.Name("ticket_id"), "priority"), A.Name("priority")) in body
+
+
+def test_capacity_and_same_team_on_assignment_executed():
+    from forgec.runtime.envrt import ToolError
+
+    team = enum("billing", "technical")
+    agent = obj(agent_id=S, team=team, open_tickets=I, max_open_tickets=I)
+    ticket = ir.Type(kind="object", fields=(
+        ir.Field_(name="ticket_id", type=S, required=True),
+        ir.Field_(name="team", type=team, required=True),
+        ir.Field_(name="assignee_id", type=ir.Type(kind="string", nullable=True), required=True, description="Id of the assigned agent, or null."),
+        ir.Field_(name="status", type=enum("open", "resolved"), required=True),
+    ))
+    env_ir = ir.Environment(
+        name="hd",
+        tools=(
+            T("get_agent", "Get an agent.", [P("agent_id")], returns=agent),
+            T("get_ticket", "Get a ticket.", [P("ticket_id")], returns=ticket),
+            T("search_tickets", "Search tickets.", [P("assignee_id", required=False, desc="Only tickets assigned to this agent.")], returns=arr(ticket)),
+            T("assign_ticket", "Assign an open ticket to an agent of the ticket's team; fails if the agent is at their workload cap.", [P("ticket_id"), P("agent_id")]),
+            T("resolve_ticket", "Mark an open ticket as resolved; it frees a slot in the assignee's workload.", [P("ticket_id")]),
+        ),
+    )
+    env = _run(env_ir, "hd").Env({
+        "entities": {
+            "Agent": {
+                "a1": {"agent_id": "a1", "team": "billing", "open_tickets": 0, "max_open_tickets": 1},
+                "a2": {"agent_id": "a2", "team": "technical", "open_tickets": 0, "max_open_tickets": 5},
+            },
+            "Ticket": {
+                "t1": {"ticket_id": "t1", "team": "billing", "assignee_id": None, "status": "open"},
+                "t2": {"ticket_id": "t2", "team": "billing", "assignee_id": None, "status": "open"},
+            },
+        },
+        "globals": {},
+    })
+    err = env.step("assign_ticket", {"ticket_id": "t1", "agent_id": "a2"})
+    assert isinstance(err, ToolError) and err.message == "agent is not of the ticket's team"
+    assert env.step("assign_ticket", {"ticket_id": "t1", "agent_id": "a1"})["assignee_id"] == "a1"
+    assert env.state["entities"]["Agent"]["a1"]["open_tickets"] == 1
+    err = env.step("assign_ticket", {"ticket_id": "t2", "agent_id": "a1"})
+    assert isinstance(err, ToolError) and err.message == "agent is at their max open tickets"
+    # re-assigning the same ticket to the same agent stays within the cap
+    assert not isinstance(env.step("assign_ticket", {"ticket_id": "t1", "agent_id": "a1"}), ToolError)
+    assert env.state["entities"]["Agent"]["a1"]["open_tickets"] == 1
+    env.step("resolve_ticket", {"ticket_id": "t1"})
+    assert env.state["entities"]["Agent"]["a1"]["open_tickets"] == 0
+    assert env.state["entities"]["Ticket"]["t1"]["status"] == "resolved"

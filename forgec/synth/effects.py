@@ -712,6 +712,8 @@ def _update(s: Schema, v: ToolView, pmap):
             changes.append(A.If(bin_("!=", guard, NULL), (st,)))
         else:
             changes.append(st)
+    stmts += _same_field(s, e, v, pmap, k)
+    changes += _capacity(s, e, v, pmap, k, changes)
     used = {w for w in pmap if _mentions(changes, pmap[w].name)}
     if MEMBERSHIP_CHECKS:
         stmts += _membership(s, e, v, pmap, k, used)
@@ -725,6 +727,74 @@ def _update(s: Schema, v: ToolView, pmap):
 # Off until the verifier draws list-reference arguments from the key record's own list (with
 # random samples from the whole table, `return_delivered_order_items` never verifies).
 MEMBERSHIP_CHECKS = False
+
+
+def _same_field(s: Schema, e: Entity, v: ToolView, pmap, k: str) -> list[A.Stmt]:
+    """"Assign a ticket to an agent of the ticket's team": `require agent_id.team == ticket_id.team`
+    (a field both records have, named after the target's possessive)."""
+    desc = (v.tool.description or "").lower()
+    word = " ".join(tokens(e.name))
+    out: list[A.Stmt] = []
+    for m in re.finditer(rf"\b(?:a|an|the)\s+(\w+)\s+(?:of|from|in)\s+the\s+{re.escape(word)}'s\s+(\w+)", desc):
+        for wire, ent in v.refs.items():
+            f = ident(m.group(2))
+            other = s.entities[ent]
+            if " ".join(tokens(ent)) != m.group(1) or f not in e.fields or f not in other.fields or wire not in pmap or pmap[wire].optional:
+                continue
+            if not _type_eq(strip_optional(e.fields[f].type), strip_optional(other.fields[f].type)):
+                continue
+            r = pmap[wire].name
+            out.append(A.Require(bin_("==", at(r, f), at(k, f)), f"{m.group(1)} is not of the {word}'s {f}"))
+    return out
+
+
+CAP_WORDS = re.compile(r"\b(cap|capacity|limit|at most|maximum|workload)\b")
+FREE_WORDS = re.compile(r"\bfrees?\b|\breleases?\b")
+
+
+def _counter_pair(e: Entity) -> tuple[str, str] | None:
+    """(`open_tickets`, `max_open_tickets`): a count and its cap, both ints, on one entity."""
+    for n, f in e.fields.items():
+        cap = e.fields.get("max_" + n)
+        if cap is not None and strip_optional(f.type) == A.PrimType("int") and strip_optional(cap.type) == A.PrimType("int"):
+            return n, "max_" + n
+    return None
+
+
+def _capacity(s: Schema, e: Entity, v: ToolView, pmap, k: str, changes: list[A.Stmt]) -> list[A.Stmt]:
+    """A count with a documented cap follows the links that use it: `assign_ticket(agent_id)`
+    "fails if the agent is at their workload cap" takes a slot (and frees the previous
+    assignee's); `resolve_ticket` "frees a slot in the assignee's workload" gives it back."""
+    desc = (v.tool.description or "").lower()
+    out: list[A.Stmt] = []
+    for wire, ent in v.refs.items():
+        pair = _counter_pair(s.entities[ent])
+        fname = ref_field(e, ent)
+        if pair is None or fname is None or not CAP_WORDS.search(desc) or wire not in pmap or pmap[wire].optional:
+            continue
+        sets = [st for st in changes if isinstance(st, A.Set) and st.target == at(k, fname)]
+        if not sets:
+            continue
+        n, cap = pair
+        r = pmap[wire].name
+        pos = changes.index(sets[0])
+        head: list[A.Stmt] = []
+        if isinstance(e.fields[fname].type, A.OptionalType):
+            # the previous holder's slot first: re-assigning to the same agent stays within the cap
+            head.append(A.If(bin_("!=", at(k, fname), NULL), (A.Let("previous", A.Index(N(ent), at(k, fname))), A.Set(at("previous", n), bin_("-", at("previous", n), lit(1))))))
+        head.append(A.Require(bin_("<", at(r, n), at(r, cap)), f"{snake(ent).replace('_', ' ')} is at their {cap.replace('_', ' ')}"))
+        changes[pos:pos] = head
+        out.append(A.Set(at(r, n), bin_("+", at(r, n), lit(1))))
+        return out
+    if FREE_WORDS.search(desc) and re.search(r"\bslot\b|\bworkload\b|\bcapacity\b", desc):
+        for fname, f in e.fields.items():
+            t = strip_optional(f.type)
+            if isinstance(t, A.NamedType) and t.name in s.entities and _counter_pair(s.entities[t.name]):
+                n, _cap = _counter_pair(s.entities[t.name])
+                give_back = (A.Let("holder", A.Index(N(t.name), at(k, fname))), A.Set(at("holder", n), bin_("-", at("holder", n), lit(1))))
+                out += [A.If(bin_("!=", at(k, fname), NULL), give_back)] if isinstance(f.type, A.OptionalType) else list(give_back)
+                break
+    return out
 
 
 def _membership(s: Schema, e: Entity, v: ToolView, pmap, k: str, used: set[str]) -> list[A.Stmt]:
