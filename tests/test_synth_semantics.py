@@ -213,7 +213,7 @@ def test_path_ending_in_a_param_addresses_that_resource():
 BOOK = obj(book_id=S, price=F, stock=I)
 LINE_IN = obj(book_id=S, quantity=I)
 LINE = obj(book_id=S, quantity=I, unit_price=F)
-ORDER = obj(order_id=S, user_id=S, lines=arr(LINE), total=F, status=enum("pending", "paid", "cancelled"))
+ORDER = obj(order_id=S, user_id=S, lines=arr(LINE), total=F, status=enum("pending", "paid", "shipped", "cancelled"))
 
 
 def _body(**fields):
@@ -386,3 +386,35 @@ def test_capacity_and_same_team_on_assignment_executed():
     env.step("resolve_ticket", {"ticket_id": "t1"})
     assert env.state["entities"]["Agent"]["a1"]["open_tickets"] == 0
     assert env.state["entities"]["Ticket"]["t1"]["status"] == "resolved"
+
+
+def test_cancel_refunds_paid_total_and_restocks_executed():
+    user = obj(user_id=S, balance=F, order_ids=arr(S))
+    shop = ir.Environment(
+        name="shop2",
+        tools=SHOP.tools[:4] + (
+            T("get_user_details", "", [P("user_id")], http_method="GET", http_path="/users/{user_id}/details", returns=user),
+            T("cancel_order", "Cancel a pending or paid order (not a shipped one). Reserved stock goes back to the shelf; a paid order's total is refunded to the owner's balance.", [P("order_id")], http_method="POST", http_path="/orders/{order_id}/cancel"),
+        ),
+    )
+    from forgec.runtime.envrt import ToolError
+
+    lines = [{"book_id": "b1", "quantity": 2, "unit_price": 10.0}]
+    env = _run(shop, "shop2").Env({
+        "entities": {
+            "Book": {"b1": {"book_id": "b1", "price": 10.0, "stock": 1}},
+            "User": {"u1": {"user_id": "u1", "balance": 5.0, "order_ids": ["o1", "o2", "o3"]}},
+            "Order": {
+                "o1": {"order_id": "o1", "user_id": "u1", "lines": lines, "total": 20.0, "status": "paid"},
+                "o2": {"order_id": "o2", "user_id": "u1", "lines": lines, "total": 20.0, "status": "pending"},
+                "o3": {"order_id": "o3", "user_id": "u1", "lines": lines, "total": 20.0, "status": "shipped"},
+            },
+        },
+        "globals": {},
+    })
+    env.step("cancel_order", {"order_id": "o1"})  # paid: refunded and restocked
+    assert env.state["entities"]["User"]["u1"]["balance"] == 25.0 and env.state["entities"]["Book"]["b1"]["stock"] == 3
+    env.step("cancel_order", {"order_id": "o2"})  # pending: nothing was paid, stock comes back
+    assert env.state["entities"]["User"]["u1"]["balance"] == 25.0 and env.state["entities"]["Book"]["b1"]["stock"] == 5
+    err = env.step("cancel_order", {"order_id": "o3"})
+    assert isinstance(err, ToolError) and err.message == "order is not pending or paid"

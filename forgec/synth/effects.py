@@ -729,6 +729,55 @@ def _update(s: Schema, v: ToolView, pmap):
 MEMBERSHIP_CHECKS = False
 
 
+def _refund(s: Schema, e: Entity, v: ToolView, k: str) -> list[A.Stmt]:
+    """"Cancel a reservation and refund its total price to the owner's balance": the record's
+    total goes back to the balance of the entity it references; "a paid order's total is
+    refunded" only when the status is "paid" (read before the status changes)."""
+    desc = (v.tool.description or "").lower()
+    if not re.search(r"\brefund", desc) or not re.search(r"\b(balance|credit)\b", desc):
+        return []
+    total = next((f for f in ("total", "total_price", "amount", "price", "cost") if f in e.fields and strip_optional(e.fields[f].type) in (A.PrimType("float"), A.PrimType("int"))), None)
+    if total is None:
+        return []
+    for fname, f in e.fields.items():
+        t = strip_optional(f.type)
+        if not (isinstance(t, A.NamedType) and t.name in s.entities and balance_field(s.entities[t.name])) or isinstance(f.type, A.OptionalType):
+            continue
+        b = balance_field(s.entities[t.name])
+        body = (A.Let("payer", A.Index(N(t.name), at(k, fname))), A.Set(at("payer", b), bin_("+", at("payer", b), at(k, total))))
+        word = " ".join(tokens(e.name))
+        m = re.search(rf"\b(?:a|an|the)\s+([a-z_-]+)\s+{re.escape(word)}'s\s+(?:total|price|amount)", desc)
+        vals = [x for x in (strip_optional(e.fields["status"].type).values if "status" in e.fields and isinstance(strip_optional(e.fields["status"].type), A.EnumType) else ())]
+        if m:
+            hit = next((x for x in vals if x.replace("_", " ") == m.group(1).replace("-", " ")), None)
+            if hit is None:
+                return []  # refunded only in a state the enum does not name: no guess
+            return [A.If(bin_("==", at(k, "status"), lit(hit)), body)]
+        if re.search(r"\b(if|when|unless)\b[^.]*\brefund|\brefund[^.]*\b(if|when|unless)\b", desc):
+            return []  # a condition the rules cannot read (tau retail: gift card vs. card)
+        return list(body)
+    return []
+
+
+def _restock(s: Schema, e: Entity, v: ToolView, k: str) -> list[A.Stmt]:
+    """"Reserved stock goes back to the shelf": each line's quantity returns to its record."""
+    desc = (v.tool.description or "").lower()
+    if not re.search(r"\b(stock|seats?|inventory)\b[^.]*\b(back|returns?|released?|restored?)\b", desc):
+        return []
+    for fname, f in e.fields.items():
+        t = strip_optional(f.type)
+        if not (isinstance(t, A.ListType) and isinstance(t.item, A.NamedType) and t.item.name in s.records):
+            continue
+        rec = s.records[t.item.name]
+        qty = next((q for q in QUANTITY_FIELDS if q in rec.fields), None)
+        for rf, rfield in rec.fields.items():
+            rt = strip_optional(rfield.type)
+            if qty and isinstance(rt, A.NamedType) and rt.name in s.entities and _stock_field(s.entities[rt.name]) and not isinstance(rfield.type, A.OptionalType):
+                stock = _stock_field(s.entities[rt.name])
+                return [A.For("x", at(k, fname), (A.Let("held", A.Index(N(rt.name), at("x", rf))), A.Set(at("held", stock), bin_("+", at("held", stock), at("x", qty)))))]
+    return []
+
+
 def _same_field(s: Schema, e: Entity, v: ToolView, pmap, k: str) -> list[A.Stmt]:
     """"Assign a ticket to an agent of the ticket's team": `require agent_id.team == ticket_id.team`
     (a field both records have, named after the target's possessive)."""
@@ -855,6 +904,7 @@ def _delete(s: Schema, v: ToolView, pmap):
             if root is not None and any(p.name == root.id and p.optional for p in pmap.values()):
                 st = A.If(bin_("!=", root, NULL), (st,))  # a field of an optional request body
             stmts.append(st)
+        stmts += _refund(s, e, v, k) + _restock(s, e, v, k)
         stmts.append(A.Set(at(k, "status"), lit(v.status_post)))
         return stmts + [A.Return(N(k))], A.NamedType(e.name)
     stmts = [A.Let("removed", at(k, e.key))]
