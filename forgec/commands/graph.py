@@ -167,7 +167,7 @@ def _compile_in_memory(le: LoadedEnv, seed: int, state_size: int) -> None:
         le.module = load_env_module(p)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    report = verify_env(le.module, le.decl, seed=seed, calls_per_tool=10)
+    report = verify_env(le.module, le.decl, seed=seed, calls_per_tool=20)  # as `forgec compile` does
     le.exclude = {t.tool for t in report.tools if not t.verified}
     le.writes = dict(getattr(le.module, "WRITES_STATE", {}) or {}) or None
     le.world = generate_state(le.module.SCHEMA, seed=seed, size=state_size)
