@@ -80,6 +80,9 @@ def define(
     """Register a diagnostic code (idempotent) and return it, so modules can write
     `UNKNOWN_TOOL = define("unknown-tool", ...)` and use the constant."""
     info = CodeInfo(code, area, summary, why, wrong, right, severity)
+    old = CODES.get(code)
+    if old is not None and old.area != area:
+        raise ValueError(f"diagnostic code {code!r} is defined by both {old.area!r} and {area!r}")
     CODES[code] = info
     return code
 

@@ -192,7 +192,7 @@ def test_schema_that_is_a_string(tmp_path):
 def test_unknown_type_name(tmp_path):
     p = write(tmp_path, "t.json", '[{"name": "f", "parameters": {"type": "object", "properties": {"x": {"type": "text"}}}}]')
     _, diags = read_file(p)
-    d = only(diags, "unknown-type")
+    d = only(diags, "unknown-schema-type")
     assert loc(d) == f"{p}:1:70"
 
 
@@ -271,7 +271,7 @@ def test_diagnostic_inside_a_defs_target_points_into_the_tool(tmp_path):
         '  "$defs": {"A": {"type": "object", "properties": {"x": {"type": "text"}}}}}}]}\n',
     )
     _, diags = read_file(p)
-    d = only(diags, "unknown-type")
+    d = only(diags, "unknown-schema-type")
     assert d.span.pointer == "/tools/0/inputSchema/$defs/A/properties/x/type"
     assert loc(d) == f"{p}:3:58"
 

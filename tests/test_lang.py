@@ -431,7 +431,7 @@ def test_check_resolves_imports_relative_to_the_importing_file(tmp_path: Path) -
     both, _ = L.load([tmp_path])
     assert len(both) == 2 and L.check(both) == []  # each file once
     alone = L.parse('blueprint b for shop { user { goal "g" } }', str(tmp_path / "x.forge"))[0]
-    assert codes(L.check([alone])) == ["unknown-env"]
+    assert codes(L.check([alone])) == ["unknown-blueprint-env"]
 
 
 def test_at_least_25_documented_language_codes() -> None:

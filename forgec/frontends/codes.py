@@ -148,7 +148,7 @@ MISSING_TYPE = define(
     severity=Severity.WARNING,
 )
 UNKNOWN_TYPE = define(
-    "unknown-type",
+    "unknown-schema-type",
     AREA,
     "A schema names a type forgec does not know; it is read as `any`.",
     why="JSON Schema types are string, integer, number, boolean, array, object and null (BFCL adds dict, float, tuple, any).",

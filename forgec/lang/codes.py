@@ -61,7 +61,7 @@ IMPORT_NOT_FOUND = define(
     right='import "../src/shop/env.forge"',
 )
 UNKNOWN_ENV = define(
-    "unknown-env", A, "A blueprint is `for` an environment that no loaded file declares.",
+    "unknown-blueprint-env", A, "A blueprint is `for` an environment that no loaded file declares.",
     why="A blueprint's calls are checked against its environment's tools; import the file that declares it.",
     wrong='blueprint b for shp { user { goal "g" } }',
     right='import "env.forge"\nblueprint b for shop { user { goal "g" } }',
