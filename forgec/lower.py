@@ -61,7 +61,7 @@ def eval_expr(e: A.Expr, scope: Scope) -> Any:
         if e.id in scope.nodes:
             return scope.nodes[e.id]
         if e.id == "user":
-            return _UserFacts(scope)
+            return dict(scope.facts)
         raise Rejected("bad-reference", f"unknown name {e.id!r}")
     if isinstance(e, A.Attr):
         if isinstance(e.obj, A.Name) and e.obj.id == "user" and "user" not in scope.nodes:
@@ -111,11 +111,6 @@ def eval_expr(e: A.Expr, scope: Scope) -> Any:
         except (TypeError, ValueError, IndexError) as ex:
             raise Rejected("bad-expression", f"{e.func}: {ex}") from None
     raise Rejected("bad-expression", f"{type(e).__name__} is not allowed in blueprints")
-
-
-class _UserFacts(dict):
-    def __init__(self, scope: Scope):
-        super().__init__(scope.facts)
 
 
 _BINOPS = {
@@ -354,7 +349,6 @@ class LowerResult:
     task: Task
     env: Any  # the env after the gold run (its `state` is the gold state)
     hidden_values: list[Any] = field(default_factory=list)  # looked-up / computed values the user must not say
-    warnings: list[str] = field(default_factory=list)
 
 
 def _scalars(value: Any, out: list[Any], depth: int = 0) -> None:
@@ -464,7 +458,6 @@ def lower_blueprint(
     fact_scalars |= {v for _, _, v in _flatten_facts(used) if not isinstance(v, (dict, list))}
     hidden = [h for h in hidden if h not in fact_scalars or json.dumps(h, sort_keys=True) not in fact_values]
     instruction = render_instruction(bp.user.goal, bp.user.persona, used, usage, writes)
-    leaks = instruction_leaks(instruction, [n.tool for n in bp.nodes if isinstance(n, A.CallNode)], [])
     diff = state_diff(world_state, env.state)
     stats = dag_stats(bp, writes)
     task = Task(
@@ -484,7 +477,7 @@ def lower_blueprint(
         read_only=gold_hash == init_hash,
         stats=stats.model_copy(update={"user_facts": len(used)}),
     )
-    return LowerResult(task=task, env=env, warnings=leaks, hidden_values=hidden)
+    return LowerResult(task=task, env=env, hidden_values=hidden)
 
 
 def sha256_text(text: str | bytes) -> str:

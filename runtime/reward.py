@@ -175,23 +175,8 @@ def diff_against_gold(initial: dict, final: dict, gold_diff: list) -> dict:
     return {"missing": missing, "extra": extra}
 
 
-def _esc(k: str) -> str:
-    return k.replace("~", "~0").replace("/", "~1")
-
-
 def state_diff(before: Any, after: Any, path: str = "") -> list[dict]:
-    """Structural diff of two JSON states in the task file's `gold_diff` format (paths sorted)."""
-    if isinstance(before, dict) and isinstance(after, dict):
-        out: list[dict] = []
-        for k in sorted(set(before) | set(after), key=str):
-            p = f"{path}/{_esc(str(k))}"
-            if k not in after:
-                out.append({"op": "remove", "path": p, "before": before[k], "after": None})
-            elif k not in before:
-                out.append({"op": "add", "path": p, "before": None, "after": after[k]})
-            else:
-                out.extend(state_diff(before[k], after[k], p))
-        return out
-    if before != after or type(before) is not type(after):
-        return [{"op": "change", "path": path or "/", "before": before, "after": after}]
-    return []
+    """Structural diff of two JSON states in the task file's `gold_diff` format (the compiler's own diff)."""
+    from forgec.lower import state_diff as _diff
+
+    return [d.model_dump() for d in _diff(before, after, path)]
