@@ -569,6 +569,7 @@ def compile_build(opts: CompileOptions, progress: Callable[[str, str], None] | N
     progress("read", "")
     envs, rd = read_paths(list(opts.inputs), env_name=opts.env_name)
     diags.extend(rd)
+    progress("envs", str(len(envs)))
     prev_manifest, pd = load_previous(out)
     diags.extend(pd)
 

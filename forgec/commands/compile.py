@@ -83,7 +83,6 @@ def command(
     from rich.table import Table
 
     from forgec.build import CompileOptions, compile_build
-    from forgec.frontends import read_paths
 
     synth, refine, fmt = synth.value, refine.value, fmt.value
     # Bad numbers are usage errors (exit 2) before any work, not one failure per environment.
@@ -124,15 +123,16 @@ def command(
         oracle_check=not no_oracle,
         refine=refine,
     )
-    n_envs = max(1, len(read_paths(list(inputs), env_name=env)[0]))
     with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
         console=console, transient=True, disable=quiet,
     ) as prog:
-        bar = prog.add_task("compiling environments", total=n_envs)
+        bar = prog.add_task("compiling environments", total=None)
 
         def progress(stage: str, name: str) -> None:
-            if stage == "env":
+            if stage == "envs":  # the docs are read once, by the build; it tells how many envs follow
+                prog.update(bar, total=max(1, int(name)))
+            elif stage == "env":
                 prog.update(bar, advance=1, description=f"built {name}")
             elif stage == "oracle":
                 prog.update(bar, description="oracle self-check")
