@@ -1479,20 +1479,8 @@ def participle(verb: str) -> str:
 
 
 def _facts_used(e: Any, out: set[str]) -> None:
-    if isinstance(e, A.Attr) and isinstance(e.obj, A.Name) and e.obj.id == "user":
-        out.add(e.name)
-        return
-    if isinstance(e, (A.Literal, A.Name)) or e is None:
-        return
-    for f in getattr(e, "__dataclass_fields__", {}):
-        if f == "span":
-            continue
-        v = getattr(e, f)
-        if isinstance(v, tuple):
-            for x in v:
-                _facts_used(x, out)
-        elif hasattr(v, "__dataclass_fields__"):
-            _facts_used(v, out)
+    """Names of the `user.<fact>` references in an expression."""
+    out.update(n.name for n in A.walk(e) if isinstance(n, A.Attr) and isinstance(n.obj, A.Name) and n.obj.id == "user")
 
 
 def _format_text(decl: A.BlueprintDecl, header: list[str], file: str) -> str:
