@@ -419,34 +419,47 @@ def _refs(fields: dict) -> tuple[dict, dict]:
 
 
 def generate_state(schema: dict, seed: int, size: int = 30) -> dict:
-    """A consistent world state for `schema` (a module's SCHEMA), deterministic per seed."""
+    """A consistent world state for `schema` (a module's SCHEMA), deterministic per seed.
+
+    Named steps that share one rng, in a fixed order (the order is part of the output):
+    ownership -> keys -> deal -> fields -> reference lists -> globals."""
     rng = random.Random(f"forgec-state:{seed}")
     ents: dict = schema.get("entities") or {}
     records_decl: dict = schema.get("records") or {}
-    base = _base_date(schema)
     size = max(1, int(size))
-
-    # who owns whom: a single ref makes the referenced entity a parent; an owned list
-    # (list[ref C] with no back-reference from C) makes the list holder a parent of C.
     single_refs = {e: _refs(d["fields"])[0] for e, d in ents.items()}
     list_refs = {e: _refs(d["fields"])[1] for e, d in ents.items()}
+    parents = _parents(ents, single_refs, list_refs)
+    counts = {e: (size if not parents[e] else min(4 * size, 3 * size)) for e in ents}
+    ctx = _Ctx(rng, _base_date(schema), size)
+    keys, personas = _make_keys(ents, counts, rng, ctx)
+    # parent assignment order: a deterministic shuffle of each parent's keys
+    dealt = {e: rng.sample(keys[e], len(keys[e])) for e in ents}
+    out = {e: _fill_entity(e, d, keys, personas, parents, counts, dealt, records_decl, rng, ctx) for e, d in ents.items()}
+    _fill_ref_lists(ents, out, single_refs, list_refs, parents, keys, dealt, rng)
+    return {"entities": out, "globals": _make_globals(schema, keys, rng, ctx)}
+
+
+def _parents(ents: dict, single_refs: dict, list_refs: dict) -> dict[str, list[str]]:
+    """Who owns whom: a single ref makes the referenced entity a parent; an owned list
+    (list[ref C] with no back-reference from C) makes the list holder a parent of C."""
     parents: dict[str, list[str]] = {e: [] for e in ents}
     for e in ents:
-        for f, p in single_refs[e].items():
+        for p in single_refs[e].values():
             if p != e and p in ents and p not in parents[e]:
                 parents[e].append(p)
-        for f, ch in list_refs[e].items():
+        for ch in list_refs[e].values():
             if ch in ents and ch != e and e not in single_refs.get(ch, {}).values() and e not in parents[ch]:
                 parents[ch].append(e)
-    counts = {e: (size if not parents[e] else min(4 * size, 3 * size)) for e in ents}
+    return parents
 
-    # phase 1: keys (people get a persona that their own fields reuse)
+
+def _make_keys(ents: dict, counts: dict, rng: random.Random, ctx: _Ctx) -> tuple[dict[str, list], dict[tuple, dict | None]]:
+    """Every entity's keys; people get a persona that their own fields reuse."""
     keys: dict[str, list] = {}
     personas: dict[tuple, dict | None] = {}
-    ctx = _Ctx(rng, base, size)
     for e, d in ents.items():
-        kf = d["key"]
-        ktj = d["fields"].get(kf, {"type": "str"})
+        ktj = d["fields"].get(d["key"], {"type": "str"})
         used: set = set()
         ks = []
         for i in range(counts[e]):
@@ -455,45 +468,43 @@ def generate_state(schema: dict, seed: int, size: int = 30) -> dict:
             ks.append(k)
             personas[(e, str(k))] = ctx.persona
         keys[e] = ks
+    return keys, personas
 
-    # parent assignment order: a deterministic shuffle of each parent's keys
-    dealt = {e: rng.sample(keys[e], len(keys[e])) for e in ents}
 
-    # phase 2: fields
-    out: dict[str, dict] = {}
-    for e, d in ents.items():
-        kf = d["key"]
-        coll = {}
-        prim = parents[e][0] if parents[e] else None
-        enum_off = {f: rng.randrange(1000) for f in d["fields"]}
-        for i, k in enumerate(keys[e]):
-            ctx.persona = personas.get((e, str(k)))
-            ctx.place = None
-            ctx.n = counts[e]
-            rec: dict = {}
-            for f, tj in d["fields"].items():
-                if f == kf:
-                    rec[f] = k
-                    continue
-                rec[f] = _field_value(e, f, tj, i, k, prim, dealt, keys, records_decl, rng, ctx, enum_off[f])
-            _distinct_endpoints(rec, d["fields"], rng, ctx, e)
-            coll[str(k)] = rec
-        out[e] = {k: coll[k] for k in sorted(coll, key=_order_key)}
+def _fill_entity(e, d, keys, personas, parents, counts, dealt, records_decl, rng, ctx) -> dict[str, dict]:
+    """The records of entity `e`, ordered by key; reference lists are left empty here."""
+    kf = d["key"]
+    coll = {}
+    prim = parents[e][0] if parents[e] else None
+    enum_off = {f: rng.randrange(1000) for f in d["fields"]}
+    for i, k in enumerate(keys[e]):
+        ctx.persona = personas.get((e, str(k)))
+        ctx.place = None
+        ctx.n = counts[e]
+        rec: dict = {}
+        for f, tj in d["fields"].items():
+            if f == kf:
+                rec[f] = k
+                continue
+            rec[f] = _field_value(e, f, tj, i, k, prim, dealt, keys, records_decl, rng, ctx, enum_off[f])
+        _distinct_endpoints(rec, d["fields"], rng, ctx, e)
+        coll[str(k)] = rec
+    return {k: coll[k] for k in sorted(coll, key=_order_key)}
 
-    # phase 3: lists of references (inverse of a back-reference, or an owned partition)
+
+def _fill_ref_lists(ents, out, single_refs, list_refs, parents, keys, dealt, rng) -> None:
+    """Lists of references: the inverse of a back-reference, an owned partition, or a sample."""
     for e, d in ents.items():
         for f, ch in list_refs[e].items():
             if ch not in ents:
                 continue
             back = [bf for bf, p in single_refs[ch].items() if p == e]
-            opt = d["fields"][f].get("optional")
             if back:
-                bf = back[0]
                 inv: dict[str, list] = {}
                 for ck in sorted(out[ch], key=_order_key):
                     r = out[ch][ck]
-                    if r.get(bf) is not None:
-                        inv.setdefault(str(r[bf]), []).append(r[ch_key(ents, ch)])
+                    if r.get(back[0]) is not None:
+                        inv.setdefault(str(r[back[0]]), []).append(r[ch_key(ents, ch)])
                 for k, rec in out[e].items():
                     rec[f] = inv.get(k, [])
             elif e in parents[ch]:
@@ -504,11 +515,14 @@ def generate_state(schema: dict, seed: int, size: int = 30) -> dict:
                 for k, rec in out[e].items():
                     rec[f] = sorted(share[k], key=lambda x: _order_key(str(x)))
             else:
-                for k, rec in out[e].items():
+                opt = d["fields"][f].get("optional")
+                for rec in out[e].values():
                     n = min(len(keys[ch]), rng.randint(1, 3))
                     rec[f] = rng.sample(keys[ch], n) if keys[ch] and not (opt and rng.random() < 0.1) else []
 
-    # globals
+
+def _make_globals(schema: dict, keys: dict, rng: random.Random, ctx: _Ctx) -> dict:
+    """The `state { ... }` values: documented defaults, the first key of a ref, else generated."""
     G = {}
     for g, tj in (schema.get("globals") or {}).items():
         if "default" in tj:
@@ -519,7 +533,7 @@ def generate_state(schema: dict, seed: int, size: int = 30) -> dict:
         else:
             ctx.persona = None
             G[g] = generate_value(tj, g, rng, ctx=ctx)
-    return {"entities": out, "globals": G}
+    return G
 
 
 def _distinct_endpoints(rec: dict, fields: dict, rng: random.Random, ctx: _Ctx, e: str) -> None:

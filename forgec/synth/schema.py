@@ -750,16 +750,20 @@ def _status_words(s: Schema, v: ToolView) -> None:
 
 
 def _gather_fields(s: Schema) -> None:
+    """Run the field rules in order; they share one TypeMapper (records it declares are reused)."""
     tm = TypeMapper(s)
-    # documented returns of reads/searches/creates describe their entity
+    for rule in FIELD_RULES:
+        rule(s, tm)
+
+
+def _fields_from_returns(s: Schema, tm: TypeMapper) -> None:
+    """Documented returns of reads/searches/creates describe their entity."""
     for v in s.views.values():
         ret = v.tool.returns
         if v.target is None or ret is None:
             continue
         obj = unwrap_return(s, ret)
-        if obj is None:
-            continue
-        if v.field_noun and v.kind == "read":
+        if obj is None or (v.field_noun and v.kind == "read"):
             continue
         names = [f.name for f in obj.fields]
         owner = _return_owner(s, v, names)
@@ -767,15 +771,7 @@ def _gather_fields(s: Schema) -> None:
             continue
         e = s.entities[owner]
         if e.key not in names:
-            # the documented record calls its key `id` (or the alias itself)
-            if "id" in names:
-                if e.key not in e.aliases:
-                    e.aliases.append(e.key)
-                e.key = "id"
-            else:
-                for a in e.aliases:
-                    if a in names:
-                        e.key = ident(a)
+            _adopt_documented_key(e, names)
         for f in obj.fields:
             fname = ident(f.name)
             if fname in e.fields:
@@ -784,7 +780,22 @@ def _gather_fields(s: Schema) -> None:
             if fname != e.key and not f.required and not isinstance(ftype, A.OptionalType):
                 ftype = A.OptionalType(ftype)
             e.fields[fname] = Field(fname, ftype, f.description)
-    # "details of a user, including their orders" -> User.orders: list[Order]
+
+
+def _adopt_documented_key(e: Entity, names: list[str]) -> None:
+    """The documented record calls its key `id` (or the alias itself): use that name."""
+    if "id" in names:
+        if e.key not in e.aliases:
+            e.aliases.append(e.key)
+        e.key = "id"
+        return
+    for a in e.aliases:
+        if a in names:
+            e.key = ident(a)
+
+
+def _fields_from_including(s: Schema, tm: TypeMapper) -> None:
+    """"details of a user, including their orders" -> User.orders: list[Order]."""
     for v in s.views.values():
         if v.target is None or v.kind not in ("read",):
             continue
@@ -795,36 +806,54 @@ def _gather_fields(s: Schema) -> None:
                 if cand in s.entities and cand != v.target:
                     fname = plural(snake(cand)).replace("__", "_")
                     s.entities[v.target].fields.setdefault(fname, Field(fname, A.ListType(A.NamedType(cand)), f"the {fname} of this {v.target}"))
-    # "List the name and product id of all product types", "List all airports and their cities",
-    # "the item price difference": documented attributes with no schema
+
+
+def _fields_from_listed_attributes(s: Schema, tm: TypeMapper) -> None:
+    """"List the name and product id of all product types", "List all airports and their
+    cities": documented attributes of a searched entity with no schema."""
     for v in s.views.values():
+        if v.kind != "search" or not v.target:
+            continue
         desc = (v.tool.description or "").lower()
-        if v.kind == "search" and v.target:
-            e = s.entities[v.target]
-            phrases: list[str] = []
-            m = re.match(r"\s*list (?:the )?([a-z ,]+?) of (?:all )?", desc)
-            if m:
-                phrases += re.split(r",|\band\b", m.group(1))
-            phrases += re.findall(r"\band their ([a-z]+)", desc)
-            for ph in phrases:
-                if re.search(r"\bids?\s*$", ph):
-                    continue  # "product id": the key itself
-                w = [x for x in ph.split() if x not in STOP]
-                if not w:
-                    continue
-                name = ident(snake("_".join(w[:-1] + [singular(w[-1])])))
-                if pascal(name) in s.entities or pascal(name) in s.records:
-                    continue  # "List all reservations of a user": the listed entity, not an attribute
-                if name == e.key or name in e.aliases or s.ref_of(name) or name in e.fields or len(w) > 2:
-                    continue
+        e = s.entities[v.target]
+        phrases: list[str] = []
+        m = re.match(r"\s*list (?:the )?([a-z ,]+?) of (?:all )?", desc)
+        if m:
+            phrases += re.split(r",|\band\b", m.group(1))
+        phrases += re.findall(r"\band their ([a-z]+)", desc)
+        for ph in phrases:
+            name = _attribute_name(s, e, ph)
+            if name is not None:
                 e.fields[name] = Field(name, A.PrimType("str"), f"from the description of {v.tool.name}")
+
+
+def _attribute_name(s: Schema, e: Entity, phrase: str) -> str | None:
+    """The new field a listed phrase names, or None when it is a key, an entity or known."""
+    if re.search(r"\bids?\s*$", phrase):
+        return None  # "product id": the key itself
+    w = [x for x in phrase.split() if x not in STOP]
+    if not w:
+        return None
+    name = ident(snake("_".join(w[:-1] + [singular(w[-1])])))
+    if pascal(name) in s.entities or pascal(name) in s.records:
+        return None  # "List all reservations of a user": the listed entity, not an attribute
+    if name == e.key or name in e.aliases or s.ref_of(name) or name in e.fields or len(w) > 2:
+        return None
+    return name
+
+
+def _price_fields(s: Schema, tm: TypeMapper) -> None:
+    """"the item price difference": `<entity> price|cost` in any description is a float field."""
     for v in s.views.values():
         text = " ".join([v.tool.description or ""] + [p.description or "" for p in v.tool.params]).lower()
         for word, attr in re.findall(r"\b([a-z]+) (price|cost)\b", text):
             ent = pascal(singular(word))
             if ent in s.entities and attr not in s.entities[ent].fields:
                 s.entities[ent].fields[attr] = Field(attr, A.PrimType("float"), f"the {word} {attr} (from the description of {v.tool.name})")
-    # parameters of create tools are fields of the created entity
+
+
+def _fields_from_create_params(s: Schema, tm: TypeMapper) -> None:
+    """Parameters of create tools are fields of the created entity."""
     for v in s.views.values():
         if v.kind == "create" and v.target:
             e = s.entities[v.target]
@@ -832,41 +861,66 @@ def _gather_fields(s: Schema) -> None:
                 if p.name == v.fresh_key or p.name in v.refs or lines_field(s, e, p) is not None:
                     continue
                 _param_field(s, tm, e, p, optional=not p.required)
-    # update tools: group several primitive params under the field the name mentions
+
+
+def _fields_from_update_params(s: Schema, tm: TypeMapper) -> None:
+    """Update tools set fields (grouped under the field the name mentions); a status-changing
+    delete records its extra params as optional fields."""
     for v in s.views.values():
         if v.kind not in ("update", "delete", "action") or v.target is None:
             continue
         e = s.entities[v.target]
-        extra = [p for _path, p in flat_params(v) if p.name != v.key_param and p.name not in v.refs and p.name not in MODIFIER_PARAMS]
-        if balance_field(e) or any(balance_field(s.entities[x]) for x in v.refs.values()):
-            extra = [p for p in extra if p.name not in AMOUNT_PARAMS]
-        extra = [p for p in extra if not (p.name.startswith("new_") and any(q.name == p.name[4:] for q in extra))]
-        prims = [p for p in extra if p.type.kind in ("string", "integer", "number", "boolean", "enum")]
-        noun = v.field_noun
-        if v.kind == "update" and noun and len(prims) >= 3 and noun not in e.fields and not any(p.name == noun for p in extra):
-            rname = pascal(singular(noun))
-            if rname in s.entities:
-                rname += "Info"
-            rec = s.records.setdefault(rname, Record(rname, {}, f"{noun.replace('_', ' ')} (grouped from {v.tool.name})"))
-            for p in prims:
-                fname = ident(p.name)
-                rec.fields.setdefault(fname, Field(fname, tm.field_type(p.name, p.type), p.description))
-            e.fields.setdefault(ident(noun), Field(ident(noun), A.NamedType(rname), f"set by {v.tool.name}"))
-            v.group = (ident(noun), rname, tuple(p.name for p in prims))
-            extra = [p for p in extra if p not in prims]
+        extra = _update_extra_params(s, v, e)
+        extra = _group_params(s, tm, v, e, extra)
         if v.kind == "update":
             for p in extra:
                 _param_field(s, tm, e, p, optional=False)
-            # a reference param naming the field (`modify_pending_order_payment(payment_method_id)`)
-            for pname, ent in v.refs.items():
-                if ref_field(e, ent) is not None and ident(pname) not in e.fields:
-                    continue
-                if noun and _contains(tokens(ent), tokens(noun)[:1]) or len(v.tool.params) == 2:
-                    e.fields.setdefault(ident(pname), Field(ident(pname), A.NamedType(ent), v.tool.params and (v.tool.param(pname).description or "")))
+            _update_ref_fields(v, e)
         elif v.kind == "delete" and v.status_post:
             for p in extra:
                 _param_field(s, tm, e, p, optional=True)
-    # search filters are fields of the searched entity (email, origin, date, ...)
+
+
+def _update_extra_params(s: Schema, v: ToolView, e: Entity) -> list[ir.Param]:
+    """The params of a change that carry new values (not the key, refs, modifiers, amounts
+    moved into a balance, or `new_x` when `x` is also there)."""
+    extra = [p for _path, p in flat_params(v) if p.name != v.key_param and p.name not in v.refs and p.name not in MODIFIER_PARAMS]
+    if balance_field(e) or any(balance_field(s.entities[x]) for x in v.refs.values()):
+        extra = [p for p in extra if p.name not in AMOUNT_PARAMS]
+    return [p for p in extra if not (p.name.startswith("new_") and any(q.name == p.name[4:] for q in extra))]
+
+
+def _group_params(s: Schema, tm: TypeMapper, v: ToolView, e: Entity, extra: list[ir.Param]) -> list[ir.Param]:
+    """`modify_user_address(user_id, address1, city, ...)`: three or more primitive params
+    become one record field named by the tool (`address: Address`); returns the rest."""
+    prims = [p for p in extra if p.type.kind in ("string", "integer", "number", "boolean", "enum")]
+    noun = v.field_noun
+    if not (v.kind == "update" and noun and len(prims) >= 3 and noun not in e.fields and not any(p.name == noun for p in extra)):
+        return extra
+    rname = pascal(singular(noun))
+    if rname in s.entities:
+        rname += "Info"
+    rec = s.records.setdefault(rname, Record(rname, {}, f"{noun.replace('_', ' ')} (grouped from {v.tool.name})"))
+    for p in prims:
+        fname = ident(p.name)
+        rec.fields.setdefault(fname, Field(fname, tm.field_type(p.name, p.type), p.description))
+    e.fields.setdefault(ident(noun), Field(ident(noun), A.NamedType(rname), f"set by {v.tool.name}"))
+    v.group = (ident(noun), rname, tuple(p.name for p in prims))
+    return [p for p in extra if p not in prims]
+
+
+def _update_ref_fields(v: ToolView, e: Entity) -> None:
+    """A reference param naming the field (`modify_pending_order_payment(payment_method_id)`)."""
+    noun = v.field_noun
+    for pname, ent in v.refs.items():
+        if ref_field(e, ent) is not None and ident(pname) not in e.fields:
+            continue
+        if noun and _contains(tokens(ent), tokens(noun)[:1]) or len(v.tool.params) == 2:
+            e.fields.setdefault(ident(pname), Field(ident(pname), A.NamedType(ent), v.tool.params and (v.tool.param(pname).description or "")))
+
+
+def _fields_from_search_filters(s: Schema, tm: TypeMapper) -> None:
+    """Search filters are fields of the searched entity (email, origin, date, ...)."""
     for v in s.views.values():
         if v.kind != "search" or v.target is None:
             continue
@@ -884,11 +938,28 @@ def _gather_fields(s: Schema) -> None:
                 v.flag_preds[p.name] = cond  # `in_stock` "only books with stock > 0": a test, not a field
                 continue
             _param_field(s, tm, e, p, optional=False)
-    # creates referencing a parent: book_reservation(user_id) and User.reservations
+
+
+def _parent_refs_of_creates(s: Schema, tm: TypeMapper) -> None:
+    """Creates referencing a parent: book_reservation(user_id) -> Reservation.user_id: User."""
     for v in s.views.values():
         if v.kind == "create" and v.target:
             for pname, ent in v.refs.items():
                 s.entities[v.target].fields.setdefault(ident(pname), Field(ident(pname), A.NamedType(ent), ""))
+
+
+# The field rules, in the order they run: earlier rules win (fields are set once), so
+# documented return schemas come first and guesses from prose and params after.
+FIELD_RULES = (
+    _fields_from_returns,
+    _fields_from_including,
+    _fields_from_listed_attributes,
+    _price_fields,
+    _fields_from_create_params,
+    _fields_from_update_params,
+    _fields_from_search_filters,
+    _parent_refs_of_creates,
+)
 
 
 def lines_field(s: Schema, e: Entity, p: ir.Param) -> str | None:
