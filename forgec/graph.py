@@ -32,6 +32,7 @@ from typing import Any, Iterable, Iterator, Mapping
 import networkx as nx
 
 from forgec.lang import ast as A
+from forgec.synth.names import singular  # the one singular ("status" stays "status")
 
 READ_KINDS = ("read", "search")
 WRITE_KINDS = ("create", "update", "delete", "action")
@@ -52,16 +53,6 @@ def norm(name: str) -> str:
     s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
     s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", s)
     return re.sub(r"[^a-z0-9]+", "_", s.lower()).strip("_")
-
-
-def singular(name: str) -> str:
-    if name.endswith("ies") and len(name) > 4:
-        return name[:-3] + "y"
-    if name.endswith(("sses", "xes", "ches", "shes")):
-        return name[:-2]
-    if name.endswith("s") and not name.endswith("ss") and len(name) > 2:
-        return name[:-1]
-    return name
 
 
 _VERBS = ("get", "find", "list", "search", "lookup", "look_up", "fetch", "read", "retrieve", "query", "show", "describe")

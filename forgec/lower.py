@@ -17,7 +17,8 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from collections import Counter
+from typing import Any, Mapping
 
 from forgec.lang import ast as A
 from forgec.stdlib import ops as OPS
@@ -147,11 +148,6 @@ _BUILTINS = {
 }
 
 
-def _node_refs(e: Any, names: set[str], out: set[str]) -> None:
-    """Names of earlier nodes an expression reads (its inference edges)."""
-    out.update(n.id for n in A.walk(e) if isinstance(n, A.Name) and n.id in names)
-
-
 def _is_pure_literal_or_fact(e: Any) -> bool:
     return _is_pure_literal(e) or (isinstance(e, A.Attr) and isinstance(e.obj, A.Name) and e.obj.id == "user")
 
@@ -171,42 +167,37 @@ def _is_pure_literal(e: Any) -> bool:
 # --------------------------------------------------------------------------- statistics
 
 
-def dag_stats(bp: A.BlueprintDecl, writes: dict[str, bool]) -> TaskStats:
-    """calls, writes, reasoning nodes, inference edges, depth (longest chain), width (max nodes per level)."""
-    names: set[str] = set()
+def dag_stats(bp: A.BlueprintDecl, writes: Mapping[str, bool] | None = None, edges: list | None = None) -> TaskStats:
+    """The one count of a blueprint's DAG (the task files, the manifest, `forgec stats` and the
+    sampler's headers all use it): calls, write calls (`writes`: tool -> writes state; unknown
+    counts 0), reasoning nodes, inference edges (distinct earlier nodes each call/reason node
+    reads: `edges`, the checker's `blueprint_edges`), depth (longest chain, in nodes), width (most
+    nodes on one level) and user facts (what the task's user is told: the non-null facts the
+    nodes read, plus each non-null literal call argument)."""
+    from forgec.lang.check import blueprint_edges, user_reads
+
+    edges = blueprint_edges(bp) if edges is None else edges
+    writes = writes or {}
     level: dict[str, int] = {}
-    edges = 0
-    calls = writes_n = reasons = 0
-    for n in bp.nodes:
-        refs: set[str] = set()
+    n_edges = calls = writes_n = reasons = literal_args = 0
+    read: set[str] = set()
+    for n, reads in zip(bp.nodes, edges):
+        read.update(user_reads(n))
         if isinstance(n, A.CallNode):
-            for a in n.args:
-                _node_refs(a.value, names, refs)
             calls += 1
-            writes_n += int(writes.get(n.tool, False))
+            writes_n += int(bool(writes.get(n.tool, False)))
+            literal_args += sum(1 for a in n.args if _is_pure_literal(a.value) and a.value != A.Literal(None))
         elif isinstance(n, A.ReasonNode):
-            for a in n.args:
-                _node_refs(a, names, refs)
-            for a in n.kwargs:
-                _node_refs(a.value, names, refs)
             reasons += 1
         else:
             continue
-        edges += len(refs)
-        level[n.name] = 1 + max((level[r] for r in refs), default=0)
-        names.add(n.name)
-    widths: dict[int, int] = {}
-    for lv in level.values():
-        widths[lv] = widths.get(lv, 0) + 1
-    return TaskStats(
-        calls=calls,
-        write_calls=writes_n,
-        reasoning_nodes=reasons,
-        inference_edges=edges,
-        depth=max(level.values(), default=0),
-        width=max(widths.values(), default=0),
-        user_facts=len(bp.user.facts),
-    )
+        n_edges += len(reads)
+        level[n.name] = 1 + max((level.get(r, 0) for r in reads), default=0)
+    widths = Counter(level.values())
+    facts = sum(1 for f in bp.user.facts if f.name in read and f.value != A.Literal(None))
+    return TaskStats(calls=calls, write_calls=writes_n, reasoning_nodes=reasons, inference_edges=n_edges,
+                     depth=max(level.values(), default=0), width=max(widths.values(), default=0),
+                     user_facts=facts + literal_args)
 
 
 # --------------------------------------------------------------------------- state diff
@@ -475,7 +466,7 @@ def lower_blueprint(
         gold_diff=diff,
         tell=tells,
         read_only=gold_hash == init_hash,
-        stats=stats.model_copy(update={"user_facts": len(used)}),
+        stats=stats,
     )
     return LowerResult(task=task, env=env, hidden_values=hidden)
 

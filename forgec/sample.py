@@ -47,6 +47,8 @@ from typing import Any, Iterable, Mapping
 
 from forgec.graph import Edge, ToolGraph, iter_paths, norm, prim_class, record_fields, required_fields, returned_name, singular, strip_optional
 from forgec.lang import ast as A
+from forgec.lang.check import node_reads
+from forgec.runtime.envrt import jcopy
 from forgec.stdlib import ops as OPS
 
 _REVISIT = [0.2 ** k for k in range(32)]  # revisit penalty by times a tool was used
@@ -111,89 +113,12 @@ class _Reject(Exception):
 # --------------------------------------------------------------------------- statistics
 
 
-def _refs(e: Any, names: set[str], out: set[str]) -> None:
-    if isinstance(e, A.Name):
-        if e.id in names:
-            out.add(e.id)
-        return
-    if isinstance(e, A.Attr):
-        _refs(e.obj, names, out)
-    elif isinstance(e, A.Index):
-        _refs(e.obj, names, out)
-        _refs(e.index, names, out)
-    elif isinstance(e, A.ListLit):
-        for i in e.items:
-            _refs(i, names, out)
-    elif isinstance(e, A.RecordLit):
-        for f in e.fields:
-            _refs(f.value, names, out)
-    elif isinstance(e, A.Binary):
-        _refs(e.left, names, out)
-        _refs(e.right, names, out)
-    elif isinstance(e, A.Unary):
-        _refs(e.operand, names, out)
-    elif isinstance(e, A.Call):
-        for a in e.args:
-            _refs(a, names, out)
-        for a in e.kwargs:
-            _refs(a.value, names, out)
-    elif isinstance(e, A.Where):
-        _refs(e.source, names, out)
-        _refs(e.pred, names, out)
-
-
-def node_refs(n: A.BlueprintNode, names: set[str]) -> set[str]:
-    """Earlier nodes that node `n` reads (its inference edges)."""
-    out: set[str] = set()
-    if isinstance(n, A.CallNode):
-        for a in n.args:
-            _refs(a.value, names, out)
-    elif isinstance(n, A.ReasonNode):
-        spec = OPS.OPS.get(n.op)
-        for a in n.args:
-            _refs(a, names, out)
-        for kw in n.kwargs:
-            ks = spec.kw(kw.name) if spec else None
-            if ks is None or ks.kind != "field":
-                _refs(kw.value, names, out)
-    elif isinstance(n, A.ExpectNode):
-        _refs(n.cond, names, out)
-    elif isinstance(n, A.TellNode):
-        _refs(n.value, names, out)
-    return out
-
-
 def blueprint_stats(decl: A.BlueprintDecl, writes: Mapping[str, bool] | None = None) -> dict:
-    """calls, write_calls, reasoning_nodes, inference_edges (distinct node->node reads of calls and
-    reason nodes), depth (longest chain, in nodes), width (most nodes on one level), user_facts.
+    """`forgec.lower.dag_stats` as a dict (the one DAG count: the task files use it too).
+    Without `writes` (tool -> writes state) write_calls is 0."""
+    from forgec.lower import dag_stats
 
-    `writes` maps tool -> writes state (the env module's WRITES_STATE); without it write_calls is
-    counted from the names the sampler gives write calls (unknown = 0)."""
-    names: set[str] = set()
-    level: dict[str, int] = {}
-    calls = wcalls = reasons = edges = 0
-    for n in decl.nodes:
-        if not isinstance(n, (A.CallNode, A.ReasonNode)):
-            continue
-        refs = node_refs(n, names)
-        if isinstance(n, A.CallNode):
-            calls += 1
-            wcalls += int(bool(writes.get(n.tool, False))) if writes is not None else 0
-        else:
-            reasons += 1
-        edges += len(refs)
-        level[n.name] = 1 + max((level[r] for r in refs), default=0)
-        names.add(n.name)
-    per_level = Counter(level.values())
-    return {
-        "calls": calls,
-        "write_calls": wcalls,
-        "reasoning_nodes": reasons,
-        "inference_edges": edges,
-        "depth": max(level.values(), default=0),
-        "width": max(per_level.values(), default=0),
-        "user_facts": len(decl.user.facts),
-    }
+    return dag_stats(decl, writes).model_dump()
 
 
 def structure_key(decl: A.BlueprintDecl) -> str:
@@ -240,15 +165,6 @@ def _shape(e: Any, pos: dict, keep_names: bool = False) -> Any:
 
 def _canon(v: Any) -> str:
     return json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
-def _jcopy(v: Any) -> Any:
-    """Copy of a JSON value (faster than copy.deepcopy for plain dicts/lists/scalars)."""
-    if isinstance(v, dict):
-        return {k: _jcopy(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_jcopy(x) for x in v]
-    return v
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -461,7 +377,7 @@ class _Task:
 
     def level_of(self, ast: A.BlueprintNode) -> tuple[int, frozenset]:
         """(level in the DAG, the earlier nodes `ast` reads)."""
-        refs = frozenset(node_refs(ast, self.node_by_name.keys()))
+        refs = frozenset(node_reads(ast, self.node_by_name.keys()))
         return 1 + max((self.node_by_name[r].level for r in refs), default=0), refs
 
     # ----- execution
@@ -477,7 +393,7 @@ class _Task:
             key = (tool, _args_key(values))
             result = self.s.read_cache.get(key, _MISSING)
             if result is _MISSING:
-                result = self.env.step(tool, _jcopy(values))
+                result = self.env.step(tool, jcopy(values))
                 self.s.check_base(tool)
                 if len(self.s.read_cache) < 50000:
                     self.s.read_cache[key] = result
@@ -486,7 +402,7 @@ class _Task:
         else:
             # one state hash per call (the last one is remembered): did it change the state?
             h0 = self.hash_now or self.env.state_hash()
-            result = self.env.step(tool, _jcopy(values))  # the env may keep what it is given
+            result = self.env.step(tool, jcopy(values))  # the env may keep what it is given
             if _is_error(result):
                 self.hash_now = h0  # calls are transactional: a failed one changed nothing
                 return None
@@ -653,10 +569,6 @@ class _Task:
                 out.append((ew * recency * (1.0 if n.is_call else 1.5), n, e, rest))
         self._sources[key] = out
         return out
-
-    def can_feed(self, tool: str) -> bool:
-        """Quick test: does any node come from a tool with an edge into `tool`?"""
-        return any(e.src in self.by_origin and self.by_origin[e.src] for e in self.s.graph.edges_into(tool))
 
     def resolve(self, n: _Node, e: Edge, rest: tuple[str, ...]) -> tuple[A.Expr, Any] | None:
         """An expression (and its value) reading `rest` from node `n`, passed per the edge's mode."""
@@ -1385,7 +1297,7 @@ class _Sampler:
         """Drop reads and reason nodes nothing uses (a read changes no state, so the run is the same)."""
         nodes = list(task.nodes)
         all_names = {n.name for n in nodes if n.name}
-        refs = {id(n): (n.refs if n.name else node_refs(n.ast, all_names)) for n in nodes}  # the tell has no name
+        refs = {id(n): (n.refs if n.name else set(node_reads(n.ast, all_names))) for n in nodes}  # the tell has no name
         while True:
             used: set[str] = set()
             for n in nodes:
@@ -1430,15 +1342,6 @@ class _Sampler:
             if isinstance(rec[e.key], (str, int)) and not isinstance(rec[e.key], bool):
                 return e
         return None
-
-    def _entity_of_slow(self, rec: dict) -> A.EntityDecl | None:
-        best, best_overlap = None, 0
-        for e in self.env.entities:
-            if e.key in rec and isinstance(rec[e.key], (str, int)) and not isinstance(rec[e.key], bool):
-                overlap = len(self.entity_fields[e.name] & rec.keys())
-                if overlap > best_overlap:
-                    best, best_overlap = e, overlap
-        return best
 
     def goal(self, task: _Task, nodes: list[_Node]) -> str:
         """Deterministic goal text from the DAG: every write in order, each with the choices that lead to
@@ -1617,7 +1520,7 @@ class _Phrases:
         self.by_name = {n.name: n for n in nodes if n.name}
         self.pos = {n.name: i for i, n in enumerate(nodes) if n.name}
         names = set(self.by_name)
-        self.refs: dict[str, set[str]] = {n.name or "#tell": (n.refs if n.name else node_refs(n.ast, names)) for n in nodes}
+        self.refs: dict[str, set[str]] = {n.name or "#tell": (n.refs if n.name else set(node_reads(n.ast, names))) for n in nodes}
         self._anc: dict[str, set[str]] = {}
         self._mine: dict[str, bool] = {}
 

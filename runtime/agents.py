@@ -15,6 +15,7 @@ import random
 import threading
 from typing import Any
 
+from forgec.runtime.envrt import jcopy  # the env may keep argument lists in its state; the task's stay intact
 from forgec.runtime.llmclient import LazyClient, LLMError, RetryPolicy, chat, usage_of
 from forgec.runtime.toolcalls import parse_hermes, parse_openai_tool_calls, render_hermes_call
 from forgec.runtime.types import AgentReply, ToolCall
@@ -22,16 +23,6 @@ from forgec.runtime.users import say
 from forgec.tasks import Task
 
 DONE_TEXT = "Your request has been completed."
-_SCALARS = (str, int, float, bool, type(None))
-
-
-def jcopy(v: Any) -> Any:
-    """Deep copy of a JSON value (the env may keep argument lists in its state; the task's must stay intact)."""
-    if isinstance(v, dict):
-        return {k: x if isinstance(x, _SCALARS) else jcopy(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [x if isinstance(x, _SCALARS) else jcopy(x) for x in v]
-    return v
 
 
 # --------------------------------------------------------------------------- oracle

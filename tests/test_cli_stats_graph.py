@@ -265,3 +265,61 @@ def test_stats_on_a_file_is_missing_build(tmp_path):
     assert r.exit_code == 1
     assert r.stderr.strip() == (f"error[missing-build]: {str(f)!r} is not a build folder\n --> {f}\n"
                                 "  = help: create it with `forgec compile DOCS -o BUILD`")
+
+
+# ------------------------------------------------------------------ 6. stats, the task files and the manifest agree
+
+STAT_KEYS = ("calls", "write_calls", "reasoning_nodes", "inference_edges", "depth", "width", "user_facts")
+
+
+def _edges_by_hand(bp) -> list[set[str]]:
+    """A second, independent count of inference edges: for each call/reason node, the earlier node
+    names anywhere in its expressions, except the bare field name of a `by:` keyword."""
+    from forgec.lang import ast as A
+
+    seen: set[str] = set()
+    out = []
+    for n in bp.nodes:
+        if isinstance(n, A.CallNode):
+            exprs = [a.value for a in n.args]
+        elif isinstance(n, A.ReasonNode):
+            exprs = list(n.args) + [k.value for k in n.kwargs if k.name != "by"]
+        else:
+            continue
+        out.append({x.id for e in exprs for x in A.walk(e) if isinstance(x, A.Name) and x.id in seen})
+        seen.add(n.name)
+    return out
+
+
+@pytest.fixture(scope="module")
+def examples_build(tmp_path_factory) -> Path:
+    """`forgec compile examples/` (all three shipped examples, about 4 s)."""
+    out = tmp_path_factory.mktemp("examples") / "build"
+    r = forgec("compile", str(EXAMPLES), "-o", str(out), "-q")
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_stats_task_files_and_manifest_report_the_same_counts(examples_build):
+    from forgec import lang
+
+    stats = json.loads(cli("stats", str(examples_build), "--format", "json").stdout)
+    manifest = json.loads((examples_build / "manifest.json").read_text())
+    assert set(stats) == set(manifest["envs"]) == {"airline", "bookstore", "helpdesk"}
+    for env, rec in manifest["envs"].items():
+        tasks = [json.loads(line) for line in (examples_build / rec["tasks"]["path"]).read_text().splitlines()]
+        assert stats[env]["tasks"] == rec["task_count"] == len(tasks) == stats[env]["blueprints"] > 0
+        writes = {t: r["writes_state"] for t, r in rec["tools"].items()}
+        for t in tasks:
+            s = t["stats"]
+            # per task, against what the task itself holds
+            assert s["calls"] == len(t["gold_calls"])
+            assert s["write_calls"] == sum(writes[g["tool"]] for g in t["gold_calls"])
+            assert s["user_facts"] == len(t["user"]["facts"])
+            bp = lang.parse((examples_build / t["blueprint"]["path"]).read_text(), "b.forge")[0].blueprints[0]
+            assert s["inference_edges"] == sum(len(e) for e in _edges_by_hand(bp))
+        for k in STAT_KEYS:
+            vals = [t["stats"][k] for t in tasks]
+            want = (round(sum(vals) / len(vals), 3), max(vals))
+            assert (stats[env][f"avg_{k}"], stats[env][f"max_{k}"]) == want, (env, k)
+            assert (rec["stats"][f"avg_{k}"], rec["stats"][f"max_{k}"]) == want, (env, k)

@@ -21,6 +21,11 @@ from test_sample_envs import AIRLINE, RETAIL
 def test_names_normalize_camel_snake_and_plural():
     assert norm("orderId") == norm("order_id") == norm("OrderID") == norm("order-id") == "order_id"
     assert singular("orders") == "order" and singular("categories") == "category" and singular("addresses") == "address"
+    # one singular for the graph and synthesis: a word that only looks plural stays as it is
+    from forgec.synth import names
+
+    assert singular is names.singular
+    assert [singular(w) for w in ("status", "statuses", "boxes", "analysis", "people", "houses")] == ["status", "status", "box", "analysis", "person", "house"]
     assert returned_name("find_user_id_by_email") == "user_id"
     assert returned_name("get_user_details") == "user_details"
     assert returned_name("list_all_product_types") == "all_product_types"

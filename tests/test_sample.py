@@ -244,8 +244,28 @@ def test_structure_key_ignores_user_literals_but_not_operators():
 def test_blueprint_stats_hand_computed():
     s = blueprint_stats(_bp(), RETAIL_MODULE.WRITES_STATE)
     # levels: uid 1, u 2, o1 3, o2 3, top 4, c 5; edges: u<-uid, o1<-u, o2<-u, top<-o1,o2, c<-top
-    assert s == {"calls": 5, "write_calls": 1, "reasoning_nodes": 1, "inference_edges": 6, "depth": 5, "width": 2, "user_facts": 1}
+    # user facts: `email`, plus the literal `reason: "no longer needed"`, which lowering hands the user as a fact
+    assert s == {"calls": 5, "write_calls": 1, "reasoning_nodes": 1, "inference_edges": 6, "depth": 5, "width": 2, "user_facts": 2}
     assert blueprint_stats(_bp())["write_calls"] == 0  # without a writes map, writes are unknown
+
+
+def test_a_field_keyword_named_like_a_node_is_not_an_inference_edge():
+    """`by: uid` names the records' field, not the node `uid`: lowering used to count it as an edge,
+    the sampler did not, so a task file and `forgec stats` could disagree. Now one function counts."""
+    from forgec.lower import dag_stats
+
+    s = blueprint_stats(_bp(field="uid"), RETAIL_MODULE.WRITES_STATE)
+    assert (s["inference_edges"], s["depth"], s["width"]) == (6, 5, 2)  # as with `by: total`
+    assert dag_stats(_bp(field="uid"), RETAIL_MODULE.WRITES_STATE).model_dump() == s
+
+
+def test_user_facts_count_what_the_task_user_is_told():
+    text = BP.replace('knows email = "%s"', 'knows email = "%s"\n    knows spare = "never read"\n    knows nothing = null')
+    text = text.replace("user.email", "user.email) \n  call z = find_user_id_by_email(email: user.nothing")
+    mod, d = lang.parse(text % ("a@x.com", "total"), "t.forge")
+    assert not [x for x in d if x.is_error]
+    # read and non-null: email (`nothing` is read but null, `spare` never read); literal args: "no longer needed"
+    assert blueprint_stats(mod.blueprints[0])["user_facts"] == 2
 
 
 def test_same_seed_same_bytes_other_seed_other_blueprints():

@@ -2,7 +2,9 @@
 
 Read from build/manifest.json (tasks, tool kinds) and the blueprint files
 themselves (so hand edits count): calls per task, write calls, reasoning nodes,
-inference edges, depth, width, and tool coverage. Task counts come from the
+inference edges, depth, width (all counted by `forgec.lower.dag_stats`, the function the
+task files' stats come from; blueprints the manifest records as rejected have no task and are
+left out of the averages), and tool coverage. Task counts come from the
 manifest, so each tasks/<env>.jsonl is first checked against the SHA-256 the
 manifest records; a bad build is reported with the runtime's codes
 (missing-build, corrupt-build), worded as `forgec.runtime.load` words them.
@@ -89,7 +91,8 @@ def build_stats(build: Path) -> tuple[dict, list[Diagnostic]]:
     from forgec.codes import BAD_BLUEPRINT
     from forgec.diagnostics import has_errors
     from forgec.lang import ast as A
-    from forgec.sample import blueprint_stats, summarize_stats
+    from forgec.lower import dag_stats
+    from forgec.sample import summarize_stats
 
     manifest, diags = read_manifest(build)
     if manifest is None:
@@ -101,6 +104,7 @@ def build_stats(build: Path) -> tuple[dict, list[Diagnostic]]:
     for name, rec in sorted((manifest.get("envs") or {}).items()):
         tools = rec.get("tools") or {}
         writes = {t: bool(r.get("writes_state")) for t, r in tools.items()}
+        rejected_bps = {n: b.get("rejected") for n, b in (rec.get("blueprints") or {}).items() if isinstance(b, dict)}
         stats = []
         coverage = {t: 0 for t in sorted(tools)}
         for f in sorted((build / "blueprints" / name).glob("*.forge")):
@@ -109,7 +113,8 @@ def build_stats(build: Path) -> tuple[dict, list[Diagnostic]]:
                 diags.append(warning(BAD_BLUEPRINT, f"{f.name} does not parse; left out of the statistics", Span(str(f))))
                 continue
             for bp in mod.blueprints:
-                stats.append(blueprint_stats(bp, writes))
+                if not rejected_bps.get(bp.name):  # a rejected one has no task: the averages describe the tasks
+                    stats.append(dag_stats(bp, writes).model_dump())
                 for n in bp.nodes:
                     if isinstance(n, A.CallNode):
                         coverage[n.tool] = coverage.get(n.tool, 0) + 1

@@ -827,6 +827,40 @@ def node_refs(n, ops=None) -> list:
     return [x for x in out if x.id not in ("it", "user")]
 
 
+def node_reads(n, defined) -> tuple[str, ...]:
+    """The inference edges of blueprint node `n`: the distinct names in `defined` (the nodes
+    before it) that it reads, in source order. The one definition every pass counts with."""
+    return tuple(dict.fromkeys(r.id for r in node_refs(n) if r.id in defined))
+
+
+def blueprint_edges(bp: A.BlueprintDecl) -> list[tuple[str, ...]]:
+    """`node_reads` of every node of `bp` (index-aligned with `bp.nodes`); no env needed."""
+    defined: set[str] = set()
+    out = []
+    for n in bp.nodes:
+        out.append(node_reads(n, defined))
+        name = getattr(n, "name", None)
+        if name is not None:
+            defined.add(name)
+    return out
+
+
+def user_reads(n) -> list[str]:
+    """Names of the `user.<fact>` a blueprint node reads (field keywords such as `by:` read none)."""
+    from forgec.stdlib.ops import OPS
+
+    if isinstance(n, A.CallNode):
+        exprs = [a.value for a in n.args]
+    elif isinstance(n, A.ReasonNode):
+        spec = OPS.get(n.op)
+        exprs = list(n.args) + [k.value for k in n.kwargs
+                                if not (spec and spec.kw(k.name) and spec.kw(k.name).kind == "field")]
+    else:
+        exprs = [n.cond] if isinstance(n, A.ExpectNode) else [n.value] if isinstance(n, A.TellNode) else []
+    return [x.name for e in exprs for x in A.walk(e)
+            if type(x) is A.Attr and type(x.obj) is A.Name and x.obj.id == "user"]
+
+
 def _is_literal(e) -> bool:
     if isinstance(e, A.Literal):
         return True
@@ -1308,4 +1342,5 @@ class _CallableModule(__import__("types").ModuleType):
 __import__("sys").modules[__name__].__class__ = _CallableModule
 
 
-__all__ = ["check", "check_modules", "drop_cascades", "load", "EnvTypes", "Checker", "fits", "node_refs", "did_you_mean"]
+__all__ = ["check", "check_modules", "drop_cascades", "load", "EnvTypes", "Checker", "fits", "node_refs", "node_reads", "blueprint_edges", "user_reads",
+           "did_you_mean"]

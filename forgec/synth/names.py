@@ -45,6 +45,7 @@ def pascal(name: str) -> str:
 
 
 _IRREGULAR = {"people": "person", "children": "child", "men": "man", "women": "woman", "data": "data", "indices": "index"}
+_US_PLURALS = ("statuses", "bonuses", "campuses", "viruses", "buses")
 _NO_SINGULAR = ("ss", "us", "is", "news", "status", "series", "species", "analysis")
 
 
@@ -55,6 +56,8 @@ def singular(word: str) -> str:
         return _IRREGULAR[w]
     if w.endswith(_NO_SINGULAR) or len(w) <= 3:
         return w
+    if w.endswith(_US_PLURALS):  # an `us` word plus `es` (houses, causes are `-se` words: below)
+        return w[:-2]
     if w.endswith("ies") and len(w) > 4:
         return w[:-3] + "y"
     if w.endswith(("sses", "xes", "ches", "shes", "zzes")):
@@ -91,6 +94,3 @@ def entity_name(stem_tokens: list[str]) -> str:
     out = "".join(t[:1].upper() + t[1:] for t in toks)
     return "T" + out if out[:1].isdigit() else out
 
-
-def entity_tokens(entity: str) -> list[str]:
-    return tokens(entity)
