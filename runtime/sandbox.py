@@ -1,239 +1,441 @@
-"""The escape-hatch worker: `python '''...'''` tool bodies run here, isolated.
+"""The escape-hatch sandbox: `python '''...'''` tool bodies run here, isolated by the OS.
 
-A tool body is untrusted code (an LLM may have written it). It runs in a persistent
-worker process (a fresh interpreter, `multiprocessing.connection` pipe) that receives `(args, state copy)` and
-returns `(result, new state or None)`; the worker keeps the last state it was sent, keyed by
-its state hash, so calls on an unchanged world do not ship it again. The parent waits at most `time_limit` seconds;
-an infinite loop is killed, a crash (segfault, `os._exit`) is noticed as a closed pipe,
-an exception or `MemoryError` (the worker's address space is capped with
-`resource.setrlimit(RLIMIT_AS)`) is reported — each becomes a `ToolError` for that call
-and the worker is restarted, so an episode never hangs or dies.
+A tool body is untrusted code (an LLM may have written it, or it came with a build someone
+shared). It runs in a persistent worker process (`runtime/sandbox_worker.py`, standard
+library only) started under bubblewrap (`bwrap`):
 
-Inside the body: the parameters as local names (also `args`), `state` (a private copy
-of the whole state; mutate it to change the world when the tool writes), `ToolError`
-and `fail(msg)` to refuse a call, and a small set of builtins (no `open`, `eval`,
-`exec`; `import` only for pure modules like `math`, `re`, `datetime`, `json`).
-The process boundary and resource limits are the isolation; the restricted builtins
-only keep honest mistakes (I/O, clocks) out of deterministic tools.
+* namespaces: `--unshare-all` plus an explicit user namespace mapped to uid/gid 65534 — no
+  network (an empty network namespace), its own pid/ipc/uts namespaces, `--disable-userns`;
+* filesystem: only `/usr` (system libraries) and the Python install, read-only; fresh `/proc`,
+  minimal `/dev`, a small tmpfs `/tmp`; no `/etc`, no home, no `/work`, no build folder (the
+  worker's code is passed on the command line, so not even forgec is mounted);
+* `--clearenv` (an empty environment), `--new-session`, `--die-with-parent`, `--cap-drop ALL`;
+* a seccomp filter (compiled by the system's libseccomp through ctypes, loaded by bwrap)
+  refusing fork/clone, sockets, ptrace, mounts and namespaces, when libseccomp is present;
+* resource limits set in the worker before any body runs: RLIMIT_AS, CPU (per call), NPROC 0,
+  FSIZE, NOFILE, CORE.
+
+The parent talks to it over a socketpair with length-prefixed JSON frames carrying a random
+call id (never pickle: a forged reply must not run code in the parent). One deadline covers
+sending, waiting and reading; a reply with another id, extra bytes after the reply, or any
+process or thread left in the sandbox after a call kills the whole sandbox (its pid namespace
+dies with it) and the call fails. A timeout, crash, `MemoryError` or protocol error becomes a
+`ToolError` for that call and the next call starts a fresh worker, so an episode never hangs.
+
+Without a usable bwrap, python bodies are refused (a `ToolError` naming the fix,
+`apt-get install bubblewrap`) unless FORGEC_UNSAFE_NO_SANDBOX=1 is set, which runs the same
+worker as a plain process (limits and the protocol still apply; no isolation). See
+docs/security.md for what this does and does not guarantee.
+
+Inside the body: the parameters as local names (also `args`), `state` (a private copy of the
+whole state; mutate it to change the world when the tool writes), `ToolError` and `fail(msg)`
+to refuse a call, and restricted builtins (no `open`, `eval`, `exec`; `import` only for pure
+modules) — a first line that keeps honest bodies deterministic, not the isolation.
 """
 
 from __future__ import annotations
 
 import atexit
+import json
 import os
-import textwrap
+import secrets
+import signal
+import socket
+import struct
+import subprocess
+import sys
 import threading
-import traceback
+import time
+from pathlib import Path
 from typing import Any
 
-from forgec.runtime.envrt import ToolError, jcopy
+from forgec.runtime.envrt import ToolError
 
-DEFAULT_TIME_LIMIT = 2.0  # seconds per call (wall clock)
-DEFAULT_MEMORY_MB = 512
-STARTUP_TIMEOUT = 60.0  # extra address space the worker may use beyond its start-up size
+DEFAULT_TIME_LIMIT = 2.0  # seconds per call (wall clock: send + run + read)
+DEFAULT_MEMORY_MB = 512  # address space the worker may use beyond its start-up size
+STARTUP_TIMEOUT = 60.0
+MAX_REPLY = 64 * 1024 * 1024
+UNSAFE_ENV = "FORGEC_UNSAFE_NO_SANDBOX"
+BWRAP_ENV = "FORGEC_BWRAP"  # path of bwrap (default: /usr/bin/bwrap, then PATH)
+SANDBOX_UID = 65534
+FIX = "install bubblewrap (`apt-get install bubblewrap`)"
+WORKER_SOURCE = Path(__file__).with_name("sandbox_worker.py")
+# syscalls a tool body never needs; refused with EPERM by the seccomp filter
+DENIED_SYSCALLS = (
+    "fork vfork clone clone3 socket socketpair connect bind listen accept accept4 ptrace process_vm_readv "
+    "process_vm_writev mount umount2 pivot_root chroot unshare setns keyctl add_key request_key bpf perf_event_open "
+    "userfaultfd io_uring_setup kexec_load kexec_file_load init_module finit_module delete_module swapon swapoff "
+    "reboot acct open_by_handle_at name_to_handle_at personality fanotify_init quotactl mknod mknodat"
+).split()
 ALLOWED_MODULES = frozenset(
     {"math", "re", "json", "datetime", "itertools", "collections", "functools", "statistics", "decimal", "fractions", "string", "operator", "copy", "heapq", "bisect"}
 )
-_SAFE_BUILTINS = (
-    "abs all any bool dict divmod enumerate filter float frozenset int isinstance issubclass iter len list map max min "
-    "next print range repr reversed round set slice sorted str sum tuple zip ValueError KeyError IndexError TypeError "
-    "Exception ZeroDivisionError StopIteration ArithmeticError LookupError RuntimeError AssertionError NotImplementedError "
-    "True False None hasattr getattr callable chr ord hash format pow object type"
-).split()
 
 
-# --------------------------------------------------------------------------- worker side
+class _ProtocolError(Exception):
+    """The worker broke the protocol (wrong id, bad frame, extra bytes): kill it."""
 
 
-def _import(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002 - mirrors __import__
-    if level != 0 or name.split(".")[0] not in ALLOWED_MODULES:
-        raise ImportError(f"import of {name!r} is not allowed in a python tool (allowed: {', '.join(sorted(ALLOWED_MODULES))})")
-    return __import__(name, globals, locals, fromlist, level)
+# --------------------------------------------------------------------------- availability
 
 
-class _Refuse(Exception):
-    """Raised by `fail(msg)` / `ToolError(msg)` inside a body: a domain failure, not a crash."""
+def unsafe_requested() -> bool:
+    """True when the user opted out of the OS sandbox (FORGEC_UNSAFE_NO_SANDBOX=1)."""
+    return os.environ.get(UNSAFE_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
-def _builtins() -> dict:
-    import builtins
+def bwrap_path() -> str | None:
+    """The bwrap executable to use, or None when there is none."""
+    import shutil
 
-    b = {n: getattr(builtins, n) for n in _SAFE_BUILTINS if hasattr(builtins, n)}
-    b["__import__"] = _import
-    b["__build_class__"] = builtins.__build_class__
-    b["__name__"] = "forge_tool"
-    return b
-
-
-def _compile(tool: str, source: str, params: tuple) -> Any:
-    body = textwrap.dedent(source).strip("\n") or "return None"
-    binds = "".join(f"    {p} = args[{p!r}]\n" for p in params if p.isidentifier() and p not in ("args", "state"))
-    code = f"def __forge_tool__(args, state):\n{binds}" + textwrap.indent(body, "    ") + "\n"
-    g = {"__builtins__": _builtins(), "ToolError": _Refuse, "fail": _fail}
-    exec(compile(code, f"<python tool {tool}>", "exec"), g)  # noqa: S102 - this is the sandbox
-    return g["__forge_tool__"], len(binds.splitlines()) + 1
+    env = os.environ.get(BWRAP_ENV)
+    if env:
+        return env if os.access(env, os.X_OK) else None
+    if os.access("/usr/bin/bwrap", os.X_OK):
+        return "/usr/bin/bwrap"
+    return shutil.which("bwrap")
 
 
-def _fail(msg: str) -> None:
-    raise _Refuse(msg)
+_STATUS: dict[str, tuple[bool, str]] = {}
+_SECCOMP: list = []  # [bytes | None] once computed
 
 
-def _set_memory_limit(extra_mb: int) -> None:
+def availability() -> tuple[bool, str]:
+    """(usable, why): whether bwrap exists and can start an isolated interpreter here (cached)."""
+    path = bwrap_path()
+    if path is None:
+        return False, "bwrap (bubblewrap) is not installed"
+    if path in _STATUS:
+        return _STATUS[path]
     try:
-        import resource
-
-        with open("/proc/self/statm") as f:
-            vm_pages = int(f.read().split()[0])
-        cur = vm_pages * os.sysconf("SC_PAGE_SIZE")
-        lim = cur + extra_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
-    except (OSError, ValueError, ImportError):  # pragma: no cover - non-Linux
-        pass
-
-
-def _serve(fd: int, memory_mb: int) -> None:
-    """Entry point of the worker interpreter."""
-    from multiprocessing.connection import Connection
-
-    _worker_main(Connection(fd), memory_mb)
+        seccomp_fd = _seccomp_fd()
+        argv = _bwrap_argv(path, seccomp_fd) + [_python(), "-I", "-S", "-c", "import os; assert os.getuid() == %d" % SANDBOX_UID]
+        fds = (seccomp_fd,) if seccomp_fd is not None else ()
+        r = subprocess.run(argv, pass_fds=fds, stdin=subprocess.DEVNULL, capture_output=True, timeout=STARTUP_TIMEOUT, env={})
+        if seccomp_fd is not None:
+            os.close(seccomp_fd)
+        res = (True, "") if r.returncode == 0 else (False, f"bwrap cannot start a sandbox here: {r.stderr.decode('utf-8', 'replace').strip()[:300] or f'exit {r.returncode}'}")
+    except (OSError, subprocess.SubprocessError) as e:
+        res = (False, f"bwrap cannot start a sandbox here: {e}")
+    _STATUS[path] = res
+    return res
 
 
-def _worker_main(conn: Any, memory_mb: int) -> None:
-    """Loop: receive a call, run it, send back ("ok", result, state) or ("err", kind, message)."""
-    _set_memory_limit(memory_mb)
-    conn.send(("ready",))
-    cache: dict = {}
-    held: tuple | None = None  # (state key, state) last sent by the parent
-    while True:
-        try:
-            msg = conn.recv()
-        except (EOFError, OSError):
-            return
-        if msg is None:
-            return
-        tool, source, params, args, state_key, state, writes = msg
-        if state is not None:
-            held = (state_key, state)
-        elif held is None or state_key is None or held[0] != state_key:
-            conn.send(("need_state",))
-            continue
-        try:
-            key = (tool, source, params)
-            if key not in cache:
-                cache[key] = _compile(tool, source, params)
-            fn, offset = cache[key]
-            work = jcopy(held[1])  # the body may scribble on its copy; the held state stays clean
-            result = fn(dict(args), work)
-            conn.send(("ok", result, work if writes else None))
-        except _Refuse as e:
-            conn.send(("err", "refused", str(e)))
-        except MemoryError:
-            conn.send(("err", "memory", "the python tool ran out of memory"))
-            return  # a fresh worker for the next call
-        except SyntaxError as e:
-            conn.send(("err", "syntax", f"syntax error in python tool body: {e.msg} (body line {(e.lineno or 1) - 1})"))
-        except BaseException as e:  # noqa: BLE001 - report everything, keep serving
-            line = ""
-            for fs in traceback.extract_tb(e.__traceback__):
-                if fs.filename.startswith("<python tool"):
-                    line = f" (body line {fs.lineno - cache.get(key, (None, 1))[1]})"
+def _python() -> str:
+    """The real interpreter binary (a venv's python is a link into the base install)."""
+    return os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
+
+
+def _mounts() -> list[str]:
+    """Read-only binds: /usr (libc and friends; merged-/usr links kept) and the Python install."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for top in ("lib", "lib64", "lib32", "bin", "sbin"):
+        p = Path("/" + top)
+        if p.is_symlink():
+            args += ["--symlink", os.readlink(p), str(p)]
+        elif p.is_dir():
+            args += ["--ro-bind", str(p), str(p)]
+    roots = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.base_exec_prefix), os.path.dirname(os.path.dirname(_python()))}
+    for r in sorted(roots):
+        if r != "/usr" and not r.startswith("/usr/") and os.path.isdir(r):
+            args += ["--ro-bind", r, r]
+    return args
+
+
+def _bwrap_argv(bwrap: str, seccomp_fd: int | None) -> list[str]:
+    argv = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+    argv += ["--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL"]
+    argv += _mounts()
+    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(16 * 1024 * 1024), "--tmpfs", "/tmp", "--chdir", "/tmp"]
+    if seccomp_fd is not None:
+        argv += ["--add-seccomp-fd", str(seccomp_fd)]
+    return argv
+
+
+def _seccomp_program() -> bytes | None:
+    """A BPF program (from the system libseccomp) refusing DENIED_SYSCALLS; None without libseccomp."""
+    if _SECCOMP:
+        return _SECCOMP[0]
+    prog = None
+    try:
+        import ctypes
+
+        lib = ctypes.CDLL("libseccomp.so.2")
+        lib.seccomp_init.restype, lib.seccomp_init.argtypes = ctypes.c_void_p, [ctypes.c_uint32]
+        lib.seccomp_syscall_resolve_name.restype, lib.seccomp_syscall_resolve_name.argtypes = ctypes.c_int, [ctypes.c_char_p]
+        lib.seccomp_rule_add.restype, lib.seccomp_rule_add.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint]
+        lib.seccomp_export_bpf.restype, lib.seccomp_export_bpf.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_int]
+        lib.seccomp_release.argtypes = [ctypes.c_void_p]
+        ctx = lib.seccomp_init(0x7FFF0000)  # SCMP_ACT_ALLOW by default
+        if ctx:
             try:
-                conn.send(("err", "exception", f"{type(e).__name__}: {e}{line}"))
-            except Exception:  # noqa: BLE001 - e.g. an unpicklable result
-                return
+                for name in DENIED_SYSCALLS:
+                    nr = lib.seccomp_syscall_resolve_name(name.encode())
+                    if nr >= 0 and lib.seccomp_rule_add(ctx, 0x00050000 | 1, nr, 0) != 0:  # SCMP_ACT_ERRNO(EPERM)
+                        raise OSError(f"seccomp_rule_add({name}) failed")
+                fd = os.memfd_create("forgec-seccomp")
+                try:
+                    if lib.seccomp_export_bpf(ctx, fd) == 0:
+                        os.lseek(fd, 0, 0)
+                        prog = b"".join(iter(lambda: os.read(fd, 65536), b""))
+                finally:
+                    os.close(fd)
+            finally:
+                lib.seccomp_release(ctx)
+    except (OSError, AttributeError):
+        prog = None
+    _SECCOMP.append(prog or None)
+    return _SECCOMP[0]
+
+
+def seccomp_available() -> bool:
+    return _seccomp_program() is not None
+
+
+def _seccomp_fd() -> int | None:
+    """A fresh memfd holding the seccomp program (bwrap reads it to the end), or None."""
+    prog = _seccomp_program()
+    if prog is None:
+        return None
+    fd = os.memfd_create("forgec-seccomp")
+    os.write(fd, prog)
+    os.lseek(fd, 0, 0)
+    return fd
+
+
+# --------------------------------------------------------------------------- framing
+
+
+def _send_frame(sock: socket.socket, data: bytes, deadline: float) -> None:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError
+    sock.settimeout(left)  # sendall: the timeout bounds the whole send
+    sock.sendall(struct.pack(">I", len(data)) + data)
+
+
+def _recv_exact(sock: socket.socket, n: int, deadline: float) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        sock.settimeout(left)
+        chunk = sock.recv(min(n - len(buf), 1 << 20))
+        if not chunk:
+            raise EOFError
+        buf += chunk
+    return bytes(buf)
+
+
+def _recv_frame(sock: socket.socket, deadline: float) -> dict:
+    (n,) = struct.unpack(">I", _recv_exact(sock, 4, deadline))
+    if n > MAX_REPLY:
+        raise _ProtocolError(f"a reply of {n} bytes is over the {MAX_REPLY}-byte limit")
+    try:
+        msg = json.loads(_recv_exact(sock, n, deadline))
+    except (ValueError, RecursionError) as e:
+        raise _ProtocolError(f"a malformed reply ({type(e).__name__})") from None
+    if type(msg) is not dict:
+        raise _ProtocolError("a malformed reply (not an object)")
+    return msg
+
+
+# --------------------------------------------------------------------------- process tree
+
+
+def _children(pid: int) -> list[int] | None:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except (OSError, ValueError):
+        return None
+
+
+def _threads(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("Threads:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 # --------------------------------------------------------------------------- parent side
 
 
 class Sandbox:
-    """A persistent worker process with a per-call time limit; restarted after any failure.
+    """A persistent sandboxed worker with a per-call deadline; killed and restarted after any failure.
 
-    The worker is a fresh interpreter (`subprocess`, not `multiprocessing.Process`, so the
-    caller's `__main__` is never re-imported) talking over a `multiprocessing.connection`
-    pipe.
+    `unsafe=None` reads FORGEC_UNSAFE_NO_SANDBOX; `unsafe=True` runs the worker without bwrap.
     """
 
-    def __init__(self, time_limit: float = DEFAULT_TIME_LIMIT, memory_mb: int = DEFAULT_MEMORY_MB):
+    def __init__(self, time_limit: float = DEFAULT_TIME_LIMIT, memory_mb: int = DEFAULT_MEMORY_MB, unsafe: bool | None = None):
         self.time_limit = time_limit
         self.memory_mb = memory_mb
-        self._proc: Any = None
-        self._conn: Any = None
+        self.unsafe = unsafe_requested() if unsafe is None else unsafe
+        self._proc: subprocess.Popen | None = None
+        self._sock: socket.socket | None = None
+        self._worker: int | None = None  # pid of the interpreter (host pid namespace)
+        self._owner = os.getpid()
         self._lock = threading.Lock()
         self._held_key: str | None = None  # hash of the state the worker holds
         self.restarts = 0
 
-    def _start(self) -> None:
-        import socket
-        import subprocess
-        import sys
-        from multiprocessing.connection import Connection
+    # ---- lifecycle
+    def _argv(self, chan: int) -> tuple[list[str], int | None]:
+        """The command line (and the seccomp memfd to pass); raises ToolError when no sandbox is usable."""
+        cpu = max(1, int(self.time_limit + 0.999)) + 1
+        cmd = [_python(), "-I", "-S", "-B", "-c", _worker_source(), str(chan), str(int(self.memory_mb)), str(cpu)]
+        if self.unsafe:
+            return cmd, None
+        ok, why = availability()
+        if not ok:
+            raise ToolError(
+                f"python tool bodies run only in the OS sandbox, which is unavailable: {why}; {FIX}, "
+                f"or set {UNSAFE_ENV}=1 to run them without isolation (unsafe: only for code you trust)",
+                "sandbox",
+                internal=True,
+            )
+        fd = _seccomp_fd()
+        return _bwrap_argv(bwrap_path() or "bwrap", fd) + cmd, fd
 
+    def _start(self) -> None:
         a, b = socket.socketpair()
-        code = f"from forgec.runtime.sandbox import _serve; _serve({b.fileno()}, {int(self.memory_mb)})"
-        self._proc = subprocess.Popen(
-            [sys.executable, "-c", code],
-            pass_fds=(b.fileno(),),
-            stdin=subprocess.DEVNULL,
-            close_fds=True,
-        )
-        b.close()
-        self._conn = Connection(a.detach())
-        # start-up (interpreter + imports) is not charged to the first call's time limit
-        if not self._conn.poll(STARTUP_TIMEOUT) or self._conn.recv() != ("ready",):
+        try:
+            argv, seccomp_fd = self._argv(b.fileno())
+        except BaseException:
+            a.close()
+            b.close()
+            raise
+        try:
+            fds = [b.fileno()] + ([seccomp_fd] if seccomp_fd is not None else [])
+            self._proc = subprocess.Popen(
+                argv, pass_fds=fds, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={}, start_new_session=True
+            )
+        except OSError:
+            a.close()
+            raise ToolError("python tool sandbox failed to start (cannot run bwrap)", "sandbox", internal=True) from None
+        finally:
+            b.close()
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
+        self._sock = a
+        self._owner = os.getpid()
+        try:
+            hello = _recv_frame(a, time.monotonic() + STARTUP_TIMEOUT)  # start-up is not charged to a call
+            if hello != {"id": 0, "ready": True}:
+                raise _ProtocolError("bad greeting")
+        except (OSError, EOFError, _ProtocolError, struct.error):
+            code = self._proc.poll()
             self._kill()
-            raise ToolError("python tool sandbox failed to start", "sandbox", internal=True)
+            raise ToolError(f"python tool sandbox failed to start (exit code {code})", "sandbox", internal=True) from None
+        self._worker = self._find_worker()
+
+    def _find_worker(self) -> int | None:
+        """The interpreter's host pid: bwrap -> its pid-1 reaper -> the worker (or the process itself, unsafe)."""
+        if self.unsafe:
+            return self._proc.pid
+        for _ in range(200):
+            init = _children(self._proc.pid) or []
+            kids = _children(init[0]) if len(init) == 1 else None
+            if kids and len(kids) == 1:
+                return kids[0]
+            time.sleep(0.005)
+        return None
+
+    def _alone(self) -> bool:
+        """True when the sandbox holds exactly the worker (one thread, no children, no orphans)."""
+        w = self._worker
+        if w is None or _children(w) != [] or _threads(w) != 1:
+            return False
+        if self.unsafe:
+            return True
+        init = _children(self._proc.pid)
+        return init is not None and len(init) == 1 and _children(init[0]) == [w]
 
     def _kill(self) -> None:
-        if self._proc is not None:
+        """Kill the whole sandbox: bwrap's process group (the pid namespace dies with its reaper)."""
+        proc = self._proc
+        if proc is not None:
+            victims = [proc.pid] + (_children(proc.pid) or [])
+            for pid in victims:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
             try:
-                self._proc.kill()
-                self._proc.wait(5)
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                proc.wait(5)
             except Exception:  # noqa: BLE001
                 pass
-        if self._conn is not None:
+        if self._sock is not None:
             try:
-                self._conn.close()
-            except Exception:  # noqa: BLE001
+                self._sock.close()
+            except OSError:
                 pass
-        self._proc = self._conn = None
+        self._proc = self._sock = self._worker = None
         self._held_key = None
         self.restarts += 1
 
     def close(self) -> None:
         with self._lock:
-            if self._conn is not None:
-                try:
-                    self._conn.send(None)
-                except Exception:  # noqa: BLE001
-                    pass
-            if self._proc is not None:
-                try:
-                    self._proc.wait(1)
-                except Exception:  # noqa: BLE001
-                    pass
+            if self._owner != os.getpid():
+                self._forget()
+                return
+            had = self._proc is not None
             self._kill()
-            self.restarts -= 1
+            if had:
+                self.restarts -= 1
 
-    def _exchange(self, tool: str, msg: tuple, where: str) -> Any:
-        try:
-            self._conn.send(msg)
-        except Exception as e:  # noqa: BLE001 - e.g. unpicklable arguments
-            self._kill()
-            raise ToolError(f"python tool {tool}: cannot send the call: {e}", "sandbox") from None
-        if not self._conn.poll(self.time_limit):
-            self._kill()
-            raise ToolError(f"python tool {tool} timed out after {self.time_limit:g}s{where}", "sandbox", internal=True)
-        try:
-            return self._conn.recv()
-        except (EOFError, OSError):
-            code = self._proc.wait(5) if self._proc is not None else None
-            self._kill()
-            raise ToolError(f"python tool {tool} crashed (worker exit code {code}){where}", "sandbox", internal=True) from None
+    def _forget(self) -> None:
+        """After os.fork(): drop the parent's worker without touching it (the parent still uses it)."""
+        if self._sock is not None:
+            try:
+                self._sock.detach()
+            except OSError:
+                pass
+        self._proc = self._sock = self._worker = None
+        self._held_key = None
+        self._owner = os.getpid()
 
     @property
     def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None else None
+
+    # ---- calls
+    def _exchange(self, req: dict, state_text: bytes | None, deadline: float) -> dict:
+        assert self._sock is not None
+        _send_frame(self._sock, json.dumps(req, ensure_ascii=True, separators=(",", ":")).encode("ascii"), deadline)
+        if state_text is not None:
+            _send_frame(self._sock, state_text, deadline)
+        reply = _recv_frame(self._sock, deadline)
+        if reply.get("id") != req["id"]:
+            raise _ProtocolError("a reply for another call")
+        return reply
+
+    def _check_clean(self) -> str:
+        """After a call: '' when nothing is left over, else why the sandbox must go."""
+        assert self._sock is not None
+        try:
+            self._sock.setblocking(False)
+            extra = self._sock.recv(1, socket.MSG_PEEK)
+        except (BlockingIOError, InterruptedError):
+            extra = b""
+        except OSError:
+            extra = b"?"
+        finally:
+            self._sock.setblocking(True)
+        if extra:
+            return "wrote extra data to the sandbox channel"
+        if not self._alone():
+            return "left processes or threads running in the sandbox"
+        return ""
 
     def call(
         self, tool: str, source: str, params: tuple, args: dict, state: dict, line: int = 0, file: str = "", writes: bool = True, state_key: str | None = None
@@ -241,28 +443,69 @@ class Sandbox:
         """Run one call; returns (result, new state or None) or raises ToolError.
 
         `state_key` (the state hash) lets the worker keep the last state it was sent: calls on
-        an unchanged state send only the key instead of pickling the whole world again.
+        an unchanged state send only the key instead of the whole world again.
         """
         where = f" ({file}:{line})" if file and line else ""
         with self._lock:
+            if self._owner != os.getpid():
+                self._forget()
             if self._proc is None or self._proc.poll() is not None:
                 if self._proc is not None:
                     self._kill()
                 self._start()
-            send_state = state_key is None or state_key != self._held_key
-            reply = self._exchange(tool, (tool, source, tuple(params), args, state_key, state if send_state else None, writes), where)
-            if reply == ("need_state",):
-                reply = self._exchange(tool, (tool, source, tuple(params), args, state_key, state, writes), where)
-            self._held_key = state_key
-        if reply[0] == "ok":
-            return reply[1], reply[2]
-        kind, message = reply[1], reply[2]
+            reply = self._call_locked(tool, source, params, args, state, where, writes, state_key)
+        if reply.get("ok") is True:
+            return reply.get("result"), reply.get("state")
+        kind, message = reply.get("kind"), str(reply.get("message", ""))
         if kind == "refused":
             raise ToolError(message, "precondition")
         if kind == "memory":
             with self._lock:
                 self._kill()
         raise ToolError(f"python tool {tool} failed: {message}{where}", "sandbox", internal=True)
+
+    def _call_locked(self, tool: str, source: str, params: tuple, args: dict, state: dict, where: str, writes: bool, state_key: str | None) -> dict:
+        deadline = time.monotonic() + self.time_limit
+        req = {"id": secrets.randbits(62) + 1, "tool": tool, "source": source, "params": list(params), "args": args, "key": state_key, "writes": bool(writes)}
+        try:
+            send_state = state_key is None or state_key != self._held_key
+            text = _state_text(state) if send_state else None
+            reply = self._exchange(dict(req, has_state=send_state), text, deadline)
+            if reply.get("need_state"):
+                req["id"] += 1
+                reply = self._exchange(dict(req, has_state=True), _state_text(state), deadline)
+            self._held_key = state_key
+            bad = self._check_clean()
+        except (TimeoutError, socket.timeout):
+            self._kill()
+            raise ToolError(f"python tool {tool} timed out after {self.time_limit:g}s{where}", "sandbox", internal=True) from None
+        except (EOFError, ConnectionError, BrokenPipeError):
+            code = self._proc.poll() if self._proc is not None else None
+            self._kill()
+            raise ToolError(f"python tool {tool} crashed (worker exit code {code}){where}", "sandbox", internal=True) from None
+        except (TypeError, ValueError) as e:  # arguments or state that are not JSON
+            self._kill()
+            raise ToolError(f"python tool {tool}: cannot send the call: {e}", "sandbox") from None
+        except (_ProtocolError, OSError) as e:
+            self._kill()
+            raise ToolError(f"python tool {tool} broke the sandbox protocol ({e}); the worker was restarted{where}", "sandbox", internal=True) from None
+        if bad:
+            self._kill()
+            raise ToolError(f"python tool {tool} {bad}; the sandbox was killed{where}", "sandbox", internal=True)
+        return reply
+
+
+_WORKER_TEXT: list[str] = []
+
+
+def _worker_source() -> str:
+    if not _WORKER_TEXT:
+        _WORKER_TEXT.append(WORKER_SOURCE.read_text(encoding="utf-8"))
+    return _WORKER_TEXT[0]
+
+
+def _state_text(state: Any) -> bytes:
+    return json.dumps(state, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
 
 
 _SHARED: Sandbox | None = None
