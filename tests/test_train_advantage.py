@@ -141,3 +141,19 @@ def test_dynamic_filter_stops_at_bound_and_reports_shortfall():
     assert (st.filtered_groups, st.refill_rounds, st.refilled_groups, st.short_groups) == (6, 2, 0, 2)
     kept, st = dynamic_filter(groups, lambda n, rnd: pytest.fail("no refill with bound 0"), max_rounds=0)
     assert st.short_groups == 2
+
+
+def test_dynamic_filter_on_groups_that_carry_more_than_rollouts():
+    """The trainer's groups hold episodes too: `rollouts_of` reaches the rewards, the objects come back as given."""
+    class Carrier:
+        def __init__(self, name, rewards, masked=()):
+            self.name, self.rollouts = name, _group(name, rewards, masked)
+
+    # "m": the only differing reward is masked (MEU), so the group has no signal
+    groups = [Carrier("a", [1, 1]), Carrier("b", [0, 1]), Carrier("m", [0, 1, 1], masked=(0,))]
+    kept, st = dynamic_filter(groups, lambda n, rnd: [Carrier(f"r{i}", [1, 0]) for i in range(n)], max_rounds=1,
+                              rollouts_of=lambda g: g.rollouts)
+    assert [g.name for g in kept] == ["b", "r0", "r1"] and all(isinstance(g, Carrier) for g in kept)
+    assert (st.filtered_groups, st.refill_rounds, st.refilled_groups, st.short_groups) == (2, 1, 2, 0)
+    kept, _ = dynamic_filter(groups, lambda n, rnd: [], max_rounds=0, meu_mask=False, rollouts_of=lambda g: g.rollouts)
+    assert [g.name for g in kept] == ["b", "m"]

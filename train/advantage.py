@@ -17,9 +17,10 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Iterable, Literal
+from typing import Callable, Iterable, Literal, TypeVar
 
 Mode = Literal["erpo", "grpo", "none"]
+G = TypeVar("G")
 
 
 @dataclass
@@ -113,20 +114,24 @@ class FilterStats:
     short_groups: int = 0  # how many groups the batch is still short after the bound
 
 
-def dynamic_filter(groups: list[list[Rollout]], refill, max_rounds: int, meu_mask: bool = True) -> tuple[list[list[Rollout]], FilterStats]:
+def dynamic_filter(groups: list[G], refill: Callable[[int, int], list[G]], max_rounds: int, meu_mask: bool = True,
+                   rollouts_of: Callable[[G], list[Rollout]] | None = None) -> tuple[list[G], FilterStats]:
     """Drop zero-variance groups; ask `refill(n, round)` for n new groups, at most `max_rounds` times.
 
-    Returns the kept groups (never more than the original count) and the counts to log.
+    A group is a list of rollouts, or anything `rollouts_of` maps to one (the trainer's groups
+    carry their episodes too). Returns the kept groups (never more than the original count,
+    in order: kept originals first, then refills) and the counts to log.
     """
+    signal = (lambda g: has_signal(g, meu_mask)) if rollouts_of is None else (lambda g: has_signal(rollouts_of(g), meu_mask))
     target = len(groups)
     stats = FilterStats()
-    kept = [g for g in groups if has_signal(g, meu_mask)]
+    kept = [g for g in groups if signal(g)]
     stats.filtered_groups = target - len(kept)
     rnd = 0
     while len(kept) < target and rnd < max_rounds:
         rnd += 1
         new = refill(target - len(kept), rnd)
-        good = [g for g in new if has_signal(g, meu_mask)]
+        good = [g for g in new if signal(g)]
         stats.filtered_groups += len(new) - len(good)
         good = good[: target - len(kept)]
         stats.refilled_groups += len(good)

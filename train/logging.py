@@ -86,10 +86,3 @@ class MetricsLogger:
         if self.tb is not None:
             self.tb.close()
             self.tb = None
-
-
-def read_metrics(path: str | Path) -> list[dict]:
-    p = Path(path)
-    if not p.exists():
-        return []
-    return [json.loads(ln) for ln in p.read_text().splitlines() if ln.strip()]

@@ -36,10 +36,6 @@ class Sample:
         return sum(self.loss_mask)
 
 
-class TokenizationError(ValueError):
-    pass
-
-
 @functools.lru_cache(maxsize=8192)
 def _encode(tokenizer: Any, text: str) -> tuple[int, ...]:
     return tuple(tokenizer(text, add_special_tokens=False)["input_ids"])

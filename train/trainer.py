@@ -24,11 +24,11 @@ import math
 import os
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from forgec.train.advantage import Rollout, advantage_stats, compute_advantages, has_signal
+from forgec.train.advantage import FilterStats, Rollout, advantage_stats, compute_advantages, dynamic_filter, has_signal
 from forgec.train.config import TrainConfig, resolve_config_path
 from forgec.train.rollout import GroupSpec, mix_seed
 from forgec.train.tokenize import Sample, episode_to_samples
@@ -300,7 +300,7 @@ class GroupResult:
 
 
 class Trainer:
-    def __init__(self, cfg: TrainConfig, build_dir: str, resume: bool = False):
+    def __init__(self, cfg: TrainConfig, build_dir: str, resume: bool = False, allow_modified_build: bool = False):
         prepare_environment()
         import torch
 
@@ -315,7 +315,7 @@ class Trainer:
         if self.rank == 0:
             self.out.mkdir(parents=True, exist_ok=True)
         barrier()
-        self.build = load(build_dir)
+        self.build = load(build_dir, allow_modified_build=allow_modified_build)
         self.sampler = TaskSampler(self.build.tasks, cfg.data.seed, cfg.data.envs, cfg.data.holdout_fraction)
         self.model_path = resolve_model_path(cfg, self.build, self.rank)
         self.tok = load_tokenizer(cfg.model.tokenizer or self.model_path)
@@ -436,19 +436,15 @@ class Trainer:
         tasks = self.sampler.batch(step, B)
         specs = [GroupSpec(t, g, mix_seed(cfg.data.seed, "rollout", step, g)) for g, t in enumerate(tasks)][self.rank::self.world]
         results = self._run(specs)
-        stats = {"groups_sampled": len(results), "filtered_groups": 0, "refill_rounds": 0, "refilled_groups": 0, "short_groups": 0,
+        stats = {"groups_sampled": len(results), **asdict(FilterStats()),
                  "all_episodes": [r for g in results for r in g.rollouts]}
         if not cfg.algo.dynamic_filtering:
             return results, stats
-        target = len(results)
-        kept = [g for g in results if has_signal(g.rollouts, cfg.algo.meu_mask)]
-        stats["filtered_groups"] = target - len(kept)
-        rnd = 0
-        while len(kept) < target and rnd < cfg.algo.max_refill_rounds:
-            rnd += 1
-            need = target - len(kept)
-            kept_ids = {id(g) for g in kept}
-            dropped_envs = sorted(g.spec.task.env for g in results if id(g) not in kept_ids)
+        meu = cfg.algo.meu_mask
+        # refills replace the dropped groups env for env (the dropped set is the same every round)
+        dropped_envs = sorted(g.spec.task.env for g in results if not has_signal(g.rollouts, meu))
+
+        def refill(need: int, rnd: int) -> list[GroupResult]:
             new_specs = []
             for i in range(need):
                 env = dropped_envs[i % len(dropped_envs)] if dropped_envs else self.sampler.envs[0]
@@ -457,12 +453,10 @@ class Trainer:
                 new_specs.append(GroupSpec(t, gid, mix_seed(cfg.data.seed, "refill", step, self.rank, rnd, i)))
             new = self._run(new_specs)
             stats["all_episodes"] += [r for g in new for r in g.rollouts]
-            good = [g for g in new if has_signal(g.rollouts, cfg.algo.meu_mask)]
-            stats["filtered_groups"] += len(new) - len(good)
-            stats["refilled_groups"] += len(good)
-            kept += good
-        stats["refill_rounds"] = rnd
-        stats["short_groups"] = target - len(kept)
+            return new
+
+        kept, fs = dynamic_filter(results, refill, cfg.algo.max_refill_rounds, meu, rollouts_of=lambda g: g.rollouts)
+        stats.update(asdict(fs))
         return kept, stats
 
     # ------------------------------------------------------------ update
@@ -623,9 +617,6 @@ class Trainer:
         return m
 
     def run(self) -> dict:
-        cfg = self.cfg
-        from forgec.train.checkpoint import export_hf, save_checkpoint
-
         try:
             return self._train_loop()
         finally:
@@ -633,7 +624,7 @@ class Trainer:
 
     def _train_loop(self) -> dict:
         cfg = self.cfg
-        from forgec.train.checkpoint import export_hf, save_checkpoint
+        from forgec.train.checkpoint import export_hf
 
         last = {}
         for step in range(self.start_step, cfg.optim.steps):
@@ -646,16 +637,21 @@ class Trainer:
                                           f"groups trained {m.get('trained_groups', '-')} filtered {m.get('filtered_groups', '-')}")
             last = m
             if cfg.checkpoint.every and done % cfg.checkpoint.every == 0 and done < cfg.optim.steps:
-                save_checkpoint(self.engine, self.out / "checkpoints", done,
-                                {"step": done, "cursor": done * cfg.rollout.tasks_per_step, "metrics": self.history,
-                                 "config": cfg.model_dump(mode="json")}, self.rank, cfg.checkpoint.keep_last)
+                self._checkpoint(done)
         if self.start_step < cfg.optim.steps:  # the final state, always resumable
-            save_checkpoint(self.engine, self.out / "checkpoints", cfg.optim.steps,
-                            {"step": cfg.optim.steps, "cursor": cfg.optim.steps * cfg.rollout.tasks_per_step, "metrics": self.history,
-                             "config": cfg.model_dump(mode="json")}, self.rank, cfg.checkpoint.keep_last)
+            self._checkpoint(cfg.optim.steps)
         if cfg.checkpoint.export_hf:
             export_hf(self.engine, self.tok, self.out / "final", self.rank)
         return last
+
+    def _checkpoint(self, done: int) -> None:
+        """Engine + RNG + trainer state after `done` steps (the data cursor is a function of the step)."""
+        from forgec.train.checkpoint import save_checkpoint
+
+        cfg = self.cfg
+        save_checkpoint(self.engine, self.out / "checkpoints", done,
+                        {"step": done, "cursor": done * cfg.rollout.tasks_per_step, "metrics": self.history,
+                         "config": cfg.model_dump(mode="json")}, self.rank, cfg.checkpoint.keep_last)
 
     def close(self) -> None:
         self.logger.close()
