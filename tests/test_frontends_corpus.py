@@ -17,6 +17,8 @@ EXPECTED = {
     "mcp_server_git": (12, "mcp"),
     "mcp_server_time": (2, "mcp"),
     "mcp_server_sqlite": (6, "mcp"),
+    "mcp_server_filesystem": (14, "mcp"),  # counts from ../shared/corpus/README.md
+    "mcp_server_memory": (9, "mcp"),
     "openapi_jupyter_server": (32, "swagger"),
 }
 

@@ -48,13 +48,7 @@ def tool_name(doc: Doc, raw: Any, pointer: str, diags: list[Diagnostic]) -> str 
             )
         )
         return None
-    if is_identifier(raw):
-        return raw
-    new = identifier(raw)
-    if keyword.iskeyword(new):
-        new += "_"
-    diags.append(warning(codes.RENAMED_TOOL, f"tool name `{raw}` is not an identifier; it is read as `{new}`", doc.span(pointer)))
-    return new
+    return _as_identifier(doc, raw, pointer, diags, codes.RENAMED_TOOL, "tool name")
 
 
 def text(v: Any) -> str:
@@ -130,12 +124,17 @@ def object_params(
 
 def param_name(doc: Doc, raw: str, pointer: str, diags: list[Diagnostic]) -> str:
     """Parameter names become identifiers in .forge and Python; others are normalized with a warning."""
+    return _as_identifier(doc, raw, pointer, diags, codes.RENAMED_PARAM, "parameter name")
+
+
+def _as_identifier(doc: Doc, raw: str, pointer: str, diags: list[Diagnostic], code: str, what: str) -> str:
+    """`raw` itself when it is an identifier; else its normalized form (a keyword gets `_`), with a warning."""
     if is_identifier(raw):
         return raw
     new = identifier(raw)
     if keyword.iskeyword(new):
         new += "_"
-    diags.append(warning(codes.RENAMED_PARAM, f"parameter name `{raw}` is not an identifier; it is read as `{new}`", doc.span(pointer)))
+    diags.append(warning(code, f"{what} `{raw}` is not an identifier; it is read as `{new}`", doc.span(pointer)))
     return new
 
 

@@ -47,16 +47,8 @@ class _OpenAPIReader:
         seen = 0
         while isinstance(obj, dict) and isinstance(obj.get("$ref"), str) and seen < 16:
             ref = obj["$ref"]
-            hit = self.conv._resolve(ref, self.data)
+            hit = self.conv.resolve_ref(ref, self.data, pointer, "an object defined in this document")
             if hit is None:
-                self.diags.append(
-                    error(
-                        codes.UNRESOLVED_REF,
-                        f"cannot resolve `$ref: {ref}`",
-                        self.doc.span(join_pointer(pointer, "$ref")),
-                        help="point the $ref at an object defined in this document",
-                    )
-                )
                 return None, pointer
             obj, pointer = hit[0], hit[1]
             seen += 1

@@ -113,6 +113,22 @@ class SchemaConverter:
                 return None
         return node, frag
 
+    def resolve_ref(self, ref: str, root: Any, pointer: str, target: str) -> tuple[Any, str] | None:
+        """`_resolve`, reporting an unresolved `$ref` at `pointer` (the object holding it);
+        `target` says what the $ref should point at, for the help line."""
+        hit = self._resolve(ref, root)
+        if hit is None:
+            why = "references to other files are not supported" if not ref.startswith("#") else "nothing at that path"
+            self.diags.append(
+                error(
+                    codes.UNRESOLVED_REF,
+                    f"cannot resolve `$ref: {ref}` ({why})",
+                    self.doc.span(join_pointer(pointer, "$ref")),
+                    help=f"point the $ref at {target}",
+                )
+            )
+        return hit
+
     def _def_name(self, key: tuple[int, str]) -> str:
         name = self._def_names.get(key)
         if name is None:
@@ -129,17 +145,8 @@ class SchemaConverter:
         if not isinstance(ref, str):
             self.diags.append(error(codes.UNRESOLVED_REF, "`$ref` must be a string", self.doc.span(join_pointer(pointer, "$ref"))))
             return ANY
-        hit = self._resolve(ref, root)
+        hit = self.resolve_ref(ref, root, pointer, "a schema defined in this document, e.g. `#/components/schemas/Name`")
         if hit is None:
-            why = "references to other files are not supported" if not ref.startswith("#") else "nothing at that path"
-            self.diags.append(
-                error(
-                    codes.UNRESOLVED_REF,
-                    f"cannot resolve `$ref: {ref}` ({why})",
-                    self.doc.span(join_pointer(pointer, "$ref")),
-                    help="point the $ref at a schema defined in this document, e.g. `#/components/schemas/Name`",
-                )
-            )
             return ANY
         target, frag = hit
         key = (id(root), frag)

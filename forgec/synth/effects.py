@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from forgec import ir
 from forgec.diagnostics import Diagnostic, Span, warning
 from forgec.lang import ast as A
+from forgec.lang.check import _has_write
 
 from . import codes
 from .names import ident, plural, snake, tokens
@@ -206,18 +207,7 @@ def build_tool(s: Schema, v: ToolView, tm: TypeMapper) -> Built:
     body: list[A.Stmt] | None = None
     ret: A.TypeExpr = ANY
     try:
-        if kind == "read":
-            body, ret = _read(s, v, pmap)
-        elif kind == "search":
-            body, ret = _search(s, v, pmap)
-        elif kind == "create":
-            body, ret = _create(s, v, pmap)
-        elif kind == "update":
-            body, ret = _update(s, v, pmap)
-        elif kind == "delete":
-            body, ret = _delete(s, v, pmap)
-        else:
-            body, ret = _action(s, v, pmap)
+        body, ret = EFFECT_OF_KIND.get(kind, _action)(s, v, pmap)
     except _NoRule:
         body = None
     conservative = body is None
@@ -232,7 +222,7 @@ def build_tool(s: Schema, v: ToolView, tm: TypeMapper) -> Built:
                 help="edit its effect in env.forge (or use `--synth llm`); the call is recorded in `ActionLog`",
             )
         )
-    if v.kind in ("read", "search") and _writes(body):
+    if v.kind in ("read", "search") and _has_write(body or ()):  # the checker's own test: kinds agree
         kind = "action"
     ann = [kind] + (["conservative"] if conservative else [])  # stored without "@"
     decl = A.ToolDecl(
@@ -253,17 +243,6 @@ class _NoRule(Exception):
 def _doc(desc: str) -> str:
     d = " ".join((desc or "").split())
     return d
-
-
-def _writes(body) -> bool:
-    for st in body or ():
-        if isinstance(st, (A.Set, A.Insert, A.Delete, A.Append, A.Remove)):
-            return True
-        if isinstance(st, A.For) and _writes(st.body):
-            return True
-        if isinstance(st, A.If) and (_writes(st.then) or _writes(st.orelse)):
-            return True
-    return False
 
 
 def stored(s: Schema, expr: A.Expr, t: A.TypeExpr) -> A.Expr:
@@ -930,6 +909,10 @@ def _action(s: Schema, v: ToolView, pmap):
     if v.target is None and v.tool.returns is not None:
         return _computed(s, v, pmap)
     raise _NoRule
+
+
+# the effect rule of each tool kind (`action` for any other kind)
+EFFECT_OF_KIND = {"read": _read, "search": _search, "create": _create, "update": _update, "delete": _delete, "action": _action}
 
 
 def _no_change(v: ToolView) -> bool:
