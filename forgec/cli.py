@@ -3,12 +3,14 @@
 Each command module exposes `command` (a typer-annotated function). Heavy
 imports (torch, transformers) happen inside the command bodies so that
 `forgec compile/check/fmt/inspect` never import torch. Exit codes: 0 clean,
-1 diagnostics with errors, 2 internal error, 3 `fmt --check` found changes.
+1 diagnostics with errors, 2 usage or internal error, 3 `fmt --check` found
+changes, 130 interrupted (`forgec.diagnostics.EXIT_*`).
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import typer
@@ -67,54 +69,31 @@ def _register() -> None:
 _register()
 
 
-def _click_error_types() -> tuple[tuple[type, ...], tuple[type, ...]]:
-    """Usage-error and abort classes of both click and typer's vendored copy.
-
-    typer >= 0.20 raises its own `typer._click` exceptions, which are not
-    subclasses of `click`'s; checking only `click` turned every usage error
-    (missing argument, unknown option) into a fake internal error.
-    """
-    import click
-
-    usage: list[type] = [click.exceptions.ClickException]
-    aborts: list[type] = [click.exceptions.Abort, typer.Abort]
-    try:
-        from typer._click import exceptions as tce
-
-        usage.append(tce.ClickException)
-        if hasattr(tce, "Abort"):
-            aborts.append(tce.Abort)
-    except ImportError:
-        pass
-    return tuple(usage), tuple(aborts)
-
-
 def main() -> None:
-    """Entry point: no traceback reaches the user; internal errors exit 2."""
+    """Entry point: no traceback reaches the user (exit codes: `forgec.diagnostics.EXIT_*`, README "Exit codes").
+
+    typer runs in standalone mode, its public contract: it prints usage errors
+    (unknown option, missing argument, bad value) and exits 2, and exits 130 on
+    Ctrl-C. Anything else that escapes a command is a bug: `internal-error`, exit 2.
+    """
+    from forgec import diagnostics as D
+
     try:
-        rc = app(standalone_mode=False)
+        app()
     except SystemExit:
         raise
-    except typer.Exit as e:
-        sys.exit(e.exit_code)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
-        sys.exit(130)
+        sys.exit(D.EXIT_INTERRUPTED)
     except Exception as e:  # noqa: BLE001
-        usage_errors, aborts = _click_error_types()
-        if isinstance(e, usage_errors):
-            e.show()  # usage text + "Error: ..." (the help itself for a bare `forgec`)
-            sys.exit(e.exit_code if e.exit_code != 1 else 2)
-        if isinstance(e, aborts):
-            sys.stderr.write("aborted\n")
-            sys.exit(130)
-        sys.stderr.write(f"error[internal-error]: {type(e).__name__}: {e}\n  = help: this is a bug in forgec; please report it with the input that caused it\n")
-        if "--debug" in sys.argv or __import__("os").environ.get("FORGEC_DEBUG"):
+        D.emit(D.error(D.INTERNAL, f"{type(e).__name__}: {e}",
+                       help="this is a bug in forgec; please report it with the input that caused it (FORGEC_DEBUG=1 prints the traceback)"))
+        if "--debug" in sys.argv or os.environ.get("FORGEC_DEBUG"):
             import traceback
 
             traceback.print_exc()
-        sys.exit(2)
-    sys.exit(rc if isinstance(rc, int) else 0)
+        sys.exit(D.EXIT_INTERNAL)
+    sys.exit(D.EXIT_OK)
 
 
 if __name__ == "__main__":

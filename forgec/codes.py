@@ -83,3 +83,34 @@ BAD_BLUEPRINT = define(
     right="forgec check build/ to see the syntax error",
     severity=Severity.WARNING,
 )
+
+# --------------------------------------------------------------------------- command line
+
+USAGE = define(
+    "usage",
+    "cli",
+    "Options or arguments that cannot work together, or a value the option parser cannot check (exit code 2).",
+    why="The option parser rejects unknown options and malformed values itself (also exit 2); this code covers the "
+    "combinations it cannot see, such as an LLM agent without an endpoint.",
+    wrong="forgec eval build/ --agent openai",
+    right="forgec eval build/ --agent openai --agent-base-url http://localhost:8000/v1 --agent-model M",
+)
+
+IO_ERROR = define(
+    "io",
+    "cli",
+    "A file named on the command line exists but cannot be read (permissions, a folder where a file was expected, not UTF-8).",
+    why="forgec reports the operating system's reason instead of a traceback and goes on with the other files.",
+    wrong="forgec fmt locked.forge   # mode 000",
+    right="chmod u+r locked.forge && forgec fmt locked.forge",
+)
+
+TRAIN_CONFIG = define(
+    "train-config",
+    "cli",
+    "The training configuration (a YAML file, a shipped config name or a `--set KEY=VALUE`) is invalid.",
+    why="Every config field is validated before torch or DeepSpeed start, so a typo costs seconds, not a job slot; "
+    "the message names the field and suggests the nearest valid key.",
+    wrong="forgec train build/ --config cpu-tiny --set optim.stepz=10",
+    right="forgec train build/ --config cpu-tiny --set optim.steps=10",
+)

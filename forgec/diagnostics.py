@@ -8,10 +8,11 @@ Each stage appends to a list of diagnostics; the CLI renders them ruff-style
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, NoReturn
 
 
 class Severity(str, Enum):
@@ -237,13 +238,51 @@ def load_all_codes() -> None:
         "forgec.synth.codes",
         "forgec.codes",
         "forgec.build",
-        "forgec.codegen.codes",
         "forgec.runtime.codes",
     ):
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError:
-            pass
+        importlib.import_module(mod)
+
+
+# --------------------------------------------------------------------------- the command line's exits
+
+# Exit statuses of every `forgec` command (README.md "Exit codes" lists the same).
+EXIT_OK = 0  # clean
+EXIT_ERRORS = 1  # the input (docs, .forge files, a build, a config) has errors; diagnostics say where
+EXIT_USAGE = 2  # a usage error: unknown option or value, missing argument, options that contradict each other
+EXIT_INTERNAL = 2  # a bug in forgec (`internal-error`); the message carries the exception
+EXIT_WOULD_REFORMAT = 3  # `fmt --check`: some file would be reformatted
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT); an existing build is left as it was
+
+
+def emit(d: Diagnostic) -> None:
+    """Print one diagnostic, rendered in full, on stderr (the single path for a command's own errors)."""
+    sys.stderr.write(render_full(d) + "\n")
+    sys.stderr.flush()
+
+
+def fail(code: str, message: str, span: Span | str | None = None, help: str = "",
+         notes: Iterable[str] = (), status: int = EXIT_ERRORS) -> NoReturn:
+    """Print an error diagnostic with a registered `code` and end the command with `status`.
+
+    Commands call this instead of formatting `error[...]` text by hand, so every
+    CLI error has the same shape and a code documented in docs/diagnostics.md.
+    """
+    if code not in CODES:
+        load_all_codes()
+    if code not in CODES:  # a bug: every code a command uses is registered
+        raise ValueError(f"diagnostic code {code!r} is not registered")
+    where = Span(span) if isinstance(span, str) else span
+    emit(Diagnostic(Severity.ERROR, code, message, where, help, tuple(notes)))
+    import typer
+
+    raise typer.Exit(status)
+
+
+def usage_error(message: str, help: str = "") -> NoReturn:
+    """A usage error the option parser cannot see (values that contradict each other): exit 2."""
+    from forgec import codes  # noqa: F401 - registers `usage`
+
+    fail("usage", message, help=help, status=EXIT_USAGE)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,8 +8,11 @@ MISSING_BUILD = define(
     wrong="forgec eval does/not/exist --agent oracle", right="forgec compile docs/ -o build/ && forgec eval build/ --agent oracle",
 )
 CORRUPT_BUILD = define(
-    "corrupt-build", "runtime", "A build file is unreadable or inconsistent (bad JSON, a task for a missing env, duplicate task ids).",
-    why="Training on a half-written or hand-damaged build would give wrong rewards silently.",
+    "corrupt-build", "runtime", "A build file is unreadable or inconsistent (bad JSON, a task for a missing env, duplicate task ids), "
+    "or a generated file (env module, state, tasks) differs from the SHA-256 in manifest.json, is missing, or is not in it.",
+    why="Training on a half-written or hand-damaged build would give wrong rewards silently. `eval`, `play`, `train` and "
+    "`sft` verify every generated file they use before running anything from the build; `--allow-modified-build` "
+    "uses the files as they are.",
     wrong='{"id": "airline/x", ... (truncated line in tasks/airline.jsonl)', right="recompile: forgec compile docs/ -o build/",
 )
 VERSION_MISMATCH = define(
@@ -24,4 +27,10 @@ UNKNOWN_ENV = define(
 UNKNOWN_TASK = define(
     "unknown-task", "runtime", "A task id that the build does not contain.",
     wrong="forgec play build/ --task airline/nope", right="forgec play build/ --task airline/book_reservation_after_search_flights_1",
+)
+EMPTY_BUILD = define(
+    "empty-build", "runtime", "The build has no tasks, so there is nothing to play, evaluate or train on.",
+    why="Every blueprint of every env was rejected (or the docs gave no sampleable tools); `forgec stats BUILD` and the "
+    "compile report say why.",
+    wrong="forgec play build-without-tasks/", right="forgec compile docs/ -o build/ --tasks 20 && forgec play build/",
 )

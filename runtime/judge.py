@@ -16,7 +16,6 @@ import json
 import random
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from forgec.runtime.llmclient import LazyClient, LLMError, RetryPolicy, chat
 from forgec.runtime.reward import told
@@ -160,7 +159,3 @@ class LLMJudge:
             prompt = prompt[:1] + [{"role": "assistant", "content": raw},
                                    {"role": "user", "content": 'Reply with only the JSON object: {"user_error": true|false, "reason": "..."}'}]
         return JudgeVerdict(user_error=False, reason="judge output unparseable", judge="llm", raw=raw, error="unparseable judge output")
-
-
-def verdict_from_json(obj: dict[str, Any] | None) -> JudgeVerdict | None:
-    return None if obj is None else JudgeVerdict(**obj)

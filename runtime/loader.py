@@ -6,6 +6,13 @@ builds can be loaded side by side and nothing else from the build folder runs.
 Problems with the build (missing, corrupt, another forgec version) raise
 `BuildError`, whose message reads like a diagnostic; the CLI prints it without
 a traceback.
+
+Integrity: before anything from the build runs, every generated file the
+runtime uses (`envs/<env>/env.py`, `states/<env>.json`, `tasks/<env>.jsonl`) is
+read once and its SHA-256 compared with the manifest; a file that differs, is
+missing, or is not in the manifest refuses the build (`corrupt-build`) unless
+the caller passes `allow_modified_build=True`. Modules are executed from the
+verified bytes, states parsed from them, so what was checked is what runs.
 """
 
 from __future__ import annotations
@@ -32,26 +39,25 @@ SUPPORTED_MANIFEST_MAJOR = "1"
 class BuildError(Exception):
     """The build folder cannot be used; `str(e)` is a complete, user-facing message."""
 
-    def __init__(self, code: str, message: str, where: str = "", help: str = ""):
+    def __init__(self, code: str, message: str, where: str = "", help: str = "", notes: tuple[str, ...] = ()):
         if not help and code == "corrupt-build":  # docs/runtime.md: every BuildError says what to do
             help = "recompile with `forgec compile DOCS -o BUILD` (the build was changed or truncated by hand)"
-        self.code, self.message, self.where, self.help = code, message, where, help
-        text = f"error[{code}]: {message}"
-        if where:
-            text += f"\n --> {where}"
-        if help:
-            text += f"\n  = help: {help}"
-        super().__init__(text)
+        self.code, self.message, self.where, self.help, self.notes = code, message, where, help, tuple(notes)
+        from forgec.diagnostics import render_full
+
+        d = self.diagnostic()
+        super().__init__(render_full(d, sources={d.span.file: ""} if d.span else {}))  # no source line: build files are data
 
     def diagnostic(self) -> Any:
-        """The same problem as a `forgec.diagnostics.Diagnostic` (for the compiler and `forgec check`)."""
-        from forgec.diagnostics import Span, error
-
+        """The same problem as a `forgec.diagnostics.Diagnostic` (for the compiler, `forgec check` and the CLI)."""
+        import dataclasses
         import re
+
+        from forgec.diagnostics import Span, error
 
         m = re.fullmatch(r"(.*):(\d+)", self.where or "")
         span = Span(m.group(1), int(m.group(2)), 1) if m else (Span(self.where) if self.where else None)
-        return error(self.code, self.message, span, self.help)
+        return dataclasses.replace(error(self.code, self.message, span, self.help), notes=self.notes)
 
 
 @dataclass
@@ -67,6 +73,9 @@ class Build:
     _protos: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
     _proto_text: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
     _forks: dict[tuple[str, str], int] = field(default_factory=dict, repr=False)
+    modified: list[str] = field(default_factory=list)  # integrity problems accepted with allow_modified_build
+    _blobs: dict[str, bytes] = field(default_factory=dict, repr=False)  # verified state bytes, parsed on first use
+    _unrecorded: frozenset[str] = field(default_factory=frozenset, repr=False)  # state files checked by hash on use
 
     def __post_init__(self) -> None:
         self._by_id = {t.id: t for t in self.tasks}
@@ -112,7 +121,8 @@ class Build:
             if not p.is_relative_to(self.root.resolve()):
                 raise BuildError("corrupt-build", f"initial_state_file {rel!r} of task {task.id!r} points outside the build", str(self.root))
             try:
-                st = json.loads(p.read_text(encoding="utf-8"))
+                blob = self._blobs.pop(rel, None)
+                st = json.loads(blob if blob is not None else p.read_bytes())
             except (OSError, ValueError) as e:
                 raise BuildError("corrupt-build", f"cannot read initial state of task {task.id!r}: {e}", str(p)) from None
             self._state_cache[rel] = st
@@ -136,6 +146,10 @@ class Build:
         proto = self._protos.get(key)
         if proto is None:
             proto = mod.Env(self.initial_state(task))
+            if task.initial_state_file in self._unrecorded and proto.state_hash() != task.initial_state_hash:
+                # a state file the manifest does not record is trusted only through the (verified) task's hash
+                raise BuildError("corrupt-build", f"{task.initial_state_file} does not hash to the initial_state_hash of task {task.id!r}",
+                                 str(self.root / task.initial_state_file))
             if not _forkable(proto):
                 return proto
             proto.state_hash()  # cache record digests once; forks inherit them
@@ -214,9 +228,13 @@ def _state_text(env: Any) -> str:
     return json.dumps(env.state, sort_keys=True, ensure_ascii=False)
 
 
-def _import_env(name: str, path: Path, build_id: str) -> ModuleType:
-    """Import a generated env module from its file under a unique private name."""
-    modname = f"_forgec_build_{build_id}_{name}"
+def _import_env(name: str, path: Path, build_id: str, source: bytes) -> ModuleType:
+    """Run a generated env module's (verified) source under a unique private name.
+
+    The name includes the source hash, so a module edited after an earlier load
+    in this process is never served from `sys.modules`.
+    """
+    modname = f"_forgec_build_{build_id}_{name}_{hashlib.sha256(source).hexdigest()[:12]}"
     if modname in sys.modules:
         return sys.modules[modname]
     spec = importlib.util.spec_from_file_location(modname, path)
@@ -225,7 +243,7 @@ def _import_env(name: str, path: Path, build_id: str) -> ModuleType:
     mod = importlib.util.module_from_spec(spec)
     sys.modules[modname] = mod
     try:
-        spec.loader.exec_module(mod)
+        exec(compile(source, str(path), "exec", dont_inherit=True), mod.__dict__)  # noqa: S102 - the bytes just verified
     except Exception as e:  # noqa: BLE001 - any failure of a generated module is a build problem
         del sys.modules[modname]
         raise BuildError("corrupt-build", f"environment {name!r} failed to import: {type(e).__name__}: {e}", str(path),
@@ -259,32 +277,152 @@ def _check_manifest(manifest: Any, where: str) -> None:
         )
 
 
-def _read_tasks(path: Path) -> list[Task]:
+def _read_tasks(path: Path, data: bytes) -> list[Task]:
+    """Validated tasks of one tasks/<env>.jsonl, from the bytes `verify_files` read."""
     tasks = []
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except ValueError as e:
-                raise BuildError("corrupt-build", f"task line is not JSON: {e}", f"{path}:{lineno}") from None
-            if isinstance(obj, dict) and obj.get("schema_version", TASK_SCHEMA_VERSION) != TASK_SCHEMA_VERSION:
-                raise BuildError("build-version-mismatch",
-                                 f"task schema version {obj.get('schema_version')!r} is not {TASK_SCHEMA_VERSION!r}",
-                                 f"{path}:{lineno}", help="recompile with this forgec")
-            try:
-                tasks.append(Task.model_validate(obj))
-            except ValidationError as e:
-                first = e.errors()[0]
-                loc = ".".join(str(x) for x in first.get("loc", ()))
-                raise BuildError("corrupt-build", f"task does not match the task schema: {loc}: {first.get('msg')}",
-                                 f"{path}:{lineno}", help="recompile with `forgec compile`") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BuildError("corrupt-build", f"task file is not UTF-8: {e}", str(path)) from None
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as e:
+            raise BuildError("corrupt-build", f"task line is not JSON: {e}", f"{path}:{lineno}") from None
+        if isinstance(obj, dict) and obj.get("schema_version", TASK_SCHEMA_VERSION) != TASK_SCHEMA_VERSION:
+            raise BuildError("build-version-mismatch",
+                             f"task schema version {obj.get('schema_version')!r} is not {TASK_SCHEMA_VERSION!r}",
+                             f"{path}:{lineno}", help="recompile with this forgec")
+        try:
+            tasks.append(Task.model_validate(obj))
+        except ValidationError as e:
+            first = e.errors()[0]
+            loc = ".".join(str(x) for x in first.get("loc", ()))
+            raise BuildError("corrupt-build", f"task does not match the task schema: {loc}: {first.get('msg')}",
+                             f"{path}:{lineno}", help="recompile with `forgec compile`") from None
     return tasks
 
 
-def load(build_dir: str | Path) -> Build:
-    """Load `build_dir`; raise `BuildError` (a diagnostic-like message) when it is unusable."""
+INTEGRITY_HELP = ("recompile with `forgec compile DOCS -o BUILD` (hand edits belong in src/ and blueprints/, which compile keeps); "
+                  "or pass --allow-modified-build (the loader API: allow_modified_build=True) to use the files as they are")
+
+
+@dataclass
+class Integrity:
+    """What `verify_files` found: the bytes of every generated file it read, and what differs from the manifest."""
+
+    blobs: dict[str, bytes]  # path relative to the build -> bytes as read (once)
+    problems: list[str]  # one line per file that differs, is missing or is not recorded
+    modules: dict[str, str]  # env -> module path (recorded ones, and with allow_modified_build the unrecorded ones too)
+    task_files: list[str]
+    states: frozenset[str]  # recorded state files
+
+
+def _record(rec: Any) -> tuple[str, str] | None:
+    if isinstance(rec, dict) and isinstance(rec.get("path"), str) and isinstance(rec.get("hash"), str):
+        return rec["path"], rec["hash"]
+    return None
+
+
+def _inside(root: Path, rel: str) -> bool:
+    p = Path(rel)
+    return not p.is_absolute() and ".." not in p.parts and (root / p).resolve().is_relative_to(root.resolve())
+
+
+def _expected_files(root: Path, envs: dict) -> tuple[dict[str, tuple[str, str, str]], list[str]]:
+    """path -> (sha256, env, kind) for the module/state/tasks records of every env; malformed records as problems."""
+    want: dict[str, tuple[str, str, str]] = {}
+    problems: list[str] = []
+    for name in sorted(envs):
+        rec = envs[name] if isinstance(envs[name], dict) else {}
+        for kind in ("module", "state", "tasks"):
+            if rec.get(kind) is None or (kind == "tasks" and isinstance(rec.get(kind), int)):
+                continue  # nothing recorded (a hand-made fixture's task count is no record)
+            r = _record(rec[kind])
+            if r is None or not _inside(root, r[0]):
+                problems.append(f"manifest.json: env {name!r}: the {kind} record is malformed or points outside the build")
+                continue
+            want[r[0]] = (r[1], name, kind)
+    return want, problems
+
+
+def verify_files(root: Path, manifest: dict) -> Integrity:
+    """Read each generated file the runtime uses once and compare its SHA-256 with manifest.json.
+
+    Reports every file that differs from its record, every recorded file that is
+    missing, and every env module or task file on disk the manifest does not
+    record (an env added by hand). Sources (`src/`, `blueprints/`) are not
+    checked: hand edits there are expected and the runtime does not read them.
+    """
+    envs = manifest.get("envs") if isinstance(manifest.get("envs"), dict) else {}
+    want, problems = _expected_files(root, envs)
+    blobs: dict[str, bytes] = {}
+    for rel, (digest, name, kind) in sorted(want.items()):
+        try:
+            data = (root / rel).read_bytes()
+        except FileNotFoundError:
+            problems.append(f"{rel}: missing (the {kind} of env {name!r})")
+            continue
+        except OSError as e:
+            problems.append(f"{rel}: unreadable: {e.strerror or e}")
+            continue
+        blobs[rel] = data
+        if hashlib.sha256(data).hexdigest() != digest:
+            problems.append(f"{rel}: differs from the SHA-256 in manifest.json (changed after compile)")
+    modules = {name: rel for rel, (_, name, kind) in want.items() if kind == "module"}
+    env_root = root / "envs"
+    for d in sorted(p for p in env_root.iterdir() if p.is_dir()) if env_root.is_dir() else []:
+        rel = f"envs/{d.name}/env.py"
+        if (d / "env.py").is_file() and rel not in want:
+            problems.append(f"{rel}: not in manifest.json (an environment forgec did not compile)")
+            modules.setdefault(d.name, rel)
+    task_files = sorted(rel for rel, (_, _, kind) in want.items() if kind == "tasks")
+    for f in sorted((root / "tasks").glob("*.jsonl")) if (root / "tasks").is_dir() else []:
+        rel = f"tasks/{f.name}"
+        if rel not in want:
+            problems.append(f"{rel}: not in manifest.json (tasks forgec did not write)")
+            task_files.append(rel)
+    states = frozenset(rel for rel, (_, _, kind) in want.items() if kind == "state")
+    return Integrity(blobs, problems, modules, sorted(task_files), states)
+
+
+def _read_blob(root: Path, rel: str, integ: Integrity) -> bytes | None:
+    data = integ.blobs.get(rel)
+    if data is None:
+        try:
+            data = (root / rel).read_bytes()
+        except OSError:
+            return None
+    return data
+
+
+def _check_states(root: Path, tasks: list[Task], integ: Integrity) -> list[str]:
+    """Problems for state files tasks name that are missing (recorded ones were hashed already)."""
+    out = []
+    for rel in sorted({t.initial_state_file for t in tasks if t.initial_state_file}):
+        if rel not in integ.blobs and rel not in integ.states:
+            if not _inside(root, rel) or not (root / rel).is_file():
+                out.append(f"{rel}: missing (the initial state of "
+                           f"{sum(1 for t in tasks if t.initial_state_file == rel)} task(s))")
+    return out
+
+
+def _refuse(root: Path, problems: list[str]) -> BuildError:
+    n = len(problems)
+    return BuildError("corrupt-build", f"the build differs from what `forgec compile` wrote: {n} file{'s' if n != 1 else ''} "
+                      "changed, missing or unknown", str(root / "manifest.json"), help=INTEGRITY_HELP,
+                      notes=tuple(problems[:20]) + ((f"... and {n - 20} more",) if n > 20 else ()))
+
+
+def load(build_dir: str | Path, *, allow_modified_build: bool = False) -> Build:
+    """Load `build_dir`; raise `BuildError` (a diagnostic-like message) when it is unusable.
+
+    Every generated file is verified against manifest.json first (see the module
+    docstring); `allow_modified_build=True` uses the files as they are, keeps
+    the problems in `Build.modified`, and drops tasks whose env or state is missing.
+    """
     root = Path(build_dir)
     mpath = root / "manifest.json"
     if not root.is_dir():
@@ -299,26 +437,66 @@ def load(build_dir: str | Path) -> Build:
         raise BuildError("corrupt-build", f"manifest.json is not valid JSON: {e}", str(mpath), help="recompile with `forgec compile`") from None
     _check_manifest(manifest, str(mpath))
     build_id = hashlib.sha256(str(root.resolve()).encode() + raw).hexdigest()[:12]
+    integ = verify_files(root, manifest)
+    if integ.problems and not allow_modified_build:
+        raise _refuse(root, integ.problems)  # before any module of the build runs
+    problems = list(integ.problems)
 
     envs: dict[str, ModuleType] = {}
-    env_root = root / "envs"
-    if env_root.is_dir():
-        for d in sorted(p for p in env_root.iterdir() if p.is_dir()):
-            f = d / "env.py"
-            if f.is_file():
-                envs[d.name] = _import_env(d.name, f, build_id)
+    for name, rel in sorted(integ.modules.items()):
+        data = _read_blob(root, rel, integ)
+        if data is not None:
+            envs[name] = _import_env(name, root / rel, build_id, data)
     tasks: list[Task] = []
-    task_root = root / "tasks"
-    if task_root.is_dir():
-        for f in sorted(task_root.glob("*.jsonl")):
-            tasks.extend(_read_tasks(f))
-    for t in tasks:
-        if t.env not in envs:
-            raise BuildError("corrupt-build", f"task {t.id!r} refers to environment {t.env!r}, which the build lacks",
-                             str(task_root), help="recompile with `forgec compile`")
+    for rel in integ.task_files:
+        data = _read_blob(root, rel, integ)
+        if data is not None:
+            tasks.extend(_read_tasks(root / rel, data))
+    problems += _check_states(root, tasks, integ)
+    if len(problems) > len(integ.problems) and not allow_modified_build:
+        raise _refuse(root, problems)
+    tasks = _usable(root, tasks, envs, problems, allow_modified_build)
     tasks.sort(key=lambda t: t.id)
     ids = [t.id for t in tasks]
     if len(set(ids)) != len(ids):
         dup = sorted({i for i in ids if ids.count(i) > 1})[0]
-        raise BuildError("corrupt-build", f"task id {dup!r} appears more than once", str(task_root))
-    return Build(root=root, envs=envs, tasks=tasks, manifest=manifest)
+        raise BuildError("corrupt-build", f"task id {dup!r} appears more than once", str(root / "tasks"))
+    blobs = {rel: b for rel, b in integ.blobs.items() if rel in integ.states}
+    unrecorded = frozenset(t.initial_state_file for t in tasks if t.initial_state_file and t.initial_state_file not in integ.states)
+    return Build(root=root, envs=envs, tasks=tasks, manifest=manifest, modified=problems, _blobs=blobs, _unrecorded=unrecorded)
+
+
+def _usable(root: Path, tasks: list[Task], envs: dict, problems: list[str], allow: bool) -> list[Task]:
+    """Tasks whose env (and state file) exist; without `allow`, a task for a missing env refuses the build."""
+    out = []
+    for t in tasks:
+        missing_state = t.initial_state_file is not None and any(p.startswith(f"{t.initial_state_file}: missing") for p in problems)
+        if t.env not in envs and not allow:
+            raise BuildError("corrupt-build", f"task {t.id!r} refers to environment {t.env!r}, which the build lacks",
+                             str(root / "tasks"), help="recompile with `forgec compile`")
+        if t.env in envs and not missing_state:
+            out.append(t)
+    return out
+
+
+def record_files(build_dir: str | Path) -> None:
+    """Record the SHA-256 of every env module, env state and task file in a hand-assembled build's manifest.json.
+
+    For builds not made by `forgec compile` (test fixtures, train/toybuild.py),
+    so they pass the integrity check; the compiler writes these records itself.
+    """
+    root = Path(build_dir)
+    mpath = root / "manifest.json"
+    manifest = json.loads(mpath.read_text(encoding="utf-8"))
+    envs = manifest.setdefault("envs", {})
+
+    def rec(rel: str) -> dict:
+        return {"path": rel, "hash": hashlib.sha256((root / rel).read_bytes()).hexdigest()}
+
+    for f in sorted((root / "envs").glob("*/env.py")):
+        envs.setdefault(f.parent.name, {})["module"] = rec(f"envs/{f.parent.name}/env.py")
+    for kind, pattern in (("tasks", "tasks/*.jsonl"), ("state", "states/*.json")):
+        for f in sorted(root.glob(pattern)):
+            if f.stem in envs:
+                envs[f.stem][kind] = rec(f"{f.parent.name}/{f.name}")
+    mpath.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -42,7 +42,3 @@ class Agent(Protocol):
 class UserReply:
     content: str
     stop: bool = False  # the user ends the conversation
-
-
-class SimulatedUser(Protocol):
-    async def reply(self, messages: list[dict]) -> UserReply: ...

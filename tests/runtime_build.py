@@ -252,4 +252,7 @@ def make_build(root: Path, *, forgec_version: str | None = None, schema_version:
                              "generated_at": "2026-01-01T00:00:00Z", "invocation_id": "fixture"},
                 "envs": {"shop": {"tasks": len(TASKS)}}}
     (root / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    from forgec.runtime.loader import record_files
+
+    record_files(root)  # the file hashes the runtime's integrity check compares with
     return root

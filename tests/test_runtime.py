@@ -65,7 +65,7 @@ def test_load_rejects_other_versions_and_broken_builds(tmp_path):
     with (b / "tasks" / "shop.jsonl").open("a") as f:
         f.write('{"id": "shop/x"\n')
     with pytest.raises(BuildError) as e:
-        load(b)
+        load(b, allow_modified_build=True)  # past the integrity check, to the line-level error
     assert "shop.jsonl:6" in str(e.value)
     d = e.value.diagnostic()
     assert d.code == "corrupt-build" and d.span.file.endswith("shop.jsonl") and d.span.line == 6 and d.is_error
@@ -75,11 +75,11 @@ def test_load_rejects_other_versions_and_broken_builds(tmp_path):
     del obj["gold_state_hash"]
     (b2 / "tasks" / "shop.jsonl").write_text(json.dumps(obj) + "\n")
     with pytest.raises(BuildError, match="gold_state_hash"):
-        load(b2)
+        load(b2, allow_modified_build=True)
     b3 = make_build(tmp_path / "badenv")
     (b3 / "envs" / "shop" / "env.py").write_text("raise RuntimeError('boom')\n")
     with pytest.raises(BuildError, match="failed to import: RuntimeError: boom"):
-        load(b3)
+        load(b3, allow_modified_build=True)
     b4 = make_build(tmp_path / "badmanifest")
     (b4 / "manifest.json").write_text("{not json")
     with pytest.raises(BuildError, match="not valid JSON"):

@@ -33,7 +33,7 @@ def oracle_samples(build, tasks, tok, cfg: TrainConfig):
     return out
 
 
-def run_sft(cfg: TrainConfig, build_dir: str) -> dict:
+def run_sft(cfg: TrainConfig, build_dir: str, allow_modified_build: bool = False) -> dict:
     import torch
 
     from forgec.runtime.loader import load
@@ -53,7 +53,7 @@ def run_sft(cfg: TrainConfig, build_dir: str) -> dict:
     if rank == 0:
         out.mkdir(parents=True, exist_ok=True)
     barrier()
-    build = load(build_dir)
+    build = load(build_dir, allow_modified_build=allow_modified_build)
     sampler = TaskSampler(build.tasks, cfg.data.seed, cfg.data.envs, cfg.data.holdout_fraction)
     tasks = []
     for env in sampler.envs:

@@ -196,4 +196,7 @@ def make_toy_build(out: str | Path, seed: int = 0, tasks_per_env: int = 8, envs:
         "envs": {env: {"task_count": len(ts)} for env, ts in tasks.items()},
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    from forgec.runtime.loader import record_files
+
+    record_files(out)  # the file hashes the runtime's integrity check compares with
     return out

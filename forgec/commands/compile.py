@@ -83,20 +83,16 @@ def command(
     from rich.table import Table
 
     from forgec.build import CompileOptions, compile_build
+    from forgec.diagnostics import usage_error
 
     synth, refine, fmt = synth.value, refine.value, fmt.value
     # Bad numbers are usage errors (exit 2) before any work, not one failure per environment.
     if tasks < 0 or jobs < 1 or not 1 <= min_calls <= max_calls:
-        typer.echo(
-            "error[usage]: need --tasks >= 0, --jobs >= 1 and 1 <= --min-calls <= --max-calls "
-            f"(got --tasks {tasks}, --jobs {jobs}, --min-calls {min_calls}, --max-calls {max_calls})",
-            err=True,
-        )
-        raise typer.Exit(2)
+        usage_error("need --tasks >= 0, --jobs >= 1 and 1 <= --min-calls <= --max-calls "
+                    f"(got --tasks {tasks}, --jobs {jobs}, --min-calls {min_calls}, --max-calls {max_calls})")
     problem = _unsafe_out(out, list(inputs))
     if problem:
-        typer.echo(f"error[usage]: {problem}", err=True)
-        raise typer.Exit(2)
+        usage_error(problem)
     console = Console(stderr=True)
     if not console.is_terminal and console.width < 120:
         console.width = 120  # logs and CI: keep the summary table readable
@@ -105,8 +101,7 @@ def command(
         from forgec.synth.llm import LLMConfig
 
         if not (llm_base_url and llm_model):
-            console.print("error[usage]: --synth llm and --refine llm need --llm-base-url and --llm-model")
-            raise typer.Exit(2)
+            usage_error("--synth llm and --refine llm need --llm-base-url and --llm-model")
         llm = LLMConfig(base_url=llm_base_url, model=llm_model)
     opts = CompileOptions(
         inputs=list(inputs),

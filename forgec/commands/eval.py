@@ -9,12 +9,163 @@ import typer
 RUN_RESULTS_SCHEMA_VERSION = "1.0"
 
 
-def _fail(msg: str, code: int | None = None) -> None:
-    """Print msg and exit: 2 for usage errors (documented contract), else 1 (or `code`)."""
-    from rich.console import Console
+ALLOW_MODIFIED_HELP = ("Use the build even if generated files (env modules, states, tasks) differ from manifest.json "
+                       "or are missing; without it such a build is refused (corrupt-build).")
 
-    Console(stderr=True).print(msg, markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(code if code is not None else (2 if msg.startswith("error[usage]") else 1))
+
+def load_build(build: Path, allow_modified_build: bool):
+    """Load a build for a command (eval, play); integrity problems exit 1, accepted ones print a warning."""
+    from forgec import diagnostics as D
+    from forgec.runtime import BuildError, load
+
+    try:
+        b = load(build, allow_modified_build=allow_modified_build)
+    except BuildError as e:
+        D.emit(e.diagnostic())
+        raise typer.Exit(D.EXIT_ERRORS) from None
+    if b.modified:
+        import dataclasses
+
+        w = D.warning("corrupt-build", f"using a modified build ({len(b.modified)} file(s) differ from manifest.json), "
+                      "as --allow-modified-build asked", D.Span(str(build / "manifest.json")),
+                      help="results may not match the tasks' gold states; recompile for a faithful build")
+        D.emit(dataclasses.replace(w, notes=tuple(b.modified[:20])))
+    return b
+
+
+def _agent_factory(agent: str, o: dict):
+    """The agent for each (task, trial), or a usage error for a missing/unknown option."""
+    from forgec.diagnostics import usage_error
+    from forgec.runtime.agents import HFAgent, OpenAIAgent, OracleAgent, RandomAgent
+
+    if agent == "oracle":
+        return OracleAgent
+    if agent == "random":
+        return lambda task, trial: RandomAgent(seed=o["seed"] * 1_000_003 + trial)
+    if agent == "openai":
+        if not (o["agent_base_url"] and o["agent_model"]):
+            usage_error("--agent openai needs --agent-base-url and --agent-model")
+        if o["tool_format"] not in ("openai", "hermes"):
+            usage_error(f"--tool-format must be openai or hermes, not {o['tool_format']!r}")
+        shared: dict = {}
+
+        def openai_factory(task, trial):
+            if "a" not in shared:  # one client (one connection pool) for all episodes, made inside the event loop
+                shared["a"] = OpenAIAgent(o["agent_base_url"], o["agent_model"], o["agent_api_key"], tool_format=o["tool_format"],
+                                          temperature=o["temperature"], timeout=o["timeout"], max_retries=o["max_retries"],
+                                          max_tokens=o["max_new_tokens"], seed=o["seed"])
+            return shared["a"]
+        return openai_factory
+    if agent == "hf":
+        path = o["agent_path"]
+        if path is None or not path.is_dir():
+            usage_error("--agent hf needs --agent-path pointing to a local transformers model folder")
+        hf = HFAgent(str(path), temperature=o["temperature"], seed=o["seed"], max_new_tokens=o["max_new_tokens"])
+        return lambda task, trial: hf
+    usage_error(f"unknown --agent {agent!r}", help="choose oracle, openai, hf or random")
+
+
+def _user_factory(user: str, o: dict):
+    from forgec.diagnostics import usage_error
+    from forgec.runtime.users import LLMUser, ScriptedUser
+
+    if user == "scripted":
+        return ScriptedUser
+    if user == "llm":
+        if not (o["user_base_url"] and o["user_model"]):
+            usage_error("--user llm needs --user-base-url and --user-model")
+        return lambda task, trial: LLMUser(task, o["user_base_url"], o["user_model"], timeout=o["timeout"],
+                                           max_retries=o["max_retries"], seed=o["seed"] * 1_000_003 + trial)
+    usage_error(f"unknown --user {user!r}", help="choose scripted or llm")
+
+
+def _judge(judge: str, o: dict):
+    from forgec.diagnostics import usage_error
+    from forgec.runtime.judge import LLMJudge, RuleJudge
+
+    if judge == "rule":
+        return RuleJudge()
+    if judge == "none":
+        return None
+    if judge == "llm":
+        if not (o["judge_base_url"] and o["judge_model"]):
+            usage_error("--judge llm needs --judge-base-url and --judge-model")
+        return LLMJudge(o["judge_base_url"], o["judge_model"], timeout=o["timeout"], max_retries=o["max_retries"], seed=o["seed"])
+    usage_error(f"unknown --judge {judge!r}", help="choose rule, llm or none")
+
+
+def _metadata(build: Path, b, chosen: list, o: dict, started: float) -> dict:
+    import time
+    import uuid
+
+    import forgec
+
+    keys = ("agent", "agent_model", "tool_format", "temperature", "max_new_tokens", "user", "user_model", "judge", "judge_model",
+            "k", "concurrency", "max_turns", "max_tool_calls", "max_tokens", "seed")
+    args = {k: o[k] for k in keys}
+    args["agent_path"] = str(o["agent_path"]) if o["agent_path"] else None
+    args["tasks"] = [t.id for t in chosen] if o["tasks"] else None
+    args["allow_modified_build"] = o["allow_modified_build"]
+    return {
+        "schema_version": RUN_RESULTS_SCHEMA_VERSION,
+        "forgec_version": forgec.__version__,
+        "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "invocation_id": str(uuid.uuid4()),
+        "build": str(build),
+        "build_invocation_id": b.manifest.get("metadata", {}).get("invocation_id"),
+        "build_modified": list(b.modified),
+        "args": args,
+    }
+
+
+def _run(b, chosen: list, parties: tuple, o: dict, console):
+    """Run k trials per task with a progress bar; episodes.jsonl grows as they finish (kept on Ctrl-C)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from forgec.runtime.episode import EpisodeLimits
+    from forgec.runtime.eval import EvalResult, evaluate
+
+    out, k = o["out"], o["k"]
+    finished: list = []
+    with (out / "episodes.jsonl").open("w", encoding="utf-8") as partial, \
+            Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stat]}"),
+                     TimeElapsedColumn(), console=console, transient=True, disable=o["quiet"]) as prog:
+        bar = prog.add_task("episodes", total=len(chosen) * k, stat="")
+
+        def on_episode(ep) -> None:
+            finished.append(ep)
+            partial.write(ep.dumps() + "\n")
+            partial.flush()
+            ok = sum(1 for e in finished if e.reward >= 1.0)
+            errs = sum(1 for e in finished if e.error)
+            prog.update(bar, advance=1, stat=f"reward {ok}/{len(finished)}" + (f"  errors {errs}" if errs else ""))
+
+        limits = EpisodeLimits(max_turns=o["max_turns"], max_tool_calls=o["max_tool_calls"], max_tokens=o["max_tokens"])
+        try:
+            return evaluate(b, *parties, k, [t.id for t in chosen], o["concurrency"], limits=limits, on_episode=on_episode)
+        except KeyboardInterrupt:
+            return EvalResult(k=k, episodes=list(finished), tasks=[t.id for t in chosen], interrupted=True)
+
+
+def _report(res, chosen: list, k: int, console) -> None:
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"pass^k ({len(chosen)} tasks x {k} trials" + (", interrupted" if res.interrupted else "") + ")")
+    table.add_column("env", style="bold")
+    table.add_column("tasks", justify="right")
+    for j in range(1, k + 1):
+        table.add_column(f"pass^{j}", justify="right")
+    rows = sorted(res.pass_hat_k["per_env"].items()) + [("overall", res.pass_hat_k["overall"])]
+    for env, vals in rows:
+        n = len({e.task_id for e in res.episodes if env == "overall" or e.env == env})
+        table.add_row(env, str(n), *[("-" if vals.get(str(j)) is None else f"{vals[str(j)]:.3f}") for j in range(1, k + 1)])
+    Console().print(table)
+    s = res.summary()
+    console.print(f"episodes {s['episodes']}/{s['expected_episodes']}  mean reward {s['mean_reward']}  errors {s['errors']}  "
+                  f"user errors (MEU) {s['user_errors']}  end reasons {json.dumps(s['end_reasons'])}")
 
 
 def command(
@@ -44,135 +195,33 @@ def command(
     seed: int = typer.Option(0, "--seed", help="Seed of random agents and sampling."),
     out: Path = typer.Option(Path("runs/eval"), "-o", "--out", help="Folder for run_results.json and episodes.jsonl."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress bar."),
+    allow_modified_build: bool = typer.Option(False, "--allow-modified-build", help=ALLOW_MODIFIED_HELP),
 ) -> None:
     """Evaluate an agent on a build: pass^1..pass^k per environment and overall."""
-    import json
     import time
-    import uuid
 
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    from rich.table import Table
 
-    import forgec
-    from forgec.runtime import BuildError, load
-    from forgec.runtime.agents import HFAgent, OpenAIAgent, OracleAgent, RandomAgent
-    from forgec.runtime.episode import EpisodeLimits
-    from forgec.runtime.eval import EvalResult, evaluate
-    from forgec.runtime.judge import LLMJudge, RuleJudge
-    from forgec.runtime.users import LLMUser, ScriptedUser
+    from forgec import diagnostics as D
+    from forgec.runtime import BuildError
 
+    o = dict(locals())
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     if k < 1:
-        _fail("error[usage]: -k must be at least 1")
+        D.usage_error(f"-k must be at least 1, not {k}")
+    b = load_build(build, allow_modified_build)
     try:
-        b = load(build)
         chosen = b.tasks_for([x.strip() for x in tasks.split(",") if x.strip()] if tasks else None)
     except BuildError as e:
-        _fail(str(e))
-
-    # ---- parties
-    if agent == "oracle":
-        agent_factory = OracleAgent
-    elif agent == "random":
-        def agent_factory(task, trial):
-            return RandomAgent(seed=seed * 1_000_003 + trial)
-    elif agent == "openai":
-        if not (agent_base_url and agent_model):
-            _fail("error[usage]: --agent openai needs --agent-base-url and --agent-model")
-        if tool_format not in ("openai", "hermes"):
-            _fail("error[usage]: --tool-format must be openai or hermes")
-        shared: dict = {}
-
-        def agent_factory(task, trial):
-            if "a" not in shared:  # one client (one connection pool) for all episodes, made inside the event loop
-                shared["a"] = OpenAIAgent(agent_base_url, agent_model, agent_api_key, tool_format=tool_format, temperature=temperature,
-                                          timeout=timeout, max_retries=max_retries, max_tokens=max_new_tokens, seed=seed)
-            return shared["a"]
-    elif agent == "hf":
-        if agent_path is None or not agent_path.is_dir():
-            _fail("error[usage]: --agent hf needs --agent-path pointing to a local transformers model folder")
-        hf = HFAgent(str(agent_path), temperature=temperature, seed=seed, max_new_tokens=max_new_tokens)
-
-        def agent_factory(task, trial):
-            return hf
-    else:
-        _fail(f"error[usage]: unknown --agent {agent!r}; choose oracle, openai, hf or random")
-
-    if user == "scripted":
-        user_factory = ScriptedUser
-    elif user == "llm":
-        if not (user_base_url and user_model):
-            _fail("error[usage]: --user llm needs --user-base-url and --user-model")
-
-        def user_factory(task, trial):
-            return LLMUser(task, user_base_url, user_model, timeout=timeout, max_retries=max_retries, seed=seed * 1_000_003 + trial)
-    else:
-        _fail(f"error[usage]: unknown --user {user!r}; choose scripted or llm")
-
-    if judge == "rule":
-        judge_obj = RuleJudge()
-    elif judge == "none":
-        judge_obj = None
-    elif judge == "llm":
-        if not (judge_base_url and judge_model):
-            _fail("error[usage]: --judge llm needs --judge-base-url and --judge-model")
-        judge_obj = LLMJudge(judge_base_url, judge_model, timeout=timeout, max_retries=max_retries, seed=seed)
-    else:
-        _fail(f"error[usage]: unknown --judge {judge!r}; choose rule, llm or none")
-
-    # ---- run
+        D.emit(e.diagnostic())
+        raise typer.Exit(D.EXIT_ERRORS) from None
+    parties = (_agent_factory(agent, o), _user_factory(user, o), _judge(judge, o))
     out.mkdir(parents=True, exist_ok=True)
-    partial = (out / "episodes.jsonl").open("w", encoding="utf-8")
-    finished: list = []
     started = time.time()
-    metadata = {
-        "schema_version": RUN_RESULTS_SCHEMA_VERSION,
-        "forgec_version": forgec.__version__,
-        "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
-        "invocation_id": str(uuid.uuid4()),
-        "build": str(build),
-        "build_invocation_id": b.manifest.get("metadata", {}).get("invocation_id"),
-        "args": {"agent": agent, "agent_model": agent_model, "agent_path": str(agent_path) if agent_path else None, "tool_format": tool_format,
-                 "temperature": temperature, "max_new_tokens": max_new_tokens, "user": user, "user_model": user_model, "judge": judge, "judge_model": judge_model, "k": k,
-                 "tasks": [t.id for t in chosen] if tasks else None, "concurrency": concurrency, "max_turns": max_turns,
-                 "max_tool_calls": max_tool_calls, "max_tokens": max_tokens, "seed": seed},
-    }
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stat]}"),
-                  TimeElapsedColumn(), console=console, transient=True, disable=quiet) as prog:
-        bar = prog.add_task("episodes", total=len(chosen) * k, stat="")
-
-        def on_episode(ep) -> None:
-            finished.append(ep)
-            partial.write(ep.dumps() + "\n")
-            partial.flush()
-            ok = sum(1 for e in finished if e.reward >= 1.0)
-            errs = sum(1 for e in finished if e.error)
-            prog.update(bar, advance=1, stat=f"reward {ok}/{len(finished)}" + (f"  errors {errs}" if errs else ""))
-
-        limits = EpisodeLimits(max_turns=max_turns, max_tool_calls=max_tool_calls, max_tokens=max_tokens)
-        try:
-            res = evaluate(b, agent_factory, user_factory, judge_obj, k, [t.id for t in chosen], concurrency, limits=limits,
-                           on_episode=on_episode)
-        except KeyboardInterrupt:
-            res = EvalResult(k=k, episodes=list(finished), tasks=[t.id for t in chosen], interrupted=True)
-    partial.close()
+    metadata = _metadata(build, b, chosen, o, started)
+    res = _run(b, chosen, parties, o, console)
     metadata["elapsed_s"] = round(time.time() - started, 3)
     rr, ej = res.write(out, metadata)
-
-    # ---- report
-    table = Table(title=f"pass^k ({len(chosen)} tasks x {k} trials" + (", interrupted" if res.interrupted else "") + ")")
-    table.add_column("env", style="bold")
-    table.add_column("tasks", justify="right")
-    for j in range(1, k + 1):
-        table.add_column(f"pass^{j}", justify="right")
-    rows = sorted(res.pass_hat_k["per_env"].items()) + [("overall", res.pass_hat_k["overall"])]
-    for env, vals in rows:
-        n = len({e.task_id for e in res.episodes if env == "overall" or e.env == env})
-        table.add_row(env, str(n), *[("-" if vals.get(str(j)) is None else f"{vals[str(j)]:.3f}") for j in range(1, k + 1)])
-    Console().print(table)
-    s = res.summary()
-    console.print(f"episodes {s['episodes']}/{s['expected_episodes']}  mean reward {s['mean_reward']}  errors {s['errors']}  "
-                  f"user errors (MEU) {s['user_errors']}  end reasons {json.dumps(s['end_reasons'])}")
+    _report(res, chosen, k, console)
     console.print(f"wrote {rr} and {ej}")
-    raise typer.Exit(130 if res.interrupted else 0)
+    raise typer.Exit(D.EXIT_INTERRUPTED if res.interrupted else D.EXIT_OK)

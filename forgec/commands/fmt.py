@@ -11,7 +11,9 @@ from typing import List
 
 import typer
 
-from forgec.diagnostics import render
+from forgec.codes import IO_ERROR
+from forgec.diagnostics import EXIT_ERRORS, EXIT_OK, EXIT_WOULD_REFORMAT, Span, emit, error, render
+from forgec.frontends.codes import PATH_NOT_FOUND
 
 
 def _files(paths: list[str]) -> list[str]:
@@ -51,11 +53,11 @@ def command(
             try:
                 text, label = Path(name).read_text(encoding="utf-8"), name
             except FileNotFoundError:  # same wording as compile/check for a path that is not there
-                typer.echo(f"error[path-not-found]: no such file or folder: {name}\n  = help: check the path", err=True)
+                emit(error(PATH_NOT_FOUND, f"no such file or folder: {name}", Span(name), help="check the path"))
                 errors = True
                 continue
             except (OSError, UnicodeDecodeError) as e:
-                typer.echo(f"error[io]: cannot read {name}: {e}", err=True)
+                emit(error(IO_ERROR, f"cannot read {name}: {e}", Span(name)))
                 errors = True
                 continue
         out, diags = format_text(text, label)
@@ -79,5 +81,5 @@ def command(
             _write_atomic(Path(name), out)
             typer.echo(f"reformatted {label}", err=True)
     if errors:
-        raise typer.Exit(1)
-    raise typer.Exit(3 if (check and changed) else 0)
+        raise typer.Exit(EXIT_ERRORS)
+    raise typer.Exit(EXIT_WOULD_REFORMAT if (check and changed) else EXIT_OK)

@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 import typer
 
-from forgec.diagnostics import INTERNAL, Diagnostic, Span, error, has_errors, render, warning
+from forgec.diagnostics import INTERNAL, Diagnostic, Span, error, has_errors, render, usage_error, warning
 
 
 class GraphFormat(str, Enum):
@@ -192,8 +192,7 @@ def command(
     from forgec.graph import build_graph
 
     if format == GraphFormat.png and output is None:  # a usage error, exit 2 like typer's own option checks
-        typer.echo("error[usage]: --format png needs -o FILE (a picture cannot go to the terminal)", err=True)
-        raise typer.Exit(2)
+        usage_error("--format png needs -o FILE (a picture cannot go to the terminal)")
     try:
         envs, diags = load_envs(path, env)
         if has_errors(diags):

@@ -10,7 +10,8 @@ from typing import Any
 
 import typer
 
-from forgec.diagnostics import INTERNAL, Diagnostic, has_errors, render, sort_key, summary_line
+from forgec.diagnostics import (EXIT_ERRORS, EXIT_INTERNAL, EXIT_OK, INTERNAL, Diagnostic, fail, has_errors, render, sort_key,
+                                summary_line, usage_error)
 from forgec.ir import Environment, Tool
 
 
@@ -96,15 +97,14 @@ def command(
 
     for p in paths:
         if p.is_dir() and (p / "manifest.json").is_file() and (p / "envs").is_dir():
-            sys.stderr.write(f"error[usage]: {str(p)!r} is a forgec build, not tool documentation\n"
-                             f"  = help: inspect the docs it was compiled from; for the build use `forgec stats {p}`, "
-                             f"`forgec verify {p}` or `forgec check {p}`\n")
-            raise typer.Exit(2)
+            usage_error(f"{str(p)!r} is a forgec build, not tool documentation",
+                        help=f"inspect the docs it was compiled from; for the build use `forgec stats {p}`, "
+                             f"`forgec verify {p}` or `forgec check {p}`")
     try:
         envs, diags = read_paths(list(paths), env_name=env)
     except Exception as e:  # noqa: BLE001 - exit 2, never a traceback
-        sys.stderr.write(f"error[{INTERNAL}]: {type(e).__name__}: {e}\n")
-        raise typer.Exit(2) from None
+        fail(INTERNAL, f"{type(e).__name__}: {e}", help="this is a bug in forgec; please report it with the input that caused it",
+             status=EXIT_INTERNAL)
     if as_json:
         sys.stdout.write(json.dumps(document(envs, diags), indent=2, ensure_ascii=False) + "\n")
     else:
@@ -114,5 +114,5 @@ def command(
             if fmt != DiagFormat.json:
                 sys.stderr.write(summary_line(diags) + "\n")
     if any(d.code == INTERNAL for d in diags):
-        raise typer.Exit(2)
-    raise typer.Exit(1 if has_errors(diags) else 0)
+        raise typer.Exit(EXIT_INTERNAL)
+    raise typer.Exit(EXIT_ERRORS if has_errors(diags) else EXIT_OK)

@@ -13,7 +13,7 @@ from typing import Optional
 
 import typer
 
-from forgec.diagnostics import INTERNAL, Span, error, has_errors, info, render, warning
+from forgec.diagnostics import INTERNAL, Span, error, has_errors, info, render, usage_error, warning
 
 
 class SampleFormat(str, Enum):
@@ -48,8 +48,7 @@ def command(
     json_out = json_out or format == SampleFormat.json
     try:
         if max_calls < min_calls:  # a usage error, exit 2 like typer's own option checks and `forgec eval`
-            typer.echo(f"error[usage]: --max-calls ({max_calls}) must be >= --min-calls ({min_calls})", err=True)
-            raise typer.Exit(2)
+            usage_error(f"--max-calls ({max_calls}) must be >= --min-calls ({min_calls})")
         envs, diags = load_envs(path, env, with_module=True, seed=seed, state_size=state_size)
         if has_errors(diags):
             typer.echo(render(diags, "full"), err=True)

@@ -56,24 +56,25 @@ def command(
     from forgec.codegen import load_env_module
     from forgec.codegen.verify import render_table, verify_env
 
+    from forgec import diagnostics as D
+
     if not build.exists():
-        typer.echo(f"error[missing-build]: {str(build)!r} does not exist\n  = help: create it with `forgec compile DOCS -o BUILD`", err=True)
-        raise typer.Exit(1)
+        D.fail("missing-build", f"{str(build)!r} does not exist", help="create it with `forgec compile DOCS -o BUILD`")
     mods = _env_modules(build, list(env or []))
     if not mods:
         if env and (build / "envs").is_dir():
             have = ", ".join(sorted(d.name for d in (build / "envs").iterdir() if (d / "env.py").is_file()))
-            typer.echo(f"error[unknown-env]: {str(build)!r} has no environment named {', '.join(env)}\n  = help: its environments are: {have}", err=True)
-        else:
-            typer.echo(f"error[missing-build]: {str(build)!r} is not a forgec build (no envs/<env>/env.py)\n  = help: create it with `forgec compile DOCS -o BUILD`", err=True)
-        raise typer.Exit(1)
+            D.fail("unknown-env", f"{str(build)!r} has no environment named {', '.join(env)}", str(build),
+                   help=f"its environments are: {have}")
+        D.fail("missing-build", f"{str(build)!r} is not a forgec build (no envs/<env>/env.py)", str(build),
+               help="create it with `forgec compile DOCS -o BUILD`")
     reports = []
     for name, py, forge in mods:
         try:
             module = load_env_module(py)
         except Exception as e:  # noqa: BLE001 - a broken module is a finding, not a crash
-            typer.echo(f"error[corrupt-build]: environment {name!r} failed to import: {type(e).__name__}: {e}\n --> {py}", err=True)
-            raise typer.Exit(1)
+            D.fail("corrupt-build", f"environment {name!r} failed to import: {type(e).__name__}: {e}", str(py),
+                   help="recompile with `forgec compile DOCS -o BUILD`")
         reports.append(verify_env(module, _env_decl(forge), seed=seed, calls_per_tool=calls))
     if format == VerifyFormat.json:
         typer.echo(json.dumps([r.to_json() for r in reports], indent=2, sort_keys=True))
