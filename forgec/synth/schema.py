@@ -520,14 +520,24 @@ def _path_entities(t: ir.Tool):
 
 
 def _discover_entities(s: Schema) -> None:
-    tools = list(s.env.tools)
-    # 1. HTTP path params: /api/kernels/{kernel_id} -> Kernel keyed by kernel_id
-    for t in tools:
+    """Run the entity rules in order: each adds entities (and aliases) the earlier ones missed."""
+    for rule in ENTITY_RULES:
+        rule(s)
+
+
+def _entities_from_paths(s: Schema) -> None:
+    """HTTP path params: /api/kernels/{kernel_id} -> Kernel keyed by kernel_id."""
+    for t in s.env.tools:
         for ename, p in _path_entities(t):
             par = t.param(p)
             kt = "int" if par is not None and _scalar_kind(par.type) == "integer" else "str"
             _add_entity(s, ename, p, kt, alias=p)
-    # 2. id-like params and nested param fields: order_id, orderId, item_ids, ticket_id: integer
+
+
+def _entities_from_described_ids(s: Schema) -> None:
+    """An id param whose stem no tool name uses, and whose description mentions exactly one
+    other id kind of the env (and not its own), is an alias of that kind."""
+    tools = list(s.env.tools)
     stems: dict[str, set[str]] = {}
     for t in tools:
         for name, _ty, _depth in _all_params(t):
@@ -552,7 +562,11 @@ def _discover_entities(s: Schema) -> None:
                 ent = entity_name(other.split("_"))
                 _add_entity(s, ent, first if not first.endswith("ids") else other + "_id", kt)
                 s.entities[ent].aliases.append(name)
-    for t in tools:
+
+
+def _entities_from_ids(s: Schema) -> None:
+    """id-like params and nested param fields: order_id, orderId, item_ids, ticket_id: integer."""
+    for t in s.env.tools:
         for name, ty, _depth in _all_params(t):
             st = id_stem(name)
             if not st or s.ref_of(name):
@@ -564,7 +578,11 @@ def _discover_entities(s: Schema) -> None:
             kt = "int" if _scalar_kind(ty) == "integer" else "str"
             key = snake(name) if not st[1] else "_".join(st[0]) + "_id"
             _add_entity(s, _id_entity_name(s, name, st[0]), key, kt, alias=name)
-    # 3. name-like keys: shared by many tools (repo_path), or naming a tool's noun (branch_name)
+
+
+def _entities_from_keyish_names(s: Schema) -> None:
+    """Name-like keys: shared by many tools (repo_path), or naming a tool's noun (branch_name)."""
+    tools = list(s.env.tools)
     counts: dict[str, int] = {}
     for t in tools:
         for p in t.params:
@@ -581,7 +599,10 @@ def _discover_entities(s: Schema) -> None:
             if shared or head in {singular(n) for n in tool_nouns}:
                 kt = "int" if _scalar_kind(ty) == "integer" else "str"
                 _add_entity(s, entity_name(stem), name, kt, alias=name)
-    # 4. nouns of list/search/create tools without an id param: search_direct_flight -> Flight
+
+
+def _entities_from_tool_nouns(s: Schema) -> None:
+    """Nouns of list/search/create tools without an id param: search_direct_flight -> Flight."""
     for v in s.views.values():
         if v.kind not in ("search", "create") or not v.nouns:
             continue
@@ -594,6 +615,16 @@ def _discover_entities(s: Schema) -> None:
             continue
         key = _key_for_noun(s, singular(v.nouns[-1]))
         _add_entity(s, noun, key or f"{snake(noun)}_id", synthetic=key is None)
+
+
+# The entity rules, in the order they run: documented addresses (paths) first, then names.
+ENTITY_RULES = (
+    _entities_from_paths,
+    _entities_from_described_ids,
+    _entities_from_ids,
+    _entities_from_keyish_names,
+    _entities_from_tool_nouns,
+)
 
 
 def _id_entity_name(s: Schema, name: str, stem: list[str]) -> str:
@@ -646,65 +677,78 @@ def _param_entity(s: Schema, pname: str) -> str | None:
 def _bind_tools(s: Schema) -> None:
     """Decide each tool's target entity, key param, entity-typed params and status words."""
     for v in s.views.values():
-        t = v.tool
-        for p in t.params:
-            ent = s.ref_of(p.name)
-            if ent is None:
-                continue
-            sk = _scalar_kind(p.type)
-            if p.type.kind == "array" and sk in ("string", "integer"):
-                v.list_refs[p.name] = ent
-            elif sk in ("string", "integer") and p.type.kind != "array":
-                v.refs[p.name] = ent
+        _bind_refs(s, v)
         named = _noun_entity_name(s, v.nouns) if v.nouns else None
-        if v.kind in ("search", "create"):
-            v.target = named if named in s.entities else None
-            if v.kind == "create" and v.target is None and v.refs:
-                # `git_add(repo_path, files)`: nothing new is named, so it changes the record
-                v.kind = "update"
-            elif v.kind == "search" and v.target is None and len(v.refs) == 1:
-                v.kind = "read"
-        if v.kind == "create" and v.target:
-            e = s.entities[v.target]
-            for pname, ent in list(v.refs.items()):
-                if ent == v.target and (pname == e.key or pname in e.aliases):
-                    v.fresh_key = pname
-                    del v.refs[pname]
-        if v.kind == "search" and v.target and v.by and "id" in v.toks[: v.toks.index("by")] if "by" in v.toks else False:
-            pass
+        _bind_named_target(s, v, named)
         if v.kind in ("read", "update", "delete", "action") and v.refs:
-            cands = list(v.refs.items())
-            # a path ending in a param addresses that resource (DELETE /contents/{path}/checkpoints/{checkpoint_id}
-            # deletes the checkpoint); else the entity named in the tool name, then path params, then
-            # the first required one
-            pick = None
-            best = None
-            segs = [x for x in (t.http_path or "").split("/") if x]
-            if segs and segs[-1].startswith("{"):
-                pick = next(((pn, en) for pn, en in cands if pn == segs[-1][1:-1]), None)
-            for pname, ent in cands if pick is None else ():
-                pos = _find(v.toks, tokens(ent))
-                if pos is not None and (best is None or pos < best):
-                    best, pick = pos, (pname, ent)
-            if pick is None:
-                segs = (t.http_path or "").split("/")
-                last = [x[1:-1] for x in segs if x.startswith("{")]
-                for pname, ent in cands:
-                    if last and pname == last[-1]:
-                        pick = (pname, ent)
-            if pick is None:
-                req = [(pn, en) for pn, en in cands if (t.param(pn) and t.param(pn).required)]
-                pick = (req or cands)[0]
-            v.key_param, v.target = pick
-            del v.refs[pick[0]]
-            _status_words(s, v)
-            if v.kind == "action" and v.status_post:
-                v.kind = "delete" if v.verb in ("cancel", "close", "archive", "terminate", "revoke") else "update"
-        elif v.kind in ("read",) and not v.refs and named in s.entities and not t.params:
+            _bind_key_param(s, v)
+        elif v.kind in ("read",) and not v.refs and named in s.entities and not v.tool.params:
             v.target = named
             v.kind = "search"
         if v.kind == "search" and v.target is None and named and named in s.entities:
             v.target = named
+
+
+def _bind_refs(s: Schema, v: ToolView) -> None:
+    """Params that denote an entity: a key (`refs`) or a list of keys (`list_refs`)."""
+    for p in v.tool.params:
+        ent = s.ref_of(p.name)
+        if ent is None:
+            continue
+        sk = _scalar_kind(p.type)
+        if p.type.kind == "array" and sk in ("string", "integer"):
+            v.list_refs[p.name] = ent
+        elif sk in ("string", "integer") and p.type.kind != "array":
+            v.refs[p.name] = ent
+
+
+def _bind_named_target(s: Schema, v: ToolView, named: str | None) -> None:
+    """Searches and creates are about the entity their name names; a create names its fresh key."""
+    if v.kind in ("search", "create"):
+        v.target = named if named in s.entities else None
+        if v.kind == "create" and v.target is None and v.refs:
+            # `git_add(repo_path, files)`: nothing new is named, so it changes the record
+            v.kind = "update"
+        elif v.kind == "search" and v.target is None and len(v.refs) == 1:
+            v.kind = "read"
+    if v.kind == "create" and v.target:
+        e = s.entities[v.target]
+        for pname, ent in list(v.refs.items()):
+            if ent == v.target and (pname == e.key or pname in e.aliases):
+                v.fresh_key = pname
+                del v.refs[pname]
+
+
+def _bind_key_param(s: Schema, v: ToolView) -> None:
+    """The ref param that addresses the record a read/change is about; then its status words.
+
+    A path ending in a param addresses that resource (DELETE /contents/{path}/checkpoints/{checkpoint_id}
+    deletes the checkpoint); else the entity named in the tool name, then path params, then
+    the first required one."""
+    t = v.tool
+    cands = list(v.refs.items())
+    pick = None
+    best = None
+    segs = [x for x in (t.http_path or "").split("/") if x]
+    if segs and segs[-1].startswith("{"):
+        pick = next(((pn, en) for pn, en in cands if pn == segs[-1][1:-1]), None)
+    for pname, ent in cands if pick is None else ():
+        pos = _find(v.toks, tokens(ent))
+        if pos is not None and (best is None or pos < best):
+            best, pick = pos, (pname, ent)
+    if pick is None:
+        last = [x[1:-1] for x in (t.http_path or "").split("/") if x.startswith("{")]
+        for pname, ent in cands:
+            if last and pname == last[-1]:
+                pick = (pname, ent)
+    if pick is None:
+        req = [(pn, en) for pn, en in cands if (t.param(pn) and t.param(pn).required)]
+        pick = (req or cands)[0]
+    v.key_param, v.target = pick
+    del v.refs[pick[0]]
+    _status_words(s, v)
+    if v.kind == "action" and v.status_post:
+        v.kind = "delete" if v.verb in ("cancel", "close", "archive", "terminate", "revoke") else "update"
 
 
 def _find(toks: list[str], sub: list[str]) -> int | None:
