@@ -19,11 +19,43 @@ from pathlib import Path
 
 import forgec
 
-LIGHTS_ENV = '''"""Hand-written env module (contract of build/envs/<env>/env.py)."""
+_HEADER = '''"""Hand-written env module (contract of build/envs/<env>/env.py)."""
 import copy
 from forgec.runtime.envrt import ToolError, state_hash as _state_hash
 
-ENV_NAME = "lights"
+'''
+
+# the part every env module shares: state holder, reset, hash, unknown-tool check (@ENTITY@ = its one entity)
+_ENV_CLASS = '''
+
+class Env:
+    def __init__(self, state=None):
+        self._state = {"entities": {"@ENTITY@": {}}, "globals": {}}
+        if state is not None:
+            self.reset(state)
+
+    def reset(self, state):
+        self._state = copy.deepcopy(state)
+
+    @property
+    def state(self):
+        return self._state
+
+    def state_hash(self):
+        return _state_hash(self._state)
+
+    def step(self, tool, args):
+        if tool not in TOOL_KINDS:
+            return ToolError(f"unknown tool {tool!r}", "unknown-tool")
+'''
+
+
+def _env_source(declarations: str, entity: str, step_body: str) -> str:
+    """One env module's text: module declarations, the shared Env class, then the tool logic of `step`."""
+    return _HEADER + declarations + _ENV_CLASS.replace("@ENTITY@", entity) + step_body
+
+
+LIGHTS_ENV = _env_source('''ENV_NAME = "lights"
 TOOLS = [
     {"type": "function", "function": {"name": "turn_on", "description": "Turn a light on.",
      "parameters": {"type": "object", "properties": {"light_id": {"type": "string"}}, "required": ["light_id"]}}},
@@ -34,41 +66,16 @@ TOOL_KINDS = {"turn_on": "update", "turn_off": "update"}
 WRITES_STATE = {"turn_on": True, "turn_off": True}
 SCHEMA = {"entities": {"Light": {"key": "light_id", "fields": {"light_id": "str", "on": "bool"}}}, "records": {}, "globals": {}}
 SOURCE_MAP = {}
-
-
-class Env:
-    def __init__(self, state=None):
-        self._state = {"entities": {"Light": {}}, "globals": {}}
-        if state is not None:
-            self.reset(state)
-
-    def reset(self, state):
-        self._state = copy.deepcopy(state)
-
-    @property
-    def state(self):
-        return self._state
-
-    def state_hash(self):
-        return _state_hash(self._state)
-
-    def step(self, tool, args):
-        if tool not in TOOL_KINDS:
-            return ToolError(f"unknown tool {tool!r}", "unknown-tool")
-        if not isinstance(args, dict) or set(args) != {"light_id"} or not isinstance(args["light_id"], str):
+''', "Light", '''        if not isinstance(args, dict) or set(args) != {"light_id"} or not isinstance(args["light_id"], str):
             return ToolError("expected exactly one string argument light_id", "invalid-arguments")
         light = self._state["entities"]["Light"].get(args["light_id"])
         if light is None:
             return ToolError(f"no light {args['light_id']!r}", "not-found")
         light["on"] = tool == "turn_on"
         return {"light_id": light["light_id"], "on": light["on"]}
-'''
+''')
 
-THERMO_ENV = '''"""Hand-written env module (contract of build/envs/<env>/env.py)."""
-import copy
-from forgec.runtime.envrt import ToolError, state_hash as _state_hash
-
-ENV_NAME = "thermostat"
+THERMO_ENV = _env_source('''ENV_NAME = "thermostat"
 TOOLS = [
     {"type": "function", "function": {"name": "set_temperature", "description": "Set a room's target temperature.",
      "parameters": {"type": "object", "properties": {"room": {"type": "string"}, "degrees": {"type": "integer"}},
@@ -78,28 +85,7 @@ TOOL_KINDS = {"set_temperature": "update"}
 WRITES_STATE = {"set_temperature": True}
 SCHEMA = {"entities": {"Room": {"key": "room", "fields": {"room": "str", "degrees": "int"}}}, "records": {}, "globals": {}}
 SOURCE_MAP = {}
-
-
-class Env:
-    def __init__(self, state=None):
-        self._state = {"entities": {"Room": {}}, "globals": {}}
-        if state is not None:
-            self.reset(state)
-
-    def reset(self, state):
-        self._state = copy.deepcopy(state)
-
-    @property
-    def state(self):
-        return self._state
-
-    def state_hash(self):
-        return _state_hash(self._state)
-
-    def step(self, tool, args):
-        if tool not in TOOL_KINDS:
-            return ToolError(f"unknown tool {tool!r}", "unknown-tool")
-        if not isinstance(args, dict) or set(args) != {"room", "degrees"}:
+''', "Room", '''        if not isinstance(args, dict) or set(args) != {"room", "degrees"}:
             return ToolError("expected arguments room, degrees", "invalid-arguments")
         if not isinstance(args["degrees"], int) or isinstance(args["degrees"], bool):
             return ToolError("degrees must be an integer", "invalid-arguments")
@@ -108,7 +94,7 @@ class Env:
             return ToolError(f"no room {args['room']!r}", "not-found")
         room["degrees"] = args["degrees"]
         return {"room": room["room"], "degrees": room["degrees"]}
-'''
+''')
 
 LIGHT_IDS = ["L1", "L2", "L3", "L4", "L5", "L6"]
 ROOMS = ["kitchen", "bedroom", "office", "hall"]
