@@ -18,6 +18,9 @@ searches and preconditions can succeed), enums are spread. Each call is checked:
 * half of the calls run on a second, small world, and one on an empty world (no records):
   code that assumes non-empty collections fails verification rather than an episode.
 
+`python` tool bodies run only inside the OS sandbox (runtime/sandbox.py); where it is not
+usable they are not run at all and the tool fails verification with the fix in its reason.
+
 A tool that fails any check gets `verified: false` and the first failure as `reason`.
 """
 
@@ -297,6 +300,51 @@ def _step(env: Any, tool: str, args: dict, rep: ToolReport, module: ModuleType, 
     return True, r
 
 
+@dataclass
+class _Run:
+    """What one tool's verification carries between calls (see `verify_tool`)."""
+
+    module: ModuleType
+    tool: str
+    rep: ToolReport
+    rng: random.Random
+    params: list
+    base_env: Any
+    small_env: Any
+    small: dict | None
+    cache: dict
+    base_hash: str = ""
+    vals: Any = None
+    vals_age: int = 0
+    scratch_after_step: int = 2  # from-scratch hashing is slow; a few checks per tool catch
+    scratch_checks: int = 2  # aliasing and stale digests
+    last_err: str = ""
+
+    def values_of(self, e: Any) -> _Values:  # a pure function of the state: shared by equal states
+        h = e.state_hash()
+        v = self.cache.get(h)
+        if v is None:
+            if len(self.cache) > 256:
+                self.cache.clear()
+            v = self.cache[h] = _Values(e.state, self.module.SCHEMA)
+        return v
+
+    def next_args(self, env: Any) -> tuple[Any, dict | None]:
+        """Valid arguments for the next call on `env` (a fresh fork when deletes used up the records)."""
+        schema = self.module.SCHEMA
+        if self.vals is None or self.vals_age > 4:  # refreshed now and then: stale keys only make calls fail
+            self.vals, self.vals_age = self.values_of(env), 0
+        args = gen_args(self.params, self.rng, self.vals, schema)
+        if args is None:
+            self.vals, self.vals_age = self.values_of(env), 0
+            args = gen_args(self.params, self.rng, self.vals, schema)
+        if args is None and env.state_hash() != self.base_hash:
+            env = self.base_env.fork()  # earlier calls used up the records (deletes): start over
+            self.vals, self.vals_age = self.values_of(env), 0
+            args = gen_args(self.params, self.rng, self.vals, schema)
+        return env, args
+
+
 def verify_tool(module: ModuleType, tool: str, base: dict, seed: int, calls: int, env_decl: Any = None, small: dict | None = None,
                 *, base_env: Any = None, small_env: Any = None, values_cache: dict | None = None) -> ToolReport:
     """Verify one tool. `base_env`/`small_env` (envs on `base`/`small`, hashed) are forked instead of
@@ -304,49 +352,39 @@ def verify_tool(module: ModuleType, tool: str, base: dict, seed: int, calls: int
     kind = module.TOOL_KINDS.get(tool, "action")
     writes = bool(module.WRITES_STATE.get(tool, True))
     rep = ToolReport(tool, kind, writes, where=_tool_where(env_decl, tool, module))
-    schema = module.SCHEMA
-    params = module.TOOL_PARAMS.get(tool, [])
-    rng = random.Random(f"forgec-verify:{seed}:{tool}")
     checked: set[str] = set()  # hashes of worlds whose from-scratch hash the caller checked
-    cache = values_cache if values_cache is not None else {}
-
-    def values_of(e: Any) -> _Values:  # a pure function of the state: shared by equal states
-        h = e.state_hash()
-        v = cache.get(h)
-        if v is None:
-            if len(cache) > 256:
-                cache.clear()
-            v = cache[h] = _Values(e.state, schema)
-        return v
-
     if base_env is None:
         base_env = module.Env(base)
     elif small_env is not None:
         checked = {base_env.state_hash(), small_env.state_hash()}
-    base_hash = base_env.state_hash()
-    env = base_env.fork()
-    must_change = kind in WRITE_KINDS or (kind == "action" and writes)
-    last_err = ""
+    run = _Run(module, tool, rep, random.Random(f"forgec-verify:{seed}:{tool}"), module.TOOL_PARAMS.get(tool, []), base_env, small_env, small,
+               values_cache if values_cache is not None else {}, base_env.state_hash())
+    env = _valid_calls(run, calls, kind in WRITE_KINDS or (kind == "action" and writes))
+    final_hash = env.state_hash()
+    if rep.verified and final_hash not in checked and envrt.state_hash(env.state) != final_hash:
+        rep.fail("incremental state hash differs from a from-scratch hash after the calls")
+    if rep.verified and (kind in WRITE_KINDS or (kind == "action" and writes)):
+        if rep.successes == 0:
+            rep.fail(f"no successful call in {rep.calls} attempts" + (f" (last error: {run.last_err})" if run.last_err else ""))
+        elif rep.changed_state == 0:
+            rep.fail(f"{kind} tool never changed the state in {rep.successes} successful calls")
+    if rep.verified:
+        _negative_checks(module, tool, run.params, base_env, run.rng, rep, run.values_of(base_env))
+    return rep
+
+
+def _valid_calls(run: _Run, calls: int, must_change: bool) -> Any:
+    """The valid-argument calls (with their determinism replays); returns the env they ran on."""
+    rep, module = run.rep, run.module
+    env = run.base_env.fork()
     attempts = 0
     max_attempts = calls * 3 if must_change else calls
-    vals, vals_age = None, 0
-    # from-scratch hashing is slow; a few checks per tool catch aliasing and stale digests
-    scratch_after_step = scratch_checks = 2
     while attempts < max_attempts and (attempts < calls or (must_change and rep.changed_state == 0)):
         attempts += 1
-        vals_age += 1
-        if small is not None and attempts == calls // 2 + 1:  # the second half runs on a small world
-            env, vals = (small_env.fork() if small_env is not None else module.Env(small)), None
-        if vals is None or vals_age > 4:  # refreshed now and then: stale keys only make calls fail
-            vals, vals_age = values_of(env), 0
-        args = gen_args(params, rng, vals, schema)
-        if args is None:
-            vals, vals_age = values_of(env), 0
-            args = gen_args(params, rng, vals, schema)
-        if args is None and env.state_hash() != base_hash:
-            env = base_env.fork()  # earlier calls used up the records (deletes): start over
-            vals, vals_age = values_of(env), 0
-            args = gen_args(params, rng, vals, schema)
+        run.vals_age += 1
+        if run.small is not None and attempts == calls // 2 + 1:  # the second half runs on a small world
+            env, run.vals = (run.small_env.fork() if run.small_env is not None else module.Env(run.small)), None
+        env, args = run.next_args(env)
         if args is None:
             rep.fail("no valid call: a required entity has no records in the sample state")
             break
@@ -354,63 +392,64 @@ def verify_tool(module: ModuleType, tool: str, base: dict, seed: int, calls: int
         # the same state, for the determinism replay: a fresh Env from a snapshot at first (no
         # instance state may matter), a fork (cheaper, same state and hash caches) afterwards
         twin = module.Env(env.snapshot()) if attempts == 1 else env.fork()
-        ok, r = _step(env, tool, args, rep, module, "valid call")
+        ok, r = _step(env, run.tool, args, rep, module, "valid call")
         rep.calls += 1
-        if not ok:
+        if not ok or not _check_call(run, env, args, r, h0) or not _check_replay(run, twin, args, r, env.state_hash()):
             break
-        h1 = env.state_hash()
-        if h1 != h0 and scratch_after_step > 0:
-            scratch_after_step -= 1
-            if envrt.state_hash(env.state) != h1:
-                rep.fail("incremental state hash differs from a from-scratch hash after a call")
-                break
-        if isinstance(r, ToolError):
-            rep.errors += 1
-            last_err = r.message
-            if h1 != h0:
-                rep.fail(f"a failing call changed the state (not transactional): {r.message}")
-                break
-        else:
-            rep.successes += 1
-            if r not in (None, [], {}, ""):
-                rep.nonempty_results += 1
-            try:
-                envrt.canonical_json(r)
-            except (TypeError, ValueError) as e:
-                rep.fail(f"result is not JSON: {e}")
-                break
-            if h1 != h0:
-                rep.changed_state += 1
-                if kind in READ_KINDS:
-                    rep.fail(f"{kind} tool changed the state (args {envrt.short(args, 120)})")
-                    break
-                if not writes:
-                    rep.fail("WRITES_STATE is false but the call changed the state")
-                    break
-        # determinism: the same call on the same state
-        ok2, r2 = _step(twin, tool, args, rep, module, "replayed call")
-        if not ok2:
-            break
-        if not _same(r, r2) or twin.state_hash() != h1:
-            rep.fail(f"not deterministic: the same call on the same state gave a different {'result' if not _same(r, r2) else 'state'}")
-            break
-        # results are copies: scribbling on one must not reach the state
-        if not isinstance(r, ToolError) and scratch_checks > 0 and _mutate(r2):
-            scratch_checks -= 1
-            if envrt.state_hash(twin.state) != h1:
-                rep.fail("result aliases the state (mutating it changed the state)")
-                break
-    final_hash = env.state_hash()
-    if rep.verified and final_hash not in checked and envrt.state_hash(env.state) != final_hash:
-        rep.fail("incremental state hash differs from a from-scratch hash after the calls")
-    if rep.verified and must_change:
-        if rep.successes == 0:
-            rep.fail(f"no successful call in {rep.calls} attempts" + (f" (last error: {last_err})" if last_err else ""))
-        elif rep.changed_state == 0:
-            rep.fail(f"{kind} tool never changed the state in {rep.successes} successful calls")
-    if rep.verified:
-        _negative_checks(module, tool, params, base_env, rng, rep, values_of(base_env))
-    return rep
+    return env
+
+
+def _check_call(run: _Run, env: Any, args: dict, r: Any, h0: str) -> bool:
+    """Checks on one valid call's outcome (hashes, transactions, JSON results, kinds); False stops."""
+    rep, kind = run.rep, run.rep.kind
+    h1 = env.state_hash()
+    if h1 != h0 and run.scratch_after_step > 0:
+        run.scratch_after_step -= 1
+        if envrt.state_hash(env.state) != h1:
+            rep.fail("incremental state hash differs from a from-scratch hash after a call")
+            return False
+    if isinstance(r, ToolError):
+        rep.errors += 1
+        run.last_err = r.message
+        if h1 != h0:
+            rep.fail(f"a failing call changed the state (not transactional): {r.message}")
+            return False
+        return True
+    rep.successes += 1
+    if r not in (None, [], {}, ""):
+        rep.nonempty_results += 1
+    try:
+        envrt.canonical_json(r)
+    except (TypeError, ValueError) as e:
+        rep.fail(f"result is not JSON: {e}")
+        return False
+    if h1 != h0:
+        rep.changed_state += 1
+        if kind in READ_KINDS:
+            rep.fail(f"{kind} tool changed the state (args {envrt.short(args, 120)})")
+            return False
+        if not rep.writes_state:
+            rep.fail("WRITES_STATE is false but the call changed the state")
+            return False
+    return True
+
+
+def _check_replay(run: _Run, twin: Any, args: dict, r: Any, h1: str) -> bool:
+    """Determinism (the same call on the same state) and results that are copies, not aliases."""
+    rep = run.rep
+    ok2, r2 = _step(twin, run.tool, args, rep, run.module, "replayed call")
+    if not ok2:
+        return False
+    if not _same(r, r2) or twin.state_hash() != h1:
+        rep.fail(f"not deterministic: the same call on the same state gave a different {'result' if not _same(r, r2) else 'state'}")
+        return False
+    # results are copies: scribbling on one must not reach the state
+    if not isinstance(r, ToolError) and run.scratch_checks > 0 and _mutate(r2):
+        run.scratch_checks -= 1
+        if envrt.state_hash(twin.state) != h1:
+            rep.fail("result aliases the state (mutating it changed the state)")
+            return False
+    return True
 
 
 def _negative_checks(module: ModuleType, tool: str, params: list[dict], base_env: Any, rng: random.Random, rep: ToolReport, vals: _Values) -> None:
@@ -450,6 +489,18 @@ def _negative_checks(module: ModuleType, tool: str, params: list[dict], base_env
             return
 
 
+def _sandbox_refusal(module: ModuleType) -> str:
+    """Why python bodies cannot be verified here ('' when the OS sandbox is usable or the user opted out)."""
+    from forgec.runtime import sandbox
+
+    if not getattr(module, "PYTHON_TOOLS", None) or sandbox.unsafe_requested():
+        return ""
+    ok, why = sandbox.availability()
+    if ok:
+        return ""
+    return f"python body not run: the OS sandbox is unavailable ({why}); {sandbox.FIX}, or set {sandbox.UNSAFE_ENV}=1 (unsafe)"
+
+
 def verify_env(module: ModuleType, env: Any = None, seed: int = 0, calls_per_tool: int = 20) -> VerifyReport:
     """Verify every tool of a generated module (see the module docstring); `env` (EnvDecl) adds locations."""
     from forgec.stdlib.values import generate_state
@@ -464,8 +515,14 @@ def verify_env(module: ModuleType, env: Any = None, seed: int = 0, calls_per_too
     base_env, small_env = module.Env(base), module.Env(small)
     values_cache: dict = {}
     scratch_ok = {"base": base_env.state_hash() == envrt.state_hash(base_env.state), "small": small_env.state_hash() == envrt.state_hash(small_env.state)}
+    refusal = _sandbox_refusal(module)
     for t in module.TOOLS:
         name = t["function"]["name"]
+        if refusal and name in (getattr(module, "PYTHON_TOOLS", None) or {}):
+            rep = ToolReport(name, module.TOOL_KINDS.get(name, "action"), bool(module.WRITES_STATE.get(name, True)), where=_tool_where(env, name, module))
+            rep.fail(refusal)  # never run a python body outside the OS sandbox, not even to verify it
+            report.tools.append(rep)
+            continue
         if not all(scratch_ok.values()):
             rep = ToolReport(name, module.TOOL_KINDS.get(name, "action"), bool(module.WRITES_STATE.get(name, True)), where=_tool_where(env, name, module))
             rep.fail("incremental state hash of a freshly built env differs from a from-scratch hash")
