@@ -207,3 +207,25 @@ def test_lower_goldens_hold_hand_computed_values() -> None:
     summary = _task("summary_of_order")
     assert summary["tell"][0] == 3 and summary["tell"][1] == 40  # 2 + 1 items; round(40.4)
     assert _task("pay_too_much")["rejected"] == "gold-call-failed"  # 22.22 due, 20.0 of credit
+
+
+def test_conservative_log_records_the_keys_passed(tmp_path: Path) -> None:
+    """`borrow_book` has no rule: its ActionLog entry spells each entity argument as the key the
+    agent passed (a record rendered whole would log differently once the record changes)."""
+    env = checked_env(GOLDEN / "synth" / "library_bfcl.forge")
+    mod_path = tmp_path / "env.py"
+    mod_path.write_text(emit_env(env, "src/library_bfcl/env.forge"), encoding="utf-8")
+    module = load_env_module(mod_path)
+    world = {
+        "entities": {
+            "Member": {"M-1": {"member_id": "M-1", "name": "Ann", "email": None, "loan_ids": []}},
+            "Book": {"B-7": {"book_id": "B-7", "title": "Dune", "author": None, "copies_available": 1, "price": None,
+                             "loan_id": None, "member_id": None, "due": None}},
+            "Loan": {},
+            "ActionLog": {},
+        },
+        "globals": {},
+    }
+    e = module.Env(world)
+    e.step("borrow_book", {"member_id": "M-1", "book_id": "B-7"})
+    assert [r["args"] for r in e.state["entities"]["ActionLog"].values()] == ["member_id=M-1, book_id=B-7"]

@@ -977,6 +977,10 @@ def _conservative(s: Schema, v: ToolView, pmap):
         val = N(p.name)
         if v.key_param and p.wire == v.key_param and v.target:
             val = at(p.name, s.entities[v.target].key)
+        elif isinstance(p.type, A.NamedType) and p.type.name in s.entities:
+            # log the key the agent passed, not the record: a later change to the record
+            # must not make the same call log differently
+            val = at(p.name, s.entities[p.type.name].key)
         piece = bin_("+", lit(f"{p.wire}="), A.Call("str", (val,)))
         parts.append(piece)
     args: A.Expr = lit("")
