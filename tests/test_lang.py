@@ -496,3 +496,76 @@ def test_cli_fmt_check_diff_inplace_and_stdin(cli, tmp_path: Path) -> None:
     bad.write_text("env e {")
     r = cli("fmt", str(bad))
     assert r.exit_code == 1 and "syntax-error" in r.output and bad.read_text() == "env e {"
+
+
+# --------------------------------------------------------------------------- the typed AST
+
+
+TYPED_SRC = '''
+env shop {
+  record Line { sku: str  qty: int  price: float }
+  entity User key user_id { user_id: str  name: str }
+  entity Order key order_id {
+    order_id: str
+    user: User
+    status: enum("pending", "done")
+    lines: list[Line]
+    note: str?
+  }
+  @read
+  tool get_order(order_id: Order) -> Order { return order_id }
+  @update
+  tool total(order_id: Order, extra: int = 0) -> float {
+    let t = sum(order_id.lines, it.qty * it.price) + extra
+    let open = Order where it.status == "pending"
+    require len(open) > 0 else "nothing open"
+    return t
+  }
+}
+
+blueprint b for shop {
+  user { goal "g"  knows oid = "o1" }
+  call o = get_order(order_id: user.oid)
+  reason cheap = argmin(o.lines, by: price)
+  call t = total(order_id: o, extra: cheap.qty)
+  reason n = count(o.lines)
+  expect t > 0 and n > 0
+  tell cheap.sku
+}
+'''
+
+
+def test_the_checker_returns_the_type_of_every_expression_and_the_edges_of_every_node() -> None:
+    from forgec.lang.check import check_typed
+    from forgec.lang.types import BOOL, FLOAT, INT, STR, EntRec, EntSet, EnumT, ListT, OptT, RefT
+
+    m, d = L.parse(TYPED_SRC, "t.forge")
+    assert not d
+    diags, typed = check_typed([m])
+    assert not [x for x in diags if x.is_error], diags
+    env = m.envs[0]
+    body = env.tools[1].body
+    let_t, let_open, req, ret = body
+    ty = lambda e: typed.type_of("shop", e)  # noqa: E731
+    total_expr = let_t.value  # sum(order_id.lines, it.qty * it.price) + extra
+    assert ty(total_expr) == FLOAT and ty(total_expr.right) == INT
+    sum_call = total_expr.left
+    lines_t = ty(sum_call.args[0])  # order_id.lines: a list of the named record Line
+    assert isinstance(lines_t, ListT) and lines_t.item.name == "Line"
+    assert ty(sum_call.args[1]) == FLOAT and ty(sum_call.args[1].left) == INT  # it.qty * it.price, it.qty
+    where = let_open.value
+    assert ty(where) == ListT(EntRec("Order")) and ty(where.source) == EntSet("Order")
+    assert ty(where.pred) == BOOL and ty(where.pred.left) == EnumT(("pending", "done"))  # it.status
+    assert ty(req.cond) == BOOL and ty(ret.value) == FLOAT
+    assert ty(body[2].cond.left) == INT  # len(open)
+    bp = m.blueprints[0]
+    o, cheap, t, n, expect, tell = bp.nodes
+    assert ty(o.args[0].value) == STR  # user.oid
+    assert ty(t.args[0].value) == EntRec("Order") and ty(t.args[1].value) == INT  # o, cheap.qty
+    assert ty(tell.value) == STR and ty(expect.cond) == BOOL
+    # fields typed with an entity hold its key; optional fields stay optional
+    assert typed.envs["shop"].entity_fields("Order")["user"] == RefT("User", STR)
+    assert typed.envs["shop"].entity_fields("Order")["note"] == OptT(STR)
+    # edges: the earlier nodes each node reads; `by: price` names a field, not a node
+    assert [typed.edges_of("shop", x) for x in bp.nodes] == [(), ("o",), ("o", "cheap"), ("o",), ("t", "n"), ("cheap",)]
+    assert [typed.edges_of("shop", x) for x in bp.nodes] == L.check.blueprint_edges(bp)  # checked == unchecked count

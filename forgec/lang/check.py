@@ -64,6 +64,10 @@ class EnvTypes:
         for t in env.tools:
             self.tools.setdefault(t.name, t)
         self._fields: dict[str, dict[str, Ty]] = {}
+        self._writes: dict[int, bool] = {}  # id(tool) -> writes_state (self.env keeps the tools alive)
+        # what checking against this env computed (the typed AST the later passes read):
+        self.types: dict[int, Ty] = {}  # id(expression) -> its type
+        self.edges: dict[int, tuple[str, ...]] = {}  # id(blueprint node) -> earlier nodes it reads
         self.state = RecT("state", tuple((f.name, self.resolve(f.type, "field"), True) for f in
                                          (env.state.fields if env.state else ())))
 
@@ -136,9 +140,14 @@ class EnvTypes:
         return self.resolve(p.type, "value")
 
     def writes_state(self, tool: A.ToolDecl) -> bool:
-        if tool.python is not None or tool.body is None:
-            return not any(a in ("read", "search") for a in tool.annotations)
-        return _has_write(tool.body)
+        got = self._writes.get(id(tool))  # asked once per call node of every blueprint: walk the body once
+        if got is None:
+            if tool.python is not None or tool.body is None:
+                got = not any(a in ("read", "search") for a in tool.annotations)
+            else:
+                got = _has_write(tool.body)
+            self._writes[id(tool)] = got
+        return got
 
 
 class _FieldRef:
@@ -265,6 +274,7 @@ class Checker:
         self.mode = mode
         self.later_nodes: set[str] = set()  # blueprint: names of nodes defined later (edges checked elsewhere)
         self.facts: dict[str, Ty] = {}
+        self.types: dict[int, Ty] = et.types if et is not None else {}  # every typed expression, by id
 
     def err(self, code, msg, node, help="") -> None:
         self.diags.append(error(code, msg, getattr(node, "span", None), help))
@@ -319,10 +329,13 @@ class Checker:
     # ---- typing
 
     def ty(self, e, scope: dict) -> Ty:
-        m = getattr(self, "_" + type(e).__name__, None)
-        if m is None:
-            return UNKNOWN
-        return m(e, scope)
+        """The type of expression `e`, also recorded in the typed AST (`types`, by id)."""
+        f = _TY_RULES.get(type(e))
+        if f is None:
+            f = _TY_RULES[type(e)] = getattr(Checker, "_" + type(e).__name__, None) or _untyped
+        t = f(self, e, scope)
+        self.types[id(e)] = t
+        return t
 
     def _Literal(self, e, scope):
         v = e.value
@@ -545,6 +558,13 @@ class Checker:
             self.err(C.TYPE_MISMATCH, r, e)
             return UNKNOWN
         return r
+
+
+_TY_RULES: dict = {}  # expression class -> Checker._<Class> (looked up once per class)
+
+
+def _untyped(ck, e, scope) -> Ty:
+    return UNKNOWN
 
 
 def _short(e) -> str:
@@ -833,12 +853,17 @@ def node_reads(n, defined) -> tuple[str, ...]:
     return tuple(dict.fromkeys(r.id for r in node_refs(n) if r.id in defined))
 
 
-def blueprint_edges(bp: A.BlueprintDecl) -> list[tuple[str, ...]]:
-    """`node_reads` of every node of `bp` (index-aligned with `bp.nodes`); no env needed."""
+def blueprint_edges(bp: A.BlueprintDecl, refs: list | None = None) -> list[tuple[str, ...]]:
+    """`node_reads` of every node of `bp` (index-aligned with `bp.nodes`); no env needed.
+    `refs`: the nodes' `node_refs`, when the caller has them already (the checker)."""
     defined: set[str] = set()
     out = []
-    for n in bp.nodes:
-        out.append(node_reads(n, defined))
+    for i, n in enumerate(bp.nodes):
+        reads: list[str] = []
+        for r in (node_refs(n) if refs is None else refs[i]):
+            if r.id in defined and r.id not in reads:
+                reads.append(r.id)
+        out.append(tuple(reads))
         name = getattr(n, "name", None)
         if name is not None:
             defined.add(name)
@@ -905,7 +930,8 @@ def check_blueprint(bp: A.BlueprintDecl, et: EnvTypes | None, env_names, diags: 
         else:
             index[name] = i
     refs = [node_refs(n, OPS) for n in bp.nodes]
-    _edges(bp, index, refs, diags)
+    for n, reads in zip(bp.nodes, _edges(bp, index, refs, diags)):
+        et.edges[id(n)] = reads
     used: set[str] = {r.id for rs in refs for r in rs}
     scope: dict[str, Ty] = {}
     writes = tells = False
@@ -943,18 +969,26 @@ def check_blueprint(bp: A.BlueprintDecl, et: EnvTypes | None, env_names, diags: 
                              "add a call to a state-changing tool, or `tell` the answer the user asked for"))
 
 
-def _edges(bp, index: dict[str, int], refs: list, diags: list[Diagnostic]) -> None:
-    """Forward references and cycles in the inference graph."""
+def _edges(bp, index: dict[str, int], refs: list, diags: list[Diagnostic]) -> list[tuple[str, ...]]:
+    """Forward references and cycles in the inference graph; returns each node's inference
+    edges (the earlier nodes it reads: `blueprint_edges`, computed from the same refs)."""
     graph: dict[int, set[int]] = {}
     backward_only = True
+    edges = []
     for i, rs in enumerate(refs):
+        reads: list[str] = []
         for r in rs:
             j = index.get(r.id)
             if j is not None:
                 graph.setdefault(i, set()).add(j)
-                backward_only = backward_only and j < i
+                if j < i:
+                    if r.id not in reads:
+                        reads.append(r.id)
+                else:
+                    backward_only = False
+        edges.append(tuple(reads))
     if backward_only:
-        return  # every edge points to an earlier node: no forward reference, no cycle
+        return edges  # every edge points to an earlier node: no forward reference, no cycle
     # cycles: strongly connected components (iterative Tarjan), sizes > 1 or self loops
     in_cycle: set[int] = set()
     idx: dict[int, int] = {}
@@ -1008,6 +1042,7 @@ def _edges(bp, index: dict[str, int], refs: list, diags: list[Diagnostic]) -> No
             if j is not None and j >= i:
                 diags.append(error(C.FORWARD_REF, f"'{r.id}' is defined later (node {j + 1}), after its use here", r.span,
                                    "move this node after the one it uses"))
+    return edges
 
 
 def _call_node(ck: Checker, n: A.CallNode, tool, scope) -> Ty:
@@ -1185,18 +1220,47 @@ def _guarded(fn, node, diags: list[Diagnostic]):
         return None
 
 
+class Typed:
+    """The typed AST: what checking computed, for every later pass to read instead of re-deriving.
+
+    `envs[name]` is the env's `EnvTypes`; its `types` map id(expression) -> type for every
+    expression the checker typed (tool bodies, defaults, blueprints checked against it) and its
+    `edges` map id(blueprint node) -> the earlier nodes it reads (`blueprint_edges`). Keyed by
+    identity, not equality (the same text may have two types in two scopes); `modules` keeps the
+    typed nodes alive, so an id names one node for this object's lifetime."""
+
+    __slots__ = ("modules", "envs")
+
+    def __init__(self, modules: list, envs: dict[str, EnvTypes]) -> None:
+        self.modules, self.envs = modules, envs
+
+    def type_of(self, env: str, e) -> Ty | None:
+        et = self.envs.get(env)
+        return None if et is None else et.types.get(id(e))
+
+    def edges_of(self, env: str, node) -> tuple[str, ...] | None:
+        et = self.envs.get(env)
+        return None if et is None else et.edges.get(id(node))
+
+
 def check_modules(modules: list[A.Module]) -> list[Diagnostic]:
     """Resolve and check `modules` together (imports among them, else read from disk)."""
+    return check_typed(modules)[0]
+
+
+def check_typed(modules: list[A.Module]) -> tuple[list[Diagnostic], Typed]:
+    """`check_modules`, also returning the typed AST (`Typed`) of every env and blueprint."""
     gc_was_on = gc.isenabled()
     gc.disable()  # short-lived acyclic data: the cyclic GC would only rescan the live ASTs
     try:
-        return _check_modules(modules)
+        diags, types, mods = _check_modules(modules)
+        return diags, Typed(mods, types)
     finally:
         if gc_was_on:
             gc.enable()
 
 
-def _check_modules(modules: list[A.Module]) -> list[Diagnostic]:
+def _check_modules(modules: list[A.Module]) -> tuple[list[Diagnostic], dict[str, EnvTypes], list[A.Module]]:
     diags: list[Diagnostic] = []
     by_path: dict[str, A.Module] = {}
     for m in modules:
@@ -1250,7 +1314,7 @@ def _check_modules(modules: list[A.Module]) -> list[Diagnostic]:
                 diags.append(error(C.DUPLICATE, f"blueprint '{b.name}' is declared twice in this file", b.span))
             seen[b.name] = b
             _guarded(lambda: check_blueprint(b, types.get(b.env), list(envs), diags), b, diags)
-    return diags
+    return diags, types, all_mods
 
 
 def load(paths) -> tuple[list[A.Module], list[Diagnostic]]:
@@ -1342,5 +1406,5 @@ class _CallableModule(__import__("types").ModuleType):
 __import__("sys").modules[__name__].__class__ = _CallableModule
 
 
-__all__ = ["check", "check_modules", "drop_cascades", "load", "EnvTypes", "Checker", "fits", "node_refs", "node_reads", "blueprint_edges", "user_reads",
+__all__ = ["check", "check_modules", "check_typed", "Typed", "drop_cascades", "load", "EnvTypes", "Checker", "fits", "node_refs", "node_reads", "blueprint_edges", "user_reads",
            "did_you_mean"]
