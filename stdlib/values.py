@@ -27,6 +27,8 @@ import re
 import string
 from typing import Any
 
+from forgec.synth.names import singular
+
 FIRST = (
     "Yusuf Olivia Noah Emma Liam Ava Mason Sofia Ethan Mia Lucas Amelia Aarav Chen Fatima Mei Omar Isabella "
     "James Harper Mateo Evelyn Arjun Chloe Daniel Priya Elijah Zoe Hiroshi Aisha Raj Lena Ivan Nora Kofi "
@@ -217,7 +219,14 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
 
 
 def _singular(name: str) -> str:
-    return name[:-3] + "y" if name.endswith("ies") else name[:-1] if name.endswith("s") and not name.endswith("ss") else name
+    """One element's name for a list field, by the compiler's one `singular` (`statuses` ->
+    `status`, `categories` -> `category`), keeping the field's spelling (`excludePatterns` ->
+    `excludePattern`)."""
+    low = singular(name)
+    same = 0
+    while same < min(len(low), len(name)) and low[same] == name[same].lower():
+        same += 1
+    return name[:same] + low[same:]
 
 
 _RANGE_RE = re.compile(r"(?:\(|between |from |range )\s*(-?\d+)\s*(?:-|–|to|and|\.\.)\s*(-?\d+)", re.I)

@@ -223,3 +223,12 @@ def test_ranges_codes_and_trips(world):
     assert all(f["origin"] != f["destination"] for f in world["entities"]["Flight"].values())
     assert all(re.fullmatch(r"[A-Z]{3}\d{3}", k) for k in world["entities"]["Flight"])
     assert all(re.fullmatch(r"credit_note_\d{5}", k) for k in world["entities"]["CreditNote"])
+
+
+def test_list_item_names_use_the_one_singular() -> None:
+    """Elements of a list field are generated under the singular name the compiler uses."""
+    from forgec.stdlib.values import _singular
+
+    got = {n: _singular(n) for n in ("statuses", "categories", "reservation_ids", "excludePatterns", "addresses", "tags")}
+    assert got == {"statuses": "status", "categories": "category", "reservation_ids": "reservation_id",
+                   "excludePatterns": "excludePattern", "addresses": "address", "tags": "tag"}
