@@ -443,9 +443,9 @@ class ToolEmitter:
             self.emit(2, f"raise _rt.arg_error({f'{where} must not be null'!r})")
         if isinstance(inner, A.PrimType) and inner.name != "any":
             fast = {
-                "str": f"type({var}) is str and len({var}) <= _rt.MAX_STR",
-                "int": f"type({var}) is int",
-                "float": f"type({var}) is float and -1e308 < {var} < 1e308",
+                "str": f"type({var}) is str and len({var}) <= _rt.MAX_STR and {var}.isascii()",  # else check_value checks the text
+                "int": f"type({var}) is int and -_rt.MAX_NUMBER <= {var} <= _rt.MAX_NUMBER",
+                "float": f"type({var}) is float and -_rt.MAX_NUMBER <= {var} <= _rt.MAX_NUMBER",
                 "bool": f"type({var}) is bool",
             }[inner.name]
             self.emit(ind, f"if not ({fast}):")
@@ -461,7 +461,7 @@ class ToolEmitter:
         elif isinstance(inner, A.NamedType) and inner.name in self.ents:
             ent = inner.name
             kint = self.key_is_int(ent)
-            self.emit(ind, f"if not ({f'type({var}) is int' if kint else f'type({var}) is str and len({var}) <= _rt.MAX_STR'}):")
+            self.emit(ind, f"if not ({f'type({var}) is int and -_rt.MAX_NUMBER <= {var} <= _rt.MAX_NUMBER' if kint else f'type({var}) is str and len({var}) <= _rt.MAX_STR and {var}.isascii()'}):")
             self.emit(ind + 1, f"{var} = {slow()}")
             if self.tool.python is None:
                 r = self.tmp("r")

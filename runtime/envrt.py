@@ -49,6 +49,7 @@ HASH_VERSION = 1
 MAX_STR = 10_000  # longest string argument accepted
 MAX_LIST = 1_000  # longest list argument accepted
 MAX_DEPTH = 32  # deepest nesting of an `any` argument
+MAX_NUMBER = 2**53 - 1  # largest magnitude of a number argument (JSON's exactly-representable integers, RFC 7493)
 _MOD = 1 << 256
 
 
@@ -245,8 +246,47 @@ def tname(v: Any) -> str:
 
 
 def short(v: Any, n: int = 60) -> str:
-    s = json.dumps(v, ensure_ascii=False, default=str) if not isinstance(v, str) else repr(v)
+    """`v` for an error message, at most `n` characters; never raises (deep or odd values give their type)."""
+    try:
+        s = json.dumps(v, ensure_ascii=False, default=str) if not isinstance(v, str) else repr(v)
+    except (RecursionError, ValueError, TypeError):
+        s = f"<{tname(v)}>"
+    if not s.isascii() and not utf8_ok(s):  # a dict key or list item with a lone surrogate: show it escaped
+        s = s.encode("utf-8", "backslashreplace").decode("utf-8")
     return s if len(s) <= n else s[: n - 3] + "..."
+
+
+def utf8_ok(s: str) -> bool:
+    """True when `s` encodes as UTF-8: no lone surrogate (JSON allows "\\udfff"; the state hash cannot hold it)."""
+    if s.isascii():  # O(1) in CPython
+        return True
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def bad_text(where: str, s: str) -> ToolError:
+    """The argument error for a string that is not valid Unicode text."""
+    i = next(i for i, c in enumerate(s) if 0xD800 <= ord(c) <= 0xDFFF)
+    return arg_error(f"{where} is not valid Unicode text: lone surrogate \\u{ord(s[i]):04x} at character {i}; send UTF-8 text")
+
+
+def _encodable(v: Any, what: str) -> None:
+    """Raise a `sandbox` ToolError unless `v` is JSON whose text encodes as UTF-8 (no lone surrogate, no NaN)."""
+    try:
+        canonical_json(v).encode("utf-8")
+    except (UnicodeEncodeError, ValueError, TypeError, RecursionError) as e:
+        raise ToolError(f"{what}: {type(e).__name__}: {short(str(e), 120)}", "sandbox") from None
+
+
+def check_number(v: Any, where: str) -> None:
+    """Reject a non-finite or too large number with an argument error (never a tool bug later)."""
+    if type(v) is float and not math.isfinite(v):
+        raise arg_error(f"{where} must be a finite number, got {'NaN' if v != v else ('-' if v < 0 else '') + 'Infinity'}")
+    if not -MAX_NUMBER <= v <= MAX_NUMBER:
+        raise arg_error(f"{where} is out of range (numbers must be between -{MAX_NUMBER} and {MAX_NUMBER})")
 
 
 def arg_error(msg: str) -> ToolError:
@@ -293,19 +333,24 @@ def check_value(v: Any, tj: dict, schema: dict, where: str, live: "EnvBase | Non
             raise arg_error(f"{where} must be a string, got {tname(v)}")
         if len(v) > MAX_STR:
             raise arg_error(f"{where} is too long ({len(v)} > {MAX_STR} characters)")
+        if not utf8_ok(v):
+            raise bad_text(where, v)
         return v
     if t == "int":
         if type(v) is float and v.is_integer():
+            check_number(v, where)
             return int(v)
         if type(v) is not int:
+            if type(v) is float and not math.isfinite(v):
+                check_number(v, where)
             raise arg_error(f"{where} must be an integer, got {tname(v)}")
+        check_number(v, where)
         return v
     if t == "float":
-        if type(v) is int:
-            return float(v)
-        if type(v) is not float or not math.isfinite(v):
+        if type(v) is not float and type(v) is not int:
             raise arg_error(f"{where} must be a number, got {tname(v)}")
-        return v
+        check_number(v, where)
+        return float(v)
     if t == "bool":
         if type(v) is not bool:
             raise arg_error(f"{where} must be a boolean, got {tname(v)}")
@@ -359,12 +404,13 @@ def check_json(v: Any, where: str, depth: int = 0) -> Any:
     if t is str:
         if len(v) > MAX_STR:
             raise arg_error(f"{where} is too long ({len(v)} > {MAX_STR} characters)")
+        if not utf8_ok(v):
+            raise bad_text(where, v)
         return v
-    if t is int or t is bool or v is None:
+    if t is bool or v is None:
         return v
-    if t is float:
-        if not math.isfinite(v):
-            raise arg_error(f"{where} must be a finite number")
+    if t is int or t is float:
+        check_number(v, where)
         return v
     if t is list:
         if len(v) > MAX_LIST:
@@ -373,6 +419,9 @@ def check_json(v: Any, where: str, depth: int = 0) -> Any:
     if t is dict:
         if len(v) > MAX_LIST:
             raise arg_error(f"{where} has too many fields")
+        for k in v:
+            if type(k) is str and not utf8_ok(k):
+                raise bad_text(f"a field name in {where}", k)
         return {str(k): check_json(x, where, depth + 1) for k, x in v.items()}
     raise arg_error(f"{where} is not a JSON value ({type(v).__name__})")
 
@@ -1120,7 +1169,7 @@ class EnvBase:
                 raise ToolError(f"{tool} is a read tool but changed the state", "sandbox")
             self._apply_state(new_state)
         try:
-            return canon(result)
+            out = canon(result)
         except (TypeError, ValueError) as e:
             raise ToolError(f"{tool} returned a non-JSON value: {e}", "sandbox", internal=True) from None
 
@@ -1200,3 +1249,6 @@ def format_mapped_traceback(exc: BaseException, module: ModuleType) -> str:
             out.append(f"    {fs.line}")
     out.append(f"{type(exc).__name__}: {exc}")
     return "\n".join(out)
+            _encodable(new_state, f"{tool} wrote a value the state cannot hold")  # the state hash must always encode
+        _encodable(out, f"{tool} returned a value that is not UTF-8 text")
+        return out

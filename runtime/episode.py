@@ -16,12 +16,12 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Generator
 
 from forgec.runtime.judge import JudgeVerdict
 from forgec.runtime.reward import compute_reward, diff_against_gold
-from forgec.runtime.toolcalls import MAX_CALLS_PER_TURN, execute, to_openai_message
+from forgec.runtime.toolcalls import MAX_CALLS_PER_TURN, execute, scrub, text_ok, to_openai_message
 from forgec.runtime.types import AgentReply, ToolCall, UserReply
 from forgec.runtime.users import STOP
 from forgec.tasks import Task
@@ -40,6 +40,8 @@ END_MAX_TOKENS = "max_tokens"
 END_AGENT_ERROR = "agent_error"
 END_USER_FAILURE = "user_failure"  # the simulated user's request failed (not an MEU error)
 END_ERROR = "error"  # an unexpected exception in the runtime or env
+
+_ENCODE_ARGS = json.JSONEncoder(ensure_ascii=False).encode
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,8 @@ class Episode:
             text = json.dumps(d, ensure_ascii=False, default=str, allow_nan=False)
         except ValueError:
             text = json.dumps(_finite(d), ensure_ascii=False, default=str, allow_nan=False)
+        if not text_ok(text):  # a lone surrogate the loop did not clean (an error text, say): the record must stay UTF-8
+            text = scrub(text)
         return json.loads(text)
 
     def dumps(self) -> str:
@@ -132,97 +136,130 @@ def _said_to_user(messages: list[dict]) -> str:
     return "\n".join(m.get("content") or "" for m in messages if m.get("role") == "assistant")
 
 
-def _loop(ep: Episode, build: Any, task: Task, limits: EpisodeLimits, want_judge: bool) -> Generator[tuple[str, Any], Any, Episode]:
-    """The episode as a generator: yields ("user"|"agent", messages) or ("judge", messages), receives answers."""
-    t0 = time.perf_counter()
-    tm = ep.timings
+def _make_env(ep: Episode, build: Any, task: Task) -> tuple[Any, frozenset[str]] | None:
+    """The task's env and its tool names; None (the episode ended with the reason) when it cannot be made."""
+    t = time.perf_counter()
     try:
-        t = time.perf_counter()
         env = build.new_env(task.env, task)
-        tools = build.envs[task.env].TOOLS
-        names = frozenset(x["function"]["name"] for x in tools)
-        tm["env_s"] += time.perf_counter() - t
+        names = frozenset(x["function"]["name"] for x in build.envs[task.env].TOOLS)
     except Exception as e:  # noqa: BLE001
         ep.end_reason, ep.error = END_ERROR, f"cannot create the environment: {type(e).__name__}: {e}"
-        return ep
-    msgs = ep.messages
-    msgs.append({"role": "system", "content": AGENT_SYSTEM_PROMPT})
+        return None
+    ep.timings["env_s"] += time.perf_counter() - t
+    return env, names
 
-    def user_turn() -> Generator[tuple[str, Any], Any, bool]:
-        u = yield ("user", msgs)
-        if isinstance(u, _Failure):
-            ep.end_reason, ep.error = END_USER_FAILURE, f"user failed: {type(u.exc).__name__}: {u.exc}"
-            return False
-        if not isinstance(u, UserReply):
-            ep.end_reason, ep.error = END_USER_FAILURE, f"user returned {type(u).__name__}, not UserReply"
-            return False
-        msgs.append({"role": "user", "content": u.content if not u.stop or STOP in u.content else (u.content + " " + STOP).strip()})
-        if u.stop:
-            ep.end_reason = END_USER_STOP
-            return False
-        return True
 
+def _user_turn(ep: Episode) -> Generator[tuple[str, Any], Any, bool]:
+    """Ask the user; record the reply. False when the episode ends (user stop or failure)."""
+    u = yield ("user", ep.messages)
+    if isinstance(u, _Failure):
+        ep.end_reason, ep.error = END_USER_FAILURE, f"user failed: {type(u.exc).__name__}: {u.exc}"
+        return False
+    if not isinstance(u, UserReply):
+        ep.end_reason, ep.error = END_USER_FAILURE, f"user returned {type(u).__name__}, not UserReply"
+        return False
+    text = scrub(u.content) if isinstance(u.content, str) else str(u.content)
+    ep.messages.append({"role": "user", "content": text if not u.stop or STOP in text else (text + " " + STOP).strip()})
+    if u.stop:
+        ep.end_reason = END_USER_STOP
+        return False
+    return True
+
+
+def _clean_call(c: ToolCall) -> ToolCall:
+    """`c` as it can be recorded and shown to a model again: UTF-8 text, JSON arguments (`c` itself when it already is).
+
+    The call is still run as the agent sent it (and rejected there with an error the agent sees).
+    """
+    name = c.name if isinstance(c.name, str) else ""
     try:
-        go = yield from user_turn()
-        while go:
-            if ep.turns >= limits.max_turns:
-                ep.end_reason = END_MAX_TURNS
-                break
-            r = yield ("agent", msgs)
-            if isinstance(r, _Failure):
-                ep.end_reason, ep.error = END_AGENT_ERROR, f"agent failed: {type(r.exc).__name__}: {r.exc}"
-                break
-            if not isinstance(r, AgentReply):
-                ep.end_reason, ep.error = END_AGENT_ERROR, f"agent returned {type(r).__name__}, not AgentReply"
-                break
-            if r.error:
-                ep.replies.append(r)
-                ep.end_reason, ep.error = END_AGENT_ERROR, r.error
-                break
-            ep.turns += 1
-            ep.replies.append(r)
-            ep.tokens["prompt_tokens"] += int(r.usage.get("prompt_tokens", 0))
-            ep.tokens["completion_tokens"] += int(r.usage.get("completion_tokens", len(r.token_ids or ())))
-            calls = list(r.tool_calls)
-            msgs.append(to_openai_message(r.content or "", calls, r.reasoning))
-            if limits.max_tokens is not None and ep.tokens["completion_tokens"] > limits.max_tokens:
-                for c in calls:
-                    msgs.append({"role": "tool", "tool_call_id": c.id, "content": "Error: token budget exhausted"})
-                ep.end_reason = END_MAX_TOKENS
-                break
-            if not calls:
-                go = yield from user_turn()
-                continue
-            budget_hit = False
-            t = time.perf_counter()
-            for i, c in enumerate(calls):
-                if ep.tool_calls >= limits.max_tool_calls or i >= MAX_CALLS_PER_TURN:
-                    msgs.append({"role": "tool", "tool_call_id": c.id, "name": c.name if isinstance(c.name, str) else "",
-                                 "content": "Error: tool-call budget exhausted"})
-                    budget_hit = budget_hit or ep.tool_calls >= limits.max_tool_calls
-                    continue
-                ep.tool_calls += 1
-                tc = time.perf_counter()
-                out = execute(env, c, names)
-                dt = time.perf_counter() - tc
-                if not out.ok:
-                    ep.tool_errors += 1
-                ep.tool_events.append(ToolEvent(turn=ep.turns, call_id=c.id, name=c.name, arguments=c.arguments, ok=out.ok,
-                                                result=out.result, error=out.error, kind=out.kind, seconds=dt))
-                msgs.append({"role": "tool", "tool_call_id": c.id, "name": c.name, "content": out.content})
-            tm["env_s"] += time.perf_counter() - t
-            if budget_hit:
-                ep.end_reason = END_MAX_TOOL_CALLS
-                break
-    except Exception as e:  # noqa: BLE001 - a runtime bug ends this episode, recorded
-        ep.end_reason, ep.error = END_ERROR, f"{type(e).__name__}: {e}"
+        text = c.arguments if isinstance(c.arguments, str) else _ENCODE_ARGS(c.arguments)
+    except (TypeError, ValueError, RecursionError):
+        return ToolCall(id=scrub(str(c.id)), name=scrub(name), arguments="<arguments that are not JSON values>")
+    if text_ok(text) and text_ok(name) and isinstance(c.id, str) and text_ok(c.id):
+        return c
+    try:
+        args = scrub(c.arguments)
+    except RecursionError:
+        args = "<arguments nested too deeply>"
+    return ToolCall(id=scrub(str(c.id)), name=scrub(name), arguments=args)
 
+
+def _accept_reply(ep: Episode, r: Any) -> bool:
+    """Record the agent's reply (text made encodable). False when it ends the episode (a failure or an error reply)."""
+    if isinstance(r, _Failure):
+        ep.end_reason, ep.error = END_AGENT_ERROR, f"agent failed: {type(r.exc).__name__}: {r.exc}"
+        return False
+    if not isinstance(r, AgentReply):
+        ep.end_reason, ep.error = END_AGENT_ERROR, f"agent returned {type(r).__name__}, not AgentReply"
+        return False
+    calls = [_clean_call(c) for c in r.tool_calls]
+    texts = (r.content, r.reasoning, r.raw, r.error)
+    if any(a is not b for a, b in zip(calls, r.tool_calls)) or not all(x is None or text_ok(x) for x in texts):
+        r = replace(r, tool_calls=calls, content=scrub(r.content), reasoning=scrub(r.reasoning), raw=scrub(r.raw), error=scrub(r.error))
+    ep.replies.append(r)
+    if r.error:
+        ep.end_reason, ep.error = END_AGENT_ERROR, r.error
+        return False
+    ep.turns += 1
+    ep.tokens["prompt_tokens"] += int(r.usage.get("prompt_tokens", 0))
+    ep.tokens["completion_tokens"] += int(r.usage.get("completion_tokens", len(r.token_ids or ())))
+    ep.messages.append(to_openai_message(r.content or "", r.tool_calls, r.reasoning))
+    return True
+
+
+def _run_calls(ep: Episode, env: Any, names: frozenset[str], calls: list[ToolCall], limits: EpisodeLimits) -> bool:
+    """Run one turn's tool calls in order, recording events and tool messages. False when the tool-call budget ran out."""
+    budget_hit = False
+    t = time.perf_counter()
+    for i, c in enumerate(calls):
+        shown = _clean_call(c)
+        if ep.tool_calls >= limits.max_tool_calls or i >= MAX_CALLS_PER_TURN:
+            ep.messages.append({"role": "tool", "tool_call_id": shown.id, "name": shown.name, "content": "Error: tool-call budget exhausted"})
+            budget_hit = budget_hit or ep.tool_calls >= limits.max_tool_calls
+            continue
+        ep.tool_calls += 1
+        tc = time.perf_counter()
+        out = execute(env, c, names)  # the call as sent: a lone surrogate or a non-JSON value is rejected there
+        dt = time.perf_counter() - tc
+        if not out.ok:
+            ep.tool_errors += 1
+        ep.tool_events.append(ToolEvent(turn=ep.turns, call_id=shown.id, name=shown.name, arguments=shown.arguments, ok=out.ok,
+                                        result=out.result, error=scrub(out.error), kind=out.kind, seconds=dt))
+        ep.messages.append({"role": "tool", "tool_call_id": shown.id, "name": shown.name, "content": scrub(out.content)})
+    ep.timings["env_s"] += time.perf_counter() - t
+    if budget_hit:
+        ep.end_reason = END_MAX_TOOL_CALLS
+    return not budget_hit
+
+
+def _agent_turn(ep: Episode, env: Any, names: frozenset[str], limits: EpisodeLimits) -> Generator[tuple[str, Any], Any, bool]:
+    """One agent turn: its reply, then its tool calls or (without calls) the user's answer. False when the episode ends."""
+    if ep.turns >= limits.max_turns:
+        ep.end_reason = END_MAX_TURNS
+        return False
+    r = yield ("agent", ep.messages)
+    if not _accept_reply(ep, r):
+        return False
+    calls = list(r.tool_calls)  # as sent (the recorded reply holds the cleaned copies)
+    if limits.max_tokens is not None and ep.tokens["completion_tokens"] > limits.max_tokens:
+        for c in calls:
+            ep.messages.append({"role": "tool", "tool_call_id": _clean_call(c).id, "content": "Error: token budget exhausted"})
+        ep.end_reason = END_MAX_TOKENS
+        return False
+    if not calls:
+        return (yield from _user_turn(ep))
+    return _run_calls(ep, env, names, calls, limits)
+
+
+def _score(ep: Episode, build: Any, task: Task, env: Any) -> None:
+    """Final state hash, reward against gold, and (for a failed episode) the state diff."""
     t = time.perf_counter()
     try:
         ep.final_state_hash = env.state_hash()
     except Exception as e:  # noqa: BLE001 - a broken env scores 0 with the reason, never crashes the run
         ep.end_reason, ep.error = END_ERROR, f"state_hash failed: {type(e).__name__}: {e}"
-    rb = compute_reward(ep.final_state_hash, task.gold_state_hash, task.tell, _said_to_user(msgs))
+    rb = compute_reward(ep.final_state_hash, task.gold_state_hash, task.tell, _said_to_user(ep.messages))
     ep.reward = rb.reward
     ep.reward_breakdown = rb.to_json()
     if rb.reward < 1.0 and not rb.state_match:
@@ -230,14 +267,31 @@ def _loop(ep: Episode, build: Any, task: Task, limits: EpisodeLimits, want_judge
             ep.state_diff = diff_against_gold(build.initial_state(task), env.state, task.gold_diff)
         except Exception as e:  # noqa: BLE001
             ep.state_diff = {"error": str(e)}
-    tm["env_s"] += time.perf_counter() - t
+    ep.timings["env_s"] += time.perf_counter() - t
+
+
+def _loop(ep: Episode, build: Any, task: Task, limits: EpisodeLimits, want_judge: bool) -> Generator[tuple[str, Any], Any, Episode]:
+    """The episode as a generator: yields ("user"|"agent", messages) or ("judge", messages), receives answers."""
+    t0 = time.perf_counter()
+    made = _make_env(ep, build, task)
+    if made is None:
+        return ep
+    env, names = made
+    ep.messages.append({"role": "system", "content": AGENT_SYSTEM_PROMPT})
+    try:
+        go = yield from _user_turn(ep)
+        while go:
+            go = yield from _agent_turn(ep, env, names, limits)
+    except Exception as e:  # noqa: BLE001 - a runtime bug ends this episode, recorded
+        ep.end_reason, ep.error = END_ERROR, f"{type(e).__name__}: {e}"
+    _score(ep, build, task, env)
     if want_judge:
-        v = yield ("judge", msgs)
+        v = yield ("judge", ep.messages)
         if isinstance(v, _Failure):
             ep.judge = JudgeVerdict(user_error=False, reason="judge failed", judge="?", error=f"{type(v.exc).__name__}: {v.exc}")
         else:
             ep.judge = v
-    tm["total_s"] = time.perf_counter() - t0
+    ep.timings["total_s"] = time.perf_counter() - t0
     return ep
 
 

@@ -29,6 +29,49 @@ _ENCODE_UNSORTED = json.JSONEncoder(ensure_ascii=False).encode
 _TOOL_CALL_RE = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
 _THINK_RE = re.compile(r"<think>(.*?)(?:</think>|\Z)", re.DOTALL)
 _NAME_RE = re.compile(r'"name"\s*:\s*"([^"\\]{1,128})"')
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")  # in a Python str every surrogate is lone: UTF-8 cannot encode it
+
+
+# --------------------------------------------------------------------------- text that UTF-8 can encode
+
+
+def text_ok(s: str) -> bool:
+    """True when `s` has no lone surrogate (legal in JSON as "\\udfff", but no UTF-8 file, hash or tokenizer takes it)."""
+    return s.isascii() or _SURROGATE_RE.search(s) is None
+
+
+def scrub(v: Any) -> Any:
+    """`v` with every lone surrogate (in strings and keys, at any depth) replaced by U+FFFD; `v` itself when clean.
+
+    Used for what is recorded and shown again to a model (messages, episode records); the
+    call itself is rejected with an error before it reaches the env (see `check_call`).
+    """
+    if isinstance(v, str):
+        return v if text_ok(v) else _SURROGATE_RE.sub("\ufffd", v)
+    if isinstance(v, dict):
+        return {scrub(k): scrub(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [scrub(x) for x in v]
+    return v
+
+
+def _surrogate_path(v: Any, path: str = "") -> str | None:
+    """Where in argument value `v` the first lone surrogate is ("body.text", "tags[2]", a key), or None."""
+    if isinstance(v, str):
+        return path or "(value)" if not text_ok(v) else None
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if isinstance(k, str) and not text_ok(k):
+                return f"a field name in {path or 'the arguments'}"
+            p = _surrogate_path(x, f"{path}.{k}" if path else str(k))
+            if p is not None:
+                return p
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            p = _surrogate_path(x, f"{path}[{i}]")
+            if p is not None:
+                return p
+    return None
 
 
 # --------------------------------------------------------------------------- parsing
@@ -205,11 +248,15 @@ def check_call(call: ToolCall, tool_names: frozenset[str] | set[str]) -> CallOut
     if _depth(args) > MAX_ARGUMENT_DEPTH:
         return _fail("bad-arguments", f"arguments of {name} are nested too deeply")
     try:
-        size = len(_ENCODE_UNSORTED(args))
+        text = _ENCODE_UNSORTED(args)
     except (TypeError, ValueError, RecursionError):
         return _fail("bad-arguments", f"arguments of {name} are not JSON values")
-    if size > MAX_ARGUMENT_CHARS:
-        return _fail("bad-arguments", f"arguments of {name} are too large ({size} characters; limit {MAX_ARGUMENT_CHARS})")
+    if len(text) > MAX_ARGUMENT_CHARS:
+        return _fail("bad-arguments", f"arguments of {name} are too large ({len(text)} characters; limit {MAX_ARGUMENT_CHARS})")
+    if not text_ok(text):
+        where = scrub(_surrogate_path(args) or "the arguments")
+        return _fail("bad-arguments", f"arguments of {name} are not valid Unicode text: a lone surrogate (such as \\udfff) "
+                                      f"in {where}; send UTF-8 text")
     return None
 
 

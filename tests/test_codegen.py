@@ -494,7 +494,7 @@ def test_locals_have_value_semantics(env):
         ("find", {"limit": True}, "invalid-arguments", "must be an integer"),
         ("find", {"flag": 1}, "invalid-arguments", "must be a boolean"),
         ("bump_fee", {"amount": "3"}, "invalid-arguments", "must be a number"),
-        ("bump_fee", {"amount": float("nan")}, "invalid-arguments", "must be a number"),
+        ("bump_fee", {"amount": float("nan")}, "invalid-arguments", "must be a finite number, got NaN"),
         ("place_order", {"user_id": "u1", "items": [{"sku": "A", "price": 1.0}]}, "invalid-arguments", "missing field 'qty'"),
         ("place_order", {"user_id": "u1", "items": [{"sku": "A", "price": 1.0, "qty": 1, "color": "red"}]}, "invalid-arguments", "unexpected field 'color'"),
         ("place_order", {"user_id": "u1", "items": [{"sku": "A", "price": 1.0, "qty": 1}] * 1001}, "invalid-arguments", "too many items"),

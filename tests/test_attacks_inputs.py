@@ -1,0 +1,251 @@
+"""Hostile inputs at every boundary (issue 14, items 3, 5 and 8): text UTF-8 cannot encode, numbers JSON
+cannot carry, absurd nesting, and imports that try to read files outside the build.
+
+Each test states the promise it checks (docs/security.md, "Strings and confined reading"):
+* a bad tool argument is an `invalid-arguments` error (never `internal`), the state is unchanged and
+  its hash still computes;
+* an episode whose agent sends such a call goes on, and `forgec eval` writes episodes.jsonl and
+  run_results.json;
+* the parser reports out-of-range literals and lone surrogates as diagnostics with spans, and a
+  10 MB string literal parses in linear time;
+* imports resolve only inside the build (or the folders given on the command line); no symlink
+  leads outside; no diagnostic prints a byte of a file outside.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from forgec.cli import app
+from forgec.runtime import load
+from forgec.runtime.agents import OracleAgent
+from forgec.runtime.episode import END_USER_STOP, run_episode
+from forgec.runtime.toolcalls import execute, parse_hermes, parse_openai_tool_calls
+from forgec.runtime.types import AgentReply, ToolCall
+from forgec.runtime.users import ScriptedUser
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+MAX_NUMBER = 9007199254740991  # 2**53 - 1, written out: the largest integer every JSON reader holds exactly
+
+
+def deep_list(n: int):
+    v: object = 1
+    for _ in range(n):
+        v = [v]
+    return v
+
+
+def deep_dict(n: int):
+    v: object = 1
+    for _ in range(n):
+        v = {"a": v}
+    return v
+
+
+@pytest.fixture(scope="module")
+def build_dir(tmp_path_factory) -> Path:
+    from forgec.build import CompileOptions, compile_build
+
+    out = tmp_path_factory.mktemp("attacks") / "build"
+    res = compile_build(CompileOptions(inputs=[EXAMPLES / "bookstore.yaml"], out=out, tasks_per_env=6, seed=3))
+    assert not [d for d in res.diagnostics if d.is_error], res.diagnostics
+    return out
+
+
+@pytest.fixture(scope="module")
+def build(build_dir):
+    return load(build_dir)
+
+
+@pytest.fixture()
+def env_and_ids(build):
+    task = build.tasks[0]
+    env = build.new_env(task.env, task)
+    ents = env.state["entities"]
+    return env, next(iter(ents["Book"])), next(iter(ents["User"]))
+
+
+# --------------------------------------------------------------------------- tool arguments through Env.step
+
+BAD_VALUES = {
+    "lone surrogate": "\udfff",
+    "surrogate inside text": "ok\ud800x",
+    "surrogate in a list": ["\udfff"],
+    "surrogate as a field name": {"\udfff": 1},
+    "depth 10,000 list": deep_list(10_000),
+    "depth 10,000 object": deep_dict(10_000),
+    "10**100": 10**100,
+    "-10**100": -(10**100),
+    "10**400 (no float holds it)": 10**400,
+    "1e308": 1e308,
+    "-1.7e308": -1.7e308,
+    "2**53": 2**53,
+    "NaN": float("nan"),
+    "Infinity": float("inf"),
+    "-Infinity": float("-inf"),
+}
+
+
+def _positions(args: dict, path=()):
+    for k, v in args.items():
+        yield path + (k,)
+        if isinstance(v, dict):
+            yield from _positions(v, path + (k,))
+
+
+def _put(args: dict, path: tuple, value):
+    a = json.loads(json.dumps(args))
+    cur = a
+    for p in path[:-1]:
+        cur = cur[p]
+    cur[path[-1]] = value
+    return a
+
+
+def test_every_bad_value_at_every_argument_position_is_an_argument_error(build):
+    """Each bad value in place of each argument of each gold call: a clean error, never `internal`,
+    the state unchanged and hashable; nothing ever succeeds with a value the state cannot hold."""
+    checked = 0
+    for task in build.tasks:
+        for gc in task.gold_calls:
+            for path in _positions(gc.arguments):
+                for label, bad in BAD_VALUES.items():
+                    env = build.new_env(task.env, task)
+                    before = env.state_hash()
+                    r = env.step(gc.tool, _put(gc.arguments, path, bad))
+                    checked += 1
+                    assert isinstance(r, Exception), (gc.tool, path, label, r)  # no bad value is accepted
+                    assert r.code in ("invalid-arguments", "not-found"), (gc.tool, path, label, r)
+                    assert not r.internal
+                    assert env.state_hash() == before
+                    r.message.encode("utf-8")  # the error text itself is UTF-8 (surrogates shown escaped)
+    assert checked > 300
+
+
+def test_argument_errors_say_what_is_wrong(env_and_ids):
+    env, book, user = env_and_ids
+    review = {"user_id": user, "stars": 5, "text": "\udfff"}
+    r = env.step("create_review", {"book_id": book, "body": review})
+    assert r.code == "invalid-arguments" and "argument 'body'.text is not valid Unicode text" in r.message and "\\udfff" in r.message
+    r = env.step("get_book", {"book_id": "bk\udfff"})  # an entity key: the text is checked before the lookup
+    assert r.code == "invalid-arguments" and "lone surrogate \\udfff at character 2" in r.message
+    r = env.step("search_books", {"author": "\ud800"})  # a read: rejected too, not answered
+    assert r.code == "invalid-arguments"
+    r = env.step("add_store_credit", {"user_id": user, "body": {"amount": 10**100}})
+    assert r.code == "invalid-arguments" and f"between -{MAX_NUMBER} and {MAX_NUMBER}" in r.message
+    r = env.step("add_store_credit", {"user_id": user, "body": {"amount": 1e308}})
+    assert r.code == "invalid-arguments" and "out of range" in r.message
+    for v, shown in ((float("nan"), "NaN"), (float("inf"), "Infinity"), (float("-inf"), "-Infinity")):
+        r = env.step("search_books", {"max_price": v})
+        assert r.message == f"argument 'max_price' must be a finite number, got {shown}"  # not "must be a number, got number"
+    r = env.step("search_books", {"genre": deep_list(10_000)})
+    assert r.code == "invalid-arguments" and not r.internal and "must be one of" in r.message
+
+
+def test_numbers_at_the_bound_are_accepted(env_and_ids):
+    env, book, user = env_and_ids
+    r = env.step("update_book", {"book_id": book, "body": {"stock": MAX_NUMBER}})
+    assert not isinstance(r, Exception) and r["stock"] == MAX_NUMBER
+    r = env.step("update_book", {"book_id": book, "body": {"stock": MAX_NUMBER + 1}})
+    assert r.code == "invalid-arguments"
+    r = env.step("update_book", {"book_id": book, "body": {"price": -float(MAX_NUMBER)}})
+    assert not isinstance(r, Exception)
+    env.state_hash()
+    r = env.step("create_review", {"book_id": book, "body": {"user_id": user, "stars": 5, "text": "naïve 😀 ok"}})
+    assert not isinstance(r, Exception) or r.code == "precondition"  # real non-ASCII text is fine
+    env.state_hash()
+
+
+# --------------------------------------------------------------------------- the agent's wire formats
+
+
+def test_surrogate_escapes_in_agent_output_become_an_error_observation(build):
+    task = build.tasks[0]
+    env = build.new_env(task.env, task)
+    names = frozenset(t["function"]["name"] for t in build.envs[task.env].TOOLS)
+    raw = '{"author": "\\udfff"}'  # the JSON text a model wrote: a legal escape, not valid Unicode
+    for call in (parse_openai_tool_calls([{"id": "c1", "function": {"name": "search_books", "arguments": raw}}])[0],
+                 parse_hermes('<tool_call>{"name": "search_books", "arguments": ' + raw + "}</tool_call>").tool_calls[0]):
+        out = execute(env, call, names)
+        assert not out.ok and out.kind == "bad-arguments"
+        assert "not valid Unicode text" in out.content and "in author" in out.content
+        out.content.encode("utf-8")
+    out = execute(env, ToolCall("c", "search_books", {"\udfff": 1}), names)
+    assert out.kind == "bad-arguments" and "a field name" in out.content
+
+
+class SurrogateAgent:
+    """Sends hostile calls and text first (a lone surrogate in arguments, a field name and its own text; a
+    depth-10,000 value), then plays the oracle: the episode must go on and still succeed."""
+
+    def __init__(self, task):
+        self.oracle = OracleAgent(task)
+        self.turn = 0
+
+    def act_sync(self, messages, tools):
+        self.turn += 1
+        if self.turn == 1:
+            return AgentReply(content="let me look \udfff", reasoning="think \ud800", tool_calls=[
+                ToolCall("bad1", "search_books", {"author": "\udfff"}),
+                ToolCall("bad2", "search_books", {"\ud800": "x"}),
+                ToolCall("bad3", "search_books", {"genre": deep_dict(10_000)}),
+                ToolCall("bad4\udfff", "search\udfff", {})])
+        return self.oracle.act_sync([m for m in messages if not str(m.get("tool_call_id", "")).startswith("bad")
+                                     and "let me look" not in str(m.get("content"))], tools)
+
+    async def act(self, messages, tools):
+        return self.act_sync(messages, tools)
+
+
+def test_episode_with_surrogate_calls_goes_on_and_is_recordable(build):
+    task = next(t for t in build.tasks if t.gold_calls)
+    ep = run_episode(build, task, SurrogateAgent(task), ScriptedUser(task))
+    assert ep.end_reason == END_USER_STOP and ep.error is None
+    bad = [e for e in ep.tool_events if e.call_id.startswith("bad")]
+    assert [e.kind for e in bad] == ["bad-arguments", "bad-arguments", "bad-arguments", "unknown-tool"]
+    assert "not valid Unicode text" in bad[0].error
+    assert ep.reward == 1.0  # the oracle's calls after the hostile ones reached gold
+    text = ep.dumps()
+    text.encode("utf-8")  # the record is UTF-8 (surrogates became U+FFFD), so episodes.jsonl can hold it
+    back = json.loads(text)
+    assert back["messages"][2]["content"] == "let me look \ufffd" and back["replies"][0]["reasoning"] == "think \ufffd"
+    for m in ep.messages:  # what a model would see again holds no unencodable text
+        json.dumps(m, ensure_ascii=False).encode("utf-8")
+
+
+def test_cli_eval_with_an_agent_that_sends_surrogates_writes_results(build_dir, tmp_path):
+    """`forgec eval --agent openai` against a model that answers with "\\udfff" escapes (in arguments and
+    in its text): exit 0, one episode per task, run_results.json written."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from fakeserver import FakeServer
+
+    def respond(body):
+        if not any(m["role"] == "tool" for m in body["messages"]):
+            return {"content": "checking \udfff", "tool_calls": [
+                {"name": "search_books", "arguments": '{"author": "\\udfff"}'},
+                {"name": "get_book", "arguments": {"book_id": "\ud800"}},
+                {"name": "search_books", "arguments": {"max_price": 1e308 * 10}}]}  # json.dumps writes Infinity
+        return {"content": "done \ud800"}
+
+    out = tmp_path / "run"
+    with FakeServer(respond) as srv:
+        r = CliRunner().invoke(app, ["eval", str(build_dir), "--agent", "openai", "--agent-base-url", srv.url, "--agent-model", "m",
+                                     "-k", "1", "--max-turns", "3", "-o", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    n = len(load(build_dir).tasks)
+    lines = (out / "episodes.jsonl").read_bytes().decode("utf-8").splitlines()
+    assert len(lines) == n
+    data = json.loads((out / "run_results.json").read_text(encoding="utf-8"))
+    assert data["summary"]["episodes"] == n and data["summary"]["errors"] == 0
+    eps = [json.loads(x) for x in lines]
+    kinds = [e["kind"] for ep in eps for e in ep["tool_events"]]
+    assert kinds.count("bad-arguments") >= 2 * n
+    assert all("not valid Unicode text" in json.dumps(ep["messages"]) for ep in eps)
