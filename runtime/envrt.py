@@ -1167,11 +1167,14 @@ class EnvBase:
         if new_state is not None:
             if not writes:
                 raise ToolError(f"{tool} is a read tool but changed the state", "sandbox")
+            _encodable(new_state, f"{tool} wrote a value the state cannot hold")  # the state hash must always encode
             self._apply_state(new_state)
         try:
             out = canon(result)
         except (TypeError, ValueError) as e:
             raise ToolError(f"{tool} returned a non-JSON value: {e}", "sandbox", internal=True) from None
+        _encodable(out, f"{tool} returned a value that is not UTF-8 text")
+        return out
 
     def _apply_state(self, new: Any) -> None:
         """Replace the state by `new` record by record (only changed records are touched)."""
@@ -1249,6 +1252,3 @@ def format_mapped_traceback(exc: BaseException, module: ModuleType) -> str:
             out.append(f"    {fs.line}")
     out.append(f"{type(exc).__name__}: {exc}")
     return "\n".join(out)
-            _encodable(new_state, f"{tool} wrote a value the state cannot hold")  # the state hash must always encode
-        _encodable(out, f"{tool} returned a value that is not UTF-8 text")
-        return out
