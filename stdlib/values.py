@@ -284,6 +284,7 @@ def _float_for(name: str, c: _Ctx, entity: str | None) -> float:
 
 
 def _str_for(name: str, c: _Ctx, entity: str | None, doc: str) -> str:
+    """A plausible string for a field, chosen by the words of its name (first rule that applies)."""
     rng = c.rng
     ws = _words(name)
     w = set(ws)
@@ -291,6 +292,19 @@ def _str_for(name: str, c: _Ctx, entity: str | None, doc: str) -> str:
     ex = doc_example(doc)
     if ex and (w & {"id", "code", "number", "no", "key", "ref", "sku"} or last in ("id", "number")):
         return c.unique((entity, name, "s"), lambda: mimic(ex, rng))
+    for rule in _STR_RULES:
+        v = rule(name, ws, c, entity)
+        if v is not None:
+            return v
+    # an unknown short string: a small shared pool keeps equality searches non-empty
+    return rng.choice(c.pool((entity, name), list(WORDS)))
+
+
+def _person_str(name: str, ws: list[str], c: _Ctx, entity: str | None) -> str | None:
+    """Contact details and names of people."""
+    rng = c.rng
+    w = set(ws)
+    last = ws[-1] if ws else ""
     if w & {"email", "mail"}:
         p = c.person()
         return f"{p['first'].lower()}.{p['last'].lower()}{p['num'] % 100}@{DOMAINS[p['num'] % len(DOMAINS)]}"
@@ -308,6 +322,13 @@ def _str_for(name: str, c: _Ctx, entity: str | None, doc: str) -> str:
             p = c.person()
             return f"{p['first']} {p['last']}"
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(ADJ)} {rng.choice(NOUN)}")
+    return None
+
+def _time_str(name: str, ws: list[str], c: _Ctx, entity: str | None) -> str | None:
+    """Dates and times, relative to the schema's base date."""
+    rng = c.rng
+    w = set(ws)
+    last = ws[-1] if ws else ""
     if w & {"date", "day", "dob", "birthday", "birthdate", "deadline"} or last in ("on",):
         if w & {"birth", "birthday", "dob", "birthdate"}:
             return _date(rng, c.base, -365 * 70, -365 * 18)
@@ -321,6 +342,12 @@ def _str_for(name: str, c: _Ctx, entity: str | None, doc: str) -> str:
         if last == "time" and not (w & {"date"}):
             return f"{rng.randint(0, 23):02d}:{rng.choice([0, 15, 30, 45]):02d}"
         return f"{d}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:00"
+    return None
+
+def _place_str(name: str, ws: list[str], c: _Ctx, entity: str | None) -> str | None:
+    """Addresses, places, links and locale."""
+    rng = c.rng
+    w = set(ws)
     if w & {"url", "website", "link", "homepage", "uri"}:
         return f"https://www.{rng.choice(WORDS)}{rng.randint(1, 99)}.com/{rng.choice(WORDS)}"
     if w & {"street", "address", "address1", "line1"}:
@@ -339,6 +366,13 @@ def _str_for(name: str, c: _Ctx, entity: str | None, doc: str) -> str:
         return rng.choice(c.pool((entity, name), CURRENCIES, 3))
     if w & {"language", "lang", "locale"}:
         return rng.choice(c.pool((entity, name), LANGS, 4))
+    return None
+
+def _catalog_str(name: str, ws: list[str], c: _Ctx, entity: str | None) -> str | None:
+    """Catalogue words, titles, prose, ids, secrets and enum-like values."""
+    rng = c.rng
+    w = set(ws)
+    last = ws[-1] if ws else ""
     if w & {"color", "colour"}:
         return rng.choice(c.pool((entity, name), COLORS))
     if w & {"category", "genre", "department"}:
@@ -359,8 +393,10 @@ def _str_for(name: str, c: _Ctx, entity: str | None, doc: str) -> str:
         return rng.choice(c.pool((entity, name), [f"{x}" for x in WORDS]))
     if last == "name" or w & {"name"}:
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(ADJ)} {rng.choice(NOUN)}")
-    # an unknown short string: a small shared pool keeps equality searches non-empty
-    return rng.choice(c.pool((entity, name), list(WORDS)))
+    return None
+
+# the string rules in the order they are tried (an earlier rule wins)
+_STR_RULES = (_person_str, _time_str, _place_str, _catalog_str)
 
 
 def _id_like(name: str, rng: random.Random) -> str:
