@@ -60,8 +60,13 @@ def _agent_factory(agent: str, o: dict):
         path = o["agent_path"]
         if path is None or not path.is_dir():
             usage_error("--agent hf needs --agent-path pointing to a local transformers model folder")
-        hf = HFAgent(str(path), temperature=o["temperature"], seed=o["seed"], max_new_tokens=o["max_new_tokens"])
-        return lambda task, trial: hf
+        loaded: dict = {}
+
+        def hf_factory(task, trial):
+            if "a" not in loaded:  # the model loads once, after the options and the build were checked
+                loaded["a"] = HFAgent(str(path), temperature=o["temperature"], seed=o["seed"], max_new_tokens=o["max_new_tokens"])
+            return loaded["a"]
+        return hf_factory
     usage_error(f"unknown --agent {agent!r}", help="choose oracle, openai, hf or random")
 
 
@@ -209,13 +214,13 @@ def command(
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     if k < 1:
         D.usage_error(f"-k must be at least 1, not {k}")
+    parties = (_agent_factory(agent, o), _user_factory(user, o), _judge(judge, o))  # usage errors before the build is read
     b = load_build(build, allow_modified_build)
     try:
         chosen = b.tasks_for([x.strip() for x in tasks.split(",") if x.strip()] if tasks else None)
     except BuildError as e:
         D.emit(e.diagnostic())
         raise typer.Exit(D.EXIT_ERRORS) from None
-    parties = (_agent_factory(agent, o), _user_factory(user, o), _judge(judge, o))
     out.mkdir(parents=True, exist_ok=True)
     started = time.time()
     metadata = _metadata(build, b, chosen, o, started)

@@ -480,6 +480,40 @@ def _lean(cb, size: int):
     return cb
 
 
+# The lark versions whose internals this driver was tested with (pyproject pins the same range).
+LARK_TESTED = ((1, 3), (1, 4))  # >= 1.3, < 1.4
+
+
+def lark_internals(lk: Lark):
+    """lark's LALR `_Parser` (parse table + rule callbacks), or a clear error if lark changed it.
+
+    The driver reads lark internals that are not public API: `Lark.parser.parser.parser`
+    (`parse_table.states/start_states/end_states`, `callbacks`), the `Shift` action's
+    name, rule `expansion/origin/alias/options.expand1`, and `ChildFilter.to_include/
+    node_builder`. pyproject pins lark to the tested range; tests/test_cli_errors.py
+    checks this contract so an upgrade fails with this message, not a wrong parse.
+    """
+    import lark
+
+    try:
+        lp = lk.parser.parser.parser
+        pt = lp.parse_table
+        states, starts, ends, cbs = pt.states, pt.start_states, pt.end_states, lp.callbacks
+        rule = next(iter(cbs))
+        _ = (rule.expansion, rule.origin.name, rule.alias, rule.options.expand1)
+        kinds = {a.name for acts in states.values() for a, _ in acts.values()}
+        filters = [cb for cb in cbs.values() if isinstance(cb, ChildFilter)]
+        _ = [(f.to_include, f.node_builder) for f in filters[:1]]
+        if not ({"Shift", "Reduce"} <= kinds and "start" in starts and "start" in ends and filters):
+            raise AttributeError(f"parse table actions {sorted(kinds)}, start states {sorted(starts)}")
+    except (AttributeError, StopIteration, TypeError, ValueError) as e:
+        lo, hi = LARK_TESTED
+        raise RuntimeError(f"forgec's parser needs lark's LALR internals as in lark {lo[0]}.{lo[1]}.x, but the installed "
+                           f"lark {lark.__version__} differs ({type(e).__name__}: {e}); install a tested lark: "
+                           f"pip install 'lark>={lo[0]}.{lo[1]},<{hi[0]}.{hi[1]}'") from None
+    return lp
+
+
 class _SyntaxErr(Exception):
     def __init__(self, expected):
         self.expected = expected
@@ -522,7 +556,7 @@ class _Parser:
         self.lex_re = re.compile(f"(?:{ws.pattern.to_regexp()})?(?:{'|'.join(alts)})")
 
     def _build_table(self) -> None:
-        lp = self.lark.parser.parser.parser  # lark's _Parser: parse_table + callbacks (with our builder)
+        lp = lark_internals(self.lark)  # lark's _Parser: parse_table + callbacks (with our builder)
         pt = lp.parse_table
         self.start_state = pt.start_states["start"]
         self.end_state = pt.end_states["start"]
