@@ -31,6 +31,7 @@ from typing import Any
 import jinja2
 
 from forgec.lang import ast as A
+from forgec.lang.builtins import BUILTINS, OPERATORS, UNARY
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -224,42 +225,6 @@ def infer_kind(tool: A.ToolDecl, writes: bool) -> str:
     return "search" if isinstance(rt, A.ListType) else "read"
 
 
-def _mentions_it(e: Any) -> bool:
-    if isinstance(e, A.Name):
-        return e.id == "it"
-    if isinstance(e, A.Where):
-        return _mentions_it(e.source)  # `it` inside pred is the inner element
-    if isinstance(e, A.Call) and e.func in _LAMBDA_FUNCS and len(e.args) >= 2:
-        return _mentions_it(e.args[0]) or any(_mentions_it(k.value) for k in e.kwargs)
-    for v in _children(e):
-        if _mentions_it(v):
-            return True
-    return False
-
-
-def _children(e: Any) -> list:
-    if isinstance(e, A.Attr):
-        return [e.obj]
-    if isinstance(e, A.Index):
-        return [e.obj, e.index]
-    if isinstance(e, A.Unary):
-        return [e.operand]
-    if isinstance(e, A.Binary):
-        return [e.left, e.right]
-    if isinstance(e, A.ListLit):
-        return list(e.items)
-    if isinstance(e, A.RecordLit):
-        return [f.value for f in e.fields]
-    if isinstance(e, A.Where):
-        return [e.source, e.pred]
-    if isinstance(e, A.Call):
-        return list(e.args) + [k.value for k in e.kwargs]
-    return []
-
-
-_LAMBDA_FUNCS = {"map", "sum", "min", "max", "any", "all", "count", "sorted"}
-
-
 def pyident(name: str, prefix: str) -> str:
     s = re.sub(r"\W", "_", name)
     if s != name or keyword.iskeyword(name):
@@ -277,11 +242,6 @@ def strip_opt(t: T) -> T:
     while t is not None and t[0] == "opt":
         t = t[1]
     return t
-
-
-def is_scalar(t: T) -> bool:
-    t = strip_opt(t)
-    return t is not None and t[0] in ("str", "int", "float", "bool", "enum", "ref", "null")
 
 
 # --------------------------------------------------------------------------- tool emitter
@@ -755,14 +715,38 @@ class ToolEmitter:
     def e_Unary(self, e: A.Unary) -> tuple[str, T]:
         c, t = self.expr(e.operand)
         if e.op == "not":
-            return f"(not {c})", ("bool",)
+            return f"(not {c})", ("bool",)  # = envrt.not_
         if e.op == "-":
-            return f"(-{c})", t
+            return (f"(-{c})" if t in NUM else f"{UNARY['-'].codegen_form}({c})"), t
         raise CodegenError(f"unknown unary operator {e.op!r}", e.span)
 
+    def _scalar_kind(self, t: T) -> str | None:
+        """"num", "str", "bool" or "null" when every value of static type `t` is one (nulls aside)."""
+        st = strip_opt(t)
+        if st is None:
+            return None
+        if st in NUM:
+            return "num"
+        if st[0] in ("str", "bool", "null"):
+            return st[0]
+        if st[0] == "ref":
+            return "num" if self.key_is_int(st[1]) else "str"
+        if st[0] == "enum":
+            kinds = {"str" if type(v) is str else "bool" if type(v) is bool else "num" if type(v) in (int, float) else "null"
+                     for v in st[1]} - {"null"}
+            return kinds.pop() if len(kinds) == 1 else None
+        return None
+
+    def _eq_inline(self, lt: T, rt: T) -> bool:
+        """Python's `==` equals envrt.eq on two scalars unless a bool meets a number."""
+        kl, kr = self._scalar_kind(lt), self._scalar_kind(rt)
+        return kl is not None and kr is not None and (kl == kr or "null" in (kl, kr) or "bool" not in (kl, kr))
+
     def e_Binary(self, e: A.Binary) -> tuple[str, T]:
+        """An operator: the registry's runtime function (`OPERATORS[op].codegen_form`) or, where
+        the static types make it equal, the Python operator inline (`Operator.inline`)."""
         op = e.op
-        if op in ("in", "not in") and isinstance(e.right, A.Name) and e.right.id in self.ents and e.right.id not in self.scope:
+        if op in ("in", "not in") and self._is_entity(e.right):
             lc, lt = self.expr(e.left)
             lc = self.coerce(lc, lt, ("ref", e.right.id))
             neg = "not " if op == "not in" else ""
@@ -772,34 +756,29 @@ class ToolEmitter:
         sl, sr = strip_opt(lt), strip_opt(rt)
         if op in ("and", "or"):
             return f"({lc} {op} {rc})", ("bool",) if sl == ("bool",) and sr == ("bool",) else None
+        o = OPERATORS.get(op)
+        if o is None:
+            raise CodegenError(f"unknown operator {op!r}", e.span)
         if op in ("==", "!="):
-            if sl and sl[0] == "rec" and not (sr and sr[0] in ("rec", "null")):
-                lc = self.coerce(lc, lt, ("ref", sl[1]))
-            if sr and sr[0] == "rec" and not (sl and sl[0] in ("rec", "null")):
-                rc = self.coerce(rc, rt, ("ref", sr[1]))
-            return f"({lc} {op} {rc})", ("bool",)
-        if op in ("<", "<=", ">", ">="):
-            known = lt is not None and rt is not None and lt[0] != "opt" and rt[0] != "opt"
-            if known and ((lt in NUM and rt in NUM) or (lt == rt == ("str",))):
-                return f"({lc} {op} {rc})", ("bool",)
-            fn = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge"}[op]
-            return f"_rt.{fn}({lc}, {rc})", ("bool",)
+            return self._equality(o, lc, lt, rc, rt)
         if op in ("in", "not in"):
             if sr and sr[0] == "list" and strip_opt(sr[1]) and strip_opt(sr[1])[0] == "ref":
                 lc = self.coerce(lc, lt, sr[1])
-            neg = "not " if op == "not in" else ""
-            return f"_rt.contains({rc}, {lc})" if not neg else f"(not _rt.contains({rc}, {lc}))", ("bool",)
-        if op == "+":
-            if lt is not None and rt is not None and lt[0] != "opt" and rt[0] != "opt":
-                if lt in NUM and rt in NUM:
-                    return f"({lc} + {rc})", ("float",) if ("float",) in (lt, rt) else ("int",)
-                if lt == rt == ("str",) or (lt[0] == "list" and rt[0] == "list"):
-                    return f"({lc} + {rc})", lt
-            return f"_rt.add({lc}, {rc})", (("str",) if ("str",) in (sl, sr) else None)
-        if op in ("-", "*", "/", "%"):
-            rtype = ("float",) if op == "/" or ("float",) in (sl, sr) else ("int",) if sl == sr == ("int",) else None
-            return f"({lc} {op} {rc})", rtype
-        raise CodegenError(f"unknown operator {op!r}", e.span)
+            return f"{o.codegen_form}({lc}, {rc})", ("bool",)
+        known = lt is not None and rt is not None and lt[0] != "opt" and rt[0] != "opt"
+        inline = known and _inline_ok(o.inline, lt, rt)
+        code = f"({lc} {o.py} {rc})" if inline else f"{o.codegen_form}({lc}, {rc})"
+        return code, _binary_type(op, lt, rt, sl, sr)
+
+    def _equality(self, o: Any, lc: str, lt: T, rc: str, rt: T) -> tuple[str, T]:
+        sl, sr = strip_opt(lt), strip_opt(rt)
+        if sl and sl[0] == "rec" and not (sr and sr[0] in ("rec", "null")):
+            lc, lt = self.coerce(lc, lt, ("ref", sl[1])), ("ref", sl[1])
+        if sr and sr[0] == "rec" and not (sl and sl[0] in ("rec", "null")):
+            rc, rt = self.coerce(rc, rt, ("ref", sr[1])), ("ref", sr[1])
+        if self._eq_inline(lt, rt):
+            return f"({lc} {o.py} {rc})", ("bool",)
+        return f"{o.codegen_form}({lc}, {rc})", ("bool",)
 
     def e_ListLit(self, e: A.ListLit) -> tuple[str, T]:
         items = [self.expr(x) for x in e.items]
@@ -852,112 +831,150 @@ class ToolEmitter:
         return code, ("list", sst[1] if sst and sst[0] == "list" else None)
 
     def e_Call(self, e: A.Call) -> tuple[str, T]:
+        """A builtin call: the registry's runtime function (`Builtin.codegen_form`), or a
+        proven-equal fast form (`_call_<name>`) where the argument types allow one."""
+        b = BUILTINS.get(e.func)
+        if b is None:
+            raise CodegenError(f"unknown function {e.func!r}", e.span)
+        if not b.min_args <= len(e.args) <= b.max_args:
+            raise CodegenError(f"{e.func}() takes {b.min_args}..{b.max_args} arguments, got {len(e.args)}", e.span)
+        special = getattr(self, f"_call_{e.func}", None)
+        if special is not None:
+            got = special(e, b)
+            if got is not None:
+                return got
+        if b.lambda_arg is not None:
+            return self._call_listwise(e, b)
+        parts = [self.expr(x) for x in e.args]
+        code = f"{b.codegen_form}({', '.join(c for c, _ in parts)})"
+        return code, _call_type(e.func, [t for _, t in parts])
+
+    def _is_entity(self, x: Any) -> bool:
+        return isinstance(x, A.Name) and x.id in self.ents and x.id not in self.scope
+
+    def _call_listwise(self, e: A.Call, b: Any) -> tuple[str, T]:
+        """`f(xs)` / `f(xs, per-element expr)`: `impl(xs, lambda it: expr)`; `min(a, b)` of two values."""
         f, args = e.func, e.args
-        kw = {k.name: k.value for k in e.kwargs}
-
-        def a(i: int) -> tuple[str, T]:
-            return self.expr(args[i])
-
-        def need(lo: int, hi: int) -> None:
-            if not lo <= len(args) <= hi:
-                raise CodegenError(f"{f}() takes {lo}..{hi} arguments, got {len(args)}", e.span)
-
-        lam = len(args) == 2 and f in _LAMBDA_FUNCS and _mentions_it(args[1]) and self._listish(args[0])
-        if f == "len":
-            need(1, 1)
-            if isinstance(args[0], A.Name) and args[0].id in self.ents and args[0].id not in self.scope:
-                return f"len(env._C[{args[0].id!r}])", ("int",)
-            c, _ = a(0)
-            return f"len({c})", ("int",)
-        if f == "count":
-            need(1, 2)
-            sc, st = self.source(args[0])
-            if len(args) == 2:
-                return self.lam(sc, st, args[1], "sum(1 for {v} in {src} if {body})")[0], ("int",)
-            return f"len({sc})" if not sc.startswith("env._vals(") else f"len(env._C[{args[0].id!r}])", ("int",)
-        if f in ("sum", "min", "max") and (len(args) == 1 or lam):
-            sc, st = self.source(args[0])
-            if lam:
-                code, bt = self.lam(sc, st, args[1], "[{body} for {v} in {src}]")
-            else:
-                sst = strip_opt(st)
-                code, bt = sc, (sst[1] if sst and sst[0] == "list" else None)
-            fn = {"sum": "fsum", "min": "min_", "max": "max_"}[f]
-            return f"_rt.{fn}({code})", bt
-        if f in ("min", "max"):
+        if f in ("min", "max") and len(args) == 2 and not (b.per_element(args) and self._listish(args[0])):
             parts = [self.expr(x) for x in args]
             ts = {t for _, t in parts}
-            return f"_rt.{f}_([{', '.join(c for c, _ in parts)}])", (ts.pop() if len(ts) == 1 else None)
-        if f in ("any", "all"):
-            need(1, 2)
-            sc, st = self.source(args[0])
-            if len(args) == 2:
-                return self.lam(sc, st, args[1], f + "({body} for {v} in {src})")[0], ("bool",)
-            return f"{f}({sc})", ("bool",)
-        if f == "map":
-            need(2, 2)
-            sc, st = self.source(args[0])
-            code, bt = self.lam(sc, st, args[1], "[{body} for {v} in {src}]")
-            return code, ("list", bt)
-        if f == "sorted":
-            need(1, 2)
-            sc, st = self.source(args[0])
-            rev = "False"
-            for k in ("desc", "reverse"):
-                if k in kw:
-                    rev, _ = self.expr(kw[k])
-            if len(args) == 2:
-                key, _ = self.lam("", st, args[1], "lambda {v}: {body}")
-                return f"_rt.sorted_({sc}, {key}, {rev})", st if not sc.startswith("env._vals(") else ("list", strip_opt(st)[1])
-            return f"_rt.sorted_({sc}, None, {rev})", st
-        if f == "fresh_id":
-            need(1, 1)
-            if not (isinstance(args[0], A.Name) and args[0].id in self.ents):
-                raise CodegenError("fresh_id() takes an entity name", e.span)
-            kt = ("int",) if self.key_is_int(args[0].id) else ("str",)
-            return f"env._fresh_id({args[0].id!r})", kt
-        if f in ("first", "last"):
-            need(1, 1)
-            c, t = a(0)
-            st = strip_opt(t)
-            return f"_rt.{f}({c})", (st[1] if st and st[0] == "list" else None)
-        if f == "round":
-            need(1, 2)
-            c, t = a(0)
-            if len(args) == 2:
-                n, _ = a(1)
-                return f"_rt.round_({c}, {n})", ("float",)
-            return f"_rt.round_({c})", ("int",)
-        if f == "abs":
-            need(1, 1)
-            c, t = a(0)
-            return f"abs({c})", t
-        if f in ("str", "int", "float"):
-            need(1, 1)
-            c, t = a(0)
-            if t == (f,):
-                return c, t
-            fn = {"str": "to_str", "int": "to_int", "float": "to_float"}[f]
-            return f"_rt.{fn}({c})", (f,)
-        if f in ("lower", "upper"):
-            need(1, 1)
-            c, t = a(0)
-            return f"_rt.{f}({c})", t
-        if f in ("contains", "startswith"):
-            need(2, 2)
-            c0, t0 = a(0)
-            c1, t1 = a(1)
-            st0 = strip_opt(t0)
-            if f == "contains" and st0 and st0[0] == "list":
-                c1 = self.coerce(c1, t1, st0[1])
-            return f"_rt.{f}({c0}, {c1})", ("bool",)
-        if f == "keys":
-            need(1, 1)
-            if isinstance(args[0], A.Name) and args[0].id in self.ents and args[0].id not in self.scope:
-                return f"[_r[{self.key_of(args[0].id)!r}] for _r in env._vals({args[0].id!r})]", ("list", ("ref", args[0].id))
-            c, _ = a(0)
-            return f"_rt.keys({c})", ("list", ("str",))
-        raise CodegenError(f"unknown function {f!r}", e.span)
+            return f"{b.codegen_form}([{', '.join(c for c, _ in parts)}])", (ts.pop() if len(ts) == 1 else None)
+        sc, st = self.source(args[0])
+        sst = strip_opt(st)
+        et = sst[1] if sst is not None and sst[0] == "list" else None
+        extra = ""
+        if f == "sorted" and "desc" in {k.name for k in e.kwargs}:
+            extra = ", " + self.expr(next(k.value for k in e.kwargs if k.name == "desc"))[0].replace("{", "{{").replace("}", "}}")
+        if len(args) == 2:
+            code, bt = self.lam(sc, st, args[1], b.codegen_form + "({src}, lambda {v}: {body}" + extra + ")")
+        else:
+            code, bt = f"{b.codegen_form}({sc}{', None' + extra if extra else ''})", et
+        return code, _listwise_type(f, st, bt, sc.startswith("env._vals("))
+
+    def _call_len(self, e: A.Call, b: Any) -> tuple[str, T] | None:
+        if self._is_entity(e.args[0]):
+            return f"len(env._C[{e.args[0].id!r}])", ("int",)
+        c, t = self.expr(e.args[0])
+        inline = t is not None and t[0] in ("list", "str")  # not optional: Python's len equals len_
+        return (f"len({c})" if inline else f"{b.codegen_form}({c})"), ("int",)
+
+    def _call_count(self, e: A.Call, b: Any) -> tuple[str, T] | None:
+        if len(e.args) == 1 and self._is_entity(e.args[0]):
+            return f"len(env._C[{e.args[0].id!r}])", ("int",)
+        return None
+
+    def _call_map(self, e: A.Call, b: Any) -> tuple[str, T] | None:
+        sc, st = self.source(e.args[0])
+        if not (st is not None and st[0] == "list"):
+            return None  # maybe null or not a list: map_ says so
+        code, bt = self.lam(sc, st, e.args[1], "[{body} for {v} in {src}]")  # = map_ on a list
+        return code, ("list", bt)
+
+    def _call_fresh_id(self, e: A.Call, b: Any) -> tuple[str, T]:
+        a0 = e.args[0]
+        if not (isinstance(a0, A.Name) and a0.id in self.ents):
+            raise CodegenError("fresh_id() takes an entity name", e.span)
+        return f"env._fresh_id({a0.id!r})", ("int",) if self.key_is_int(a0.id) else ("str",)
+
+    def _call_keys(self, e: A.Call, b: Any) -> tuple[str, T] | None:
+        a0 = e.args[0]
+        if self._is_entity(a0):
+            return f"[_r[{self.key_of(a0.id)!r}] for _r in env._vals({a0.id!r})]", ("list", ("ref", a0.id))
+        return None
+
+    def _call_abs(self, e: A.Call, b: Any) -> tuple[str, T] | None:
+        c, t = self.expr(e.args[0])
+        return (f"abs({c})" if t in NUM else f"{b.codegen_form}({c})"), t
+
+    def _call_conversion(self, e: A.Call, b: Any) -> tuple[str, T]:
+        c, t = self.expr(e.args[0])
+        if t == (e.func,):  # str(s) of a str, int(i) of an int, float(x) of a float: the value itself
+            return c, t
+        return f"{b.codegen_form}({c})", (e.func,)
+
+    _call_str = _call_int = _call_float = _call_conversion
+
+    def _call_contains(self, e: A.Call, b: Any) -> tuple[str, T]:
+        c0, t0 = self.expr(e.args[0])
+        c1, t1 = self.expr(e.args[1])
+        st0 = strip_opt(t0)
+        if st0 and st0[0] == "list":
+            c1 = self.coerce(c1, t1, st0[1])
+        return f"{b.codegen_form}({c0}, {c1})", ("bool",)
+
+
+def _inline_ok(kind: str, lt: T, rt: T) -> bool:
+    """May the Python operator stand for the runtime function on these (non-optional) static types?"""
+    if kind == "int":  # + - * of two ints never fail nor overflow; str + str and list + list concatenate alike
+        return lt == rt == ("int",) or lt == rt == ("str",) or (lt[0] == "list" and rt[0] == "list")
+    if kind == "num_str":
+        return (lt in NUM and rt in NUM) or lt == rt == ("str",)
+    return False
+
+
+def _binary_type(op: str, lt: T, rt: T, sl: T, sr: T) -> T:
+    """The static result type of a binary operator (comparisons are bool)."""
+    if op in ("<", "<=", ">", ">="):
+        return ("bool",)
+    if op == "+":
+        if lt is not None and rt is not None and lt[0] != "opt" and rt[0] != "opt":
+            if lt in NUM and rt in NUM:
+                return ("float",) if ("float",) in (lt, rt) else ("int",)
+            if lt == rt == ("str",) or (lt[0] == "list" and rt[0] == "list"):
+                return lt
+        return ("str",) if ("str",) in (sl, sr) else None
+    return ("float",) if op == "/" or ("float",) in (sl, sr) else ("int",) if sl == sr == ("int",) else None
+
+
+def _call_type(f: str, ts: list) -> T:
+    """The static result type of a builtin called with arguments of static types `ts`."""
+    st = strip_opt(ts[0]) if ts else None
+    if f in ("len", "count"):
+        return ("int",)
+    if f in ("contains", "startswith", "any", "all"):
+        return ("bool",)
+    if f in ("first", "last"):
+        return st[1] if st and st[0] == "list" else None
+    if f == "round":
+        return ("int",) if len(ts) == 1 else ("float",)
+    if f in ("lower", "upper", "abs"):
+        return ts[0]
+    if f == "keys":
+        return ("list", ("str",))
+    return None
+
+
+def _listwise_type(f: str, st: T, bt: T, entity: bool) -> T:
+    """The static result type of a list builtin (`bt`: the element or per-element value type)."""
+    if f in ("count",):
+        return ("int",)
+    if f in ("any", "all"):
+        return ("bool",)
+    if f == "map":
+        return ("list", bt)
+    if f == "sorted":
+        return ("list", strip_opt(st)[1]) if entity else st
+    return bt
 
 
 def _zero(f: A.FieldDecl, env: A.EnvDecl) -> Any:

@@ -21,6 +21,9 @@ from collections import Counter
 from typing import Any, Mapping
 
 from forgec.lang import ast as A
+from forgec.lang.builtins import BUILTINS, OPERATORS, UNARY
+from forgec.runtime import envrt
+from forgec.runtime.envrt import ToolError
 from forgec.stdlib import ops as OPS
 from forgec.tasks import BlueprintRef, DiffEntry, GoldCall, Task, TaskStats, UserSpec
 
@@ -28,17 +31,15 @@ from forgec.tasks import BlueprintRef, DiffEntry, GoldCall, Task, TaskStats, Use
 class Rejected(Exception):
     """The blueprint cannot become a task; `reason` is a short stable category."""
 
-    def __init__(self, reason: str, detail: str, node: A.BlueprintNode | None = None):
+    def __init__(self, reason: str, detail: str, node: A.BlueprintNode | None = None, code: str = ""):
         super().__init__(f"{reason}: {detail}")
         self.reason = reason
         self.detail = detail
         self.node = node
+        self.code = code  # the runtime's ToolError code when a builtin or operator failed
 
 
 # --------------------------------------------------------------------------- expression evaluation
-
-
-_MISSING = object()
 
 
 def _is_tool_error(value: Any) -> bool:
@@ -46,105 +47,113 @@ def _is_tool_error(value: Any) -> bool:
 
 
 class Scope:
-    """Values visible to blueprint expressions: `user.<fact>` and earlier node outputs."""
+    """Values visible to blueprint expressions: `user.<fact>`, earlier node outputs, and `it`
+    (the element a per-element argument is evaluated for, innermost last)."""
 
     def __init__(self, facts: dict[str, Any]):
         self.facts = facts
         self.nodes: dict[str, Any] = {}
         self.used_facts: set[str] = set()
+        self.its: list[Any] = []
 
 
 def eval_expr(e: A.Expr, scope: Scope) -> Any:
-    """Evaluate a blueprint expression (a small, total subset of the effect language)."""
-    if isinstance(e, A.Literal):
-        return e.value
-    if isinstance(e, A.Name):
-        if e.id in scope.nodes:
-            return scope.nodes[e.id]
-        if e.id == "user":
-            return dict(scope.facts)
-        raise Rejected("bad-reference", f"unknown name {e.id!r}")
-    if isinstance(e, A.Attr):
-        if isinstance(e.obj, A.Name) and e.obj.id == "user" and "user" not in scope.nodes:
-            if e.name not in scope.facts:
-                raise Rejected("bad-reference", f"the user does not know {e.name!r}")
-            scope.used_facts.add(e.name)
-            return scope.facts[e.name]
-        obj = eval_expr(e.obj, scope)
-        if isinstance(obj, dict):
-            if e.name not in obj:
-                raise Rejected("bad-reference", f"no field {e.name!r} in {sorted(obj)[:8]}")
-            return obj[e.name]
-        if isinstance(obj, list) and all(isinstance(x, dict) and e.name in x for x in obj):
-            return [x[e.name] for x in obj]  # projection over a list of records
-        raise Rejected("bad-reference", f"cannot read field {e.name!r} of {type(obj).__name__}")
-    if isinstance(e, A.Index):
-        obj = eval_expr(e.obj, scope)
-        idx = eval_expr(e.index, scope)
-        try:
-            return obj[idx]
-        except (IndexError, KeyError, TypeError) as ex:
-            raise Rejected("bad-reference", f"index {idx!r}: {ex}") from None
-    if isinstance(e, A.ListLit):
-        return [eval_expr(i, scope) for i in e.items]
-    if isinstance(e, A.RecordLit):
-        return {f.name: eval_expr(f.value, scope) for f in e.fields}
-    if isinstance(e, A.Unary):
-        v = eval_expr(e.operand, scope)
-        return (not v) if e.op == "not" else -v
-    if isinstance(e, A.Binary):
-        if e.op == "and":
-            return eval_expr(e.left, scope) and eval_expr(e.right, scope)
-        if e.op == "or":
-            return eval_expr(e.left, scope) or eval_expr(e.right, scope)
-        a, b = eval_expr(e.left, scope), eval_expr(e.right, scope)
-        try:
-            return _BINOPS[e.op](a, b)
-        except (TypeError, ZeroDivisionError, KeyError) as ex:
-            raise Rejected("bad-expression", f"{e.op}: {ex}") from None
-    if isinstance(e, A.Call):
-        args = [eval_expr(a, scope) for a in e.args]
-        fn = _BUILTINS.get(e.func)
-        if fn is None:
-            raise Rejected("bad-expression", f"builtin {e.func!r} is not available in blueprints")
-        try:
-            return fn(*args)
-        except (TypeError, ValueError, IndexError) as ex:
-            raise Rejected("bad-expression", f"{e.func}: {ex}") from None
-    raise Rejected("bad-expression", f"{type(e).__name__} is not allowed in blueprints")
+    """Evaluate a blueprint expression. Builtins and operators mean what they mean in a tool
+    body: both call the registry's functions (forgec.lang.builtins, runtime/envrt.py); a
+    runtime error becomes `Rejected` with the same message (and `code`)."""
+    fn = _EVAL.get(type(e))
+    if fn is None:
+        raise Rejected("bad-expression", f"{type(e).__name__} is not allowed in blueprints")
+    return fn(e, scope)
 
 
-_BINOPS = {
-    "==": lambda a, b: a == b,
-    "!=": lambda a, b: a != b,
-    "<": lambda a, b: a < b,
-    "<=": lambda a, b: a <= b,
-    ">": lambda a, b: a > b,
-    ">=": lambda a, b: a >= b,
-    "in": lambda a, b: a in b,
-    "not in": lambda a, b: a not in b,
-    "+": lambda a, b: a + b,
-    "-": lambda a, b: a - b,
-    "*": lambda a, b: a * b,
-    "/": lambda a, b: a / b,
-    "%": lambda a, b: a % b,
-}
+def _runtime(fn: Any, *args: Any, reason: str = "bad-expression") -> Any:
+    """Call a runtime function; its failure rejects the blueprint with the same message and code."""
+    try:
+        return fn(*args)
+    except ToolError as ex:  # a domain failure: the tool body's ToolError
+        raise Rejected(reason, ex.message, code=ex.code) from None
+    except TypeError as ex:  # a value of the wrong type: the tool body's internal error
+        raise Rejected(reason, str(ex), code="internal") from None
 
-_BUILTINS = {
-    "len": len,
-    "sum": lambda xs: sum(xs),
-    "min": lambda *a: min(a[0]) if len(a) == 1 else min(a),
-    "max": lambda *a: max(a[0]) if len(a) == 1 else max(a),
-    "round": lambda x, n=0: round(x, int(n)),
-    "abs": abs,
-    "str": str,
-    "int": int,
-    "float": float,
-    "lower": lambda s: s.lower(),
-    "upper": lambda s: s.upper(),
-    "first": lambda xs: xs[0],
-    "last": lambda xs: xs[-1],
-    "contains": lambda a, b: b in a,
+
+def _eval_name(e: A.Name, scope: Scope) -> Any:
+    if e.id == "it" and scope.its:
+        return scope.its[-1]
+    if e.id in scope.nodes:
+        return scope.nodes[e.id]
+    if e.id == "user":
+        return dict(scope.facts)
+    raise Rejected("bad-reference", f"unknown name {e.id!r}")
+
+
+def _eval_attr(e: A.Attr, scope: Scope) -> Any:
+    if isinstance(e.obj, A.Name) and e.obj.id == "user" and "user" not in scope.nodes:
+        if e.name not in scope.facts:
+            raise Rejected("bad-reference", f"the user does not know {e.name!r}")
+        scope.used_facts.add(e.name)
+        return scope.facts[e.name]
+    return _runtime(envrt.getf, eval_expr(e.obj, scope), e.name, reason="bad-reference")
+
+
+def _eval_index(e: A.Index, scope: Scope) -> Any:
+    obj = eval_expr(e.obj, scope)
+    return _runtime(envrt.index, obj, eval_expr(e.index, scope), reason="bad-reference")
+
+
+def _eval_unary(e: A.Unary, scope: Scope) -> Any:
+    return _runtime(UNARY[e.op].impl, eval_expr(e.operand, scope))
+
+
+def _eval_binary(e: A.Binary, scope: Scope) -> Any:
+    if e.op == "and":
+        return eval_expr(e.left, scope) and eval_expr(e.right, scope)
+    if e.op == "or":
+        return eval_expr(e.left, scope) or eval_expr(e.right, scope)
+    a, b = eval_expr(e.left, scope), eval_expr(e.right, scope)
+    return _runtime(OPERATORS[e.op].impl, a, b)
+
+
+def _per_element(body: Any, scope: Scope) -> Any:
+    """`body` as a function of the element (`it`), as a tool body's `lambda it: body`."""
+
+    def per(x: Any) -> Any:
+        scope.its.append(x)
+        try:
+            return eval_expr(body, scope)
+        finally:
+            scope.its.pop()
+
+    return per
+
+
+def _eval_call(e: A.Call, scope: Scope) -> Any:
+    """A builtin: the registry's `impl`, called as generated code calls it (`Builtin.codegen_form`)."""
+    b = BUILTINS.get(e.func)
+    if b is None or b.impl is None:
+        raise Rejected("bad-expression", f"builtin {e.func!r} is not available in blueprints")
+    if not b.min_args <= len(e.args) <= b.max_args:
+        raise Rejected("bad-expression", f"{e.func}() takes {b.min_args}..{b.max_args} arguments, got {len(e.args)}")
+    if b.lambda_arg is None:
+        return _runtime(b.impl, *[eval_expr(a, scope) for a in e.args])
+    if len(e.args) == 2 and not b.per_element(e.args):  # min(a, b) / max(a, b) of two values
+        return _runtime(b.impl, [eval_expr(a, scope) for a in e.args])
+    xs = eval_expr(e.args[0], scope)
+    per = _per_element(e.args[1], scope) if len(e.args) == 2 else None
+    extra = [eval_expr(k.value, scope) for k in e.kwargs if k.name == "desc"]
+    return _runtime(b.impl, xs, per, *extra)
+
+
+_EVAL = {
+    A.Literal: lambda e, scope: e.value,
+    A.Name: _eval_name,
+    A.Attr: _eval_attr,
+    A.Index: _eval_index,
+    A.ListLit: lambda e, scope: [eval_expr(i, scope) for i in e.items],
+    A.RecordLit: lambda e, scope: {f.name: eval_expr(f.value, scope) for f in e.fields},
+    A.Unary: _eval_unary,
+    A.Binary: _eval_binary,
+    A.Call: _eval_call,
 }
 
 
@@ -355,6 +364,124 @@ def _scalars(value: Any, out: list[Any], depth: int = 0) -> None:
         out.append(value)
 
 
+@dataclass
+class _GoldRun:
+    """What executing a blueprint's nodes accumulates (the steps of `lower_blueprint` share it)."""
+
+    env: Any
+    scope: Scope
+    gold: list[GoldCall] = field(default_factory=list)
+    tells: list[Any] = field(default_factory=list)
+    implicit: dict[str, Any] = field(default_factory=dict)  # literal call arguments: facts only the user has
+    usage: dict[str, tuple[str, str]] = field(default_factory=dict)  # fact -> (tool, parameter) it first feeds
+    hidden: list[Any] = field(default_factory=list)  # looked-up / computed values the user must not say
+
+
+def _literal_facts(bp: A.BlueprintDecl) -> dict[str, Any]:
+    """The user's `knows` facts; each must be a literal."""
+    facts: dict[str, Any] = {}
+    for f in bp.user.facts:
+        if not _is_pure_literal(f.value):
+            raise Rejected("bad-fact", f"fact {f.name!r} must be a literal")
+        facts[f.name] = eval_expr(f.value, Scope({}))
+    return facts
+
+
+def _run_call(run: _GoldRun, n: A.CallNode) -> None:
+    """`call x = tool(...)`: evaluate the arguments, step the env; a ToolError rejects."""
+    args = {}
+    for a in n.args:
+        v = eval_expr(a.value, run.scope)
+        if v is None and _is_pure_literal_or_fact(a.value):
+            continue  # an optional argument left out says the same as null
+        args[a.name] = v
+        if isinstance(a.value, A.Attr) and isinstance(a.value.obj, A.Name) and a.value.obj.id == "user":
+            run.usage.setdefault(a.value.name, (n.tool, a.name))
+        if _is_pure_literal(a.value) and a.value != A.Literal(None):
+            taken = a.name in run.scope.facts or a.name in run.implicit
+            name = f"{n.name}_{a.name}" if taken else a.name
+            run.implicit[name] = v
+            run.usage.setdefault(name, (n.tool, a.name))
+    result = run.env.step(n.tool, copy.deepcopy(args))
+    if _is_tool_error(result):
+        raise Rejected("gold-call-failed", f"{n.name} = {n.tool}(...): {result}", n)
+    run.scope.nodes[n.name] = result
+    run.gold.append(GoldCall(node=n.name, tool=n.tool, arguments=args, result=result))
+    _scalars(result, run.hidden)
+
+
+def _reason_kwargs(spec: Any, n: A.ReasonNode, scope: Scope) -> dict[str, Any]:
+    """Keyword values of a reasoning node; `field` keywords are field names, not expressions."""
+    kwargs = {}
+    for kw in n.kwargs:
+        ks = spec.kw(kw.name)
+        if ks is not None and ks.kind == "field":
+            if isinstance(kw.value, A.Name):
+                kwargs[kw.name] = kw.value.id
+            elif isinstance(kw.value, A.Literal) and isinstance(kw.value.value, str):
+                kwargs[kw.name] = kw.value.value
+            else:
+                raise Rejected("bad-expression", f"`{kw.name}:` must name a field", n)
+        else:
+            kwargs[kw.name] = eval_expr(kw.value, scope)
+    return kwargs
+
+
+def _run_reason(run: _GoldRun, n: A.ReasonNode) -> None:
+    """`reason x = op(...)`: a stdlib operator; an ambiguous answer or a bad operand rejects."""
+    spec = OPS.OPS.get(n.op)
+    if spec is None:
+        raise Rejected("bad-reference", f"unknown operator {n.op!r}", n)
+    args = [eval_expr(a, run.scope) for a in n.args]
+    kwargs = _reason_kwargs(spec, n, run.scope)
+    try:
+        value = OPS.apply(n.op, args, kwargs)
+    except OPS.Ambiguous as ex:
+        raise Rejected("ambiguous", f"{n.name} = {n.op}(...): {ex}", n) from None
+    except OPS.OpError as ex:
+        raise Rejected("bad-expression", f"{n.name} = {n.op}(...): {ex}", n) from None
+    run.scope.nodes[n.name] = value
+    _scalars(value, run.hidden)
+
+
+def _run_expect(run: _GoldRun, n: A.ExpectNode) -> None:
+    if not eval_expr(n.cond, run.scope):
+        raise Rejected("expect-failed", "an `expect` does not hold on the gold run", n)
+
+
+def _run_tell(run: _GoldRun, n: A.TellNode) -> None:
+    """`tell v`: recorded as canonical JSON, like a tool's result (floats to 6 decimals)."""
+    v = eval_expr(n.value, run.scope)
+    if v is None or v == [] or v == "":
+        raise Rejected("ambiguous", "a `tell` value is empty", n)
+    try:
+        run.tells.append(envrt.canon(v))
+    except ValueError as ex:  # a non-finite float
+        raise Rejected("bad-expression", str(ex), n) from None
+
+
+_NODE_STEPS = {A.CallNode: _run_call, A.ReasonNode: _run_reason, A.ExpectNode: _run_expect, A.TellNode: _run_tell}
+
+
+def _told_facts(run: _GoldRun) -> dict[str, Any]:
+    """The facts the user tells: the non-null `knows` facts the nodes read, then literal arguments."""
+    facts = run.scope.facts
+    used = {k: facts[k] for k in sorted(run.scope.used_facts) if facts[k] is not None}
+    for k, v in run.implicit.items():
+        used.setdefault(k, v)
+    return used
+
+
+def _hidden_values(hidden: list[Any], used: dict[str, Any]) -> list[Any]:
+    """Looked-up / computed values, less those the user says anyway."""
+    fact_values = {json.dumps(v, sort_keys=True) for v in used.values()}
+    fact_values |= {json.dumps(v, sort_keys=True) for _, _, v in _flatten_facts(used)}
+    # equal JSON text implies equal Python scalars, so a cheap membership test rules most values out
+    fact_scalars = {v for v in used.values() if not isinstance(v, (dict, list))}
+    fact_scalars |= {v for _, _, v in _flatten_facts(used) if not isinstance(v, (dict, list))}
+    return [h for h in hidden if h not in fact_scalars or json.dumps(h, sort_keys=True) not in fact_values]
+
+
 def lower_blueprint(
     bp: A.BlueprintDecl,
     module: Any,
@@ -371,86 +498,16 @@ def lower_blueprint(
     """Execute `bp` on a copy of `world_state` in `module.Env`; raise `Rejected` when it cannot be a task."""
     env = base_env.fork() if base_env is not None and hasattr(base_env, "fork") else module.Env(world_state)
     init_hash = initial_state_hash or env.state_hash()
-    facts: dict[str, Any] = {}
-    for f in bp.user.facts:
-        if not _is_pure_literal(f.value):
-            raise Rejected("bad-fact", f"fact {f.name!r} must be a literal")
-        facts[f.name] = eval_expr(f.value, Scope({}))
-    scope = Scope(facts)
-    gold: list[GoldCall] = []
-    tells: list[Any] = []
-    implicit: dict[str, Any] = {}
-    usage: dict[str, tuple[str, str]] = {}
-    hidden: list[Any] = []
-    writes = getattr(module, "WRITES_STATE", {})
+    run = _GoldRun(env, Scope(_literal_facts(bp)))
     for n in bp.nodes:
-        if isinstance(n, A.CallNode):
-            args = {}
-            for a in n.args:
-                v = eval_expr(a.value, scope)
-                if v is None and _is_pure_literal_or_fact(a.value):
-                    continue  # an optional argument left out says the same as null
-                args[a.name] = v
-                if isinstance(a.value, A.Attr) and isinstance(a.value.obj, A.Name) and a.value.obj.id == "user":
-                    usage.setdefault(a.value.name, (n.tool, a.name))
-                if _is_pure_literal(a.value) and a.value != A.Literal(None):
-                    name = a.name if a.name not in facts and a.name not in implicit else f"{n.name}_{a.name}"
-                    implicit[name] = v
-                    usage.setdefault(name, (n.tool, a.name))
-            result = env.step(n.tool, copy.deepcopy(args))
-            if _is_tool_error(result):
-                raise Rejected("gold-call-failed", f"{n.name} = {n.tool}(...): {result}", n)
-            scope.nodes[n.name] = result
-            gold.append(GoldCall(node=n.name, tool=n.tool, arguments=args, result=result))
-            _scalars(result, hidden)
-        elif isinstance(n, A.ReasonNode):
-            spec = OPS.OPS.get(n.op)
-            if spec is None:
-                raise Rejected("bad-reference", f"unknown operator {n.op!r}", n)
-            args = [eval_expr(a, scope) for a in n.args]
-            kwargs = {}
-            for kw in n.kwargs:
-                ks = spec.kw(kw.name)
-                if ks is not None and ks.kind == "field":
-                    if isinstance(kw.value, A.Name):
-                        kwargs[kw.name] = kw.value.id
-                    elif isinstance(kw.value, A.Literal) and isinstance(kw.value.value, str):
-                        kwargs[kw.name] = kw.value.value
-                    else:
-                        raise Rejected("bad-expression", f"`{kw.name}:` must name a field", n)
-                else:
-                    kwargs[kw.name] = eval_expr(kw.value, scope)
-            try:
-                value = OPS.apply(n.op, args, kwargs)
-            except OPS.Ambiguous as ex:
-                raise Rejected("ambiguous", f"{n.name} = {n.op}(...): {ex}", n) from None
-            except OPS.OpError as ex:
-                raise Rejected("bad-expression", f"{n.name} = {n.op}(...): {ex}", n) from None
-            scope.nodes[n.name] = value
-            _scalars(value, hidden)
-        elif isinstance(n, A.ExpectNode):
-            if not eval_expr(n.cond, scope):
-                raise Rejected("expect-failed", "an `expect` does not hold on the gold run", n)
-        elif isinstance(n, A.TellNode):
-            v = eval_expr(n.value, scope)
-            if v is None or v == [] or v == "":
-                raise Rejected("ambiguous", "a `tell` value is empty", n)
-            tells.append(v)
+        step = _NODE_STEPS.get(type(n))
+        if step is not None:
+            step(run, n)
     gold_hash = env.state_hash()
-    if gold_hash == init_hash and not tells:
+    if gold_hash == init_hash and not run.tells:
         raise Rejected("no-op", "the gold run changes nothing and tells nothing")
-    used = {k: facts[k] for k in sorted(scope.used_facts) if facts[k] is not None}
-    for k, v in implicit.items():
-        used.setdefault(k, v)
-    fact_values = {json.dumps(v, sort_keys=True) for v in used.values()}
-    fact_values |= {json.dumps(v, sort_keys=True) for _, _, v in _flatten_facts(used)}
-    # equal JSON text implies equal Python scalars, so a cheap membership test rules most values out
-    fact_scalars = {v for v in used.values() if not isinstance(v, (dict, list))}
-    fact_scalars |= {v for _, _, v in _flatten_facts(used) if not isinstance(v, (dict, list))}
-    hidden = [h for h in hidden if h not in fact_scalars or json.dumps(h, sort_keys=True) not in fact_values]
-    instruction = render_instruction(bp.user.goal, bp.user.persona, used, usage, writes)
-    diff = state_diff(world_state, env.state)
-    stats = dag_stats(bp, writes)
+    writes = getattr(module, "WRITES_STATE", {})
+    used = _told_facts(run)
     task = Task(
         id=f"{env_name}/{bp.name}",
         env=env_name,
@@ -459,16 +516,16 @@ def lower_blueprint(
         initial_state=None if initial_state_file else copy.deepcopy(world_state),
         initial_state_file=initial_state_file,
         initial_state_hash=init_hash,
-        instruction=instruction,
+        instruction=render_instruction(bp.user.goal, bp.user.persona, used, run.usage, writes),
         user=UserSpec(goal=bp.user.goal, persona=bp.user.persona, facts=used),
-        gold_calls=gold,
+        gold_calls=run.gold,
         gold_state_hash=gold_hash,
-        gold_diff=diff,
-        tell=tells,
+        gold_diff=state_diff(world_state, env.state),
+        tell=run.tells,
         read_only=gold_hash == init_hash,
-        stats=stats,
+        stats=dag_stats(bp, writes),
     )
-    return LowerResult(task=task, env=env, hidden_values=hidden)
+    return LowerResult(task=task, env=env, hidden_values=_hidden_values(run.hidden, used))
 
 
 def sha256_text(text: str | bytes) -> str:

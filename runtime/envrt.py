@@ -27,6 +27,7 @@ import bisect
 import hashlib
 import json
 import math
+import operator
 import re
 import traceback as _tb
 from types import ModuleType
@@ -450,91 +451,176 @@ def key_of(rec: Any, key_field: str) -> Any:
 
 
 # --------------------------------------------------------------------------- builtins
+#
+# The one Python implementation of every builtin and operator of the effect language.
+# Generated tool bodies call these (or an inline form the differential test proves equal),
+# the blueprint evaluator (forgec/lower.py) calls the same functions through the registry
+# (forgec/lang/builtins.py), and the reasoning operators (stdlib/ops.py) reuse them. The
+# semantics are documented in docs/language.md ("Builtins and operators"). Two kinds of
+# failure, the same on every path:
+# * a domain failure (division by zero, min of an empty list, int("x")) is
+#   `ToolError(message, "precondition")`: the call is refused, the tool is fine;
+# * a value of the wrong type (null included: `null - 1`, `sum` of text, `len(null)`) is a
+#   `TypeError(message)`: a bug in the tool, which `Env.step` reports as an internal error
+#   (code "internal", mapped to the .forge line) and verification flags.
+
+
+def _fail(msg: str) -> ToolError:
+    return ToolError(msg, "precondition")
+
+
+def _wrong(msg: str) -> TypeError:
+    return TypeError(msg)
+
+
+def _is_num(v: Any) -> bool:
+    t = type(v)
+    return t is int or t is float
+
+
+def _seq(xs: Any, fn: str) -> Any:
+    """The list a list builtin iterates; null and scalars (strings, records too) are refused."""
+    t = type(xs)
+    if t is list or t is tuple:
+        return xs
+    if xs is None:
+        raise _wrong(f"{fn}() of null")
+    if t in (str, dict, int, float, bool):
+        raise _wrong(f"{fn}() of {tname(xs)}")
+    return xs  # another iterable: an entity's records (`env._vals(E)`)
+
+
+def _each(xs: Any, per: Any, fn: str) -> Any:
+    xs = _seq(xs, fn)
+    return xs if per is None else map(per, xs)
+
+
+def len_(v: Any) -> int:
+    """`len(x)`: elements of a list, characters of a str, fields of a record."""
+    t = type(v)
+    if t is list or t is str or t is dict or t is tuple:
+        return len(v)
+    raise _wrong(f"len() of {tname(v)}")
+
+
+def count_(xs: Any, per: Any = None) -> int:
+    """`count(xs)` = number of elements; `count(xs, cond)` = elements whose condition holds (truthy, as in `where`)."""
+    xs = _seq(xs, "count")
+    if per is None:
+        return len(xs) if hasattr(xs, "__len__") else sum(1 for _ in xs)
+    return sum(1 for x in xs if per(x))
+
+
+def sum_(xs: Any, per: Any = None) -> Any:
+    """Exact sum (math.fsum), rounded to 6 decimals when a float takes part (10.1 + 20.2 == 30.3);
+    nulls are skipped; an all-int list sums to an int; a bool or text is an error."""
+    ints = 0
+    floats: list = []
+    for x in _each(xs, per, "sum"):
+        t = type(x)
+        if t is int:
+            ints += x
+        elif t is float:
+            floats.append(x)
+        elif x is not None:
+            raise _wrong(f"sum() of a non-number {short(x)}")
+    if not floats:
+        return ints
+    try:
+        total = math.fsum([*floats, ints])
+    except OverflowError:
+        raise _fail("sum() out of range") from None
+    if not math.isfinite(total):
+        raise _fail("sum() out of range")
+    return round(total, 6) + 0.0 if total else 0.0
+
+
+def _ordered(vals: list, fn: str) -> list:
+    """Values `min`/`max` may compare: all numbers or all strings (nulls already dropped)."""
+    if all(_is_num(v) for v in vals) or all(type(v) is str for v in vals):
+        return vals
+    raise _wrong(f"{fn}() of values that cannot be compared")
+
+
+def min_(xs: Any, per: Any = None) -> Any:
+    """Smallest value, nulls skipped; the first of equal values; error when nothing is left."""
+    vals = [v for v in _each(xs, per, "min") if v is not None]
+    if not vals:
+        raise _fail("min() of an empty list")
+    return min(_ordered(vals, "min"))
+
+
+def max_(xs: Any, per: Any = None) -> Any:
+    """Largest value, nulls skipped; the first of equal values; error when nothing is left."""
+    vals = [v for v in _each(xs, per, "max") if v is not None]
+    if not vals:
+        raise _fail("max() of an empty list")
+    return max(_ordered(vals, "max"))
+
+
+def any_(xs: Any, per: Any = None) -> bool:
+    """Some element (or per-element condition) is truthy; stops at the first one."""
+    return any(_each(xs, per, "any"))
+
+
+def all_(xs: Any, per: Any = None) -> bool:
+    """Every element (or per-element condition) is truthy; stops at the first that is not."""
+    return all(_each(xs, per, "all"))
+
+
+def map_(xs: Any, per: Any) -> list:
+    """`map(xs, e)`: the list of `e` for each element."""
+    return list(_each(xs, per, "map"))
 
 
 def first(xs: Any) -> Any:
+    xs = _seq(xs, "first")
     if not xs:
-        raise ToolError("first() of an empty list", "precondition")
+        raise _fail("first() of an empty list")
     return xs[0]
 
 
 def last(xs: Any) -> Any:
+    xs = _seq(xs, "last")
     if not xs:
-        raise ToolError("last() of an empty list", "precondition")
+        raise _fail("last() of an empty list")
     return xs[-1]
 
 
 def fsum(xs: Iterable) -> Any:
-    """Sum with float noise removed (money: 10.1 + 20.2 == 30.3); None counts as 0."""
-    total: Any = 0
-    for x in xs:
-        if x is None:
-            continue
-        if type(x) is bool or type(x) not in (int, float):
-            raise ToolError(f"sum() of a non-number {short(x)}", "precondition")
-        total += x
-    return round(total, 6) if type(total) is float else total
+    """Alias of `sum_` kept for modules generated before the registry (same semantics)."""
+    return sum_(xs)
 
 
-def min_(xs: Any) -> Any:
-    xs = [x for x in xs if x is not None]
-    if not xs:
-        raise ToolError("min() of an empty list", "precondition")
-    try:
-        return min(xs)
-    except TypeError:
-        raise ToolError("min() of values that cannot be compared", "precondition") from None
+def _decimal_round(x: Any, n: int) -> Any:
+    """Round half to even on the decimal spelling of `x` (round(2.675, 2) == 2.68, round(0.125, 2) == 0.12)."""
+    import decimal
+
+    ctx = decimal.Context(prec=400, rounding=decimal.ROUND_HALF_EVEN)
+    d = decimal.Decimal(repr(x)) if type(x) is float else decimal.Decimal(x)
+    return d.quantize(decimal.Decimal(1).scaleb(-n, ctx), context=ctx)
 
 
-def max_(xs: Any) -> Any:
-    xs = [x for x in xs if x is not None]
-    if not xs:
-        raise ToolError("max() of an empty list", "precondition")
-    try:
-        return max(xs)
-    except TypeError:
-        raise ToolError("max() of values that cannot be compared", "precondition") from None
+def round_(x: Any, n: Any = None) -> Any:
+    """`round(x)`: the nearest int, ties to even (2.5 -> 2, 3.5 -> 4, -2.5 -> -2);
+    `round(x, n)`: a float with n decimals, ties to even on the decimal spelling of x."""
+    if not _is_num(x):
+        raise _wrong(f"round() of {short(x)}")
+    if n is None:
+        return int(_decimal_round(x, 0)) if type(x) is float else x
+    if type(n) is not int:
+        raise _wrong(f"round() digits must be an integer, got {tname(n)}")
+    if n > 17:
+        return float(x)
+    if n < -400:
+        return 0.0
+    return float(_decimal_round(x, n)) + 0.0
 
 
-def _cmp_fail(a: Any, b: Any) -> ToolError:
-    return ToolError(f"cannot compare {tname(a)} with {tname(b)}", "precondition")
-
-
-def lt(a: Any, b: Any) -> bool:
-    """Ordering comparisons: false when either side is null (SQL-like), ToolError on mixed types."""
-    if a is None or b is None:
-        return False
-    try:
-        return a < b
-    except TypeError:
-        raise _cmp_fail(a, b) from None
-
-
-def le(a: Any, b: Any) -> bool:
-    if a is None or b is None:
-        return False
-    try:
-        return a <= b
-    except TypeError:
-        raise _cmp_fail(a, b) from None
-
-
-def gt(a: Any, b: Any) -> bool:
-    if a is None or b is None:
-        return False
-    try:
-        return a > b
-    except TypeError:
-        raise _cmp_fail(a, b) from None
-
-
-def ge(a: Any, b: Any) -> bool:
-    if a is None or b is None:
-        return False
-    try:
-        return a >= b
-    except TypeError:
-        raise _cmp_fail(a, b) from None
+def abs_(x: Any) -> Any:
+    if not _is_num(x):
+        raise _wrong(f"abs() of {tname(x)}")
+    return abs(x)
 
 
 def to_str(v: Any) -> str:
@@ -551,71 +637,72 @@ def to_str(v: Any) -> str:
     return canonical_json(v)
 
 
-def add(a: Any, b: Any) -> Any:
-    """`+`: numbers add, lists concatenate, and a string on either side concatenates text."""
-    ta, tb = type(a), type(b)
-    if ta is str or tb is str:
-        return to_str(a) + to_str(b)
-    if ta is list and tb is list:
-        return a + b
-    if a is None or b is None:
-        raise ToolError("cannot add null", "precondition")
-    try:
-        return a + b
-    except TypeError:
-        raise ToolError(f"cannot add {tname(a)} and {tname(b)}", "precondition") from None
-
-
 def to_int(v: Any) -> int:
+    """`int(x)`: numbers and booleans truncate toward zero; a numeric str is parsed; else an error."""
     try:
         if type(v) is str:
             v = v.strip()
             return int(float(v)) if ("." in v or "e" in v.lower()) else int(v)
+        if v is None or type(v) in (list, dict):
+            raise TypeError
         return int(v)
     except (TypeError, ValueError, OverflowError):
-        raise ToolError(f"int() of {short(v)}", "precondition") from None
+        raise _fail(f"int() of {short(v)}") from None
 
 
 def to_float(v: Any) -> float:
+    """`float(x)`: numbers, booleans and numeric strings; finite only."""
     try:
+        if v is None or type(v) in (list, dict):
+            raise TypeError
         r = float(v)
-    except (TypeError, ValueError):
-        raise ToolError(f"float() of {short(v)}", "precondition") from None
+    except (TypeError, ValueError, OverflowError):
+        raise _fail(f"float() of {short(v)}") from None
     if not math.isfinite(r):
-        raise ToolError(f"float() of {short(v)} is not finite", "precondition")
+        raise _fail(f"float() of {short(v)} is not finite")
     return r
 
 
-def round_(x: Any, n: int | None = None) -> Any:
-    if type(x) not in (int, float):
-        raise ToolError(f"round() of {short(x)}", "precondition")
-    return round(x) if n is None else round(x, n)
-
-
-def contains(hay: Any, needle: Any) -> bool:
-    """Substring for strings, membership for lists, key for records; false on null."""
-    if hay is None:
-        return False
-    if type(hay) is str:
-        return to_str(needle) in hay
-    try:
-        return needle in hay
-    except TypeError:
-        raise ToolError(f"contains() on {tname(hay)}", "precondition") from None
-
-
-def startswith(s: Any, prefix: Any) -> bool:
-    if s is None:
-        return False
-    return to_str(s).startswith(to_str(prefix))
-
-
 def lower(s: Any) -> Any:
-    return s.lower() if type(s) is str else s
+    """Lower-case text; null stays null; anything else is an error."""
+    if type(s) is str:
+        return s.lower()
+    if s is None:
+        return None
+    raise _wrong(f"lower() of {tname(s)}")
 
 
 def upper(s: Any) -> Any:
-    return s.upper() if type(s) is str else s
+    """Upper-case text; null stays null; anything else is an error."""
+    if type(s) is str:
+        return s.upper()
+    if s is None:
+        return None
+    raise _wrong(f"upper() of {tname(s)}")
+
+
+def contains(hay: Any, needle: Any) -> bool:
+    """Substring for strings (the needle spelled as str(x)), membership (`==`) for lists, field
+    name for records; false when either side is null."""
+    if hay is None:
+        return False
+    t = type(hay)
+    if t is str:
+        return needle is not None and to_str(needle) in hay
+    if t is list or t is tuple:
+        if type(needle) is str or needle is None:
+            return needle in hay  # str/null equal only themselves: Python's `in` is `eq` here
+        return any(eq(x, needle) for x in hay)
+    if t is dict:
+        return type(needle) is str and needle in hay
+    raise _wrong(f"contains() on {tname(hay)}")
+
+
+def startswith(s: Any, prefix: Any) -> bool:
+    """Prefix test on the str spellings; false when either side is null."""
+    if s is None or prefix is None:
+        return False
+    return to_str(s).startswith(to_str(prefix))
 
 
 def nkey(v: Any) -> tuple:
@@ -633,6 +720,8 @@ def nkey(v: Any) -> tuple:
 
 
 def sorted_(xs: Iterable, key: Any = None, reverse: bool = False) -> list:
+    """Stable sort: nulls, then booleans, numbers, strings, then other values (by canonical JSON)."""
+    xs = _seq(xs, "sorted")
     if key is None:
         return sorted(xs, key=nkey, reverse=bool(reverse))
     return sorted(xs, key=lambda x: nkey(key(x)), reverse=bool(reverse))
@@ -640,8 +729,128 @@ def sorted_(xs: Iterable, key: Any = None, reverse: bool = False) -> list:
 
 def keys(v: Any) -> list:
     if type(v) is not dict:
-        raise ToolError(f"keys() of {tname(v)}", "precondition")
+        raise _wrong(f"keys() of {tname(v)}")
     return sorted(v)
+
+
+# ---- operators
+
+
+def eq(a: Any, b: Any) -> bool:
+    """`==`: JSON equality. Numbers compare by value (1 == 1.0); a boolean equals only a boolean
+    (true != 1); lists and records compare element by element; null equals only null."""
+    ta, tb = type(a), type(b)
+    if ta is tb and (ta is str or ta is int or ta is bool or a is None):
+        return a == b
+    if (ta is bool) != (tb is bool):
+        return False
+    if ta in (list, tuple) and tb in (list, tuple):
+        return len(a) == len(b) and all(eq(x, y) for x, y in zip(a, b))
+    if ta is dict and tb is dict:
+        return a.keys() == b.keys() and all(eq(a[k], b[k]) for k in a)
+    if ta is dict or tb is dict or ta in (list, tuple) or tb in (list, tuple):
+        return False
+    return a == b
+
+
+def ne(a: Any, b: Any) -> bool:
+    return not eq(a, b)
+
+
+def _order(a: Any, b: Any) -> bool:
+    """May `a` and `b` be ordered? False on null; ToolError unless two numbers or two strings."""
+    if a is None or b is None:
+        return False
+    if (_is_num(a) and _is_num(b)) or (type(a) is str and type(b) is str):
+        return True
+    raise _wrong(f"cannot compare {tname(a)} with {tname(b)}")
+
+
+def lt(a: Any, b: Any) -> bool:
+    """Ordering comparisons: two numbers or two strings; false when either side is null (SQL-like)."""
+    return _order(a, b) and a < b
+
+
+def le(a: Any, b: Any) -> bool:
+    return _order(a, b) and a <= b
+
+
+def gt(a: Any, b: Any) -> bool:
+    return _order(a, b) and a > b
+
+
+def ge(a: Any, b: Any) -> bool:
+    return _order(a, b) and a >= b
+
+
+def in_(a: Any, b: Any) -> bool:
+    """`a in b` = contains(b, a)."""
+    return contains(b, a)
+
+
+def not_in(a: Any, b: Any) -> bool:
+    return not contains(b, a)
+
+
+def _nums(a: Any, b: Any, verb: str) -> None:
+    if a is None or b is None:
+        raise _wrong(f"cannot {verb} null")
+    if not (_is_num(a) and _is_num(b)):
+        raise _wrong(f"cannot {verb} {tname(a)} and {tname(b)}")
+
+
+def _arith(a: Any, b: Any, verb: str, fn: Any, by_zero: bool = False) -> Any:
+    """Two numbers (never bools) through `fn`; dividing by zero and non-finite results are domain errors."""
+    _nums(a, b, verb)
+    if by_zero and b == 0:
+        raise _fail("division by zero")
+    try:
+        r = fn(a, b)
+    except OverflowError:
+        raise _fail("number out of range") from None
+    if type(r) is float and not math.isfinite(r):
+        raise _fail("number out of range")
+    return r
+
+
+def add(a: Any, b: Any) -> Any:
+    """`+`: numbers add, lists concatenate, and a string on either side concatenates text."""
+    ta, tb = type(a), type(b)
+    if ta is str or tb is str:
+        return to_str(a) + to_str(b)
+    if ta is list and tb is list:
+        return a + b
+    return _arith(a, b, "add", operator.add)
+
+
+def sub(a: Any, b: Any) -> Any:
+    return _arith(a, b, "subtract", operator.sub)
+
+
+def mul(a: Any, b: Any) -> Any:
+    return _arith(a, b, "multiply", operator.mul)
+
+
+def div(a: Any, b: Any) -> float:
+    """`/`: true division (7 / 2 == 3.5, 4 / 2 == 2.0); dividing by zero is an error."""
+    return _arith(a, b, "divide", operator.truediv, True)
+
+
+def mod(a: Any, b: Any) -> Any:
+    """`%`: remainder with the sign of the divisor (-7 % 3 == 2); by zero is an error."""
+    return _arith(a, b, "divide", operator.mod, True)
+
+
+def not_(a: Any) -> bool:
+    """`not`: true when the operand is false, null (or another false-like value: 0, "", [])."""
+    return not a
+
+
+def neg(a: Any) -> Any:
+    """Unary `-` of a number."""
+    if not _is_num(a):
+        raise _wrong(f"cannot negate {tname(a)}")
+    return -a
 
 
 def index(obj: Any, i: Any) -> Any:

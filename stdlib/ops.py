@@ -6,12 +6,19 @@ lowering (the Python implementation that computes a gold answer).
 
 Operators refuse ambiguous answers (`Ambiguous`): a task whose argmin has a tie
 cannot have a unique gold state, so lowering rejects it rather than guess.
+
+Where an operator shares a meaning with the expression language (`sum`, `contains`, the
+comparisons of `filter`/`compare`) it calls the same runtime function as a tool body and
+a blueprint expression (forgec.lang.builtins registry -> runtime/envrt.py), so
+`reason s = sum(xs)` and `tell sum(xs)` cannot disagree.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+from forgec.runtime import envrt as _rt
 
 
 class Ambiguous(Exception):
@@ -47,14 +54,7 @@ class OpSpec:
         return next((k for k in self.kwargs if k.name == name), None)
 
 
-_CMP = {
-    "eq": lambda a, b: a == b,
-    "ne": lambda a, b: a != b,
-    "lt": lambda a, b: a < b,
-    "le": lambda a, b: a <= b,
-    "gt": lambda a, b: a > b,
-    "ge": lambda a, b: a >= b,
-}
+_CMP = {"eq": _rt.eq, "ne": _rt.ne, "lt": _rt.lt, "le": _rt.le, "gt": _rt.gt, "ge": _rt.ge}  # the `==`.. operators
 _CMP_SYMBOL = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
 
 
@@ -101,7 +101,7 @@ def filter_(xs, by=None, **cmp):
     f = _CMP[name]
     try:
         return [x for x in xs if f(_get(x, by, "filter"), value)]
-    except TypeError as e:
+    except (_rt.ToolError, TypeError) as e:
         raise OpError(f"filter: {e}") from None
 
 
@@ -110,14 +110,12 @@ def count(xs):
 
 
 def sum_(xs, by=None):
+    """The builtin `sum` (envrt.sum_) of the `by` fields: exact, nulls skipped, floats to 6 decimals."""
     xs = _list(xs, "sum")
-    total = 0
-    for x in xs:
-        v = _get(x, by, "sum")
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise OpError(f"sum: {v!r} is not a number")
-        total += v
-    return round(total, 6) if isinstance(total, float) else total
+    try:
+        return _rt.sum_([_get(x, by, "sum") for x in xs])
+    except (_rt.ToolError, TypeError) as e:
+        raise OpError(str(e)) from None
 
 
 def first(xs):
@@ -152,9 +150,10 @@ def pluck(xs, by=None):
 
 
 def contains(xs, value=None):
-    if isinstance(xs, str):
-        return str(value) in xs
-    return value in _list(xs, "contains")
+    """The builtin `contains` (envrt.contains) on a list or str."""
+    if not isinstance(xs, str):
+        _list(xs, "contains")
+    return _rt.contains(xs, value)
 
 
 def compare(a, b, op="eq"):
@@ -163,7 +162,7 @@ def compare(a, b, op="eq"):
         raise OpError(f"compare: unknown comparison {op!r}")
     try:
         return bool(_CMP[op](a, b))
-    except TypeError as e:
+    except (_rt.ToolError, TypeError) as e:
         raise OpError(f"compare: {e}") from None
 
 
@@ -205,5 +204,7 @@ def apply(op: str, args: list, kwargs: dict) -> Any:
         raise OpError(f"{op} takes {spec.positional} positional argument(s), got {len(args)}")
     try:
         return spec.impl(*args, **kwargs)
+    except _rt.ToolError as e:  # a runtime builtin refused the values
+        raise OpError(f"{op}: {e.message}") from None
     except (TypeError, ValueError) as e:  # e.g. argmax over [None, 1.5]: a bad blueprint, not a compiler crash
         raise OpError(f"{op}: {e}") from None

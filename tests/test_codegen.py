@@ -189,7 +189,7 @@ ENV = A.EnvDecl(
                         desc=call("sorted", call("map", N("Order"), at("it", "total")), desc=L(True)),
                         cheapest=at(call("first", call("sorted", N("Order"), at("it", "total"))), "order_id"),
                         maxv=call("max", N("Order"), at("it", "total")),
-                        minv=call("min", L(3), L(1), L(2)),
+                        minv=call("min", L(3), L(1)),
                         min_list=call("min", A.ListLit((L(5), L(4)))),
                         any_=call("any", N("Order"), b("==", at("it", "status"), L("shipped"))),
                         all_=call("all", N("Order"), b(">", at("it", "total"), L(10))),

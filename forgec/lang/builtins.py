@@ -1,17 +1,26 @@
-"""Builtin functions of .forge expressions: signatures and typing rules for the checker.
+"""The one meaning of every builtin and operator of .forge expressions.
+
+`BUILTINS` and `OPERATORS` are the registry (the shape of Jinja's `environment.filters`
+and of `stdlib/ops.py` `OpSpec`): each entry holds the name, arity, the checker's type
+rule, and `impl`, the Python implementation in `forgec.runtime.envrt`. Generated tool
+bodies call `_rt.<impl name>` (`codegen_form`), or an inline Python form the emitter only
+uses where it equals the call (tests/test_builtins_differential.py checks both); the
+blueprint evaluator (`forgec.lower.eval_expr`) calls `impl` itself. Adding a builtin is
+adding one entry here (and its function in envrt).
 
 `lambda_arg` is the index of an argument evaluated once per element of argument 0
-with `it` bound to the element (`map(xs, it.price)`, `sum(xs, it.qty * it.price)`).
-A rule gets the argument types (the lambda's type in its place) and returns the
-result type, or a string: the error message for a type mismatch.
-The runtime semantics are in docs/language.md; codegen implements them.
+with `it` bound to the element (`map(xs, it.price)`, `sum(xs, it.qty * it.price)`);
+`impl(xs, per)` gets it as a function of the element. A rule gets the argument types
+(the lambda's type in its place) and returns the result type, or a string: the error
+message for a type mismatch. Semantics: docs/language.md, "Builtins and operators".
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
+from forgec.runtime import envrt as _rt
 from forgec.lang.types import (ANY, BOOL, FLOAT, INT, STR, UNKNOWN, EntSet, ListT, Ty, elem, is_loose,
                                is_number, is_stringy, join, strip_opt)
 
@@ -25,6 +34,20 @@ class Builtin:
     doc: str
     lambda_arg: int | None = None
     kwargs: tuple[str, ...] = ()
+    impl: Callable[..., Any] | None = None  # envrt function; None: needs the env (fresh_id)
+    env_only: bool = False  # reads the env's collections (`fresh_id(E)`): tool bodies only
+
+    @property
+    def codegen_form(self) -> str:
+        """The runtime function generated code calls: `_rt.<name>`."""
+        return f"_rt.{self.impl.__name__}" if self.impl is not None else ""
+
+    def per_element(self, args: "tuple | list") -> bool:
+        """Is argument `lambda_arg` evaluated per element? Always when given, except that
+        `min(a, b)`/`max(a, b)` whose second argument does not mention `it` are two values."""
+        if self.lambda_arg is None or len(args) <= self.lambda_arg:
+            return False
+        return self.name not in ("min", "max") or mentions_it(args[self.lambda_arg])
 
 
 def _num(t: Ty) -> Ty:
@@ -152,30 +175,129 @@ def _fresh(a):
     return f"fresh_id expects an entity name, found {a[0]}"
 
 
+def mentions_it(e: Any) -> bool:
+    """Does `e` read `it` of the enclosing per-element argument? (`it` inside a `where` or a
+    nested per-element argument is that construct's own element.)"""
+    from forgec.lang import ast as A
+
+    if isinstance(e, A.Name):
+        return e.id == "it"
+    if isinstance(e, A.Where):
+        return mentions_it(e.source)
+    if isinstance(e, A.Call):
+        b = BUILTINS.get(e.func)
+        if b is not None and b.per_element(e.args):
+            rest = [a for i, a in enumerate(e.args) if i != b.lambda_arg]
+        else:
+            rest = list(e.args)
+        return any(mentions_it(x) for x in rest) or any(mentions_it(k.value) for k in e.kwargs)
+    if isinstance(e, A.Attr):
+        return mentions_it(e.obj)
+    if isinstance(e, A.Index):
+        return mentions_it(e.obj) or mentions_it(e.index)
+    if isinstance(e, A.Unary):
+        return mentions_it(e.operand)
+    if isinstance(e, A.Binary):
+        return mentions_it(e.left) or mentions_it(e.right)
+    if isinstance(e, A.ListLit):
+        return any(mentions_it(x) for x in e.items)
+    if isinstance(e, A.RecordLit):
+        return any(mentions_it(f.value) for f in e.fields)
+    return False
+
+
 BUILTINS: dict[str, Builtin] = {
     b.name: b
     for b in (
-        Builtin("len", 1, 1, _len, "number of elements of a list / characters of a str"),
-        Builtin("sum", 1, 2, _sum, "sum of the numbers (or of the per-element expression)", 1),
-        Builtin("min", 1, 2, _minmax("min"), "smallest element / per-element value; min(a, b) of numbers", 1),
-        Builtin("max", 1, 2, _minmax("max"), "largest element / per-element value; max(a, b) of numbers", 1),
-        Builtin("any", 1, 2, _anyall("any"), "some element (or per-element condition) is true", 1),
-        Builtin("all", 1, 2, _anyall("all"), "every element (or per-element condition) is true", 1),
-        Builtin("map", 2, 2, _map, "list of the per-element expression", 1),
-        Builtin("fresh_id", 1, 1, _fresh, "a new key for Entity, deterministic (prefix + counter)"),
-        Builtin("round", 1, 2, _round, "round half-even to n digits (int without n)"),
-        Builtin("abs", 1, 1, _abs, "absolute value"),
-        Builtin("str", 1, 1, _conv(STR), "text of a value"),
-        Builtin("int", 1, 1, _conv(INT), "integer of a number or numeric str (ToolError otherwise)"),
-        Builtin("float", 1, 1, _conv(FLOAT), "float of a number or numeric str (ToolError otherwise)"),
-        Builtin("lower", 1, 1, _strfn("lower"), "lower-case str"),
-        Builtin("upper", 1, 1, _strfn("upper"), "upper-case str"),
-        Builtin("contains", 2, 2, _contains, "substring test on str, membership on lists"),
-        Builtin("startswith", 2, 2, _startswith, "str prefix test"),
-        Builtin("first", 1, 1, _firstlast("first"), "first element (ToolError when empty)"),
-        Builtin("last", 1, 1, _firstlast("last"), "last element (ToolError when empty)"),
-        Builtin("sorted", 1, 2, _sorted, "ascending by the per-element key (desc: true for descending)", 1, ("desc",)),
-        Builtin("keys", 1, 1, _keys, "keys of all records of an entity, in key order"),
-        Builtin("count", 1, 2, _count, "number of elements (satisfying the per-element condition)", 1),
+        Builtin("len", 1, 1, _len, "number of elements of a list / characters of a str / fields of a record",
+                impl=_rt.len_),
+        Builtin("sum", 1, 2, _sum, "exact sum of the numbers (or per-element values), nulls skipped; "
+                "a float result is rounded to 6 decimals", 1, impl=_rt.sum_),
+        Builtin("min", 1, 2, _minmax("min"), "smallest element / per-element value, nulls skipped; "
+                "min(a, b) of two values", 1, impl=_rt.min_),
+        Builtin("max", 1, 2, _minmax("max"), "largest element / per-element value, nulls skipped; "
+                "max(a, b) of two values", 1, impl=_rt.max_),
+        Builtin("any", 1, 2, _anyall("any"), "some element (or per-element condition) is true", 1, impl=_rt.any_),
+        Builtin("all", 1, 2, _anyall("all"), "every element (or per-element condition) is true", 1, impl=_rt.all_),
+        Builtin("map", 2, 2, _map, "list of the per-element expression", 1, impl=_rt.map_),
+        Builtin("fresh_id", 1, 1, _fresh, "a new key for Entity, deterministic (prefix + counter)", env_only=True),
+        Builtin("round", 1, 2, _round, "round half-even on the decimal spelling to n digits (int without n)",
+                impl=_rt.round_),
+        Builtin("abs", 1, 1, _abs, "absolute value", impl=_rt.abs_),
+        Builtin("str", 1, 1, _conv(STR), "text of a value (JSON spelling for true/false/null)", impl=_rt.to_str),
+        Builtin("int", 1, 1, _conv(INT), "integer of a number or numeric str (ToolError otherwise)", impl=_rt.to_int),
+        Builtin("float", 1, 1, _conv(FLOAT), "float of a number or numeric str (ToolError otherwise)",
+                impl=_rt.to_float),
+        Builtin("lower", 1, 1, _strfn("lower"), "lower-case str (null stays null)", impl=_rt.lower),
+        Builtin("upper", 1, 1, _strfn("upper"), "upper-case str (null stays null)", impl=_rt.upper),
+        Builtin("contains", 2, 2, _contains, "substring test on str, membership on lists (false on null)",
+                impl=_rt.contains),
+        Builtin("startswith", 2, 2, _startswith, "str prefix test (false on null)", impl=_rt.startswith),
+        Builtin("first", 1, 1, _firstlast("first"), "first element (ToolError when empty)", impl=_rt.first),
+        Builtin("last", 1, 1, _firstlast("last"), "last element (ToolError when empty)", impl=_rt.last),
+        Builtin("sorted", 1, 2, _sorted, "stable ascending sort by the per-element key (desc: true for descending)",
+                1, ("desc",), impl=_rt.sorted_),
+        Builtin("keys", 1, 1, _keys, "keys of all records of an entity (key order), field names of a record",
+                impl=_rt.keys),
+        Builtin("count", 1, 2, _count, "number of elements (satisfying the per-element condition)", 1,
+                impl=_rt.count_),
     )
 }
+
+
+# --------------------------------------------------------------------------- operators
+
+
+@dataclass(frozen=True)
+class Operator:
+    """A binary or unary operator: `impl` (envrt) is its meaning; `py` is the Python operator the
+    emitter may write inline instead when both operand types make it equal to `impl`
+    (`inline`: "int" both ints, "num_str" two numbers or two strs, "eq" scalars equal under
+    Python's `==`, "always" any values); "and"/"or" short-circuit and have no `impl`."""
+
+    symbol: str
+    impl: Callable[..., Any] | None
+    doc: str
+    py: str = ""
+    inline: str = ""
+
+    @property
+    def codegen_form(self) -> str:
+        return f"_rt.{self.impl.__name__}" if self.impl is not None else ""
+
+
+OPERATORS: dict[str, Operator] = {
+    o.symbol: o
+    for o in (
+        Operator("==", _rt.eq, "JSON equality: 1 == 1.0, true != 1, null == null, lists/records element-wise", "==", "eq"),
+        Operator("!=", _rt.ne, "not ==", "!=", "eq"),
+        Operator("<", _rt.lt, "two numbers or two strs; false when a side is null", "<", "num_str"),
+        Operator("<=", _rt.le, "two numbers or two strs; false when a side is null", "<=", "num_str"),
+        Operator(">", _rt.gt, "two numbers or two strs; false when a side is null", ">", "num_str"),
+        Operator(">=", _rt.ge, "two numbers or two strs; false when a side is null", ">=", "num_str"),
+        Operator("in", _rt.in_, "contains(right, left)"),
+        Operator("not in", _rt.not_in, "not contains(right, left)"),
+        Operator("+", _rt.add, "numbers add, lists concatenate, a str on either side concatenates text", "+", "int"),
+        Operator("-", _rt.sub, "numbers", "-", "int"),
+        Operator("*", _rt.mul, "numbers", "*", "int"),
+        Operator("/", _rt.div, "true division (7 / 2 == 3.5); by zero is an error"),
+        Operator("%", _rt.mod, "remainder with the divisor's sign (-7 % 3 == 2); by zero is an error"),
+        Operator("and", None, "short-circuit; the value of the side that decides (a false/null side is false)"),
+        Operator("or", None, "short-circuit; the value of the side that decides"),
+    )
+}
+
+UNARY: dict[str, Operator] = {
+    "-": Operator("-", _rt.neg, "negation of a number", "-", "num"),
+    "not": Operator("not", _rt.not_, "true when the operand is false or null", "not", "always"),
+}
+
+
+def _registry_is_runtime() -> None:
+    """Every `impl` is the envrt function of the same name, so `codegen_form` calls it."""
+    for entry in (*BUILTINS.values(), *OPERATORS.values(), *UNARY.values()):
+        if entry.impl is not None and getattr(_rt, entry.impl.__name__, None) is not entry.impl:
+            raise AssertionError(f"{entry!r}: impl is not envrt.{entry.impl.__name__}")
+
+
+_registry_is_runtime()

@@ -1,0 +1,356 @@
+"""One meaning for every builtin and operator: a differential test over three paths.
+
+Each builtin and operator of the registry (forgec/lang/builtins.py) runs over a grid of
+values (ints, floats whose sum is not exact in binary, ties 2.5/3.5/-2.5, nulls, empty
+lists, strings, booleans, records, mixed lists) through
+
+  (a) a generated tool body: a small .forge env is checked, compiled by codegen and called
+      through `Env.step` (typed parameters exercise the inline fast forms, `any?`
+      parameters the runtime calls);
+  (b) a blueprint: the same expression AST through `forgec.lower.eval_expr`;
+  (c) the runtime implementation (`impl`) called directly;
+
+and must give the same value and the same error (code and message) on every path. A tool's
+`return` and a blueprint's `tell` canonicalize the value (floats to 6 decimals), so (a) is
+compared with the canonical form of (b) and (c); (b) and (c) are compared exactly.
+Hand-computed expected values check the chosen semantics independently (docs/language.md,
+"Builtins and operators").
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import forgec.lang as L
+from forgec.codegen import emit_env, load_env_module
+from forgec.lang.builtins import BUILTINS, OPERATORS, UNARY
+from forgec.lower import Rejected, Scope, eval_expr
+from forgec.runtime import envrt
+from forgec.runtime.envrt import ToolError
+from forgec.stdlib import ops as OPS
+
+INTS = [0, 1, 2, -3, 7]
+FLOATS = [0.0, 0.1, 0.2, 2.5, 3.5, -2.5, 10.1, 20.2, 2.675]
+STRS = ["", "a", "abc", "B", "10", "3.7", "true"]
+BOOLS = [True, False]
+LISTS = [[], [1, 2], [10.1, 20.2], [0.1, 0.2, 0.3], [1, None], [None], ["b", "a"], [True, False], [1, 1.0], [2.5, 1],
+         [1, "a"], [[1], [0]]]
+RECS = [{"a": 1}, {}, {"qty": 2, "price": 10.1}]
+SCALARS = INTS + FLOATS + STRS + BOOLS + [None]
+ALL = SCALARS + LISTS + RECS
+
+BY_TYPE = {
+    "int": INTS, "float": FLOATS, "str": STRS, "bool": BOOLS,
+    "int?": INTS + [None], "float?": FLOATS + [None], "str?": STRS + [None],
+    "list[any]": LISTS, "list[any]?": LISTS + [None], "any?": ALL,
+}
+
+BINARY_TYPES = [("any?", "any?"), ("int", "int"), ("int", "float"), ("float", "float"), ("float", "int"),
+                ("str", "str"), ("bool", "bool"), ("int?", "int"), ("str?", "str?"), ("list[any]", "list[any]"),
+                ("int", "str"), ("str", "float")]
+
+# builtin calls: (expression over parameters a, b; parameter types; the runtime call)
+_I = BUILTINS
+
+CALLS = [
+    ("len(a)", ("any?",), lambda a: _I["len"].impl(a)),
+    ("len(a)", ("str",), lambda a: _I["len"].impl(a)),
+    ("len(a)", ("list[any]",), lambda a: _I["len"].impl(a)),
+    ("count(a)", ("list[any]?",), lambda a: _I["count"].impl(a)),
+    ("count(a, it == 1)", ("list[any]?",), lambda a: _I["count"].impl(a, lambda x: envrt.eq(x, 1))),
+    ("sum(a)", ("list[any]?",), lambda a: _I["sum"].impl(a)),
+    ("sum(a, it)", ("list[any]?",), lambda a: _I["sum"].impl(a, lambda x: x)),
+    ("sum(a, 2)", ("list[any]?",), lambda a: _I["sum"].impl(a, lambda x: 2)),
+    ("min(a)", ("list[any]?",), lambda a: _I["min"].impl(a)),
+    ("max(a)", ("list[any]?",), lambda a: _I["max"].impl(a)),
+    ("min(a, it)", ("list[any]?",), lambda a: _I["min"].impl(a, lambda x: x)),
+    ("max(a, it)", ("list[any]?",), lambda a: _I["max"].impl(a, lambda x: x)),
+    ("min(a, b)", ("int?", "float?"), lambda a, b: _I["min"].impl([a, b])),
+    ("max(a, b)", ("float", "int"), lambda a, b: _I["max"].impl([a, b])),
+    ("any(a)", ("list[any]?",), lambda a: _I["any"].impl(a)),
+    ("all(a)", ("list[any]?",), lambda a: _I["all"].impl(a)),
+    ("any(a, it == 1)", ("list[any]?",), lambda a: _I["any"].impl(a, lambda x: envrt.eq(x, 1))),
+    ("all(a, it != null)", ("list[any]?",), lambda a: _I["all"].impl(a, lambda x: envrt.ne(x, None))),
+    ("map(a, it)", ("list[any]?",), lambda a: _I["map"].impl(a, lambda x: x)),
+    ("map(a, it)", ("list[any]",), lambda a: _I["map"].impl(a, lambda x: x)),
+    ("map(a, str(it))", ("list[any]",), lambda a: _I["map"].impl(a, envrt.to_str)),
+    ("sorted(a)", ("list[any]?",), lambda a: _I["sorted"].impl(a)),
+    ("sorted(a, it)", ("list[any]?",), lambda a: _I["sorted"].impl(a, lambda x: x)),
+    ("sorted(a, it, desc: true)", ("list[any]",), lambda a: _I["sorted"].impl(a, lambda x: x, True)),
+    ("first(a)", ("list[any]?",), lambda a: _I["first"].impl(a)),
+    ("last(a)", ("list[any]?",), lambda a: _I["last"].impl(a)),
+    ("round(a)", ("any?",), lambda a: _I["round"].impl(a)),
+    ("round(a)", ("float",), lambda a: _I["round"].impl(a)),
+    ("round(a, b)", ("float", "int"), lambda a, b: _I["round"].impl(a, b)),
+    ("round(a, b)", ("any?", "int?"), lambda a, b: _I["round"].impl(a, b)),
+    ("abs(a)", ("any?",), lambda a: _I["abs"].impl(a)),
+    ("abs(a)", ("int",), lambda a: _I["abs"].impl(a)),
+    ("abs(a)", ("float",), lambda a: _I["abs"].impl(a)),
+    ("str(a)", ("any?",), lambda a: _I["str"].impl(a)),
+    ("str(a)", ("str",), lambda a: _I["str"].impl(a)),
+    ("int(a)", ("any?",), lambda a: _I["int"].impl(a)),
+    ("int(a)", ("int",), lambda a: _I["int"].impl(a)),
+    ("float(a)", ("any?",), lambda a: _I["float"].impl(a)),
+    ("float(a)", ("float",), lambda a: _I["float"].impl(a)),
+    ("lower(a)", ("any?",), lambda a: _I["lower"].impl(a)),
+    ("upper(a)", ("str?",), lambda a: _I["upper"].impl(a)),
+    ("contains(a, b)", ("any?", "any?"), lambda a, b: _I["contains"].impl(a, b)),
+    ("startswith(a, b)", ("any?", "any?"), lambda a, b: _I["startswith"].impl(a, b)),
+    ("keys(a)", ("any?",), lambda a: _I["keys"].impl(a)),
+    ("-a", ("any?",), lambda a: UNARY["-"].impl(a)),
+    ("-a", ("int",), lambda a: UNARY["-"].impl(a)),
+    ("-a", ("float",), lambda a: UNARY["-"].impl(a)),
+    ("not a", ("any?",), lambda a: UNARY["not"].impl(a)),
+    ("a and b", ("any?", "any?"), lambda a, b: a and b),
+    ("a or b", ("any?", "any?"), lambda a, b: a or b),
+]
+for _op, _o in OPERATORS.items():
+    if _o.impl is not None:
+        for _lt, _rt in BINARY_TYPES:
+            CALLS.append((f"a {_op} b", (_lt, _rt), (lambda impl: lambda a, b: impl(a, b))(_o.impl)))
+
+# the builtins a blueprint cannot evaluate (they read the env's collections)
+assert {n for n, b in BUILTINS.items() if b.impl is None} == {"fresh_id"}
+
+
+def _tool_text(i: int, expr: str, types: tuple) -> str:
+    params = ", ".join(f"{p}: {t}" for p, t in zip("ab", types))
+    return f"  tool t{i}({params}) -> any? {{\n    return {expr}\n  }}\n"
+
+
+def _checks(text: str) -> bool:
+    m, d = L.parse("env probe {\n" + text + "}\n", "probe.forge")
+    return not any(x.is_error for x in d) and not any(x.is_error for x in L.check([m]))
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """The env with one tool per (expression, parameter types) the checker accepts."""
+    kept = [(i, c) for i, c in enumerate(CALLS) if _checks(_tool_text(i, c[0], c[1]))]
+    text = "env diff {\n" + "".join(_tool_text(i, c[0], c[1]) for i, c in kept) + "}\n"
+    m, d = L.parse(text, "diff.forge")
+    assert not any(x.is_error for x in d + L.check([m]))
+    path = tmp_path_factory.mktemp("diff") / "env.py"
+    path.write_text(emit_env(m.envs[0], "diff.forge"))
+    mod = load_env_module(path)
+    tools = {t.name: t for t in m.envs[0].tools}
+    return mod.Env({"entities": {}, "globals": {}}), tools, dict(kept)
+
+
+def _grid(types: tuple) -> list[tuple]:
+    if len(types) == 1:
+        return [(v,) for v in BY_TYPE[types[0]]]
+    return [(a, b) for a in BY_TYPE[types[0]] for b in BY_TYPE[types[1]]]
+
+
+def _j(v):
+    return json.dumps(v, sort_keys=True)
+
+
+def _outcome_tool(env, name, args):
+    r = env.step(name, {p: v for p, v in zip("ab", args)})
+    if isinstance(r, ToolError):
+        assert r.code != "invalid-arguments", (name, args, r)  # the grid fits the parameter types
+        if r.internal:  # a wrong-typed value: the runtime's TypeError, reported at the .forge line
+            assert type(r.__cause__) is TypeError and r.where.startswith("diff.forge:"), r
+            return ("err", "internal", str(r.__cause__))
+        return ("err", r.code, r.message)
+    return ("ok", _j(r))
+
+
+def _outcome_blueprint(expr_ast, args):
+    scope = Scope({})
+    scope.nodes.update(zip("ab", args))
+    try:
+        return ("ok", eval_expr(expr_ast, scope))
+    except Rejected as ex:
+        return ("err", ex.code, ex.detail)
+
+
+def _outcome_runtime(fn, args):
+    try:
+        return ("ok", fn(*args))
+    except ToolError as ex:
+        return ("err", ex.code, ex.message)
+    except TypeError as ex:
+        return ("err", "internal", str(ex))
+
+
+def _canonical(outcome):
+    return ("ok", _j(envrt.canon(outcome[1]))) if outcome[0] == "ok" else outcome
+
+
+def test_the_checker_accepts_the_grid_it_should(compiled):
+    """Every `any?` form and every builtin is compiled (a silently dropped tool tests nothing)."""
+    _, _, kept = compiled
+    exprs = {c[0] for c in kept.values()}
+    for name, b in BUILTINS.items():
+        if b.impl is not None:
+            assert any(e.startswith(name + "(") for e in exprs), name
+    for op in OPERATORS:
+        assert any(c[0] == f"a {op} b" and c[1] == ("any?", "any?") for c in kept.values()), op
+    assert len(kept) >= 100
+
+
+def test_every_builtin_and_operator_agrees_on_three_paths(compiled):
+    env, tools, kept = compiled
+    checked = 0
+    for i, (expr, types, fn) in kept.items():
+        ast = tools[f"t{i}"].body[-1].value
+        for args in _grid(types):
+            tool = _outcome_tool(env, f"t{i}", args)
+            bp = _outcome_blueprint(ast, args)
+            rt = _outcome_runtime(fn, args)
+            where = f"{expr} with {types} on {args!r}"
+            assert type(bp[1]) is type(rt[1]) and (bp[0] == "err" or _j(bp[1]) == _j(rt[1])), (where, bp, rt)
+            assert bp == rt or _j(bp[1]) == _j(rt[1]), (where, bp, rt)
+            assert tool == _canonical(bp), (where, tool, bp)
+            checked += 1
+    assert checked > 5000
+
+
+def _run(expr: str, types: tuple, *args, compiled):
+    """The value of `expr` on all three paths (asserted equal above); here through the tool body."""
+    env, tools, kept = compiled
+    i = next(i for i, c in kept.items() if c[0] == expr and c[1] == types)
+    return _outcome_tool(env, f"t{i}", args)
+
+
+@pytest.mark.parametrize(
+    "expr, types, args, expected",
+    [
+        # exact sums: fsum, rounded to 6 decimals when a float takes part; nulls skipped
+        ("sum(a)", ("list[any]?",), ([10.1, 20.2],), 30.3),
+        ("sum(a)", ("list[any]?",), ([0.1, 0.2, 0.3],), 0.6),
+        ("sum(a)", ("list[any]?",), ([1, None],), 1),
+        ("sum(a)", ("list[any]?",), ([],), 0),
+        ("sum(a, 2)", ("list[any]?",), ([10.1, 20.2],), 4),
+        # round: ties to even (2.5 -> 2, 3.5 -> 4, -2.5 -> -2), on the decimal spelling with digits
+        ("round(a)", ("float",), (2.5,), 2),
+        ("round(a)", ("float",), (3.5,), 4),
+        ("round(a)", ("float",), (-2.5,), -2),
+        ("round(a, b)", ("float", "int"), (2.675, 2), 2.68),
+        ("round(a, b)", ("float", "int"), (2.5, 0), 2.0),
+        ("round(a, b)", ("any?", "int?"), (7, 1), 7.0),
+        # min/max skip nulls
+        ("min(a)", ("list[any]?",), ([1, None],), 1),
+        ("min(a, b)", ("int?", "float?"), (None, 2.5), 2.5),
+        ("max(a)", ("list[any]?",), ([2.5, 1],), 2.5),
+        # arithmetic
+        ("a / b", ("int", "int"), (7, 2), 3.5),
+        ("a / b", ("int", "int"), (2, 1), 2.0),
+        ("a % b", ("int", "int"), (-3, 2), 1),
+        ("a + b", ("float", "float"), (0.1, 0.2), 0.3),  # returned values are canonical
+        ("a + b", ("any?", "any?"), ("a", 1), "a1"),
+        ("a + b", ("any?", "any?"), (1, True), "err"),
+        # equality is JSON equality; ordering is false on null
+        ("a == b", ("any?", "any?"), (1, True), False),
+        ("a == b", ("any?", "any?"), (1, 1.0), True),
+        ("a == b", ("any?", "any?"), ([1, None], [1.0, None]), True),
+        ("a < b", ("any?", "any?"), (None, 1), False),
+        ("a in b", ("any?", "any?"), (1, None), False),
+        ("a in b", ("any?", "any?"), (True, [1, 2]), False),
+        ("a in b", ("any?", "any?"), (1, "a1"), True),
+        # conversions spell values as JSON
+        ("str(a)", ("any?",), (True,), "true"),
+        ("str(a)", ("any?",), (None,), "null"),
+        ("str(a)", ("any?",), (0.1,), "0.1"),
+        ("int(a)", ("any?",), ("3.7",), 3),
+        ("lower(a)", ("any?",), (None,), None),
+        ("sorted(a)", ("list[any]?",), ([2.5, 1],), [1, 2.5]),
+        ("sorted(a, it, desc: true)", ("list[any]",), (["b", "a"],), ["b", "a"]),
+        ("keys(a)", ("any?",), ({"qty": 2, "price": 10.1},), ["price", "qty"]),
+        ("count(a, it == 1)", ("list[any]?",), ([1, 1.0, True],), 2),
+    ],
+)
+def test_hand_computed_values(compiled, expr, types, args, expected):
+    got = _run(expr, types, *args, compiled=compiled)
+    if expected == "err":
+        assert got[0] == "err"
+    else:
+        assert got == ("ok", _j(expected)), got
+        assert type(json.loads(got[1])) is type(expected)
+
+
+@pytest.mark.parametrize(
+    "expr, types, args, code, message",
+    [
+        # domain failures: the call is refused (precondition)
+        ("a / b", ("int", "int"), (1, 0), "precondition", "division by zero"),
+        ("a / b", ("float", "float"), (2.5, 0.0), "precondition", "division by zero"),
+        ("a % b", ("any?", "any?"), (1, 0), "precondition", "division by zero"),
+        ("min(a)", ("list[any]?",), ([],), "precondition", "min() of an empty list"),
+        ("max(a)", ("list[any]?",), ([None],), "precondition", "max() of an empty list"),
+        ("first(a)", ("list[any]?",), ([],), "precondition", "first() of an empty list"),
+        ("int(a)", ("any?",), ("x",), "precondition", "int() of 'x'"),
+        # wrong-typed values (null included): a bug in the tool (internal)
+        ("a - b", ("any?", "any?"), (None, 1), "internal", "cannot subtract null"),
+        ("a + b", ("any?", "any?"), (None, 1), "internal", "cannot add null"),
+        ("a * b", ("any?", "any?"), ("ab", 2), "internal", "cannot multiply string and integer"),
+        ("a < b", ("any?", "any?"), ("a", 1), "internal", "cannot compare string with integer"),
+        ("min(a)", ("list[any]?",), ([1, "a"],), "internal", "min() of values that cannot be compared"),
+        ("sum(a)", ("list[any]?",), (None,), "internal", "sum() of null"),
+        ("sum(a)", ("list[any]?",), ([True, False],), "internal", "sum() of a non-number true"),
+        ("len(a)", ("any?",), (None,), "internal", "len() of null"),
+        ("round(a)", ("any?",), (None,), "internal", "round() of null"),
+        ("abs(a)", ("any?",), ("a",), "internal", "abs() of string"),
+    ],
+)
+def test_errors_are_one_error(compiled, expr, types, args, code, message):
+    """A failing builtin is one error: the tool's ToolError code and message, the blueprint's
+    rejection code and detail (`internal`: the tool reports the TypeError at its .forge line)."""
+    assert _run(expr, types, *args, compiled=compiled) == ("err", code, message)
+    env, tools, kept = compiled
+    i = next(i for i, c in kept.items() if c[0] == expr and c[1] == types)
+    assert _outcome_blueprint(tools[f"t{i}"].body[-1].value, args) == ("err", code, message)
+    err = env.step(f"t{i}", dict(zip("ab", args)))
+    assert err.internal == (code == "internal")
+    if code == "internal":
+        assert err.message.startswith(f"internal error in t{i}: TypeError: {message} (at diff.forge:")
+
+
+def test_the_three_known_disagreements_are_gone(compiled):
+    """The issue's examples: the blueprint now computes what the tool body computes."""
+    scope = Scope({})
+    m, _ = L.parse('env e { tool t(a: list[float]?) -> any { return sum(a) } }', "x.forge")
+    sum_ast = m.envs[0].tools[0].body[-1].value
+    scope.nodes["a"] = [10.1, 20.2]
+    assert eval_expr(sum_ast, scope) == 30.3 and 10.1 + 20.2 != 30.3
+    m, _ = L.parse('env e { tool t(a: float) -> any { return round(a) } }', "x.forge")
+    scope.nodes["a"] = 2.5
+    r = eval_expr(m.envs[0].tools[0].body[-1].value, scope)
+    assert r == 2 and type(r) is int
+    m, _ = L.parse('env e { tool t(a: int?, b: int) -> any { return min(a, b) } }', "x.forge")
+    scope.nodes.update(a=None, b=1)
+    assert eval_expr(m.envs[0].tools[0].body[-1].value, scope) == 1
+
+
+def test_reasoning_ops_share_the_builtin_meaning():
+    """`reason s = sum(xs)` is the builtin sum; `compare`/`filter` use the `==`/`<` operators."""
+    assert OPS.apply("sum", [[10.1, 20.2]], {}) == 30.3
+    assert OPS.apply("sum", [[{"p": 10.1}, {"p": None}, {"p": 20.2}]], {"by": "p"}) == 30.3
+    with pytest.raises(OPS.OpError, match=r"sum\(\) of a non-number 'x'"):
+        OPS.apply("sum", [[1, "x"]], {})
+    assert OPS.apply("compare", [1, True], {"op": "=="}) is False
+    assert OPS.apply("compare", [None, 1], {"op": "<"}) is False
+    with pytest.raises(OPS.OpError, match="cannot compare string with integer"):
+        OPS.apply("compare", ["a", 1], {"op": "<"})
+    assert OPS.apply("filter", [[{"p": 1}, {"p": None}, {"p": 3}]], {"by": "p", "lt": 2}) == [{"p": 1}]
+    assert OPS.apply("contains", [["a"]], {"value": "a"}) is True
+    assert OPS.apply("contains", ["xtrue"], {"value": True}) is True  # str(true) is "true"
+
+
+def test_runtime_semantics_independently():
+    """The runtime functions against values computed by hand / by the decimal module."""
+    assert envrt.sum_([0.1] * 10) == 1.0 and sum([0.1] * 10) != 1.0
+    assert envrt.sum_([1e16, 1.0, -1e16]) == 1.0  # exact (math.fsum), not left-to-right
+    assert envrt.round_(0.125, 2) == 0.12 and envrt.round_(0.375, 2) == 0.38  # half to even
+    assert envrt.round_(1234.5, -2) == 1200.0
+    assert envrt.round_(-0.4) == 0 and math.copysign(1, envrt.round_(-0.0001, 2)) == 1.0  # no -0.0
+    assert envrt.mod(-7, 3) == 2 and envrt.mod(7, -3) == -2
+    assert envrt.eq({"a": [1, True]}, {"a": [1.0, True]}) and not envrt.eq({"a": 1}, {"a": True})
+    assert envrt.to_str([1, None]) == "[1,null]"
+    assert envrt.sorted_([None, "b", 2, True, 1.5]) == [None, True, 1.5, 2, "b"]
