@@ -23,8 +23,11 @@ def run_check(paths: list[str], stdin_text: str | None = None):
     from forgec.lang import check, load, parse
     from forgec.lang.check import drop_cascades
 
+    from forgec.lang.confine import root_of
+
     files = [p for p in paths if p != "-"]
-    modules, diags = load(files) if files else ([], [])
+    roots = [root_of(p) for p in files] + ([Path.cwd()] if "-" in paths else [])  # imports stay inside these
+    modules, diags = load(files, roots) if files else ([], [])
     sources: dict[str, str] = {}
     if "-" in paths:
         text = stdin_text if stdin_text is not None else sys.stdin.read()
@@ -32,7 +35,7 @@ def run_check(paths: list[str], stdin_text: str | None = None):
         modules.append(m)
         diags += d
         sources["<stdin>"] = text
-    diags += check(modules)
+    diags += check(modules, roots)
     return drop_cascades(diags), sources
 
 

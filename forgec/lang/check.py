@@ -24,6 +24,7 @@ from pathlib import Path
 from forgec.diagnostics import Diagnostic, Span, error, warning
 from forgec.lang import ast as A
 from forgec.lang import codes as C
+from forgec.lang import confine
 from forgec.lang.builtins import BUILTINS
 from forgec.lang.types import (ANY, BOOL, FLOAT, INT, NULL, STR, UNKNOWN, EntRec, EntSet, EnumT, ListT, OptT,
                                Prim, RecT, RefT, Ty, elem, enum_base, is_loose, is_number, is_stringy, join,
@@ -1243,24 +1244,25 @@ class Typed:
         return None if et is None else et.edges.get(id(node))
 
 
-def check_modules(modules: list[A.Module]) -> list[Diagnostic]:
-    """Resolve and check `modules` together (imports among them, else read from disk)."""
-    return check_typed(modules)[0]
+def check_modules(modules: list[A.Module], roots=None) -> list[Diagnostic]:
+    """Resolve and check `modules` together (imports among them, else read from disk, only inside
+    `roots`: see forgec/lang/confine.py; default: each module's build, else its folder)."""
+    return check_typed(modules, roots)[0]
 
 
-def check_typed(modules: list[A.Module]) -> tuple[list[Diagnostic], Typed]:
+def check_typed(modules: list[A.Module], roots=None) -> tuple[list[Diagnostic], Typed]:
     """`check_modules`, also returning the typed AST (`Typed`) of every env and blueprint."""
     gc_was_on = gc.isenabled()
     gc.disable()  # short-lived acyclic data: the cyclic GC would only rescan the live ASTs
     try:
-        diags, types, mods = _check_modules(modules)
+        diags, types, mods = _check_modules(modules, roots)
         return diags, Typed(mods, types)
     finally:
         if gc_was_on:
             gc.enable()
 
 
-def _check_modules(modules: list[A.Module]) -> tuple[list[Diagnostic], dict[str, EnvTypes], list[A.Module]]:
+def _check_modules(modules: list[A.Module], roots=None) -> tuple[list[Diagnostic], dict[str, EnvTypes], list[A.Module]]:
     diags: list[Diagnostic] = []
     by_path: dict[str, A.Module] = {}
     for m in modules:
@@ -1272,6 +1274,13 @@ def _check_modules(modules: list[A.Module]) -> tuple[list[Diagnostic], dict[str,
         for imp in m.imports:
             p = Path(_resolve_import(m, imp))
             if str(p) in by_path:
+                continue
+            if roots is None:
+                roots = confine.default_roots(x.file for x in modules)
+            why = confine.import_error(imp.path, str(p), roots)
+            if why is not None:  # never read (so never shown) a file outside the build
+                diags.append(error(C.IMPORT_OUTSIDE, f"cannot import '{_shown(imp.path)}': {why}", imp.span,
+                                   "import .forge files of this build by a path relative to the importing file"))
                 continue
             if not p.is_file():
                 diags.append(error(C.IMPORT_NOT_FOUND, f"cannot find imported file '{imp.path}'", imp.span,
@@ -1317,16 +1326,26 @@ def _check_modules(modules: list[A.Module]) -> tuple[list[Diagnostic], dict[str,
     return diags, types, all_mods
 
 
-def load(paths) -> tuple[list[A.Module], list[Diagnostic]]:
+def load(paths, roots=None) -> tuple[list[A.Module], list[Diagnostic]]:
     """Read .forge files (folders recursively, sorted), parse them, and follow their imports
     (imported files come after the named ones; each file once). Missing imports are
-    reported by `check`, which resolves them."""
+    reported by `check`, which resolves them. Imports are followed, and files found in a
+    folder read, only inside `roots` (default: each path's build, else the path itself;
+    forgec/lang/confine.py): a symlink that leads outside is skipped with a diagnostic."""
     files: list[str] = []
     diags: list[Diagnostic] = []
+    roots = [confine.root_of(p) for p in paths] if roots is None else list(roots)
     for p in paths:
         p = Path(p)
         if p.is_dir():
-            files.extend(str(q) for q in sorted(p.rglob("*.forge")) if q.is_file())
+            for q in sorted(p.rglob("*.forge")):
+                if not q.is_file():
+                    continue
+                if not confine.within(q, roots):
+                    diags.append(error(C.IMPORT_OUTSIDE, f"{q} is a symlink that leads outside the folders being read; "
+                                                         "it was not read", Span(str(q))))
+                    continue
+                files.append(str(q))
         elif p.is_file():
             files.append(str(p))
         else:
@@ -1337,14 +1356,14 @@ def load(paths) -> tuple[list[A.Module], list[Diagnostic]]:
     gc_was_on = gc.isenabled()
     gc.disable()  # many long-lived acyclic ASTs: young-generation GC passes would rescan them
     try:
-        _load_queue(queue, seen, mods, diags)
+        _load_queue(queue, seen, mods, diags, roots)
     finally:
         if gc_was_on:
             gc.enable()
     return mods, diags
 
 
-def _load_queue(queue: list[str], seen: set[str], mods: list, diags: list) -> None:
+def _load_queue(queue: list[str], seen: set[str], mods: list, diags: list, roots: list) -> None:
     from forgec.lang.parse import parse
 
     while queue:
@@ -1363,12 +1382,17 @@ def _load_queue(queue: list[str], seen: set[str], mods: list, diags: list) -> No
         diags.extend(d)
         for imp in m.imports:
             target = _resolve_import(m, imp)
-            if target not in seen and os.path.isfile(target):
+            if target not in seen and confine.import_error(imp.path, target, roots) is None and os.path.isfile(target):
                 queue.append(target)
 
 
-def check(modules: list[A.Module]) -> list[Diagnostic]:
-    return check_modules(modules)
+def _shown(path: str) -> str:
+    """An import path for a message: long ones cut (a 100k-character path is not repeated in full)."""
+    return path if len(path) <= 120 else path[:117] + "..."
+
+
+def check(modules: list[A.Module], roots=None) -> list[Diagnostic]:
+    return check_modules(modules, roots)
 
 
 def drop_cascades(diags: list[Diagnostic]) -> list[Diagnostic]:
@@ -1399,8 +1423,8 @@ class _CallableModule(__import__("types").ModuleType):
     `forgec.lang.check(modules)`. A package attribute cannot be both otherwise, because
     importing the submodule rebinds the package attribute to the module."""
 
-    def __call__(self, modules: list[A.Module]) -> list[Diagnostic]:
-        return check_modules(modules)
+    def __call__(self, modules: list[A.Module], roots=None) -> list[Diagnostic]:
+        return check_modules(modules, roots)
 
 
 __import__("sys").modules[__name__].__class__ = _CallableModule

@@ -39,6 +39,13 @@ BAD_STRING = define(
     wrong='goal "C:\\q"',
     right='goal "C:\\\\q"',
 )
+LITERAL_RANGE = define(
+    "literal-out-of-range", A, "A number literal is too large to be carried exactly.",
+    why="Values travel as JSON: integers beyond 2**53 - 1 lose digits in most JSON readers (and tool arguments "
+        "beyond it are refused), and a float literal beyond about 1.8e308 is not a finite number.",
+    wrong='call o = add_credit(user_id: "u_1", amount: 100000000000000000000)',
+    right='call o = add_credit(user_id: "u_1", amount: 1000000)',
+)
 USER_BLOCK = define(
     "user-block", A, "A blueprint needs exactly one `user { goal \"...\" }` block with one goal.",
     why="The simulated user's goal is the task instruction; without it a task cannot be played.",
@@ -59,6 +66,14 @@ IMPORT_NOT_FOUND = define(
     why="Imports are resolved relative to the importing file.",
     wrong='import "../src/shop/env.forg"',
     right='import "../src/shop/env.forge"',
+)
+IMPORT_OUTSIDE = define(
+    "import-outside-build", A, "An `import` leads outside the build (or the folders given on the command line).",
+    why="Blueprints may come with a build someone shared; an import may read only .forge files of that build, so a "
+        "diagnostic can never show the content of another file. Absolute paths, `..` past the build and symlinks "
+        "that lead outside are refused.",
+    wrong='import "/etc/passwd"\nimport "../../../home/me/.ssh/id_rsa"',
+    right='import "../../src/shop/env.forge"',
 )
 UNKNOWN_ENV = define(
     "unknown-blueprint-env", A, "A blueprint is `for` an environment that no loaded file declares.",

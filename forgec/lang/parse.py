@@ -29,6 +29,9 @@ from forgec.diagnostics import INTERNAL, Diagnostic, Span, error
 from forgec.lang import ast as A
 from forgec.lang import codes as C
 
+MAX_INT_LITERAL = 2**53 - 1  # the runtime's bound on numbers (runtime/envrt.py MAX_NUMBER): exact in every JSON reader
+_SURROGATE = re.compile("[\ud800-\udfff]")  # in a Python str every surrogate is lone: UTF-8 cannot encode it
+
 # Tokens the parser resynchronizes on after an error: they start a statement,
 # a blueprint node, a declaration, or close a block.
 SYNC = frozenset(
@@ -133,11 +136,36 @@ class ForgeBuilder(Transformer):
         if "\\" not in s:
             return s[1:-1]
         try:
-            return json.loads(s, strict=False)
+            v = json.loads(s, strict=False)
         except ValueError as e:
             self.diags.append(error(C.BAD_STRING, f"invalid escape in string literal ({e.msg})", self.tsp(tok),
                                     help='strings use JSON escapes: \\n \\t \\" \\\\ \\uXXXX'))
             return s[1:-1]
+        m = None if v.isascii() else _SURROGATE.search(v)
+        if m is not None:  # "\\udfff" is a legal JSON escape, but no UTF-8 file, state hash or tokenizer can hold it
+            self.diags.append(error(C.BAD_STRING, f"string literal is not valid Unicode text: lone surrogate \\u{ord(m.group()):04x}",
+                                    self.tsp(tok), help="write the character itself; a character above U+FFFF may also be "
+                                                        "written as a surrogate pair such as \\ud83d\\ude00"))
+            return _SURROGATE.sub("\ufffd", v)
+        return v
+
+    def number(self, tok: Token) -> int | float:
+        """The value of an INT/FLOAT token; out of range (what the runtime and JSON cannot carry) is a diagnostic."""
+        if tok.type == "INT":
+            digits = tok.value.lstrip("0")
+            if len(digits) <= 16 and int(digits or "0") <= MAX_INT_LITERAL:
+                return int(digits or "0")
+            shown = tok.value if len(tok.value) <= 24 else f"{tok.value[:12]}...({len(tok.value)} digits)"
+            self.diags.append(error(C.LITERAL_RANGE, f"integer literal {shown} is out of range", self.tsp(tok),
+                                    help=f"integers must be between -{MAX_INT_LITERAL} and {MAX_INT_LITERAL} (exact in JSON)"))
+            return 0
+        v = float(tok.value)
+        if v == float("inf"):
+            shown = tok.value if len(tok.value) <= 24 else tok.value[:12] + "..."
+            self.diags.append(error(C.LITERAL_RANGE, f"number literal {shown} is out of range (it is not a finite number)",
+                                    self.tsp(tok), help="numbers must be finite (below about 1.8e308)"))
+            return 0.0
+        return v
 
     # ---- module
 
@@ -245,7 +273,7 @@ class ForgeBuilder(Transformer):
             return False
         if t == "NULL":
             return None
-        v = int(tok.value) if t == "INT" else float(tok.value)
+        v = self.number(tok)
         return -v if len(c) == 2 else v
 
     # ---- statements
@@ -328,11 +356,11 @@ class ForgeBuilder(Transformer):
 
     def int(self, c):
         tok = c[0]
-        return A.Literal(int(tok.value), self.tsp(tok))
+        return A.Literal(self.number(tok), self.tsp(tok))
 
     def float(self, c):
         tok = c[0]
-        return A.Literal(float(tok.value), self.tsp(tok))
+        return A.Literal(self.number(tok), self.tsp(tok))
 
     def const(self, c):
         tok = c[0]
@@ -867,7 +895,17 @@ def parse(text: str, filename: str = "<input>") -> tuple[A.Module, list[Diagnost
         text = text[1:]
     if "\r" in text:
         text = text.replace("\r\n", "\n")
-    return p.parse(text, filename)
+    m = None if text.isascii() else _SURROGATE.search(text)
+    if m is None:
+        return p.parse(text, filename)
+    # text that came in as str with a lone surrogate (stdin's surrogateescape, an API caller): report, then parse
+    # it with U+FFFD so nothing downstream (AST, generated code, state) holds an unencodable character
+    line = text.count("\n", 0, m.start()) + 1
+    col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+    bad = error(C.UNEXPECTED_CHAR, f"lone surrogate \\u{ord(m.group()):04x} is not valid Unicode text", Span(filename, line, col, line, col + 1),
+                help="save the file as UTF-8")
+    mod, diags = p.parse(_SURROGATE.sub("\ufffd", text), filename)
+    return mod, [bad, *diags]
 
 
 __all__ = ["parse", "grammar_text", "dedent_python", "ForgeBuilder", "Token"]
