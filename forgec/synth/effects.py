@@ -650,10 +650,27 @@ def _update(s: Schema, v: ToolView, pmap):
     if v.group:
         fname, rname, ps = v.group
         changes.append(A.Set(at(k, fname), A.RecordLit(tuple(A.FieldInit(ident(p), N(pmap[p].name)) for p in ps))))
+    changes += _param_changes(s, e, v, pmap, k, grouped, bool(money))
+    stmts += _same_field(s, e, v, pmap, k)
+    changes += _capacity(s, e, v, pmap, k, changes)
+    used = {w for w in pmap if _mentions(changes, pmap[w].name)}
+    if MEMBERSHIP_CHECKS:
+        stmts += _membership(s, e, v, pmap, k, used)
+    if v.status_post and "status" in e.fields:
+        changes.append(A.Set(at(k, "status"), lit(v.status_post)))
+    if not changes:
+        raise _NoRule
+    return stmts + changes + [A.Return(N(k))], A.NamedType(e.name)
+
+
+def _param_changes(s: Schema, e: Entity, v: ToolView, pmap, k: str, grouped: set[str], money: bool) -> list[A.Stmt]:
+    """The field writes of an update: each param that names a field of the record (or, for a
+    reference, the one field that references its entity) and has the field's type sets it."""
     flat = flat_exprs(s, v, pmap)
     wires = {w for w, *_ in flat}
     by_wire = {w: x for w, *x in flat}
     sets_lists = v.verb in ("update", "modify", "set", "replace", "change", "edit", "save", "patch", None)
+    changes: list[A.Stmt] = []
     for wire, fname, expr, ptype, nullable, guard in flat:
         if wire == v.key_param or wire in grouped or wire in MODIFIER_PARAMS:
             continue
@@ -661,14 +678,7 @@ def _update(s: Schema, v: ToolView, pmap):
             continue
         pair = "new_" + wire
         if pair in wires and fname in e.fields and isinstance(strip_optional(ptype), A.ListType):
-            # exchange item_ids for new_item_ids inside the record's list: one for one, and
-            # only items the record holds (a real order rejects an item it does not contain)
-            changes.append(A.Require(bin_("==", A.Call("len", (expr,)), A.Call("len", (by_wire[pair][1],))), f"each {wire} needs a {pair}"))
-            # NOTE: a real system would also `require x in` the record's list; the verifier's
-            # argument generator samples list references from the whole table, so such a tool
-            # would never verify (see docs/synthesis.md, "Known limits")
-            changes.append(A.For("x", expr, (A.If(bin_("in", N("x"), at(k, fname)), (A.Remove(at(k, fname), N("x")),)),)))
-            changes.append(A.For("x", by_wire[pair][1], (A.Append(at(k, fname), N("x")),)))
+            changes += _exchange(at(k, fname), wire, expr, pair, by_wire[pair][1])
             continue
         if wire.startswith("new_") and wire[4:] in wires:
             continue
@@ -691,17 +701,20 @@ def _update(s: Schema, v: ToolView, pmap):
             changes.append(A.If(bin_("!=", guard, NULL), (st,)))
         else:
             changes.append(st)
-    stmts += _same_field(s, e, v, pmap, k)
-    changes += _capacity(s, e, v, pmap, k, changes)
-    used = {w for w in pmap if _mentions(changes, pmap[w].name)}
-    if MEMBERSHIP_CHECKS:
-        stmts += _membership(s, e, v, pmap, k, used)
-    if v.status_post and "status" in e.fields:
-        changes.append(A.Set(at(k, "status"), lit(v.status_post)))
-    if not changes:
-        raise _NoRule
-    return stmts + changes + [A.Return(N(k))], A.NamedType(e.name)
+    return changes
 
+
+def _exchange(target: A.Expr, wire: str, old: A.Expr, pair: str, new: A.Expr) -> list[A.Stmt]:
+    """Exchange `wire` for `new_<wire>` inside the record's list: one for one, and only items
+    the record holds (a real order rejects an item it does not contain)."""
+    # NOTE: a real system would also `require x in` the record's list; the verifier's
+    # argument generator samples list references from the whole table, so such a tool
+    # would never verify (see docs/synthesis.md, "Known limits")
+    return [
+        A.Require(bin_("==", A.Call("len", (old,)), A.Call("len", (new,))), f"each {wire} needs a {pair}"),
+        A.For("x", old, (A.If(bin_("in", N("x"), target), (A.Remove(target, N("x")),)),)),
+        A.For("x", new, (A.Append(target, N("x")),)),
+    ]
 
 # Off until the verifier draws list-reference arguments from the key record's own list (with
 # random samples from the whole table, `return_delivered_order_items` never verifies).
