@@ -498,7 +498,21 @@ def _sandbox_refusal(module: ModuleType) -> str:
     ok, why = sandbox.availability()
     if ok:
         return ""
-    return f"python body not run: the OS sandbox is unavailable ({why}); {sandbox.FIX}, or set {sandbox.UNSAFE_ENV}=1 (unsafe)"
+    return f"{REFUSED}: {why}; or set {sandbox.UNSAFE_ENV}=1 (unsafe)"
+
+
+REFUSED = "python body not run: the OS sandbox is unavailable"
+
+
+def stale_refusal(verify_json: dict | None) -> bool:
+    """True when a cached report refused python bodies for want of a sandbox that is usable now
+    (or the user opted out since): the build must verify again instead of reusing it."""
+    tools = (verify_json or {}).get("tools") or []
+    if not any(str(t.get("reason") or "").startswith(REFUSED) for t in tools if isinstance(t, dict)):
+        return False
+    from forgec.runtime import sandbox
+
+    return sandbox.unsafe_requested() or sandbox.availability()[0]
 
 
 def verify_env(module: ModuleType, env: Any = None, seed: int = 0, calls_per_tool: int = 20) -> VerifyReport:

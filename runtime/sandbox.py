@@ -59,6 +59,7 @@ UNSAFE_ENV = "FORGEC_UNSAFE_NO_SANDBOX"
 BWRAP_ENV = "FORGEC_BWRAP"  # path of bwrap (default: /usr/bin/bwrap, then PATH)
 SANDBOX_UID = 65534
 FIX = "install bubblewrap (`apt-get install bubblewrap`)"
+FIX_USERNS = "bwrap needs user namespaces (check `sysctl user.max_user_namespaces` > 0 and, on Ubuntu, kernel.apparmor_restrict_unprivileged_userns=0)"
 WORKER_SOURCE = Path(__file__).with_name("sandbox_worker.py")
 # syscalls a tool body never needs; refused with EPERM by the seccomp filter
 DENIED_SYSCALLS = (
@@ -104,7 +105,7 @@ def availability() -> tuple[bool, str]:
     """(usable, why): whether bwrap exists and can start an isolated interpreter here (cached)."""
     path = bwrap_path()
     if path is None:
-        return False, "bwrap (bubblewrap) is not installed"
+        return False, f"bwrap (bubblewrap) is not installed; {FIX}"
     if path in _STATUS:
         return _STATUS[path]
     try:
@@ -114,9 +115,10 @@ def availability() -> tuple[bool, str]:
         r = subprocess.run(argv, pass_fds=fds, stdin=subprocess.DEVNULL, capture_output=True, timeout=STARTUP_TIMEOUT, env={})
         if seccomp_fd is not None:
             os.close(seccomp_fd)
-        res = (True, "") if r.returncode == 0 else (False, f"bwrap cannot start a sandbox here: {r.stderr.decode('utf-8', 'replace').strip()[:300] or f'exit {r.returncode}'}")
+        err = r.stderr.decode("utf-8", "replace").strip()[:300] or f"exit {r.returncode}"
+        res = (True, "") if r.returncode == 0 else (False, f"{path} cannot start a sandbox here ({err}); {FIX_USERNS}")
     except (OSError, subprocess.SubprocessError) as e:
-        res = (False, f"bwrap cannot start a sandbox here: {e}")
+        res = (False, f"{path} cannot start a sandbox here ({e}); {FIX_USERNS}")
     _STATUS[path] = res
     return res
 
@@ -294,7 +296,7 @@ class Sandbox:
         ok, why = availability()
         if not ok:
             raise ToolError(
-                f"python tool bodies run only in the OS sandbox, which is unavailable: {why}; {FIX}, "
+                f"python tool bodies run only in the OS sandbox, which is unavailable: {why}; "
                 f"or set {UNSAFE_ENV}=1 to run them without isolation (unsafe: only for code you trust)",
                 "sandbox",
                 internal=True,
@@ -360,12 +362,17 @@ class Sandbox:
         """Kill the whole sandbox: bwrap's process group (the pid namespace dies with its reaper)."""
         proc = self._proc
         if proc is not None:
-            victims = [proc.pid] + (_children(proc.pid) or [])
-            for pid in victims:
+            # the namespace's reaper first (the kernel then kills everything in the pid namespace)
+            # so bwrap itself reaps it and exits: no zombie is left to the host's init
+            for pid in _children(proc.pid) or []:
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except OSError:
                     pass
+            try:
+                proc.wait(0.5)
+            except subprocess.TimeoutExpired:
+                pass
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except OSError:

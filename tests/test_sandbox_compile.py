@@ -126,6 +126,11 @@ def test_compile_without_bwrap_runs_no_python_body(tmp_path, host):
         assert not tools[name]["verified"]
         assert "apt-get install bubblewrap" in tools[name]["reason"] and "FORGEC_UNSAFE_NO_SANDBOX=1" in tools[name]["reason"]
     assert tools["get_ticket"]["verified"]  # effect-language tools are verified as usual
+    if sandbox.availability()[0]:  # with bwrap back, the refusal is not reused from the cache
+        assert compile_build(build).returncode in (0, 1)
+        tools = json.loads((build / "manifest.json").read_text())["envs"]["helpdesk"]["tools"]
+        assert "timed out" in tools["pwn_spin"]["reason"]
+        assert not Path(host["new_file"]).exists() and Path(host["canary"]).read_text() == "canary"
 
 
 def test_step_without_bwrap_is_refused_with_the_fix(monkeypatch):
@@ -136,6 +141,17 @@ def test_step_without_bwrap_is_refused_with_the_fix(monkeypatch):
         sb.call("t", "return 1", (), {}, {"entities": {}, "globals": {}})
     assert "apt-get install bubblewrap" in ei.value.message and "FORGEC_UNSAFE_NO_SANDBOX=1" in ei.value.message
     assert sb.pid is None  # nothing was started
+
+
+def test_unusable_bwrap_is_refused_with_the_cause(monkeypatch):
+    """bwrap is there but cannot create namespaces (here: a binary that always fails)."""
+    monkeypatch.setenv("FORGEC_BWRAP", "/bin/false")
+    monkeypatch.delenv("FORGEC_UNSAFE_NO_SANDBOX", raising=False)
+    ok, why = sandbox.availability()
+    assert not ok and "/bin/false cannot start a sandbox" in why and "user namespaces" in why
+    with pytest.raises(ToolError) as ei:
+        sandbox.Sandbox(time_limit=1.0, memory_mb=128).call("t", "return 1", (), {}, {"entities": {}, "globals": {}})
+    assert "user namespaces" in ei.value.message and "FORGEC_UNSAFE_NO_SANDBOX=1" in ei.value.message
 
 
 def test_unsafe_opt_in_runs_without_bwrap(monkeypatch, tmp_path):
