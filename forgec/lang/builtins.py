@@ -260,10 +260,49 @@ class Operator:
     doc: str
     py: str = ""
     inline: str = ""
+    # the checker's type rule for operators whose typing needs no context (ordering, arithmetic):
+    # operand types -> result type, or the error message (the result is then `error_type`)
+    rule: Callable[[Ty, Ty], "Ty | str"] | None = None
+    error_type: Ty = UNKNOWN
 
     @property
     def codegen_form(self) -> str:
         return f"_rt.{self.impl.__name__}" if self.impl is not None else ""
+
+
+def _ordering(op: str):
+    def rule(lt: Ty, rt: Ty) -> "Ty | str":
+        if (is_number(lt) and is_number(rt)) or (is_stringy(lt) and is_stringy(rt)):
+            return BOOL
+        return f"`{op}` compares two numbers or two strings, found {lt} and {rt}"
+
+    return rule
+
+
+def _plus(lt: Ty, rt: Ty) -> "Ty | str":
+    if is_number(lt) and is_number(rt):
+        if strip_opt(lt) == INT and strip_opt(rt) == INT:
+            return INT
+        return FLOAT if not (is_loose(lt) or is_loose(rt)) else UNKNOWN
+    if is_stringy(lt) or is_stringy(rt):
+        return STR  # `+` with a string concatenates, the other side spelled as str(x)
+    l0, r0 = strip_opt(lt), strip_opt(rt)
+    if elem(l0) is not None and elem(r0) is not None:
+        return ListT(join(elem(l0), elem(r0)))
+    return f"cannot add {lt} and {rt}"
+
+
+def _arith(op: str):
+    def rule(lt: Ty, rt: Ty) -> "Ty | str":
+        if not (is_number(lt) and is_number(rt)):
+            return f"`{op}` needs numbers, found {lt} and {rt}"
+        if op == "/":
+            return FLOAT
+        if is_loose(lt) or is_loose(rt):
+            return UNKNOWN
+        return INT if strip_opt(lt) == INT and strip_opt(rt) == INT else FLOAT
+
+    return rule
 
 
 OPERATORS: dict[str, Operator] = {
@@ -271,17 +310,18 @@ OPERATORS: dict[str, Operator] = {
     for o in (
         Operator("==", _rt.eq, "JSON equality: 1 == 1.0, true != 1, null == null, lists/records element-wise", "==", "eq"),
         Operator("!=", _rt.ne, "not ==", "!=", "eq"),
-        Operator("<", _rt.lt, "two numbers or two strs; false when a side is null", "<", "num_str"),
-        Operator("<=", _rt.le, "two numbers or two strs; false when a side is null", "<=", "num_str"),
-        Operator(">", _rt.gt, "two numbers or two strs; false when a side is null", ">", "num_str"),
-        Operator(">=", _rt.ge, "two numbers or two strs; false when a side is null", ">=", "num_str"),
+        Operator("<", _rt.lt, "two numbers or two strs; false when a side is null", "<", "num_str", _ordering("<"), BOOL),
+        Operator("<=", _rt.le, "two numbers or two strs; false when a side is null", "<=", "num_str", _ordering("<="), BOOL),
+        Operator(">", _rt.gt, "two numbers or two strs; false when a side is null", ">", "num_str", _ordering(">"), BOOL),
+        Operator(">=", _rt.ge, "two numbers or two strs; false when a side is null", ">=", "num_str", _ordering(">="), BOOL),
         Operator("in", _rt.in_, "contains(right, left)"),
         Operator("not in", _rt.not_in, "not contains(right, left)"),
-        Operator("+", _rt.add, "numbers add, lists concatenate, a str on either side concatenates text", "+", "int"),
-        Operator("-", _rt.sub, "numbers", "-", "int"),
-        Operator("*", _rt.mul, "numbers", "*", "int"),
-        Operator("/", _rt.div, "true division (7 / 2 == 3.5); by zero is an error"),
-        Operator("%", _rt.mod, "remainder with the divisor's sign (-7 % 3 == 2); by zero is an error"),
+        Operator("+", _rt.add, "numbers add, lists concatenate, a str on either side concatenates text", "+", "int", _plus),
+        Operator("-", _rt.sub, "numbers", "-", "int", _arith("-")),
+        Operator("*", _rt.mul, "numbers", "*", "int", _arith("*")),
+        Operator("/", _rt.div, "true division (7 / 2 == 3.5); by zero is an error", rule=_arith("/")),
+        Operator("%", _rt.mod, "remainder with the divisor's sign (-7 % 3 == 2); by zero is an error",
+                 rule=_arith("%")),
         Operator("and", None, "short-circuit; the value of the side that decides (a false/null side is false)"),
         Operator("or", None, "short-circuit; the value of the side that decides"),
     )

@@ -25,7 +25,7 @@ from forgec.diagnostics import Diagnostic, Span, error, warning
 from forgec.lang import ast as A
 from forgec.lang import codes as C
 from forgec.lang import confine
-from forgec.lang.builtins import BUILTINS
+from forgec.lang.builtins import BUILTINS, OPERATORS
 from forgec.lang.types import (ANY, BOOL, FLOAT, INT, NULL, STR, UNKNOWN, EntRec, EntSet, EnumT, ListT, OptT,
                                Prim, RecT, RefT, Ty, elem, enum_base, is_loose, is_number, is_stringy, join,
                                strip_opt)
@@ -450,10 +450,13 @@ class Checker:
                 self.err(C.TYPE_MISMATCH, f"comparing {lt} with {rt} is always {'false' if op == '==' else 'true'}", e,
                          self.mismatch_help(lt, rt) or self.mismatch_help(rt, lt))
             return BOOL
-        if op in ("<", "<=", ">", ">="):
-            if not ((is_number(lt) and is_number(rt)) or (is_stringy(lt) and is_stringy(rt))):
-                self.err(C.TYPE_MISMATCH, f"`{op}` compares two numbers or two strings, found {lt} and {rt}", e)
-            return BOOL
+        rule = OPERATORS[op].rule if op in OPERATORS else None
+        if rule is not None:  # ordering and arithmetic: the registry's rule (forgec/lang/builtins.py)
+            r = rule(lt, rt)
+            if isinstance(r, str):
+                self.err(C.TYPE_MISMATCH, r, e)
+                return OPERATORS[op].error_type
+            return r
         if op in ("in", "not in"):
             r = strip_opt(rt)
             if isinstance(r, EntSet):
@@ -472,26 +475,8 @@ class Checker:
             if not self.enum_literal(e.left, it) and not comparable(lt, it):
                 self.err(C.TYPE_MISMATCH, f"a {lt} is never in a list of {it}", e)
             return BOOL
-        # arithmetic
-        if op == "+":
-            if is_number(lt) and is_number(rt):
-                return INT if strip_opt(lt) == INT and strip_opt(rt) == INT else (
-                    FLOAT if not (is_loose(lt) or is_loose(rt)) else UNKNOWN)
-            if is_stringy(lt) or is_stringy(rt):
-                return STR  # `+` with a string concatenates, the other side spelled as str(x)
-            l0, r0 = strip_opt(lt), strip_opt(rt)
-            if elem(l0) is not None and elem(r0) is not None:
-                return ListT(join(elem(l0), elem(r0)))
-            self.err(C.TYPE_MISMATCH, f"cannot add {lt} and {rt}", e)
-            return UNKNOWN
-        if not (is_number(lt) and is_number(rt)):
-            self.err(C.TYPE_MISMATCH, f"`{op}` needs numbers, found {lt} and {rt}", e)
-            return UNKNOWN
-        if op == "/":
-            return FLOAT
-        if is_loose(lt) or is_loose(rt):
-            return UNKNOWN
-        return INT if strip_opt(lt) == INT and strip_opt(rt) == INT else FLOAT
+        self.err(C.TYPE_MISMATCH, f"unknown operator {op!r}", e)
+        return UNKNOWN
 
     def _ListLit(self, e, scope):
         t = UNKNOWN
