@@ -181,3 +181,17 @@ def test_worker_sees_every_state_change(mod):
     other = mod.Env(world())  # another env on the same worker
     assert other.step("count", {}) == 1
     assert env.step("count", {}) == 3
+
+
+def test_env_forks_interleaved_never_see_each_others_state(mod):
+    """Env.fork() shares records copy-on-write and the worker holds one state by hash: two forks
+    that diverge through python writes, called in turn, each see exactly their own world."""
+    base = mod.Env(world())
+    a, b = base.fork(), base.fork()
+    assert a.step("add_note", {"text": "in a"}) == {"note_id": "n2", "count": 2}
+    assert b.step("count", {}) == 1
+    assert b.step("add_note", {"text": "in b"}) == {"note_id": "n2", "count": 2}
+    assert b.step("add_note", {"text": "in b again"}) == {"note_id": "n3", "count": 3}
+    assert a.step("count", {}) == 2 and b.step("count", {}) == 3 and base.step("count", {}) == 1
+    assert a.state["entities"]["Note"]["n2"]["text"] == "in a" and b.state["entities"]["Note"]["n2"]["text"] == "in b"
+    assert base.state == world()
