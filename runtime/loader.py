@@ -348,6 +348,17 @@ def _expected_files(root: Path, envs: dict) -> tuple[dict[str, tuple[str, str, s
     return want, problems
 
 
+def _first_bad_line(data: bytes) -> str:
+    """Where a changed task file stops being JSON Lines (a truncated copy is the common case); "" if every line parses."""
+    for lineno, line in enumerate(data.split(b"\n"), 1):
+        if line.strip():
+            try:
+                json.loads(line)
+            except ValueError as e:
+                return f"; line {lineno} is not JSON ({e.msg} at column {e.colno}: truncated?)" if hasattr(e, "msg") else f"; line {lineno} is not JSON"
+    return ""
+
+
 def verify_files(root: Path, manifest: dict) -> Integrity:
     """Read each generated file the runtime uses once and compare its SHA-256 with manifest.json.
 
@@ -370,7 +381,8 @@ def verify_files(root: Path, manifest: dict) -> Integrity:
             continue
         blobs[rel] = data
         if hashlib.sha256(data).hexdigest() != digest:
-            problems.append(f"{rel}: differs from the SHA-256 in manifest.json (changed after compile)")
+            problems.append(f"{rel}: differs from the SHA-256 in manifest.json (changed after compile)"
+                            + (_first_bad_line(data) if kind == "tasks" else ""))
     modules = {name: rel for rel, (_, name, kind) in want.items() if kind == "module"}
     env_root = root / "envs"
     for d in sorted(p for p in env_root.iterdir() if p.is_dir()) if env_root.is_dir() else []:
@@ -425,6 +437,7 @@ def load(build_dir: str | Path, *, allow_modified_build: bool = False) -> Build:
     """
     root = Path(build_dir)
     mpath = root / "manifest.json"
+    from forgec.swap import recover_build; recover_build(root)  # noqa: E702 - a compile killed mid-swap
     if not root.is_dir():
         raise BuildError("missing-build", f"build folder {str(root)!r} does not exist", help="create it with `forgec compile DOCS -o BUILD`")
     if not mpath.is_file():

@@ -94,7 +94,9 @@ def test_fail_refuses_an_unregistered_code():
 def test_usage_error_rendered_with_code_and_help(tmp_path):
     r = CliRunner().invoke(app, ["eval", str(tmp_path), "--agent", "gpt"])
     assert r.exit_code == 2
-    assert r.output == "error[usage]: unknown --agent 'gpt'\n  = help: choose oracle, openai, hf or random\n"
+    assert r.output == "error[usage]: unknown --agent 'gpt'; choose oracle, openai, hf or random\n"
+    r = CliRunner().invoke(app, ["eval", str(tmp_path), "--agent", "openai"])
+    assert r.exit_code == 2 and r.output == "error[usage]: --agent openai needs --agent-base-url and --agent-model\n"
 
 
 def test_exit_codes_documented_in_readme():

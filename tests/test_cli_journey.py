@@ -239,7 +239,8 @@ def test_truncated_tasks_file_is_a_located_error_with_a_fix(small_build, tmp_pat
     for cmd in (["eval", str(b), "-q", "-o", str(tmp_path / "e")], ["play", str(b)]):
         r = forgec(*cmd, stdin="")
         assert r.returncode == 1, (cmd, r.stderr)
-        assert f"error[corrupt-build]: task line is not JSON" in r.stderr and f"--> {tasks}:2" in r.stderr
+        assert "error[corrupt-build]: the build differs from what `forgec compile` wrote" in r.stderr  # the integrity check
+        assert "tasks/airline.jsonl: differs from the SHA-256 in manifest.json" in r.stderr and "line 2 is not JSON" in r.stderr
         assert "= help: recompile with `forgec compile DOCS -o BUILD`" in r.stderr and "Traceback" not in r.stderr
 
 

@@ -67,7 +67,7 @@ def _agent_factory(agent: str, o: dict):
                 loaded["a"] = HFAgent(str(path), temperature=o["temperature"], seed=o["seed"], max_new_tokens=o["max_new_tokens"])
             return loaded["a"]
         return hf_factory
-    usage_error(f"unknown --agent {agent!r}", help="choose oracle, openai, hf or random")
+    usage_error(f"unknown --agent {agent!r}; choose oracle, openai, hf or random")
 
 
 def _user_factory(user: str, o: dict):
@@ -81,7 +81,7 @@ def _user_factory(user: str, o: dict):
             usage_error("--user llm needs --user-base-url and --user-model")
         return lambda task, trial: LLMUser(task, o["user_base_url"], o["user_model"], timeout=o["timeout"],
                                            max_retries=o["max_retries"], seed=o["seed"] * 1_000_003 + trial)
-    usage_error(f"unknown --user {user!r}", help="choose scripted or llm")
+    usage_error(f"unknown --user {user!r}; choose scripted or llm")
 
 
 def _judge(judge: str, o: dict):
@@ -96,7 +96,7 @@ def _judge(judge: str, o: dict):
         if not (o["judge_base_url"] and o["judge_model"]):
             usage_error("--judge llm needs --judge-base-url and --judge-model")
         return LLMJudge(o["judge_base_url"], o["judge_model"], timeout=o["timeout"], max_retries=o["max_retries"], seed=o["seed"])
-    usage_error(f"unknown --judge {judge!r}", help="choose rule, llm or none")
+    usage_error(f"unknown --judge {judge!r}; choose rule, llm or none")
 
 
 def _metadata(build: Path, b, chosen: list, o: dict, started: float) -> dict:
