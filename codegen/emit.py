@@ -15,9 +15,8 @@ Value model the code implements (documented in docs/contracts.md):
   local that aliased a state value never sees later writes;
 * results and values stored into the state are deep-copied (`jcopy`), never aliases.
 
-The fast code is picked from the checker's types (`forgec.lang.check`: the typed AST,
-`EnvTypes.types`), read through `_enc` (record of E, key of E, list, scalars); where a
-type is unknown the generated code falls back to dynamic helpers.
+A small static typer follows expressions (record of E, key of E, list, scalars) to pick
+the fast code; when a type is unknown the generated code falls back to dynamic helpers.
 """
 
 from __future__ import annotations
@@ -32,47 +31,17 @@ from typing import Any
 import jinja2
 
 from forgec.lang import ast as A
-from forgec.lang import types as LT
 from forgec.lang.builtins import BUILTINS, OPERATORS, UNARY
-from forgec.lang.check import deref
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 KINDS = ("read", "search", "create", "update", "delete", "action")
 
-# the checker's types as the emitter's code choices read them (`_enc`): ("str",) ("int",)
-# ("float",) ("bool",) ("any",) ("null",) ("enum", values) ("list", T) ("rec", E) live record
-# ("ref", E) key of E ("record", R) ("obj", {f: T}) ("opt", T) ("globals",); None = unknown
+# internal static types: ("str",) ("int",) ("float",) ("bool",) ("any",) ("null",)
+# ("enum", values) ("list", T) ("rec", E) live record ("ref", E) key of E
+# ("record", R) ("obj", {f: T}) ("opt", T) ("globals",); None = unknown
 T = Any
 NUM = {("int",), ("float",)}
-_MISSING_TYPE = object()
-
-
-def _enc(t: Any) -> T:
-    """A checker type (forgec.lang.types) in the emitter's vocabulary; None when unknown."""
-    if t is None or t is LT.UNKNOWN:
-        return None
-    t = deref(t)  # a lazy field of a named record
-    tt = type(t)
-    if tt is LT.Prim:
-        return None if t == LT.UNKNOWN else (t.name,)
-    if tt is LT.OptT:
-        return ("opt", _enc(t.inner))
-    if tt is LT.ListT:
-        return ("list", _enc(t.item))
-    if tt is LT.EntSet:
-        return ("list", ("rec", t.entity))
-    if tt is LT.EntRec:
-        return ("rec", t.entity)
-    if tt is LT.RefT:
-        return ("ref", t.entity)
-    if tt is LT.EnumT:
-        return ("enum", tuple(t.values))
-    if tt is LT.RecT:
-        if t.name == "state":
-            return ("globals",)
-        return ("record", t.name) if t.name else ("obj", tuple((n, _enc(ft)) for n, ft, _ in t.fields))
-    return None
 
 
 class CodegenError(Exception):
@@ -291,10 +260,8 @@ class Emitted:
 class ToolEmitter:
     """Emits the Python function of one tool: argument validation, then the body."""
 
-    def __init__(self, env: A.EnvDecl, tool: A.ToolDecl, source_file: str, fn: str, et: Any = None):
+    def __init__(self, env: A.EnvDecl, tool: A.ToolDecl, source_file: str, fn: str):
         self.env, self.tool, self.file, self.fn = env, tool, source_file, fn
-        self.et = et if et is not None else _typed_env(env)  # the checker's EnvTypes: the typed AST
-        self.types: dict[int, Any] = self.et.types
         self.ents = {e.name: e for e in env.entities}
         self.recs = {r.name: r for r in env.records}
         self.globals = {f.name: f for f in (env.state.fields if env.state else ())}
@@ -328,10 +295,38 @@ class ToolEmitter:
     def emit(self, ind: int, code: str, node: Any = None) -> None:
         self.lines.append("    " * ind + code + (self.marker(node) if node is not None else ""))
 
-    def fields_of(self, e: Any) -> dict | None:
-        """Field name -> checker type of the record expression `e` (None: not a record)."""
-        t = self.types.get(id(e))
-        return None if t is None else self.et.fields(t)
+    def itype(self, t: Any, param: bool = False) -> T:
+        if isinstance(t, A.OptionalType):
+            return ("opt", self.itype(t.inner, param))
+        if isinstance(t, A.PrimType):
+            return (t.name,) if t.name != "any" else ("any",)
+        if isinstance(t, A.EnumType):
+            return ("enum", tuple(t.values))
+        if isinstance(t, A.ListType):
+            return ("list", self.itype(t.item, param))
+        if isinstance(t, A.NamedType):
+            if t.name in self.ents:
+                return ("rec", t.name) if param else ("ref", t.name)
+            if t.name in self.recs:
+                return ("record", t.name)
+            raise CodegenError(f"unknown type {t.name!r}", t.span)
+        if isinstance(t, A.RecordType):
+            return ("obj", tuple((f.name, self.itype(f.type)) for f in t.fields))
+        return None
+
+    def fields_of(self, t: T) -> dict[str, T] | None:
+        t = strip_opt(t)
+        if t is None:
+            return None
+        if t[0] in ("rec", "ref"):
+            return {f.name: self.itype(f.type) for f in self.ents[t[1]].fields}
+        if t[0] == "record":
+            return {f.name: self.itype(f.type) for f in self.recs[t[1]].fields}
+        if t[0] == "obj":
+            return dict(t[1])
+        if t[0] == "globals":
+            return {f.name: self.itype(f.type) for f in self.globals.values()}
+        return None
 
     def key_of(self, ent: str) -> str:
         return self.ents[ent].key
@@ -378,7 +373,7 @@ class ToolEmitter:
         w = p.name
         opt = isinstance(p.type, A.OptionalType)
         inner = p.type.inner if opt else p.type
-        it = _enc(self.et.param_type(p)) if self.tool.python is None else None  # a python body gets the keys
+        it = self.itype(p.type, param=self.tool.python is None)
         self.scope[p.name] = (var, it)
         self.emit(1, f"{var} = args.get({w!r}, _MISSING)", p)
         self.emit(1, f"if {var} is _MISSING:")
@@ -568,9 +563,8 @@ class ToolEmitter:
             self.emit(ind, f"{self.scope[base.id][0]} = {vcode}", node)  # rebinding a local
             return
         cur, ct = self._writable_base(base, ind, node)
-        for i, (kind, s, sub) in enumerate(steps):
-            cur, ct, slot = self._step_into(cur, ct, kind, s, ind, node)
-            nt = _enc(self.types.get(id(sub)))  # the slot's type: the checker's type of the target up to here
+        for i, (kind, s) in enumerate(steps):
+            cur, ct, slot, nt = self._step_into(cur, ct, kind, s, ind, node)
             if i == len(steps) - 1:
                 v = self.coerce(vcode, vtype, nt)
                 self.emit(ind, f"{cur}[{slot}] = {v if v != vcode else self.stored(vcode, vtype)}")
@@ -584,17 +578,16 @@ class ToolEmitter:
                 self.emit(ind, f"{cur}[{slot}] = {c}")
                 cur, ct = c, nt
 
-    def _split_target(self, target: Any) -> tuple[Any, list[tuple[str, Any, Any]]]:
-        """`a.b[i].c` -> (a, [("attr", "b", a.b), ("index", i, a.b[i]), ("attr", "c", a.b[i].c)]);
-        `E[k]` stays a base."""
-        steps: list[tuple[str, Any, Any]] = []
+    def _split_target(self, target: Any) -> tuple[Any, list[tuple[str, Any]]]:
+        """`a.b[i].c` -> (a, [("attr", "b"), ("index", i), ("attr", "c")]); `E[k]` stays a base."""
+        steps: list[tuple[str, Any]] = []
         base = target
         while True:
             if isinstance(base, A.Attr):
-                steps.append(("attr", base.name, base))
+                steps.append(("attr", base.name))
                 base = base.obj
             elif isinstance(base, A.Index) and not (isinstance(base.obj, A.Name) and base.obj.id in self.ents and base.obj.id not in self.scope):
-                steps.append(("index", base.index, base))
+                steps.append(("index", base.index))
                 base = base.obj
             else:
                 return base, steps[::-1]
@@ -634,8 +627,8 @@ class ToolEmitter:
             self.emit(ind + 1, "raise _rt.ToolError('cannot assign into a computed value', 'precondition')")
         return c, ct
 
-    def _step_into(self, cur: str, ct: T, kind: str, s: Any, ind: int, node: Any) -> tuple[str, T, str]:
-        """One path step: (container code, its type, slot code)."""
+    def _step_into(self, cur: str, ct: T, kind: str, s: Any, ind: int, node: Any) -> tuple[str, T, str, T]:
+        """One path step: (container code, its type, slot code, the slot's type)."""
         sct = strip_opt(ct)
         if kind == "attr":
             if sct is not None and sct[0] == "ref":  # a key mid-path: write the referenced record
@@ -644,11 +637,12 @@ class ToolEmitter:
                 cur, ct, sct = c, ("rec", sct[1]), ("rec", sct[1])
             if sct is not None and sct[0] == "rec" and s == self.key_of(sct[1]):
                 raise CodegenError(f"cannot set the key field {s!r} of {sct[1]}", getattr(node, "span", None))
-            return cur, ct, repr(s)
+            fields = self.fields_of(ct)
+            return cur, ct, repr(s), (fields.get(s) if fields else None)
         ic, _ = self.expr(s)
         slot = self.tmp("i")
         self.emit(ind, f"{slot} = _rt.slot({cur}, {ic})")
-        return cur, ct, slot
+        return cur, ct, slot, (sct[1] if sct is not None and sct[0] == "list" else None)
 
     def insert(self, s: A.Insert, ind: int) -> None:
         ent = self.ents.get(s.entity)
@@ -659,9 +653,8 @@ class ToolEmitter:
         if unknown:
             raise CodegenError(f"{s.entity} has no field {unknown[0]!r}", s.span)
         parts = []
-        ftypes = self.et.entity_fields(ent.name)
         for f in ent.fields:
-            ft = _enc(ftypes.get(f.name))
+            ft = self.itype(f.type)
             if f.name in given:
                 c, t = self.expr(given[f.name].value)
                 c = self.coerce(c, t, ft)
@@ -675,17 +668,15 @@ class ToolEmitter:
 
     # ---- expressions
     def expr(self, e: Any) -> tuple[str, T]:
-        """The code of expression `e` and its type: the checker's (the typed AST); the `e_*`
-        method's only where the checker left `e` untyped (an env that did not check)."""
         m = getattr(self, "e_" + type(e).__name__, None)
         if m is None:
             raise CodegenError(f"unsupported expression {type(e).__name__}", getattr(e, "span", None))
-        code, t = m(e)
-        ct = self.types.get(id(e), _MISSING_TYPE)
-        return code, (t if ct is _MISSING_TYPE else _enc(ct))
+        return m(e)
 
     def e_Literal(self, e: A.Literal) -> tuple[str, T]:
-        return repr(e.value), None
+        v = e.value
+        t = {str: ("str",), int: ("int",), float: ("float",), bool: ("bool",)}.get(type(v), ("null",))
+        return repr(v), t
 
     def e_Name(self, e: A.Name) -> tuple[str, T]:
         if e.id == "it" and self.its and "it" not in self.scope:
@@ -702,20 +693,24 @@ class ToolEmitter:
         c, t = self.expr(e.obj)
         st = strip_opt(t)
         if st is not None and st[0] == "ref":
-            return f"env._get({st[1]!r}, {c})[{e.name!r}]", None
-        fields = self.fields_of(e.obj)
+            fields = self.fields_of(st)
+            c = f"env._get({st[1]!r}, {c})"
+            return f"{c}[{e.name!r}]", fields.get(e.name)
+        fields = self.fields_of(t)
         if fields is not None and e.name in fields and (st is not None and st[0] in ("rec", "record", "obj", "globals")) and t[0] != "opt":
-            return f"{c}[{e.name!r}]", None
-        return f"_rt.getf({c}, {e.name!r})", None
+            return f"{c}[{e.name!r}]", fields[e.name]
+        return f"_rt.getf({c}, {e.name!r})", fields.get(e.name) if fields else None
 
     def e_Index(self, e: A.Index) -> tuple[str, T]:
         if isinstance(e.obj, A.Name) and e.obj.id in self.ents and e.obj.id not in self.scope:
             k, kt = self.expr(e.index)
             k = self.coerce(k, kt, ("ref", e.obj.id))
-            return f"env._get({e.obj.id!r}, {k})", None
-        c, _ = self.expr(e.obj)
+            return f"env._get({e.obj.id!r}, {k})", ("rec", e.obj.id)
+        c, t = self.expr(e.obj)
         i, _ = self.expr(e.index)
-        return f"_rt.index({c}, {i})", None
+        st = strip_opt(t)
+        et = st[1] if st is not None and st[0] == "list" else None
+        return f"_rt.index({c}, {i})", et
 
     def e_Unary(self, e: A.Unary) -> tuple[str, T]:
         c, t = self.expr(e.operand)
@@ -789,10 +784,18 @@ class ToolEmitter:
         return f"{o.codegen_form}({lc}, {rc})", ("bool",)
 
     def e_ListLit(self, e: A.ListLit) -> tuple[str, T]:
-        return "[" + ", ".join(self.expr(x)[0] for x in e.items) + "]", None
+        items = [self.expr(x) for x in e.items]
+        ts = {t for _, t in items}
+        et = ts.pop() if len(ts) == 1 else None
+        return "[" + ", ".join(c for c, _ in items) + "]", ("list", et)
 
     def e_RecordLit(self, e: A.RecordLit) -> tuple[str, T]:
-        return "{" + ", ".join(f"{f.name!r}: {self.expr(f.value)[0]}" for f in e.fields) + "}", None
+        parts, fields = [], []
+        for f in e.fields:
+            c, t = self.expr(f.value)
+            parts.append(f"{f.name!r}: {c}")
+            fields.append((f.name, t))
+        return "{" + ", ".join(parts) + "}", ("obj", tuple(fields))
 
     def lam(self, src_code: str, src_t: T, body: Any, fmt: str) -> tuple[str, T]:
         """Compile `body` with `it` bound to each element of the list `src_code`."""
@@ -826,7 +829,9 @@ class ToolEmitter:
 
     def e_Where(self, e: A.Where) -> tuple[str, T]:
         sc, st = self.source(e.source)
-        return self.lam(sc, st, e.pred, "[{v} for {v} in {src} if {body}]")[0], None
+        code, _ = self.lam(sc, st, e.pred, "[{v} for {v} in {src} if {body}]")
+        sst = strip_opt(st)
+        return code, ("list", sst[1] if sst and sst[0] == "list" else None)
 
     def e_Call(self, e: A.Call) -> tuple[str, T]:
         """A builtin call: the registry's runtime function (`Builtin.codegen_form`), or a
@@ -1010,24 +1015,9 @@ def _jinja() -> jinja2.Environment:
 _JINJA: jinja2.Environment | None = None
 
 
-def _typed_env(env: A.EnvDecl) -> Any:
-    """The checker's EnvTypes of `env`, its expressions typed (`check_env`; diagnostics dropped:
-    a caller emits checked envs, and an unchecked one gets dynamic code where types are unknown)."""
-    from forgec.lang.check import check_env
-
-    try:
-        return check_env(env, [])
-    except RecursionError:  # too deep to type: every expression unknown, all code dynamic
-        from forgec.lang.check import EnvTypes
-
-        return EnvTypes(env)
-
-
-def emit_env(env: A.EnvDecl, source_file: str, et: Any = None) -> str:
-    """Python source of `env.py` for a checked environment (see docs/contracts.md). `et`: the
-    checker's EnvTypes of this very `env` object (`check_typed(...)[1].envs[name]`), if at hand."""
+def emit_env(env: A.EnvDecl, source_file: str) -> str:
+    """Python source of `env.py` for a checked environment (see docs/contracts.md)."""
     global _JINJA
-    et = et if et is not None else _typed_env(env)
     if _JINJA is None:
         _JINJA = _jinja()
     used: set[str] = set()
@@ -1037,7 +1027,7 @@ def emit_env(env: A.EnvDecl, source_file: str, et: Any = None) -> str:
         while fn in used:
             fn += "_"
         used.add(fn)
-        tools.append(ToolEmitter(env, t, source_file, fn, et).run())
+        tools.append(ToolEmitter(env, t, source_file, fn).run())
     schema = schema_of(env)
     keys = {e.name: e.key for e in env.entities}
     int_keys = sorted(e.name for e in env.entities if schema["entities"][e.name]["fields"].get(e.key, {}).get("type") == "int")
