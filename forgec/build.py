@@ -148,7 +148,11 @@ class PrevEnv:
     record: EnvRecord
 
     def read(self, rel: str) -> bytes | None:
+        from forgec.lang.confine import within
+
         p = self.root / rel
+        if not within(p, [self.root]):  # a manifest path with `..`, or a symlink out of the build: never read (H5)
+            return None
         try:
             return p.read_bytes()
         except OSError:
@@ -187,7 +191,7 @@ def _user_blueprints(out: Path, env: str, known: set[str]) -> dict[str, bytes]:
     if d.is_dir():
         for p in sorted(d.glob("*.forge")):
             rel = f"blueprints/{env}/{p.name}"
-            if rel not in known:
+            if rel not in known and p.is_file() and not p.is_symlink():  # a link may lead outside the build: not read
                 found[rel] = p.read_bytes()
     return found
 

@@ -249,3 +249,172 @@ def test_cli_eval_with_an_agent_that_sends_surrogates_writes_results(build_dir, 
     kinds = [e["kind"] for ep in eps for e in ep["tool_events"]]
     assert kinds.count("bad-arguments") >= 2 * n
     assert all("not valid Unicode text" in json.dumps(ep["messages"]) for ep in eps)
+
+
+# --------------------------------------------------------------------------- docs and blueprint literals
+
+
+def test_lone_surrogate_in_docs_is_a_diagnostic_at_its_position(tmp_path):
+    from forgec.frontends.loader import load_file
+
+    doc = tmp_path / "tools.json"
+    doc.write_text('[{"type": "function", "function": {"name": "get_x", "description": "ok",\n'
+                   '  "parameters": {"type": "object", "properties": {"x": {"type": "string", "description": "bad \\udfff"}}}}}]\n')
+    d, diags = load_file(doc)
+    assert d is None and [x.code for x in diags] == ["lone-surrogate"]
+    assert diags[0].span.line == 2 and "/0/function/parameters/properties/x/description" in diags[0].message
+    pair = tmp_path / "pair.json"  # a complete pair is one character: fine
+    pair.write_text('[{"type": "function", "function": {"name": "get_x", "description": "money \\ud83d\\udcb5"}}]')
+    d, diags = load_file(pair)
+    assert d is not None and diags == [] and d.data[0]["function"]["description"] == "money \U0001f4b5"
+    r = CliRunner().invoke(app, ["compile", str(doc), "-o", str(tmp_path / "b"), "-q"])
+    assert r.exit_code == 1 and "lone-surrogate" in r.output and "Traceback" not in r.output
+
+
+def test_parser_literals_out_of_range_and_surrogates_are_diagnostics():
+    from forgec.lang import check, parse
+
+    env = ('env e {\n  entity A key a_id { a_id: str  n: int }\n  @read tool t(a: A) -> int {\n    return ' + "9" * 5000 +
+           '\n  }\n  @read tool u(a: A, k: enum(1, -' + "7" * 5000 + ')) -> int { return 1 }\n}\n')
+    m, d = parse(env, "e.forge")
+    assert [(x.code, x.span.line) for x in d] == [("literal-out-of-range", 4), ("literal-out-of-range", 6)]
+    assert all(len(x.message) < 200 for x in d)  # the 5,000 digits are not repeated
+    m, d = parse('blueprint b for e { user { goal "a \\udfff b" } }', "b.forge")
+    assert [(x.code, x.span.line, x.span.col) for x in d] == [("invalid-string", 1, 33)]
+    assert m.blueprints[0].user.goal == "a \ufffd b"  # the AST never holds the surrogate
+    m, d = parse('blueprint b for e {\n  user { goal "x\udfff" }\n}', "raw.forge")  # a raw surrogate (an API caller's str)
+    assert d[0].code == "unexpected-character" and (d[0].span.line, d[0].span.col) == (2, 17)
+    m, d = parse("env e {\n  entity A key a_id { a_id: str  n: int = 9007199254740991 }\n}", "ok.forge")
+    assert d == [] and check([m]) == []
+
+
+def test_ten_megabyte_goal_parses_and_checks_in_linear_time(build_dir):
+    """The string terminal was an alternation per character (13 s for 10 MB in Python's re); now < 3 s."""
+    from forgec.lang import check, parse
+
+    bp = sorted((build_dir / "blueprints" / "bookstore").glob("*.forge"))[0]
+    text = bp.read_text()
+    start = text.index('goal "') + len('goal "')
+    big = text[:start] + "x" * 10_000_000 + text[text.index('"', start):]
+    env_file = build_dir / "src" / "bookstore" / "env.forge"
+    em, _ = parse(env_file.read_text(), str(env_file))
+    t = time.perf_counter()
+    m, d = parse(big, str(bp))
+    cd = check([em, m])
+    took = time.perf_counter() - t
+    assert d == [] and cd == [] and len(m.blueprints[0].user.goal) == 10_000_000
+    assert took < 3.0, took
+
+
+# --------------------------------------------------------------------------- confined reading
+
+SECRET = "H5-SECRET-7f3a9c1d"
+
+
+@pytest.fixture()
+def hostile(tmp_path):
+    """A folder `proj/` whose blueprint tries every route to a file outside it; the file holds SECRET on a line
+    that, parsed as .forge, would be a syntax error shown with its source line."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    secret = outside / "secret.forge"
+    secret.write_text(f"{SECRET} = not a forge file\n")
+    proj = tmp_path / "proj"
+    bp = proj / "bp"
+    bp.mkdir(parents=True)
+    (bp / "link.forge").symlink_to(secret)  # a symlink to a file outside
+    (bp / "dirlink").symlink_to(outside, target_is_directory=True)  # a symlink to a folder outside
+    routes = [str(secret), "../../elsewhere/secret.forge", "link.forge", "dirlink/secret.forge", "/proc/self/environ",
+              "../../../../../../../../../../proc/self/environ", "/etc/passwd", "~/secret.forge", "x/" * 3000 + "y.forge"]
+    (bp / "evil.forge").write_text("".join(f'import "{r}"\n' for r in routes) + 'blueprint b for nowhere { user { goal "g" } }\n')
+    return proj, routes
+
+
+def _no_secret(text: str) -> None:
+    assert SECRET not in text
+    assert "root:x:0" not in text  # /etc/passwd
+    assert "H5_ENV_SECRET" not in text  # /proc/self/environ
+
+
+def test_check_refuses_every_route_out_of_the_folder_and_prints_nothing_from_outside(hostile):
+    import subprocess
+    import sys
+
+    proj, routes = hostile
+    env = {**os.environ, "H5_ENV_SECRET": SECRET}  # visible in /proc/self/environ of the child
+    for fmt in ("full", "json"):
+        p = subprocess.run([sys.executable, "-m", "forgec", "check", str(proj), "--format", fmt], capture_output=True, text=True,
+                           env=env, timeout=120)
+        out = p.stdout + p.stderr
+        _no_secret(out)
+        assert p.returncode == 1, out
+        assert "Traceback" not in out and "internal" not in out
+    r = CliRunner().invoke(app, ["check", str(proj), "--format", "json"])
+    diags = json.loads(r.stdout)
+    got = [(d["code"], d["span"]["line"]) for d in diags if d["code"] == "import-outside-build"]
+    # the link.forge found in the folder itself is not read either (a diagnostic on it, line 0)
+    assert sorted(ln for c, ln in got if ln) == list(range(1, len(routes) + 1)), got
+    assert any(d["code"] == "import-outside-build" and d["span"]["file"].endswith("link.forge") for d in diags)
+
+
+def test_library_load_and_check_follow_the_same_rule(hostile, tmp_path):
+    from forgec.lang import check, load
+
+    proj, routes = hostile
+    mods, diags = load([proj])
+    assert [Path(m.file).name for m in mods] == ["evil.forge"]  # neither link.forge nor any import was read
+    cd = check(mods)
+    assert sum(1 for d in cd if d.code == "import-outside-build") == len(routes)
+    _no_secret(repr(diags + cd))
+    # inside the roots, imports (and symlinks that stay inside) work
+    (proj / "src").mkdir()
+    (proj / "src" / "env.forge").write_text("env inside {\n  entity A key a_id { a_id: str }\n}\n")
+    (proj / "bp" / "in_link.forge").symlink_to(proj / "src" / "env.forge")
+    good = tmp_path / "good.forge"
+    good.write_text('import "proj/src/env.forge"\nblueprint g for inside { user { goal "g" } }\n')
+    gm, gd = load([good], roots=[tmp_path])
+    errors = lambda ds: [d.code for d in ds if d.is_error]  # noqa: E731 - (the blueprint has a no-effect warning)
+    assert gd == [] and len(gm) == 2 and errors(check(gm, roots=[tmp_path])) == []
+    assert "import-outside-build" in errors(check(gm[:1], roots=[proj / "bp"]))  # roots that do not hold proj/src ...
+    assert errors(check(gm[:1], roots=[tmp_path])) == []  # ... and roots that do
+    assert errors(check(gm[:1])) == []  # default: the file's folder (tmp_path) holds proj/src
+    inl, d2 = load([proj / "bp" / "in_link.forge"], roots=[proj])
+    assert d2 == [] and inl[0].envs[0].name == "inside"  # a symlink that stays inside is fine
+
+
+def test_compile_never_reads_blueprints_or_imports_from_outside_the_build(build_dir, tmp_path):
+    """A hand-added blueprint that imports outside, and a blueprint symlinked from outside the build: neither is
+    read nor becomes a task, and the compile output shows nothing of the outside file."""
+    import shutil
+
+    b = tmp_path / "build"
+    shutil.copytree(build_dir, b, symlinks=True)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    bps = b / "blueprints" / "bookstore"
+    import re
+
+    stolen = re.sub(r"(?m)^blueprint ", "blueprint stolen_", sorted(bps.glob("*.forge"))[0].read_text(), count=1)
+    assert "\nblueprint stolen_" in stolen
+    (outside / "stolen.forge").write_text(f"// {SECRET}\n" + stolen)
+    (outside / "secret.forge").write_text(f"{SECRET} = not a forge file\n")
+    (bps / "zz_linked.forge").symlink_to(outside / "stolen.forge")
+    (bps / "zz_evil.forge").write_text(f'import "{outside / "secret.forge"}"\nimport "../../../elsewhere/secret.forge"\n' + stolen
+                                      .replace("\nblueprint stolen_", "\nblueprint evil_", 1))
+    r = CliRunner().invoke(app, ["compile", str(EXAMPLES / "bookstore.yaml"), "-o", str(b), "-n", "6", "--seed", "3"])
+    _no_secret(r.output)
+    assert "import-outside-build" in r.output and "Traceback" not in r.output
+    ids = [json.loads(x)["id"] for x in (b / "tasks" / "bookstore.jsonl").read_text().splitlines()]
+    assert not [i for i in ids if "stolen" in i or "evil" in i], ids
+
+
+def test_a_tampered_manifest_path_is_never_read(tmp_path):
+    from forgec.build import PrevEnv
+
+    (tmp_path / "elsewhere.forge").write_text(SECRET)
+    root = tmp_path / "build"
+    (root / "blueprints").mkdir(parents=True)
+    (root / "blueprints" / "link.forge").symlink_to(tmp_path / "elsewhere.forge")
+    prev = PrevEnv(root, None)
+    assert prev.read("../elsewhere.forge") is None and prev.read(str(tmp_path / "elsewhere.forge")) is None
+    assert prev.read("blueprints/link.forge") is None

@@ -46,6 +46,15 @@ NOT_UTF8 = define(
     wrong='{"description": "caf\\xe9"}   # latin-1 byte 0xe9',
     right='{"description": "café"}      # saved as UTF-8',
 )
+LONE_SURROGATE = define(
+    "lone-surrogate",
+    AREA,
+    "A string in the documentation holds a lone surrogate escape (such as \\udfff): it is legal JSON but not Unicode text.",
+    why="Names, descriptions and enum values flow into .forge files, generated Python, the state and its hash, "
+        "which are UTF-8; a lone surrogate cannot be encoded there, so it is refused where it was written.",
+    wrong='{"description": "price in \\ud83d dollars"}',
+    right='{"description": "price in \\ud83d\\udcb5 dollars"}   # a complete pair, or the character itself',
+)
 MALFORMED_JSON = define(
     "malformed-json",
     AREA,

@@ -309,8 +309,53 @@ def _load_yaml(file: str, text: str) -> tuple[Doc | None, list[Diagnostic]]:
     return Doc(file, text, "yaml", data, _yaml_node=node), []
 
 
+# A lone surrogate can only enter through an escape (decoded UTF-8 text holds none): JSON \\uD800-\\uDFFF,
+# YAML also \\U0000D800. Only documents whose text has one are walked.
+_SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate_pointer(v: Any, ptr: str = "") -> str | None:
+    """The JSON pointer of the first string (or key) holding a lone surrogate, or None."""
+    stack = [(v, ptr)]
+    while stack:
+        v, ptr = stack.pop()
+        if isinstance(v, str):
+            if _SURROGATE.search(v):
+                return ptr
+        elif isinstance(v, dict):
+            for k, x in reversed(list(v.items())):
+                p = join_pointer(ptr, k)
+                if isinstance(k, str) and _SURROGATE.search(k):
+                    return p
+                stack.append((x, p))
+        elif isinstance(v, list):
+            stack.extend((x, join_pointer(ptr, i)) for i, x in reversed(list(enumerate(v))))
+    return None
+
+
+def _check_text(doc: Doc) -> list[Diagnostic]:
+    """An error at the first lone surrogate of `doc` (none when its text has no surrogate escape)."""
+    if not _SURROGATE_ESCAPE.search(doc.text):
+        return []
+    ptr = _surrogate_pointer(doc.data)
+    if ptr is None:
+        return []  # only complete pairs (they decode to one character)
+    return [error(codes.LONE_SURROGATE, f"lone surrogate in {ptr or 'the document'}: not valid Unicode text",
+                  doc.span(ptr), help="write the character itself, or a complete surrogate pair such as \\ud83d\\ude00")]
+
+
 def load_text(file: str, text: str, suffix: str = "") -> tuple[Doc | None, list[Diagnostic]]:
-    """Parse `text` as JSON, JSON Lines or YAML (by suffix, then by content)."""
+    """Parse `text` as JSON, JSON Lines or YAML (by suffix, then by content); a lone surrogate in a string is an error."""
+    doc, diags = _load_text(file, text, suffix)
+    if doc is not None:
+        bad = _check_text(doc)
+        if bad:
+            return None, diags + bad
+    return doc, diags
+
+
+def _load_text(file: str, text: str, suffix: str = "") -> tuple[Doc | None, list[Diagnostic]]:
     if not text.strip():
         return None, [error(codes.EMPTY_FILE, "file is empty", Span(file, 1, 1), help="remove the file or put tool documentation in it")]
     suffix = suffix.lower()
