@@ -1,10 +1,15 @@
-"""The compile driver: read -> synthesize -> emit/check -> codegen -> verify -> graph -> sample -> lower.
+"""The compile driver: a tuple of stages per environment, run through one caching helper.
 
-`compile_build` runs every stage per environment (in parallel with `jobs`),
-reusing the previous build's outputs whose inputs did not change (content
-hashes recorded in the manifest), never overwriting a `.forge` file the user
-edited, and writing the new build beside the old one so that an interrupted
-compile leaves the previous build intact (the new tree is swapped in at the end).
+    synth -> check -> codegen+verify -> state -> sample -> lower -> oracle      (`STAGES`)
+
+Each stage is a small function that reads the fields of `EnvJob` it declares (`needs`) and
+sets the ones it produces (`gives`); `cached` is the only place that decides whether a
+stage's previous output is reused (its content-hash key matches the previous manifest and
+the file is intact) or recomputed. `compile_build` runs the stages per environment (in
+parallel with `jobs`), never overwrites a `.forge` file the user edited, keeps a failed
+environment's sources (hand edits included) in the new build, and writes the new build
+beside the old one so that an interrupted compile leaves the previous build intact
+(`forgec.swap` swaps it in at the end and recovers a swap cut short).
 """
 
 from __future__ import annotations
@@ -14,19 +19,32 @@ import datetime as _dt
 import json
 import os
 import shutil
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from forgec import __version__
 from forgec import diagnostics as D
 from forgec.diagnostics import Diagnostic, Span
 from forgec.lower import Rejected, lower_blueprint, sha256_text
-from forgec.manifest import BlueprintRecord, EnvRecord, FileRecord, Manifest, Metadata, ToolRecord, manifest_json_schema
+from forgec.manifest import (
+    MANIFEST_SCHEMA_VERSION,
+    BlueprintRecord,
+    EnvRecord,
+    FileRecord,
+    Manifest,
+    Metadata,
+    ToolRecord,
+    manifest_json_schema,  # noqa: F401 - re-exported
+)
+from forgec.swap import clean_dead, recover_build, swap_in  # noqa: F401 - recover_build re-exported
 
 # Bumped whenever a stage's output for the same input changes, to invalidate caches.
 PIPELINE_VERSION = f"{__version__}+1"
+
+T = TypeVar("T")
 
 BAD_BLUEPRINT = D.define(
     "blueprint-rejected",
@@ -49,6 +67,13 @@ ENV_FAILED = D.define(
     "An environment could not be built; the other environments were still built.",
     why="One bad environment must not stop the others.",
 )
+SOURCES_KEPT = D.define(
+    "env-sources-kept",
+    "build",
+    "An environment failed to build; its src/ and blueprints/ files from the previous build (hand edits included) were kept in the new build.",
+    why="A failing compile must never delete a hand edit; the manifest marks the env as failed until it builds again.",
+    severity=D.Severity.INFO,
+)
 STALE_EDIT = D.define(
     "edited-file-kept",
     "build",
@@ -69,6 +94,15 @@ NO_TOOLS = D.define(
     "build",
     "No verified tool is left to sample tasks from in this environment.",
     why="Tools that fail verification are left out of sampling.",
+    severity=D.Severity.WARNING,
+)
+NOT_A_FILE = D.define(
+    "blueprint-not-a-file",
+    "build",
+    "A path under blueprints/<env>/ ends in .forge but is not a regular file (a folder or a link); it is not compiled.",
+    why="Only regular .forge files are blueprints; whatever the folder holds is carried into the new build unchanged.",
+    wrong="build/blueprints/airline/drafts.forge/   (a folder)",
+    right="build/blueprints/airline/drafts/",
     severity=D.Severity.WARNING,
 )
 
@@ -111,6 +145,7 @@ class EnvOutput:
     record: EnvRecord | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    kept: int = 0  # files kept from the previous build when this env failed
 
 
 @dataclass
@@ -123,6 +158,11 @@ class CompileResult:
     @property
     def ok(self) -> bool:
         return not D.has_errors(self.diagnostics)
+
+    @property
+    def failed(self) -> list[EnvOutput]:
+        """Envs that failed; their previous sources were kept in the build."""
+        return [r for r in self.envs if r.record is not None and r.record.failed]
 
 
 def _key(*parts: Any) -> str:
@@ -154,9 +194,14 @@ class PrevEnv:
         if not within(p, [self.root]):  # a manifest path with `..`, or a symlink out of the build: never read (H5)
             return None
         try:
-            return p.read_bytes()
+            return p.read_bytes() if p.is_file() else None
         except OSError:
             return None
+
+    def intact(self, rec: FileRecord | None) -> bytes | None:
+        """The file's bytes when they are exactly what forgec recorded (else None: rebuild it)."""
+        data = self.read(rec.path) if rec is not None else None
+        return data if data is not None and sha256_text(data) == rec.hash else None
 
     def edited(self, rec: FileRecord | None) -> bytes | None:
         """The file's bytes when they differ from what forgec recorded (a hand edit)."""
@@ -168,6 +213,10 @@ class PrevEnv:
         return None
 
 
+def _same_major(version: str) -> bool:
+    return str(version).split(".")[0] == MANIFEST_SCHEMA_VERSION.split(".")[0]
+
+
 def load_previous(out: Path) -> tuple[Manifest | None, list[Diagnostic]]:
     mp = out / "manifest.json"
     if not mp.is_file():
@@ -175,35 +224,594 @@ def load_previous(out: Path) -> tuple[Manifest | None, list[Diagnostic]]:
     try:
         m = Manifest.model_validate_json(mp.read_text(encoding="utf-8"))
     except Exception as e:  # noqa: BLE001 - a corrupt manifest means a cold build
-        first = (str(e).splitlines()[1].strip() if len(str(e).splitlines()) > 1 else str(e)).split(" [type=")[0]
+        lines = str(e).splitlines()
+        first = (lines[1].strip() if len(lines) > 1 else str(e)).split(" [type=")[0]
         return None, [D.warning("corrupt-build", f"previous manifest.json is unreadable ({first}); every .forge file under "
                                 "blueprints/ is kept as a hand-added blueprint", Span(str(mp)),
-                                help=f"delete {out} to rebuild from scratch")]
-    if m.metadata.schema_version != Manifest.model_fields["metadata"].annotation.model_fields["schema_version"].default:
-        return None, []
+                                help=f"src/<env>/env.forge files are kept as hand edits too; delete {out} to rebuild from scratch")]
+    if not _same_major(m.metadata.schema_version):
+        return None, []  # another major schema: a cold build (every .forge file is kept as the user's)
     return m, []
 
 
-def _user_blueprints(out: Path, env: str, known: set[str]) -> dict[str, bytes]:
-    """`.forge` files the user added to build/blueprints/<env>/ (not recorded by forgec)."""
+def _user_blueprints(out: Path, env: str, known: set[str], diags: list[Diagnostic], carried: dict[str, bytes]) -> dict[str, bytes]:
+    """`.forge` files the user added to build/blueprints/<env>/ (not recorded by forgec).
+
+    Every other file under blueprints/<env>/ and src/<env>/ (notes, sub-folders, a folder
+    named `x.forge`) is put in `carried`: the new build holds it unchanged.
+    """
     d = out / "blueprints" / env
     found = {}
-    if d.is_dir():
-        for p in sorted(d.glob("*.forge")):
-            rel = f"blueprints/{env}/{p.name}"
-            if rel not in known and p.is_file() and not p.is_symlink():  # a link may lead outside the build: not read
-                found[rel] = p.read_bytes()
+    for sub in (d, out / "src" / env):
+        carried.update({rel: data for rel, data in _files_under(out, sub).items()
+                        if not _is_blueprint_rel(rel, env) and rel != f"src/{env}/env.forge"})
+    if not d.is_dir():
+        return found
+    for p in sorted(d.glob("*.forge")):
+        rel = f"blueprints/{env}/{p.name}"
+        if p.is_file() and not p.is_symlink():
+            if rel not in known:
+                try:
+                    found[rel] = p.read_bytes()
+                except OSError as e:
+                    diags.append(D.warning(NOT_A_FILE, f"cannot read {rel}: {e.strerror}; it is not compiled", Span(str(p))))
+            continue
+        what = "a folder" if p.is_dir() and not p.is_symlink() else "a link or special file"
+        diags.append(D.warning(NOT_A_FILE, f"{rel} is {what}, not a blueprint file; it is not compiled", Span(str(p)),
+                               help="rename it so it does not end in .forge; a folder's files are carried into the new build"))
     return found
 
 
-# --------------------------------------------------------------------------- one environment
+def _is_blueprint_rel(rel: str, env: str) -> bool:
+    p = Path(rel)
+    return p.parent == Path(f"blueprints/{env}") and p.suffix == ".forge"
+
+
+def _files_under(root: Path, d: Path) -> dict[str, bytes]:
+    """Regular files under `d` (no links followed), keyed by their path relative to `root`."""
+    found: dict[str, bytes] = {}
+    if not d.is_dir() or d.is_symlink():
+        return found
+    for dirpath, dirnames, filenames in os.walk(d):
+        dirnames.sort()
+        for fn in sorted(filenames):
+            p = Path(dirpath) / fn
+            if p.is_file() and not p.is_symlink():
+                try:
+                    found[p.relative_to(root).as_posix()] = p.read_bytes()
+                except OSError:
+                    pass
+    return found
+
+
+# --------------------------------------------------------------------------- the caching helper
+
+
+def _diag_json(d: Diagnostic, out: Path) -> dict:
+    """A diagnostic as stored in the manifest: paths inside the build are relative (builds stay relocatable)."""
+    j = d.to_json()
+    prefix = str(out) + os.sep
+    if j["span"] and j["span"]["file"].startswith(prefix):
+        j["span"]["file"] = "$BUILD/" + j["span"]["file"][len(prefix):]
+    return j
+
+
+def _diag_from_json(j: dict, out: Path) -> Diagnostic:
+    s = j.get("span")
+    span = None
+    if s:
+        f = s["file"]
+        if f.startswith("$BUILD/"):
+            f = str(out / f[len("$BUILD/"):])
+        span = Span(f, s.get("line", 0), s.get("col", 0), s.get("end_line", 0), s.get("end_col", 0), s.get("pointer", ""))
+    return Diagnostic(D.Severity(j["severity"]), j["code"], j["message"], span, j.get("help", ""), tuple(j.get("notes", ())))
+
+
+def from_cache(job: "EnvJob", slot: str, key: str, prev_key: str | None, reuse: Callable[[], T | None]) -> T | None:
+    """The previous output for `slot` when `prev_key == key` and `reuse` can read it intact, else None.
+
+    A hit replays the diagnostics the output was computed with, so an incremental build
+    reports what a fresh one does.
+    """
+    if prev_key is None or prev_key != key:
+        return None
+    got = reuse()
+    if got is None:
+        return None
+    old = job.pr.diagnostics.get(slot, []) if job.pr else []
+    job.out.diagnostics.extend(_diag_from_json(j, job.opts.out) for j in old)
+    if old:
+        job.rec.diagnostics[slot] = list(old)
+    return got
+
+
+def remember(job: "EnvJob", slot: str, diags: list[Diagnostic]) -> None:
+    """Record the diagnostics a recomputed output produced (replayed when it is reused)."""
+    if diags:
+        job.rec.diagnostics[slot] = [_diag_json(d, job.opts.out) for d in diags]
+
+
+def cached(job: "EnvJob", stage: str, key: str, reuse: Callable[[], T | None], compute: Callable[[], T]) -> T:
+    """Reuse-or-recompute for one stage: the one place the cache protocol is written."""
+    job.rec.keys[stage] = key
+    hit = from_cache(job, stage, key, job.pr.keys.get(stage) if job.pr else None, reuse)
+    if hit is not None:
+        return hit
+    n = len(job.out.diagnostics)
+    val = compute()
+    remember(job, stage, job.out.diagnostics[n:])
+    return val
+
+
+# --------------------------------------------------------------------------- one environment: the stages
+
+
+class EnvFailed(Exception):
+    """A stage found that this env cannot be built; its diagnostics are already recorded."""
+
+
+@dataclass
+class EnvJob:
+    """What the stages of one env share: inputs, the record being built, and each stage's product."""
+
+    ir: Any
+    opts: CompileOptions
+    prev: PrevEnv | None
+    user_files: dict[str, bytes]
+    out: EnvOutput
+    rec: EnvRecord
+    src_text: str | None = None  # synth
+    env_mod: Any = None  # check
+    env_decl: Any = None  # check
+    module: Any = None  # codegen+verify
+    scratch: Path | None = None  # codegen+verify
+    world: dict | None = None  # state
+    base_env: Any = None  # state
+    init_hash: str | None = None  # state
+    bp_files: dict[str, tuple[bytes, str]] | None = None  # sample: rel -> (bytes, origin)
+    task_lines: list[tuple[str, str]] | None = None  # lower
+
+    @property
+    def name(self) -> str:
+        return self.ir.name
+
+    @property
+    def pr(self) -> EnvRecord | None:
+        return self.prev.record if self.prev else None
+
+    @property
+    def src_rel(self) -> str:
+        return f"src/{self.ir.name}/env.forge"
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One compile stage: `run(job)` reads the `needs` fields of the job and sets the `gives` ones."""
+
+    name: str
+    run: Callable[[EnvJob], None]
+    needs: tuple[str, ...]
+    gives: tuple[str, ...]
+
+
+def synth_stage(job: EnvJob) -> None:
+    """ir.Environment -> `.forge` text of the env; a hand-edited env.forge wins over synthesis."""
+    opts, rec = job.opts, job.rec
+    key = _key("synth", PIPELINE_VERSION, rec.ir_hash, opts.synth)
+    edited = _edited_src(job)
+    if edited is not None:
+        rec.keys["synth"] = key
+        text = edited.decode("utf-8", errors="replace")
+        rec.src_origin = "edited"
+        job.out.diagnostics.append(D.info(STALE_EDIT, f"keeping hand-edited {job.src_rel}", Span(job.src_rel)))
+    else:
+        def reuse() -> str | None:
+            data = job.prev.read(job.pr.src.path) if job.pr.src else None
+            return data.decode("utf-8", errors="replace") if data is not None else None
+
+        text = cached(job, "synth", key, reuse, lambda: _synthesize(job))
+    src_bytes = text.encode("utf-8")
+    job.out.files[job.src_rel] = src_bytes
+    rec.src = FileRecord(path=job.src_rel, hash=sha256_text(src_bytes))
+    job.src_text = text
+
+
+def _edited_src(job: EnvJob) -> bytes | None:
+    """The user's env.forge: edited since forgec wrote it, marked edited before, or never recorded."""
+    pr = job.pr
+    if pr is not None and pr.src is not None:
+        if pr.src_origin == "edited":
+            return job.prev.read(pr.src.path)  # stays edited until the user deletes it
+        return job.prev.edited(pr.src)
+    p = job.opts.out / job.src_rel  # no record (new env, unreadable manifest): a file already there is the user's
+    try:
+        return p.read_bytes() if p.is_file() and not p.is_symlink() else None
+    except OSError:
+        return None
+
+
+def _synthesize(job: EnvJob) -> str:
+    from forgec import lang
+    from forgec.lang import ast as A
+    from forgec.synth import synthesize
+
+    opts = job.opts
+    decl, sd = synthesize(job.ir, backend=opts.synth, llm=opts.llm, cache_dir=opts.out.parent / ".forgec-cache")
+    job.out.diagnostics.extend(sd)
+    return lang.format(A.Module(file=job.src_rel, items=(decl,)))
+
+
+def check_stage(job: EnvJob) -> None:
+    """`.forge` text -> the parsed, checked env declaration; errors stop this env."""
+    from forgec import lang
+
+    env_mod, pd = lang.parse(job.src_text, str(job.opts.out / job.src_rel))
+    cd = lang.check([env_mod]) if not D.has_errors(pd) else []
+    job.out.diagnostics.extend(pd + cd)
+    if D.has_errors(pd + cd) or not env_mod.envs:
+        job.out.diagnostics.append(D.error(ENV_FAILED, f"environment {job.name!r} does not check; not built", Span(job.src_rel)))
+        raise EnvFailed
+    job.env_mod, job.env_decl = env_mod, env_mod.envs[0]
+
+
+def codegen_stage(job: EnvJob) -> None:
+    """Checked env -> envs/<env>/env.py, loaded, with every tool verified by calling it."""
+    from forgec.codegen import emit_env
+
+    opts, rec = job.opts, job.rec
+    key = _key("codegen", PIPELINE_VERSION, rec.src.hash, opts.verify_calls, opts.seed)
+
+    def reuse() -> tuple[bytes, dict] | None:
+        from forgec.codegen.verify import stale_refusal
+
+        data = job.prev.intact(job.pr.module)
+        return (data, job.pr.verify) if data is not None and not stale_refusal(job.pr.verify) else None
+
+    def compute() -> tuple[bytes, dict]:
+        from forgec.codegen.verify import verify_env
+
+        data = emit_env(job.env_decl, job.src_rel).encode("utf-8")
+        _load_module(job, data)
+        report = verify_env(job.module, job.env_decl, seed=derive_seed(opts.seed, job.name, "verify"), calls_per_tool=opts.verify_calls)
+        return data, report.to_json()
+
+    mod_bytes, verify_json = cached(job, "codegen", key, reuse, compute)
+    if job.module is None:
+        _load_module(job, mod_bytes)
+    rec.verify = verify_json
+    reports = _tool_reports(verify_json)
+    for t in job.env_decl.tools:
+        r = reports.get(t.name, {})
+        rec.tools[t.name] = ToolRecord(
+            kind=r.get("kind") or getattr(job.module, "TOOL_KINDS", {}).get(t.name, "action"),
+            writes_state=bool(r.get("writes_state", getattr(job.module, "WRITES_STATE", {}).get(t.name, False))),
+            verified=bool(r.get("verified", False)),
+            reason=r.get("reason"),
+        )
+    rec.dropped_tools = sorted(t for t, r in rec.tools.items() if not r.verified)
+    _warn_refused_python(job)
+
+
+def _warn_refused_python(job: EnvJob) -> None:
+    """One warning per env whose python tools were not run for want of the OS sandbox (docs/security.md)."""
+    from forgec.codegen.verify import REFUSED
+    from forgec.runtime.codes import SANDBOX_UNAVAILABLE
+
+    refused = {t: r.reason for t, r in job.rec.tools.items() if (r.reason or "").startswith(REFUSED)}
+    if refused:
+        names, why = ", ".join(sorted(refused)), next(iter(refused.values()))[len(REFUSED) + 2:]
+        job.out.diagnostics.append(D.warning(SANDBOX_UNAVAILABLE, f"python tools of {job.name!r} not run and dropped ({names}): {why}", Span(job.src_rel)))
+
+
+def _load_module(job: EnvJob, data: bytes) -> None:
+    from forgec.codegen import load_env_module
+
+    mod_rel = f"envs/{job.name}/env.py"
+    job.out.files[mod_rel] = data
+    job.rec.module = FileRecord(path=mod_rel, hash=sha256_text(data))
+    job.scratch = _scratch_dir(job.opts.out, job.name)
+    path = job.scratch / "env.py"
+    path.write_bytes(data)
+    job.module = load_env_module(path, name=f"forgec_build_{job.name}_{job.rec.module.hash[:12]}")
+
+
+def state_stage(job: EnvJob) -> None:
+    """Env module -> states/<env>.json, the world every blueprint starts from; a corrupt file is regenerated."""
+    from forgec.stdlib.values import generate_state
+
+    opts, rec = job.opts, job.rec
+    key = _key("state", PIPELINE_VERSION, rec.src.hash, opts.seed, opts.state_size)
+
+    def reuse() -> dict | None:
+        data = job.prev.intact(job.pr.state)
+        try:
+            return json.loads(data) if data is not None else None
+        except ValueError:
+            return None
+
+    world = cached(job, "state", key, reuse,
+                   lambda: generate_state(job.module.SCHEMA, seed=derive_seed(opts.seed, job.name, "state"), size=opts.state_size))
+    state_rel = f"states/{job.name}.json"
+    state_bytes = (_canon(world) + "\n").encode("utf-8")
+    job.out.files[state_rel] = state_bytes
+    rec.state = FileRecord(path=state_rel, hash=sha256_text(state_bytes))
+    job.world = json.loads(state_bytes)  # exactly what the runtime will load
+    job.base_env = job.module.Env(job.world)  # each blueprint runs on a fork of it (no re-validation)
+    job.init_hash = job.base_env.state_hash()
+
+
+def sample_stage(job: EnvJob) -> None:
+    """Module + world -> blueprint files: the user's (edited or added) always, sampled ones reused or resampled."""
+    opts, rec, pr = job.opts, job.rec, job.pr
+    key = _key("sample", PIPELINE_VERSION, rec.module.hash, rec.state.hash, sorted(rec.dropped_tools), opts.output_options())
+    files = _hand_blueprints(job)
+
+    def reuse() -> dict[str, tuple[bytes, str]]:
+        for b in pr.blueprints.values():
+            data = job.prev.read(b.path) if b.path not in files else None
+            if data is not None:
+                files[b.path] = (data, "sampled")
+        rec.stats["coverage"] = pr.stats.get("coverage", {})
+        rec.stats["sampler_rejected"] = pr.stats.get("sampler_rejected", {})
+        for t, r in pr.tools.items():
+            if t in rec.tools:
+                rec.tools[t].sampled = r.sampled
+        return files
+
+    job.bp_files = cached(job, "sample", key, reuse, lambda: _sample(job, files))
+
+
+def _hand_blueprints(job: EnvJob) -> dict[str, tuple[bytes, str]]:
+    """Blueprints the user edited or added: kept whatever the sampler does."""
+    files: dict[str, tuple[bytes, str]] = {}
+    if job.pr:
+        for b in job.pr.blueprints.values():
+            data = job.prev.read(b.path)
+            if data is not None and (b.origin in ("edited", "user") or sha256_text(data) != b.hash):
+                files[b.path] = (data, "edited" if b.origin != "user" else "user")
+    for rel, data in job.user_files.items():
+        files.setdefault(rel, (data, "user"))
+    return files
+
+
+def _sample(job: EnvJob, files: dict[str, tuple[bytes, str]]) -> dict[str, tuple[bytes, str]]:
+    rec, opts = job.rec, job.opts
+    usable = [t for t in job.env_decl.tools if t.name not in set(rec.dropped_tools)]
+    if not usable:
+        job.out.diagnostics.append(D.warning(NO_TOOLS, f"no verified tools in {job.name!r}", Span(job.src_rel)))
+        return files
+    from forgec.graph import build_graph
+    from forgec.sample import SampleConfig, sample_blueprints
+
+    graph = build_graph(job.env_decl, exclude=set(rec.dropped_tools))
+    cfg = SampleConfig(tasks_per_env=opts.tasks_per_env, min_calls=opts.min_calls, max_calls=opts.max_calls,
+                       seed=derive_seed(opts.seed, job.name, "sample"))
+    res = sample_blueprints(job.env_decl, job.module, job.world, graph, cfg)
+    for sb in res.blueprints:
+        rel = f"blueprints/{job.name}/{sb.name}.forge"
+        if rel not in files:  # never overwrite an edited file
+            files[rel] = (sb.text.encode("utf-8"), "sampled")
+    rec.stats["coverage"] = dict(sorted(res.coverage.items()))
+    rec.stats["sampler_rejected"] = dict(sorted(res.rejected.items()))
+    for t, c in res.coverage.items():
+        if t in rec.tools:
+            rec.tools[t].sampled = c
+    return files
+
+
+@dataclass
+class _Lowering:
+    """Per-env bookkeeping of the lower stage."""
+
+    lines: list[tuple[str, str]] = field(default_factory=list)
+    rejected: dict[str, int] = field(default_factory=dict)
+    taken: set[str] = field(default_factory=set)
+
+    def reject(self, brec: BlueprintRecord, reason: str) -> None:
+        brec.rejected = reason
+        self.rejected[reason] = self.rejected.get(reason, 0) + 1
+
+
+def lower_stage(job: EnvJob) -> None:
+    """Blueprint files -> tasks/<env>.jsonl: each blueprint checked and run (reused when its key matches)."""
+    opts, rec, pr = job.opts, job.rec, job.pr
+    prev_tasks = _prev_tasks(job)
+    low = _Lowering()
+    todo: list[tuple[str, bytes, BlueprintRecord]] = []
+    for rel in sorted(job.bp_files):
+        data, origin = job.bp_files[rel]
+        job.out.files[rel] = data
+        h = sha256_text(data)
+        key = _key("lower", PIPELINE_VERSION, h, rec.module.hash, rec.state.hash, opts.seed, opts.refine, getattr(opts.llm, "model", None))
+        bname = Path(rel).stem
+        brec = BlueprintRecord(path=rel, hash=h, origin=origin, cache_key=key)
+        rec.blueprints[bname] = brec
+        old = pr.blueprints.get(bname) if pr else None
+        # A cached rejection is reused only for sampled files: a hand-edited or user file that was
+        # rejected is checked again so that its diagnostics are reported on every build, not just once.
+        reusable = old is not None and (old.task is not None or origin == "sampled")
+
+        def reuse(old: BlueprintRecord = old) -> tuple | None:
+            if old.task is None:
+                return (None, old.rejected)
+            return (old.task, prev_tasks[old.task]) if old.task in prev_tasks else None
+
+        hit = from_cache(job, f"lower:{bname}", key, old.cache_key if reusable else None, reuse)
+        if hit is None:
+            todo.append((rel, data, brec))
+        elif hit[0] is not None:
+            brec.task = hit[0]
+            low.lines.append(hit)
+            low.taken.add(hit[0])
+        else:
+            low.reject(brec, hit[1] or "unknown")
+    if todo:
+        _check_and_lower(job, todo, low)
+    _write_tasks(job, low)
+
+
+def _check_and_lower(job: EnvJob, todo: list[tuple[str, bytes, BlueprintRecord]], low: _Lowering) -> None:
+    from forgec import lang
+
+    parsed = []
+    for rel, data, brec in todo:
+        path = str(job.opts.out / rel)
+        m, d = lang.parse(data.decode("utf-8", errors="replace"), path)
+        parsed.append((m, d, path, brec))
+    by_file = _check_blueprints(job, parsed)
+    for m, pdiags, path, brec in parsed:
+        diags = list(pdiags) + by_file.pop(path, [])
+        if D.has_errors(diags):
+            low.reject(brec, "check-failed")
+        else:
+            for bp in m.blueprints:
+                if _lower_one(job, bp, brec, low, diags):
+                    break
+        job.out.diagnostics.extend(diags)
+        remember(job, f"lower:{Path(brec.path).stem}", diags)
+    for rest in by_file.values():  # diagnostics in files the blueprints import
+        job.out.diagnostics.extend(rest)
+
+
+def _check_blueprints(job: EnvJob, parsed: list) -> dict[str, list[Diagnostic]]:
+    """Check the blueprints against the env: all at once, or one by one when that raises
+    (an unreadable import, say), so that one file cannot fail its env."""
+    from forgec import lang
+
+    ok = [p for p in parsed if not D.has_errors(p[1])]
+    try:
+        groups = [lang.check([job.env_mod] + [p[0] for p in ok])]
+    except Exception:  # noqa: BLE001 - isolate the culprit below
+        groups = []
+        for m, _, path, _ in ok:
+            try:
+                groups.append(lang.check([job.env_mod, m]))
+            except Exception as e:  # noqa: BLE001 - this file cannot be checked: reject it, keep the others
+                msg = f"{type(e).__name__}: {e}"
+                groups.append([D.error(D.INTERNAL, f"cannot check this blueprint: {msg[:300]}", Span(path),
+                                       help="this blueprint is rejected and kept as it is; the other blueprints were built")])
+    by_file: dict[str, list[Diagnostic]] = {}
+    for d in (d for g in groups for d in g):
+        if not (d.span and d.span.file == job.env_mod.file):
+            by_file.setdefault(d.span.file if d.span else "", []).append(d)
+    return by_file
+
+
+def _lower_one(job: EnvJob, bp: Any, brec: BlueprintRecord, low: _Lowering, diags: list[Diagnostic]) -> bool:
+    """Run one blueprint into a task; False (with a diagnostic when useful) when it is rejected."""
+    name, path = job.name, str(job.opts.out / brec.path)
+    if f"{name}/{bp.name}" in low.taken:
+        low.reject(brec, "duplicate-name")
+        diags.append(duplicate_blueprint(name, bp, brec.path))
+        return False
+    try:
+        lr = lower_blueprint(bp, job.module, job.world, env_name=name, blueprint_path=brec.path, blueprint_hash=brec.hash,
+                             seed=job.opts.seed, initial_state_file=f"states/{name}.json", initial_state_hash=job.init_hash,
+                             base_env=job.base_env)
+        task = lr.task
+        if job.opts.refine == "llm" and job.opts.llm is not None:
+            task = _refine(task, lr, job.opts, job.out)
+        line = _task_line(task)
+    except Rejected as r:
+        low.reject(brec, r.reason)
+        if brec.origin != "sampled":
+            span = r.node.span if r.node is not None and r.node.span.line else Span(path)
+            diags.append(D.warning(BAD_BLUEPRINT, f"{bp.name}: {r.reason}: {r.detail}", span))
+        return False
+    except UnicodeError as ex:
+        low.reject(brec, "unencodable-text")
+        diags.append(D.warning(BAD_BLUEPRINT, f"{bp.name}: its task cannot be written as UTF-8 JSON ({ex})", Span(path),
+                               help='remove lone surrogates such as "\\udfff" from its strings'))
+        return False
+    except Exception as ex:  # noqa: BLE001 - one blueprint's bug must not fail its env
+        low.reject(brec, "internal-error")
+        diags.append(D.error(D.INTERNAL, f"{bp.name}: lowering raised {type(ex).__name__}: {ex}", Span(path),
+                             help="this is a bug in forgec; the other blueprints were lowered"))
+        return False
+    brec.task = task.id
+    low.taken.add(task.id)
+    low.lines.append((task.id, line))
+    return True
+
+
+def duplicate_blueprint(env: str, bp: Any, rel: str) -> Diagnostic:
+    """The one diagnostic for a blueprint name already used in its env (compile and `forgec check`)."""
+    return D.error(DUPLICATE_TASK, f"blueprint {bp.name!r} is declared twice in env {env!r}",
+                   bp.span if bp.span.line else Span(rel), help="rename one of them; task ids are <env>/<blueprint name>")
+
+
+def _task_line(task: Any) -> str:
+    """The task as one JSON line; UnicodeError when it holds text UTF-8 cannot encode (a lone surrogate)."""
+    try:
+        line = task.model_dump_json()
+    except Exception as e:  # noqa: BLE001 - pydantic wraps the encoder's error
+        if "surrogate" in str(e) or "encode" in str(e):
+            raise UnicodeError(str(e).split(": ")[-1]) from None
+        raise
+    line.encode("utf-8")
+    return line
+
+
+def _write_tasks(job: EnvJob, low: _Lowering) -> None:
+    rec = job.rec
+    low.lines.sort()
+    tasks_rel = f"tasks/{job.name}.jsonl"
+    tasks_bytes = "".join(line + "\n" for _, line in low.lines).encode("utf-8")
+    job.out.files[tasks_rel] = tasks_bytes
+    rec.tasks = FileRecord(path=tasks_rel, hash=sha256_text(tasks_bytes))
+    rec.task_count = len(low.lines)
+    rec.rejected = dict(sorted(low.rejected.items()))
+    rec.stats.update(_aggregate_stats([json.loads(line) for _, line in low.lines]))
+    rec.blueprints = dict(sorted(rec.blueprints.items()))
+    job.task_lines = low.lines
+
+
+def oracle_stage(job: EnvJob) -> None:
+    """Tasks -> the oracle self-check result: reused for the same tasks, module and state; else left
+    empty for `compile_build` to run over the assembled build."""
+    rec = job.rec
+    key = _key("oracle", PIPELINE_VERSION, rec.tasks.hash, rec.module.hash, rec.state.hash)
+    rec.oracle = cached(job, "oracle", key, lambda: job.pr.oracle or None, dict)
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage("synth", synth_stage, needs=("ir",), gives=("src_text",)),
+    Stage("check", check_stage, needs=("src_text",), gives=("env_mod", "env_decl")),
+    Stage("codegen+verify", codegen_stage, needs=("env_decl",), gives=("module",)),
+    Stage("state", state_stage, needs=("module",), gives=("world", "base_env", "init_hash")),
+    Stage("sample", sample_stage, needs=("env_decl", "module", "world"), gives=("bp_files",)),
+    Stage("lower", lower_stage, needs=("bp_files", "env_mod", "base_env", "init_hash"), gives=("task_lines",)),
+    Stage("oracle", oracle_stage, needs=("task_lines",), gives=()),
+)
+
+
+def run_stages(job: EnvJob, stages: tuple[Stage, ...] = STAGES) -> None:
+    """Run `stages` in order, checking each one's declared inputs and outputs."""
+    for st in stages:
+        missing = [n for n in st.needs if getattr(job, n) is None]
+        if missing:
+            raise RuntimeError(f"stage {st.name} needs {missing}, which no earlier stage produced")
+        t0 = time.perf_counter()
+        st.run(job)
+        job.out.timings[st.name] = time.perf_counter() - t0
+        unset = [n for n in st.gives if getattr(job, n) is None]
+        if unset:
+            raise RuntimeError(f"stage {st.name} did not produce {unset}")
 
 
 def build_env(ir_env: Any, opts: CompileOptions, prev: PrevEnv | None, user_files: dict[str, bytes]) -> EnvOutput:
-    """All stages for one environment; never raises (failures become diagnostics)."""
+    """All stages for one environment; never raises (failures become diagnostics).
+
+    A failed env keeps its previous sources in the new build (see `_keep_sources`).
+    """
     out = EnvOutput(ir_env.name)
+    rec = EnvRecord(sources=list(ir_env.sources), ir_hash=sha256_text(ir_env.model_dump_json()))
+    job = EnvJob(ir_env, opts, prev, user_files, out, rec)
     try:
-        _build_env(ir_env, opts, prev, user_files, out)
+        run_stages(job)
+        out.record = rec
+    except EnvFailed:
+        _keep_sources(job, "does not check")
     except Exception as e:  # noqa: BLE001
         import traceback
 
@@ -211,283 +819,52 @@ def build_env(ir_env: Any, opts: CompileOptions, prev: PrevEnv | None, user_file
             Diagnostic(
                 D.Severity.ERROR,
                 ENV_FAILED,
-                f"environment {ir_env.name!r} failed: {type(e).__name__}: {e}",
+                f"environment {ir_env.name!r} failed: {type(e).__name__}: {str(e)[:500]}",
                 Span(ir_env.sources[0] if ir_env.sources else ir_env.name),
                 help="set FORGEC_DEBUG=1 to see the traceback; the other environments were built",
-                notes=(traceback.format_exc(limit=6).strip().splitlines()[-1],),
+                notes=(traceback.format_exc(limit=6).strip().splitlines()[-1][:500],),
             )
         )
         if os.environ.get("FORGEC_DEBUG"):
             traceback.print_exc()
-        out.record = None
+        _keep_sources(job, f"{type(e).__name__}: {str(e)[:200]}")
+    finally:
+        if job.scratch is not None:
+            shutil.rmtree(job.scratch, ignore_errors=True)
     return out
 
 
-def _build_env(ir_env: Any, opts: CompileOptions, prev: PrevEnv | None, user_files: dict[str, bytes], out: EnvOutput) -> None:
-    import time
+def _keep_sources(job: EnvJob, why: str) -> None:
+    """Nothing lost: a failed env's src/ and blueprints/ from the previous build (hand edits and
+    added files included) go into the new build as they are, under a record marked failed.
 
-    from forgec import lang
-    from forgec.codegen import emit_env, load_env_module
-
-    name = ir_env.name
-    rec = EnvRecord(sources=list(ir_env.sources))
-    ir_hash = sha256_text(ir_env.model_dump_json())
-    rec.ir_hash = ir_hash
-    pr = prev.record if prev else None
-    t0 = time.perf_counter()
-
-    # ---- synthesize (or keep the user's edited env.forge)
-    src_rel = f"src/{name}/env.forge"
-    synth_key = _key("synth", PIPELINE_VERSION, ir_hash, opts.synth)
-    src_text: str | None = None
-    edited = prev.edited(pr.src) if prev and pr and pr.src else None
-    if prev and pr and pr.src_origin == "edited" and pr.src:
-        edited = prev.read(pr.src.path)  # stays edited until the user deletes it
-    if edited is not None:
-        src_text = edited.decode("utf-8", errors="replace")
-        rec.src_origin = "edited"
-        out.diagnostics.append(D.info(STALE_EDIT, f"keeping hand-edited {src_rel}", Span(src_rel)))
-    elif prev and pr and pr.keys.get("synth") == synth_key and pr.src:
-        data = prev.read(pr.src.path)
-        src_text = data.decode("utf-8") if data is not None else None
-    if src_text is None:
-        from forgec.synth import synthesize
-
-        decl, sd = synthesize(ir_env, backend=opts.synth, llm=opts.llm, cache_dir=opts.out.parent / ".forgec-cache")
-        out.diagnostics.extend(sd)
-        from forgec.lang import ast as A
-
-        src_text = lang.format(A.Module(file=src_rel, items=(decl,)))
-    rec.keys["synth"] = synth_key
-    src_bytes = src_text.encode("utf-8")
-    out.files[src_rel] = src_bytes
-    rec.src = FileRecord(path=src_rel, hash=sha256_text(src_bytes))
-    out.timings["synth"] = time.perf_counter() - t0
-
-    # ---- parse + check the env
-    t0 = time.perf_counter()
-    env_mod, pd = lang.parse(src_text, str(opts.out / src_rel))
-    cd = lang.check([env_mod]) if not D.has_errors(pd) else []
-    out.diagnostics.extend(pd + cd)
-    if D.has_errors(pd + cd) or not env_mod.envs:
-        out.diagnostics.append(D.error(ENV_FAILED, f"environment {name!r} does not check; not built", Span(src_rel)))
-        return
-    env_decl = env_mod.envs[0]
-    out.timings["check"] = time.perf_counter() - t0
-
-    # ---- codegen + verify
-    t0 = time.perf_counter()
-    codegen_key = _key("codegen", PIPELINE_VERSION, rec.src.hash, opts.verify_calls, opts.seed)
-    mod_rel = f"envs/{name}/env.py"
-    py_src: str | None = None
-    verify_json: dict | None = None
-    if prev and pr and pr.keys.get("codegen") == codegen_key and pr.module:
-        data = prev.read(pr.module.path)
-        if data is not None and sha256_text(data) == pr.module.hash:
-            py_src = data.decode("utf-8")
-            verify_json = pr.verify
-    if py_src is None:
-        py_src = emit_env(env_decl, src_rel)
-    mod_bytes = py_src.encode("utf-8")
-    out.files[mod_rel] = mod_bytes
-    rec.module = FileRecord(path=mod_rel, hash=sha256_text(mod_bytes))
-    rec.keys["codegen"] = codegen_key
-    scratch = _scratch_dir(opts.out, name)
-    mod_path = scratch / "env.py"
-    mod_path.write_bytes(mod_bytes)
-    module = load_env_module(mod_path, name=f"forgec_build_{name}_{rec.module.hash[:12]}")
-    if verify_json is None:
-        from forgec.codegen.verify import verify_env
-
-        report = verify_env(module, env_decl, seed=derive_seed(opts.seed, name, "verify"), calls_per_tool=opts.verify_calls)
-        verify_json = report.to_json()
-    rec.verify = verify_json
-    tool_reports = _tool_reports(verify_json)
-    for t in env_decl.tools:
-        r = tool_reports.get(t.name, {})
-        rec.tools[t.name] = ToolRecord(
-            kind=r.get("kind") or getattr(module, "TOOL_KINDS", {}).get(t.name, "action"),
-            writes_state=bool(r.get("writes_state", getattr(module, "WRITES_STATE", {}).get(t.name, False))),
-            verified=bool(r.get("verified", False)),
-            reason=r.get("reason"),
-        )
-    rec.dropped_tools = sorted(t for t, r in rec.tools.items() if not r.verified)
-    out.timings["codegen+verify"] = time.perf_counter() - t0
-
-    # ---- world state
-    t0 = time.perf_counter()
-    from forgec.stdlib.values import generate_state
-
-    state_key = _key("state", PIPELINE_VERSION, rec.src.hash, opts.seed, opts.state_size)
-    state_rel = f"states/{name}.json"
-    world: dict | None = None
-    if prev and pr and pr.keys.get("state") == state_key and pr.state:
-        data = prev.read(pr.state.path)
-        if data is not None:
-            world = json.loads(data)
-    if world is None:
-        world = generate_state(module.SCHEMA, seed=derive_seed(opts.seed, name, "state"), size=opts.state_size)
-    state_bytes = (_canon(world) + "\n").encode("utf-8")
-    out.files[state_rel] = state_bytes
-    rec.state = FileRecord(path=state_rel, hash=sha256_text(state_bytes))
-    rec.keys["state"] = state_key
-    world = json.loads(state_bytes)  # exactly what the runtime will load
-    base_env = module.Env(world)  # each blueprint runs on a fork of it (no re-validation)
-    init_hash = base_env.state_hash()
-    out.timings["state"] = time.perf_counter() - t0
-
-    # ---- sample blueprints (or reuse / keep edited ones)
-    t0 = time.perf_counter()
-    sample_key = _key("sample", PIPELINE_VERSION, rec.module.hash, rec.state.hash, sorted(rec.dropped_tools), opts.output_options())
-    bp_files: dict[str, tuple[bytes, str]] = {}  # rel -> (bytes, origin)
-    reuse_sampling = bool(prev and pr and pr.keys.get("sample") == sample_key)
-    if prev and pr:
-        for bname, b in pr.blueprints.items():
-            data = prev.read(b.path)
-            if data is None:
-                continue  # the user deleted it
-            if b.origin in ("edited", "user") or sha256_text(data) != b.hash:
-                bp_files[b.path] = (data, "edited" if b.origin != "user" else "user")
-            elif reuse_sampling:
-                bp_files[b.path] = (data, "sampled")
-    for rel, data in user_files.items():
-        bp_files.setdefault(rel, (data, "user"))
-    if not reuse_sampling:
-        usable = [t for t in env_decl.tools if t.name not in set(rec.dropped_tools)]
-        if not usable:
-            out.diagnostics.append(D.warning(NO_TOOLS, f"no verified tools in {name!r}", Span(src_rel)))
-        else:
-            from forgec.graph import build_graph
-            from forgec.sample import SampleConfig, sample_blueprints
-
-            graph = build_graph(env_decl, exclude=set(rec.dropped_tools))
-            cfg = SampleConfig(
-                tasks_per_env=opts.tasks_per_env,
-                min_calls=opts.min_calls,
-                max_calls=opts.max_calls,
-                seed=derive_seed(opts.seed, name, "sample"),
-            )
-            res = sample_blueprints(env_decl, module, world, graph, cfg)
-            for sb in res.blueprints:
-                rel = f"blueprints/{name}/{sb.name}.forge"
-                if rel not in bp_files:  # never overwrite an edited file
-                    bp_files[rel] = (sb.text.encode("utf-8"), "sampled")
-            rec.stats["coverage"] = dict(sorted(res.coverage.items()))
-            rec.stats["sampler_rejected"] = dict(sorted(res.rejected.items()))
-            for t, c in res.coverage.items():
-                if t in rec.tools:
-                    rec.tools[t].sampled = c
-    elif pr:
-        rec.stats["coverage"] = pr.stats.get("coverage", {})
-        rec.stats["sampler_rejected"] = pr.stats.get("sampler_rejected", {})
-        for t, r in pr.tools.items():
-            if t in rec.tools:
-                rec.tools[t].sampled = r.sampled
-    rec.keys["sample"] = sample_key
-    out.timings["sample"] = time.perf_counter() - t0
-
-    # ---- check + lower every blueprint
-    t0 = time.perf_counter()
-    prev_tasks = _prev_tasks(prev, pr)
-    task_lines: list[tuple[str, str]] = []
-    rejected: dict[str, int] = {}
-    to_check = []
-    for rel in sorted(bp_files):
-        data, origin = bp_files[rel]
-        out.files[rel] = data
-        h = sha256_text(data)
-        lower_key = _key("lower", PIPELINE_VERSION, h, rec.module.hash, rec.state.hash, opts.seed, opts.refine, getattr(opts.llm, "model", None))
-        bname = Path(rel).stem
-        brec = BlueprintRecord(path=rel, hash=h, origin=origin, cache_key=lower_key)
-        old = pr.blueprints.get(bname) if pr else None
-        # A cached rejection is reused only for sampled files: a hand-edited or user file that was
-        # rejected is checked again so that its diagnostics are reported on every build, not just once.
-        reusable = old is not None and (old.task is not None or origin == "sampled")
-        if reusable and old.cache_key == lower_key and (old.task is None or old.task in prev_tasks):
-            brec.task, brec.rejected = old.task, old.rejected
-            if old.task:
-                task_lines.append((old.task, prev_tasks[old.task]))
-            else:
-                rejected[old.rejected or "unknown"] = rejected.get(old.rejected or "unknown", 0) + 1
-            rec.blueprints[bname] = brec
-            continue
-        to_check.append((rel, data, brec, bname))
-    if to_check:
-        parsed = []
-        for rel, data, brec, bname in to_check:
-            m, d = lang.parse(data.decode("utf-8", errors="replace"), str(opts.out / rel))
-            parsed.append((m, d, rel, brec, bname))
-        cdiags = lang.check([env_mod] + [p[0] for p in parsed if not D.has_errors(p[1])])
-        by_file: dict[str, list[Diagnostic]] = {}
-        for d in cdiags:
-            by_file.setdefault(d.span.file if d.span else "", []).append(d)
-        out.diagnostics.extend(d for d in cdiags if not (d.span and d.span.file == env_mod.file))
-        taken = {b.task for b in rec.blueprints.values() if b.task}
-        for m, d, rel, brec, bname in parsed:
-            out.diagnostics.extend(d)
-            errs = [x for x in d + by_file.get(str(opts.out / rel), []) if x.is_error]
-            rec.blueprints[bname] = brec
-            if errs:
-                brec.rejected = "check-failed"
-                rejected["check-failed"] = rejected.get("check-failed", 0) + 1
-                continue
-            for bp in m.blueprints:
-                if f"{name}/{bp.name}" in taken:
-                    brec.rejected = "duplicate-name"
-                    rejected["duplicate-name"] = rejected.get("duplicate-name", 0) + 1
-                    out.diagnostics.append(D.error(DUPLICATE_TASK, f"blueprint {bp.name!r} is declared twice in env {name!r}", bp.span if bp.span.line else Span(rel), help="rename one of them; task ids are <env>/<blueprint name>"))
-                    continue
-                try:
-                    lr = lower_blueprint(
-                        bp,
-                        module,
-                        world,
-                        env_name=name,
-                        blueprint_path=rel,
-                        blueprint_hash=brec.hash,
-                        seed=opts.seed,
-                        initial_state_file=state_rel,
-                        initial_state_hash=init_hash,
-                        base_env=base_env,
-                    )
-                except Rejected as r:
-                    brec.rejected = r.reason
-                    rejected[r.reason] = rejected.get(r.reason, 0) + 1
-                    span = r.node.span if r.node is not None and r.node.span.line else Span(str(opts.out / rel))
-                    if brec.origin != "sampled":
-                        out.diagnostics.append(D.warning(BAD_BLUEPRINT, f"{bp.name}: {r.reason}: {r.detail}", span))
-                    continue
-                except Exception as ex:  # noqa: BLE001 - one blueprint's bug must not fail its env
-                    brec.rejected = "internal-error"
-                    rejected["internal-error"] = rejected.get("internal-error", 0) + 1
-                    out.diagnostics.append(
-                        D.error(D.INTERNAL, f"{bp.name}: lowering raised {type(ex).__name__}: {ex}", Span(str(opts.out / rel)),
-                                help="this is a bug in forgec; the other blueprints were lowered")
-                    )
-                    continue
-                task = lr.task
-                if opts.refine == "llm" and opts.llm is not None:
-                    task = _refine(task, lr, opts, out)
-                brec.task = task.id
-                taken.add(task.id)
-                task_lines.append((task.id, task.model_dump_json()))
-                break
-    task_lines.sort()
-    tasks_rel = f"tasks/{name}.jsonl"
-    tasks_bytes = "".join(line + "\n" for _, line in task_lines).encode("utf-8")
-    out.files[tasks_rel] = tasks_bytes
-    rec.tasks = FileRecord(path=tasks_rel, hash=sha256_text(tasks_bytes))
-    rec.task_count = len(task_lines)
-    rec.rejected = dict(sorted(rejected.items()))
-    rec.stats.update(_aggregate_stats([json.loads(line) for _, line in task_lines]))
-    rec.blueprints = dict(sorted(rec.blueprints.items()))
-    rec.keys["oracle"] = _key("oracle", PIPELINE_VERSION, rec.tasks.hash, rec.module.hash, rec.state.hash)
-    if pr and pr.keys.get("oracle") == rec.keys["oracle"] and pr.oracle:
-        rec.oracle = pr.oracle  # same tasks on the same module and state: the self-check stands
-    out.timings["lower"] = time.perf_counter() - t0
-    out.record = rec
-    shutil.rmtree(scratch, ignore_errors=True)
-
+    Derived files (envs/, states/, tasks/) are left out; the next compile rebuilds them from
+    these sources. Blueprint records keep the hashes forgec wrote, so hand edits stay
+    recognisable, and carry no cache keys, so nothing stale is reused.
+    """
+    name, root, pr = job.name, job.opts.out, job.pr
+    files: dict[str, bytes] = {}
+    for sub in (f"src/{name}", f"blueprints/{name}"):
+        files.update(_files_under(root, root / sub))
+    for rel, data in job.user_files.items():
+        files.setdefault(rel, data)
+    if job.src_rel not in files and job.src_text is not None:  # no earlier source: keep the one made now, to edit
+        files[job.src_rel] = job.src_text.encode("utf-8", errors="replace")
+    rec = EnvRecord(sources=list(job.ir.sources), ir_hash=job.rec.ir_hash, failed=why)
+    if pr is not None and pr.src is not None and pr.src.path in files:
+        rec.src, rec.src_origin = pr.src, pr.src_origin
+    elif job.src_rel in files:
+        rec.src, rec.src_origin = FileRecord(path=job.src_rel, hash=sha256_text(files[job.src_rel])), job.rec.src_origin
+    for bname, b in sorted((pr.blueprints if pr else {}).items()):
+        if b.path in files:
+            rec.blueprints[bname] = b.model_copy(update={"task": None, "rejected": "env-failed", "cache_key": ""})
+    job.out.files = files
+    job.out.record = rec
+    job.out.kept = len(files)
+    if files:
+        job.out.diagnostics.append(D.info(SOURCES_KEPT, f"environment {name!r} failed; kept its sources from the previous build "
+                                          f"({len(files)} file(s) under src/{name}/ and blueprints/{name}/, hand edits included)",
+                                          Span(job.src_rel), help="fix the errors above and compile again"))
 
 REFINE_REJECTED = D.define(
     "refine-rejected",
@@ -518,6 +895,7 @@ def _refine(task: Any, lr: Any, opts: CompileOptions, out: EnvOutput) -> Any:
     return task.model_copy(update={"instruction": text})
 
 
+
 def _scratch_dir(out: Path, env: str) -> Path:
     d = out.parent / f".{out.name}.scratch-{os.getpid()}" / env
     d.mkdir(parents=True, exist_ok=True)
@@ -533,16 +911,19 @@ def _tool_reports(verify_json: dict) -> dict[str, dict]:
     return {}
 
 
-def _prev_tasks(prev: PrevEnv | None, pr: EnvRecord | None) -> dict[str, str]:
-    if not prev or not pr or not pr.tasks:
-        return {}
-    data = prev.read(pr.tasks.path)
+def _prev_tasks(job: EnvJob) -> dict[str, str]:
+    """The previous build's task lines by id; empty (every blueprint is lowered again) when the
+    tasks file is missing or not exactly what forgec wrote."""
+    data = job.prev.intact(job.pr.tasks) if job.pr else None
     if data is None:
         return {}
     out = {}
-    for line in data.decode("utf-8").splitlines():
-        if line.strip():
-            out[json.loads(line)["id"]] = line
+    try:
+        for line in data.decode("utf-8").splitlines():
+            if line.strip():
+                out[json.loads(line)["id"]] = line
+    except (ValueError, KeyError, TypeError):
+        return {}
     return out
 
 
@@ -559,6 +940,79 @@ def _aggregate_stats(tasks: list[dict]) -> dict:
     return agg
 
 
+# --------------------------------------------------------------------------- worker processes
+
+
+def _worker_init(parent: int) -> None:
+    """A `-j` worker dies with the compile that started it, however that one ends (even SIGKILL)."""
+    import ctypes
+    import signal
+    import threading
+
+    try:
+        os.setpgid(0, 0)  # its own process group: a signal for the worker reaches whatever it started
+    except OSError:
+        pass
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="forgec-parent-watch", daemon=True).start()
+
+
+def _kill_workers(ex: cf.ProcessPoolExecutor) -> None:
+    import signal
+
+    for p in list(getattr(ex, "_processes", {}).values() or []):
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            try:
+                p.kill()
+            except OSError:
+                pass
+
+
+def _run_envs(jobs_in: list, opts: CompileOptions, prev_manifest: Manifest | None, progress: Callable) -> list[EnvOutput]:
+    # Envs with new docs or options do real work and go to the process pool; envs whose docs
+    # and options are unchanged mostly reuse the previous build and run in-process
+    # (a worker pool costs more than they do).
+    same_opts = prev_manifest is not None and prev_manifest.metadata.options == opts.output_options()
+    cold = [j for j in jobs_in if not (same_opts and j[1] is not None and not j[1].record.failed
+                                      and j[1].record.ir_hash == sha256_text(j[0].model_dump_json()))]
+    warm = [j for j in jobs_in if j not in cold]
+    results: list[EnvOutput] = []
+    if opts.jobs > 1 and len(cold) > 1:
+        ex = cf.ProcessPoolExecutor(max_workers=opts.jobs, initializer=_worker_init, initargs=(os.getpid(),))
+        try:
+            futs = {ex.submit(build_env, e, opts, p, u): e.name for e, p, u in cold}
+            for e, p, u in warm:
+                results.append(build_env(e, opts, p, u))
+                progress("env", e.name)
+            for f in cf.as_completed(futs):
+                progress("env", futs[f])
+                results.append(f.result())
+        except BaseException:
+            _kill_workers(ex)
+            ex.shutdown(wait=False, cancel_futures=True)
+            raise
+        ex.shutdown(wait=True)
+    else:
+        for e, p, u in cold + warm:
+            results.append(build_env(e, opts, p, u))
+            progress("env", e.name)
+    return sorted(results, key=lambda r: r.name)
+
+
 # --------------------------------------------------------------------------- the whole build
 
 
@@ -568,7 +1022,7 @@ def compile_build(opts: CompileOptions, progress: Callable[[str, str], None] | N
 
     progress = progress or (lambda stage, env: None)
     out = opts.out
-    _recover(out)
+    clean_dead(out)
     diags: list[Diagnostic] = []
     progress("read", "")
     envs, rd = read_paths(list(opts.inputs), env_name=opts.env_name)
@@ -577,6 +1031,7 @@ def compile_build(opts: CompileOptions, progress: Callable[[str, str], None] | N
     prev_manifest, pd = load_previous(out)
     diags.extend(pd)
 
+    carried: dict[str, bytes] = {}
     jobs_in = []
     for e in sorted(envs, key=lambda e: e.name):
         prev = None
@@ -584,29 +1039,9 @@ def compile_build(opts: CompileOptions, progress: Callable[[str, str], None] | N
         if prev_manifest and e.name in prev_manifest.envs:
             prev = PrevEnv(out, prev_manifest.envs[e.name])
             known = {b.path for b in prev.record.blueprints.values()}
-        jobs_in.append((e, prev, _user_blueprints(out, e.name, known)))
+        jobs_in.append((e, prev, _user_blueprints(out, e.name, known, diags, carried)))
 
-    # Envs with new docs or options do real work and go to the process pool; envs whose docs
-    # and options are unchanged mostly reuse the previous build and run in-process
-    # (a worker pool costs more than they do).
-    same_opts = prev_manifest is not None and prev_manifest.metadata.options == opts.output_options()
-    cold = [j for j in jobs_in if not (same_opts and j[1] is not None and j[1].record.ir_hash == sha256_text(j[0].model_dump_json()))]
-    warm = [j for j in jobs_in if j not in cold]
-    results: list[EnvOutput] = []
-    if opts.jobs > 1 and len(cold) > 1:
-        with cf.ProcessPoolExecutor(max_workers=opts.jobs) as ex:
-            futs = {ex.submit(build_env, e, opts, p, u): e.name for e, p, u in cold}
-            for e, p, u in warm:
-                results.append(build_env(e, opts, p, u))
-                progress("env", e.name)
-            for f in cf.as_completed(futs):
-                progress("env", futs[f])
-                results.append(f.result())
-    else:
-        for e, p, u in cold + warm:
-            results.append(build_env(e, opts, p, u))
-            progress("env", e.name)
-    results.sort(key=lambda r: r.name)
+    results = _run_envs(jobs_in, opts, prev_manifest, progress)
     for r in results:
         diags.extend(r.diagnostics)
     shutil.rmtree(out.parent / f".{out.name}.scratch-{os.getpid()}", ignore_errors=True)
@@ -623,18 +1058,15 @@ def compile_build(opts: CompileOptions, progress: Callable[[str, str], None] | N
     for r in results:
         if r.record is not None:
             manifest.envs[r.name] = r.record
-    # an env that failed this time keeps nothing from before: its outputs would be stale
     _lineage(manifest)
 
-    tmp = _write_tree(out, results, manifest)
+    tmp = _write_tree(out, results, manifest, carried)
     if opts.oracle_check:
         progress("oracle", "")
-        diags.extend(_oracle_check(tmp, manifest))
-    manifest.diagnostics = {
-        s.value: sum(1 for d in diags if d.severity == s) for s in D.Severity
-    }
+        diags.extend(_oracle_check(tmp, out, manifest))
+    manifest.diagnostics = {s.value: sum(1 for d in diags if d.severity == s) for s in D.Severity}
     (tmp / "manifest.json").write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    _swap(tmp, out)
+    swap_in(tmp, out)
     return CompileResult(out, manifest, diags, results)
 
 
@@ -656,17 +1088,18 @@ def _lineage(m: Manifest) -> None:
     m.child_map = {k: sorted(v) for k, v in sorted(children.items())}
 
 
-def _write_tree(out: Path, results: list[EnvOutput], manifest: Manifest) -> Path:
+def _write_tree(out: Path, results: list[EnvOutput], manifest: Manifest, carried: dict[str, bytes]) -> Path:
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
+    files = dict(carried)
     for r in results:
-        if r.record is None:
-            continue
-        for rel, data in sorted(r.files.items()):
-            p = tmp / rel
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_bytes(data)
+        if r.record is not None:
+            files.update(r.files)
+    for rel, data in sorted(files.items()):
+        p = tmp / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
     from forgec.schemas import write as write_schemas
 
     write_schemas(tmp / "schema")
@@ -674,59 +1107,28 @@ def _write_tree(out: Path, results: list[EnvOutput], manifest: Manifest) -> Path
     return tmp
 
 
-def _oracle_check(tmp: Path, manifest: Manifest) -> list[Diagnostic]:
-    """Replay every new or changed env's tasks with the oracle agent; record the pass rate."""
-    todo = sorted(name for name, e in manifest.envs.items() if not e.oracle and e.task_count)
-    if not todo:
-        return []
-    from forgec.runtime import load
-    from forgec.runtime.eval import oracle_self_check
+def _oracle_check(tmp: Path, out: Path, manifest: Manifest) -> list[Diagnostic]:
+    """Replay every new or changed env's tasks with the oracle agent; record the pass rate.
 
-    build = load(tmp)
-    rep = oracle_self_check(build, tasks=todo)
+    Failures are reported for every env, including those whose earlier self-check was reused.
+    """
+    todo = sorted(name for name, e in manifest.envs.items() if not e.oracle and e.task_count)
+    if todo:
+        from forgec.runtime import load
+        from forgec.runtime.eval import oracle_self_check
+
+        rep = oracle_self_check(load(tmp), tasks=todo)
+        per_env = rep.get("per_env", {})
+        for name in todo:
+            r = per_env.get(name, {})
+            manifest.envs[name].oracle = {k: r[k] for k in ("tasks", "passed", "pass_rate", "failures") if k in r}
     diags = []
-    per_env = rep.get("per_env", {})
-    for name in todo:
-        e = manifest.envs[name]
-        r = per_env.get(name, {})
-        e.oracle = {k: r[k] for k in ("tasks", "passed", "pass_rate", "failures") if k in r}
-        for f in (r.get("failures") or [])[:20]:
-            diags.append(D.error(ORACLE_FAILED, f"oracle failed task {f}", Span(str(tmp.parent / manifest_out_name(tmp) / "tasks" / f"{name}.jsonl"))))
+    for name, e in manifest.envs.items():
+        for f in (e.oracle.get("failures") or [])[:20]:
+            diags.append(D.error(ORACLE_FAILED, f"oracle failed task {f}", Span(str(out / "tasks" / f"{name}.jsonl"))))
     return diags
 
 
 def manifest_out_name(tmp: Path) -> str:
     """`.build.tmp-123` -> `build` (diagnostics name the final path, not the temporary one)."""
     return tmp.name[1:].rsplit(".tmp-", 1)[0]
-
-
-def _swap(tmp: Path, out: Path) -> None:
-    """Put the new tree in place: out -> out.old, tmp -> out, drop old. `_recover` repairs a crash between."""
-    old = out.parent / f".{out.name}.old"
-    shutil.rmtree(old, ignore_errors=True)
-    if out.exists():
-        os.rename(out, old)
-    os.rename(tmp, out)
-    shutil.rmtree(old, ignore_errors=True)
-
-
-def _recover(out: Path) -> None:
-    old = out.parent / f".{out.name}.old"
-    if not out.exists() and old.exists():
-        os.rename(old, out)
-    for p in out.parent.glob(f".{out.name}.tmp-*"):
-        pid = p.name.rsplit("-", 1)[-1]
-        if pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(p, ignore_errors=True)
-    for p in out.parent.glob(f".{out.name}.scratch-*"):
-        pid = p.name.rsplit("-", 1)[-1]
-        if pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(p, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    return True

@@ -12,7 +12,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-MANIFEST_SCHEMA_VERSION = "1.0"
+# 1.1: EnvRecord.failed (an env that failed keeps its sources) and EnvRecord.diagnostics
+# (replayed when a cached stage is reused). Readers of 1.0 read 1.1 (additive).
+MANIFEST_SCHEMA_VERSION = "1.1"
 
 
 class _M(BaseModel):
@@ -65,8 +67,15 @@ class EnvRecord(_M):
     rejected: dict[str, int] = Field(default_factory=dict, description="rejected blueprints by reason")
     stats: dict[str, Any] = Field(default_factory=dict, description="per-env DAG statistics (averages) and tool coverage")
     oracle: dict[str, Any] = Field(default_factory=dict, description="oracle self-check: pass rate and failures")
-    keys: dict[str, str] = Field(default_factory=dict, description="stage cache keys (synth, codegen, state, sample)")
+    keys: dict[str, str] = Field(default_factory=dict, description="stage cache keys (synth, codegen, state, sample, oracle)")
     verify: dict[str, Any] = Field(default_factory=dict)
+    failed: str | None = Field(None, description="why this env failed to build (null when it built); a failed env keeps its "
+                               "previous src/ and blueprints/ files, and has no module, state or tasks")
+    diagnostics: dict[str, list[dict[str, Any]]] = Field(
+        default_factory=dict,
+        description="diagnostics of cached outputs by stage (`synth`, `sample`, `lower:<blueprint>`), replayed when they are "
+        "reused; paths inside the build start with `$BUILD/`",
+    )
 
 
 class Manifest(_M):

@@ -24,8 +24,13 @@ def run_check(paths: list[str], stdin_text: str | None = None):
     from forgec.lang.check import drop_cascades
 
     from forgec.lang.confine import root_of
+    from forgec.swap import recover_build
 
     files = [p for p in paths if p != "-"]
+    for p in files:
+        recover_build(p)  # a compile killed mid-swap: put the build back first
+    given = list(files)
+    files += _build_env_files(files)
     roots = [root_of(p) for p in files] + ([Path.cwd()] if "-" in paths else [])  # imports stay inside these
     modules, diags = load(files, roots) if files else ([], [])
     sources: dict[str, str] = {}
@@ -36,7 +41,54 @@ def run_check(paths: list[str], stdin_text: str | None = None):
         diags += d
         sources["<stdin>"] = text
     diags += check(modules, roots)
+    diags += _duplicate_blueprints(modules, given)
     return drop_cascades(diags), sources
+
+
+def _build_env_files(files: list[str]) -> list[str]:
+    """The env file of every build blueprint folder named: `forgec check build/blueprints/airline/x.forge`
+    checks x.forge against build/src/airline/env.forge, as `compile` does (an env the blueprint
+    imports from elsewhere does not replace it)."""
+    extra: list[str] = []
+    for f in files:
+        try:
+            p = Path(f).resolve()
+            build = next((a for a in (p, *p.parents) if (a / "manifest.json").is_file()), None)
+            if build is None or p == build:
+                continue
+            rel = p.relative_to(build).parts
+            if rel[0] != "blueprints":
+                continue
+            envs = [rel[1]] if len(rel) > 1 else sorted(d.name for d in p.iterdir() if d.is_dir())
+        except (OSError, ValueError):
+            continue
+        for env in envs:
+            src = build / "src" / env / "env.forge"
+            if src.is_file() and str(src) not in extra:
+                extra.append(str(src))
+    return extra
+
+
+def _duplicate_blueprints(modules, given: list[str]) -> list:
+    """Blueprint names used twice for one env across the named files: the same rule and
+    diagnostic as `compile` (`duplicate-blueprint`); a duplicate within one file is the checker's."""
+    roots = [Path(g).resolve() for g in given]
+    first: dict[tuple[str, str], str] = {}
+    out = []
+    for m in sorted(modules, key=lambda m: m.file):
+        try:
+            f = Path(m.file).resolve()
+        except (OSError, ValueError):
+            continue
+        if not any(f == r or r in f.parents for r in roots):
+            continue  # an imported file: compile does not lower its blueprints either
+        for bp in m.blueprints:
+            k = (bp.env, bp.name)
+            if first.setdefault(k, m.file) != m.file:
+                from forgec.build import duplicate_blueprint
+
+                out.append(duplicate_blueprint(bp.env, bp, m.file))
+    return out
 
 
 def _any_forge(paths) -> bool:

@@ -59,6 +59,101 @@ def _print_kept(console, m) -> None:
         console.print(f"kept hand-edited {', '.join(srcs)} (delete it to re-synthesize from the docs)", highlight=False)
 
 
+def _print_failed(console, result) -> None:
+    """Say which envs failed and that their sources (hand edits included) were kept."""
+    for r in result.failed:
+        console.print(f"env {r.name!r} failed: kept its previous src/ and blueprints/ ({r.kept} file(s), hand edits included); "
+                      "it has no tasks until it builds again (fix the errors above and recompile)", highlight=False)
+
+
+def _usage_problem(out: Path, inputs: list[Path], tasks: int, jobs: int, min_calls: int, max_calls: int) -> str | None:
+    """Bad numbers or a dangerous -o are usage errors (exit 2) before any work."""
+    if tasks < 0 or jobs < 1 or not 1 <= min_calls <= max_calls:
+        return ("need --tasks >= 0, --jobs >= 1 and 1 <= --min-calls <= --max-calls "
+                f"(got --tasks {tasks}, --jobs {jobs}, --min-calls {min_calls}, --max-calls {max_calls})")
+    return _unsafe_out(out, inputs)
+
+
+def _run(opts, console, quiet: bool):
+    """compile_build under a progress bar; None when interrupted (Ctrl-C)."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from forgec.build import compile_build
+
+    with Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+        console=console, transient=True, disable=quiet,
+    ) as prog:
+        bar = prog.add_task("compiling environments", total=None)
+
+        def progress(stage: str, name: str) -> None:
+            if stage == "envs":  # the docs are read once, by the build; it tells how many envs follow
+                prog.update(bar, total=max(1, int(name)))
+            elif stage == "env":
+                prog.update(bar, advance=1, description=f"built {name}")
+            elif stage == "oracle":
+                prog.update(bar, description="oracle self-check")
+
+        try:
+            return compile_build(opts, progress)
+        except KeyboardInterrupt:
+            return None
+
+
+def _interrupted(out: Path) -> None:
+    """Ctrl-C: the new tree is only swapped in at the end, so BUILD is as it was."""
+    import os
+    import shutil
+
+    for tmp in (out.parent / f".{out.name}.scratch-{os.getpid()}", out.parent / f".{out.name}.tmp-{os.getpid()}"):
+        shutil.rmtree(tmp, ignore_errors=True)
+    state = "left unchanged" if (out / "manifest.json").is_file() else "not created"
+    typer.echo(f"interrupted: {out} {state}", err=True)
+    raise typer.Exit(130)
+
+
+def _table(out: Path, m):
+    from rich.table import Table
+
+    t = Table(title=f"forgec build -> {out}", caption="ok: verified tools · bps: blueprints · rej: rejected\ncalls, reason(ing nodes), (inference) edges: means per task")
+    for c in ("env", "tools", "ok", "bps", "tasks", "rej", "calls", "reason", "edges", "oracle"):
+        t.add_column(c, justify="right" if c != "env" else "left")
+    for name, e in m.envs.items():
+        verified = sum(1 for r in e.tools.values() if r.verified)
+        oracle = e.oracle.get("pass_rate")
+        t.add_row(
+            f"{name} (failed)" if e.failed else name,
+            str(len(e.tools)),
+            str(verified),
+            str(len(e.blueprints)),
+            str(e.task_count),
+            str(sum(e.rejected.values())),
+            f"{e.stats.get('avg_calls', 0):.2f}",
+            f"{e.stats.get('avg_reasoning_nodes', 0):.2f}",
+            f"{e.stats.get('avg_inference_edges', 0):.2f}",
+            "-" if oracle is None else f"{oracle:.2f}",
+        )
+    return t
+
+
+def _report(result, console, out: Path, fmt: str, quiet: bool) -> None:
+    """Diagnostics, the summary table, what was kept, and the counts line."""
+    diags = result.diagnostics
+    shown = [d for d in diags if d.is_error or (not quiet and d.severity == D.Severity.WARNING)]
+    if fmt == "json":
+        print(D.render(shown, "json"))
+    elif shown:
+        # soft_wrap: a diagnostic line is never broken at the console width (concise output stays one line each).
+        console.print(D.render(shown, fmt), markup=False, highlight=False, soft_wrap=True)
+    m = result.manifest
+    if m is not None and m.envs and fmt != "json":
+        console.print(_table(out, m))
+        _print_kept(console, m)
+    if fmt != "json":
+        _print_failed(console, result)
+        console.print(D.summary_line(diags))
+
+
 def command(
     inputs: list[Path] = typer.Argument(..., help="Tool documentation files or folders (OpenAI, MCP, OpenAPI/Swagger, BFCL)."),
     out: Path = typer.Option(Path("build"), "-o", "--out", help="Build folder (written atomically; hand-edited .forge files in it are kept)."),
@@ -79,18 +174,12 @@ def command(
 ) -> None:
     """Compile tool docs into environments, blueprints and tasks under BUILD."""
     from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-    from rich.table import Table
 
-    from forgec.build import CompileOptions, compile_build
+    from forgec.build import CompileOptions
     from forgec.diagnostics import usage_error
 
     synth, refine, fmt = synth.value, refine.value, fmt.value
-    # Bad numbers are usage errors (exit 2) before any work, not one failure per environment.
-    if tasks < 0 or jobs < 1 or not 1 <= min_calls <= max_calls:
-        usage_error("need --tasks >= 0, --jobs >= 1 and 1 <= --min-calls <= --max-calls "
-                    f"(got --tasks {tasks}, --jobs {jobs}, --min-calls {min_calls}, --max-calls {max_calls})")
-    problem = _unsafe_out(out, list(inputs))
+    problem = _usage_problem(out, list(inputs), tasks, jobs, min_calls, max_calls)
     if problem:
         usage_error(problem)
     console = Console(stderr=True)
@@ -103,77 +192,11 @@ def command(
         if not (llm_base_url and llm_model):
             usage_error("--synth llm and --refine llm need --llm-base-url and --llm-model")
         llm = LLMConfig(base_url=llm_base_url, model=llm_model)
-    opts = CompileOptions(
-        inputs=list(inputs),
-        out=out,
-        seed=seed,
-        state_size=state_size,
-        tasks_per_env=tasks,
-        min_calls=min_calls,
-        max_calls=max_calls,
-        jobs=jobs,
-        synth=synth,
-        llm=llm,
-        env_name=env,
-        oracle_check=not no_oracle,
-        refine=refine,
-    )
-    with Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-        console=console, transient=True, disable=quiet,
-    ) as prog:
-        bar = prog.add_task("compiling environments", total=None)
-
-        def progress(stage: str, name: str) -> None:
-            if stage == "envs":  # the docs are read once, by the build; it tells how many envs follow
-                prog.update(bar, total=max(1, int(name)))
-            elif stage == "env":
-                prog.update(bar, advance=1, description=f"built {name}")
-            elif stage == "oracle":
-                prog.update(bar, description="oracle self-check")
-
-        try:
-            result = compile_build(opts, progress)
-        except KeyboardInterrupt:
-            result = None
-    if result is None:  # Ctrl-C: the new tree is only swapped in at the end, so BUILD is as it was
-        import os
-        import shutil
-
-        for tmp in (out.parent / f".{out.name}.scratch-{os.getpid()}", out.parent / f".{out.name}.tmp-{os.getpid()}"):
-            shutil.rmtree(tmp, ignore_errors=True)
-        state = "left unchanged" if (out / "manifest.json").is_file() else "not created"
-        typer.echo(f"interrupted: {out} {state}", err=True)
-        raise typer.Exit(130)
-    diags = result.diagnostics
-    shown = [d for d in diags if d.is_error or (not quiet and d.severity == D.Severity.WARNING)]
-    if fmt == "json":
-        print(D.render(shown, "json"))
-    elif shown:
-        # soft_wrap: a diagnostic line is never broken at the console width (concise output stays one line each).
-        console.print(D.render(shown, fmt), markup=False, highlight=False, soft_wrap=True)
-    m = result.manifest
-    if m is not None and m.envs and fmt != "json":
-        t = Table(title=f"forgec build -> {out}", caption="ok: verified tools · bps: blueprints · rej: rejected\ncalls, reason(ing nodes), (inference) edges: means per task")
-        for c in ("env", "tools", "ok", "bps", "tasks", "rej", "calls", "reason", "edges", "oracle"):
-            t.add_column(c, justify="right" if c != "env" else "left")
-        for name, e in m.envs.items():
-            verified = sum(1 for r in e.tools.values() if r.verified)
-            oracle = e.oracle.get("pass_rate")
-            t.add_row(
-                name,
-                str(len(e.tools)),
-                str(verified),
-                str(len(e.blueprints)),
-                str(e.task_count),
-                str(sum(e.rejected.values())),
-                f"{e.stats.get('avg_calls', 0):.2f}",
-                f"{e.stats.get('avg_reasoning_nodes', 0):.2f}",
-                f"{e.stats.get('avg_inference_edges', 0):.2f}",
-                "-" if oracle is None else f"{oracle:.2f}",
-            )
-        console.print(t)
-        _print_kept(console, m)
-    if fmt != "json":
-        console.print(D.summary_line(diags))
-    raise typer.Exit(1 if D.has_errors(diags) else 0)
+    opts = CompileOptions(inputs=list(inputs), out=out, seed=seed, state_size=state_size, tasks_per_env=tasks,
+                          min_calls=min_calls, max_calls=max_calls, jobs=jobs, synth=synth, llm=llm, env_name=env,
+                          oracle_check=not no_oracle, refine=refine)
+    result = _run(opts, console, quiet)
+    if result is None:
+        _interrupted(out)
+    _report(result, console, out, fmt, quiet)
+    raise typer.Exit(1 if D.has_errors(result.diagnostics) else 0)

@@ -55,6 +55,7 @@ def load_envs(path: Path, env: str | None = None, with_module: bool = False, see
     """Environments found at `path` (filtered by `env`), with module + world state when `with_module`."""
     from forgec.codes import NO_ENV
 
+    from forgec.swap import recover_build; recover_build(path)  # noqa: E702 - a compile killed mid-swap
     kind = _kind_of_path(path)
     if kind == "missing":  # worded as `forgec compile/inspect/fmt` word it (forgec.frontends)
         from forgec.frontends.codes import PATH_NOT_FOUND

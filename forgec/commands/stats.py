@@ -38,6 +38,7 @@ def _build_problem(code: str, message: str, where: Path | str | None, help: str 
 def read_manifest(build: Path) -> tuple[dict | None, list[Diagnostic]]:
     """build/manifest.json as a dict, or a missing-build / corrupt-build error worded like the runtime's."""
     mpath = build / "manifest.json"
+    from forgec.swap import recover_build; recover_build(build)  # noqa: E702 - a compile killed mid-swap
     if not build.is_dir():
         what = f"build folder {str(build)!r} does not exist" if not build.exists() else f"{str(build)!r} is not a build folder"
         return None, [_build_problem("missing-build", what, build if build.exists() else None,

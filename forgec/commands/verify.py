@@ -58,6 +58,7 @@ def command(
 
     from forgec import diagnostics as D
 
+    from forgec.swap import recover_build; recover_build(build)  # noqa: E702 - a compile killed mid-swap
     if not build.exists():
         D.fail("missing-build", f"{str(build)!r} does not exist", help="create it with `forgec compile DOCS -o BUILD`")
     mods = _env_modules(build, list(env or []))
