@@ -1,6 +1,6 @@
 """Diagnostic codes of the runtime (loading builds); documented in docs/diagnostics.md."""
 
-from forgec.diagnostics import define
+from forgec.diagnostics import Severity, define
 
 MISSING_BUILD = define(
     "missing-build", "runtime", "The build folder does not exist or has no manifest.json.",
@@ -33,4 +33,13 @@ EMPTY_BUILD = define(
     why="Every blueprint of every env was rejected (or the docs gave no sampleable tools); `forgec stats BUILD` and the "
     "compile report say why.",
     wrong="forgec play build-without-tasks/", right="forgec compile docs/ -o build/ --tasks 20 && forgec play build/",
+)
+SANDBOX_UNAVAILABLE = define(
+    "sandbox-unavailable", "runtime", "Python tool bodies were not run (not even to verify them) because the OS sandbox "
+    "(bubblewrap) is missing or cannot create namespaces here; those tools are dropped from the build.",
+    why="A python body is untrusted code (an LLM or a shared build wrote it); it runs only inside the sandbox "
+    "(docs/security.md). FORGEC_UNSAFE_NO_SANDBOX=1 runs it unisolated, for code you trust.",
+    wrong="forgec compile docs/ -o build/   # on a machine without /usr/bin/bwrap",
+    right="apt-get install bubblewrap && forgec compile docs/ -o build/",
+    severity=Severity.WARNING,
 )

@@ -55,10 +55,10 @@ def host(tmp_path):
     lis.close()
 
 
-def compile_build(out: Path, extra_env: dict | None = None) -> subprocess.CompletedProcess:
+def compile_build(out: Path, extra_env: dict | None = None, quiet: bool = True) -> subprocess.CompletedProcess:
     env = dict(os.environ, FORGEC_SANDBOX_TIME_LIMIT="1", FORGEC_H4_SECRET=MARKER, **(extra_env or {}))
     return subprocess.run(
-        [sys.executable, "-m", "forgec", "compile", str(REPO / "examples" / "helpdesk.json"), "-o", str(out), "-n", "6", "-q"],
+        [sys.executable, "-m", "forgec", "compile", str(REPO / "examples" / "helpdesk.json"), "-o", str(out), "-n", "6"] + (["-q"] if quiet else []),
         capture_output=True, text=True, timeout=300, env=env, cwd=str(out.parent),
     )
 
@@ -118,7 +118,7 @@ def test_compile_without_bwrap_runs_no_python_body(tmp_path, host):
     assert compile_build(build).returncode == 0
     host["states"] = str(build / "states" / "helpdesk.json")
     hand_edit(build, host)
-    r = compile_build(build, {"FORGEC_BWRAP": str(tmp_path / "no-bwrap")})
+    r = compile_build(build, {"FORGEC_BWRAP": str(tmp_path / "no-bwrap")}, quiet=False)
     assert r.returncode in (0, 1), r.stderr[-2000:]
     assert not Path(host["new_file"]).exists() and Path(host["canary"]).read_text() == "canary"
     tools = json.loads((build / "manifest.json").read_text())["envs"]["helpdesk"]["tools"]
@@ -126,6 +126,7 @@ def test_compile_without_bwrap_runs_no_python_body(tmp_path, host):
         assert not tools[name]["verified"]
         assert "apt-get install bubblewrap" in tools[name]["reason"] and "FORGEC_UNSAFE_NO_SANDBOX=1" in tools[name]["reason"]
     assert tools["get_ticket"]["verified"]  # effect-language tools are verified as usual
+    assert "warning[sandbox-unavailable]" in r.stdout + r.stderr and "apt-get install bubblewrap" in r.stdout + r.stderr
     if sandbox.availability()[0]:  # with bwrap back, the refusal is not reused from the cache
         assert compile_build(build).returncode in (0, 1)
         tools = json.loads((build / "manifest.json").read_text())["envs"]["helpdesk"]["tools"]
