@@ -418,3 +418,29 @@ def test_a_tampered_manifest_path_is_never_read(tmp_path):
     prev = PrevEnv(root, None)
     assert prev.read("../elsewhere.forge") is None and prev.read(str(tmp_path / "elsewhere.forge")) is None
     assert prev.read("blueprints/link.forge") is None
+
+
+def test_python_body_cannot_put_unencodable_text_into_the_state_or_a_result(tmp_path):
+    """A python body (run in the sandbox) that writes "\\udfff" into the state, or returns it, is a `sandbox`
+    error: the state is unchanged and its hash computes."""
+    from forgec.codegen import emit_env, load_env_module
+    from forgec.lang import ast as A
+
+    str_t = A.PrimType("str")
+    ent = A.EntityDecl("Note", "note_id", (A.FieldDecl("note_id", str_t), A.FieldDecl("text", str_t)))
+    writes = 'state["entities"]["Note"]["n1"] = {"note_id": "n1", "text": "bad " + chr(0xDFFF)}\nreturn 1'
+    env_decl = A.EnvDecl("notes", None, (), (ent,), (
+        A.ToolDecl("poison", (), A.PrimType("any"), "", None, writes, ("create",)),
+        A.ToolDecl("shout", (), A.PrimType("any"), "", None, "return chr(0xD800)", ("read",)),
+        A.ToolDecl("fine", (), A.PrimType("any"), "", None, 'return "ok ☃"', ("read",)),
+    ))
+    p = tmp_path / "env.py"
+    p.write_text(emit_env(env_decl, "notes.forge"))
+    env = load_env_module(p).Env()
+    before = env.state_hash()
+    assert env.step("fine", {}) == "ok ☃"  # bodies run (bubblewrap is installed); only the bad text is refused
+    for tool in ("poison", "shout"):
+        r = env.step(tool, {})
+        assert isinstance(r, Exception) and r.code == "sandbox", (tool, r)
+        r.message.encode("utf-8")
+        assert env.state_hash() == before
