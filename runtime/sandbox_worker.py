@@ -102,8 +102,11 @@ def _send(fd, obj):
 
 def _limits(memory_mb):
     """Resource limits, set before any body runs (a body may lower them, never raise the hard ones)."""
-    with open("/proc/self/statm") as f:
-        cur = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    try:
+        with open("/proc/self/statm") as f:
+            cur = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):  # no /proc (unsafe mode off Linux): a generous start-up allowance
+        cur = 256 * 1024 * 1024
     mem = cur + memory_mb * 1024 * 1024
     for lim, val in (
         (resource.RLIMIT_AS, mem),

@@ -306,3 +306,21 @@ def test_env_forks_share_no_in_flight_state(mod, sb):
     assert a.step("echo", {"x": "A"}) == "echo:A"
     assert b.step("echo", {"x": "B"}) == "echo:B"
     assert a.step("env_size", {}) == 0 and b.step("env_size", {}) == 0
+
+
+def test_leftover_check_without_proc_children(mod, monkeypatch):
+    """Kernels without CONFIG_PROC_CHILDREN: the parent finds the sandbox's processes by scanning
+    /proc/*/stat instead; a clean call passes and a forking body is still caught."""
+    monkeypatch.setattr(sandbox, "_PROC_CHILDREN", False)
+    for unsafe in (False, True):
+        s = sandbox.Sandbox(time_limit=1.5, memory_mb=256, unsafe=unsafe)
+        old = sandbox.install(s)
+        try:
+            assert mod.Env().step("echo", {"x": "A"}) == "echo:A" and s._alone()
+            if unsafe:
+                r, _, _ = run(mod, "fork_reply_collections", "A")
+                assert isinstance(r, ToolError), r
+            assert mod.Env().step("echo", {"x": "B"}) == "echo:B"
+        finally:
+            s.close()
+            sandbox.install(old)
