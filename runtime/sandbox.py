@@ -6,7 +6,7 @@ library only) started under bubblewrap (`bwrap`):
 
 * namespaces: `--unshare-all` plus an explicit user namespace mapped to uid/gid 65534 — no
   network (an empty network namespace), its own pid/ipc/uts namespaces, `--disable-userns`;
-* filesystem: only `/usr` (system libraries) and the Python install, read-only; fresh `/proc`,
+* filesystem: only `/usr/lib*` (shared libraries) and the Python install, read-only; fresh `/proc`,
   minimal `/dev`, a small tmpfs `/tmp`; no `/etc`, no home, no `/work`, no build folder (the
   worker's code is passed on the command line, so not even forgec is mounted);
 * `--clearenv` (an empty environment), `--new-session`, `--die-with-parent`, `--cap-drop ALL`;
@@ -68,9 +68,6 @@ DENIED_SYSCALLS = (
     "userfaultfd io_uring_setup kexec_load kexec_file_load init_module finit_module delete_module swapon swapoff "
     "reboot acct open_by_handle_at name_to_handle_at personality fanotify_init quotactl mknod mknodat"
 ).split()
-ALLOWED_MODULES = frozenset(
-    {"math", "re", "json", "datetime", "itertools", "collections", "functools", "statistics", "decimal", "fractions", "string", "operator", "copy", "heapq", "bisect"}
-)
 
 
 class _ProtocolError(Exception):
@@ -129,18 +126,29 @@ def _python() -> str:
 
 
 def _mounts() -> list[str]:
-    """Read-only binds: /usr (libc and friends; merged-/usr links kept) and the Python install."""
-    args = ["--ro-bind", "/usr", "/usr"]
-    for top in ("lib", "lib64", "lib32", "bin", "sbin"):
+    """Read-only binds: the system's shared libraries (/usr/lib*, with the merged-/usr links) and
+    the Python install — no /usr/bin (no shell or tools to exec), no /etc, nothing else."""
+    args: list[str] = []
+    bound: list[str] = []
+
+    def bind(p: str) -> None:
+        if os.path.exists(p) and not any(p == b or p.startswith(b + "/") for b in bound):
+            args.extend(["--ro-bind", p, p])
+            bound.append(p)
+
+    for d in ("/usr/lib", "/usr/lib64", "/usr/lib32"):
+        bind(d)
+    for top in ("lib", "lib64", "lib32"):
         p = Path("/" + top)
         if p.is_symlink():
-            args += ["--symlink", os.readlink(p), str(p)]
+            args.extend(["--symlink", os.readlink(p), str(p)])
         elif p.is_dir():
-            args += ["--ro-bind", str(p), str(p)]
-    roots = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.base_exec_prefix), os.path.dirname(os.path.dirname(_python()))}
-    for r in sorted(roots):
-        if r != "/usr" and not r.startswith("/usr/") and os.path.isdir(r):
-            args += ["--ro-bind", r, r]
+            bind(str(p))
+    py = _python()
+    for root in sorted({os.path.realpath(sys.base_prefix), os.path.realpath(sys.base_exec_prefix)}):
+        if root not in ("/", "/usr"):
+            bind(root)  # e.g. /usr/local, /opt/python, ~/.pyenv/versions/3.11.7
+    bind(py)  # a system python (/usr/bin/python3.11): the binary alone; its stdlib is in /usr/lib
     return args
 
 
