@@ -325,7 +325,8 @@ def hostile(tmp_path):
     (bp / "link.forge").symlink_to(secret)  # a symlink to a file outside
     (bp / "dirlink").symlink_to(outside, target_is_directory=True)  # a symlink to a folder outside
     routes = [str(secret), "../../elsewhere/secret.forge", "link.forge", "dirlink/secret.forge", "/proc/self/environ",
-              "../../../../../../../../../../proc/self/environ", "/etc/passwd", "~/secret.forge", "x/" * 3000 + "y.forge"]
+              "../../../../../../../../../../proc/self/environ", "/etc/passwd", "~/secret.forge", "x/" * 3000 + "y.forge",
+              "nul\\u0000.forge"]  # (a NUL once crashed the resolver)
     (bp / "evil.forge").write_text("".join(f'import "{r}"\n' for r in routes) + 'blueprint b for nowhere { user { goal "g" } }\n')
     return proj, routes
 

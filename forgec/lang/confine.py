@@ -30,7 +30,10 @@ def _real(path: str) -> str:
 
 def within(path: str | os.PathLike, roots: Iterable[str | os.PathLike]) -> bool:
     """True when `path`, symlinks resolved, is one of `roots` or lies under one (also resolved)."""
-    real = os.path.realpath(path)
+    try:
+        real = os.path.realpath(path)
+    except (ValueError, OSError):  # a NUL character, an unresolvable path: nothing to read
+        return False
     for r in roots:
         rr = _real(os.fspath(r))
         if real == rr or real.startswith(rr.rstrip(os.sep) + os.sep):
@@ -71,6 +74,8 @@ def import_error(raw: str, resolved: str, roots: Iterable[str | os.PathLike]) ->
 
     The reason never includes the file's content (only its path as written).
     """
+    if "\0" in raw:
+        return "the import path holds a NUL character"
     if os.path.isabs(raw) or raw.startswith("~"):
         return "imports are relative to the importing file; an absolute path is not allowed"
     roots = list(roots)
