@@ -80,8 +80,13 @@ def main() -> None:
 
     try:
         app()
-    except SystemExit:
-        raise
+    except SystemExit as e:
+        if e.code is None or isinstance(e.code, int) and e.code in D.EXIT_CODES:
+            raise
+        # not a status forgec uses: code from a build (an env module, a tool body) called sys.exit
+        D.emit(D.error(D.INTERNAL, f"something called sys.exit({e.code!r}) inside forgec",
+                       help="a generated env module or tool body of the build may have called it; run `forgec verify BUILD`"))
+        sys.exit(D.EXIT_INTERNAL)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(D.EXIT_INTERRUPTED)

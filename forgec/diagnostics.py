@@ -252,6 +252,7 @@ EXIT_USAGE = 2  # a usage error: unknown option or value, missing argument, opti
 EXIT_INTERNAL = 2  # a bug in forgec (`internal-error`); the message carries the exception
 EXIT_WOULD_REFORMAT = 3  # `fmt --check`: some file would be reformatted
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT); an existing build is left as it was
+EXIT_CODES = frozenset({EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL, EXIT_WOULD_REFORMAT, EXIT_INTERRUPTED})
 
 
 def emit(d: Diagnostic) -> None:

@@ -244,7 +244,7 @@ def _import_env(name: str, path: Path, build_id: str, source: bytes) -> ModuleTy
     sys.modules[modname] = mod
     try:
         exec(compile(source, str(path), "exec", dont_inherit=True), mod.__dict__)  # noqa: S102 - the bytes just verified
-    except Exception as e:  # noqa: BLE001 - any failure of a generated module is a build problem
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - any failure of a generated module is a build problem (sys.exit too)
         del sys.modules[modname]
         raise BuildError("corrupt-build", f"environment {name!r} failed to import: {type(e).__name__}: {e}", str(path),
                          help="recompile with `forgec compile`") from None

@@ -103,7 +103,8 @@ def test_exit_codes_documented_in_readme():
     """Every exit status a command uses is a `diagnostics.EXIT_*` constant, and each is in the README."""
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
-    consts = {k: v for k, v in vars(D).items() if k.startswith("EXIT_")}
+    consts = {k: v for k, v in vars(D).items() if k.startswith("EXIT_") and isinstance(v, int)}
+    assert set(consts.values()) == D.EXIT_CODES == {0, 1, 2, 3, 130}
     for v in set(consts.values()):
         assert re.search(rf"^\| `{v}` \|", section, flags=re.M), v
     literal = []
@@ -192,3 +193,23 @@ def test_clean_venv_usage_errors_exit_2_without_traceback(tmp_path):
     assert r.returncode == 2 and r.stderr.startswith("error[usage]: unknown --agent 'gpt'"), r.stderr
     r = subprocess.run([str(exe), "eval", str(tmp_path / "nobuild")], capture_output=True, text=True, env=env)
     assert r.returncode == 1 and r.stderr.startswith("error[missing-build]"), r.stderr
+
+
+@pytest.mark.parametrize("raised, status, text", [
+    (SystemExit(7), 2, "error[internal-error]: something called sys.exit(7) inside forgec"),
+    (RuntimeError("boom"), 2, "error[internal-error]: RuntimeError: boom"),
+    (KeyboardInterrupt(), 130, "interrupted"),
+    (SystemExit(3), 3, ""),
+])
+def test_main_maps_every_escape_to_a_documented_status(monkeypatch, capsys, raised, status, text):
+    import forgec.cli as cli
+
+    def app():
+        raise raised
+
+    monkeypatch.setattr(cli, "app", app)
+    with pytest.raises(SystemExit) as e:
+        cli.main()
+    assert e.value.code == status and e.value.code in D.EXIT_CODES
+    err = capsys.readouterr().err
+    assert err.startswith(text) and "Traceback" not in err

@@ -226,3 +226,15 @@ def _timed(f, root, m, time) -> float:
     t = time.perf_counter()
     f(root, m)
     return time.perf_counter() - t
+
+
+def test_a_module_calling_sys_exit_is_a_build_error_not_a_foreign_exit_status(pristine, tmp_path):
+    """The attack found `eval` exiting 7; every status is now one README documents."""
+    b = _copy(pristine, tmp_path)
+    (b / "envs" / "airline" / "env.py").write_text("import sys\nsys.exit(7)\n", encoding="utf-8")
+    for extra in ([], ["--allow-modified-build"]):
+        r = subprocess.run([sys.executable, "-m", "forgec", "eval", str(b), "-q", "-o", str(tmp_path / "o"), *extra],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 1, (extra, r.returncode, r.stderr)
+        assert "error[corrupt-build]" in r.stderr and "Traceback" not in r.stderr
+    assert "failed to import: SystemExit: 7" in r.stderr
