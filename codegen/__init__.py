@@ -1,7 +1,7 @@
 """codegen: checked .forge ASTs -> Python env modules (emit.py, jinja2 templates) and their verification (verify.py).
 
 Public API:
-    emit_env(env: EnvDecl, source_file: str) -> str
+    emit_env(env: EnvDecl, source_file: str, et=None) -> str    (et: the checker's EnvTypes of env; else checked here)
     load_env_module(path, name=None) -> ModuleType
     verify.verify_env(module, env, seed=0, calls_per_tool=20) -> VerifyReport
 """

@@ -15,8 +15,9 @@ Value model the code implements (documented in docs/contracts.md):
   local that aliased a state value never sees later writes;
 * results and values stored into the state are deep-copied (`jcopy`), never aliases.
 
-A small static typer follows expressions (record of E, key of E, list, scalars) to pick
-the fast code; when a type is unknown the generated code falls back to dynamic helpers.
+The fast code is picked from the checker's types (`forgec.lang.check`: the typed AST,
+`EnvTypes.types`), read through `_enc` (record of E, key of E, list, scalars); where a
+type is unknown the generated code falls back to dynamic helpers.
 """
 
 from __future__ import annotations
@@ -31,17 +32,47 @@ from typing import Any
 import jinja2
 
 from forgec.lang import ast as A
+from forgec.lang import types as LT
 from forgec.lang.builtins import BUILTINS, OPERATORS, UNARY
+from forgec.lang.check import deref
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 KINDS = ("read", "search", "create", "update", "delete", "action")
 
-# internal static types: ("str",) ("int",) ("float",) ("bool",) ("any",) ("null",)
-# ("enum", values) ("list", T) ("rec", E) live record ("ref", E) key of E
-# ("record", R) ("obj", {f: T}) ("opt", T) ("globals",); None = unknown
+# the checker's types as the emitter's code choices read them (`_enc`): ("str",) ("int",)
+# ("float",) ("bool",) ("any",) ("null",) ("enum", values) ("list", T) ("rec", E) live record
+# ("ref", E) key of E ("record", R) ("obj", {f: T}) ("opt", T) ("globals",); None = unknown
 T = Any
 NUM = {("int",), ("float",)}
+_MISSING_TYPE = object()
+
+
+def _enc(t: Any) -> T:
+    """A checker type (forgec.lang.types) in the emitter's vocabulary; None when unknown."""
+    if t is None or t is LT.UNKNOWN:
+        return None
+    t = deref(t)  # a lazy field of a named record
+    tt = type(t)
+    if tt is LT.Prim:
+        return None if t == LT.UNKNOWN else (t.name,)
+    if tt is LT.OptT:
+        return ("opt", _enc(t.inner))
+    if tt is LT.ListT:
+        return ("list", _enc(t.item))
+    if tt is LT.EntSet:
+        return ("list", ("rec", t.entity))
+    if tt is LT.EntRec:
+        return ("rec", t.entity)
+    if tt is LT.RefT:
+        return ("ref", t.entity)
+    if tt is LT.EnumT:
+        return ("enum", tuple(t.values))
+    if tt is LT.RecT:
+        if t.name == "state":
+            return ("globals",)
+        return ("record", t.name) if t.name else ("obj", tuple((n, _enc(ft)) for n, ft, _ in t.fields))
+    return None
 
 
 class CodegenError(Exception):
@@ -260,8 +291,10 @@ class Emitted:
 class ToolEmitter:
     """Emits the Python function of one tool: argument validation, then the body."""
 
-    def __init__(self, env: A.EnvDecl, tool: A.ToolDecl, source_file: str, fn: str):
+    def __init__(self, env: A.EnvDecl, tool: A.ToolDecl, source_file: str, fn: str, et: Any = None):
         self.env, self.tool, self.file, self.fn = env, tool, source_file, fn
+        self.et = et if et is not None else _typed_env(env)  # the checker's EnvTypes: the typed AST
+        self.types: dict[int, Any] = self.et.types
         self.ents = {e.name: e for e in env.entities}
         self.recs = {r.name: r for r in env.records}
         self.globals = {f.name: f for f in (env.state.fields if env.state else ())}
@@ -295,38 +328,10 @@ class ToolEmitter:
     def emit(self, ind: int, code: str, node: Any = None) -> None:
         self.lines.append("    " * ind + code + (self.marker(node) if node is not None else ""))
 
-    def itype(self, t: Any, param: bool = False) -> T:
-        if isinstance(t, A.OptionalType):
-            return ("opt", self.itype(t.inner, param))
-        if isinstance(t, A.PrimType):
-            return (t.name,) if t.name != "any" else ("any",)
-        if isinstance(t, A.EnumType):
-            return ("enum", tuple(t.values))
-        if isinstance(t, A.ListType):
-            return ("list", self.itype(t.item, param))
-        if isinstance(t, A.NamedType):
-            if t.name in self.ents:
-                return ("rec", t.name) if param else ("ref", t.name)
-            if t.name in self.recs:
-                return ("record", t.name)
-            raise CodegenError(f"unknown type {t.name!r}", t.span)
-        if isinstance(t, A.RecordType):
-            return ("obj", tuple((f.name, self.itype(f.type)) for f in t.fields))
-        return None
-
-    def fields_of(self, t: T) -> dict[str, T] | None:
-        t = strip_opt(t)
-        if t is None:
-            return None
-        if t[0] in ("rec", "ref"):
-            return {f.name: self.itype(f.type) for f in self.ents[t[1]].fields}
-        if t[0] == "record":
-            return {f.name: self.itype(f.type) for f in self.recs[t[1]].fields}
-        if t[0] == "obj":
-            return dict(t[1])
-        if t[0] == "globals":
-            return {f.name: self.itype(f.type) for f in self.globals.values()}
-        return None
+    def fields_of(self, e: Any) -> dict | None:
+        """Field name -> checker type of the record expression `e` (None: not a record)."""
+        t = self.types.get(id(e))
+        return None if t is None else self.et.fields(t)
 
     def key_of(self, ent: str) -> str:
         return self.ents[ent].key
@@ -373,7 +378,7 @@ class ToolEmitter:
         w = p.name
         opt = isinstance(p.type, A.OptionalType)
         inner = p.type.inner if opt else p.type
-        it = self.itype(p.type, param=self.tool.python is None)
+        it = _enc(self.et.param_type(p)) if self.tool.python is None else None  # a python body gets the keys
         self.scope[p.name] = (var, it)
         self.emit(1, f"{var} = args.get({w!r}, _MISSING)", p)
         self.emit(1, f"if {var} is _MISSING:")
@@ -563,8 +568,9 @@ class ToolEmitter:
             self.emit(ind, f"{self.scope[base.id][0]} = {vcode}", node)  # rebinding a local
             return
         cur, ct = self._writable_base(base, ind, node)
-        for i, (kind, s) in enumerate(steps):
-            cur, ct, slot, nt = self._step_into(cur, ct, kind, s, ind, node)
+        for i, (kind, s, sub) in enumerate(steps):
+            cur, ct, slot = self._step_into(cur, ct, kind, s, ind, node)
+            nt = _enc(self.types.get(id(sub)))  # the slot's type: the checker's type of the target up to here
             if i == len(steps) - 1:
                 v = self.coerce(vcode, vtype, nt)
                 self.emit(ind, f"{cur}[{slot}] = {v if v != vcode else self.stored(vcode, vtype)}")
@@ -578,16 +584,17 @@ class ToolEmitter:
                 self.emit(ind, f"{cur}[{slot}] = {c}")
                 cur, ct = c, nt
 
-    def _split_target(self, target: Any) -> tuple[Any, list[tuple[str, Any]]]:
-        """`a.b[i].c` -> (a, [("attr", "b"), ("index", i), ("attr", "c")]); `E[k]` stays a base."""
-        steps: list[tuple[str, Any]] = []
+    def _split_target(self, target: Any) -> tuple[Any, list[tuple[str, Any, Any]]]:
+        """`a.b[i].c` -> (a, [("attr", "b", a.b), ("index", i, a.b[i]), ("attr", "c", a.b[i].c)]);
+        `E[k]` stays a base."""
+        steps: list[tuple[str, Any, Any]] = []
         base = target
         while True:
             if isinstance(base, A.Attr):
-                steps.append(("attr", base.name))
+                steps.append(("attr", base.name, base))
                 base = base.obj
             elif isinstance(base, A.Index) and not (isinstance(base.obj, A.Name) and base.obj.id in self.ents and base.obj.id not in self.scope):
-                steps.append(("index", base.index))
+                steps.append(("index", base.index, base))
                 base = base.obj
             else:
                 return base, steps[::-1]
@@ -627,8 +634,8 @@ class ToolEmitter:
             self.emit(ind + 1, "raise _rt.ToolError('cannot assign into a computed value', 'precondition')")
         return c, ct
 
-    def _step_into(self, cur: str, ct: T, kind: str, s: Any, ind: int, node: Any) -> tuple[str, T, str, T]:
-        """One path step: (container code, its type, slot code, the slot's type)."""
+    def _step_into(self, cur: str, ct: T, kind: str, s: Any, ind: int, node: Any) -> tuple[str, T, str]:
+        """One path step: (container code, its type, slot code)."""
         sct = strip_opt(ct)
         if kind == "attr":
             if sct is not None and sct[0] == "ref":  # a key mid-path: write the referenced record
@@ -637,12 +644,11 @@ class ToolEmitter:
                 cur, ct, sct = c, ("rec", sct[1]), ("rec", sct[1])
             if sct is not None and sct[0] == "rec" and s == self.key_of(sct[1]):
                 raise CodegenError(f"cannot set the key field {s!r} of {sct[1]}", getattr(node, "span", None))
-            fields = self.fields_of(ct)
-            return cur, ct, repr(s), (fields.get(s) if fields else None)
+            return cur, ct, repr(s)
         ic, _ = self.expr(s)
         slot = self.tmp("i")
         self.emit(ind, f"{slot} = _rt.slot({cur}, {ic})")
-        return cur, ct, slot, (sct[1] if sct is not None and sct[0] == "list" else None)
+        return cur, ct, slot
 
     def insert(self, s: A.Insert, ind: int) -> None:
         ent = self.ents.get(s.entity)
@@ -653,8 +659,9 @@ class ToolEmitter:
         if unknown:
             raise CodegenError(f"{s.entity} has no field {unknown[0]!r}", s.span)
         parts = []
+        ftypes = self.et.entity_fields(ent.name)
         for f in ent.fields:
-            ft = self.itype(f.type)
+            ft = _enc(ftypes.get(f.name))
             if f.name in given:
                 c, t = self.expr(given[f.name].value)
                 c = self.coerce(c, t, ft)
@@ -668,15 +675,17 @@ class ToolEmitter:
 
     # ---- expressions
     def expr(self, e: Any) -> tuple[str, T]:
+        """The code of expression `e` and its type: the checker's (the typed AST); the `e_*`
+        method's only where the checker left `e` untyped (an env that did not check)."""
         m = getattr(self, "e_" + type(e).__name__, None)
         if m is None:
             raise CodegenError(f"unsupported expression {type(e).__name__}", getattr(e, "span", None))
-        return m(e)
+        code, t = m(e)
+        ct = self.types.get(id(e), _MISSING_TYPE)
+        return code, (t if ct is _MISSING_TYPE else _enc(ct))
 
     def e_Literal(self, e: A.Literal) -> tuple[str, T]:
-        v = e.value
-        t = {str: ("str",), int: ("int",), float: ("float",), bool: ("bool",)}.get(type(v), ("null",))
-        return repr(v), t
+        return repr(e.value), None
 
     def e_Name(self, e: A.Name) -> tuple[str, T]:
         if e.id == "it" and self.its and "it" not in self.scope:
@@ -693,31 +702,27 @@ class ToolEmitter:
         c, t = self.expr(e.obj)
         st = strip_opt(t)
         if st is not None and st[0] == "ref":
-            fields = self.fields_of(st)
-            c = f"env._get({st[1]!r}, {c})"
-            return f"{c}[{e.name!r}]", fields.get(e.name)
-        fields = self.fields_of(t)
+            return f"env._get({st[1]!r}, {c})[{e.name!r}]", None
+        fields = self.fields_of(e.obj)
         if fields is not None and e.name in fields and (st is not None and st[0] in ("rec", "record", "obj", "globals")) and t[0] != "opt":
-            return f"{c}[{e.name!r}]", fields[e.name]
-        return f"_rt.getf({c}, {e.name!r})", fields.get(e.name) if fields else None
+            return f"{c}[{e.name!r}]", None
+        return f"_rt.getf({c}, {e.name!r})", None
 
     def e_Index(self, e: A.Index) -> tuple[str, T]:
         if isinstance(e.obj, A.Name) and e.obj.id in self.ents and e.obj.id not in self.scope:
             k, kt = self.expr(e.index)
             k = self.coerce(k, kt, ("ref", e.obj.id))
-            return f"env._get({e.obj.id!r}, {k})", ("rec", e.obj.id)
-        c, t = self.expr(e.obj)
+            return f"env._get({e.obj.id!r}, {k})", None
+        c, _ = self.expr(e.obj)
         i, _ = self.expr(e.index)
-        st = strip_opt(t)
-        et = st[1] if st is not None and st[0] == "list" else None
-        return f"_rt.index({c}, {i})", et
+        return f"_rt.index({c}, {i})", None
 
     def e_Unary(self, e: A.Unary) -> tuple[str, T]:
         c, t = self.expr(e.operand)
         if e.op == "not":
-            return f"(not {c})", ("bool",)  # = envrt.not_
+            return f"(not {c})", None  # = envrt.not_
         if e.op == "-":
-            return (f"(-{c})" if t in NUM else f"{UNARY['-'].codegen_form}({c})"), t
+            return (f"(-{c})" if t in NUM else f"{UNARY['-'].codegen_form}({c})"), None
         raise CodegenError(f"unknown unary operator {e.op!r}", e.span)
 
     def _scalar_kind(self, t: T) -> str | None:
@@ -753,12 +758,12 @@ class ToolEmitter:
             lc, lt = self.expr(e.left)
             lc = self.coerce(lc, lt, ("ref", e.right.id))
             neg = "not " if op == "not in" else ""
-            return f"(_rt.key({lc}) {neg}in env._C[{e.right.id!r}])", ("bool",)
+            return f"(_rt.key({lc}) {neg}in env._C[{e.right.id!r}])", None
         lc, lt = self.expr(e.left)
         rc, rt = self.expr(e.right)
-        sl, sr = strip_opt(lt), strip_opt(rt)
+        sr = strip_opt(rt)
         if op in ("and", "or"):
-            return f"({lc} {op} {rc})", ("bool",) if sl == ("bool",) and sr == ("bool",) else None
+            return f"({lc} {op} {rc})", None
         o = OPERATORS.get(op)
         if o is None:
             raise CodegenError(f"unknown operator {op!r}", e.span)
@@ -767,11 +772,11 @@ class ToolEmitter:
         if op in ("in", "not in"):
             if sr and sr[0] == "list" and strip_opt(sr[1]) and strip_opt(sr[1])[0] == "ref":
                 lc = self.coerce(lc, lt, sr[1])
-            return f"{o.codegen_form}({lc}, {rc})", ("bool",)
+            return f"{o.codegen_form}({lc}, {rc})", None
         known = lt is not None and rt is not None and lt[0] != "opt" and rt[0] != "opt"
         inline = known and _inline_ok(o.inline, lt, rt)
         code = f"({lc} {o.py} {rc})" if inline else f"{o.codegen_form}({lc}, {rc})"
-        return code, _binary_type(op, lt, rt, sl, sr)
+        return code, None
 
     def _equality(self, o: Any, lc: str, lt: T, rc: str, rt: T) -> tuple[str, T]:
         sl, sr = strip_opt(lt), strip_opt(rt)
@@ -780,34 +785,26 @@ class ToolEmitter:
         if sr and sr[0] == "rec" and not (sl and sl[0] in ("rec", "null")):
             rc, rt = self.coerce(rc, rt, ("ref", sr[1])), ("ref", sr[1])
         if self._eq_inline(lt, rt):
-            return f"({lc} {o.py} {rc})", ("bool",)
-        return f"{o.codegen_form}({lc}, {rc})", ("bool",)
+            return f"({lc} {o.py} {rc})", None
+        return f"{o.codegen_form}({lc}, {rc})", None
 
     def e_ListLit(self, e: A.ListLit) -> tuple[str, T]:
-        items = [self.expr(x) for x in e.items]
-        ts = {t for _, t in items}
-        et = ts.pop() if len(ts) == 1 else None
-        return "[" + ", ".join(c for c, _ in items) + "]", ("list", et)
+        return "[" + ", ".join(self.expr(x)[0] for x in e.items) + "]", None
 
     def e_RecordLit(self, e: A.RecordLit) -> tuple[str, T]:
-        parts, fields = [], []
-        for f in e.fields:
-            c, t = self.expr(f.value)
-            parts.append(f"{f.name!r}: {c}")
-            fields.append((f.name, t))
-        return "{" + ", ".join(parts) + "}", ("obj", tuple(fields))
+        return "{" + ", ".join(f"{f.name!r}: {self.expr(f.value)[0]}" for f in e.fields) + "}", None
 
-    def lam(self, src_code: str, src_t: T, body: Any, fmt: str) -> tuple[str, T]:
+    def lam(self, src_code: str, src_t: T, body: Any, fmt: str) -> str:
         """Compile `body` with `it` bound to each element of the list `src_code`."""
         st = strip_opt(src_t)
         et = st[1] if st is not None and st[0] == "list" else None
         var = f"_it{len(self.its) + 1}"
         self.its.append((var, et))
         try:
-            bc, bt = self.expr(body)
+            bc, _ = self.expr(body)
         finally:
             self.its.pop()
-        return fmt.format(v=var, src=src_code, body=bc), bt
+        return fmt.format(v=var, src=src_code, body=bc)
 
     def source(self, e: Any) -> tuple[str, T]:
         """A list to iterate: an entity name iterates its collection in key order without a copy."""
@@ -829,9 +826,7 @@ class ToolEmitter:
 
     def e_Where(self, e: A.Where) -> tuple[str, T]:
         sc, st = self.source(e.source)
-        code, _ = self.lam(sc, st, e.pred, "[{v} for {v} in {src} if {body}]")
-        sst = strip_opt(st)
-        return code, ("list", sst[1] if sst and sst[0] == "list" else None)
+        return self.lam(sc, st, e.pred, "[{v} for {v} in {src} if {body}]"), None
 
     def e_Call(self, e: A.Call) -> tuple[str, T]:
         """A builtin call: the registry's runtime function (`Builtin.codegen_form`), or a
@@ -850,7 +845,7 @@ class ToolEmitter:
             return self._call_listwise(e, b)
         parts = [self.expr(x) for x in e.args]
         code = f"{b.codegen_form}({', '.join(c for c, _ in parts)})"
-        return code, _call_type(e.func, [t for _, t in parts])
+        return code, None
 
     def _is_entity(self, x: Any) -> bool:
         return isinstance(x, A.Name) and x.id in self.ents and x.id not in self.scope
@@ -859,61 +854,54 @@ class ToolEmitter:
         """`f(xs)` / `f(xs, per-element expr)`: `impl(xs, lambda it: expr)`; `min(a, b)` of two values."""
         f, args = e.func, e.args
         if f in ("min", "max") and len(args) == 2 and not (b.per_element(args) and self._listish(args[0])):
-            parts = [self.expr(x) for x in args]
-            ts = {t for _, t in parts}
-            return f"{b.codegen_form}([{', '.join(c for c, _ in parts)}])", (ts.pop() if len(ts) == 1 else None)
+            return f"{b.codegen_form}([{', '.join(self.expr(x)[0] for x in args)}])", None
         sc, st = self.source(args[0])
-        sst = strip_opt(st)
-        et = sst[1] if sst is not None and sst[0] == "list" else None
         extra = ""
         if f == "sorted" and "desc" in {k.name for k in e.kwargs}:
             extra = ", " + self.expr(next(k.value for k in e.kwargs if k.name == "desc"))[0].replace("{", "{{").replace("}", "}}")
         if len(args) == 2:
-            code, bt = self.lam(sc, st, args[1], b.codegen_form + "({src}, lambda {v}: {body}" + extra + ")")
-        else:
-            code, bt = f"{b.codegen_form}({sc}{', None' + extra if extra else ''})", et
-        return code, _listwise_type(f, st, bt, sc.startswith("env._vals("))
+            return self.lam(sc, st, args[1], b.codegen_form + "({src}, lambda {v}: {body}" + extra + ")"), None
+        return f"{b.codegen_form}({sc}{', None' + extra if extra else ''})", None
 
     def _call_len(self, e: A.Call, b: Any) -> tuple[str, T] | None:
         if self._is_entity(e.args[0]):
-            return f"len(env._C[{e.args[0].id!r}])", ("int",)
+            return f"len(env._C[{e.args[0].id!r}])", None
         c, t = self.expr(e.args[0])
         inline = t is not None and t[0] in ("list", "str")  # not optional: Python's len equals len_
-        return (f"len({c})" if inline else f"{b.codegen_form}({c})"), ("int",)
+        return (f"len({c})" if inline else f"{b.codegen_form}({c})"), None
 
     def _call_count(self, e: A.Call, b: Any) -> tuple[str, T] | None:
         if len(e.args) == 1 and self._is_entity(e.args[0]):
-            return f"len(env._C[{e.args[0].id!r}])", ("int",)
+            return f"len(env._C[{e.args[0].id!r}])", None
         return None
 
     def _call_map(self, e: A.Call, b: Any) -> tuple[str, T] | None:
         sc, st = self.source(e.args[0])
         if not (st is not None and st[0] == "list"):
             return None  # maybe null or not a list: map_ says so
-        code, bt = self.lam(sc, st, e.args[1], "[{body} for {v} in {src}]")  # = map_ on a list
-        return code, ("list", bt)
+        return self.lam(sc, st, e.args[1], "[{body} for {v} in {src}]"), None  # = map_ on a list
 
     def _call_fresh_id(self, e: A.Call, b: Any) -> tuple[str, T]:
         a0 = e.args[0]
         if not (isinstance(a0, A.Name) and a0.id in self.ents):
             raise CodegenError("fresh_id() takes an entity name", e.span)
-        return f"env._fresh_id({a0.id!r})", ("int",) if self.key_is_int(a0.id) else ("str",)
+        return f"env._fresh_id({a0.id!r})", None
 
     def _call_keys(self, e: A.Call, b: Any) -> tuple[str, T] | None:
         a0 = e.args[0]
         if self._is_entity(a0):
-            return f"[_r[{self.key_of(a0.id)!r}] for _r in env._vals({a0.id!r})]", ("list", ("ref", a0.id))
+            return f"[_r[{self.key_of(a0.id)!r}] for _r in env._vals({a0.id!r})]", None
         return None
 
     def _call_abs(self, e: A.Call, b: Any) -> tuple[str, T] | None:
         c, t = self.expr(e.args[0])
-        return (f"abs({c})" if t in NUM else f"{b.codegen_form}({c})"), t
+        return (f"abs({c})" if t in NUM else f"{b.codegen_form}({c})"), None
 
     def _call_conversion(self, e: A.Call, b: Any) -> tuple[str, T]:
         c, t = self.expr(e.args[0])
         if t == (e.func,):  # str(s) of a str, int(i) of an int, float(x) of a float: the value itself
-            return c, t
-        return f"{b.codegen_form}({c})", (e.func,)
+            return c, None
+        return f"{b.codegen_form}({c})", None
 
     _call_str = _call_int = _call_float = _call_conversion
 
@@ -923,7 +911,7 @@ class ToolEmitter:
         st0 = strip_opt(t0)
         if st0 and st0[0] == "list":
             c1 = self.coerce(c1, t1, st0[1])
-        return f"{b.codegen_form}({c0}, {c1})", ("bool",)
+        return f"{b.codegen_form}({c0}, {c1})", None
 
 
 def _inline_ok(kind: str, lt: T, rt: T) -> bool:
@@ -934,50 +922,6 @@ def _inline_ok(kind: str, lt: T, rt: T) -> bool:
         return (lt in NUM and rt in NUM) or lt == rt == ("str",)
     return False
 
-
-def _binary_type(op: str, lt: T, rt: T, sl: T, sr: T) -> T:
-    """The static result type of a binary operator (comparisons are bool)."""
-    if op in ("<", "<=", ">", ">="):
-        return ("bool",)
-    if op == "+":
-        if lt is not None and rt is not None and lt[0] != "opt" and rt[0] != "opt":
-            if lt in NUM and rt in NUM:
-                return ("float",) if ("float",) in (lt, rt) else ("int",)
-            if lt == rt == ("str",) or (lt[0] == "list" and rt[0] == "list"):
-                return lt
-        return ("str",) if ("str",) in (sl, sr) else None
-    return ("float",) if op == "/" or ("float",) in (sl, sr) else ("int",) if sl == sr == ("int",) else None
-
-
-def _call_type(f: str, ts: list) -> T:
-    """The static result type of a builtin called with arguments of static types `ts`."""
-    st = strip_opt(ts[0]) if ts else None
-    if f in ("len", "count"):
-        return ("int",)
-    if f in ("contains", "startswith", "any", "all"):
-        return ("bool",)
-    if f in ("first", "last"):
-        return st[1] if st and st[0] == "list" else None
-    if f == "round":
-        return ("int",) if len(ts) == 1 else ("float",)
-    if f in ("lower", "upper", "abs"):
-        return ts[0]
-    if f == "keys":
-        return ("list", ("str",))
-    return None
-
-
-def _listwise_type(f: str, st: T, bt: T, entity: bool) -> T:
-    """The static result type of a list builtin (`bt`: the element or per-element value type)."""
-    if f in ("count",):
-        return ("int",)
-    if f in ("any", "all"):
-        return ("bool",)
-    if f == "map":
-        return ("list", bt)
-    if f == "sorted":
-        return ("list", strip_opt(st)[1]) if entity else st
-    return bt
 
 
 def _zero(f: A.FieldDecl, env: A.EnvDecl) -> Any:
@@ -1015,9 +959,24 @@ def _jinja() -> jinja2.Environment:
 _JINJA: jinja2.Environment | None = None
 
 
-def emit_env(env: A.EnvDecl, source_file: str) -> str:
-    """Python source of `env.py` for a checked environment (see docs/contracts.md)."""
+def _typed_env(env: A.EnvDecl) -> Any:
+    """The checker's EnvTypes of `env`, its expressions typed (`check_env`; diagnostics dropped:
+    a caller emits checked envs, and an unchecked one gets dynamic code where types are unknown)."""
+    from forgec.lang.check import check_env
+
+    try:
+        return check_env(env, [])
+    except RecursionError:  # too deep to type: every expression unknown, all code dynamic
+        from forgec.lang.check import EnvTypes
+
+        return EnvTypes(env)
+
+
+def emit_env(env: A.EnvDecl, source_file: str, et: Any = None) -> str:
+    """Python source of `env.py` for a checked environment (see docs/contracts.md). `et`: the
+    checker's EnvTypes of this very `env` object (`check_typed(...)[1].envs[name]`), if at hand."""
     global _JINJA
+    et = et if et is not None else _typed_env(env)
     if _JINJA is None:
         _JINJA = _jinja()
     used: set[str] = set()
@@ -1027,7 +986,7 @@ def emit_env(env: A.EnvDecl, source_file: str) -> str:
         while fn in used:
             fn += "_"
         used.add(fn)
-        tools.append(ToolEmitter(env, t, source_file, fn).run())
+        tools.append(ToolEmitter(env, t, source_file, fn, et).run())
     schema = schema_of(env)
     keys = {e.name: e.key for e in env.entities}
     int_keys = sorted(e.name for e in env.entities if schema["entities"][e.name]["fields"].get(e.key, {}).get("type") == "int")

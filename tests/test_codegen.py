@@ -677,3 +677,52 @@ def test_results_have_canonical_floats(tmp_path):
     e = load_env_module(p).Env()
     assert e.step("noisy", {}) == {"x": 0.3, "xs": [3.3]}  # not 0.30000000000000004 / 3.3000000000000003
     assert e.step("scalar", {}) == 0.3
+
+
+# --------------------------------------------------------------------------- codegen reads the checker's types
+
+TYPED_ENV = '''
+env typed {
+  entity Item key id { id: str  price: float  level: enum(1, 2) }
+  @read
+  tool total_as_float() -> any {
+    let x = 0
+    for o in Item { let x = x + o.price }
+    return float(x)
+  }
+  @read
+  tool level_as_float(i: Item) -> any { return float(abs(i.level)) }
+  @read
+  tool lower_as_str(n: str?) -> any { return str(lower(n)) }
+  @read
+  tool plus(a: str?, b: int) -> any { return a + b }
+}
+'''
+
+
+def test_codegen_uses_the_checkers_types_and_they_hold_on_every_path(tmp_path):
+    """The emitter skips `float(x)` / `str(x)` when the checker says x already is one, so the
+    checker's types must hold for every value: a name bound in a loop to another type, an enum
+    of ints, `lower` of a null. Expected values are Python's own float()/str() of the values."""
+    from forgec import lang
+    from forgec.lang.check import check_typed
+
+    m, d = lang.parse(TYPED_ENV, "typed.forge")
+    diags, typed = check_typed([m])
+    assert not d and not [x for x in diags if x.is_error], diags
+    env_decl = m.envs[0]
+    src = emit_env(env_decl, "typed.forge", typed.envs["typed"])
+    assert src == emit_env(env_decl, "typed.forge")  # the types it computes itself are the same
+    p = tmp_path / "env.py"
+    p.write_text(src)
+    mod = load_env_module(p)
+    empty = mod.Env({"entities": {"Item": {}}})
+    got = empty.step("total_as_float", {})
+    assert got == 0.0 and type(got) is float  # the loop never ran: x is the int 0
+    one = mod.Env({"entities": {"Item": {"i1": {"id": "i1", "price": 2.5, "level": 1}}}})
+    got = one.step("total_as_float", {})
+    assert got == 2.5 and type(got) is float
+    got = one.step("level_as_float", {"i": "i1"})
+    assert got == 1.0 and type(got) is float
+    assert one.step("lower_as_str", {"n": None}) == "null" and one.step("lower_as_str", {"n": "AbC"}) == "abc"
+    assert one.step("plus", {"a": "n", "b": 1}) == "n1"

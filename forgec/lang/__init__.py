@@ -4,6 +4,7 @@
     format(module) -> str                               canonical text, comments kept
     format_text(text, filename) -> (str | None, diagnostics)
     check(modules) -> diagnostics                        resolve + type check across modules
+    check.check_typed(modules) -> (diagnostics, Typed)   also the typed AST: every expression's type, every node's edges
     load(paths) -> (modules, diagnostics)               read files/folders (sorted), parse
 
 `forgec.lang.check` is also the checker module (callable): its `EnvTypes` is the

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from forgec.runtime import envrt as _rt
-from forgec.lang.types import (ANY, BOOL, FLOAT, INT, STR, UNKNOWN, EntSet, ListT, Ty, elem, is_loose,
-                               is_number, is_stringy, join, strip_opt)
+from forgec.lang.types import (ANY, BOOL, FLOAT, INT, STR, UNKNOWN, EntSet, ListT, OptT, Ty, elem, is_loose,
+                               is_number, is_stringy, join, num_type, strip_opt)
 
 
 @dataclass(frozen=True)
@@ -51,8 +51,7 @@ class Builtin:
 
 
 def _num(t: Ty) -> Ty:
-    t = strip_opt(t)
-    return t if t in (INT, FLOAT) else (FLOAT if not is_loose(t) else UNKNOWN)
+    return num_type(t)  # INT/FLOAT only when every value is one (codegen relies on it)
 
 
 def _list_of(t: Ty, what: str):
@@ -123,7 +122,12 @@ def _conv(res: Ty):
 
 
 def _strfn(name):
-    return lambda a: STR if is_stringy(a[0]) else f"{name} expects a str, found {a[0]}"
+    def rule(a):  # null stays null; a loose argument may be anything
+        if not is_stringy(a[0]):
+            return f"{name} expects a str, found {a[0]}"
+        return UNKNOWN if is_loose(a[0]) else OptT(STR) if isinstance(a[0], OptT) else STR
+
+    return rule
 
 
 def _contains(a):
@@ -279,13 +283,23 @@ def _ordering(op: str):
     return rule
 
 
+def _arith_type(lt: Ty, rt: Ty) -> Ty:
+    """Two numbers: int of two ints, float when a float is involved, UNKNOWN when a side is only
+    "a number" (an enum of numbers, a key, an unknown). Codegen writes Python's operator inline and
+    skips conversions on these types, so they must hold for every value."""
+    a, b = num_type(lt), num_type(rt)
+    if a == UNKNOWN or b == UNKNOWN:
+        return UNKNOWN
+    return INT if a == b == INT else FLOAT
+
+
 def _plus(lt: Ty, rt: Ty) -> "Ty | str":
     if is_number(lt) and is_number(rt):
-        if strip_opt(lt) == INT and strip_opt(rt) == INT:
-            return INT
-        return FLOAT if not (is_loose(lt) or is_loose(rt)) else UNKNOWN
+        return _arith_type(lt, rt)
     if is_stringy(lt) or is_stringy(rt):
-        return STR  # `+` with a string concatenates, the other side spelled as str(x)
+        # `+` with a string concatenates, the other side spelled as str(x); a loose side may be a list
+        sure = (is_stringy(lt) and not is_loose(lt)) or (is_stringy(rt) and not is_loose(rt))
+        return STR if sure else UNKNOWN
     l0, r0 = strip_opt(lt), strip_opt(rt)
     if elem(l0) is not None and elem(r0) is not None:
         return ListT(join(elem(l0), elem(r0)))
@@ -298,9 +312,7 @@ def _arith(op: str):
             return f"`{op}` needs numbers, found {lt} and {rt}"
         if op == "/":
             return FLOAT
-        if is_loose(lt) or is_loose(rt):
-            return UNKNOWN
-        return INT if strip_opt(lt) == INT and strip_opt(rt) == INT else FLOAT
+        return _arith_type(lt, rt)
 
     return rule
 

@@ -162,6 +162,12 @@ class _FieldRef:
     def get(self) -> Ty:
         return self.et.record_fields(self.rec).get(self.name, UNKNOWN)
 
+    def __eq__(self, other) -> bool:  # the same field of the same record: `Line` equals `Line`
+        return isinstance(other, _FieldRef) and (self.et, self.rec, self.name) == (other.et, other.rec, other.name)
+
+    def __hash__(self) -> int:
+        return hash((self.rec, self.name))
+
 
 def deref(t) -> Ty:
     return t.get() if isinstance(t, _FieldRef) else t
@@ -444,7 +450,7 @@ class Checker:
             for side, t in ((e.left, lt), (e.right, rt)):
                 if not (strip_opt(t) == BOOL or is_loose(t)):
                     self.err(C.TYPE_MISMATCH, f"`{op}` needs bools, found {t}", side)
-            return BOOL
+            return BOOL if strip_opt(lt) == strip_opt(rt) == BOOL else UNKNOWN  # Python's and/or returns a side
         if op in ("==", "!="):
             if not (self.enum_literal(e.right, lt) or self.enum_literal(e.left, rt)) and not comparable(lt, rt):
                 self.err(C.TYPE_MISMATCH, f"comparing {lt} with {rt} is always {'false' if op == '==' else 'true'}", e,
@@ -601,7 +607,7 @@ def _stmt(ck: Checker, s, scope: dict, ret: Ty) -> bool:
             return "fails"
         return False
     if t is A.Let:
-        scope[s.name] = ck.ty(s.value, scope)
+        _rebind(scope, s.name, ck.ty(s.value, scope))
         return False
     if t is A.Return:
         ck.expect(s.value, scope, ret, "returned value", C.RETURN_TYPE)
@@ -636,7 +642,7 @@ def _stmt(ck: Checker, s, scope: dict, ret: Ty) -> bool:
         if el is None:
             ck.err(C.TYPE_MISMATCH, f"`for` iterates over a list or entity, found {it}", s.iter)
             el = UNKNOWN
-        scope[s.var] = el  # names are function scoped (as in the generated Python)
+        _rebind(scope, s.var, el)  # names are function scoped (as in the generated Python)
         _block(ck, s.body, scope, ret)
         return False
     if t is A.If:
@@ -645,6 +651,16 @@ def _stmt(ck: Checker, s, scope: dict, ret: Ty) -> bool:
         b = _block(ck, s.orelse, scope, ret) if s.orelse else False
         return a and b
     return False
+
+
+def _rebind(scope: dict, name: str, t: Ty) -> None:
+    """Bind a local. A name bound again to another type has either type from then on (a loop may
+    run the second binding or not): UNKNOWN, unless one side is unknown. Codegen picks its fast
+    code from these types, so they must hold on every path."""
+    old = scope.get(name)
+    if old is not None and old != t:
+        t = old if t == UNKNOWN else t if old == UNKNOWN else UNKNOWN
+    scope[name] = t
 
 
 def _insert(ck: Checker, s: A.Insert, scope: dict) -> None:
@@ -673,7 +689,7 @@ def _insert(ck: Checker, s: A.Insert, scope: dict) -> None:
             ck.warn(C.MISSING_FIELD, f"insert {s.entity} leaves out {', '.join(missing)}: they get zero values", s,
                     "give every field that has no default (the key may be omitted: it gets fresh_id)")
     if s.bind:
-        scope[s.bind] = EntRec(s.entity)
+        _rebind(scope, s.bind, EntRec(s.entity))
 
 
 def _set(ck: Checker, s: A.Set, scope: dict) -> None:

@@ -129,6 +129,13 @@ def is_stringy(t: Ty) -> bool:
     return t == STR or is_loose(t)
 
 
+def num_type(t: Ty) -> Ty:
+    """INT or FLOAT when every non-null value of `t` is one, else UNKNOWN. Codegen inlines
+    Python arithmetic and skips conversions on these types, so "a number" is not enough."""
+    t = strip_opt(t)
+    return t if t in NUMBERS else UNKNOWN
+
+
 def elem(t: Ty) -> Ty | None:
     """The element type of a list-like type (None when `t` is not a list)."""
     t = strip_opt(t)
@@ -165,7 +172,7 @@ def join(a: Ty, b: Ty) -> Ty:
     if b == NULL:
         return a if isinstance(a, OptT) else OptT(a)
     if {a, b} == {INT, FLOAT}:
-        return FLOAT
+        return UNKNOWN  # an int or a float: no one type holds for every element
     if isinstance(a, EnumT) and isinstance(b, EnumT):
         return EnumT(tuple(dict.fromkeys(a.values + b.values)))
     return ANY
