@@ -1373,7 +1373,7 @@ class EnvBase:
         from forgec.runtime import sandbox
 
         spec = self.PYTHON_TOOLS[tool]
-        result, new_state = sandbox.shared().call(
+        result, new_state = sandbox.shared(type(self).__module__).call(  # one worker per env module
             tool, spec["source"], tuple(spec["params"]), params, self.state, spec.get("line", 0), spec.get("file", ""), writes, self.state_hash()
         )
         if new_state is not None:

@@ -547,33 +547,49 @@ def _state_text(state: Any) -> bytes:
     return json.dumps(state, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
 
 
-_SHARED: Sandbox | None = None
+MAX_TENANTS = 8  # workers kept at once by `shared(tenant)`; the least recently used one is closed
+_POOL: dict[str, Sandbox] = {}  # tenant -> worker, least recently used first
+_INSTALLED: Sandbox | None = None
 _SHARED_PID = 0
 _SHARED_LOCK = threading.Lock()
 
 
-def shared() -> Sandbox:
-    """The process-wide sandbox every Env uses (started on first call, stopped at exit).
+def shared(tenant: str | None = None) -> Sandbox:
+    """The sandbox for `tenant` (one per generated env module: python bodies of two envs never
+    share a worker, so a hostile body cannot answer for another env's tools), started on first
+    call and stopped at exit. A sandbox given to `install` serves every tenant.
 
     Limits come from FORGEC_SANDBOX_TIME_LIMIT (seconds) and FORGEC_SANDBOX_MEMORY_MB. A
-    forked child process gets its own worker (it never talks to its parent's).
+    forked child process gets its own workers (it never talks to its parent's).
     """
-    global _SHARED, _SHARED_PID
+    global _INSTALLED, _SHARED_PID
     with _SHARED_LOCK:
-        if _SHARED is None or _SHARED_PID != os.getpid():
+        if _SHARED_PID != os.getpid():
             _SHARED_PID = os.getpid()
-            _SHARED = Sandbox(
+            _POOL.clear()  # the parent's workers: left alone (the parent still uses them)
+            _INSTALLED = None
+        if _INSTALLED is not None:
+            return _INSTALLED
+        key = tenant or ""
+        sb = _POOL.pop(key, None)
+        if sb is None:
+            sb = Sandbox(
                 float(os.environ.get("FORGEC_SANDBOX_TIME_LIMIT", DEFAULT_TIME_LIMIT)),
                 int(os.environ.get("FORGEC_SANDBOX_MEMORY_MB", DEFAULT_MEMORY_MB)),
             )
-            atexit.register(_SHARED.close)
-        return _SHARED
+            atexit.register(sb.close)
+            while len(_POOL) >= MAX_TENANTS:
+                _POOL.pop(next(iter(_POOL))).close()
+        _POOL[key] = sb  # most recently used last
+        return sb
 
 
 def install(sb: Sandbox | None) -> Sandbox | None:
-    """Make `sb` this process's shared sandbox (tests, custom limits); returns the previous one."""
-    global _SHARED, _SHARED_PID
+    """Make `sb` serve every tenant of this process (tests, custom limits); returns the previous one."""
+    global _INSTALLED, _SHARED_PID
     with _SHARED_LOCK:
-        old = _SHARED if _SHARED_PID == os.getpid() else None
-        _SHARED, _SHARED_PID = sb, os.getpid()
+        old = _INSTALLED if _SHARED_PID == os.getpid() else None
+        if _SHARED_PID != os.getpid():
+            _POOL.clear()
+        _INSTALLED, _SHARED_PID = sb, os.getpid()
         return old
