@@ -213,3 +213,27 @@ def test_main_maps_every_escape_to_a_documented_status(monkeypatch, capsys, rais
     assert e.value.code == status and e.value.code in D.EXIT_CODES
     err = capsys.readouterr().err
     assert err.startswith(text) and "Traceback" not in err
+
+
+def test_every_imported_third_party_module_is_declared():
+    """What the package imports is in pyproject: the core deps, or (imported lazily) the `train` extra."""
+    import ast
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    core = {re.split(r"[<>=!\[ ;]", d, maxsplit=1)[0].lower() for d in project["dependencies"]}
+    extra = {re.split(r"[<>=!\[ ;]", d, maxsplit=1)[0].lower() for d in project["optional-dependencies"]["train"]}
+    dist = {"yaml": "pyyaml"}  # import name -> distribution name where they differ
+    found: dict[str, str] = {}
+    for top in ("forgec", "runtime", "codegen", "stdlib", "grammar", "train"):
+        for f in sorted((REPO / top).rglob("*.py")):
+            for n in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+                names = [a.name for a in n.names] if isinstance(n, ast.Import) else (
+                    [n.module] if isinstance(n, ast.ImportFrom) and n.level == 0 and n.module else [])
+                for m in names:
+                    found.setdefault(m.split(".")[0], str(f.relative_to(REPO)))
+    third = {m: f for m, f in found.items() if m not in sys.stdlib_module_names and m != "forgec"}
+    undeclared = {m: f for m, f in third.items() if dist.get(m, m).lower() not in core | extra}
+    assert undeclared == {}
+    assert "click" not in third  # typer >= 0.20 does not bring it
+    from_core = {m for m, f in third.items() if not f.startswith("train/") and dist.get(m, m).lower() not in core}
+    assert from_core <= {"torch", "transformers", "deepspeed", "tokenizers", "accelerate"}  # lazy: HF agent, training
