@@ -82,6 +82,8 @@ def attacks(host: dict) -> dict[str, str]:
             "return 'echo:' + x\n"
         ),
         "fork_reply": "os.fork()\nreturn 'echo:' + x\n",
+        # half a frame, then silence: the parent's deadline must cover reading, not just waiting
+        "partial_reply": "fd = int(sys.argv[1])\nos.write(fd, imp('struct').pack('>I', 1000) + b'{\"id\"')\nwhile True:\n    pass\n",
     }
 
 
@@ -244,7 +246,7 @@ def test_no_process_outlives_the_call(mod, sb, route, attack):
 
 @pytest.mark.parametrize(
     "attack,fragment",
-    [("memory", "memory"), ("memory_grow", "memory"), ("loop", "timed out"), ("print_flood", "timed out"), ("fd_flood", "timed out"), ("huge_reply", "")],
+    [("memory", "memory"), ("memory_grow", "memory"), ("loop", "timed out"), ("print_flood", "timed out"), ("fd_flood", "timed out"), ("huge_reply", ""), ("partial_reply", "timed out")],
 )
 def test_resource_attacks_fail_the_call_within_the_limit(mod, sb, attack, fragment):
     for route in sorted(ROUTES):
