@@ -365,6 +365,9 @@ class Sandbox:
             self._kill()
             raise ToolError(f"python tool sandbox failed to start (exit code {code})", "sandbox", internal=True) from None
         self._worker = self._find_worker()
+        if self._worker is None:  # without it no call could be checked for leftovers: refuse now, clearly
+            self._kill()
+            raise ToolError("python tool sandbox started but its worker is not where bwrap puts it (bwrap -> reaper -> worker)", "sandbox", internal=True)
 
     def _find_worker(self) -> int | None:
         """The interpreter's host pid: bwrap -> its pid-1 reaper -> the worker (or the process itself, unsafe)."""
