@@ -32,6 +32,8 @@ from typing import Any, Iterable, Iterator, Mapping
 import networkx as nx
 
 from forgec.lang import ast as A
+from forgec.lang.check import fits, scalar_type
+from forgec.lang.types import strip_opt, value_class
 from forgec.synth.names import singular  # the one singular ("status" stays "status")
 
 READ_KINDS = ("read", "search")
@@ -86,16 +88,9 @@ def strip_optional(t: A.TypeExpr) -> A.TypeExpr:
 
 
 def prim_class(t: A.TypeExpr) -> str | None:
-    """Coarse value class for compatibility: "str", "num", "bool", "any" or None (not primitive)."""
-    t = strip_optional(t)
-    if isinstance(t, A.PrimType):
-        return {"str": "str", "int": "num", "float": "num", "bool": "bool", "any": "any"}.get(t.name)
-    if isinstance(t, A.EnumType):
-        v = t.values[0] if t.values else ""
-        if isinstance(v, bool):
-            return "bool"
-        return "num" if isinstance(v, (int, float)) else "str"
-    return None
+    """Coarse value class for compatibility: "str", "num", "bool", "any" or None (not primitive):
+    `forgec.lang.types.value_class` of the checker's type."""
+    return value_class(scalar_type(t))
 
 
 def record_fields(env: A.EnvDecl, t: A.TypeExpr) -> tuple[A.FieldDecl, ...] | None:
@@ -192,16 +187,12 @@ class Match:
 
 
 def scalar_fits(src: A.TypeExpr | None, dst: A.TypeExpr) -> bool:
-    """The checker's rule for scalars: an enum feeds an enum only with a subset of its values,
-    an int feeds a float but not the reverse (a str may feed an enum: checked when it runs)."""
+    """The checker's rule (`forgec.lang.check.fits`) for scalars: an enum feeds an enum only with a
+    subset of its values, an int feeds a float but not the reverse (a str may feed an enum: checked
+    when it runs); nulls aside, since a null is never fed along an edge."""
     if src is None:
         return True
-    src, dst = strip_optional(src), strip_optional(dst)
-    if isinstance(dst, A.EnumType) and isinstance(src, A.EnumType):
-        return set(src.values) <= set(dst.values)
-    if isinstance(dst, A.PrimType) and isinstance(src, A.PrimType):
-        return src.name == dst.name or (src.name, dst.name) == ("int", "float") or "any" in (src.name, dst.name)
-    return True
+    return fits(strip_opt(scalar_type(src)), strip_opt(scalar_type(dst)))
 
 
 def _compatible(a: str | None, b: str | None) -> bool:

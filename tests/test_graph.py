@@ -290,3 +290,24 @@ def test_scalar_edges_follow_the_checkers_type_rules():
     assert g.has_edge("get_flight", "set_note_status", "status", "status")
     assert not g.has_edge("get_flight", "set_price", "price")
     assert g.has_edge("get_flight", "set_seats", "seats", "seats")
+
+
+def test_scalar_fits_is_the_checkers_verdict_on_a_real_blueprint():
+    """An edge may carry a value only where the checker accepts it: for every pair of scalar types,
+    `scalar_fits` says what `forgec check` says about a blueprint passing one tool's result to the other."""
+    from forgec import lang
+    from forgec.graph import prim_class, scalar_fits
+    from forgec.lang import ast as A
+
+    types = ['str', 'int', 'float', 'bool', 'any', 'enum("a", "b")', 'enum("a")', 'enum(1, 2)', 'int?', 'enum("b", "c")?']
+    for i, src in enumerate(types):
+        for j, dst in enumerate(types):
+            text = (f"env e {{\n  @read\n  tool get() -> {src} {{ return get_v() }}\n  @update\n  tool put(x: {dst}) -> bool {{ return true }}\n}}\n"
+                    "blueprint b for e {\n  user { goal \"g\" }\n  call a = get()\n  call p = put(x: a)\n}\n")
+            text = text.replace("{ return get_v() }", "python \"\"\"\nreturn None\n\"\"\"")
+            m, d = lang.parse(text, "t.forge")
+            assert not d, (text, d)
+            mismatch = any(x.code == "type-mismatch" for x in lang.check([m]))
+            tool_get, tool_put = m.envs[0].tools
+            assert scalar_fits(tool_get.returns, tool_put.params[0].type) == (not mismatch), (src, dst)
+    assert [prim_class(A.PrimType(n)) for n in ("str", "int", "float", "bool", "any")] == ["str", "num", "num", "bool", "any"]

@@ -35,6 +35,19 @@ WRITE_STMTS = (A.Set, A.Insert, A.Delete, A.Append, A.Remove)
 PRIMS = {"str": STR, "int": INT, "float": FLOAT, "bool": BOOL, "any": ANY}
 
 
+def scalar_type(t) -> Ty:
+    """The type of a scalar type expression (`str`, `enum(...)`, `int?`); no env needed.
+    UNKNOWN for anything else (names, lists, records: `EnvTypes.resolve`)."""
+    if isinstance(t, A.PrimType):
+        return PRIMS.get(t.name, UNKNOWN)
+    if isinstance(t, A.EnumType):
+        return EnumT(tuple(t.values))
+    if isinstance(t, A.OptionalType):
+        inner = scalar_type(t.inner)
+        return inner if isinstance(inner, OptT) or is_loose(inner) else OptT(inner)
+    return UNKNOWN
+
+
 def did_you_mean(name: str, candidates) -> str:
     m = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
     return f"did you mean `{m[0]}`?" if m else ""

@@ -136,6 +136,18 @@ def num_type(t: Ty) -> Ty:
     return t if t in NUMBERS else UNKNOWN
 
 
+def value_class(t: Ty) -> str | None:
+    """Coarse class of a scalar type for matching values across tools: "str", "num", "bool",
+    "any", or None (not a scalar). An enum is the class of its first value; a key, its key's."""
+    t = strip_opt(t)
+    if isinstance(t, RefT):
+        t = strip_opt(t.key)
+    if isinstance(t, EnumT):
+        v = t.values[0] if t.values else ""
+        return "bool" if isinstance(v, bool) else "num" if isinstance(v, (int, float)) else "str"
+    return {STR: "str", INT: "num", FLOAT: "num", BOOL: "bool", ANY: "any"}.get(t) if isinstance(t, Prim) else None
+
+
 def elem(t: Ty) -> Ty | None:
     """The element type of a list-like type (None when `t` is not a list)."""
     t = strip_opt(t)
