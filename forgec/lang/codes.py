@@ -34,7 +34,7 @@ UNTERMINATED_STRING = define(
     right='goal "cancel my order"',
 )
 BAD_STRING = define(
-    "invalid-string", A, "A string literal has an invalid escape sequence.",
+    "invalid-string", A, "A string literal has an invalid escape sequence, or one (a lone surrogate such as \\udfff) that is not Unicode text.",
     why="Strings use JSON escapes (\\n \\t \\\" \\\\ \\uXXXX) so they round-trip exactly.",
     wrong='goal "C:\\q"',
     right='goal "C:\\\\q"',
