@@ -19,7 +19,13 @@ from forgec.lang import ast as A
 from forgec.runtime import sandbox
 from forgec.runtime.envrt import ToolError
 
-pytestmark = pytest.mark.skipif(not sandbox.availability()[0], reason="needs bubblewrap: apt-get install bubblewrap (.ci/run installs it)")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def needs_bwrap():
+    """The suite needs the sandbox (README setup, .ci/run installs it): fail loudly, never skip."""
+    ok, why = sandbox.availability()
+    assert ok, f"the python-body sandbox is unusable here: {why}"
 
 STR = A.PrimType("str")
 SECRET = "forgec-h4-secret-" + uuid.uuid4().hex
