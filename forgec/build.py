@@ -186,8 +186,14 @@ class PrevEnv:
 
     root: Path
     record: EnvRecord
+    _read: dict[str, bytes | None] = field(default_factory=dict, repr=False)  # each file is read once
 
     def read(self, rel: str) -> bytes | None:
+        if rel not in self._read:
+            self._read[rel] = self._read_file(rel)
+        return self._read[rel]
+
+    def _read_file(self, rel: str) -> bytes | None:
         from forgec.lang.confine import within
 
         p = self.root / rel
@@ -243,8 +249,7 @@ def _user_blueprints(out: Path, env: str, known: set[str], diags: list[Diagnosti
     d = out / "blueprints" / env
     found = {}
     for sub in (d, out / "src" / env):
-        carried.update({rel: data for rel, data in _files_under(out, sub).items()
-                        if not _is_blueprint_rel(rel, env) and rel != f"src/{env}/env.forge"})
+        carried.update(_files_under(out, sub, skip=lambda rel: _is_blueprint_rel(rel, env) or rel == f"src/{env}/env.forge"))
     if not d.is_dir():
         return found
     for p in sorted(d.glob("*.forge")):
@@ -267,8 +272,8 @@ def _is_blueprint_rel(rel: str, env: str) -> bool:
     return p.parent == Path(f"blueprints/{env}") and p.suffix == ".forge"
 
 
-def _files_under(root: Path, d: Path) -> dict[str, bytes]:
-    """Regular files under `d` (no links followed), keyed by their path relative to `root`."""
+def _files_under(root: Path, d: Path, skip: Callable[[str], bool] = lambda rel: False) -> dict[str, bytes]:
+    """Regular files under `d` (no links followed), keyed by their path relative to `root`; `skip(rel)` ones unread."""
     found: dict[str, bytes] = {}
     if not d.is_dir() or d.is_symlink():
         return found
@@ -276,9 +281,10 @@ def _files_under(root: Path, d: Path) -> dict[str, bytes]:
         dirnames.sort()
         for fn in sorted(filenames):
             p = Path(dirpath) / fn
-            if p.is_file() and not p.is_symlink():
+            rel = p.relative_to(root).as_posix()
+            if not skip(rel) and p.is_file() and not p.is_symlink():
                 try:
-                    found[p.relative_to(root).as_posix()] = p.read_bytes()
+                    found[rel] = p.read_bytes()
                 except OSError:
                     pass
     return found
