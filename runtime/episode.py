@@ -208,12 +208,13 @@ def _accept_reply(ep: Episode, r: Any) -> bool:
     return True
 
 
-def _run_calls(ep: Episode, env: Any, names: frozenset[str], calls: list[ToolCall], limits: EpisodeLimits) -> bool:
-    """Run one turn's tool calls in order, recording events and tool messages. False when the tool-call budget ran out."""
+def _run_calls(ep: Episode, env: Any, names: frozenset[str], calls: list[ToolCall], shown_calls: list[ToolCall],
+               limits: EpisodeLimits) -> bool:
+    """Run one turn's tool calls in order (`shown_calls`: their recordable copies), recording events and tool
+    messages. False when the tool-call budget ran out."""
     budget_hit = False
     t = time.perf_counter()
-    for i, c in enumerate(calls):
-        shown = _clean_call(c)
+    for i, (c, shown) in enumerate(zip(calls, shown_calls)):
         if ep.tool_calls >= limits.max_tool_calls or i >= MAX_CALLS_PER_TURN:
             ep.messages.append({"role": "tool", "tool_call_id": shown.id, "name": shown.name, "content": "Error: tool-call budget exhausted"})
             budget_hit = budget_hit or ep.tool_calls >= limits.max_tool_calls
@@ -241,15 +242,16 @@ def _agent_turn(ep: Episode, env: Any, names: frozenset[str], limits: EpisodeLim
     r = yield ("agent", ep.messages)
     if not _accept_reply(ep, r):
         return False
-    calls = list(r.tool_calls)  # as sent (the recorded reply holds the cleaned copies)
+    calls = list(r.tool_calls)  # as sent; the recorded reply holds the cleaned copies (the same objects when clean)
+    shown = ep.replies[-1].tool_calls
     if limits.max_tokens is not None and ep.tokens["completion_tokens"] > limits.max_tokens:
-        for c in calls:
-            ep.messages.append({"role": "tool", "tool_call_id": _clean_call(c).id, "content": "Error: token budget exhausted"})
+        for c in shown:
+            ep.messages.append({"role": "tool", "tool_call_id": c.id, "content": "Error: token budget exhausted"})
         ep.end_reason = END_MAX_TOKENS
         return False
     if not calls:
         return (yield from _user_turn(ep))
-    return _run_calls(ep, env, names, calls, limits)
+    return _run_calls(ep, env, names, calls, shown, limits)
 
 
 def _score(ep: Episode, build: Any, task: Task, env: Any) -> None:
