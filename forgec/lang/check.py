@@ -839,14 +839,13 @@ def _names(e, out: list) -> None:
 
 def node_refs(n, ops=None) -> list:
     """Names a blueprint node reads (its inference edges), skipping `by: field` keywords."""
-    from forgec.stdlib.ops import OPS
-
-    ops = ops or OPS
     out: list = []
     if isinstance(n, A.CallNode):
         for a in n.args:
             _names(a.value, out)
     elif isinstance(n, A.ReasonNode):
+        if ops is None:
+            from forgec.stdlib.ops import OPS as ops
         spec = ops.get(n.op)
         for a in n.args:
             _names(a, out)
