@@ -157,6 +157,9 @@ def _bwrap_argv(bwrap: str, seccomp_fd: int | None) -> list[str]:
     argv += ["--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL"]
     argv += _mounts()
     argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(16 * 1024 * 1024), "--tmpfs", "/tmp", "--chdir", "/tmp"]
+    # bwrap's own tmpfs for / and /dev would be writable and as large as half the RAM: read-only,
+    # so the one writable place is the 16 MB /tmp
+    argv += ["--remount-ro", "/dev", "--remount-ro", "/"]
     if seccomp_fd is not None:
         argv += ["--add-seccomp-fd", str(seccomp_fd)]
     return argv

@@ -76,6 +76,10 @@ def attacks(host: dict) -> dict[str, str]:
             "imp('_thread').start_new_thread(imp('time').sleep, (100,))\nout.append('thread')",
             f"os.posix_spawn(sys.executable, [sys.executable, '-c', 'import time\\nwhile 1: time.sleep(1)', {MARKER!r}], {{}})",
         ),
+        "fill_disk": attempt(
+            *[f"B.open('{d}/x', 'wb').write(b'x')" for d in ("", "/dev", "/dev/shm", "/root", "/lib", "/usr/lib")],
+            "n = 0\nwhile n < 64:\n    B.open('/tmp/f%d' % n, 'wb').write(b'x' * 2 ** 20)\n    n += 1\nout.append(n)",
+        ),
         "memory": "x = bytearray(64 * 1024 ** 3)\nreturn len(x)\n",
         "memory_grow": "x = []\nwhile True:\n    x.append(' ' * 10 ** 7)\n",
         "loop": "while True:\n    pass\n",
@@ -215,6 +219,16 @@ def test_cannot_write_host_files(mod, sb, host, route):
     assert not Path(host["new_file"]).exists()
     assert Path(host["canary"]).read_text() == "canary"
     assert str(r).count("blocked:") == 2 and "0]" not in str(r), r  # both opens failed; os.system could not start a shell
+
+
+@pytest.mark.parametrize("route", sorted(ROUTES))
+def test_only_a_small_tmp_is_writable(mod, sb, route):
+    """bwrap's own tmpfs (/, /dev) would take up to half the RAM: they are read-only, and /tmp
+    holds at most 16 MB (the 17th 1 MB file fails), so a body cannot fill the host's memory."""
+    r, _, _ = run(mod, f"fill_disk_{route}")
+    text = str(r)
+    assert text.count("Read-only file system") == 6, text
+    assert "No space left on device" in text or "File too large" in text, text
 
 
 @pytest.mark.parametrize("route", sorted(ROUTES))
