@@ -445,3 +445,20 @@ def test_python_body_cannot_put_unencodable_text_into_the_state_or_a_result(tmp_
         assert isinstance(r, Exception) and r.code == "sandbox", (tool, r)
         r.message.encode("utf-8")
         assert env.state_hash() == before
+
+
+def test_a_docs_folder_symlink_that_leads_outside_is_not_read(tmp_path):
+    """Docs folders given on the command line are read inside only: a linked file elsewhere is skipped with a
+    warning (its content, here malformed JSON that a diagnostic would quote, never appears)."""
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"' + SECRET + '": \n')  # malformed: read, it would be quoted in a malformed-json diagnostic
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "shop.json").write_text((EXAMPLES / "airline.json").read_text())
+    (docs / "evil.json").symlink_to(secret)
+    (docs / "sub" / "deep.json").symlink_to(secret)
+    r = CliRunner().invoke(app, ["inspect", str(docs)])
+    _no_secret(r.output)
+    assert r.exit_code == 0 and r.output.count("link-outside-folder") == 2, r.output
+    r = CliRunner().invoke(app, ["inspect", str(secret)])  # named explicitly: read (and reported as malformed)
+    assert r.exit_code == 1 and "malformed-json" in r.output

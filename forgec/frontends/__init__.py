@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from forgec.diagnostics import INTERNAL, Diagnostic, Span, error
+from forgec.diagnostics import INTERNAL, Diagnostic, Span, error, warning
 from forgec.ir import Environment, Tool, Type
 
 from . import codes
@@ -114,6 +114,17 @@ def _doc_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in DOC_SUFFIXES and not any(part.startswith(".") for part in p.relative_to(folder).parts))
 
 
+def _inside(f: Path, folder: Path, diags: list[Diagnostic]) -> bool:
+    """True when `f` (found in `folder`) resolves inside it; a symlink out of the folder is reported and not read."""
+    from forgec.lang.confine import within
+
+    if within(f, [folder]):
+        return True
+    diags.append(warning(codes.LINK_OUTSIDE, f"{f} is a symlink that leads outside {folder}; it is not read", Span(str(f)),
+                         help="name the file itself on the command line to read it"))
+    return False
+
+
 def _group(paths: list[str | Path], diags: list[Diagnostic]) -> dict[str, list[Path]]:
     groups: dict[str, list[Path]] = {}
 
@@ -137,11 +148,12 @@ def _group(paths: list[str | Path], diags: list[Diagnostic]) -> dict[str, list[P
                 if child.name.startswith("."):
                     continue
                 if child.is_file() and child.suffix.lower() in DOC_SUFFIXES:
-                    add(env_name_for(child), child)
-                    found = True
+                    if _inside(child, p, diags):
+                        add(env_name_for(child), child)
+                        found = True
                 elif child.is_dir():
                     try:
-                        files = _doc_files(child)
+                        files = [f for f in _doc_files(child) if _inside(f, p, diags)]
                     except OSError as e:
                         diags.append(error(codes.UNREADABLE, f"cannot list folder: {e.strerror or e}", Span(str(child))))
                         continue

@@ -55,6 +55,16 @@ LONE_SURROGATE = define(
     wrong='{"description": "price in \\ud83d dollars"}',
     right='{"description": "price in \\ud83d\\udcb5 dollars"}   # a complete pair, or the character itself',
 )
+LINK_OUTSIDE = define(
+    "link-outside-folder",
+    AREA,
+    "A file in a docs folder is a symlink that leads outside the folder given on the command line; it is not read.",
+    severity=Severity.WARNING,
+    why="A folder someone shared must not make forgec read (and quote in diagnostics) a file elsewhere on this machine; "
+        "name the file itself on the command line to read it.",
+    wrong="docs/extra.json -> /home/me/secrets.json",
+    right="forgec compile docs/ /home/me/tools.json -o build/",
+)
 MALFORMED_JSON = define(
     "malformed-json",
     AREA,
