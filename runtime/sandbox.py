@@ -66,7 +66,7 @@ DENIED_SYSCALLS = (
     "fork vfork clone clone3 socket socketpair connect bind listen accept accept4 ptrace process_vm_readv "
     "process_vm_writev mount umount2 pivot_root chroot unshare setns keyctl add_key request_key bpf perf_event_open "
     "userfaultfd io_uring_setup kexec_load kexec_file_load init_module finit_module delete_module swapon swapoff "
-    "reboot acct open_by_handle_at name_to_handle_at personality fanotify_init quotactl mknod mknodat"
+    "reboot acct open_by_handle_at name_to_handle_at personality fanotify_init quotactl mknod mknodat memfd_create"
 ).split()
 
 

@@ -78,6 +78,7 @@ def attacks(host: dict) -> dict[str, str]:
         ),
         "fill_disk": attempt(
             *[f"B.open('{d}/x', 'wb').write(b'x')" for d in ("", "/dev", "/dev/shm", "/root", "/lib", "/usr/lib")],
+            "os.write(os.memfd_create('fill'), b'x' * 2 ** 20)\nout.append('memfd')",
             "n = 0\nwhile n < 64:\n    B.open('/tmp/f%d' % n, 'wb').write(b'x' * 2 ** 20)\n    n += 1\nout.append(n)",
         ),
         "memory": "x = bytearray(64 * 1024 ** 3)\nreturn len(x)\n",
@@ -229,6 +230,7 @@ def test_only_a_small_tmp_is_writable(mod, sb, route):
     text = str(r)
     assert text.count("Read-only file system") == 6, text
     assert "No space left on device" in text or "File too large" in text, text
+    assert "'memfd'" not in text and "PermissionError" in text  # no anonymous files either (seccomp)
 
 
 @pytest.mark.parametrize("route", sorted(ROUTES))
