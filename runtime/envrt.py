@@ -1045,6 +1045,11 @@ class EnvBase:
         for name in gin:
             if name not in G:
                 G[name] = canon(gin[name])
+        try:  # the state hash must always encode: refuse a lone surrogate ("\udfff" in a state file) here
+            _STRICT_ENC({"entities": C, "globals": G}).encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ValueError(f"state: holds text that is not valid Unicode ({short(e.object[e.start:e.end])}, "
+                             "a lone surrogate); states are UTF-8 JSON") from None
         self._install(C, G, None)
 
     def _reset_trusted(self, state: dict) -> None:

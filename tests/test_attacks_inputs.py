@@ -462,3 +462,15 @@ def test_a_docs_folder_symlink_that_leads_outside_is_not_read(tmp_path):
     assert r.exit_code == 0 and r.output.count("link-outside-folder") == 2, r.output
     r = CliRunner().invoke(app, ["inspect", str(secret)])  # named explicitly: read (and reported as malformed)
     assert r.exit_code == 1 and "malformed-json" in r.output
+
+
+def test_a_state_with_a_lone_surrogate_is_refused_when_the_env_is_made(build):
+    """A state file holding "\\udfff" (legal JSON) never becomes an env whose hash cannot be computed."""
+    task = build.tasks[0]
+    state = json.loads(json.dumps(build.initial_state(task)))
+    key = next(iter(state["entities"]["Book"]))
+    state["entities"]["Book"][key]["title"] = json.loads('"bad \\udfff"')
+    with pytest.raises(ValueError, match="not valid Unicode"):
+        build.envs[task.env].Env(state)
+    state["entities"]["Book"][key]["title"] = "fine ☃"
+    build.envs[task.env].Env(state).state_hash()
