@@ -19,6 +19,7 @@ from typing import Any, Callable, Sequence
 
 from forgec.runtime.llmclient import aclose_clients
 from forgec.runtime.episode import END_ERROR, Episode, EpisodeLimits, arun_episode, run_episode_sync
+from forgec.runtime.toolcalls import scrub, text_ok
 from forgec.tasks import Task
 
 
@@ -130,7 +131,10 @@ class EvalResult:
             for e in self.episodes:
                 f.write(e.dumps() + "\n")
         tmp.replace(ej)
-        rr.write_text(json.dumps(self.to_json(metadata), indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+        text = json.dumps(self.to_json(metadata), indent=2, sort_keys=True, ensure_ascii=False)
+        if not text_ok(text):  # metadata from argv (undecodable bytes arrive as lone surrogates): keep the file UTF-8
+            text = scrub(text)
+        rr.write_text(text + "\n", encoding="utf-8")
         return rr, ej
 
 

@@ -474,3 +474,14 @@ def test_a_state_with_a_lone_surrogate_is_refused_when_the_env_is_made(build):
         build.envs[task.env].Env(state)
     state["entities"]["Book"][key]["title"] = "fine ☃"
     build.envs[task.env].Env(state).state_hash()
+
+
+def test_run_results_stay_utf8_when_metadata_holds_a_surrogate(build, tmp_path):
+    """argv bytes that are not UTF-8 reach Python as lone surrogates (surrogateescape); run_results.json is still written."""
+    from forgec.runtime.eval import evaluate
+
+    res = evaluate(build, OracleAgent, ScriptedUser, None, 1, [build.tasks[0].id])
+    rr, ej = res.write(tmp_path / "run", metadata={"args": {"agent_model": "m\udcff"}})
+    data = json.loads(rr.read_bytes().decode("utf-8"))
+    assert data["metadata"]["args"]["agent_model"] == "m\ufffd" and data["summary"]["episodes"] == 1
+    assert len(ej.read_bytes().decode("utf-8").splitlines()) == 1
