@@ -152,16 +152,36 @@ def _mounts() -> list[str]:
     return args
 
 
+_FEATURES: dict[str, frozenset] = {}
+
+
+def _bwrap_options(bwrap: str) -> frozenset:
+    """The options this bwrap knows (from `--help`): newer ones are used only where present."""
+    if bwrap not in _FEATURES:
+        import re
+
+        try:
+            r = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=30, env={})
+            _FEATURES[bwrap] = frozenset(re.findall(r"--[a-z0-9-]+", r.stdout + r.stderr))
+        except (OSError, subprocess.SubprocessError):
+            _FEATURES[bwrap] = frozenset()
+    return _FEATURES[bwrap]
+
+
 def _bwrap_argv(bwrap: str, seccomp_fd: int | None) -> list[str]:
-    argv = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
-    argv += ["--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL"]
+    have = _bwrap_options(bwrap)
+    argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+    argv += [o for o in ("--disable-userns", "--clearenv") if o in have]  # bwrap >= 0.8 / 0.5 (env={} covers the latter)
+    argv += ["--hostname", "sandbox", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     argv += _mounts()
-    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(16 * 1024 * 1024), "--tmpfs", "/tmp", "--chdir", "/tmp"]
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    if "--size" in have:  # a 16 MB /tmp; without --size (bwrap < 0.6) nothing is writable at all
+        argv += ["--size", str(16 * 1024 * 1024), "--tmpfs", "/tmp", "--chdir", "/tmp"]
     # bwrap's own tmpfs for / and /dev would be writable and as large as half the RAM: read-only,
     # so the one writable place is the 16 MB /tmp
     argv += ["--remount-ro", "/dev", "--remount-ro", "/"]
     if seccomp_fd is not None:
-        argv += ["--add-seccomp-fd", str(seccomp_fd)]
+        argv += ["--add-seccomp-fd" if "--add-seccomp-fd" in have else "--seccomp", str(seccomp_fd)]
     return argv
 
 

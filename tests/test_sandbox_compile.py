@@ -189,3 +189,36 @@ def test_sandboxed_worker_has_its_limits():
     assert caps == "0000000000000000"
     assert set(root) <= {"usr", "lib", "lib64", "lib32", "bin", "sbin", "proc", "dev", "tmp", "root", "opt", "home"} and "etc" not in root and "work" not in root
     assert pid <= 3  # its own pid namespace
+
+
+def test_older_bwrap_without_new_options_still_isolates(tmp_path, monkeypatch):
+    """A bwrap whose --help lacks --disable-userns, --size and --add-seccomp-fd (as before 0.8 /
+    0.6 / 0.5): those options are left out (the legacy --seccomp is used) and bodies still run
+    isolated; with no sized /tmp nothing at all is writable."""
+    fake = tmp_path / "old-bwrap"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = "--help" ]; then /usr/bin/bwrap --help | grep -v -e disable-userns -e "^ *--size" -e add-seccomp-fd; exit 0; fi\n'
+        'exec /usr/bin/bwrap "$@"\n'
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("FORGEC_BWRAP", str(fake))
+    monkeypatch.delenv("FORGEC_UNSAFE_NO_SANDBOX", raising=False)
+    argv = sandbox._bwrap_argv(str(fake), 9)
+    assert "--disable-userns" not in argv and "--size" not in argv and "--add-seccomp-fd" not in argv and "--seccomp" in argv
+    assert sandbox.availability() == (True, "")
+    sb = sandbox.Sandbox(time_limit=2.0, memory_mb=128)
+    body = (
+        "import collections\nsys = collections._sys\nos = sys.modules['os']\nB = sys.modules['builtins']\nout = []\n"
+        "for p in ('/tmp/x', '/x', '/work/x'):\n    try:\n        B.open(p, 'w').write('x')\n        out.append('wrote ' + p)\n"
+        "    except B.BaseException as e:\n        out.append(type(e).__name__)\n"
+        "try:\n    os.fork()\n    out.append('forked')\nexcept B.BaseException as e:\n    out.append(type(e).__name__)\n"
+        "return [os.getuid(), out, sorted(os.environ)]"
+    )
+    try:
+        (uid, out, env), _ = sb.call("t", body, (), {}, {"entities": {}, "globals": {}}, writes=False)
+    finally:
+        sb.close()
+    assert uid == 65534 and not any(o.startswith("wrote") for o in out), out
+    assert set(env) <= {"PWD", "LC_CTYPE"}  # set by bwrap's chdir and Python's locale coercion, nothing inherited
+    assert out[-1] == "PermissionError"  # the seccomp filter, loaded the legacy way
