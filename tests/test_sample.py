@@ -75,6 +75,27 @@ def test_every_blueprint_checks_and_is_a_format_fixed_point(hand_cases, tau_case
             assert mod.blueprints[0] == b.decl
 
 
+def test_the_checker_counts_the_edges_the_sampler_wrote(hand_cases):
+    """The typed AST's edges of every sampled blueprint are the ones its header states and the
+    sampler counted (`blueprint_edges`, the one definition), and each edge names an earlier node."""
+    from forgec.lang.check import blueprint_edges, check_typed
+
+    for name, case in hand_cases.items():
+        for b in case.result.blueprints:
+            mod, _ = lang.parse(b.text, f"{b.name}.forge")
+            diags, typed = check_typed([case.env_mod, mod])
+            assert diags == []
+            bp = mod.blueprints[0]
+            edges = [typed.edges_of(case.decl.name, n) for n in bp.nodes]
+            assert edges == blueprint_edges(bp)
+            seen: set[str] = set()
+            for n, e in zip(bp.nodes, edges):
+                assert set(e) <= seen
+                seen.add(getattr(n, "name", None))
+            counted = sum(len(e) for n, e in zip(bp.nodes, edges) if isinstance(n, (A.CallNode, A.ReasonNode)))
+            assert f"inference_edges {counted}," in b.text.splitlines()[1] and b.stats["inference_edges"] == counted
+
+
 def test_header_comment_and_names(hand_cases):
     for name, case in hand_cases.items():
         names = [b.name for b in case.result.blueprints]
