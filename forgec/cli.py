@@ -14,11 +14,54 @@ import os
 import sys
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from forgec import __version__
 
+# click's UsageError, from whichever click typer uses (its vendored copy since 0.20, click before):
+# found through the public `typer.BadParameter`, so forgec needs no undeclared `click` import.
+_USAGE_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+
+
+def _usage_diagnostic(e: Exception, ctx) -> None:
+    """A parser usage error (unknown option/command, missing argument, bad value) as an `error[usage]`, exit 2."""
+    from forgec import codes  # noqa: F401 - registers `usage`
+    from forgec import diagnostics as D
+
+    ctx = getattr(e, "ctx", None) or ctx
+    what = "commands" if isinstance(ctx.command, TyperGroup) else "options"
+    usage = " ".join(ctx.get_usage().split())
+    D.emit(D.error("usage", e.format_message(), help=f"{usage}; `{ctx.command_path} --help` lists the {what}"))
+    raise typer.Exit(D.EXIT_USAGE)
+
+
+def _parse_guarded(parse, ctx, args):
+    try:
+        return parse(ctx, args)
+    except _USAGE_ERROR as e:
+        if type(e).__name__ == "NoArgsIsHelpError":  # bare `forgec`: the help itself, exit 2
+            raise
+        _usage_diagnostic(e, ctx)
+
+
+class _Command(TyperCommand):
+    """A command whose usage errors go through the diagnostics renderer (same look as every other error)."""
+
+    def parse_args(self, ctx, args):
+        return _parse_guarded(super().parse_args, ctx, args)
+
+
+class _Group(TyperGroup):
+    def parse_args(self, ctx, args):
+        return _parse_guarded(super().parse_args, ctx, args)
+
+    def resolve_command(self, ctx, args):
+        return _parse_guarded(super().resolve_command, ctx, args)
+
+
 app = typer.Typer(
     name="forgec",
+    cls=_Group,
     help="Compile tool documentation into verifiable RL environments, then evaluate and train agents on them.",
     no_args_is_help=True,
     add_completion=False,
@@ -63,7 +106,7 @@ def _register() -> None:
             if e.name == f"forgec.commands.{mod}":
                 continue  # command not built yet
             raise
-        app.command(name, help=(m.command.__doc__ or "").strip().split("\n")[0])(m.command)
+        app.command(name, cls=_Command, help=(m.command.__doc__ or "").strip().split("\n")[0])(m.command)
 
 
 _register()
@@ -72,9 +115,10 @@ _register()
 def main() -> None:
     """Entry point: no traceback reaches the user (exit codes: `forgec.diagnostics.EXIT_*`, README "Exit codes").
 
-    typer runs in standalone mode, its public contract: it prints usage errors
-    (unknown option, missing argument, bad value) and exits 2, and exits 130 on
-    Ctrl-C. Anything else that escapes a command is a bug: `internal-error`, exit 2.
+    typer runs in standalone mode (its public contract: exit 130 on Ctrl-C); usage
+    errors (unknown option, missing argument, bad value) are `error[usage]`
+    diagnostics, exit 2 (`_Command`/`_Group`). Anything else that escapes a
+    command is a bug: `internal-error`, exit 2.
     """
     from forgec import diagnostics as D
 

@@ -89,9 +89,10 @@ BAD_BLUEPRINT = define(
 USAGE = define(
     "usage",
     "cli",
-    "Options or arguments that cannot work together, or a value the option parser cannot check (exit code 2).",
-    why="The option parser rejects unknown options and malformed values itself (also exit 2); this code covers the "
-    "combinations it cannot see, such as an LLM agent without an endpoint.",
+    "A usage error (exit code 2): an unknown option or command, a missing argument, a value the option does not "
+    "accept, or options that cannot work together.",
+    why="Checked before any work starts; the help line repeats the command's usage, and `forgec COMMAND --help` "
+    "lists its options. Combinations the option parser cannot see (an LLM agent without an endpoint) use the same code.",
     wrong="forgec eval build/ --agent openai",
     right="forgec eval build/ --agent openai --agent-base-url http://localhost:8000/v1 --agent-model M",
 )

@@ -47,6 +47,7 @@ def test_every_command_has_usage_cases():
 
 def _check_usage(code: int, text: str, want) -> None:
     assert code == 2, text
+    assert text.startswith("error[usage]: ") and "  = help: Usage: forgec " in text, text  # the diagnostics renderer
     assert any(w in text for w in (want if isinstance(want, tuple) else (want,))), text
     assert "Traceback" not in text and "internal-error" not in text, text
 
