@@ -34,7 +34,7 @@ import jinja2
 from forgec.lang import ast as A
 from forgec.lang import types as LT
 from forgec.lang.builtins import BUILTINS, OPERATORS, UNARY
-from forgec.lang.check import deref
+from forgec.lang.check import deref, required
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -179,7 +179,7 @@ def _object_schema(fields: Any, env: A.EnvDecl) -> dict:
         if f.doc:
             s["description"] = (s.get("description", "") + ". " if s.get("description") else "") + f.doc
         props[f.name] = s
-        if f.default is None and not isinstance(f.type, A.OptionalType):
+        if required(f):
             req.append(f.name)
     return {"type": "object", "properties": props, "required": req, "additionalProperties": False}
 
@@ -208,7 +208,7 @@ def tool_schema(tool: A.ToolDecl, env: A.EnvDecl) -> dict:
         if desc:
             s["description"] = " ".join(desc)
         props[p.name] = s
-        if p.default is None and not isinstance(p.type, A.OptionalType):
+        if required(p):
             req.append(p.name)
     return {
         "type": "function",
@@ -1005,7 +1005,7 @@ def emit_env(env: A.EnvDecl, source_file: str, et: Any = None) -> str:
             {
                 "name": p.name,
                 "type": type_json(p.type, env),
-                "required": p.default is None and not isinstance(p.type, A.OptionalType),
+                "required": required(p),
                 **({"default": literal_value(p.default)} if p.default is not None else {}),
             }
             for p in t.params

@@ -32,7 +32,7 @@ from typing import Any, Iterable, Iterator, Mapping
 import networkx as nx
 
 from forgec.lang import ast as A
-from forgec.lang.check import fits, scalar_type
+from forgec.lang.check import fits, required, scalar_type
 from forgec.lang.types import strip_opt, value_class
 from forgec.synth.names import singular  # the one singular ("status" stays "status")
 
@@ -109,7 +109,8 @@ def record_fields(env: A.EnvDecl, t: A.TypeExpr) -> tuple[A.FieldDecl, ...] | No
 
 
 def required_fields(fields: Iterable[A.FieldDecl]) -> list[str]:
-    return [f.name for f in fields if f.default is None and not isinstance(f.type, A.OptionalType)]
+    """Names of the fields a value must give (the checker's rule: no default, not optional)."""
+    return [f.name for f in fields if required(f)]
 
 
 # --------------------------------------------------------------------------- outputs

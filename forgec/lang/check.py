@@ -113,12 +113,12 @@ class EnvTypes:
             inner = self.resolve(t.inner, mode)
             return inner if isinstance(inner, OptT) or is_loose(inner) else OptT(inner)
         if isinstance(t, A.RecordType):
-            return RecT("", tuple((f.name, self.resolve(f.type, mode), _required(f)) for f in t.fields))
+            return RecT("", tuple((f.name, self.resolve(f.type, mode), required(f)) for f in t.fields))
         return UNKNOWN
 
     def record_type(self, name: str) -> RecT:
         r = self.records[name]
-        return RecT(name, tuple((f.name, _FieldRef(self, name, f.name), _required(f)) for f in r.fields))
+        return RecT(name, tuple((f.name, _FieldRef(self, name, f.name), required(f)) for f in r.fields))
 
     def entity_fields(self, name: str) -> dict[str, Ty]:
         got = self._fields.get(name)
@@ -186,8 +186,10 @@ def deref(t) -> Ty:
     return t.get() if isinstance(t, _FieldRef) else t
 
 
-def _required(f: A.FieldDecl) -> bool:
+def required(f: A.FieldDecl) -> bool:
+    """Must a value give this field (or parameter)? No default and not optional."""
     return f.default is None and not isinstance(f.type, A.OptionalType)
+
 
 
 def _has_write(stmts) -> bool:
@@ -697,7 +699,7 @@ def _insert(ck: Checker, s: A.Insert, scope: dict) -> None:
                 continue
             ck.expect(f.value, scope, ft, f"field '{f.name}' of {s.entity}")
         # an omitted key gets fresh_id(E); other omitted required fields get a zero value
-        missing = [fd.name for fd in ent.fields if _required(fd) and fd.name not in seen and fd.name != ent.key]
+        missing = [fd.name for fd in ent.fields if required(fd) and fd.name not in seen and fd.name != ent.key]
         if missing:
             ck.warn(C.MISSING_FIELD, f"insert {s.entity} leaves out {', '.join(missing)}: they get zero values", s,
                     "give every field that has no default (the key may be omitted: it gets fresh_id)")
@@ -1079,7 +1081,7 @@ def _call_node(ck: Checker, n: A.CallNode, tool, scope) -> Ty:
             ck.ty(a.value, scope)
             continue
         _wire_arg(ck, a.value, p, scope)
-    missing = [p.name for p in tool.params if p.default is None and not isinstance(p.type, A.OptionalType)
+    missing = [p.name for p in tool.params if required(p)
                and p.name not in given]
     if missing:
         ck.err(C.MISSING_ARG, f"call to '{tool.name}' is missing {', '.join(missing)}", n)
