@@ -100,12 +100,7 @@ def _root(
 
 def _register() -> None:
     for name, mod in COMMANDS:
-        try:
-            m = importlib.import_module(f"forgec.commands.{mod}")
-        except ModuleNotFoundError as e:
-            if e.name == f"forgec.commands.{mod}":
-                continue  # command not built yet
-            raise
+        m = importlib.import_module(f"forgec.commands.{mod}")
         app.command(name, cls=_Command, help=(m.command.__doc__ or "").strip().split("\n")[0])(m.command)
 
 

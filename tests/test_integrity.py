@@ -211,7 +211,7 @@ def test_unrecorded_state_file_is_checked_against_the_tasks_hash(tmp_path):
 
 
 def test_verification_cost_is_small(pristine):
-    """Hashing once per load: the check reads each file once; on this build it is a few ms (measured: ~3 ms for examples/)."""
+    """Hashing once per load: the check reads each file once; on this build it is a few ms (measured: ~4 ms for examples/)."""
     import time
 
     from forgec.runtime.loader import verify_files
