@@ -35,6 +35,8 @@ def refine_instruction(instruction: str, facts: dict[str, Any], persona: str, to
     text = " ".join((reply or "").strip().strip('"').split())
     if not text:
         return instruction, "empty reply"
+    if not text.isascii() and any(0xD800 <= ord(c) <= 0xDFFF for c in text):  # "\udfff" in the LLM's JSON: not UTF-8 text
+        return instruction, "reply is not valid Unicode text (a lone surrogate)"
     missing = sorted({k for k, _n, v in _flatten_facts(facts) if not isinstance(v, bool) and _say(v).lower() not in text.lower()})
     if missing:
         return instruction, f"drops the fact(s) {', '.join(missing)}"

@@ -485,3 +485,21 @@ def test_run_results_stay_utf8_when_metadata_holds_a_surrogate(build, tmp_path):
     data = json.loads(rr.read_bytes().decode("utf-8"))
     assert data["metadata"]["args"]["agent_model"] == "m\ufffd" and data["summary"]["episodes"] == 1
     assert len(ej.read_bytes().decode("utf-8").splitlines()) == 1
+
+
+def test_an_llm_rephrasing_with_a_lone_surrogate_falls_back_to_the_template(tmp_path):
+    """`--refine llm`: a reply with a "\\udfff" escape never becomes a task instruction (tasks are UTF-8 files)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from fakeserver import FakeServer
+
+    from forgec.refine import refine_instruction
+    from forgec.synth.llm import Chat, LLMConfig
+
+    tmpl = "I want to cancel my cheapest pending order. My user id is u_17."
+    with FakeServer() as srv:
+        srv.script({"content": "Please cancel my cheapest order \udfff, I am u_17."})
+        chat = Chat(LLMConfig(base_url=srv.url, model="m", max_retries=0, timeout=5), tmp_path / "cache")
+        text, why = refine_instruction(tmpl, {"user_id": "u_17"}, "", ["cancel_order"], [], chat)
+    assert text == tmpl and "not valid Unicode" in why

@@ -41,5 +41,10 @@ class LLMCache:
             return
         p.parent.mkdir(parents=True, exist_ok=True)
         tmp = p.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps({"request": request, "response": response}, sort_keys=True, ensure_ascii=False, indent=1), encoding="utf-8")
+        text = json.dumps({"request": request, "response": response}, sort_keys=True, ensure_ascii=False, indent=1)
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # a reply with a lone surrogate ("\udfff" in the server's JSON): keep it, escaped
+            data = json.dumps({"request": request, "response": response}, sort_keys=True, indent=1).encode("ascii")
+        tmp.write_bytes(data)
         os.replace(tmp, p)
