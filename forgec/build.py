@@ -664,9 +664,12 @@ def _check_and_lower(job: EnvJob, todo: list[tuple[str, bytes, BlueprintRecord]]
         path = str(job.opts.out / rel)
         m, d = lang.parse(data.decode("utf-8", errors="replace"), path)
         parsed.append((m, d, path, brec))
-    by_file = _check_blueprints(job, parsed)
+    imported = _imported_modules(job, [p[0] for p in parsed if not D.has_errors(p[1])])
+    by_file = _check_blueprints(job, parsed, imported)
     for m, pdiags, path, brec in parsed:
         diags = list(pdiags) + by_file.pop(path, [])
+        for f in sorted(imported.get(m.file, {})):  # an imported file's errors reject the blueprint (once)
+            diags.extend(by_file.pop(f, []))
         if D.has_errors(diags):
             low.reject(brec, "check-failed")
         else:
@@ -679,19 +682,52 @@ def _check_and_lower(job: EnvJob, todo: list[tuple[str, bytes, BlueprintRecord]]
         job.out.diagnostics.extend(rest)
 
 
-def _check_blueprints(job: EnvJob, parsed: list) -> dict[str, list[Diagnostic]]:
+def _imported_modules(job: EnvJob, mods: list) -> dict[str, dict[str, Any]]:
+    """The `.forge` files each blueprint imports (transitively, inside the build, the env file
+    aside), parsed: they are checked as given files, as `forgec check` checks them, so that an
+    imported second declaration of the env is an error in both."""
+    from forgec import lang
+    from forgec.lang.confine import within
+
+    def norm(f: str) -> str:
+        return os.path.normpath(os.path.abspath(f))
+
+    env_file = norm(job.env_mod.file)
+    parsed: dict[str, Any] = {}
+    out: dict[str, dict[str, Any]] = {}
+    for m in mods:
+        queue, seen = [m], {norm(m.file), env_file}
+        while queue:
+            cur = queue.pop()
+            for imp in cur.imports:
+                target = os.path.normpath(os.path.join(os.path.dirname(cur.file), imp.path))
+                if norm(target) in seen or not within(target, [job.opts.out]) or not os.path.isfile(target):
+                    continue  # the env itself, or one the checker reports as missing / outside the build
+                seen.add(norm(target))
+                if target not in parsed:
+                    try:
+                        parsed[target] = lang.parse(Path(target).read_text(encoding="utf-8"), target)[0]
+                    except (OSError, UnicodeDecodeError, ValueError):
+                        continue
+                out.setdefault(m.file, {})[target] = parsed[target]
+                queue.append(parsed[target])
+    return out
+
+
+def _check_blueprints(job: EnvJob, parsed: list, imported: dict[str, dict[str, Any]]) -> dict[str, list[Diagnostic]]:
     """Check the blueprints against the env: all at once, or one by one when that raises
     (an unreadable import, say), so that one file cannot fail its env."""
     from forgec import lang
 
     ok = [p for p in parsed if not D.has_errors(p[1])]
+    extra = list({f: m for deps in imported.values() for f, m in deps.items()}.values())
     try:
-        groups = [lang.check([job.env_mod] + [p[0] for p in ok])]
+        groups = [lang.check([job.env_mod] + [p[0] for p in ok] + extra)]
     except Exception:  # noqa: BLE001 - isolate the culprit below
         groups = []
         for m, _, path, _ in ok:
             try:
-                groups.append(lang.check([job.env_mod, m]))
+                groups.append(lang.check([job.env_mod, m, *imported.get(m.file, {}).values()]))
             except Exception as e:  # noqa: BLE001 - this file cannot be checked: reject it, keep the others
                 msg = f"{type(e).__name__}: {e}"
                 groups.append([D.error(D.INTERNAL, f"cannot check this blueprint: {msg[:300]}", Span(path),

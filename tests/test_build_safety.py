@@ -314,3 +314,44 @@ def test_incremental_build_counts_the_warnings_a_fresh_build_does(tmp_path):
     assert sorted((d.code, d.message) for d in again.diagnostics if d.severity.value == "warning") == warnings
     assert again.manifest.diagnostics == fresh.manifest.diagnostics
     assert again.manifest.diagnostics["warning"] == len(warnings)
+
+
+# --------------------------------------------------------------------------- check and compile agree
+
+
+def test_check_and_compile_agree_on_a_duplicate_blueprint_across_files(build):
+    first = _first_bp(build)
+    dup = build / "blueprints" / ENV / "zz_copy.forge"
+    dup.write_text(first.read_text())
+    name = next(line.split()[1] for line in first.read_text().splitlines() if line.startswith("blueprint "))
+    res = _compile(build)
+    compiled = sorted((Path(d.span.file).name, d.code) for d in res.diagnostics if d.is_error)
+    assert compiled == [("zz_copy.forge", "duplicate-blueprint")]
+    r = _forgec("check", str(build), "--format", "json")
+    checked = sorted((Path(d["span"]["file"]).name, d["code"]) for d in json.loads(r.stdout) if d["severity"] == "error")
+    assert checked == compiled and r.returncode == 1
+    assert f"blueprint {name!r} is declared twice in env {ENV!r}" in r.stdout
+
+
+def test_check_reads_a_build_blueprint_against_the_build_env_as_compile_does(build):
+    """`forgec check` on a build's blueprint folder or file checks it against the build's env, as
+    compile does (it used to report every blueprint's env as unknown); a blueprint importing a
+    second declaration of its env is the same error in both."""
+    for target in (build / "blueprints" / ENV, _first_bp(build)):
+        r = _forgec("check", str(target), "--format", "concise")
+        assert r.returncode == 0 and "error" not in r.stdout, (target, r.stdout[-1500:])
+    lib = build / "blueprints" / ENV / "lib"
+    lib.mkdir()
+    other = (build / "src" / ENV / "env.forge").read_text().replace("tool get_user_details", "tool get_user_detailz")
+    (lib / "other.forge").write_text(other)
+    bp = next(p for p in sorted((build / "blueprints" / ENV).glob("*.forge")) if "get_user_details(" in p.read_text())
+    bp.write_text('import "lib/other.forge"\n' + bp.read_text())
+    res = _compile(build)
+    compiled = sorted((Path(d.span.file).resolve(), d.code, d.message) for d in res.diagnostics if d.is_error)
+    assert compiled == [((lib / "other.forge").resolve(), "duplicate-name", f"env '{ENV}' is declared twice")]
+    rec = json.loads((build / "manifest.json").read_text())["envs"][ENV]["blueprints"][bp.stem]
+    assert rec["task"] is None and rec["rejected"] == "check-failed"
+    assert (lib / "other.forge").read_text() == other  # the helper file is carried into the new build
+    r = _forgec("check", str(bp), "--format", "json")
+    checked = sorted((Path(d["span"]["file"]).resolve(), d["code"], d["message"]) for d in json.loads(r.stdout) if d["severity"] == "error")
+    assert checked == compiled and r.returncode == 1
