@@ -687,7 +687,7 @@ def _imported_modules(job: EnvJob, mods: list) -> dict[str, dict[str, Any]]:
     aside), parsed: they are checked as given files, as `forgec check` checks them, so that an
     imported second declaration of the env is an error in both."""
     from forgec import lang
-    from forgec.lang.confine import within
+    from forgec.lang.confine import MAX_IMPORT_BYTES, within
 
     def norm(f: str) -> str:
         return os.path.normpath(os.path.abspath(f))
@@ -701,8 +701,9 @@ def _imported_modules(job: EnvJob, mods: list) -> dict[str, dict[str, Any]]:
             cur = queue.pop()
             for imp in cur.imports:
                 target = os.path.normpath(os.path.join(os.path.dirname(cur.file), imp.path))
-                if norm(target) in seen or not within(target, [job.opts.out]) or not os.path.isfile(target):
-                    continue  # the env itself, or one the checker reports as missing / outside the build
+                if (norm(target) in seen or not within(target, [job.opts.out]) or not os.path.isfile(target)
+                        or os.path.getsize(target) > MAX_IMPORT_BYTES):
+                    continue  # the env itself, or one the checker reports (missing, outside the build, too large)
                 seen.add(norm(target))
                 if target not in parsed:
                     try:
