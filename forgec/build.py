@@ -268,8 +268,8 @@ def _user_blueprints(out: Path, env: str, known: set[str], diags: list[Diagnosti
 
 
 def _is_blueprint_rel(rel: str, env: str) -> bool:
-    p = Path(rel)
-    return p.parent == Path(f"blueprints/{env}") and p.suffix == ".forge"
+    head = f"blueprints/{env}/"
+    return rel.startswith(head) and "/" not in rel[len(head):] and rel.endswith(".forge")
 
 
 def _files_under(root: Path, d: Path, skip: Callable[[str], bool] = lambda rel: False) -> dict[str, bytes]:
@@ -279,12 +279,16 @@ def _files_under(root: Path, d: Path, skip: Callable[[str], bool] = lambda rel: 
         return found
     for dirpath, dirnames, filenames in os.walk(d):
         dirnames.sort()
+        base = os.path.relpath(dirpath, root).replace(os.sep, "/")
         for fn in sorted(filenames):
-            p = Path(dirpath) / fn
-            rel = p.relative_to(root).as_posix()
-            if not skip(rel) and p.is_file() and not p.is_symlink():
+            rel = f"{base}/{fn}"
+            if skip(rel):
+                continue
+            p = os.path.join(dirpath, fn)
+            if os.path.isfile(p) and not os.path.islink(p):
                 try:
-                    found[rel] = p.read_bytes()
+                    with open(p, "rb") as f:
+                        found[rel] = f.read()
                 except OSError:
                     pass
     return found

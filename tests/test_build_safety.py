@@ -355,3 +355,14 @@ def test_check_reads_a_build_blueprint_against_the_build_env_as_compile_does(bui
     r = _forgec("check", str(bp), "--format", "json")
     checked = sorted((Path(d["span"]["file"]).resolve(), d["code"], d["message"]) for d in json.loads(r.stdout) if d["severity"] == "error")
     assert checked == compiled and r.returncode == 1
+
+
+def test_the_compile_summary_says_which_env_failed_and_what_was_kept(build):
+    _typo(build)
+    n = len(_sources(build))
+    per_env = sum(1 for k in _sources(build) if k.startswith((f"src/{ENV}/", f"blueprints/{ENV}/")))
+    r = _forgec("compile", str(EXAMPLES), "-o", str(build), "-n", str(N), "--no-oracle", "--format", "concise")
+    assert r.returncode == 1
+    assert f"env '{ENV}' failed: kept its previous src/ and blueprints/ ({per_env} file(s), hand edits included)" in " ".join(r.stderr.split())
+    assert f"{ENV} (failed)" in r.stderr and "error[env-failed]" in r.stderr
+    assert len(_sources(build)) == n
