@@ -878,6 +878,10 @@ def build_env(ir_env: Any, opts: CompileOptions, prev: PrevEnv | None, user_file
     finally:
         if job.scratch is not None:
             shutil.rmtree(job.scratch, ignore_errors=True)
+            try:
+                job.scratch.parent.rmdir()  # a -j worker's own `.BUILD.scratch-<pid>`, once empty
+            except OSError:
+                pass
     return out
 
 
@@ -1016,7 +1020,8 @@ def _worker_init(parent: int) -> None:
     threading.Thread(target=watch, name="forgec-parent-watch", daemon=True).start()
 
 
-def _kill_workers(ex: cf.ProcessPoolExecutor) -> None:
+def _kill_workers(ex: cf.ProcessPoolExecutor, out: Path) -> None:
+    """Kill every worker's process group (whatever it started too) and drop its scratch folder."""
     import signal
 
     for p in list(getattr(ex, "_processes", {}).values() or []):
@@ -1027,6 +1032,11 @@ def _kill_workers(ex: cf.ProcessPoolExecutor) -> None:
                 p.kill()
             except OSError:
                 pass
+        try:
+            p.join(2)
+        except Exception:  # noqa: BLE001 - best effort; the next compile removes what is left
+            pass
+        shutil.rmtree(out.parent / f".{out.name}.scratch-{p.pid}", ignore_errors=True)
 
 
 def _run_envs(jobs_in: list, opts: CompileOptions, prev_manifest: Manifest | None, progress: Callable) -> list[EnvOutput]:
@@ -1049,7 +1059,7 @@ def _run_envs(jobs_in: list, opts: CompileOptions, prev_manifest: Manifest | Non
                 progress("env", futs[f])
                 results.append(f.result())
         except BaseException:
-            _kill_workers(ex)
+            _kill_workers(ex, opts.out)
             ex.shutdown(wait=False, cancel_futures=True)
             raise
         ex.shutdown(wait=True)

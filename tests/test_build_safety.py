@@ -295,6 +295,23 @@ def test_sigkill_of_a_parallel_compile_leaves_no_worker(tmp_path):
     assert not [w for w in workers if _running(w)]
 
 
+def test_ctrl_c_of_a_parallel_compile_stops_its_workers_and_leaves_nothing(tmp_path):
+    p = subprocess.Popen([sys.executable, "-m", "forgec", "compile", str(EXAMPLES), "-o", str(tmp_path / "b"), "-n", "400",
+                          "-j", "2", "-q", "--no-oracle"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    workers: list[int] = []
+    while time.time() < deadline and len(workers) < 2 and p.poll() is None:
+        time.sleep(0.1)
+        workers = _children(p.pid)
+    assert len(workers) == 2
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and "interrupted:" in err
+    assert not [w for w in workers if _running(w)]
+    assert sorted(x.name for x in tmp_path.iterdir()) == []  # no build, no tmp, no scratch folder
+
+
 # --------------------------------------------------------------------------- incremental = fresh
 
 
