@@ -383,3 +383,40 @@ def test_the_compile_summary_says_which_env_failed_and_what_was_kept(build):
     assert f"env '{ENV}' failed: kept its previous src/ and blueprints/ ({per_env} file(s), hand edits included)" in " ".join(r.stderr.split())
     assert f"{ENV} (failed)" in r.stderr and "error[env-failed]" in r.stderr
     assert len(_sources(build)) == n
+
+
+def test_a_reused_oracle_failure_is_reported_again(tmp_path, monkeypatch):
+    """The oracle result is cached with the tasks; its failures must not vanish on the next build."""
+    import forgec.runtime.eval as E
+
+    real = E.oracle_self_check
+
+    def one_failure(build, tasks=None):
+        rep = real(build, tasks=tasks)
+        r = rep["per_env"][ENV]
+        r["failures"] = [f"{ENV}/made_up: injected"]
+        r["passed"] = r["tasks"] - 1
+        r["pass_rate"] = r["passed"] / r["tasks"]
+        return rep
+
+    out = tmp_path / "build"
+    monkeypatch.setattr(E, "oracle_self_check", one_failure)
+    fresh = _compile(out, oracle_check=True)
+    monkeypatch.setattr(E, "oracle_self_check", real)
+    again = _compile(out, oracle_check=True)
+    for res in (fresh, again):
+        assert [(d.code, d.message) for d in res.diagnostics if d.is_error] == [("oracle-failed", f"oracle failed task {ENV}/made_up: injected")]
+    assert again.manifest.envs[ENV].oracle["failures"] == [f"{ENV}/made_up: injected"]
+
+
+def test_a_stage_runs_only_when_its_declared_inputs_exist():
+    job = B.EnvJob(ir=None, opts=None, prev=None, user_files={}, out=B.EnvOutput("x"), rec=None)
+    ran = []
+    stages = (B.Stage("a", lambda j: ran.append("a"), needs=("ir",), gives=()),)
+    with pytest.raises(RuntimeError, match=r"stage a needs \['ir'\]"):
+        B.run_stages(job, stages)
+    job.ir = object()
+    with pytest.raises(RuntimeError, match=r"stage b did not produce \['world'\]"):
+        B.run_stages(job, stages + (B.Stage("b", lambda j: None, needs=("ir",), gives=("world",)),))
+    assert ran == ["a"]
+    assert [s.name for s in B.STAGES] == ["synth", "check", "codegen+verify", "state", "sample", "lower", "oracle"]
