@@ -144,7 +144,10 @@ def _run(msg, cache, held):
         fn, offset = cache[key]
         work = json.loads(held[1])  # a private copy: the body may scribble on it
         result = fn(dict(msg["args"]), work)
-        json.dumps(result, allow_nan=False)
+        try:
+            json.dumps(result, allow_nan=False)
+        except (TypeError, ValueError) as e:
+            return {"ok": False, "kind": "exception", "message": f"the python tool returned a non-JSON value: {e}"}
         return {"ok": True, "result": result, "state": work if msg["writes"] else None}
     except _Refuse as e:
         return {"ok": False, "kind": "refused", "message": str(e)}
