@@ -31,6 +31,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 import networkx as nx
 
+from forgec.wording import norm
 from forgec.lang import ast as A
 from forgec.lang.check import fits, required, scalar_type
 from forgec.lang.types import strip_opt, value_class
@@ -47,14 +48,6 @@ _MAX_DEPTH = 4
 
 
 # --------------------------------------------------------------------------- names
-
-
-@lru_cache(maxsize=65536)
-def norm(name: str) -> str:
-    """`orderId`, `OrderID`, `order-id` and `order_id` all become `order_id`."""
-    s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", s)
-    return re.sub(r"[^a-z0-9]+", "_", s.lower()).strip("_")
 
 
 _VERBS = ("get", "find", "list", "search", "lookup", "look_up", "fetch", "read", "retrieve", "query", "show", "describe")

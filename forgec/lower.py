@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from collections import Counter
 from typing import Any, Mapping
 
+from forgec.wording import humanize, say
 from forgec.lang import ast as A
 from forgec.lang.builtins import BUILTINS, OPERATORS, UNARY
 from forgec.runtime import envrt
@@ -243,26 +244,6 @@ def _escape(k: str) -> str:
 # --------------------------------------------------------------------------- instructions
 
 
-def humanize(name: str) -> str:
-    """`user_id` -> "user id", `orderId` -> "order id"."""
-    s = re.sub(r"(?<=[a-z0-9])([A-Z])", r" \1", name).replace("_", " ").strip()
-    return s.lower()
-
-
-def _say(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:g}"
-    if isinstance(value, list):
-        return ", ".join(_say(v) for v in value) if value else "none"
-    if isinstance(value, dict):
-        return "; ".join(f"{humanize(k)}: {_say(v)}" for k, v in value.items())
-    return json.dumps(value, sort_keys=True)
-
-
 _PERSONAL = re.compile(r"(^|_)(id|ids|email|name|phone|address|zip|zipcode|dob|username|account|city|country|state|street)$")
 
 
@@ -279,7 +260,7 @@ def _flatten_facts(facts: dict[str, Any]) -> list[tuple[str, str, Any]]:
 
 
 def _fact_sentence(name: str, value: Any, used_in: tuple[str, str] | None, ambiguous: bool, writes: dict[str, bool]) -> str:
-    said = _say(value)
+    said = say(value)
     if isinstance(value, str) and (" " in value.strip() or not value):
         said = json.dumps(value, ensure_ascii=False)
     plural = isinstance(value, list) and len(value) != 1 or name.endswith(("ids", "_list"))

@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from forgec.lower import _flatten_facts, _say, instruction_leaks
+from forgec.lower import _flatten_facts, instruction_leaks
+from forgec.wording import say
 from forgec.synth.llm import Chat, LLMError
 
 SYSTEM = (
@@ -37,7 +38,7 @@ def refine_instruction(instruction: str, facts: dict[str, Any], persona: str, to
         return instruction, "empty reply"
     if not text.isascii() and any(0xD800 <= ord(c) <= 0xDFFF for c in text):  # "\udfff" in the LLM's JSON: not UTF-8 text
         return instruction, "reply is not valid Unicode text (a lone surrogate)"
-    missing = sorted({k for k, _n, v in _flatten_facts(facts) if not isinstance(v, bool) and _say(v).lower() not in text.lower()})
+    missing = sorted({k for k, _n, v in _flatten_facts(facts) if not isinstance(v, bool) and say(v).lower() not in text.lower()})
     if missing:
         return instruction, f"drops the fact(s) {', '.join(missing)}"
     leaks = instruction_leaks(text, tools, hidden)

@@ -50,6 +50,7 @@ from forgec.lang import ast as A
 from forgec.lang.check import node_reads
 from forgec.runtime.envrt import jcopy
 from forgec.stdlib import ops as OPS
+from forgec.wording import humanize
 
 _REVISIT = [0.2 ** k for k in range(32)]  # revisit penalty by times a tool was used
 
@@ -242,10 +243,6 @@ def _ident(s: str) -> str:
     if s[0].isdigit():
         s = "n_" + s
     return s
-
-
-def humanize(name: str) -> str:
-    return norm(name).replace("_", " ")
 
 
 _NUM_TYPES = {int, float}

@@ -16,6 +16,7 @@ from typing import Any
 from forgec.runtime.llmclient import LazyClient, RetryPolicy, chat, usage_of
 from forgec.runtime.types import UserReply
 from forgec.tasks import Task
+from forgec.wording import say, split_name  # noqa: F401 - one spelling for task text and user (judge, agents import them from here)
 
 STOP = "###STOP###"
 NUDGE = "Okay, please go ahead."
@@ -62,17 +63,6 @@ _CONFIRM_RE = re.compile(
 CONFIRM = "Yes, please go ahead."
 
 
-@functools.lru_cache(maxsize=65536)
-def _split(name: str) -> tuple[str, ...]:
-    s = re.sub(r"(?<=[a-z0-9])([A-Z])", r" \1", name).replace("_", " ").replace("-", " ")
-    return tuple(w for w in s.lower().split() if w)
-
-
-def split_name(name: str) -> list[str]:
-    """`reservation_id` -> ["reservation", "id"]; `orderId` -> ["order", "id"]."""
-    return list(_split(name))
-
-
 def _word_forms(w: str) -> set[str]:
     forms = {w, w + "s", w + "es"}
     if w.endswith("s") and len(w) > 3:
@@ -110,21 +100,6 @@ def facts_mentioned(text: str, facts: dict[str, Any]) -> list[str]:
         if any(words & cue for cue in fact_cues(name)):
             hits.append(name)
     return hits
-
-
-def say(value: Any) -> str:
-    """A fact value as a person would type it."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, (int, float)):
-        return json.dumps(value)
-    if isinstance(value, list):
-        return ", ".join(say(v) for v in value) if value else "none"
-    if isinstance(value, dict):
-        return "; ".join(f"{' '.join(split_name(str(k)))}: {say(v)}" for k, v in sorted(value.items()))
-    return json.dumps(value, sort_keys=True, default=str)
 
 
 def fact_sentence(name: str, value: Any) -> str:

@@ -1,0 +1,53 @@
+"""How names and values are said to a person: one spelling for the task text and the simulated user.
+
+The instruction a task carries (forgec/lower.py, forgec/refine.py) and what the scripted user
+says during an episode (runtime/users.py) must state a fact the same way, or the judge and the
+agent see two different values for one fact. Both import these three functions.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from typing import Any
+
+
+@functools.lru_cache(maxsize=65536)
+def norm(name: str) -> str:
+    """`orderId`, `OrderID`, `order-id` and `order_id` all become `order_id`."""
+    s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", s)
+    return re.sub(r"[^a-z0-9]+", "_", s.lower()).strip("_")
+
+
+@functools.lru_cache(maxsize=65536)
+def _split(name: str) -> tuple[str, ...]:
+    return tuple(w for w in norm(name).split("_") if w)
+
+
+def split_name(name: str) -> list[str]:
+    """`reservation_id` -> ["reservation", "id"]; `orderId` -> ["order", "id"]."""
+    return list(_split(name))
+
+
+def humanize(name: str) -> str:
+    """`user_id` -> "user id", `orderId` -> "order id"."""
+    return " ".join(_split(name))
+
+
+def say(value: Any) -> str:
+    """A value as a person would type it: exact numbers (no exponent rounding), yes/no, sorted fields."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))  # 100.0 is said "100"
+    if isinstance(value, (int, float)):
+        return json.dumps(value)  # shortest exact spelling: 1234567.5, not 1.23457e+06
+    if isinstance(value, list):
+        return ", ".join(say(v) for v in value) if value else "none"
+    if isinstance(value, dict):
+        return "; ".join(f"{humanize(str(k))}: {say(v)}" for k, v in sorted(value.items()))
+    return json.dumps(value, sort_keys=True, default=str)
