@@ -356,6 +356,19 @@ class _GoldRun:
     implicit: dict[str, Any] = field(default_factory=dict)  # literal call arguments: facts only the user has
     usage: dict[str, tuple[str, str]] = field(default_factory=dict)  # fact -> (tool, parameter) it first feeds
     hidden: list[Any] = field(default_factory=list)  # looked-up / computed values the user must not say
+    params: Mapping[str, Any] = field(default_factory=dict)  # module.TOOL_PARAMS: tool -> [{name, type}]
+    schema: Mapping[str, Any] = field(default_factory=dict)  # module.SCHEMA
+
+
+def _as_keys(value: Any, tj: Mapping[str, Any], schema: Mapping[str, Any]) -> Any:
+    """An entity parameter takes the key or a record of that entity (docs/language.md): a record
+    becomes its key, so the gold call sends what an agent sends (the tool's schema asks for ids)."""
+    if tj.get("type") == "ref" and isinstance(value, dict):
+        key = schema.get("entities", {}).get(tj.get("entity"), {}).get("key")
+        return value.get(key, value) if key else value
+    if tj.get("type") == "list" and isinstance(value, list):
+        return [_as_keys(x, tj.get("items", {}), schema) for x in value]
+    return value
 
 
 def _literal_facts(bp: A.BlueprintDecl) -> dict[str, Any]:
@@ -371,8 +384,9 @@ def _literal_facts(bp: A.BlueprintDecl) -> dict[str, Any]:
 def _run_call(run: _GoldRun, n: A.CallNode) -> None:
     """`call x = tool(...)`: evaluate the arguments, step the env; a ToolError rejects."""
     args = {}
+    types = {p["name"]: p["type"] for p in run.params.get(n.tool, ())}
     for a in n.args:
-        v = eval_expr(a.value, run.scope)
+        v = _as_keys(eval_expr(a.value, run.scope), types.get(a.name, {}), run.schema)
         if v is None and _is_pure_literal_or_fact(a.value):
             continue  # an optional argument left out says the same as null
         args[a.name] = v
@@ -479,7 +493,7 @@ def lower_blueprint(
     """Execute `bp` on a copy of `world_state` in `module.Env`; raise `Rejected` when it cannot be a task."""
     env = base_env.fork() if base_env is not None and hasattr(base_env, "fork") else module.Env(world_state)
     init_hash = initial_state_hash or env.state_hash()
-    run = _GoldRun(env, Scope(_literal_facts(bp)))
+    run = _GoldRun(env, Scope(_literal_facts(bp)), params=getattr(module, "TOOL_PARAMS", {}), schema=getattr(module, "SCHEMA", {}))
     for n in bp.nodes:
         step = _NODE_STEPS.get(type(n))
         if step is not None:

@@ -207,6 +207,9 @@ def test_lower_goldens_hold_hand_computed_values() -> None:
     summary = _task("summary_of_order")
     assert summary["tell"][0] == 3 and summary["tell"][1] == 40  # 2 + 1 items; round(40.4)
     assert _task("pay_too_much")["rejected"] == "gold-call-failed"  # 22.22 due, 20.0 of credit
+    keys = _task("records_as_keys")  # records given for entity parameters are sent as their keys
+    assert keys["gold_calls"][2]["arguments"] == {"customer_id": "c_ada", "product_ids": ["p_lamp", "p_mug"]}
+    assert keys["tell"] == [33.33]
 
 
 def test_conservative_log_records_the_keys_passed(tmp_path: Path) -> None:
