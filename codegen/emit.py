@@ -145,10 +145,12 @@ def schema_of(env: A.EnvDecl) -> dict:
 # --------------------------------------------------------------------------- OpenAI schemas
 
 
-def json_schema(t: Any, env: A.EnvDecl) -> dict:
-    """OpenAI/JSON-Schema of a parameter type; entity-typed values are their key's type."""
+def json_schema(t: Any, env: A.EnvDecl, stack: tuple = (), defs: dict | None = None) -> dict:
+    """OpenAI/JSON-Schema of a parameter type; entity-typed values are their key's type.
+    A record met again inside itself (`record Node { children: list[Node]? }`) becomes
+    `{"$ref": "#/$defs/Node"}`, its schema written once into `defs`, so recursion ends."""
     if isinstance(t, A.OptionalType):
-        return json_schema(t.inner, env)
+        return json_schema(t.inner, env, stack, defs)
     if isinstance(t, A.PrimType):
         return {"str": {"type": "string"}, "int": {"type": "integer"}, "float": {"type": "number"}, "bool": {"type": "boolean"}}.get(t.name, {})
     if isinstance(t, A.EnumType):
@@ -157,7 +159,7 @@ def json_schema(t: Any, env: A.EnvDecl) -> dict:
         jt = "string" if kinds == {str} else "integer" if kinds == {int} else "number" if kinds <= {int, float} else "boolean" if kinds == {bool} else None
         return {"type": jt, "enum": vals} if jt else {"enum": vals}
     if isinstance(t, A.ListType):
-        return {"type": "array", "items": json_schema(t.item, env)}
+        return {"type": "array", "items": json_schema(t.item, env, stack, defs)}
     if isinstance(t, A.NamedType):
         e = env.entity(t.name)
         if e:
@@ -165,17 +167,23 @@ def json_schema(t: Any, env: A.EnvDecl) -> dict:
             base = json_schema(kf.type, env) if kf else {"type": "string"}
             return dict(base, description=f"{e.key} of an existing {e.name}")
         r = env.record(t.name)
+        if r and r.name in stack:
+            defs = {} if defs is None else defs
+            if r.name not in defs:
+                defs[r.name] = {}  # placeholder: a ref met while this one is built stops here
+                defs[r.name] = _object_schema(r.fields, env, (r.name,), defs)
+            return {"$ref": f"#/$defs/{r.name}"}
         if r:
-            return _object_schema(r.fields, env)
+            return _object_schema(r.fields, env, stack + (r.name,), defs)
     if isinstance(t, A.RecordType):
-        return _object_schema(t.fields, env)
+        return _object_schema(t.fields, env, stack, defs)
     return {}
 
 
-def _object_schema(fields: Any, env: A.EnvDecl) -> dict:
+def _object_schema(fields: Any, env: A.EnvDecl, stack: tuple = (), defs: dict | None = None) -> dict:
     props, req = {}, []
     for f in fields:
-        s = dict(json_schema(f.type, env))
+        s = dict(json_schema(f.type, env, stack, defs))
         if f.doc:
             s["description"] = (s.get("description", "") + ". " if s.get("description") else "") + f.doc
         props[f.name] = s
@@ -185,9 +193,9 @@ def _object_schema(fields: Any, env: A.EnvDecl) -> dict:
 
 
 def tool_schema(tool: A.ToolDecl, env: A.EnvDecl) -> dict:
-    props, req = {}, []
+    props, req, defs = {}, [], {}
     for p in tool.params:
-        s = dict(json_schema(p.type, env))
+        s = dict(json_schema(p.type, env, (), defs))
         desc = []
         inner = p.type.inner if isinstance(p.type, A.OptionalType) else p.type
         ent = env.entity(inner.name) if isinstance(inner, A.NamedType) else None
@@ -215,7 +223,7 @@ def tool_schema(tool: A.ToolDecl, env: A.EnvDecl) -> dict:
         "function": {
             "name": tool.name,
             "description": tool.doc or tool.name.replace("_", " "),
-            "parameters": {"type": "object", "properties": props, "required": req, "additionalProperties": False},
+            "parameters": {"type": "object", "properties": props, "required": req, "additionalProperties": False, **({"$defs": defs} if defs else {})},
         },
     }
 

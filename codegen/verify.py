@@ -150,7 +150,9 @@ def _matches(v: Any, tj: dict) -> bool:
     )
 
 
-def gen_value(tj: dict, name: str, rng: random.Random, vals: _Values, schema: dict, depth: int = 0) -> Any:
+def gen_value(tj: dict, name: str, rng: random.Random, vals: _Values, schema: dict, depth: int = 0, path: tuple = ()) -> Any:
+    """A random argument of type `tj`; `path` holds the records it sits in: a recursive record
+    nests at most twice (deeper: an empty list, or null), so generation ends."""
     from forgec.stdlib.values import generate_value
 
     t = tj.get("type")
@@ -166,10 +168,15 @@ def gen_value(tj: dict, name: str, rng: random.Random, vals: _Values, schema: di
         if tj["items"].get("type") == "ref":
             ks = vals.keys.get(tj["items"]["entity"]) or []
             return rng.sample(ks, min(n, len(ks)))
-        return [gen_value(tj["items"], name, rng, vals, schema, depth + 1) for _ in range(n)]
+        if tj["items"].get("type") == "record" and path.count(tj["items"]["name"]) >= 2:
+            return []
+        return [gen_value(tj["items"], name, rng, vals, schema, depth + 1, path) for _ in range(n)]
     if t in ("record", "object"):
+        if t == "record" and path.count(tj["name"]) >= 2:
+            return None
         fields = schema["records"][tj["name"]]["fields"] if t == "record" else tj["fields"]
-        return {k: gen_value(ftj, k, rng, vals, schema, depth + 1) for k, ftj in fields.items() if not (ftj.get("optional") and rng.random() < 0.3)}
+        sub = path + (tj["name"],) if t == "record" else path
+        return {k: gen_value(ftj, k, rng, vals, schema, depth + 1, sub) for k, ftj in fields.items() if not (ftj.get("optional") and rng.random() < 0.3)}
     if t in ("str", "int", "float", "bool"):
         seen = [v for v in vals.by_name.get(name, []) if _matches(v, tj)]
         if seen and rng.random() < 0.75:

@@ -618,7 +618,7 @@ def _field_value(e, f, tj, i, k, prim, dealt, keys, records_decl, rng, ctx, off)
     if t == "list" and tj["items"].get("type") == "ref":
         return []  # phase 3
     if t == "list" and tj["items"].get("type") == "record":
-        return [_record_value(tj["items"]["name"], records_decl, keys, rng, ctx, e) for _ in range(rng.randint(1, 3))]
+        return [_record_value(tj["items"]["name"], records_decl, keys, rng, ctx, e, ()) for _ in range(rng.randint(1, 3))]
     if t == "record":
         return _record_value(tj["name"], records_decl, keys, rng, ctx, e)
     if t == "object":
@@ -626,7 +626,10 @@ def _field_value(e, f, tj, i, k, prim, dealt, keys, records_decl, rng, ctx, off)
     return generate_value(tj, f, rng, entity=e, ctx=ctx)
 
 
-def _nested(name, tj, records_decl, keys, rng, ctx, e) -> Any:
+MAX_RECURSION = 2  # a recursive record (`Node.children: list[Node]`) nests at most this many times
+
+
+def _nested(name, tj, records_decl, keys, rng, ctx, e, path=()) -> Any:
     t = tj.get("type")
     if tj.get("optional") and rng.random() < 0.12:
         return None
@@ -634,14 +637,19 @@ def _nested(name, tj, records_decl, keys, rng, ctx, e) -> Any:
         pk = keys.get(tj["entity"]) or []
         return rng.choice(pk) if pk else None
     if t == "record":
-        return _record_value(tj["name"], records_decl, keys, rng, ctx, e)
+        if path.count(tj["name"]) >= MAX_RECURSION:  # the documented cut of a recursive record
+            return None
+        return _record_value(tj["name"], records_decl, keys, rng, ctx, e, path)
     if t == "list" and tj["items"].get("type") in ("ref", "record", "object"):
-        return [_nested(name, tj["items"], records_decl, keys, rng, ctx, e) for _ in range(rng.randint(1, 3))]
+        if tj["items"].get("type") == "record" and path.count(tj["items"]["name"]) >= MAX_RECURSION:
+            return []
+        return [_nested(name, tj["items"], records_decl, keys, rng, ctx, e, path) for _ in range(rng.randint(1, 3))]
     if t == "object":
-        return {n: _nested(n, ftj, records_decl, keys, rng, ctx, e) for n, ftj in tj.get("fields", {}).items()}
+        return {n: _nested(n, ftj, records_decl, keys, rng, ctx, e, path) for n, ftj in tj.get("fields", {}).items()}
     return generate_value(tj, name, rng, entity=e, ctx=ctx)
 
 
-def _record_value(rname, records_decl, keys, rng, ctx, e) -> dict:
+def _record_value(rname, records_decl, keys, rng, ctx, e, path=()) -> dict:
+    """A value of record `rname`; `path` holds the records it sits in, to bound recursion."""
     fields = (records_decl.get(rname) or {}).get("fields", {})
-    return {n: _nested(n, ftj, records_decl, keys, rng, ctx, rname) for n, ftj in fields.items()}
+    return {n: _nested(n, ftj, records_decl, keys, rng, ctx, rname, path + (rname,)) for n, ftj in fields.items()}

@@ -223,7 +223,7 @@ class SchemaConverter:
         for comb in ("anyOf", "oneOf"):
             if comb in schema and isinstance(schema[comb], list) and schema[comb]:
                 variants = [self.convert(s, join_pointer(pointer, comb, i), root, root_pointer, depth + 1) for i, s in enumerate(schema[comb])]
-                return _union(variants, desc)
+                return _any_of(variants, desc)
         if "allOf" in schema and isinstance(schema["allOf"], list) and schema["allOf"]:
             parts = [self.convert(s, join_pointer(pointer, "allOf", i), root, root_pointer, depth + 1) for i, s in enumerate(schema["allOf"])]
             rest = {k: v for k, v in schema.items() if k != "allOf"}
@@ -340,6 +340,42 @@ def _union(variants: list[Type], desc: str) -> Type:
     if len(rest) == 1:
         return rest[0].model_copy(update={"nullable": nullable, "description": desc or rest[0].description})
     return Type(kind="union", variants=tuple(rest), nullable=nullable, description=desc)
+
+
+def _any_of(variants: list[Type], desc: str) -> Type:
+    """anyOf/oneOf: when a branch is an object, the value is that object (`FlightInfo | dict`
+    is a FlightInfo to the env, not `any`); other unions go through `_union`."""
+    objs = [v for v in variants if v.kind == "object"]
+    if not objs:
+        return _union(variants, desc)
+    nullable = any(v.kind == "null" or v.nullable for v in variants)
+    t = _richest_object(objs)
+    return t.model_copy(update={"nullable": nullable, "description": desc or t.description})
+
+
+def _same_type(a: Type, b: Type) -> bool:
+    """Equal up to descriptions (two branches that spell the same field the same way)."""
+    strip = {"description": "", "nullable": False}
+    return a.model_copy(update=strip).model_dump(exclude={"description"}) == b.model_copy(update=strip).model_dump(exclude={"description"})
+
+
+def _richest_object(objs: list[Type]) -> Type:
+    """The object branch with the most fields; the field-bearing branches merged when every
+    field they share has one type (a field is then required only where all of them require it)."""
+    best = max(objs, key=lambda o: len(o.fields))  # first of the richest on ties
+    rich = [o for o in objs if o.fields]
+    if len(rich) < 2:
+        return best.model_copy(update={"nullable": False})
+    merged: dict[str, Field_] = {}
+    for o in rich:
+        for f in o.fields:
+            prev = merged.get(f.name)
+            if prev is not None and not _same_type(prev.type, f.type):
+                return best.model_copy(update={"nullable": False})  # incompatible: keep the richest
+            merged.setdefault(f.name, f)
+    fields = tuple(f.model_copy(update={"required": all(any(g.name == f.name and g.required for g in o.fields) for o in rich)}) for f in merged.values())
+    items = next((o.items for o in objs if o.items is not None), None)
+    return Type(kind="object", fields=fields, items=items, description=best.description)
 
 
 def _all_of(parts: list[Type], desc: str) -> Type:

@@ -308,6 +308,7 @@ class TypeMapper:
 
     def __init__(self, schema: Schema):
         self.s = schema
+        self._open_refs: dict[str, str] = {}  # recursive definitions being mapped -> their record
 
     def map(self, t: ir.Type | None, hint: str, depth: int = 0) -> A.TypeExpr:
         if t is None:
@@ -348,9 +349,24 @@ class TypeMapper:
                 inner = self._map(vs[0], hint, depth)
                 return A.OptionalType(inner) if opt and not isinstance(inner, A.OptionalType) else inner
             return A.OptionalType(A.PrimType("any")) if opt else A.PrimType("any")
-        if k == "ref" and t.ref and t.ref in self.s.env.definitions and depth <= 4:
-            return self._map(self.s.env.definitions[t.ref], t.ref, depth + 1)
+        if k == "ref" and t.ref and t.ref in self.s.env.definitions:
+            return self._map_ref(t.ref, depth)
         return A.PrimType("any")
+
+    def _map_ref(self, ref: str, depth: int) -> A.TypeExpr:
+        """A recursive schema's ref, met inside its own expansion, names the record being built
+        (`record Node { children: list[Node]? }`) rather than being cut to `any`."""
+        if ref in self._open_refs:
+            return A.NamedType(self._open_refs[ref])
+        d = self.s.env.definitions[ref]
+        if d.kind != "object" or not d.fields:
+            return self._map(d, ref, depth + 1) if depth <= 4 else A.PrimType("any")
+        name = pascal(singular(snake(ref))) or "Value"
+        self._open_refs[ref] = name + "Info" if name in self.s.entities else name  # as `record` names it
+        try:
+            return A.NamedType(self.record(ref, d, depth + 1))
+        finally:
+            del self._open_refs[ref]
 
     def record(self, hint: str, t: ir.Type, depth: int = 0) -> str:
         """Declare (or merge into) record `Pascal(hint)` with the object's fields."""
