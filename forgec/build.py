@@ -123,6 +123,7 @@ class CompileOptions:
     verify_calls: int = 20
     oracle_check: bool = True
     refine: str = "none"
+    states: dict[str, Path] = field(default_factory=dict)  # --state ENV=FILE: the user's own initial worlds
 
     def output_options(self) -> dict:
         """Options that change outputs (recorded in the manifest, part of cache keys)."""
@@ -526,7 +527,8 @@ def _load_module(job: EnvJob, data: bytes) -> None:
 
 
 def state_stage(job: EnvJob) -> None:
-    """Env module -> states/<env>.json, the world every blueprint starts from; a corrupt file is regenerated."""
+    """Env module -> states/<env>.json, the world every blueprint starts from; a corrupt file is regenerated,
+    a user's own (`--state`, or a hand-replaced JSON object) is validated and used (forgec/userstate.py)."""
     from forgec.stdlib.values import generate_state
 
     opts, rec = job.opts, job.rec
@@ -539,8 +541,9 @@ def state_stage(job: EnvJob) -> None:
         except ValueError:
             return None
 
-    world = cached(job, "state", key, reuse,
-                   lambda: generate_state(job.module.SCHEMA, seed=derive_seed(opts.seed, job.name, "state"), size=opts.state_size))
+    given = _given_state(job, key)
+    world = given if given is not None else cached(
+        job, "state", key, reuse, lambda: generate_state(job.module.SCHEMA, seed=derive_seed(opts.seed, job.name, "state"), size=opts.state_size))
     state_rel = f"states/{job.name}.json"
     state_bytes = (_canon(world) + "\n").encode("utf-8")
     job.out.files[state_rel] = state_bytes
@@ -548,6 +551,27 @@ def state_stage(job: EnvJob) -> None:
     job.world = json.loads(state_bytes)  # exactly what the runtime will load
     job.base_env = job.module.Env(job.world)  # each blueprint runs on a fork of it (no re-validation)
     job.init_hash = job.base_env.state_hash()
+
+
+def _given_state(job: EnvJob, key: str) -> dict | None:
+    """The user's world: `--state ENV=FILE`, else a hand-replaced states/<env>.json (kept under the
+    generated key, so it survives recompiles); validated like any input, errors fail the env."""
+    from forgec.userstate import load_state
+
+    path, text = job.opts.states.get(job.name), None
+    if path is None:
+        data = job.prev.edited(job.pr.state) if job.prev else None
+        if data is None or not data.lstrip().startswith(b"{"):  # absent, or corrupt (not a JSON object): regenerated
+            return None
+        path, text = job.opts.out / f"states/{job.name}.json", data.decode("utf-8", "replace")
+        job.rec.keys["state"] = key
+    else:
+        job.rec.keys["state"] = _key("state", PIPELINE_VERSION, "user", sha256_text(Path(path).read_bytes()) if Path(path).is_file() else path)
+    loaded = load_state(job.module.SCHEMA, path, text)
+    job.out.diagnostics.extend(loaded.diagnostics)
+    if loaded.world is None:
+        raise EnvFailed(f"state {path}")
+    return loaded.world
 
 
 def sample_stage(job: EnvJob) -> None:
@@ -909,6 +933,9 @@ def _keep_sources(job: EnvJob, why: str) -> None:
     for bname, b in sorted((pr.blueprints if pr else {}).items()):
         if b.path in files:
             rec.blueprints[bname] = b.model_copy(update={"task": None, "rejected": "env-failed", "cache_key": ""})
+    hand_state = job.prev.edited(pr.state) if job.prev is not None and pr is not None else None
+    if hand_state is not None and hand_state.lstrip().startswith(b"{"):  # a hand-replaced states/<env>.json is the user's data: kept (still "edited") to fix
+        files[pr.state.path], rec.state = hand_state, pr.state
     job.out.files = files
     job.out.record = rec
     job.out.kept = len(files)
@@ -1085,6 +1112,9 @@ def compile_build(opts: CompileOptions, progress: Callable[[str, str], None] | N
     envs, rd = read_paths(list(opts.inputs), env_name=opts.env_name)
     diags.extend(rd)
     progress("envs", str(len(envs)))
+    diags.extend(D.error("bad-state", f"--state names env {n!r}, which the inputs do not define", Span(str(p)),
+                         help=f"environments: {', '.join(sorted(e.name for e in envs))}")
+                 for n, p in sorted(opts.states.items()) if n not in {e.name for e in envs})
     prev_manifest, pd = load_previous(out)
     diags.extend(pd)
 

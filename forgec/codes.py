@@ -115,3 +115,27 @@ TRAIN_CONFIG = define(
     wrong="forgec train build/ --config cpu-tiny --set optim.stepz=10",
     right="forgec train build/ --config cpu-tiny --set optim.steps=10",
 )
+
+# --------------------------------------------------------------------------- state (a user's own world: --state, states/<env>.json)
+
+BAD_STATE = define(
+    "bad-state",
+    "state",
+    "A given world state (`--state ENV=FILE`, or a hand-replaced `states/<env>.json`) does not fit the env's schema.",
+    why="Tasks are sampled and their gold end states computed on this world, so every value is checked: field types, "
+    "enum values, null only for `T?` fields, references to keys that exist, a record's key field equal to its key, "
+    "no duplicate key, no unknown field, every required field present. The env is not built until the state is fixed.",
+    wrong='{"entities": {"Flight": {"AA1": {"flight_number": "AA1", "status": "grounded", "...": "..."}}}}',
+    right='{"entities": {"Flight": {"AA1": {"flight_number": "AA1", "status": "cancelled", "...": "..."}}}}',
+)
+
+STATE_MAPPING = define(
+    "state-mapping",
+    "state",
+    "How a db.json's collections and fields were mapped onto the env's entities; a warning names what did not map.",
+    why="A τ²-bench-style db.json (`{\"users\": {id: {...}}, ...}`) is matched to entities by name (case, separators "
+    "and plural/singular ignored) and its fields by normalized name; collections and fields that match nothing are left out.",
+    wrong='{"passengers": {...}}   # no entity Passenger in the env',
+    right='{"users": {...}}        # entity User',
+    severity=Severity.INFO,
+)

@@ -74,6 +74,21 @@ def _usage_problem(out: Path, inputs: list[Path], tasks: int, jobs: int, min_cal
     return _unsafe_out(out, inputs)
 
 
+def _state_problem(states: list[str]) -> str | None:
+    """`--state` must be ENV=FILE, once per env, naming a file that exists (else a usage error)."""
+    seen: set[str] = set()
+    for s in states:
+        name, eq, f = s.partition("=")
+        if not (eq and name and f):
+            return f"--state takes ENV=FILE (e.g. --state airline=db.json), got {s!r}"
+        if name in seen:
+            return f"--state names env {name!r} twice"
+        if not Path(f).is_file():
+            return f"--state {s}: no such file {f!r}"
+        seen.add(name)
+    return None
+
+
 def _run(opts, console, quiet: bool):
     """compile_build under a progress bar; None when interrupted (Ctrl-C)."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -139,7 +154,7 @@ def _table(out: Path, m):
 def _report(result, console, out: Path, fmt: str, quiet: bool) -> None:
     """Diagnostics, the summary table, what was kept, and the counts line."""
     diags = result.diagnostics
-    shown = [d for d in diags if d.is_error or (not quiet and d.severity == D.Severity.WARNING)]
+    shown = [d for d in diags if d.is_error or (not quiet and (d.severity == D.Severity.WARNING or d.code == "state-mapping"))]
     if fmt == "json":
         print(D.render(shown, "json"))
     elif shown:
@@ -171,6 +186,7 @@ def command(
     no_oracle: bool = typer.Option(False, "--no-oracle", help="Skip the oracle self-check at the end."),
     fmt: DiagFormat = typer.Option(DiagFormat.full, "--format", help="Diagnostics format: full, concise or json."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Only print diagnostics with errors and the summary."),
+    state: list[str] = typer.Option([], "--state", help="ENV=FILE: start ENV from this JSON world (its entities, or a τ²-style db.json of collections), validated; repeatable."),
 ) -> None:
     """Compile tool docs into environments, blueprints and tasks under BUILD."""
     from rich.console import Console
@@ -179,7 +195,7 @@ def command(
     from forgec.diagnostics import usage_error
 
     synth, refine, fmt = synth.value, refine.value, fmt.value
-    problem = _usage_problem(out, list(inputs), tasks, jobs, min_calls, max_calls)
+    problem = _usage_problem(out, list(inputs), tasks, jobs, min_calls, max_calls) or _state_problem(state)
     if problem:
         usage_error(problem)
     console = Console(stderr=True)
@@ -194,7 +210,8 @@ def command(
         llm = LLMConfig(base_url=llm_base_url, model=llm_model)
     opts = CompileOptions(inputs=list(inputs), out=out, seed=seed, state_size=state_size, tasks_per_env=tasks,
                           min_calls=min_calls, max_calls=max_calls, jobs=jobs, synth=synth, llm=llm, env_name=env,
-                          oracle_check=not no_oracle, refine=refine)
+                          oracle_check=not no_oracle, refine=refine,
+                          states={n: Path(f) for n, _, f in (s.partition("=") for s in state)})
     result = _run(opts, console, quiet)
     if result is None:
         _interrupted(out)
