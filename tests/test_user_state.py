@@ -172,3 +172,38 @@ def test_hand_replaced_state_with_bad_enum_is_reported_on_recompile(tmp_path):
 def test_bad_state_option_is_a_usage_error(tmp_path):
     r = CliRunner().invoke(app, ["compile", str(AIRLINE), "-o", str(tmp_path / "b"), "--state", "airline"])
     assert r.exit_code == 2 and "ENV=FILE" in r.output
+
+
+def _schema(build: Path, env: str) -> dict:
+    from forgec.codegen import load_env_module
+
+    return load_env_module(build / "envs" / env / "env.py", name=f"us_{env}_{abs(hash(str(build)))}").SCHEMA
+
+
+def test_nested_record_fields_are_checked_and_located(tmp_path):
+    from forgec.userstate import load_state
+
+    out = tmp_path / "b"
+    assert _errors(compile_build(CompileOptions(inputs=[ROOT / "examples" / "bookstore.yaml"], out=out, tasks_per_env=5,
+                                                oracle_check=False))) == []
+    world = json.loads((out / "states" / "bookstore.json").read_text())
+    order = world["entities"]["Order"][sorted(world["entities"]["Order"])[0]]
+    order["lines"][0]["book_id"] = "book_nope"  # a reference inside a nested record (Line.book_id: Book)
+    order["lines"][0]["gift_wrap"] = True  # a field Line does not have
+    text = json.dumps(world, indent=2)
+    res = load_state(_schema(out, "bookstore"), tmp_path / "s.json", text)
+    assert res.world is None
+    got = sorted((d.span.line, d.span.col) for d in res.diagnostics if d.is_error)
+    gl, gc = _pos(text, '"gift_wrap": true')
+    assert got == sorted([_pos(text, '"book_nope"'), (gl, gc + len('"gift_wrap": '))])
+
+
+def test_list_shaped_collections_map_by_key_field(db_build):
+    from forgec.userstate import load_state
+
+    out, _ = db_build
+    db = json.loads(DB.read_text())
+    db["users"] = list(db["users"].values())  # some dumps hold a list of records per collection
+    res = load_state(_schema(out, "airline"), "db.json", json.dumps(db))
+    assert [d for d in res.diagnostics if d.is_error] == []
+    assert res.world["entities"]["User"] == EXPECTED["User"]
