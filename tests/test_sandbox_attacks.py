@@ -13,6 +13,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from hostproc import processes_with
 
 from forgec.codegen import emit_env, load_env_module
 from forgec.lang import ast as A
@@ -163,15 +164,7 @@ def sb(host):
 
 def marker_processes() -> list[int]:
     """Host pids whose command line carries MARKER (a daemon that outlived its call)."""
-    found = []
-    for p in Path("/proc").iterdir():
-        if p.name.isdigit():
-            try:
-                if MARKER.encode() in (p / "cmdline").read_bytes():
-                    found.append(int(p.name))
-            except OSError:
-                pass
-    return found
+    return processes_with(MARKER)
 
 
 def run(mod, name: str, x: str = "A"):

@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from hostproc import processes_with
 
 from forgec.runtime import sandbox
 from forgec.runtime.envrt import ToolError
@@ -71,15 +72,8 @@ def hand_edit(build: Path, host: dict) -> None:
 
 
 def marker_processes() -> list[int]:
-    found = []
-    for p in Path("/proc").iterdir():
-        if p.name.isdigit():
-            try:
-                if MARKER.encode() in (p / "cmdline").read_bytes():
-                    found.append(int(p.name))
-            except OSError:
-                pass
-    return found
+    """Host pids whose command line carries MARKER (a daemon that outlived its call)."""
+    return processes_with(MARKER)
 
 
 def test_compile_with_hostile_bodies_leaves_the_host_alone(tmp_path, host):
