@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from forgec import ir
 from forgec.diagnostics import Diagnostic, Span, warning
 from forgec.lang import ast as A
@@ -10,17 +12,31 @@ from . import codes
 from .effects import build_tool, fix_required_refs, param_name, span_of
 from .names import ident
 from .schema import Schema, TypeMapper, infer_schema
+from .shapes import claim_all
 
 
 def synthesize_rules(env: ir.Environment) -> tuple[A.EnvDecl, list[Diagnostic]]:
     diags: list[Diagnostic] = []
     if not env.tools:
         diags.append(warning(codes.NO_TOOLS, f"environment `{env.name}` documents no tools", Span(env.sources[0] if env.sources else "<docs>")))
-    s = infer_schema(env)
+    claims = claim_all(env)
+    claimed = {n: d for c in claims for n, d in c.tools.items()}
+    s = infer_schema(env.model_copy(update={"tools": tuple(t for t in env.tools if t.name not in claimed)}) if claimed else env)
+    for c in claims:
+        _merge_claim(s, c)
+        diags += c.diags
     tm = TypeMapper(s)
     tools: list[A.ToolDecl] = []
     seen: set[str] = set()
     for t in env.tools:
+        if t.name in claimed:
+            decl = claimed[t.name]
+            if decl.name in seen:
+                diags.append(warning(codes.DUPLICATE_TOOL, f"tool `{t.name}` collides with another tool; synthesized as `{decl.name}_2`", span_of(t)))
+                decl = replace(decl, name=f"{decl.name}_2")
+            seen.add(decl.name)
+            tools.append(decl)
+            continue
         v = s.views[t.name]
         if v.name != t.name:
             diags.append(warning(codes.RENAMED, f"tool name `{t.name}` is not an identifier; synthesized as `{v.name}`", span_of(t)))
@@ -39,6 +55,13 @@ def synthesize_rules(env: ir.Environment) -> tuple[A.EnvDecl, list[Diagnostic]]:
         diags += built.diags
     fix_required_refs(s, tools)
     return _env_decl(s, env, tools), diags
+
+
+def _merge_claim(s: Schema, c) -> None:
+    """A shape's state joins the CRUD schema; the shape's declarations win a name clash."""
+    s.entities.update(c.entities)
+    s.records.update(c.records)
+    s.globals.update(c.globals)
 
 
 def _fields(fs) -> tuple[A.FieldDecl, ...]:
