@@ -626,6 +626,194 @@ def abs_(x: Any) -> Any:
     return abs(x)
 
 
+# --------------------------------------------------------------------------- math (pure tools)
+
+
+def _finite(r: float, fn: str) -> float:
+    if not math.isfinite(r):
+        raise _fail(f"{fn}() out of range")
+    return r + 0.0 if r else 0.0
+
+
+def _number(x: Any, fn: str) -> Any:
+    if not _is_num(x):
+        raise _wrong(f"{fn}() of {short(x)}")
+    return x
+
+
+def sqrt_(x: Any) -> float:
+    """`sqrt(x)`: the square root as a float; a negative number is a domain failure."""
+    _number(x, "sqrt")
+    if x < 0:
+        raise _fail("sqrt() of a negative number")
+    try:
+        return _finite(math.sqrt(x), "sqrt")
+    except OverflowError:
+        raise _fail("sqrt() out of range") from None
+
+
+def pow_(x: Any, y: Any) -> float:
+    """`pow(x, y)`: x to the power y, always a float (`pow(2, 3) == 8.0`); 0 to a negative
+    power, a negative base to a fractional power and a result out of range are domain failures."""
+    _number(x, "pow")
+    _number(y, "pow")
+    if x == 0 and y < 0:
+        raise _fail("pow() of zero to a negative power")
+    if x < 0 and float(y) != int(y):
+        raise _fail("pow() of a negative number to a fractional power")
+    try:
+        return _finite(math.pow(x, y), "pow")
+    except (OverflowError, ValueError):
+        raise _fail("pow() out of range") from None
+
+
+def log_(x: Any, base: Any = None) -> float:
+    """`log(x)`: natural logarithm; `log(x, b)`: logarithm to base b. x must be > 0,
+    b > 0 and b != 1 (domain failures otherwise)."""
+    _number(x, "log")
+    if base is not None:
+        _number(base, "log")
+        if base <= 0 or base == 1:
+            raise _fail("log() base must be positive and not 1")
+    if x <= 0:
+        raise _fail("log() of a number that is not positive")
+    try:
+        r = math.log(x) if base is None else math.log(x) / math.log(base)
+    except (OverflowError, ValueError):
+        raise _fail("log() out of range") from None
+    if base is not None and float(base).is_integer() and int(base) in (2, 10):
+        r = math.log2(x) if int(base) == 2 else math.log10(x)  # exact for powers of the base
+    return _finite(r, "log")
+
+
+def _numbers(xs: Any, per: Any, fn: str) -> list:
+    vals = [v for v in _each(xs, per, fn) if v is not None]
+    for v in vals:
+        if not _is_num(v):
+            raise _wrong(f"{fn}() of a non-number {short(v)}")
+    return vals
+
+
+def mean_(xs: Any, per: Any = None) -> float:
+    """`mean(xs)`: the arithmetic mean as a float (exact sum / count), nulls skipped;
+    an empty list is a domain failure."""
+    vals = _numbers(xs, per, "mean")
+    if not vals:
+        raise _fail("mean() of an empty list")
+    try:
+        return _finite(math.fsum(vals) / len(vals), "mean")
+    except OverflowError:
+        raise _fail("mean() out of range") from None
+
+
+def median_(xs: Any, per: Any = None) -> float:
+    """`median(xs)`: the middle value (mean of the two middle ones for an even count), a float."""
+    vals = sorted(_numbers(xs, per, "median"))
+    if not vals:
+        raise _fail("median() of an empty list")
+    n = len(vals)
+    mid = vals[n // 2] if n % 2 else (vals[n // 2 - 1] + vals[n // 2]) / 2
+    return _finite(float(mid), "median")
+
+
+def stdev_(xs: Any, per: Any = None) -> float:
+    """`stdev(xs)`: the sample standard deviation (divisor n - 1, as Python's
+    `statistics.stdev`), nulls skipped; fewer than two values is a domain failure."""
+    import statistics
+
+    vals = _numbers(xs, per, "stdev")
+    if len(vals) < 2:
+        raise _fail("stdev() needs at least two values")
+    try:
+        return _finite(float(statistics.stdev(vals)), "stdev")
+    except (OverflowError, ValueError):
+        raise _fail("stdev() out of range") from None
+
+
+def pstdev_(xs: Any, per: Any = None) -> float:
+    """`pstdev(xs)`: the population standard deviation (divisor n, `statistics.pstdev`);
+    an empty list is a domain failure."""
+    import statistics
+
+    vals = _numbers(xs, per, "pstdev")
+    if not vals:
+        raise _fail("pstdev() of an empty list")
+    try:
+        return _finite(float(statistics.pstdev(vals)), "pstdev")
+    except (OverflowError, ValueError):
+        raise _fail("pstdev() out of range") from None
+
+
+_CALC_TOKEN = re.compile(r"\s*(?:(\d+\.?\d*|\.\d+)|(.))")
+
+
+def calc(expr: Any) -> float:
+    """`calc(s)`: the value of an arithmetic expression in a str (numbers with decimals,
+    `+ - * /`, unary minus, parentheses, spaces) as a float; parsed, never `eval`ed.
+    A malformed expression or a division by zero is a domain failure."""
+    if type(expr) is not str:
+        raise _wrong(f"calc() of {short(expr)}")
+    if len(expr) > 1000:
+        raise _fail("calc() expression longer than 1000 characters")
+    toks: list = []
+    for m in _CALC_TOKEN.finditer(expr):
+        if m.group(1) is not None:
+            toks.append(float(m.group(1)))
+        elif m.group(2) is not None:
+            if m.group(2) not in "+-*/()":
+                raise _fail(f"calc(): unexpected {m.group(2)!r} in the expression")
+            toks.append(m.group(2))
+    pos = [0]
+
+    def peek() -> Any:
+        return toks[pos[0]] if pos[0] < len(toks) else None
+
+    def take() -> Any:
+        t = peek()
+        pos[0] += 1
+        return t
+
+    def expr_(depth: int) -> float:
+        v = term(depth)
+        while peek() in ("+", "-"):
+            v = v + term(depth) if take() == "+" else v - term(depth)
+        return v
+
+    def term(depth: int) -> float:
+        v = unary(depth)
+        while peek() in ("*", "/"):
+            op = take()
+            r = unary(depth)
+            if op == "/" and r == 0:
+                raise _fail("calc(): division by zero")
+            v = v * r if op == "*" else v / r
+        return v
+
+    def unary(depth: int) -> float:
+        if depth > 100:
+            raise _fail("calc(): expression nested too deeply")
+        t = peek()
+        if t in ("-", "+"):
+            take()
+            v = unary(depth + 1)
+            return -v if t == "-" else v
+        if t == "(":
+            take()
+            v = expr_(depth + 1)
+            if take() != ")":
+                raise _fail("calc(): missing ')'")
+            return v
+        if type(t) is float:
+            take()
+            return t
+        raise _fail("calc(): expected a number" + ("" if t is None else f", found {t!r}"))
+
+    v = expr_(0)
+    if peek() is not None:
+        raise _fail(f"calc(): unexpected {peek()!r}")
+    return _finite(float(v), "calc")
+
+
 def to_str(v: Any) -> str:
     """`str(x)` in the language: JSON spelling for booleans/null, canonical floats."""
     t = type(v)

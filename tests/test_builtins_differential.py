@@ -100,6 +100,20 @@ CALLS = [
     ("contains(a, b)", ("any?", "any?"), lambda a, b: _I["contains"].impl(a, b)),
     ("startswith(a, b)", ("any?", "any?"), lambda a, b: _I["startswith"].impl(a, b)),
     ("keys(a)", ("any?",), lambda a: _I["keys"].impl(a)),
+    ("sqrt(a)", ("any?",), lambda a: _I["sqrt"].impl(a)),
+    ("sqrt(a)", ("float",), lambda a: _I["sqrt"].impl(a)),
+    ("pow(a, b)", ("any?", "any?"), lambda a, b: _I["pow"].impl(a, b)),
+    ("pow(a, b)", ("int", "int"), lambda a, b: _I["pow"].impl(a, b)),
+    ("log(a)", ("any?",), lambda a: _I["log"].impl(a)),
+    ("log(a, b)", ("float", "int"), lambda a, b: _I["log"].impl(a, b)),
+    ("log(a, b)", ("any?", "any?"), lambda a, b: _I["log"].impl(a, b)),
+    ("mean(a)", ("list[any]?",), lambda a: _I["mean"].impl(a)),
+    ("mean(a, it)", ("list[any]?",), lambda a: _I["mean"].impl(a, lambda x: x)),
+    ("median(a)", ("list[any]?",), lambda a: _I["median"].impl(a)),
+    ("stdev(a)", ("list[any]?",), lambda a: _I["stdev"].impl(a)),
+    ("pstdev(a)", ("list[any]?",), lambda a: _I["pstdev"].impl(a)),
+    ("calc(a)", ("any?",), lambda a: _I["calc"].impl(a)),
+    ("calc(a)", ("str",), lambda a: _I["calc"].impl(a)),
     ("-a", ("any?",), lambda a: UNARY["-"].impl(a)),
     ("-a", ("int",), lambda a: UNARY["-"].impl(a)),
     ("-a", ("float",), lambda a: UNARY["-"].impl(a)),
@@ -354,3 +368,29 @@ def test_runtime_semantics_independently():
     assert envrt.eq({"a": [1, True]}, {"a": [1.0, True]}) and not envrt.eq({"a": 1}, {"a": True})
     assert envrt.to_str([1, None]) == "[1,null]"
     assert envrt.sorted_([None, "b", 2, True, 1.5]) == [None, True, 1.5, 2, "b"]
+
+
+def test_math_builtins_by_hand():
+    """The pure-tool math builtins against values computed by hand (docs/language.md)."""
+    xs = [2, 4, 4, 4, 5, 5, 7, 9]  # mean 5, population variance 4, sample variance 32/7
+    assert envrt.mean_(xs) == 5.0 and type(envrt.mean_(xs)) is float
+    assert envrt.pstdev_(xs) == 2.0
+    assert abs(envrt.stdev_(xs) - (32 / 7) ** 0.5) < 1e-12
+    assert envrt.median_(xs) == 4.5 and envrt.median_([3, 1, 2]) == 2.0
+    assert envrt.mean_([1, None, 2]) == 1.5  # nulls skipped, as in sum
+    assert envrt.sqrt_(16) == 4.0 and envrt.pow_(2, 10) == 1024.0 and envrt.pow_(4, 0.5) == 2.0
+    assert envrt.log_(1000, 10) == 3.0 and envrt.log_(8, 2) == 3.0 and envrt.log_(1) == 0.0
+    assert envrt.calc("2 + 2") == 4.0 and envrt.calc("(1.5 + 2) * -3 / 2") == -5.25
+    assert envrt.calc("10 - 4 - 3") == 3.0 and envrt.calc("2 * (3 + 4) - .5") == 13.5
+    for bad, msg in [("1 / 0", "division by zero"), ("2 +", "expected a number"), ("(1", "missing"),
+                     ("__import__('os')", "unexpected"), ("1 2", "unexpected"), ("2 ** 3", "expected a number")]:
+        with pytest.raises(ToolError, match=msg):
+            envrt.calc(bad)
+    for fn, args, msg in [(envrt.sqrt_, (-1,), "negative"), (envrt.log_, (0,), "not positive"),
+                          (envrt.log_, (8, 1), "base"), (envrt.pow_, (0, -1), "zero"),
+                          (envrt.pow_, (-8, 0.5), "fractional"), (envrt.pow_, (10, 400), "out of range"),
+                          (envrt.mean_, ([],), "empty"), (envrt.stdev_, ([1],), "two values")]:
+        with pytest.raises(ToolError, match=msg):
+            fn(*args)
+    with pytest.raises(TypeError):
+        envrt.mean_([1, "a"])

@@ -121,6 +121,29 @@ def _conv(res: Ty):
     return lambda a: res
 
 
+def _floatfn(name):
+    def rule(a):  # sqrt, pow, log: numbers in, a float out
+        bad = next((x for x in a if not is_number(x)), None)
+        return FLOAT if bad is None else f"{name} expects numbers, found {bad}"
+
+    return rule
+
+
+def _stat(name):
+    def rule(a):  # mean, median, stdev, pstdev: a list of numbers (or per-element numbers) in, a float out
+        e = _list_of(a[0], name)
+        if isinstance(e, str):
+            return e
+        v = a[1] if len(a) > 1 else e
+        return FLOAT if is_number(v) else f"{name} expects numbers, found {v}"
+
+    return rule
+
+
+def _calc(a):
+    return FLOAT if is_stringy(a[0]) else f"calc expects an arithmetic expression str, found {a[0]}"
+
+
 def _strfn(name):
     def rule(a):  # null stays null; a loose argument may be anything
         if not is_stringy(a[0]):
@@ -245,6 +268,19 @@ BUILTINS: dict[str, Builtin] = {
                 impl=_rt.keys),
         Builtin("count", 1, 2, _count, "number of elements (satisfying the per-element condition)", 1,
                 impl=_rt.count_),
+        Builtin("sqrt", 1, 1, _floatfn("sqrt"), "square root, a float (a negative number is an error)", impl=_rt.sqrt_),
+        Builtin("pow", 2, 2, _floatfn("pow"), "x to the power y, a float (0 to a negative power is an error)",
+                impl=_rt.pow_),
+        Builtin("log", 1, 2, _floatfn("log"), "natural logarithm, or to base b (x > 0; b > 0, b != 1)", impl=_rt.log_),
+        Builtin("mean", 1, 2, _stat("mean"), "arithmetic mean of the numbers (per-element values), nulls skipped", 1,
+                impl=_rt.mean_),
+        Builtin("median", 1, 2, _stat("median"), "middle value (mean of the two middle ones), nulls skipped", 1,
+                impl=_rt.median_),
+        Builtin("stdev", 1, 2, _stat("stdev"), "sample standard deviation (n - 1), at least two values", 1,
+                impl=_rt.stdev_),
+        Builtin("pstdev", 1, 2, _stat("pstdev"), "population standard deviation (n)", 1, impl=_rt.pstdev_),
+        Builtin("calc", 1, 1, _calc, "value of an arithmetic expression str (+ - * / parentheses decimals), "
+                "parsed, never eval'd", impl=_rt.calc),
     )
 }
 
