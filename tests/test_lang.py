@@ -161,6 +161,26 @@ def test_comments_are_collected_with_trailing_flag() -> None:
     assert m.comments == (A.Comment(" top", 1, False), A.Comment(" after brace", 2, True))
 
 
+def test_user_scenario_clauses() -> None:
+    m, d = L.parse(textwrap.dedent("""
+        blueprint b for shop {
+          user {
+            persona "Maya"  reason "it broke"  knows email = "m@x.com"  unknown "order id"
+            intent "return the kettle"  intent "refund to gift card" if "over $50"  goal "g"
+            // `reason`, `unknown`, `intent` stay usable as names elsewhere
+          }
+          call reason = get(unknown: user.email, intent: 1)
+        }"""), "t")
+    assert not d, d
+    u = m.blueprints[0].user
+    assert u == A.UserBlock("g", "Maya", (A.Fact("email", A.Literal("m@x.com")),), "it broke", ("order id",),
+                            (A.Intent("return the kettle"), A.Intent("refund to gift card", "over $50")))
+    assert u.unknown[0].span.line == 4 and u.intents[1].span.line == 5  # unknowns keep where they were said
+    assert L.parse(L.format(m), "t")[0] == m
+    import pickle
+    assert pickle.loads(pickle.dumps(u)) == u
+
+
 def test_blueprint_nodes() -> None:
     m, d = L.parse(textwrap.dedent("""
         blueprint b for shop {

@@ -173,7 +173,9 @@ nodes = st.one_of(
 )
 blueprints = st.builds(
     A.BlueprintDecl, names, names,
-    st.builds(A.UserBlock, texts, st.just("") | texts, st.lists(st.builds(A.Fact, names, EXPR), max_size=2).map(tuple)),
+    st.builds(A.UserBlock, texts, st.just("") | texts, st.lists(st.builds(A.Fact, names, EXPR), max_size=2).map(tuple),
+              st.just("") | texts, st.lists(texts, max_size=2).map(tuple),
+              st.lists(st.builds(A.Intent, texts, st.just("") | texts), max_size=3).map(tuple)),
     st.lists(nodes, max_size=5).map(tuple),
 )
 modules = st.builds(A.Module, st.just("gen.forge"),

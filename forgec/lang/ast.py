@@ -394,11 +394,45 @@ class Fact:
     span: Span = _span()
 
 
+class Said(str):
+    """A string clause of the user block (`unknown "order id"`) that remembers where it was
+    written, so the checker can point at it; compares and hashes as the plain string."""
+
+    __slots__ = ("span",)
+
+    def __new__(cls, text: str, span: Span | None = None) -> "Said":
+        self = super().__new__(cls, text)
+        self.span = span
+        return self
+
+    def __reduce__(self):
+        return (Said, (str(self), self.span))
+
+
+@dataclass(frozen=True, slots=True)
+class Intent:
+    """`intent "text" [if "condition"]`: one thing the user wants done, in order; with a
+    condition, the user wants it only when the condition holds (the agent must check)."""
+
+    text: str
+    condition: str = ""
+    span: Span = _span()
+
+
 @dataclass(frozen=True, slots=True)
 class UserBlock:
+    """The user scenario (τ²-bench's user_scenario): `goal` is the whole instruction in the
+    user's voice; `persona`, `reason` (why they call), `knows` facts, `unknown` (what the
+    user cannot tell: internal ids) and ordered `intent`s are what the simulated user plays.
+    New clauses come after `facts` so positional construction `UserBlock(goal, persona,
+    facts)` keeps working."""
+
     goal: str
     persona: str = ""
     facts: tuple[Fact, ...] = ()
+    reason: str = ""
+    unknown: tuple[str, ...] = ()
+    intents: tuple[Intent, ...] = ()
     span: Span = _span()
 
 

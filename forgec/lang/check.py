@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 import gc
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -935,6 +936,7 @@ def check_blueprint(bp: A.BlueprintDecl, et: EnvTypes | None, env_names, diags: 
             ck.facts[f.name] = UNKNOWN
         else:
             ck.facts[f.name] = ck.ty(f.value, {})
+    _check_scenario(bp.user, seen_f, err, diags)
     # names, duplicates, edges
     index: dict[str, int] = {}
     for i, n in enumerate(bp.nodes):
@@ -983,6 +985,40 @@ def check_blueprint(bp: A.BlueprintDecl, et: EnvTypes | None, env_names, diags: 
     if not writes and not tells and bp.nodes is not None:
         diags.append(warning(C.NO_EFFECT, f"blueprint '{bp.name}' changes no state and tells the user nothing", bp.span,
                              "add a call to a state-changing tool, or `tell` the answer the user asked for"))
+
+
+def _words(s: str) -> str:
+    """`order_id`, `Order ID`, `order-id` -> `order id`: how a fact name and an unknown compare."""
+    return " ".join(re.split(r"[\s_\-]+", s.strip().lower()))
+
+
+def _check_scenario(u: A.UserBlock, facts: set[str], err, diags: list[Diagnostic]) -> None:
+    """The scenario clauses: a reason said in words, each unknown and intent said once and
+    non-empty, no unknown that is also a `knows` fact, at most three intents."""
+    known = {_words(f): f for f in facts}
+    seen: set[str] = set()
+    for x in u.unknown:
+        at = A.Said("", getattr(x, "span", None) or u.span)  # a node-like holder of the span
+        w = _words(x)
+        if not w:
+            err(C.USER_CLAUSE, "an `unknown` is empty", at, 'say what the user does not know: `unknown "order id"`')
+        elif w in known:
+            err(C.UNKNOWN_IS_KNOWN, f"the user does not know '{x}', but `knows {known[w]}` says it does", at,
+                f"remove `unknown \"{x}\"` or the `knows {known[w]}` fact")
+        elif w in seen:
+            err(C.USER_CLAUSE, f"`unknown \"{x}\"` is said twice", at)
+        seen.add(w)
+    seen = set()
+    for it in u.intents:
+        w = " ".join(it.text.split()).lower()
+        if not w:
+            err(C.USER_CLAUSE, "an `intent` is empty", it, 'say what the user wants: `intent "return the kettle"`')
+        elif w in seen:
+            err(C.USER_CLAUSE, f"intent \"{it.text}\" is said twice", it)
+        seen.add(w)
+    if len(u.intents) > 3:
+        diags.append(warning(C.MANY_INTENTS, f"the user has {len(u.intents)} intents; a person asks for one to three in a call",
+                             u.intents[3].span, "split the scenario into two blueprints"))
 
 
 def _edges(bp, index: dict[str, int], refs: list, diags: list[Diagnostic]) -> list[tuple[str, ...]]:

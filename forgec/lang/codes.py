@@ -52,6 +52,27 @@ USER_BLOCK = define(
     wrong='blueprint b for shop {\n  call o = get_order(order_id: "o_1")\n  tell o.total\n}',
     right='blueprint b for shop {\n  user { goal "what did order o_1 cost?" }\n  call o = get_order(order_id: "o_1")\n  tell o.total\n}',
 )
+USER_CLAUSE = define(
+    "user-clause", A, "A clause of the user block is repeated or empty: two `reason`s or `persona`s, an empty "
+    "`reason`, `intent`, `unknown` or intent condition, or the same `intent`/`unknown` twice.",
+    why="The user block is the scenario the simulated user plays: one reason for calling, and each intent and "
+        "unknown said once and in words.",
+    wrong='user {\n  goal "return the kettle"\n  reason "it broke"\n  reason "it is late"\n  intent ""\n}',
+    right='user {\n  goal "return the kettle"\n  reason "it broke and it is late"\n  intent "return the kettle"\n}',
+)
+UNKNOWN_IS_KNOWN = define(
+    "unknown-is-known", A, "An `unknown` names a fact the user block also declares with `knows`.",
+    why="The simulated user says it does not know what is in `unknown`; it cannot also tell it.",
+    wrong='user {\n  goal "cancel my order"\n  knows order_id = "o_1"\n  unknown "order id"\n}',
+    right='user {\n  goal "cancel my order"\n  knows email = "maya@example.com"\n  unknown "order id"\n}',
+)
+MANY_INTENTS = define(
+    "many-intents", A, "A user block lists more than three intents.",
+    why="A person bundles one to three requests in one call; longer lists read as a script, not a scenario.",
+    wrong='intent "a"\nintent "b"\nintent "c"\nintent "d"',
+    right='intent "a"\nintent "b"\nintent "c"',
+    severity=W,
+)
 POSITIONAL = define(
     "positional-argument", A, "Tool calls in blueprints take named arguments only.",
     why="Tool arguments are JSON objects; names make the call independent of parameter order.",

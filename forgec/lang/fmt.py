@@ -302,8 +302,15 @@ class _Printer:
         self.emit(2, f"goal {quote(u.goal)}", _line_of(u))
         if u.persona:
             self.emit(2, f"persona {quote(u.persona)}", _line_of(u))
+        if u.reason:
+            self.emit(2, f"reason {quote(u.reason)}", _line_of(u))
         for f in u.facts:
             self.emit(2, f"knows {f.name} = {expr(f.value)}", _line_of(f))
+        for x in u.unknown:
+            self.emit(2, f"unknown {quote(x)}", _line_of(x) or _line_of(u))
+        for it in u.intents:
+            cond = f" if {quote(it.condition)}" if it.condition else ""
+            self.emit(2, f"intent {quote(it.text)}{cond}", _line_of(it))
         self.emit(1, "}", _end_of(u), closer=True)
         for n in b.nodes:
             src = _line_of(n)

@@ -413,7 +413,7 @@ class ForgeBuilder(Transformer):
         return A.BlueprintDecl(str(c[1]), str(c[3]), user, nodes, span)
 
     def user_block(self, c):
-        goal, persona, facts = None, "", []
+        goal, persona, reason, facts, unknown, intents = None, None, None, [], [], []
         span = self.sp(c[0], c[-1])
         for item in c[2:-1]:
             kind, val, sp = item
@@ -421,15 +421,25 @@ class ForgeBuilder(Transformer):
                 if goal is not None:
                     self.diags.append(error(C.USER_BLOCK, "the user block has more than one goal", sp))
                 goal = val
-            elif kind == "persona":
-                persona = val
+            elif kind in ("persona", "reason"):
+                if (persona if kind == "persona" else reason) is not None:
+                    self.diags.append(error(C.USER_CLAUSE, f"the user block has more than one {kind}", sp,
+                                            help=f"say it in one `{kind} \"...\"` line"))
+                if kind == "persona":
+                    persona = val
+                else:
+                    reason = val
+            elif kind == "unknown":
+                unknown.append(A.Said(val, sp))
+            elif kind == "intent":
+                intents.append(val)
             else:
                 facts.append(val)
         if goal is None:
             self.diags.append(error(C.USER_BLOCK, "the user block has no goal", span,
                                     help='add `goal "what the user wants"`'))
             goal = ""
-        return A.UserBlock(goal, persona, tuple(facts), span)
+        return A.UserBlock(goal, persona or "", tuple(facts), reason or "", tuple(unknown), tuple(intents), span)
 
     def goal(self, c):
         return ("goal", self.unquote(c[1]), self.sp(c[0], c[1]))
@@ -439,6 +449,25 @@ class ForgeBuilder(Transformer):
 
     def fact(self, c):
         return ("fact", A.Fact(str(c[1]), c[3], self.sp(c[0], c[3])), None)
+
+    def user_reason(self, c):
+        text, sp = self.unquote(c[1]), self.sp(c[0], c[1])
+        if not text.strip():  # (the AST's "" means "no reason"; an empty one is only visible here)
+            self.diags.append(error(C.USER_CLAUSE, "the reason is empty", sp,
+                                    help='say why the user calls: `reason "the kettle arrived broken"`'))
+        return ("reason", text, sp)
+
+    def user_unknown(self, c):
+        return ("unknown", self.unquote(c[1]), self.sp(c[0], c[1]))
+
+    def user_intent(self, c):
+        cond = "" if c[3] is None else self.unquote(c[3])
+        last = c[3] if c[3] is not None else c[1]
+        sp = self.sp(c[0], last)
+        if c[3] is not None and not cond.strip():
+            self.diags.append(error(C.USER_CLAUSE, "the intent's condition is empty", sp,
+                                    help='write `if "the refund is more than $50"`, or drop the `if`'))
+        return ("intent", A.Intent(self.unquote(c[1]), cond, sp), None)
 
     def call_node(self, c):
         args, kwargs = self._split_args(c[5:-1])
