@@ -924,6 +924,264 @@ def keys(v: Any) -> list:
     return sorted(v)
 
 
+# --------------------------------------------------------------------------- text and paths
+# Strings and path-addressed trees (file systems, contents APIs): POSIX paths, never the host's
+# file system; a wrong-typed argument is a TypeError like every builtin.
+
+
+def _str_arg(v: Any, fn: str) -> str:
+    if type(v) is not str:
+        raise _wrong(f"{fn}() of {tname(v)}")
+    return v
+
+
+def _int_arg(v: Any, fn: str) -> int:
+    if type(v) is int:
+        return v
+    if type(v) is float and v == int(v) and math.isfinite(v):
+        return int(v)
+    raise _wrong(f"{fn}() needs an integer, found {tname(v)}")
+
+
+def split_(s: Any, sep: Any = None) -> list:
+    """`split(s)`: words (runs of whitespace separate); `split(s, sep)`: pieces between each `sep`."""
+    s = _str_arg(s, "split")
+    if sep is None:
+        return s.split()
+    sep = _str_arg(sep, "split")
+    if sep == "":
+        raise _fail("split() with an empty separator")
+    return s.split(sep)
+
+
+def join_(xs: Any, sep: Any) -> str:
+    """The elements' str spellings joined by `sep`."""
+    xs = _seq(xs, "join")
+    return _str_arg(sep, "join").join(to_str(x) for x in xs)
+
+
+def replace_(s: Any, old: Any, new: Any, n: Any = None) -> str:
+    """Every occurrence of `old` (the first `n` with `n`) replaced by `new`."""
+    s, old, new = _str_arg(s, "replace"), _str_arg(old, "replace"), _str_arg(new, "replace")
+    if old == "":
+        raise _fail("replace() of an empty string")
+    return s.replace(old, new) if n is None else s.replace(old, new, max(0, _int_arg(n, "replace")))
+
+
+def endswith(s: Any, suffix: Any) -> bool:
+    """Suffix test on the str spellings; false when either side is null."""
+    if s is None or suffix is None:
+        return False
+    return to_str(s).endswith(to_str(suffix))
+
+
+def slice_(xs: Any, start: Any, end: Any = None) -> Any:
+    """Elements (characters) from `start` up to `end` (exclusive); negative counts from the end."""
+    if type(xs) not in (list, str):
+        raise _wrong(f"slice() of {tname(xs)}")
+    a = _int_arg(start, "slice")
+    return xs[a:] if end is None else xs[a:_int_arg(end, "slice")]
+
+
+def pad_start(s: Any, n: Any) -> str:
+    """`s` right-aligned in `n` characters (spaces before); longer text is kept whole."""
+    return _str_arg(s, "pad_start").rjust(_int_arg(n, "pad_start"))
+
+
+def pad_end(s: Any, n: Any) -> str:
+    """`s` left-aligned in `n` characters (spaces after); longer text is kept whole."""
+    return _str_arg(s, "pad_end").ljust(_int_arg(n, "pad_end"))
+
+
+def fixed(x: Any, digits: Any) -> str:
+    """A number spelled with exactly `digits` decimals, ties away from zero on its exact value."""
+    import decimal
+
+    if not _is_num(x):
+        raise _wrong(f"fixed() of {tname(x)}")
+    d = _int_arg(digits, "fixed")
+    if not 0 <= d <= 20:
+        raise _fail(f"fixed() digits must be 0..20, got {d}")
+    if not math.isfinite(x):
+        raise _fail("fixed() of a non-finite number")
+    q = decimal.Decimal(x).quantize(decimal.Decimal(1).scaleb(-d), rounding=decimal.ROUND_HALF_UP)
+    return f"{q:.{d}f}"
+
+
+def json_(v: Any, indent: Any = None) -> str:
+    """JSON text of a value (canonical floats), keys in their order; `indent` spaces per level."""
+    v = canon(v)
+    if indent is None:
+        return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(v, ensure_ascii=False, indent=_int_arg(indent, "json"))
+
+
+def base64_(s: Any) -> str:
+    """Base64 of the text's UTF-8 bytes."""
+    import base64
+
+    return base64.b64encode(_str_arg(s, "base64").encode("utf-8")).decode("ascii")
+
+
+def _norm_parts(p: str) -> list:
+    out: list = []
+    for seg in p.split("/"):
+        if seg in ("", "."):
+            continue
+        if seg == "..":
+            if out:
+                out.pop()
+            continue
+        out.append(seg)
+    return out
+
+
+def path_resolve(p: Any, base: Any) -> str:
+    """The normalized absolute path of `p`: `p` itself when absolute, else `p` under `base`;
+    `.` and `..` resolved, repeated and trailing slashes dropped (`..` at the root stays there)."""
+    p, base = _str_arg(p, "path_resolve"), _str_arg(base, "path_resolve")
+    full = p if p.startswith("/") else base + "/" + p
+    return "/" + "/".join(_norm_parts(full))
+
+
+def dirname(p: Any) -> str:
+    """The parent of a path (`/a/b` -> `/a`, `/a` -> `/`, `a` -> `.`), trailing slashes ignored."""
+    p = _str_arg(p, "dirname")
+    q = p.rstrip("/")
+    if not q:
+        return "/" if p else "."
+    i = q.rfind("/")
+    if i < 0:
+        return "."
+    return q[:i].rstrip("/") or "/"
+
+
+def basename(p: Any) -> str:
+    """The last name of a path (`/a/b.txt` -> `b.txt`), trailing slashes ignored; `/` -> ``."""
+    q = _str_arg(p, "basename").rstrip("/")
+    return q[q.rfind("/") + 1:]
+
+
+def path_rel(p: Any, base: Any) -> str:
+    """The relative path from `base` to `p` (both normalized; `..` steps where `p` is not under `base`)."""
+    a = _norm_parts(_str_arg(base, "path_rel"))
+    b = _norm_parts(_str_arg(p, "path_rel"))
+    i = 0
+    while i < len(a) and i < len(b) and a[i] == b[i]:
+        i += 1
+    return "/".join([".."] * (len(a) - i) + b[i:])
+
+
+def _braces(pat: str) -> list:
+    """Brace alternatives expanded (`*.{js,ts}` -> `*.js`, `*.ts`), innermost-first, nesting allowed."""
+    m = re.search(r"\{([^{}]*,[^{}]*)\}", pat)
+    if not m:
+        return [pat]
+    out = []
+    for alt in m.group(1).split(","):
+        out.extend(_braces(pat[: m.start()] + alt + pat[m.end():]))
+    return out
+
+
+def _seg_regex(seg: str) -> str:
+    out, i = [], 0
+    while i < len(seg):
+        c = seg[i]
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            j = seg.find("]", i + 2)
+            if j < 0:
+                out.append(re.escape(c))
+            else:
+                body = seg[i + 1:j]
+                neg = body[:1] in ("!", "^")
+                body = body[1:] if neg else body
+                out.append("[" + ("^" if neg else "") + body.replace("\\", "\\\\") + "]")
+                i = j
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def _glob_segs(ps: list, ss: list) -> bool:
+    if not ps:
+        return not ss
+    if ps[0] == "**":  # a trailing `**` needs one name at least (`a/**` is below `a`, not `a`)
+        return len(ss) > 0 if len(ps) == 1 else any(_glob_segs(ps[1:], ss[i:]) for i in range(len(ss) + 1))
+    return bool(ss) and re.fullmatch(_seg_regex(ps[0]), ss[0]) is not None and _glob_segs(ps[1:], ss[1:])
+
+
+def glob_match(s: Any, pattern: Any) -> bool:
+    """Glob test of a (relative) path: `*` `?` `[...]` within one name, `**` any number of
+    directories (none included), `{a,b}` alternatives; names starting with `.` match like others."""
+    s, pattern = _str_arg(s, "glob_match"), _str_arg(pattern, "glob_match")
+    names = [x for x in s.split("/") if x not in ("", ".")]
+    for pat in _braces(pattern):
+        if _glob_segs([x for x in pat.split("/") if x not in ("", ".")], names):
+            return True
+    return False
+
+
+def path_tree(nodes: Any, root: Any) -> list:
+    """The nested tree below `root` of records with `path` and `kind`: per level sorted by name,
+    `{name, type: kind, children: [...]}` (`children` for kind "directory" only); a node whose
+    parent is not among `nodes` is left out."""
+    root = "/" + "/".join(_norm_parts(_str_arg(root, "path_tree")))
+    kids: dict = {}
+    for n in _seq(nodes, "path_tree"):
+        if type(n) is not dict or type(n.get("path")) is not str:
+            raise _wrong("path_tree() needs records with a str `path`")
+        kids.setdefault(dirname(n["path"]), []).append(n)
+
+    def level(p: str, depth: int) -> list:
+        if depth > 64:
+            return []
+        out = []
+        for n in sorted(kids.get(p, ()), key=lambda n: basename(n["path"])):
+            if n["path"] == p:
+                continue
+            e = {"name": basename(n["path"]), "type": n.get("kind")}
+            if n.get("kind") == "directory":
+                e["children"] = level(n["path"], depth + 1)
+            out.append(e)
+        return out
+
+    return level(root, 0)
+
+
+def unified_diff(old: Any, new: Any, name: Any) -> str:
+    """A git-style unified diff of two texts (file `name`, 4 context lines, `Index:` header,
+    `\\ No newline at end of file` markers); only the header when nothing changed."""
+    import difflib
+
+    old, new, name = _str_arg(old, "unified_diff"), _str_arg(new, "unified_diff"), _str_arg(name, "unified_diff")
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)  # a last line without "\n" differs
+    out = [f"Index: {name}", "=" * 67, f"--- {name}\toriginal", f"+++ {name}\tmodified"]
+
+    def line(mark: str, text: str) -> None:
+        out.append(mark + text.removesuffix("\n"))
+        if not text.endswith("\n"):
+            out.append("\\ No newline at end of file")
+
+    for grp in difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(4):
+        i1, i2, j1, j2 = grp[0][1], grp[-1][2], grp[0][3], grp[-1][4]
+        out.append(f"@@ -{i1 + (1 if i2 > i1 else 0)},{i2 - i1} +{j1 + (1 if j2 > j1 else 0)},{j2 - j1} @@")
+        for tag, x1, x2, y1, y2 in grp:
+            if tag == "equal":
+                for k in range(x1, x2):
+                    line(" ", a[k])
+                continue
+            for k in range(x1, x2):
+                line("-", a[k])
+            for k in range(y1, y2):
+                line("+", b[k])
+    return "\n".join(out) + "\n"
+
+
 # ---- operators
 
 

@@ -114,6 +114,28 @@ CALLS = [
     ("pstdev(a)", ("list[any]?",), lambda a: _I["pstdev"].impl(a)),
     ("calc(a)", ("any?",), lambda a: _I["calc"].impl(a)),
     ("calc(a)", ("str",), lambda a: _I["calc"].impl(a)),
+    # text and paths (file trees): docs/language.md, "Builtins and operators"
+    ("split(a)", ("any?",), lambda a: _I["split"].impl(a)),
+    ("split(a, b)", ("str", "str"), lambda a, b: _I["split"].impl(a, b)),
+    ("join(a, b)", ("list[any]?", "str?"), lambda a, b: _I["join"].impl(a, b)),
+    ("replace(a, b, \"x\")", ("str", "str"), lambda a, b: _I["replace"].impl(a, b, "x")),
+    ("replace(a, b, \"x\", 1)", ("any?", "any?"), lambda a, b: _I["replace"].impl(a, b, "x", 1)),
+    ("endswith(a, b)", ("any?", "any?"), lambda a, b: _I["endswith"].impl(a, b)),
+    ("slice(a, b)", ("any?", "int?"), lambda a, b: _I["slice"].impl(a, b)),
+    ("slice(a, 1, b)", ("list[any]", "int"), lambda a, b: _I["slice"].impl(a, 1, b)),
+    ("pad_start(a, b)", ("str", "int"), lambda a, b: _I["pad_start"].impl(a, b)),
+    ("pad_end(a, 3)", ("any?",), lambda a: _I["pad_end"].impl(a, 3)),
+    ("fixed(a, 2)", ("any?",), lambda a: _I["fixed"].impl(a, 2)),
+    ("json(a)", ("any?",), lambda a: _I["json"].impl(a)),
+    ("json(a, 2)", ("any?",), lambda a: _I["json"].impl(a, 2)),
+    ("base64(a)", ("any?",), lambda a: _I["base64"].impl(a)),
+    ("path_resolve(a, b)", ("str", "str"), lambda a, b: _I["path_resolve"].impl(a, b)),
+    ("dirname(a)", ("any?",), lambda a: _I["dirname"].impl(a)),
+    ("basename(a)", ("str",), lambda a: _I["basename"].impl(a)),
+    ("path_rel(a, b)", ("str", "str"), lambda a, b: _I["path_rel"].impl(a, b)),
+    ("glob_match(a, b)", ("str", "str"), lambda a, b: _I["glob_match"].impl(a, b)),
+    ("path_tree(a, b)", ("list[any]?", "str"), lambda a, b: _I["path_tree"].impl(a, b)),
+    ("unified_diff(a, b, \"f\")", ("str", "str"), lambda a, b: _I["unified_diff"].impl(a, b, "f")),
     ("-a", ("any?",), lambda a: UNARY["-"].impl(a)),
     ("-a", ("int",), lambda a: UNARY["-"].impl(a)),
     ("-a", ("float",), lambda a: UNARY["-"].impl(a)),
@@ -231,6 +253,52 @@ def _run(expr: str, types: tuple, *args, compiled):
     env, tools, kept = compiled
     i = next(i for i, c in kept.items() if c[0] == expr and c[1] == types)
     return _outcome_tool(env, f"t{i}", args)
+
+
+TREE = [{"path": "/p", "kind": "directory"}, {"path": "/p/src", "kind": "directory"},
+        {"path": "/p/src/a.py", "kind": "file"}, {"path": "/p/README.md", "kind": "file"}, {"path": "/q/x", "kind": "file"}]
+
+
+@pytest.mark.parametrize(
+    "expr, types, args, expected",
+    [
+        ("split(a, b)", ("str", "str"), ("a\nb\n", "\n"), ["a", "b", ""]),
+        ("split(a)", ("any?",), (" two  words\n",), ["two", "words"]),
+        ("join(a, b)", ("list[any]?", "str?"), (["x", 1, True], "-"), "x-1-true"),
+        ("replace(a, b, \"x\", 1)", ("any?", "any?"), ("a.a.a", "a"), "x.a.a"),
+        ("replace(a, b, \"x\")", ("str", "str"), ("a.a.a", "a"), "x.x.x"),
+        ("endswith(a, b)", ("any?", "any?"), ("notes.txt", ".txt"), True),
+        ("slice(a, b)", ("any?", "int?"), ([1, 2, 3], -2), [2, 3]),
+        ("slice(a, b)", ("any?", "int?"), ("abcdef", 4), "ef"),
+        ("slice(a, 1, b)", ("list[any]", "int"), ([1, 2, 3, 4], 3), [2, 3]),
+        ("pad_start(a, b)", ("str", "int"), ("12 B", 10), "      12 B"),
+        ("pad_end(a, 3)", ("any?",), ("ab",), "ab "),
+        ("fixed(a, 2)", ("any?",), (1.5,), "1.50"),
+        ("fixed(a, 2)", ("any?",), (0.125,), "0.13"),  # half away from zero on the exact value
+        ("json(a, 2)", ("any?",), ([{"name": "a", "children": []}],), '[\n  {\n    "name": "a",\n    "children": []\n  }\n]'),
+        ("base64(a)", ("any?",), ("hi",), "aGk="),
+        ("path_resolve(a, b)", ("str", "str"), ("../x/./y/", "/p/a"), "/p/x/y"),
+        ("path_resolve(a, b)", ("str", "str"), ("/../etc", "/p"), "/etc"),
+        ("dirname(a)", ("any?",), ("/a",), "/"),
+        ("dirname(a)", ("any?",), ("/a/b/",), "/a"),
+        ("basename(a)", ("str",), ("/a/b.txt",), "b.txt"),
+        ("path_rel(a, b)", ("str", "str"), ("/p/a/b", "/p"), "a/b"),
+        ("path_rel(a, b)", ("str", "str"), ("/q", "/p/a"), "../../q"),
+        ("glob_match(a, b)", ("str", "str"), ("b.txt", "**/*.txt"), True),  # ** may be no directory
+        ("glob_match(a, b)", ("str", "str"), ("a/b.txt", "*.txt"), False),  # * stays in one name
+        ("glob_match(a, b)", ("str", "str"), ("a", "a/**"), False),  # a trailing ** needs a name below
+        ("glob_match(a, b)", ("str", "str"), ("src/x.ts", "src/*.{js,ts}"), True),
+        ("glob_match(a, b)", ("str", "str"), (".env", "*"), True),
+        ("path_tree(a, b)", ("list[any]?", "str"), (TREE, "/p"),
+         [{"name": "README.md", "type": "file"}, {"name": "src", "type": "directory", "children": [{"name": "a.py", "type": "file"}]}]),
+        ("unified_diff(a, b, \"f\")", ("str", "str"), ("a\nb\nc\n", "a\nB\nc\n"),
+         "Index: f\n" + "=" * 67 + "\n--- f\toriginal\n+++ f\tmodified\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"),
+    ],
+)
+def test_text_and_path_values(compiled, expr, types, args, expected):
+    """Hand-computed values of the text/path builtins (the glob cases are minimatch's answers
+    with `dot: true`; the diff is jsdiff's `createTwoFilesPatch` text)."""
+    assert _run(expr, types, *args, compiled=compiled) == ("ok", _j(expected))
 
 
 @pytest.mark.parametrize(

@@ -202,6 +202,35 @@ def _fresh(a):
     return f"fresh_id expects an entity name, found {a[0]}"
 
 
+def _sig(name: str, result, *want: str):
+    """A rule from argument kinds ("str", "int", "num", "list", "seq": list or str, "any"): each
+    argument must fit (a loose or optional one may); the result type, or "same" as argument 0."""
+    def fits(k: str, t: Ty) -> bool:
+        t0 = strip_opt(t)
+        if is_loose(t0) or k == "any":
+            return True
+        if k == "str":
+            return is_stringy(t0)
+        if k == "int":
+            return t0 == INT
+        if k == "num":
+            return is_number(t0)
+        if k == "list":
+            return elem(t0) is not None
+        return elem(t0) is not None or is_stringy(t0)  # seq
+
+    def rule(a):
+        for i, (k, t) in enumerate(zip(want, a)):
+            if not fits(k, t):
+                return f"{name} expects {k} as argument {i + 1}, found {t}"
+        if result == "same":
+            t0 = strip_opt(a[0])
+            return UNKNOWN if is_loose(t0) else (STR if is_stringy(t0) else t0)
+        return result
+
+    return rule
+
+
 def mentions_it(e: Any) -> bool:
     """Does `e` read `it` of the enclosing per-element argument? (`it` inside a `where` or a
     nested per-element argument is that construct's own element.)"""
@@ -268,6 +297,36 @@ BUILTINS: dict[str, Builtin] = {
                 impl=_rt.keys),
         Builtin("count", 1, 2, _count, "number of elements (satisfying the per-element condition)", 1,
                 impl=_rt.count_),
+        Builtin("split", 1, 2, _sig("split", ListT(STR), "str", "str"), "pieces of a str between each separator "
+                "(words when none is given)", impl=_rt.split_),
+        Builtin("join", 2, 2, _sig("join", STR, "list", "str"), "the elements' str spellings joined by a separator",
+                impl=_rt.join_),
+        Builtin("replace", 3, 4, _sig("replace", STR, "str", "str", "str", "int"), "every occurrence of a str "
+                "replaced (the first n with a 4th argument)", impl=_rt.replace_),
+        Builtin("endswith", 2, 2, _startswith, "str suffix test (false on null)", impl=_rt.endswith),
+        Builtin("slice", 2, 3, _sig("slice", "same", "seq", "int", "int"), "elements (characters) from start to "
+                "end, exclusive; negative counts from the end", impl=_rt.slice_),
+        Builtin("pad_start", 2, 2, _sig("pad_start", STR, "str", "int"), "right-aligned in n characters",
+                impl=_rt.pad_start),
+        Builtin("pad_end", 2, 2, _sig("pad_end", STR, "str", "int"), "left-aligned in n characters", impl=_rt.pad_end),
+        Builtin("fixed", 2, 2, _sig("fixed", STR, "num", "int"), "a number with exactly n decimals (ties away from 0)",
+                impl=_rt.fixed),
+        Builtin("json", 1, 2, _sig("json", STR, "any", "int"), "JSON text of a value (indent spaces per level)",
+                impl=_rt.json_),
+        Builtin("base64", 1, 1, _sig("base64", STR, "str"), "base64 of the text's UTF-8 bytes", impl=_rt.base64_),
+        Builtin("path_resolve", 2, 2, _sig("path_resolve", STR, "str", "str"), "normalized absolute path: the path "
+                "itself when absolute, else under the base", impl=_rt.path_resolve),
+        Builtin("dirname", 1, 1, _sig("dirname", STR, "str"), "parent path (/a/b -> /a)", impl=_rt.dirname),
+        Builtin("basename", 1, 1, _sig("basename", STR, "str"), "last name of a path (/a/b.txt -> b.txt)",
+                impl=_rt.basename),
+        Builtin("path_rel", 2, 2, _sig("path_rel", STR, "str", "str"), "relative path from a base to a path",
+                impl=_rt.path_rel),
+        Builtin("glob_match", 2, 2, _sig("glob_match", BOOL, "str", "str"), "glob test of a relative path "
+                "(* ? [..] {a,b} within a name, ** across directories)", impl=_rt.glob_match),
+        Builtin("path_tree", 2, 2, _sig("path_tree", ListT(ANY), "list", "str"), "nested {name, type, children} "
+                "tree below a root of records with path and kind", impl=_rt.path_tree),
+        Builtin("unified_diff", 3, 3, _sig("unified_diff", STR, "str", "str", "str"), "git-style unified diff of two "
+                "texts for a file name", impl=_rt.unified_diff),
         Builtin("sqrt", 1, 1, _floatfn("sqrt"), "square root, a float (a negative number is an error)", impl=_rt.sqrt_),
         Builtin("pow", 2, 2, _floatfn("pow"), "x to the power y, a float (0 to a negative power is an error)",
                 impl=_rt.pow_),
