@@ -183,7 +183,7 @@ def test_classify_tool_alone():
     assert classify_tool(T("delete_user", "", [P("user_id")])) == "delete"
     assert classify_tool(T("x", "", [P("id")], http_method="PATCH", http_path="/x/{id}")) == "update"
     assert classify_tool(T("search_books", "", [P("q")])) == "search"
-    assert classify_tool(T("think", "It will not obtain new information or change the database.", [P("thought")])) == "action"
+    assert classify_tool(T("think", "It will not obtain new information or change the database.", [P("thought")])) == "read"  # documented as changing nothing: a pure read (forgec/synth/pure.py)
 
 
 def test_deterministic_and_identifiers():

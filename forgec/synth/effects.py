@@ -26,6 +26,7 @@ from forgec.lang import ast as A
 from forgec.lang.check import _has_write
 
 from . import codes
+from .pure import pure_effect
 from .names import ident, plural, snake, tokens
 from .schema import (
     AMOUNT_PARAMS,
@@ -206,8 +207,11 @@ def build_tool(s: Schema, v: ToolView, tm: TypeMapper) -> Built:
     kind = v.kind
     body: list[A.Stmt] | None = None
     ret: A.TypeExpr = ANY
+    pure = pure_effect(s, v, pmap)  # a computation the docs name is a read (forgec/synth/pure.py)
+    if pure is not None:
+        kind = "read"
     try:
-        body, ret = EFFECT_OF_KIND.get(kind, _action)(s, v, pmap)
+        body, ret = pure if pure is not None else EFFECT_OF_KIND.get(kind, _action)(s, v, pmap)
     except _NoRule:
         body = None
     conservative = body is None
