@@ -26,7 +26,7 @@ from forgec.lang.builtins import BUILTINS, OPERATORS, UNARY
 from forgec.runtime import envrt
 from forgec.runtime.envrt import ToolError
 from forgec.stdlib import ops as OPS
-from forgec.tasks import BlueprintRef, DiffEntry, GoldCall, Task, TaskStats, UserSpec
+from forgec.tasks import BlueprintRef, DiffEntry, GoldCall, ScenarioIntent, Task, TaskStats, UserScenario, UserSpec
 
 
 class Rejected(Exception):
@@ -477,6 +477,18 @@ def _hidden_values(hidden: list[Any], used: dict[str, Any]) -> list[Any]:
     return [h for h in hidden if h not in fact_scalars or json.dumps(h, sort_keys=True) not in fact_values]
 
 
+def _scenario(u: A.UserBlock, facts: dict[str, Any], used: dict[str, Any]) -> UserScenario:
+    """The user block as τ²-bench's user_scenario: known_info is every non-null fact the user
+    knows (told or not) plus the literal arguments only the user can supply."""
+    known = {k: v for k, v in facts.items() if v is not None}
+    known.update(used)
+    return UserScenario(
+        persona=u.persona, reason_for_call=u.reason, known_info=dict(sorted(known.items())),
+        unknown_info=[str(x) for x in u.unknown], task_instructions=u.goal,
+        intents=[ScenarioIntent(text=i.text, condition=i.condition) for i in u.intents],
+    )
+
+
 def lower_blueprint(
     bp: A.BlueprintDecl,
     module: Any,
@@ -512,7 +524,7 @@ def lower_blueprint(
         initial_state_file=initial_state_file,
         initial_state_hash=init_hash,
         instruction=render_instruction(bp.user.goal, bp.user.persona, used, run.usage, writes),
-        user=UserSpec(goal=bp.user.goal, persona=bp.user.persona, facts=used),
+        user=UserSpec(goal=bp.user.goal, persona=bp.user.persona, facts=used, scenario=_scenario(bp.user, run.scope.facts, used)),
         gold_calls=run.gold,
         gold_state_hash=gold_hash,
         gold_diff=state_diff(world_state, env.state),

@@ -12,7 +12,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-TASK_SCHEMA_VERSION = "1.0"
+TASK_SCHEMA_VERSION = "1.1"
+# versions the runtime reads: 1.0 tasks have no `user.scenario` (runtime/users.py derives it)
+TASK_SCHEMA_VERSIONS = ("1.0", "1.1")
 
 
 class BlueprintRef(BaseModel):
@@ -22,11 +24,30 @@ class BlueprintRef(BaseModel):
     name: str = Field(description="blueprint name")
 
 
+class ScenarioIntent(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    text: str = Field(description="one thing the user wants done, in the user's words")
+    condition: str = Field("", description="when the user wants it (empty: always), e.g. 'the refund is more than $50'")
+
+
+class UserScenario(BaseModel):
+    """τ²-bench's `user_scenario`: who calls, why, what they know and do not know, and what they want."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    persona: str = Field("", description="who the user is and how they behave")
+    reason_for_call: str = Field("", description="why the user calls; said first")
+    known_info: dict[str, Any] = Field(default_factory=dict, description="facts the user knows and tells when asked (the blueprint's `knows`)")
+    unknown_info: list[str] = Field(default_factory=list, description="what the user does not know (internal ids): said to be unknown, never volunteered")
+    task_instructions: str = Field(description="the whole instruction in the user's voice (the blueprint's goal)")
+    intents: list[ScenarioIntent] = Field(default_factory=list, description="what the user wants done, in order; each gold write serves one")
+
+
 class UserSpec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     goal: str = Field(description="what the user wants, in the user's words")
     persona: str = Field("", description="how the user behaves (tone, patience)")
     facts: dict[str, Any] = Field(default_factory=dict, description="facts the user knows and may tell: exactly the literals the agent cannot obtain through tools")
+    scenario: UserScenario | None = Field(None, description="the user scenario (schema 1.1; absent in 1.0 task files)")
 
 
 class GoldCall(BaseModel):
@@ -59,7 +80,7 @@ class TaskStats(BaseModel):
 class Task(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    schema_version: Literal["1.0"] = TASK_SCHEMA_VERSION
+    schema_version: Literal["1.0", "1.1"] = TASK_SCHEMA_VERSION
     id: str = Field(description="stable id: <env>/<blueprint name>")
     env: str
     blueprint: BlueprintRef

@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import ValidationError
 
 import forgec
-from forgec.tasks import TASK_SCHEMA_VERSION, Task
+from forgec.tasks import TASK_SCHEMA_VERSION, TASK_SCHEMA_VERSIONS, Task
 
 # The manifest schema versions this runtime understands (the compiler writes
 # `metadata.schema_version`). Additive manifest changes keep the major version.
@@ -291,9 +291,10 @@ def _read_tasks(path: Path, data: bytes) -> list[Task]:
             obj = json.loads(line)
         except ValueError as e:
             raise BuildError("corrupt-build", f"task line is not JSON: {e}", f"{path}:{lineno}") from None
-        if isinstance(obj, dict) and obj.get("schema_version", TASK_SCHEMA_VERSION) != TASK_SCHEMA_VERSION:
+        if isinstance(obj, dict) and obj.get("schema_version", TASK_SCHEMA_VERSION) not in TASK_SCHEMA_VERSIONS:
             raise BuildError("build-version-mismatch",
-                             f"task schema version {obj.get('schema_version')!r} is not {TASK_SCHEMA_VERSION!r}",
+                             f"task schema version {obj.get('schema_version')!r} is not one of "
+                             f"{', '.join(TASK_SCHEMA_VERSIONS)} (this runtime writes {TASK_SCHEMA_VERSION})",
                              f"{path}:{lineno}", help="recompile with this forgec")
         try:
             tasks.append(Task.model_validate(obj))
