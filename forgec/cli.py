@@ -82,6 +82,7 @@ COMMANDS = [
     ("eval", "eval"),
     ("train", "train"),
     ("sft", "sft"),
+    ("serve", "serve"),
 ]
 
 

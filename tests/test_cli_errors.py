@@ -37,6 +37,7 @@ USAGE_CASES = {
     "eval": (["eval", "b", "--bogus"], ["eval"], ["eval", "b", "-k", "two"]),
     "train": (["train", "b", "--bogus"], ["train"], ["train", "b", "--resume=1"]),
     "sft": (["sft", "b", "--bogus"], ["sft"], ["sft", "b", "--show-config=no"]),
+    "serve": (["serve", "b", "--bogus"], ["serve"], ["serve", "b", "--transport", "pigeon"]),
 }
 FRAGMENTS = ("No such option", "Missing argument", ("Invalid value", "does not take a value"))
 

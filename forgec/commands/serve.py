@@ -1,0 +1,90 @@
+"""`forgec serve BUILD --env NAME [--task ID] [--transport stdio|http]`: one environment as an MCP server."""
+
+from __future__ import annotations
+
+import os
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+from forgec.commands.eval import ALLOW_MODIFIED_HELP, load_build
+
+
+class Transport(str, Enum):
+    stdio = "stdio"
+    http = "http"
+
+
+def _pick(b, env: str | None, task: str | None):
+    """The World and default task the options name; bad names exit 1 with the build's diagnostics."""
+    from forgec import diagnostics as D
+    from forgec.runtime import BuildError
+    from forgec.serve.sessions import World
+
+    try:
+        t = b.task(task) if task else None
+        name = env or (t.env if t else None)
+        if name is None:
+            if len(b.envs) != 1:
+                D.usage_error(f"the build has {len(b.envs)} environments; name one with --env",
+                              help=f"environments: {', '.join(sorted(b.envs)) or '(none)'}")
+            name = next(iter(b.envs))
+        w = World(b, name)
+        if t is not None:
+            t = w.task(t.id)
+        w.world_state()  # a missing/changed world state is reported now, not at the first call
+    except BuildError as e:
+        D.emit(e.diagnostic())
+        raise typer.Exit(D.EXIT_ERRORS) from None
+    return w, t
+
+
+def command(
+    build: Path = typer.Argument(..., help="Build folder made by `forgec compile`."),
+    env: str = typer.Option(None, "--env", "-e", help="Environment to serve (default: the task's, or the build's only one)."),
+    task: str = typer.Option(None, "--task", "-t", help="Task id <env>/<blueprint>: sessions start at its initial state "
+                                                         "(default: the env's world state)."),
+    transport: Transport = typer.Option(Transport.stdio, "--transport", help="stdio (one client, this process) or http "
+                                                                              "(streamable HTTP, one env per MCP session)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (--transport http)."),
+    port: int = typer.Option(8000, "--port", help="Port to bind (--transport http; 0: a free one, printed on stderr)."),
+    eval_token: str = typer.Option(None, "--eval-token", envvar="FORGEC_SERVE_EVAL_TOKEN",
+                                   help="Bearer token the /forgec evaluation routes require (--transport http)."),
+    max_sessions: int = typer.Option(1000, "--max-sessions", help="Most sessions kept; the least recently used go first."),
+    allow_modified_build: bool = typer.Option(False, "--allow-modified-build", help=ALLOW_MODIFIED_HELP),
+) -> None:
+    """Serve one environment of a build over MCP (tools/list, tools/call), with an evaluation side channel."""
+    from forgec import diagnostics as D
+
+    if not 0 <= port <= 65535:
+        D.usage_error(f"--port must be between 0 and 65535, not {port}")
+    if max_sessions < 1:
+        D.usage_error(f"--max-sessions must be at least 1, not {max_sessions}")
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        D.usage_error("forgec serve needs the MCP SDK, which is not installed",
+                      help="install the extra: pip install 'forgec[serve]'")
+    b = load_build(build, allow_modified_build)
+    w, t = _pick(b, env, task)
+
+    import anyio
+
+    from forgec.serve.server import build_server, eprint, http_app, serve_http, serve_stdio
+    from forgec.serve.sessions import SessionTable
+
+    table = SessionTable(w, t, max_sessions=max_sessions)
+    server = build_server(table, transport=transport.value)
+    what = f"{w.name} ({len(w.tools)} tools, {'task ' + t.id if t else 'world state'})"
+    if transport is Transport.stdio:
+        eprint(f"forgec serve: {what} on stdio")
+        anyio.run(serve_stdio, server)
+        raise typer.Exit(D.EXIT_OK)
+    app = http_app(server, table, host=host, eval_token=eval_token or os.environ.get("FORGEC_SERVE_EVAL_TOKEN"))
+    try:
+        serve_http(app, host, port, announce=lambda url: eprint(f"forgec serve: {what} at {url} "
+                                                                 f"(evaluation channel: {url[:-4]}/forgec/sessions)"))
+    except OSError as e:
+        D.usage_error(f"cannot listen on {host}:{port}: {e.strerror or e}", help="choose another --port (0 picks a free one)")
+    raise typer.Exit(D.EXIT_OK)

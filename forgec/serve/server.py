@@ -1,0 +1,180 @@
+"""`forgec serve`: one compiled environment as an MCP server (official `mcp` SDK, low-level `Server`).
+
+* `tools/list` lists the env's tools: name, description and the input JSON Schema
+  the env validates arguments against (`TOOLS` of the generated module, derived
+  from the docs), with read-only/destructive hints from the tool kinds.
+* `tools/call` runs `Env.step` through `runtime.toolcalls.execute`; a result is
+  the JSON text plus `structuredContent` (an object result as is, anything else
+  as `{"result": value}`); a rejected call is a tool error (`isError`) carrying
+  the env's message, and the env is transactional, so the state is unchanged.
+
+Sessions: over stdio the process serves one client, so there is one session
+("stdio"). Over streamable HTTP every MCP session (`Mcp-Session-Id`) owns its
+env, created at its first request at `--task` (or `?task=ID` in the URL it
+connected to). Per-session state needs the protocol's sessions, which the
+2026-07-28 stateless era does not have: over HTTP `server/discover` therefore
+advertises only the handshake versions, so clients negotiate the stateful
+`initialize` handshake (what the SDK's `mode="auto"` does for such servers).
+
+The evaluation channel is not a tool, so the agent never sees it: over HTTP it
+is `/forgec/...` routes on the same server (`evalroutes.py`); over stdio, the
+process that owns the pipe sends the JSON-RPC requests `forgec/reset`,
+`forgec/state` and `forgec/score`. Both score with `runtime.reward`, as `forgec eval`.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import mcp_types as types
+from mcp.server.lowlevel.server import Server
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+import forgec
+from forgec.runtime.loader import BuildError
+from forgec.serve.sessions import Session, SessionTable, said_to_user
+
+STDIO_SESSION = "stdio"
+EVAL_METHODS = ("forgec/reset", "forgec/state", "forgec/score")
+
+
+def mcp_tools(tools: list[dict], kinds: dict[str, str]) -> list[types.Tool]:
+    """The env's OpenAI-format tool schemas as MCP tools (the same input schemas, hints from the tool kinds)."""
+    out = []
+    for t in tools:
+        fn = t["function"]
+        kind = kinds.get(fn["name"], "")
+        ann = types.ToolAnnotations(read_only_hint=kind in ("read", "search"), destructive_hint=kind == "delete",
+                                    open_world_hint=False)
+        schema = fn.get("parameters") or {"type": "object", "properties": {}}
+        out.append(types.Tool(name=fn["name"], description=fn.get("description") or None, input_schema=schema, annotations=ann))
+    return out
+
+
+def call_result(out: Any) -> types.CallToolResult:
+    """A `CallOutcome` as an MCP result: structured content on success, a tool error with the env's message otherwise."""
+    if out.ok:
+        sc = out.result if isinstance(out.result, dict) else {"result": out.result}
+        return types.CallToolResult(content=[types.TextContent(type="text", text=out.content)], structured_content=sc)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=out.error or "error")], is_error=True)
+
+
+def _session_id(ctx: Any) -> str:
+    req = ctx.request
+    if req is None:
+        return STDIO_SESSION
+    sid = req.headers.get("mcp-session-id")
+    if not sid:
+        raise MCPError(types.INVALID_REQUEST, "forgec serve keeps one environment per MCP session: connect with the "
+                                              "initialize handshake (the SDK's mode='auto' or 'legacy'), not stateless requests")
+    return sid
+
+
+def _task_from_query(ctx: Any, table: SessionTable):
+    req = ctx.request
+    tid = req.query_params.get("task") if req is not None else None
+    if not tid:
+        return None
+    try:
+        return table.world.task(tid)
+    except BuildError as e:
+        raise MCPError(types.INVALID_PARAMS, f"{e.message} ({e.help})") from None
+
+
+def session_for(ctx: Any, table: SessionTable) -> Session:
+    sid = _session_id(ctx)
+    s = table.get(sid, create=False)
+    return s if s is not None else table.get(sid, task=_task_from_query(ctx, table))
+
+
+class _EvalParams(types.RequestParams):
+    """Params of the stdio evaluation requests (`forgec/reset`: task; `forgec/score`: said or messages; `forgec/state`: full)."""
+
+    task: str | None = None
+    said: str | None = None
+    messages: list[dict] | None = None
+    full: bool = False
+
+
+def build_server(table: SessionTable, *, transport: str) -> Server:
+    """The MCP server for one env; `table` holds its sessions."""
+    world = table.world
+    tools = mcp_tools(world.tools, getattr(world.module, "TOOL_KINDS", {}) or {})
+
+    async def on_list_tools(ctx, params) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        s = session_for(ctx, table)
+        return call_result(s.call(params.name, params.arguments if params.arguments is not None else {}))
+
+    server = Server(f"forgec-{world.name}", version=forgec.__version__,
+                    instructions=f"Tools of the {world.name} environment (a forgec simulation: calls change only this session's state).",
+                    on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+    if transport == "http":
+        async def on_discover(ctx, params) -> types.DiscoverResult:
+            return types.DiscoverResult(supported_versions=list(HANDSHAKE_PROTOCOL_VERSIONS), capabilities=server.get_capabilities())
+
+        server.add_request_handler("server/discover", types.RequestParams, on_discover)
+    else:
+        for method in EVAL_METHODS:
+            server.add_request_handler(method, _EvalParams, _stdio_eval(table, method))
+    return server
+
+
+def _stdio_eval(table: SessionTable, method: str):
+    async def handler(ctx, params: _EvalParams) -> dict:
+        s = table.get(STDIO_SESSION)
+        try:
+            if method == "forgec/reset":
+                s.reset(table.world.task(params.task) if params.task else None)
+                return s.state()
+            if method == "forgec/state":
+                return s.state(full=params.full)
+            said = params.said if params.said is not None else said_to_user(params.messages or [])
+            return s.score(said)
+        except BuildError as e:
+            raise MCPError(types.INVALID_PARAMS, f"{e.message} ({e.help})") from None
+        except ValueError as e:
+            raise MCPError(types.INVALID_PARAMS, str(e)) from None
+    return handler
+
+
+async def serve_stdio(server: Server) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def http_app(server: Server, table: SessionTable, *, host: str, eval_token: str | None = None):
+    from forgec.serve.evalroutes import routes
+
+    return server.streamable_http_app(host=host, custom_starlette_routes=routes(table, eval_token),
+                                      session_idle_timeout=table.idle_s)
+
+
+def serve_http(app: Any, host: str, port: int, *, announce=None) -> None:
+    """Serve `app` with uvicorn on host:port (port 0: a free one); `announce(url)` once the socket is bound."""
+    import socket
+
+    import uvicorn
+
+    fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(fam, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    if announce is not None:
+        announce(f"http://{shown}:{bound}/mcp")
+    cfg = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+    uvicorn.Server(cfg).run(sockets=[sock])
+
+
+def eprint(msg: str) -> None:
+    sys.stderr.write(msg + "\n")
+    sys.stderr.flush()
