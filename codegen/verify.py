@@ -170,7 +170,9 @@ def gen_value(tj: dict, name: str, rng: random.Random, vals: _Values, schema: di
             return rng.sample(ks, min(n, len(ks)))
         if tj["items"].get("type") == "record" and path.count(tj["items"]["name"]) >= 2:
             return []
-        return [gen_value(tj["items"], name, rng, vals, schema, depth + 1, path) for _ in range(n)]
+        # a list of names takes the values found under its singular (`files` -> `file`)
+        item = name[:-1] if name.endswith("s") and name[:-1] in vals.by_name else name
+        return [gen_value(tj["items"], item, rng, vals, schema, depth + 1, path) for _ in range(n)]
     if t in ("record", "object"):
         if t == "record" and path.count(tj["name"]) >= 2:
             return None

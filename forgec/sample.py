@@ -902,12 +902,16 @@ class _Values:
         is_list = isinstance(t, A.ListType)
         ke = self.key_entity(p)
         if ke is not None and ents.get(ke):
-            k = self._choose_key(ke, ents, rng)
+            # the anchor's own key when it is a record of that entity, so the other values
+            # (a branch name inside this repository) belong to the record the call names
+            k = str(anchor[1].get(self.env.entity(ke).key)) if anchor is not None and anchor[0] == ke and not is_list else self._choose_key(ke, ents, rng)
             key_field = self.env.entity(ke).key
             k = ents[ke][k].get(key_field, k)
             return [k] if is_list else k
         found = []
         where = self._where.get(norm(p.name), [])
+        if is_list and prim_class(t.item) is not None:  # a list of names: elements found under the singular
+            where = self._where.get(singular(norm(p.name)), []) + where
         if anchor is not None:  # values of the anchor record first, so they agree with each other
             where = [w for w in where if w[0] == anchor[0]] + [w for w in where if w[0] != anchor[0]]
         for ent, path in where:
@@ -926,6 +930,10 @@ class _Values:
             v = rng.choice(found)
             if _fits(t, v):
                 return v
+        if found and is_list and prim_class(t.item) is not None:
+            v = rng.choice(found)
+            if _fits(t.item, v):
+                return [v]
         return self.generate(t, p.name, p.default, ents, rng)
 
     def _choose_key(self, entity: str, ents: dict, rng: random.Random) -> str:

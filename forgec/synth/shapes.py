@@ -43,6 +43,9 @@ Recognizer = Callable[[ir.Environment, frozenset[str]], "Claim | None"]
 def _recognizers() -> list[Recognizer]:
     """The shapes, most specific first (imported here so each shape stays its own module)."""
     out: list[Recognizer] = []
+    from .shape_repo import claim as repo_claim
+
+    out.append(repo_claim)
     from .pure import claim as pure_claim  # last: computations no domain shape models
 
     out.append(pure_claim)
