@@ -109,6 +109,9 @@ class _Values:
             for rec in coll.values():
                 self._add(rec)
         self._add(state.get("globals") or {})
+        # keys under "<entity><key>" names too (`entityName`, `entity_names` for Entity.name): docs name a
+        # record's key that way where the param is plain text (a batch delete that ignores unknown names)
+        self.named_keys = {_squash(e + kf): self.keys.get(e, []) for e, d in schema["entities"].items() for kf in (d["key"],)}
         for k in self.by_name:
             self.by_name[k] = sorted(set(self.by_name[k]), key=lambda v: (type(v).__name__, v))
 
@@ -126,6 +129,10 @@ class _Values:
                         self.by_name.setdefault(k, []).append(x)
                     elif type(x) is dict:
                         self._add(x, depth + 1)
+
+
+def _squash(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())
 
 
 def _flat(rec: dict) -> dict:
@@ -181,6 +188,8 @@ def gen_value(tj: dict, name: str, rng: random.Random, vals: _Values, schema: di
         return {k: gen_value(ftj, k, rng, vals, schema, depth + 1, sub) for k, ftj in fields.items() if not (ftj.get("optional") and rng.random() < 0.3)}
     if t in ("str", "int", "float", "bool"):
         seen = [v for v in vals.by_name.get(name, []) if _matches(v, tj)]
+        if not seen:
+            seen = [v for v in vals.named_keys.get(_squash(name), vals.named_keys.get(_squash(name).removesuffix("s"), [])) if _matches(v, tj)]
         if seen and rng.random() < 0.75:
             return rng.choice(seen)
         v = generate_value({"type": t}, name, rng)

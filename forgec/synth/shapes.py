@@ -46,6 +46,9 @@ def _recognizers() -> list[Recognizer]:
     from .shape_repo import claim as repo_claim
 
     out.append(repo_claim)
+    from .shape_graph import claim as graph_claim
+
+    out.append(graph_claim)
     from .pure import claim as pure_claim  # last: computations no domain shape models
 
     out.append(pure_claim)
