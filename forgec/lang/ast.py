@@ -360,6 +360,10 @@ class ToolDecl:
     python: str | None = None
     annotations: tuple[str, ...] = ()
     span: Span = _span()
+    # (index of a top-level body statement, why): the synthesizer's citation of the doc
+    # sentence a statement was read from; printed as own-line `// from: "..."` comments
+    # before that statement. Not part of equality (a re-parse keeps them as comments).
+    notes: tuple[tuple[int, str], ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -243,7 +243,14 @@ class _Printer:
             self.emit(ind, "{", src)
         else:
             self.lines[-1].text += " {"
-        self.stmts(ind + 1, t.body or ())
+        notes: dict[int, list[str]] = {}
+        for i, why in t.notes:
+            notes.setdefault(i, []).append(why)
+        for i, s in enumerate(t.body or ()):
+            for why in notes.get(i, ()):
+                # a citation is a plain own-line comment: parsed back into Module.comments
+                self.emit(ind + 1, "// from: " + quote(" ".join(why.split())), _line_of(s))
+            self.stmt(ind + 1, s)
         self.emit(ind, "}", _end_of(t), closer=True)
 
     # ---- statements

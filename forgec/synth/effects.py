@@ -25,7 +25,7 @@ from forgec.diagnostics import Diagnostic, Span, warning
 from forgec.lang import ast as A
 from forgec.lang.check import _has_write
 
-from . import codes
+from . import codes, prose
 from .pure import pure_effect
 from .names import ident, plural, snake, tokens
 from .schema import (
@@ -158,6 +158,9 @@ def tool_params(s: Schema, v: ToolView, tm: TypeMapper) -> list[ParamOut]:
             ty = tm.map(p.type, hint)
         else:
             ty = tm.field_type(p.name, p.type)
+            closed = prose.allowed_values(p.description or "") if ty == STR else None
+            if closed:
+                ty = A.EnumType(closed[0])  # "either 'lost device' or 'travel'": a closed set
         default: A.Expr | None = None
         optional = not p.required
         if optional and p.type.kind == "object" and p.type.fields and (p.name in BODY_PARAMS or p.location == "body") and v.kind in ("create", "update"):
@@ -229,6 +232,10 @@ def build_tool(s: Schema, v: ToolView, tm: TypeMapper) -> Built:
     if v.kind in ("read", "search") and _has_write(body or ()):  # the checker's own test: kinds agree
         kind = "action"
     ann = [kind] + (["conservative"] if conservative else [])  # stored without "@"
+    cited = v.cited + ([] if conservative else prose.cite_existing(v, body))
+    notes = tuple(dict.fromkeys((i, prose.cite(why)) for i, st in enumerate(body) for x, why in cited if x is st))
+    # a run of statements read from one sentence cites it once, before the first
+    notes = tuple(n for j, n in enumerate(notes) if not any(m[0] == n[0] - 1 and m[1] == n[1] for m in notes[:j]))
     decl = A.ToolDecl(
         name=v.name,
         params=tuple(A.ParamDecl(p.name, p.type, p.default, p.doc) for p in params),
@@ -236,6 +243,7 @@ def build_tool(s: Schema, v: ToolView, tm: TypeMapper) -> Built:
         doc=_doc(v.tool.description),
         body=tuple(body),
         annotations=tuple(ann),
+        notes=notes,
     )
     return Built(decl, diags, conservative)
 
@@ -647,14 +655,16 @@ def _update(s: Schema, v: ToolView, pmap):
     k = _key_param(v, pmap)
     stmts: list[A.Stmt] = _status_require(e, v, k)
     changes: list[A.Stmt] = []
-    money = _balance(s, v, pmap, k)
+    said = prose.moves_money(s, e, v, pmap, k)
+    money = None if said else _balance(s, v, pmap, k)  # the prose says which way money moves
     if money:
         changes += money
     grouped = set(v.group[2]) if v.group else set()
     if v.group:
         fname, rname, ps = v.group
         changes.append(A.Set(at(k, fname), A.RecordLit(tuple(A.FieldInit(ident(p), N(pmap[p].name)) for p in ps))))
-    changes += _param_changes(s, e, v, pmap, k, grouped, bool(money))
+    changes += _param_changes(s, e, v, pmap, k, grouped, bool(money) or said)
+    changes += _from_prose(s, e, v, pmap, k, changes, stmts)
     stmts += _same_field(s, e, v, pmap, k)
     changes += _capacity(s, e, v, pmap, k, changes)
     used = {w for w in pmap if _mentions(changes, pmap[w].name)}
@@ -678,8 +688,10 @@ def _param_changes(s: Schema, e: Entity, v: ToolView, pmap, k: str, grouped: set
     for wire, fname, expr, ptype, nullable, guard in flat:
         if wire == v.key_param or wire in grouped or wire in MODIFIER_PARAMS:
             continue
-        if money and wire in AMOUNT_PARAMS:
+        if (money and wire in AMOUNT_PARAMS) or wire in prose.amounts(v.facts):
             continue
+        if wire in v.refs and prose.state_facts(v.facts) and not any(f.kind == "record" and ident(f.field) == ident(wire) for f in v.facts):
+            continue  # the docs say what changes; an owner's id passed along is no new value
         pair = "new_" + wire
         if pair in wires and fname in e.fields and isinstance(strip_optional(ptype), A.ListType):
             changes += _exchange(at(k, fname), wire, expr, pair, by_wire[pair][1])
@@ -706,6 +718,18 @@ def _param_changes(s: Schema, e: Entity, v: ToolView, pmap, k: str, grouped: set
         else:
             changes.append(st)
     return changes
+
+
+def _from_prose(s: Schema, e: Entity, v: ToolView, pmap, k: str, made: list[A.Stmt], requires: list[A.Stmt]) -> list[A.Stmt]:
+    """The writes the description states (forgec/synth/prose.py), each cited; a precondition
+    joins `requires`, a statement already in `made` is only cited."""
+    out: list[A.Stmt] = []
+    for st, why in prose.changes(s, e, v, pmap, k, made):
+        v.cited.append((st, why))
+        if any(x is st for x in made + requires + out):
+            continue
+        (requires if isinstance(st, A.Require) else out).append(st)
+    return out
 
 
 def _exchange(target: A.Expr, wire: str, old: A.Expr, pair: str, new: A.Expr) -> list[A.Stmt]:
@@ -901,6 +925,7 @@ def _delete(s: Schema, v: ToolView, pmap):
                 st = A.If(bin_("!=", root, NULL), (st,))  # a field of an optional request body
             stmts.append(st)
         stmts += _refund(s, e, v, k) + _restock(s, e, v, k)
+        stmts += _from_prose(s, e, v, pmap, k, stmts, stmts)
         stmts.append(A.Set(at(k, "status"), lit(v.status_post)))
         return stmts + [A.Return(N(k))], A.NamedType(e.name)
     stmts = [A.Let("removed", at(k, e.key))]

@@ -30,6 +30,7 @@ from typing import Any
 from forgec import ir
 from forgec.lang import ast as A
 
+from . import prose
 from .names import RESERVED, entity_name, ident, plural, pascal, singular, snake, tokens
 
 # --------------------------------------------------------------------------- lexicon
@@ -118,6 +119,9 @@ class ToolView:
     global_name: str | None = None  # singleton read
     child: tuple[str, str] | None = None  # (entity, ref field) listed by this read
     flag_preds: dict[str, tuple[str, str, Any]] = field(default_factory=dict)  # bool filter -> (field, op, number)
+    facts: tuple = ()  # prose.Fact per sentence of the description (forgec/synth/prose.py)
+    cites: dict[str, str] = field(default_factory=dict)  # "status_post"/"status_pre" -> the sentence it was read from
+    cited: list = field(default_factory=list)  # (statement, sentence) written from the prose, for env.forge comments
 
 
 @dataclass
@@ -485,7 +489,9 @@ def _view(t: ir.Tool, prefix: int, common_path: int = 0) -> ToolView:
     nouns = [w for w in body if w not in ALL_VERBS and w not in STOP]
     if not nouns and verb in NOUN_VERBS and kind == "create":
         nouns = [verb]
-    return ToolView(t, ident(t.name), kind, toks, verb, nouns, by)
+    v = ToolView(t, ident(t.name), kind, toks, verb, nouns, by)
+    v.facts = prose.read(t.description or "")
+    return v
 
 
 def _all_params(t: ir.Tool):
@@ -629,6 +635,8 @@ def _entities_from_tool_nouns(s: Schema) -> None:
             continue
         if v.kind == "create" and singular(v.nouns[-1]) in ("credit", "balance", "fund", "money", "point", "deposit") and any(s.ref_of(p.name) for p in v.tool.params):
             continue
+        if v.kind == "create" and _prose_subject(s, v, [s.ref_of(p.name) for p in v.tool.params if s.ref_of(p.name)]):
+            continue  # "Changes the bill status to ...": a change of the bill, no new record
         key = _key_for_noun(s, singular(v.nouns[-1]))
         _add_entity(s, noun, key or f"{snake(noun)}_id", synthetic=key is None)
 
@@ -757,14 +765,59 @@ def _bind_key_param(s: Schema, v: ToolView) -> None:
         for pname, ent in cands:
             if last and pname == last[-1]:
                 pick = (pname, ent)
+    said = _prose_subject(s, v, [en for _pn, en in cands])
+    if said and (pick is None or (pick[1] != said and not segs)):
+        # "Sets the line status ...", "Stores the plan_id on the line": the record the prose changes
+        pick = next((pn, en) for pn, en in cands if en == said)
     if pick is None:
         req = [(pn, en) for pn, en in cands if (t.param(pn) and t.param(pn).required)]
         pick = (req or cands)[0]
     v.key_param, v.target = pick
     del v.refs[pick[0]]
     _status_words(s, v)
-    if v.kind == "action" and v.status_post:
+    _prose_status(s, v)
+    if v.kind == "delete" and not v.status_post and any(f.kind in ("toggle", "record", "count") for f in v.facts) and not re.search(r"\b(delete|remove|destroy|erase)", (t.description or "").lower()):
+        v.kind = "update"  # DELETE /members/{id}/autopay "Switches autopay off": the member stays
+    if v.kind == "action" and (v.status_post or prose.state_facts(v.facts)):
         v.kind = "delete" if v.verb in ("cancel", "close", "archive", "terminate", "revoke") else "update"
+
+
+def _prose_subject(s: Schema, v: ToolView, ents: list[str]) -> str | None:
+    """The one entity among `ents` that the description's state changes name ("Sets the line
+    status to ...", "Turn roaming on for a line"); money moves name the payer, so count last."""
+    facts = [f for f in prose.state_facts(v.facts) if f.subject and not f.conditional]
+    for group in ([f for f in facts if f.kind != "money"], [f for f in facts if f.kind == "money"]):
+        hit = {e for f in group for e in ents if prose.names_entity(f.subject, e)}
+        if len(hit) == 1:
+            return hit.pop()
+        if hit:
+            return None
+    return None
+
+
+def _prose_values(s: Schema) -> set[str]:
+    """Every state value a description says some record is set to (normalized)."""
+    return {_norm(str(f.value)) for v in s.views.values() for f in v.facts if f.kind == "status"}
+
+
+def _prose_status(s: Schema, v: ToolView) -> None:
+    """"Sets the line status to Suspended" -> the state after; "The line must be Active",
+    "Only an Active line can be ..." -> the state before; each remembers its sentence."""
+    if v.kind == "create" or v.target is None:
+        return
+    mine = [f for f in v.facts if not f.conditional and (not f.subject or prose.names_entity(f.subject, v.target))]
+    post = [f for f in mine if f.kind == "status"]
+    if post:
+        f = post[-1]
+        if v.status_post is None or _norm(v.status_post) == _norm(str(f.value)) or _quoted_status(v):
+            v.status_post = str(f.value)  # as the docs spell it (the enum's spelling wins later)
+            v.cites["status_post"] = f.sentence
+    known = _prose_values(s) | {_norm(x) for x in STATUS_WORDS} | {_norm(x) for x in _status_enum(s, v.target) or ()}
+    marked = lambda f: str(f.value)[:1].isupper() or re.search(rf"['\"`]{re.escape(str(f.value))}['\"`]", f.sentence)  # noqa: E731
+    pre = [f for f in mine if f.kind == "require" and (_norm(str(f.value)) in known or marked(f)) and _norm(str(f.value)) != _norm(v.status_post or "")]
+    if pre and v.status_pre is None and not v.status_allowed:
+        v.status_pre = str(pre[0].value)
+        v.cites["status_pre"] = pre[0].sentence
 
 
 def _find(toks: list[str], sub: list[str]) -> int | None:
@@ -947,6 +1000,7 @@ def _update_extra_params(s: Schema, v: ToolView, e: Entity) -> list[ir.Param]:
     extra = [p for _path, p in flat_params(v) if p.name != v.key_param and p.name not in v.refs and p.name not in MODIFIER_PARAMS]
     if balance_field(e) or any(balance_field(s.entities[x]) for x in v.refs.values()):
         extra = [p for p in extra if p.name not in AMOUNT_PARAMS]
+    extra = [p for p in extra if p.name not in prose.amounts(v.facts)]  # "adds gb_amount GB to ...": moved, not stored
     return [p for p in extra if not (p.name.startswith("new_") and any(q.name == p.name[4:] for q in extra))]
 
 
@@ -1008,6 +1062,85 @@ def _parent_refs_of_creates(s: Schema, tm: TypeMapper) -> None:
                 s.entities[v.target].fields.setdefault(ident(pname), Field(ident(pname), A.NamedType(ent), ""))
 
 
+def _fields_from_prose(s: Schema, tm: TypeMapper) -> None:
+    """State the descriptions name: "records suspension_start_date as today's date" (a date,
+    null until recorded), "Turn on roaming" (a flag), "Adds gb_amount GB ... to the line's
+    data_refuelled_gb" (a counter), "Deducts the amount from the payment method's balance"."""
+    for v in s.views.values():
+        if v.target is None or v.kind not in ("update", "delete", "action"):
+            continue
+        for f in v.facts:
+            if f.conditional:
+                continue
+            e = _fact_entity(s, v, f)
+            if e is None:
+                continue
+            if f.kind == "record":
+                name = record_field(s, v, e, f)
+                if name and name not in e.fields:
+                    p = next((p for p in v.tool.params if ident(p.name) == name), None)
+                    if p is not None:
+                        _param_field(s, tm, e, p, optional=False)
+                    elif f.value == "now" or {"date", "time"} & set(tokens(name)):
+                        e.fields[name] = Field(name, A.OptionalType(A.PrimType("str")), f"recorded by {v.tool.name}")
+                if name and (f.value == "now" or (name not in [ident(p.name) for p in v.tool.params] and {"date", "time"} & set(tokens(name)))):
+                    s.globals.setdefault("now", Field("now", A.PrimType("str"), "the clock: time is a state value", A.Literal("2024-05-15T12:00:00")))
+            elif f.kind == "toggle":
+                if any(prose.names_entity(f.field, x) for x in s.entities):
+                    continue  # "Enables the user": a state of the record, not a flag
+                name = prose.field_named(e.fields, f.field, (prose.BOOL,)) or ident(snake("_".join(tokens(f.field.replace("-", " "))[-2:]))) + "_enabled"
+                e.fields.setdefault(name, Field(name, A.PrimType("bool"), f"on/off, switched by {v.tool.name}"))
+            elif f.kind == "count":
+                name = count_field(e, f)
+                amt = next((p for p in v.tool.params if ident(p.name) == ident(f.amount)), None)
+                if name and name not in e.fields:
+                    t = A.PrimType("float") if amt is not None and amt.type.kind == "number" else A.PrimType("int")
+                    e.fields[name] = Field(name, t, f"counted by {v.tool.name}")
+            elif f.kind == "money":
+                if not balance_field(e) and not prose.field_named(e.fields, f.field, prose.NUMS):
+                    e.fields["balance"] = Field("balance", A.PrimType("float"), f"money moved by {v.tool.name}")
+
+
+def _fact_entity(s: Schema, v: ToolView, f) -> Entity | None:
+    """The record a fact is about: the tool's own, or the one a parameter references."""
+    if not f.subject or prose.names_entity(f.subject, v.target):
+        return s.entities[v.target] if f.kind != "money" or f.subject else None
+    hits = [ent for ent in dict.fromkeys(list(v.refs.values()) + list(v.list_refs.values())) if prose.names_entity(f.subject, ent)]
+    return s.entities[hits[0]] if len(hits) == 1 else None
+
+
+def record_field(s: Schema, v: ToolView, e: Entity, f) -> str | None:
+    """The field a "records X" sentence names: a documented identifier (`suspension_start_date`),
+    a parameter ("stores the reason" -> `reason`), an existing field, or "the date" -> `<verb>_date`."""
+    phrase = re.sub(r"^(?:new|given|current)\s+", "", f.field)
+    if "_" in phrase and " " not in phrase:
+        return ident(phrase)
+    name = ident(snake(phrase.replace(" ", "_")))
+    if any(ident(p.name) == name for p in v.tool.params):
+        return name
+    hit = prose.field_named(e.fields, phrase)
+    if hit:
+        return hit
+    if phrase in ("date", "time", "timestamp", "date and time"):
+        return ident(snake(f"{v.verb or v.name}_date"))
+    return None
+
+
+def count_field(e: Entity, f) -> str | None:
+    """The counter a "adds N GB of data to the line's F" / "increases F by N" names."""
+    phrase = f.field
+    if prose.names_entity(phrase, e.name) and f.value:
+        phrase = str(f.value)  # "adds 2 GB of data to the line": the counter is the data
+    hit = prose.field_named(e.fields, phrase, prose.NUMS)
+    if hit:
+        return hit
+    if "_" in phrase and " " not in phrase:
+        return ident(phrase)
+    if f.value and not prose.names_entity(phrase, e.name):
+        return None
+    return ident(snake(phrase.replace(" ", "_"))) if len(phrase.split()) <= 2 else None
+
+
 # The field rules, in the order they run: earlier rules win (fields are set once), so
 # documented return schemas come first and guesses from prose and params after.
 FIELD_RULES = (
@@ -1017,6 +1150,7 @@ FIELD_RULES = (
     _price_fields,
     _fields_from_create_params,
     _fields_from_update_params,
+    _fields_from_prose,
     _fields_from_search_filters,
     _parent_refs_of_creates,
 )
@@ -1210,7 +1344,7 @@ def _canonical_status(s: Schema) -> None:
             hit = next((x for x in vals or () if _norm(x) == _norm(w)), None)
             if hit is not None:
                 setattr(v, attr, hit)
-            elif attr == "status_post" and v.verb in STATUS_IF_DOCUMENTED and not _quoted_status(v):
+            elif attr == "status_post" and v.verb in STATUS_IF_DOCUMENTED and not _quoted_status(v) and "status_post" not in v.cites:
                 v.status_post = None  # e.g. `assign_ticket` when "assigned" is no documented state
 
 

@@ -1,0 +1,407 @@
+"""Effects read from the prose: tool and parameter descriptions, sentence by sentence.
+
+Names say little about what a write does: `suspend_line` may set a status *and* record a
+date, `make_payment` may move money *and* close a bill, `enable_roaming` flips a flag. The
+descriptions say it in a handful of phrasings that recur across doc styles. This module
+reads them into `Fact`s (pure text, no schema), which `schema.py` uses to declare state
+(status values, recorded fields, flags, balances, counters) and to pick the record a tool
+changes, and `effects.py` turns into statements, each citing the sentence it came from
+(`// from: "Sets the line status to Suspended"` in env.forge).
+
+Patterns (each has fixtures from at least two differently written doc sources in
+tests/fixtures/prose/ and the shared corpus):
+
+* status     "sets/changes/updates the X status to Y", "marks the X as Y",
+             "the X status will be changed to 'Y'"
+* record     "records/stores/saves [the] F [as today's date | on the X]"
+* toggle     "enable/disable F", "turn(s) F on/off", "turn(s) on/off F"
+* money      "refunds/adds/credits/deducts/charges/withdraws the amount to/from the X's balance"
+* count      "adds N U of D to the X's F", "increases/decreases/reduces the X's F by N"
+* require    "only a/an Y X can ...", "the X must be Y", "only if it is Y", "can only be ... once"
+* values     "either 'a' or 'b'", "one of: a, b, c", "can only be 'a' or 'b'" (parameters)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from forgec.lang import ast as A
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One thing a sentence says a tool does (or needs)."""
+
+    kind: str  # status | record | toggle | money | count | require | once | same
+    sentence: str  # the sentence, as written (cited in env.forge)
+    subject: str = ""  # noun phrase of the record it is about ("line", "payment method"); "" = the tool's record
+    field: str = ""  # field phrase ("suspension_start_date", "roaming", "balance", "data_refuelled_gb")
+    value: object = None  # status value, bool, "now", a param phrase, or a number
+    sign: int = 0  # +1 / -1 for money and counts
+    amount: str = ""  # the amount phrase ("amount", "gb_amount", "total", "1")
+    conditional: bool = False  # "... if the payment was made with a gift card": a condition not read
+
+
+# --------------------------------------------------------------------------- sentences
+
+_ABBREV = re.compile(r"\b(e\.g|i\.e|etc|vs|approx|no)\.", re.I)
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a description (`e.g.` and decimals do not end one; `;` does)."""
+    t = " ".join((text or "").split())
+    if not t:
+        return []
+    t = _ABBREV.sub(lambda m: m.group(0).replace(".", "\0"), t)
+    parts = re.split(r"(?<=[.!?;])\s+(?=\S)", t)
+    out = []
+    for p in parts:
+        p = p.replace("\0", ".").strip()
+        if p:
+            out.append(p)
+    return out
+
+
+# a state value: quoted, or one capitalized word (plus capitalized words after it), or one word
+_QVAL = r"(?:'(?P<q1>[^']{1,40})'|\"(?P<q2>[^\"]{1,40})\"|`(?P<q3>[^`]{1,40})`|(?P<w>[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*|[a-z][\w-]*))"
+_ART = r"(?:the\s+|a\s+|an\s+|its\s+|their\s+|this\s+|that\s+)?"
+_SUBJ = r"(?P<subj>[a-z][a-z_ ]{0,30}?)"
+_NOT_VALUES = {"the", "a", "an", "be", "it", "its", "their", "given", "new", "value", "provided", "specified", "requested", "true", "false", "null", "none", "done", "used", "to", "as", "in", "on", "set", "changed"}
+
+
+def _val(m: re.Match) -> str | None:
+    v = m.group("q1") or m.group("q2") or m.group("q3") or m.group("w")
+    if v is None or v.lower() in _NOT_VALUES:
+        return None
+    return v
+
+
+def _subj(x: str | None) -> str:
+    x = (x or "").strip().lower()
+    x = re.sub(r"^(?:the|a|an|its|their|this|that)\s+", "", x)
+    return "" if x in ("it", "them", "this", "that", "one") else x
+
+
+_STATUS_SET = re.compile(rf"\b(?:sets?|changes?|updates?|moves?|puts?|switch(?:es)?)\s+{_ART}(?:{_SUBJ}(?:'s)?\s+)?status\s+(?:to|as|into)\s+{_QVAL}")
+_STATUS_WILL = re.compile(rf"\b{_ART}(?:{_SUBJ}(?:'s)?\s+)?status\s+(?:will\s+be|is|gets|becomes|will\s+become)\s+(?:changed\s+|set\s+|updated\s+|moved\s+)?(?:to\s+)?{_QVAL}")
+_MARKS = re.compile(rf"\bmarks?\s+{_ART}{_SUBJ}?\s*as\s+{_QVAL}")
+_RECORD = re.compile(
+    r"\b(?:records?|stores?|saves?|stamps?)\s+(?:the\s+|its\s+|their\s+|a\s+)?(?:new\s+|given\s+)?"
+    r"(?P<field>[a-z][a-z0-9_]*(?:\s+[a-z][a-z0-9_]*){0,2}?)"
+    r"(?:\s+(?:as|to)\s+(?P<what>today's\s+date|the\s+current\s+(?:date|time)|the\s+date|now|the\s+time))?"
+    r"(?:\s+(?:on|in|for|with)\s+(?P<subj>(?:the\s+|its\s+)?[a-z][a-z ]{0,30}?))?(?=\s*(?:[,.;]|$|\band\b|\bso\b|\bwhen\b))"
+)
+_TOGGLE_A = re.compile(r"\b(?P<verb>enables?|disables?|turns?\s+on|turns?\s+off|switch(?:es)?\s+on|switch(?:es)?\s+off)\s+(?:the\s+)?(?P<thing>[a-z][a-z_ -]{1,30}?)(?:\s+(?:for|on|of)\s+(?P<subj>(?:the\s+|a\s+|an\s+)?[a-z][a-z ]{0,30}?))?(?=\s*(?:[,.;]|$|\band\b))")
+_TOGGLE_B = re.compile(r"\b(?:turns?|switch(?:es)?)\s+(?:the\s+)?(?P<thing>[a-z][a-z_ -]{1,30}?)\s+(?P<onoff>on|off)\b(?:\s+(?:for|on|of)\s+(?P<subj>(?:the\s+|a\s+|an\s+)?[a-z][a-z ]{0,30}?))?(?=\s*(?:[,.;]|$|\band\b))")
+_MONEY = re.compile(
+    r"\b(?P<verb>refund|add|credit|deposit|return|deduct|charge|debit|withdraw|subtract|take)(?:s|ed|es)?\s+"
+    r"(?:the\s+|its\s+|their\s+)?(?P<what>[a-z_]+(?:\s+[a-z_]+)?)\s+(?P<dir>to|from|into|onto|against|on)\s+"
+    r"(?P<dest>[a-z][a-z' _]{0,40}?)(?=\s*(?:[,.;]|$|\band\b|\bif\b|\bwhen\b|\bunless\b))"
+)
+_MONEY_WILL = re.compile(r"\b(?:the\s+)?(?P<what>refund|amount|total|payment)\s+(?:will\s+be|is)\s+(?P<verb>added|credited|refunded|returned|deducted|charged|debited|withdrawn)\s+(?P<dir>to|from|into|onto)\s+(?P<dest>[a-z][a-z' _]{0,40}?)(?=\s*(?:[,.;]|$|\band\b|\bif\b|\bwhen\b|\bunless\b|\bimmediately\b))")
+_COUNT_TO = re.compile(r"\b(?P<verb>adds?|gives?|grants?|removes?|takes?)\s+(?P<n>[a-z_0-9]+(?:\.\d+)?)\s+(?:[a-z]+\s+)?(?:of\s+(?P<stuff>[a-z ]+?)\s+)?(?P<dir>to|from)\s+(?:the\s+|its\s+)?(?:(?P<subj>[a-z][a-z ]{0,30}?)'s\s+)?(?P<field>[a-z][a-z0-9_]*)\b")
+_COUNT_BY = re.compile(r"\b(?P<verb>increases?|increments?|raises?|decreases?|decrements?|reduces?|lowers?)\s+(?:the\s+|its\s+)?(?:(?P<subj>[a-z][a-z ]{0,30}?)'s\s+)?(?P<field>[a-z][a-z0-9_ ]{0,30}?)\s+by\s+(?:the\s+)?(?P<n>[a-z_0-9]+(?:\.\d+)?)")
+_ONLY_A = re.compile(rf"\bonly\s+(?:a|an|the)\s+{_QVAL}\s+(?P<subj>[a-z][a-z ]{{0,30}}?)\s+(?:can|may)\b")
+_MUST_BE = re.compile(rf"\b(?:the\s+|it\s+|its\s+)?(?P<subj>[a-z][a-z ]{{0,30}}?)?\s*(?:must|has\s+to|needs\s+to)\s+be\s+(?:in\s+(?:the\s+)?)?(?:status\s+)?{_QVAL}")
+_ONLY_IF = re.compile(rf"\bonly\s+(?:be\s+[a-z]+\s+)?(?:if|when)\s+(?:it|the\s+(?P<subj>[a-z][a-z ]{{0,30}}?)|its\s+status)\s+is\s+(?:in\s+)?(?:status\s+)?{_QVAL}")
+_ONCE = re.compile(r"\b(?:only\s+(?:be\s+)?[a-z ]{0,30}?\s*once|(?:can|may)\s+only\s+be\s+[a-z ]{0,30}?\bonce|at\s+most\s+once)\b")
+_ONE_OF = re.compile(r"\b(?:either|one\s+of|only\s+be|must\s+be|should\s+be|allowed\s+values?\s+(?:are|is))\b[:\s]*(?=(?P<rest>.*)$)")
+_QUOTED = re.compile(r"'([^']{1,60})'|\"([^\"]{1,60})\"|`([^`]{1,60})`")
+
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "ten": 10}
+_POS = {"refund", "add", "credit", "deposit", "return", "added", "credited", "refunded", "returned", "give", "gives", "grant", "grants", "adds"}
+
+
+def read_sentence(sent: str) -> list[Fact]:
+    """Every fact one sentence states (a sentence may state several: "sets X and records Y")."""
+    out: list[Fact] = []
+    low = sent.lower()
+    for rx in (_STATUS_SET, _STATUS_WILL, _MARKS):
+        # match on the original text so a value keeps its documented spelling ("Suspended")
+        for m in rx.finditer(_lower_but_values(sent)):
+            v = _val(m)
+            if v is not None and not (rx is _MARKS and _subj(m.group("subj")) in ("read", "done")):
+                out.append(Fact("status", sent, _subj(m.group("subj")), "status", v))
+    for m in _RECORD.finditer(low):
+        f = m.group("field").strip()
+        if f in ("status", "it", "them", "the", "a") or f.startswith("status "):
+            continue
+        what = m.group("what")
+        out.append(Fact("record", sent, _subj(m.group("subj")), f, "now" if what else None))
+    for m in _TOGGLE_A.finditer(low):
+        on = not re.match(r"disables?|turns?\s+off|switch(?:es)?\s+off", m.group("verb"))
+        out.append(Fact("toggle", sent, _subj(m.group("subj")), m.group("thing").strip(), on))
+    for m in _TOGGLE_B.finditer(low):
+        out.append(Fact("toggle", sent, _subj(m.group("subj")), m.group("thing").strip(), m.group("onoff") == "on"))
+    for rx in (_MONEY, _MONEY_WILL):
+        for m in rx.finditer(low):
+            verb, what, dest = m.group("verb"), m.group("what"), m.group("dest").strip()
+            if not re.search(r"(?:\b|_)(balance|card|credit|wallet|account|payment method|bill|funds)(?:\b|_)", dest):
+                continue
+            sign = 1 if verb.rstrip("sed") in {x.rstrip("sed") for x in _POS} or verb in _POS else -1
+            subj, _, fld = dest.partition("'s ")
+            out.append(Fact("money", sent, _subj(subj if fld else dest), fld.strip() or "balance", None, sign, what, _cond(low, m)))
+    for m in _COUNT_TO.finditer(low):
+        if any(f.kind == "money" for f in out):
+            continue
+        sign = 1 if m.group("dir") == "to" else -1
+        out.append(Fact("count", sent, _subj(m.group("subj")), m.group("field"), m.group("stuff"), sign, m.group("n"), _cond(low, m)))
+    for m in _COUNT_BY.finditer(low):
+        sign = 1 if re.match(r"increase|increment|raise", m.group("verb")) else -1
+        out.append(Fact("count", sent, _subj(m.group("subj")), m.group("field").strip(), None, sign, m.group("n"), _cond(low, m)))
+    for rx in (_ONLY_A, _MUST_BE, _ONLY_IF):
+        for m in rx.finditer(_lower_but_values(sent)):
+            v = _val(m)
+            if v is not None:
+                out.append(Fact("require", sent, _subj(m.groupdict().get("subj")), "status", v))
+    if _ONCE.search(low):
+        out.append(Fact("once", sent))
+    return out
+
+
+def _cond(low: str, m: re.Match) -> bool:
+    """A condition after the effect ("... immediately if the payment was made by gift card")."""
+    return bool(re.search(r"\b(if|unless|otherwise|only when)\b", low[m.end():]))
+
+
+def _lower_but_values(sent: str) -> str:
+    """Lower-case the words a pattern keys on, keep capitalized state names and quotes as
+    written: "Sets the line status to Suspended" -> "sets the line status to Suspended"."""
+    def low(m: re.Match) -> str:
+        w = m.group(0)
+        return w.lower() if m.start() == 0 or not w[:1].isupper() or w.isupper() else w
+    return re.sub(r"[A-Za-z][\w-]*", low, sent)
+
+
+@lru_cache(maxsize=4096)
+def read(description: str) -> tuple[Fact, ...]:
+    """The facts of a whole description, in sentence order."""
+    out: list[Fact] = []
+    for sent in sentences(description):
+        out += read_sentence(sent)
+    return tuple(out)
+
+
+@lru_cache(maxsize=4096)
+def allowed_values(description: str) -> tuple[tuple[str, ...], str] | None:
+    """"either 'a' or 'b'", "one of: a, b, c", "can only be 'x' or 'y'" in a parameter's
+    description -> (the values, the sentence); None when it lists no closed set."""
+    for sent in sentences(description):
+        for m in _ONE_OF.finditer(sent.lower()):
+            got = _closed_set(sent[len(sent) - len(m.group("rest")):], m.group(0).lower())
+            if got:
+                return got, sent
+    return None
+
+
+def _closed_set(rest: str, lead: str) -> tuple[str, ...] | None:
+    quoted = [a or b or c for a, b, c in _QUOTED.findall(rest)]
+    if len(quoted) >= 2 and re.fullmatch(r"[\s,:]*(?:(?:'[^']*'|\"[^\"]*\"|`[^`]*`)\s*(?:,\s*(?:or\s+)?|\bor\b|\band\b)?\s*)+[.;]?\s*", rest):
+        return tuple(dict.fromkeys(quoted))
+    if "one of" in lead or "allowed" in lead:
+        items = [x.strip(" .;`'\"") for x in re.split(r",|\bor\b", rest)]
+        if len(items) >= 2 and all(re.fullmatch(r"[A-Za-z0-9_-]{1,30}", x) for x in items):
+            return tuple(dict.fromkeys(items))
+    return None
+
+
+# --------------------------------------------------------------------------- matching names
+
+
+def words(x: str) -> list[str]:
+    from .names import singular, tokens
+
+    return [singular(w) for w in tokens(x.replace("'s", "").replace("-", "_"))]
+
+
+def names_entity(phrase: str, entity: str) -> bool:
+    """Whether a noun phrase names the entity: "line" ~ Line, "payment method" ~ PaymentMethod,
+    "the customer's line" ~ Line (its head noun), "gift card balance" ~ GiftCard."""
+    pw, ew = words(phrase), words(entity)
+    if not pw or not ew:
+        return False
+    n = len(ew)
+    return any(pw[i : i + n] == ew for i in range(len(pw) - n + 1))
+
+
+def field_named(fields, phrase: str, types=None) -> str | None:
+    """The field a phrase names: exactly (`data_refuelled_gb`), or one whose words contain the
+    phrase's words (`roaming` -> `roaming_enabled`); `types` filters on the field's type."""
+    from .names import ident, snake
+
+    from .schema import strip_optional
+
+    ok = (lambda f: True) if types is None else (lambda f: strip_optional(f.type) in types)
+    exact = ident(snake(phrase.replace(" ", "_")))
+    if exact in fields and ok(fields[exact]):
+        return exact
+    if "_" in phrase.strip():
+        return None  # a documented identifier names that field or none
+    pw = [w for w in words(phrase) if w not in ("the", "a", "an", "of", "its")]
+    if not pw:
+        return None
+    hits = [n for n, f in fields.items() if ok(f) and set(pw) <= set(words(n))]
+    if len(hits) == 1:
+        return hits[0]
+    head = [n for n, f in fields.items() if ok(f) and pw[-1] in words(n)]
+    return head[0] if len(head) == 1 else None
+
+
+def amounts(facts) -> set[str]:
+    """Parameter names a description moves into a balance or a counter ("adds gb_amount GB")."""
+    return {f.amount for f in facts if f.kind in ("money", "count") and f.amount and not f.conditional}
+
+
+def state_facts(facts) -> list[Fact]:
+    """The facts that change state (not preconditions)."""
+    return [f for f in facts if f.kind in ("status", "record", "toggle", "money", "count")]
+
+
+def cite(text: str) -> str:
+    """A sentence, shortened for a one-line comment."""
+    t = " ".join(text.split())
+    return t if len(t) <= 160 else t[:157].rstrip() + "..."
+
+
+BOOL = A.PrimType("bool")
+NUMS = (A.PrimType("int"), A.PrimType("float"))
+
+
+# --------------------------------------------------------------------------- facts -> statements
+
+
+def _num(x: str):
+    if re.fullmatch(r"\d+", x or ""):
+        return int(x)
+    if re.fullmatch(r"\d+\.\d+", x or ""):
+        return float(x)
+    return _NUMBER_WORDS.get(x or "")
+
+
+def changes(s, e, v, pmap, k: str, made: list[A.Stmt]) -> list[tuple[A.Stmt, str]]:
+    """The writes the description states, as (statement, sentence). A statement the name
+    rules already wrote (`set line_id.plan_id = ...`) is returned as is, to be cited."""
+    from .schema import balance_field, count_field, record_field, strip_optional
+
+    out: list[tuple[A.Stmt, str]] = []
+
+    def add(st: A.Stmt, sent: str) -> None:
+        same = next((x for x in made + [o for o, _ in out] if x == st or (isinstance(x, A.Set) and isinstance(st, A.Set) and x.target == st.target)), None)
+        out.append((same if same is not None else st, sent))
+
+    for f in v.facts:
+        if f.conditional:
+            continue
+        obj = _holder(s, e, v, pmap, k, f)
+        if obj is None:
+            continue
+        ent, ref = obj
+        if f.kind == "record" and ent is e:
+            name = record_field(s, v, e, f)
+            if not name or name not in e.fields:
+                continue
+            if any(p.name == name for p in pmap.values()):
+                # "stores the reason": the param rules set it; cite their statement
+                done = next((x for x in made if isinstance(x, (A.Set, A.If)) and _sets(x, A.Attr(ref, name))), None)
+                if done is not None:
+                    out.append((done, f.sentence))
+                continue
+            if "now" in s.globals and strip_optional(e.fields[name].type) == A.PrimType("str"):
+                add(A.Set(A.Attr(ref, name), A.Attr(A.Name("state"), "now")), f.sentence)
+        elif f.kind == "toggle":
+            name = field_named(ent.fields, f.field, (BOOL,))
+            if name:
+                add(A.Set(A.Attr(ref, name), A.Literal(bool(f.value))), f.sentence)
+        elif f.kind == "count":
+            name = count_field(ent, f)
+            amt = _amount(pmap, f.amount)
+            if not name or name not in ent.fields or amt is None or strip_optional(ent.fields[name].type) not in NUMS:
+                continue
+            cur = A.Attr(ref, name)
+            if f.sign < 0:
+                add(A.Require(A.Binary(">=", cur, amt), f"not enough {name.replace('_', ' ')}"), f.sentence)
+            add(A.Set(cur, A.Binary("+" if f.sign > 0 else "-", cur, amt)), f.sentence)
+        elif f.kind == "money":
+            bal = field_named(ent.fields, f.field, NUMS) or balance_field(ent)
+            amt = _amount(pmap, f.amount) or _total(e, k, f.amount) or _the_amount(v, pmap)
+            if bal is None or amt is None:
+                continue
+            cur = A.Attr(ref, bal)
+            if isinstance(amt, A.Name):
+                add(A.Require(A.Binary(">", amt, A.Literal(0)), "amount must be positive"), f.sentence)
+            if f.sign < 0:
+                add(A.Require(A.Binary(">=", cur, amt), "insufficient balance"), f.sentence)
+            add(A.Set(cur, A.Binary("+" if f.sign > 0 else "-", cur, amt)), f.sentence)
+    return out
+
+
+def _sets(st, target) -> bool:
+    if isinstance(st, A.Set):
+        return st.target == target
+    return isinstance(st, A.If) and len(st.then) == 1 and _sets(st.then[0], target)
+
+
+def _holder(s, e, v, pmap, k, f):
+    """(entity, expression) of the record a fact writes: the tool's record or a referenced one."""
+    if f.kind not in ("record", "toggle", "count", "money"):
+        return None
+    if not f.subject or names_entity(f.subject, e.name):
+        if f.kind == "money" and not f.subject:
+            return None
+        return e, A.Name(k)
+    hits = [w for w, ent in v.refs.items() if names_entity(f.subject, ent) and w in pmap and not pmap[w].optional]
+    if len(hits) != 1:
+        return None
+    return s.entities[v.refs[hits[0]]], A.Name(pmap[hits[0]].name)
+
+
+def _amount(pmap, phrase: str) -> A.Expr | None:
+    from .names import ident
+    from .schema import strip_optional
+
+    n = _num(phrase)
+    if n is not None:
+        return A.Literal(n)
+    p = pmap.get(phrase) or next((p for p in pmap.values() if p.name == ident(phrase)), None)
+    if p is None or p.optional or strip_optional(p.type) not in NUMS:
+        return None
+    return A.Name(p.name)
+
+
+def _the_amount(v, pmap) -> A.Expr | None:
+    """"Add travel credit to a user's balance" with one `amount` parameter: that amount."""
+    from .schema import amount_param
+
+    got = amount_param(v)
+    if got is None or len(got[0]) != 1 or got[0][0] not in pmap:
+        return None
+    return _amount(pmap, got[0][0])
+
+
+def moves_money(s, e, v, pmap, k: str) -> bool:
+    """Whether the description's money moves become statements (then the name rule stays out)."""
+    return any(isinstance(st, A.Set) and why in {f.sentence for f in v.facts if f.kind == "money"} for st, why in changes(s, e, v, pmap, k, []))
+
+
+def _total(e, k: str, phrase: str) -> A.Expr | None:
+    """"refunds the total / the price / the refund": the record's own total."""
+    from .schema import strip_optional
+
+    if phrase not in ("total", "price", "refund", "total price", "cost", "amount"):
+        return None
+    f = next((f for f in ("total", "total_price", "amount", "price", "cost") if f in e.fields and strip_optional(e.fields[f].type) in NUMS), None)
+    return A.Attr(A.Name(k), f) if f else None
+
+
+def cite_existing(v, body) -> list[tuple[A.Stmt, str]]:
+    """Citations for statements the name rules wrote from prose-read state words: the status
+    after ("Sets the line status to Suspended") and before ("The line must be Active")."""
+    out = []
+    for st in body:
+        if isinstance(st, A.Set) and isinstance(st.target, A.Attr) and st.target.name == "status" and "status_post" in v.cites and st.value == A.Literal(v.status_post):
+            out.append((st, v.cites["status_post"]))
+        if isinstance(st, A.Require) and "status_pre" in v.cites and isinstance(st.cond, A.Binary) and st.cond.right == A.Literal(v.status_pre):
+            out.append((st, v.cites["status_pre"]))
+    return out
