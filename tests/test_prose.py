@@ -216,6 +216,14 @@ def test_rental_runs_as_its_docs_say():
     assert E["Member"]["m1"]["wallet_balance"] == 11.0
     env.step("log_ride", {"member_id": "m1"})
     assert E["Member"]["m1"]["ride_count"] == 4
+    # documented-optional counters and balances count from zero; a null balance holds nothing
+    E["Member"]["m1"]["ride_count"] = None
+    env.step("log_ride", {"member_id": "m1"})
+    assert E["Member"]["m1"]["ride_count"] == 1
+    E["Member"]["m1"]["wallet_balance"] = None
+    err = env.step("charge_late_fee", {"rental_id": "r1", "member_id": "m1", "fee": 1.0})
+    assert isinstance(err, ToolError) and err.message == "insufficient balance"
+    env.step("top_up_wallet", {"member_id": "m1", "amount": 11.0})
     env.step("disable_autopay", {"member_id": "m1"})
     env.step("enable_autopay", {"member_id": "m1"})
     assert E["Member"]["m1"]["autopay"] is True and "m1" in E["Member"]

@@ -320,8 +320,9 @@ def changes(s, e, v, pmap, k: str, made: list[A.Stmt]) -> list[tuple[A.Stmt, str
             if not name or name not in ent.fields or amt is None or strip_optional(ent.fields[name].type) not in NUMS:
                 continue
             cur = A.Attr(ref, name)
+            _zero_if_null(add, cur, ent.fields[name].type, f.sentence)
             if f.sign < 0:
-                add(A.Require(A.Binary(">=", cur, amt), f"not enough {name.replace('_', ' ')}"), f.sentence)
+                add(A.Require(_enough(cur, amt, ent.fields[name].type), f"not enough {name.replace('_', ' ')}"), f.sentence)
             add(A.Set(cur, A.Binary("+" if f.sign > 0 else "-", cur, amt)), f.sentence)
         elif f.kind == "money":
             bal = field_named(ent.fields, f.field, NUMS) or balance_field(ent)
@@ -329,12 +330,26 @@ def changes(s, e, v, pmap, k: str, made: list[A.Stmt]) -> list[tuple[A.Stmt, str
             if bal is None or amt is None:
                 continue
             cur = A.Attr(ref, bal)
+            _zero_if_null(add, cur, ent.fields[bal].type, f.sentence)
             if isinstance(amt, A.Name):
                 add(A.Require(A.Binary(">", amt, A.Literal(0)), "amount must be positive"), f.sentence)
             if f.sign < 0:
-                add(A.Require(A.Binary(">=", cur, amt), "insufficient balance"), f.sentence)
+                add(A.Require(_enough(cur, amt, ent.fields[bal].type), "insufficient balance"), f.sentence)
             add(A.Set(cur, A.Binary("+" if f.sign > 0 else "-", cur, amt)), f.sentence)
     return out
+
+
+def _enough(cur: A.Expr, amt: A.Expr, t) -> A.Expr:
+    """`cur >= amt`; a null (never set) balance holds nothing."""
+    test = A.Binary(">=", cur, amt)
+    return A.Binary("and", A.Binary("!=", cur, A.Literal(None)), test) if isinstance(t, A.OptionalType) else test
+
+
+def _zero_if_null(add, cur: A.Expr, t, sent: str) -> None:
+    """A documented-optional counter or balance (`ride_count: int?`) counts from zero."""
+    if isinstance(t, A.OptionalType):
+        zero = A.Literal(0.0 if t.inner == A.PrimType("float") else 0)
+        add(A.If(A.Binary("==", cur, A.Literal(None)), (A.Set(cur, zero),)), sent)
 
 
 def _sets(st, target) -> bool:
