@@ -123,6 +123,7 @@ class CompileOptions:
     verify_calls: int = 20
     oracle_check: bool = True
     refine: str = "none"
+    sampler: str = "scenario"  # scenario (intent-first user scenarios, forgec/scenario.py) or walk (AutoForge's walks)
     states: dict[str, Path] = field(default_factory=dict)  # --state ENV=FILE: the user's own initial worlds
 
     def output_options(self) -> dict:
@@ -136,6 +137,7 @@ class CompileOptions:
             "synth": self.synth,
             "verify_calls": self.verify_calls,
             "refine": self.refine,
+            "sampler": self.sampler,
         }
 
 
@@ -620,7 +622,12 @@ def _sample(job: EnvJob, files: dict[str, tuple[bytes, str]]) -> dict[str, tuple
     graph = build_graph(job.env_decl, exclude=set(rec.dropped_tools))
     cfg = SampleConfig(tasks_per_env=opts.tasks_per_env, min_calls=opts.min_calls, max_calls=opts.max_calls,
                        seed=derive_seed(opts.seed, job.name, "sample"))
-    res = sample_blueprints(job.env_decl, job.module, job.world, graph, cfg)
+    if opts.sampler == "walk":
+        res = sample_blueprints(job.env_decl, job.module, job.world, graph, cfg)
+    else:
+        from forgec.scenario import sample_scenarios
+
+        res = sample_scenarios(job.env_decl, job.module, job.world, graph, cfg)
     for sb in res.blueprints:
         rel = f"blueprints/{job.name}/{sb.name}.forge"
         if rel not in files:  # never overwrite an edited file

@@ -286,11 +286,13 @@ def render_instruction(
     goal = goal.strip().rstrip(".")
     if goal and not goal.lower().startswith(("i ", "i'", "please", "can ", "could ")):
         goal = "I want to " + goal[0].lower() + goal[1:]
-    parts = [goal[:1].upper() + goal[1:] + "."] if goal else []
+    parts = [goal[:1].upper() + goal[1:] + ("" if goal.endswith(("?", "!")) else ".")] if goal else []
     flat = [(k, n, v) for k, n, v in _flatten_facts(facts) if v is not None]
     counts: dict[str, int] = {}
     for _, n, _v in flat:
         counts[n] = counts.get(n, 0) + 1
+    if flat and all(_said_in(goal, v) for _, _, v in flat):
+        return " ".join(parts)  # a scenario's goal weaves every fact in ("my order with the blue kettle"): not twice
     seen: set[str] = set()
     for fact, name, value in flat:
         sentence = _fact_sentence(name, value, usage.get(fact), counts[name] > 1, writes or {})
@@ -298,6 +300,19 @@ def render_instruction(
             seen.add(sentence)
             parts.append(sentence)
     return " ".join(parts)
+
+
+def _said_in(goal: str, value: Any) -> bool:
+    """The goal already states this value, as `say` spells it (a whole word, or a $ amount)."""
+    if value is None or isinstance(value, (bool, dict, list)):
+        return False
+    said = say(value)
+    if not said.strip():
+        return False
+    alts = {said, said.replace("_", " ")}
+    if isinstance(value, (int, float)):
+        alts.add(f"{value:,.2f}".rstrip("0").rstrip(".") if isinstance(value, float) else f"{value:,}")
+    return any(re.search(rf"(?<![\w.]){re.escape(a)}(?![\w]|\.\d)", goal, re.IGNORECASE) for a in alts)
 
 
 def _looks_like_id(v: str) -> bool:

@@ -21,6 +21,11 @@ class Synth(str, Enum):
     llm = "llm"
 
 
+class Sampler(str, Enum):
+    scenario = "scenario"
+    walk = "walk"
+
+
 class Refine(str, Enum):
     none = "none"
     llm = "llm"
@@ -183,6 +188,7 @@ def command(
     llm_base_url: str = typer.Option(None, "--llm-base-url", help="OpenAI-compatible endpoint for --synth llm."),
     llm_model: str = typer.Option(None, "--llm-model", help="Model name for --synth llm."),
     refine: Refine = typer.Option(Refine.none, "--refine", help="Instruction wording: none (deterministic templates) or llm (rephrased through --llm-base-url/--llm-model, cached, leak-checked)."),
+    sampler: Sampler = typer.Option(Sampler.scenario, "--sampler", help="Task sampler: scenario (a user, their records and 1-3 intents worded as a person asks) or walk (AutoForge's random walks over the tool graph)."),
     no_oracle: bool = typer.Option(False, "--no-oracle", help="Skip the oracle self-check at the end."),
     fmt: DiagFormat = typer.Option(DiagFormat.full, "--format", help="Diagnostics format: full, concise or json."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Only print diagnostics with errors and the summary."),
@@ -210,7 +216,7 @@ def command(
         llm = LLMConfig(base_url=llm_base_url, model=llm_model)
     opts = CompileOptions(inputs=list(inputs), out=out, seed=seed, state_size=state_size, tasks_per_env=tasks,
                           min_calls=min_calls, max_calls=max_calls, jobs=jobs, synth=synth, llm=llm, env_name=env,
-                          oracle_check=not no_oracle, refine=refine,
+                          oracle_check=not no_oracle, refine=refine, sampler=sampler.value,
                           states={n: Path(f) for n, _, f in (s.partition("=") for s in state)})
     result = _run(opts, console, quiet)
     if result is None:

@@ -1,0 +1,1335 @@
+"""Intent-first task sampling: the task, not the walk, is the unit of design (issue 11).
+
+A task is a user scenario, as in τ²-bench's `user_scenario`: who calls (a record of the
+env's user-like entity, or the session owner when there is none), what they know (their
+login id or the facts a lookup tool takes, and natural attributes of their records), what
+they do not know (internal ids of their records), and 1-3 intents in order, some with a
+condition. The gold path is derived, not walked:
+
+* the user's records of an entity are looked up through the tool graph (a tool that lists
+  them by the user's key; or the user's record, whose list of keys is fetched one by one;
+  or, for the session owner, a tool that lists them all);
+* the record an intent acts on is named by a referring expression: the fewest natural
+  attributes that single it out among the user's records (`filter` reasoning nodes, then
+  `first`), or a superlative (`argmin`/`argmax`, "my most expensive reservation");
+* each argument comes from a user fact, the acted-on record, or a reasoning node over
+  described records (a new flight, named by its attributes among the search results);
+* a condition ("if it cost more than $300") is a `compare` reasoning node pinned by
+  `expect`; the write is in the gold path only when it holds.
+
+Coherence is checked at sampling time, each failure a counted rejection reason: a write
+must change the state and none may be redundant (leaving any single write out must not
+reach the gold state: re-run), arguments read only the user's facts and records
+(`unrelated-argument`), values stay in plausible ranges (`implausible-value`), and the
+instruction names no tool (`tool-words`). The wording is deterministic first-person
+templates (forgec/wording.py) with verbs and nouns from the docs.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from forgec.graph import ToolGraph, prim_class, record_fields, singular, strip_optional
+from forgec.lang import ast as A
+from forgec.runtime.envrt import jcopy
+from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, _format_text, _lit, blueprint_stats, plural,
+                           superlative)
+from forgec.stdlib import ops as OPS
+from forgec.wording import humanize, norm, say
+from forgec import wording as W
+
+_USERISH = ("user", "customer", "member", "client", "account", "person", "profile", "patient", "owner", "guest", "passenger")
+_MONEY = re.compile(r"(^|_)(price|cost|fare|total|amount|balance|fee|refund|spent|paid)(_|$)")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ][\d:]+)?$")
+_SECRET = re.compile(r"(^|_)(id|ids|key|hash|token|password|secret|uuid|sha|etag)$")
+_COUNTISH = re.compile(r"(^|_)(count|quantity|qty|seats|bags|baggages?|passengers|guests|nights|copies|tickets|items|units|number)(_|$)|s$")
+
+
+class _Skip(Exception):
+    """This attempt cannot make a task; `reason` is counted like the walk sampler's rejections."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def looks_like_id(v: Any) -> bool:
+    """Ids and codes a person does not know (`#W0001234`, `HAT754`, `5f2c...`), not dates or words."""
+    if not isinstance(v, str):
+        return False
+    s = v.strip()
+    if _DATE.match(s) or re.fullmatch(r"\d{1,2}:\d{2}", s):
+        return False
+    return len(s) >= 4 and " " not in s and any(c.isdigit() for c in s)
+
+
+# --------------------------------------------------------------------------- the env, seen from a user
+
+
+class _Model:
+    """What the sampler needs to know about an env once: its user entity, how a user's records
+    are looked up (tried by execution on the world state), and which fields a person can name."""
+
+    def __init__(self, env: A.EnvDecl, module: Any, world: dict, graph: ToolGraph):
+        self.env, self.module, self.world = env, module, world
+        self.ents: dict[str, dict] = world.get("entities", {}) or {}
+        self.decl = {e.name: e for e in env.entities}
+        self.tools = {t.name: t for t in env.tools if t.name in set(graph.tools)}
+        ws = getattr(module, "WRITES_STATE", None) or {}
+        self.writes = {t: bool(ws.get(t, graph.writes(t))) for t in self.tools}
+        self.kinds = getattr(module, "TOOL_KINDS", None) or {}
+        self.base = module.Env(world)
+        self.base_hash = self.base.state_hash()
+        self._fork = getattr(self.base, "fork", None)
+        self.key_names = {norm(e.key): e.name for e in env.entities}
+        for e in env.entities:
+            self.key_names.setdefault(norm(e.name) + "_id", e.name)
+        self.user = self._user_entity()
+        self.getter: dict[str, str] = {}  # entity -> read tool taking its key, returning the record
+        self.lister_by_user: dict[str, tuple[str, str]] = {}  # entity -> (read tool, its user-key param)
+        self.lister_all: dict[str, str] = {}  # entity -> read tool with no required params listing its records
+        self.locator: tuple[str, list[str]] | None = None  # (read tool, user fields it takes) -> the user's key
+        self._probe()
+        self.owner_field = {e.name: self._owner_field(e) for e in env.entities}
+        self.user_list_field = self._user_list_fields()
+
+    def fresh(self) -> Any:
+        return self._fork() if self._fork is not None else self.module.Env(self.world)
+
+    # ----- types
+    def key_entity(self, name: str, t: A.TypeExpr) -> str | None:
+        t = strip_optional(t)
+        item = strip_optional(t.item) if isinstance(t, A.ListType) else t
+        if isinstance(item, A.NamedType) and item.name in self.decl:
+            return item.name
+        if prim_class(item) in ("str", "num"):
+            n = norm(name)
+            return self.key_names.get(n) or (self.key_names.get(singular(n)) if isinstance(t, A.ListType) else None)
+        return None
+
+    def required(self, t: A.ToolDecl) -> list[A.ParamDecl]:
+        return [p for p in t.params if p.default is None and not isinstance(p.type, A.OptionalType)]
+
+    def entity_of(self, rec: Any) -> str | None:
+        if not isinstance(rec, dict):
+            return None
+        best, score = None, 0
+        for e in self.env.entities:
+            if e.key in rec and isinstance(rec[e.key], (str, int)) and not isinstance(rec[e.key], bool):
+                s = len({f.name for f in e.fields} & rec.keys())
+                if s > score:
+                    best, score = e.name, s
+        return best
+
+    def natural_fields(self, ent: str) -> list[str]:
+        """Fields a person can name a record by: scalars that are not keys, references or ids."""
+        e = self.decl[ent]
+        out = []
+        for f in e.fields:
+            t = strip_optional(f.type)
+            if f.name == e.key or _SECRET.search(norm(f.name)) or self.key_entity(f.name, f.type):
+                continue
+            if isinstance(t, A.EnumType) or (isinstance(t, A.PrimType) and t.name in ("str", "int", "float")):
+                out.append(f.name)
+        return out
+
+    # ----- who the user is
+    def _user_entity(self) -> str | None:
+        refs = Counter()
+        for e in self.env.entities:
+            for f in e.fields:
+                k = self.key_entity(f.name, f.type)
+                if k and k != e.name:
+                    refs[k] += 1
+        cands = [e.name for e in self.env.entities if norm(e.name) in _USERISH and self.ents.get(e.name)]
+        if not cands:
+            return None
+        return max(cands, key=lambda n: (refs[n], -cands.index(n)))
+
+    def _owner_field(self, e: A.EntityDecl) -> str | None:
+        if self.user is None or e.name == self.user:
+            return None
+        for f in e.fields:
+            if not isinstance(strip_optional(f.type), A.ListType) and self.key_entity(f.name, f.type) == self.user:
+                return f.name
+        return None
+
+    def _user_list_fields(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        if self.user is None:
+            return out
+        for f in self.decl[self.user].fields:
+            t = strip_optional(f.type)
+            if isinstance(t, A.ListType):
+                k = self.key_entity(f.name, f.type)
+                if k and k != self.user:
+                    out.setdefault(k, f.name)
+        return out
+
+    def owned(self, ukey: str) -> dict[str, list[str]]:
+        """entity -> keys of the user's records (in the order the user's record lists them)."""
+        out: dict[str, list[str]] = {}
+        urec = (self.ents.get(self.user) or {}).get(ukey) or {}
+        for ent, fld in self.user_list_field.items():
+            ks = [str(k) for k in urec.get(fld) or [] if str(k) in (self.ents.get(ent) or {})]
+            if ks:
+                out[ent] = ks
+        for ent, fld in self.owner_field.items():
+            if fld and ent not in out:
+                ks = [k for k, r in (self.ents.get(ent) or {}).items() if str(r.get(fld)) == ukey]
+                if ks:
+                    out[ent] = ks
+        return out
+
+    # ----- lookups, found by running the read tools once
+    def _probe(self) -> None:
+        ukeys = sorted(self.ents.get(self.user) or {})[:3] if self.user else []
+        for name, t in sorted(self.tools.items()):
+            if self.writes[name]:
+                continue
+            req = self.required(t)
+            if not req:
+                r = self._try(name, {})
+                lst = r if isinstance(r, list) else None
+                if lst and isinstance(lst[0], dict):
+                    ent = self.entity_of(lst[0])
+                    if ent:
+                        self.lister_all.setdefault(ent, name)
+                continue
+            if len(req) != 1:
+                self._probe_locator(name, req)
+                continue
+            p = req[0]
+            ke = self.key_entity(p.name, p.type)
+            if ke is None or isinstance(strip_optional(p.type), A.ListType):
+                self._probe_locator(name, req)
+                continue
+            if ke == self.user:
+                for uk in ukeys:
+                    r = self._try(name, {p.name: uk})
+                    if isinstance(r, list) and r and isinstance(r[0], dict):
+                        ent = self.entity_of(r[0])
+                        if ent and ent != self.user:
+                            self.lister_by_user.setdefault(ent, (name, p.name))
+                            break
+                    elif isinstance(r, dict) and self.entity_of(r) == self.user:
+                        self.getter.setdefault(self.user, name)
+                        break
+            else:
+                k = next(iter(sorted(self.ents.get(ke) or {})), None)
+                if k is not None:
+                    r = self._try(name, {p.name: self.ents[ke][k].get(self.decl[ke].key, k)})
+                    if isinstance(r, dict) and self.entity_of(r) == ke:
+                        self.getter.setdefault(ke, name)
+
+    def _probe_locator(self, name: str, req: list[A.ParamDecl]) -> None:
+        """A read that finds the user's key from what a person knows (email; name + zip)."""
+        if self.user is None or self.locator is not None:
+            return
+        urecs = self.ents.get(self.user) or {}
+        ufields = {f.name for f in self.decl[self.user].fields}
+        if not urecs or not all(p.name in ufields or any(p.name in (v if isinstance(v, dict) else {}) for v in next(iter(urecs.values())).values()) for p in req):
+            return
+        uk, urec = sorted(urecs.items())[0]
+        args = {p.name: _field_anywhere(urec, p.name) for p in req}
+        if any(v is None for v in args.values()):
+            return
+        r = self._try(name, args)
+        if r == urec.get(self.decl[self.user].key, uk) or (isinstance(r, dict) and self.entity_of(r) == self.user):
+            self.locator = (name, [p.name for p in req])
+
+    def _try(self, tool: str, args: dict) -> Any:
+        try:
+            r = self.base.step(tool, jcopy(args))
+        except Exception:  # noqa: BLE001 - a probe that crashes is just not a lookup
+            return None
+        if self.base.state_hash() != self.base_hash:  # a "read" that writes: not a lookup
+            self.base = self.module.Env(self.world)
+            self._fork = getattr(self.base, "fork", None)
+            self.writes[tool] = True
+            return None
+        return None if isinstance(r, BaseException) else r
+
+
+def _field_anywhere(rec: dict, name: str) -> Any:
+    if name in rec:
+        return rec[name]
+    for v in rec.values():
+        if isinstance(v, dict) and name in v:
+            return v[name]
+    return None
+
+
+# --------------------------------------------------------------------------- referring expressions
+
+
+@dataclass(frozen=True)
+class Referring:
+    """How a person names one record among theirs: `attrs` (field, value) that single it out, or a
+    superlative `op` (argmin/argmax) by `by` (optionally among those matching `attrs`)."""
+
+    attrs: tuple[tuple[str, Any], ...] = ()
+    op: str = ""
+    by: str = ""
+
+
+def _matches(rec: dict, attrs) -> bool:
+    return all(rec.get(f) == v and type(rec.get(f)) is type(v) for f, v in attrs)
+
+
+def select(records: list[dict], ref: Referring) -> list[int]:
+    """Indices of the records `ref` names (exactly one for a good expression): the second
+    implementation, used by the tests, of what the reasoning nodes compute."""
+    idx = [i for i, r in enumerate(records) if _matches(r, ref.attrs)]
+    if ref.op:
+        vals = [records[i].get(ref.by) for i in idx]
+        if not vals or any(not _orderable(v) for v in vals):
+            return []
+        best = (min if ref.op == "argmin" else max)(vals)
+        idx = [i for i, v in zip(idx, vals) if v == best]
+    return idx
+
+
+def _orderable(v: Any) -> bool:
+    return (isinstance(v, (int, float)) and not isinstance(v, bool)) or (isinstance(v, str) and bool(_DATE.match(v)))
+
+
+def refer(records: list[dict], target: int, fields: list[str], rng: random.Random, superlatives: bool = True) -> Referring | None:
+    """The fewest natural attributes that single out `records[target]`, or a superlative
+    (about a third of the time when one exists); None when nothing names it uniquely."""
+    rec = records[target]
+    usable = [f for f in fields if _sayable(rec.get(f))]
+    order = sorted(usable, key=lambda f: (_attr_rank(f, rec.get(f)), rng.random()))
+    if len(records) == 1:
+        return Referring()
+    sup = []
+    if superlatives:
+        for f in fields:
+            vals = [r.get(f) for r in records]
+            if all(_orderable(v) for v in vals) and len({type(v) for v in vals} - {int, float}) <= 1:
+                for op in ("argmin", "argmax"):
+                    ref = Referring((), op, f)
+                    if select(records, ref) == [target]:
+                        sup.append(ref)
+    if sup and rng.random() < 0.35:
+        return sup[rng.randrange(len(sup))]
+    for f in order:
+        ref = Referring(((f, rec[f]),))
+        if select(records, ref) == [target]:
+            return ref
+    for i, f in enumerate(order):
+        for g in order[i + 1:]:
+            ref = Referring(((f, rec[f]), (g, rec[g])))
+            if select(records, ref) == [target]:
+                return ref
+    return sup[0] if sup else None
+
+
+def _sayable(v: Any) -> bool:
+    if isinstance(v, bool) or v is None:
+        return False
+    if isinstance(v, (int, float)):
+        return True
+    return isinstance(v, str) and 0 < len(v) <= 40 and not looks_like_id(v)
+
+
+def _attr_rank(f: str, v: Any) -> int:
+    """Which attributes a person names first: a status, a date, a name/title, a kind, then amounts."""
+    n = norm(f)
+    if n in ("status", "state") or n.endswith("_status"):
+        return 0
+    if isinstance(v, str) and _DATE.match(v):
+        return 1
+    if re.search(r"(^|_)(name|title|subject|destination|origin|city|product|genre|cabin|type|category)$", n):
+        return 1
+    if isinstance(v, str):
+        return 2
+    return 3
+
+
+def is_status(f: str) -> bool:
+    n = norm(f)
+    return n in ("status", "state") or n.endswith("_status")
+
+
+def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | None = None) -> str:
+    """The words for a referring expression: "my confirmed reservation", "my order from 2024-05-17",
+    "my most expensive reservation", "the flight to LAX on 2024-05-17"."""
+    det = "my" if mine else "the"
+    adj = [say(v).replace("_", " ") for f, v in ref.attrs if is_status(f) and isinstance(v, str)]
+    rest = [(f, v) for f, v in ref.attrs if not (is_status(f) and isinstance(v, str))]
+    head = " ".join(adj + [noun])
+    if ref.op:
+        core = superlative(ref.op, ref.by, head)  # "the cheapest reservation"
+        core = re.sub(r"^the ", det + " ", core)
+    else:
+        core = f"{det} {head}"
+    quals = [qualifier(f, v) for f, v in rest]
+    place = [q for q in quals if q.startswith(("from ", "to ", "on "))]
+    other = [q for q in quals if q not in place]
+    if place:
+        core += " " + " ".join(place)
+    if other:
+        core += " " + " and ".join(other)
+    return core
+
+
+def qualifier(f: str, v: Any) -> str:
+    """One attribute as a person says it after the noun: "from 2024-05-17", "to LAX", "with 2 seats",
+    "for $580.52", "called \"Dune\"", "with the business cabin"."""
+    n = norm(f)
+    w = humanize(n)
+    if isinstance(v, str) and _DATE.match(v):
+        return f"from {v}" if re.search(r"(created|placed|ordered|submitted|opened)", n) else f"on {v}"
+    if n in ("destination", "to", "to_city", "arrival_airport"):
+        return f"to {v}"
+    if n in ("origin", "from", "from_city", "departure_airport"):
+        return f"from {v}"
+    if _MONEY.search(n) and isinstance(v, (int, float)) and not isinstance(v, bool):
+        return f"with a {w} of {money(v)}"
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return f"with {say(v)} {w}" if _COUNTISH.search(n) else f"with a {w} of {say(v)}"
+    if re.search(r"(^|_)(name|title|subject)$", n):
+        return f"called \"{v}\""
+    return f"with the {say(v).replace('_', ' ')} {w}" if len(str(v).split()) <= 3 else f"whose {w} is \"{v}\""
+
+
+def money(v: Any) -> str:
+    return "$" + (f"{v:,.2f}".rstrip("0").rstrip(".") if isinstance(v, float) else f"{v:,}")
+
+
+# --------------------------------------------------------------------------- one scenario under construction
+
+
+@dataclass
+class _Intent:
+    kind: str  # create | update | cancel | status | money | question
+    text: str
+    condition: str = ""
+    tool: str = ""
+    done: bool = True  # False: its condition does not hold, the write is not in the gold path
+
+
+class _Scenario:
+    """Nodes executed so far (on a private fork), the user's facts, and the intents' words."""
+
+    def __init__(self, m: _Model, rng: random.Random, ukey: str | None):
+        self.m, self.rng, self.ukey = m, rng, ukey
+        self.env = m.fresh()
+        self.nodes: list[A.BlueprintNode] = []
+        self.values: dict[str, Any] = {}
+        self.facts: dict[str, Any] = {}
+        self.names: set[str] = set()
+        self.intents: list[_Intent] = []
+        self.unknown: list[str] = []
+        self.roots: set[str] = set()  # nodes about the user's own or described records
+        self.writes: list[tuple[str, dict]] = []
+        self.lists: dict[str, tuple[A.Expr, list]] = {}  # entity -> (expr, records) of the user's records
+        self.user_expr: A.Expr | None = None  # how the blueprint refers to the user's key
+        self.user_node: str | None = None
+
+    # ----- names, facts
+    def fresh(self, base: str) -> str:
+        base = re.sub(r"[^a-z0-9_]+", "_", norm(base)).strip("_")[:32] or "x"
+        if base[0].isdigit() or base in ("user", "call", "reason", "expect", "tell", "knows", "goal", "persona", "it",
+                                         "state", "for", "in", "not", "and", "or", "true", "false", "null", "if", "else"):
+            base = "my_" + base
+        name, i = base, 2
+        while name in self.names or name in self.m.tools:
+            name, i = f"{base}_{i}", i + 1
+        self.names.add(name)
+        return name
+
+    def fact(self, name: str, value: Any) -> A.Expr:
+        base = re.sub(r"[^a-z0-9_]+", "_", norm(name)).strip("_") or "x"
+        if base[0].isdigit():
+            base = "f_" + base
+        k, i = base, 2
+        while k in self.facts and self.facts[k] != value:
+            k, i = f"{base}_{i}", i + 1
+        self.facts[k] = value
+        return A.Attr(A.Name("user"), k)
+
+    # ----- execution
+    def call(self, tool: str, args: dict[str, tuple[A.Expr, Any]], base: str) -> tuple[str, Any]:
+        values = {k: v for k, (_, v) in args.items()}
+        writes = self.m.writes.get(tool, False)
+        h0 = self.env.state_hash() if writes else None
+        r = self.env.step(tool, jcopy(values))
+        if isinstance(r, BaseException):
+            raise _Skip("write-failed" if writes else "lookup-failed")
+        if writes:
+            if self.env.state_hash() == h0:
+                raise _Skip("no-op-write")
+            self.writes.append((tool, values))
+        name = self.fresh(base)
+        self.nodes.append(A.CallNode(name, tool, tuple(A.Arg(k, e) for k, (e, _) in args.items())))
+        self.values[name] = r
+        return name, r
+
+    def reason(self, op: str, args: tuple, arg_values: list, kwargs: dict[str, Any], base: str) -> tuple[str, Any]:
+        spec = OPS.OPS[op]
+        kw_ast, kw_vals = [], {}
+        for k, v in kwargs.items():
+            if spec.kw(k) is not None and spec.kw(k).kind == "field":
+                kw_ast.append(A.Arg(k, A.Name(v)))
+                kw_vals[k] = v
+            else:
+                expr, val = v
+                kw_ast.append(A.Arg(k, expr))
+                kw_vals[k] = val
+        try:
+            value = OPS.apply(op, list(arg_values), kw_vals)
+        except (OPS.Ambiguous, OPS.OpError):
+            raise _Skip("ambiguous") from None
+        name = self.fresh(base)
+        self.nodes.append(A.ReasonNode(name, op, tuple(args), tuple(kw_ast)))
+        self.values[name] = value
+        self.roots.add(name)
+        return name, value
+
+
+# --------------------------------------------------------------------------- the sampler
+
+
+_REASONS = {
+    "cancel": ["my plans changed", "I no longer need it", "I made it by mistake"],
+    "update": ["something changed on my side", "I need to correct it", "my plans changed a bit"],
+    "status": ["it's time", "I'm ready for that now", "I'd like to get it done today"],
+    "money": ["as we agreed earlier", "to settle things", "before my next purchase"],
+    "create": ["for an upcoming plan", "I need a new one", "as soon as possible"],
+    "question": ["I'm keeping track of my budget", "I want to double-check my account", "I'm just curious"],
+}
+_OPENERS = ["I'd like to", "Could you please", "I want to", "Please"]
+_CANCEL_VERBS = {"cancel", "delete", "remove", "close", "revoke", "withdraw", "archive", "drop", "unsubscribe", "terminate", "discard"}
+_CHANGE_VERBS = {"change", "update", "modify", "set", "edit", "move", "rename", "replace", "patch", "switch"}
+
+
+def _doc_verb(doc: str) -> str:
+    w = re.findall(r"[A-Za-z]+", doc or "")
+    return w[0].lower() if w else ""
+
+
+def _clause(doc: str) -> str:
+    """The description's first clause: "Cancel a confirmed reservation", "Add travel credit to a user's balance"."""
+    s = re.split(r"(?<=[a-z0-9)])\.\s|;|,| \(| - | — | e\.g\.| and (?:refund|return|recompute|update|mark|charge)|: |\bsee\b", (doc or "").strip(), maxsplit=1)[0]
+    s = re.split(r"(?<=[a-z]) (?=[A-Z][a-z]+ )", s.strip(), maxsplit=1)[0]  # "Cancel an order Cancel a pending ...": summary, then description
+    s = re.split(r" (?:that|which|whose|who|if|when|unless|so that|only if)\b", s.strip(), maxsplit=1)[0].strip().rstrip(".")
+    return s if 2 <= len(s.split()) <= 14 and not re.search(r"[`_(){}\[\]]", s) else ""
+
+
+class _Sampler:
+    def __init__(self, env: A.EnvDecl, module: Any, world: dict, graph: ToolGraph, cfg: SampleConfig):
+        self.m = _Model(env, module, world, graph)
+        self.cfg = cfg
+        self.env = env
+        self.tool_names = sorted(self.m.tools)
+        self.write_tools = [t for t in self.tool_names if self.m.writes[t] and not (self.m.kinds.get(t) == "action" and "conservative" in self.m.tools[t].annotations)]
+        self.coverage: Counter = Counter({t: 0 for t in graph.tools})
+
+    # ----- one task
+    def build(self, rng: random.Random) -> tuple[A.BlueprintDecl, _Scenario]:
+        m = self.m
+        ukey = None
+        if m.user is not None:
+            ukey = rng.choice(sorted(m.ents[m.user]))
+        sc = _Scenario(m, rng, ukey)
+        self.identify(sc)
+        question = rng.random() < 0.15 or not self.write_tools
+        if question:
+            self.question(sc)
+        else:
+            want = rng.choice([1, 1, 2, 2, 3])
+            tools = list(self.write_tools)
+            rng.shuffle(tools)
+            tools.sort(key=lambda t: self.coverage[t] + rng.random())
+            tried = 0
+            for t in tools:
+                if len(sc.intents) >= want or tried >= 8:
+                    break
+                tried += 1
+                keep = (len(sc.nodes), dict(sc.facts), len(sc.writes), len(sc.unknown), set(sc.names), sc.user_node, set(sc.roots))
+                try:
+                    self.intent(sc, t, conditional=rng.random() < 0.34)
+                except _Skip as s:
+                    if not sc.intents and tried >= 8:
+                        raise
+                    self._undo(sc, keep, s)
+            if not sc.intents:
+                raise _Skip("no-intent")
+            if not any(i.done for i in sc.intents):
+                raise _Skip("nothing-done")
+        self.check(sc)
+        return self.finish(sc), sc
+
+    def _undo(self, sc: _Scenario, keep: tuple, s: _Skip) -> None:
+        """Forget a failed intent: its nodes go; the env is rebuilt from the writes kept."""
+        n, facts, nw, nu, names, unode, roots = keep
+        sc.nodes = sc.nodes[:n]
+        sc.user_node, sc.roots = unode, roots
+        sc.facts, sc.names = facts, names
+        sc.unknown = sc.unknown[:nu]
+        if len(sc.writes) != nw:
+            sc.writes = sc.writes[:nw]
+        sc.env = self.m.fresh()
+        for tool, vals in sc.writes:
+            sc.env.step(tool, jcopy(vals))
+        sc.lists.clear()
+        self.last_skip = s.reason
+
+    # ----- who is calling
+    def identify(self, sc: _Scenario) -> None:
+        m = self.m
+        if m.user is None:
+            return
+        urec = m.ents[m.user][sc.ukey]
+        key_field = m.decl[m.user].key
+        if m.locator is not None:
+            tool, fields = m.locator
+            args = {f: (sc.fact(f, _field_anywhere(urec, f)), _field_anywhere(urec, f)) for f in fields}
+            name, r = sc.call(tool, args, "my_" + humanize(key_field).replace(" ", "_"))
+            sc.user_expr = A.Name(name) if not isinstance(r, dict) else A.Attr(A.Name(name), key_field)
+            sc.unknown.append(humanize(key_field))
+        else:
+            sc.user_expr = sc.fact(key_field, urec.get(key_field, sc.ukey))
+        sc.roots.add("user")
+
+    def user_value(self, sc: _Scenario) -> Any:
+        return self.m.ents[self.m.user][sc.ukey].get(self.m.decl[self.m.user].key, sc.ukey)
+
+    def user_record(self, sc: _Scenario) -> tuple[A.Expr, dict] | None:
+        """The user's own record, fetched once (`get_user_details`)."""
+        m = self.m
+        if m.user is None or m.user not in m.getter:
+            return None
+        if sc.user_node is None:
+            t = m.tools[m.getter[m.user]]
+            p = m.required(t)[0]
+            name, _ = sc.call(t.name, {p.name: (sc.user_expr, self.user_value(sc))}, "my_" + norm(m.user))
+            sc.user_node = name
+            sc.roots.add(name)
+        return A.Name(sc.user_node), sc.values[sc.user_node]
+
+    # ----- the user's records of an entity
+    def records(self, sc: _Scenario, ent: str) -> tuple[A.Expr, list[dict]] | None:
+        """An expression for the list of the user's records of `ent`, with the lookups the agent needs."""
+        if ent in sc.lists:
+            return sc.lists[ent]
+        m = self.m
+        out = None
+        if m.user is None:
+            if ent in m.lister_all:
+                name, r = sc.call(m.lister_all[ent], {}, plural(norm(ent)))
+                out = (A.Name(name), [x for x in r if isinstance(x, dict)])
+                sc.roots.add(name)
+        elif ent in m.lister_by_user:
+            tool, p = m.lister_by_user[ent]
+            name, r = sc.call(tool, {p: (sc.user_expr, self.user_value(sc))}, "my_" + plural(norm(ent)))
+            recs = [x for x in r if isinstance(x, dict)] if isinstance(r, list) else []
+            out = (A.Name(name), recs)
+            sc.roots.add(name)
+        elif ent in m.user_list_field and ent in m.getter:
+            ur = self.user_record(sc)
+            if ur is not None:
+                uexpr, urec = ur
+                fld = m.user_list_field[ent]
+                keys = urec.get(fld) or []
+                if not 1 <= len(keys) <= 6:
+                    raise _Skip("too-many-records" if keys else "no-records")
+                t = m.tools[m.getter[ent]]
+                p = m.required(t)[0]
+                items = []
+                for i, k in enumerate(keys):
+                    name, r = sc.call(t.name, {p.name: (A.Index(A.Attr(uexpr, fld), A.Literal(i)), k)}, f"{norm(ent)}_{i + 1}")
+                    sc.roots.add(name)
+                    items.append((A.Name(name), r))
+                out = (A.ListLit(tuple(e for e, _ in items)), [r for _, r in items])
+        if out is None or not out[1]:
+            raise _Skip("no-lookup")
+        sc.lists[ent] = out
+        return out
+
+    def pick(self, sc: _Scenario, ent: str, lst: tuple[A.Expr, list[dict]], mine: bool, where: list[int] | None = None,
+             noun: str | None = None, superlatives: bool = True, pre: tuple = ()) -> tuple[str, dict, str]:
+        """Reasoning nodes choosing one record of `lst` by a referring expression -> (node, record, words)."""
+        expr, recs = lst
+        cands = where if where is not None else list(range(len(recs)))
+        if not cands:
+            raise _Skip("no-candidate")
+        target = sc.rng.choice(cands)
+        fields = [f for f in self.m.natural_fields(ent) if all(f in r for r in recs)]
+        ref = refer(recs, target, fields, sc.rng, superlatives)
+        if ref is None:
+            raise _Skip("no-referring-expression")
+        noun = noun or humanize(ent)
+        cur, cur_v = expr, recs
+        for f, v in ref.attrs:
+            name, cur_v = sc.reason("filter", (cur,), [cur_v], {"by": f, "eq": (sc.fact(f"{noun}_{f}", v), v)}, f"{_word(v)}_{plural(norm(noun))}")
+            cur = A.Name(name)
+        if ref.op:
+            name, rec = sc.reason(ref.op, (cur,), [cur_v], {"by": ref.by}, f"{'lowest' if ref.op == 'argmin' else 'highest'}_{ref.by}_{norm(noun)}")
+        else:
+            name, rec = sc.reason("first", (cur,), [cur_v], {}, f"the_{norm(noun)}")
+        if rec != recs[target]:
+            raise _Skip("referring-mismatch")
+        words = describe(noun, Referring(tuple(pre) + ref.attrs, ref.op, ref.by), mine)
+        if len(recs) == 1 and mine:
+            words = f"my {noun}"
+        return name, rec, words
+
+    # ----- arguments
+    def arg(self, sc: _Scenario, tool: A.ToolDecl, p: A.ParamDecl, target: tuple[str, str, dict] | None,
+            said: list[str], depth: int = 0) -> tuple[A.Expr, Any] | None:
+        """An argument from the user's facts, the acted-on record, or a described record; None: leave it out."""
+        m = self.m
+        t = strip_optional(p.type)
+        ke = m.key_entity(p.name, p.type)
+        rec_name, rec_ent, rec = target if target else (None, None, {})
+        is_list = isinstance(t, A.ListType)
+        if ke is not None and ke == m.user and m.user is not None:
+            if re.search(r"(^|_)(to|target|recipient|dest|destination|other|friend)(_|$)", norm(p.name)):
+                others = [k for k in sorted(m.ents[m.user]) if k != sc.ukey]
+                if not others:
+                    return None
+                o = sc.rng.choice(others)
+                ov = m.ents[m.user][o].get(m.decl[m.user].key, o)
+                said.append(f"to my friend's account ({humanize(m.decl[m.user].key)} {ov})")
+                e = sc.fact(f"friend_{m.decl[m.user].key}", ov)
+                return (A.ListLit((e,)), [ov]) if is_list else (e, ov)
+            v = self.user_value(sc)
+            return (A.ListLit((sc.user_expr,)), [v]) if is_list else (sc.user_expr, v)
+        if ke is not None and rec_name and ke == rec_ent and not is_list:
+            key = m.decl[ke].key
+            return A.Attr(A.Name(rec_name), key), rec[key]
+        if is_list and rec and p.name in rec and isinstance(rec[p.name], list) and rec[p.name]:
+            said.append(f"all the {humanize(p.name).removesuffix(' ids').removesuffix(' id')}s in it" if p.name.endswith("ids") else f"all its {humanize(p.name)}")
+            return A.Attr(A.Name(rec_name), p.name), rec[p.name]
+        if ke is not None and ke != rec_ent and not is_list:
+            return self.described(sc, ke, p, rec, said)
+        if ke is not None:
+            return None
+        if p.default is not None and depth == 0 and sc.rng.random() < 0.7:
+            return None
+        v = self.value(sc, tool, p.name, t, rec, p.doc)
+        if v is _NONE:
+            fields = record_fields(m.env, t)
+            if fields is not None and depth < 2:
+                out, vals = [], {}
+                for f in fields:
+                    if (f.default is not None or isinstance(f.type, A.OptionalType)) and sc.rng.random() < 0.6:
+                        continue
+                    r = self.arg(sc, tool, A.ParamDecl(f.name, f.type, f.default, f.doc), target, said, depth + 1)
+                    if r is None:
+                        if f.default is None and not isinstance(f.type, A.OptionalType):
+                            raise _Skip("unfillable-argument")
+                        continue
+                    out.append(A.FieldInit(f.name, r[0]))
+                    vals[f.name] = r[1]
+                if not vals:
+                    return None
+                return A.RecordLit(tuple(out)), vals
+            if isinstance(t, A.ListType) and depth < 2:
+                r = self.arg(sc, tool, A.ParamDecl(singular(p.name), t.item, None, p.doc), target, said, depth + 1)
+                return None if r is None else (A.ListLit((r[0],)), [r[1]])
+            raise _Skip("unfillable-argument")
+        said.append(_say_param(p.name, v))
+        return sc.fact(p.name, v), v
+
+    def described(self, sc: _Scenario, ent: str, p: A.ParamDecl, rec: dict, said: list[str]) -> tuple[A.Expr, Any]:
+        """A record the user describes (the new flight): looked up, then named by its attributes
+        (the search's own criteria first: "the flight from JFK to LAX on 2024-05-17 leaving at 09:00")."""
+        m = self.m
+        pre: tuple = ()
+        if ent in m.lister_all:
+            name, r = sc.call(m.lister_all[ent], {}, plural(norm(ent)))
+            lst = (A.Name(name), [x for x in r if isinstance(x, dict)])
+        else:
+            found = self.search_for(sc, ent, rec)
+            lst, pre = (found[0], found[1]) if found else (None, ())
+        if lst is None or not lst[1]:
+            raise _Skip("no-lookup-for-described")
+        recs = lst[1]
+        cur = rec.get(p.name)
+        where = [i for i, r in enumerate(recs) if r.get(m.decl[ent].key) != cur]
+        sc.roots.add(lst[0].id if isinstance(lst[0], A.Name) else "")
+        name, r, words = self.pick(sc, ent, lst, mine=False, where=where, superlatives=True, pre=pre)
+        said.append(("described", humanize(ent), words))
+        sc.unknown.append(humanize(m.decl[ent].key))
+        key = m.decl[ent].key
+        return A.Attr(A.Name(name), key), r[key]
+
+    def search_for(self, sc: _Scenario, ent: str, rec: dict) -> tuple[tuple[A.Expr, list[dict]], tuple] | None:
+        """A search tool for `ent` whose required params the acted-on record (or a record of `ent`)
+        answers: search_flights(origin, destination, date) for a flight like the one booked."""
+        m = self.m
+        for name, t in sorted(m.tools.items()):
+            if m.writes[name] or not m.required(t):
+                continue
+            req = m.required(t)
+            if any(m.key_entity(p.name, p.type) for p in req):
+                continue
+            pool = [r for r in (m.ents.get(ent) or {}).values()]
+            sc.rng.shuffle(pool)
+            like = None
+            cur_key = rec.get(m.decl[ent].key) if rec else None
+            if cur_key is None and rec:
+                for f, v in rec.items():
+                    if m.key_entity(f, A.PrimType("str")) == ent:
+                        cur_key = v
+            base_rec = (m.ents.get(ent) or {}).get(str(cur_key)) if cur_key is not None else None
+            for cand in ([base_rec] if base_rec else []) + pool[:3]:
+                if all(p.name in cand for p in req):
+                    like = cand
+                    break
+            if like is None:
+                continue
+            args = {p.name: (sc.fact(p.name, like[p.name]), like[p.name]) for p in req}
+            r = sc.env.step(name, jcopy({k: v for k, (_, v) in args.items()}))
+            if not isinstance(r, list) or not r or not isinstance(r[0], dict) or m.entity_of(r[0]) != ent:
+                continue
+            node, r = sc.call(name, args, plural(norm(ent)))
+            return (A.Name(node), r), tuple((p.name, like[p.name]) for p in req)
+        return None
+
+    def value(self, sc: _Scenario, tool: A.ToolDecl, name: str, t: A.TypeExpr, rec: dict, doc: str) -> Any:
+        """A plausible literal for a parameter (never copied from an unrelated record's field)."""
+        rng = sc.rng
+        n = norm(name)
+        cur = rec.get(name, _NONE) if rec else _NONE
+        text = (doc or "") + " " + (tool.doc or "")
+        if isinstance(t, A.EnumType):
+            vals = [v for v in t.values if v != cur and v not in ("other", "unknown", "none", "")] or [v for v in t.values if v != cur]
+            return rng.choice(vals) if vals else _NONE
+        if not isinstance(t, A.PrimType):
+            return _NONE
+        if t.name == "bool":
+            return (not cur) if isinstance(cur, bool) else rng.random() < 0.5
+        lo, hi = _bounds(text, n)
+        if t.name == "int":
+            if isinstance(cur, int) and not isinstance(cur, bool) and cur < 5:
+                opts = [v for v in (cur + 1, cur + 2, cur - 1) if max(lo, 0) <= v <= min(hi, 5)]
+            elif isinstance(cur, int) and not isinstance(cur, bool):
+                opts = [v for v in range(int(max(lo, 1)), int(min(hi, 3)) + 1) if v != cur]
+            else:
+                opts = list(range(int(max(lo, 1)), int(min(hi, 4)) + 1))
+            return rng.choice(opts) if opts else _NONE
+        if t.name == "float":
+            opts = [v for v in (20.0, 25.0, 50.0, 75.0, 100.0, 150.0) if lo <= v <= hi and v != cur]
+            return rng.choice(opts) if opts else _NONE
+        if t.name == "str":
+            if "email" in n:
+                u = (self.m.ents.get(self.m.user) or {}).get(sc.ukey or "", {}) if self.m.user else {}
+                who = (str(u.get("name") or u.get("first_name") or "me")).lower().replace(" ", ".")
+                return f"{who}.{rng.choice(['home', 'work', 'new'])}@{rng.choice(['mail.com', 'inbox.org', 'post.net'])}"
+            if re.search(r"(reason|note|comment|message|text|body|summary|description|content|subject|title|thought)$", n):
+                return rng.choice(_PHRASES.get(n.split("_")[-1], _PHRASES["text"]))
+            if re.search(r"(address|street|address1)$", n):
+                return f"{rng.randint(10, 990)} {rng.choice(['Oak', 'Maple', 'Cedar', 'Lake', 'Hill'])} {rng.choice(['St', 'Ave', 'Rd'])}"
+            if re.search(r"(city)$", n):
+                return rng.choice(["Austin", "Denver", "Seattle", "Boston"])
+            if re.search(r"(zip|zipcode|postal_code)$", n):
+                return f"{rng.randint(10000, 99999)}"
+            if re.search(r"(name)$", n):
+                return rng.choice(["Weekend plan", "Project notes", "Quarterly review", "Travel ideas"])
+            if re.search(r"(path|file|filename)$", n):
+                return rng.choice(["notes/todo.txt", "reports/summary.md", "docs/plan.md"])
+            return _NONE
+        return _NONE
+
+    # ----- one intent
+    def intent(self, sc: _Scenario, tool: str, conditional: bool) -> None:
+        m = self.m
+        t = m.tools[tool]
+        target_param = None
+        for p in m.required(t):
+            ke = m.key_entity(p.name, p.type)
+            if ke is not None and not isinstance(strip_optional(p.type), A.ListType) and (ke != m.user or m.user is None):
+                target_param = (p, ke)
+                break
+        about_user = any(m.key_entity(p.name, p.type) == m.user for p in t.params) or _mentions_user(m, t)
+        if m.user is not None and target_param is None and not about_user:
+            raise _Skip("not-the-users-business")
+        target = None
+        twords = ""
+        if target_param is not None:
+            p, ent = target_param
+            if m.user is not None and ent not in m.owned(sc.ukey) and ent != m.user:
+                if not (m.owner_field.get(ent) or ent in m.user_list_field):
+                    raise _Skip("not-the-users-record")
+            lst = self.records(sc, ent)
+            name, rec, twords = self.pick(sc, ent, lst, mine=True)
+            target = (name, ent, rec)
+            sc.unknown.append(humanize(m.decl[ent].key))
+        said: list[str] = []
+        args: dict[str, tuple[A.Expr, Any]] = {}
+        for p in t.params:
+            r = self.arg(sc, t, p, target, said)
+            if r is None:
+                if p.default is None and not isinstance(p.type, A.OptionalType):
+                    raise _Skip("unfillable-argument")
+                continue
+            args[p.name] = r
+        self.plausible(t, args)
+        kind = self.kind_of(t, args, target)
+        cond_text, holds = "", True
+        if conditional and target is not None:
+            c = self.condition(sc, target)
+            if c is not None:
+                cond_text, holds = c
+        vals = [(k, v) for k, (e, v) in args.items() if isinstance(e, A.Attr) and isinstance(e.obj, A.Name) and e.obj.id == "user" and e != sc.user_expr]
+        text = self.words(sc, t, kind, twords, said, target, vals)
+        intent = _Intent(kind, text, cond_text, tool, holds)
+        base = _participle_base(tool, target[1] if target else "")
+        if holds:
+            sc.call(tool, args, base)
+        else:
+            # the agent must judge the condition, not find the write impossible: it would succeed
+            probe = sc.env.fork() if hasattr(sc.env, "fork") else None
+            if probe is not None:
+                h0 = probe.state_hash()
+                r = probe.step(tool, jcopy({k: v for k, (_, v) in args.items()}))
+                if isinstance(r, BaseException) or probe.state_hash() == h0:
+                    raise _Skip("condition-moot")
+        sc.intents.append(intent)
+
+    def condition(self, sc: _Scenario, target: tuple[str, str, dict]) -> tuple[str, bool] | None:
+        """"if its total price is more than $300": a `compare` node pinned by `expect`."""
+        name, ent, rec = target
+        nums = [f for f in self.m.natural_fields(ent) if isinstance(rec.get(f), (int, float)) and not isinstance(rec.get(f), bool)]
+        money_f = [f for f in nums if _MONEY.search(norm(f))]
+        if not (money_f or nums):
+            return None
+        f = sc.rng.choice(money_f or nums)
+        v = rec[f]
+        holds = sc.rng.random() < 0.6
+        op = sc.rng.choice([">", "<"])
+        step = 50 if abs(v) >= 100 else 10 if abs(v) >= 10 else 1
+        if (op == ">") == holds:
+            th = (v // step) * step if (v // step) * step < v else v - step
+        else:
+            th = (v // step + 1) * step
+        th = int(th) if float(th).is_integer() else th
+        if not ((v > th) if op == ">" else (v < th)) == holds:
+            return None
+        fe = sc.fact(f"{norm(ent)}_{f}_limit", th)
+        cname, cv = sc.reason("compare", (A.Attr(A.Name(name), f), fe), [v, th], {"op": (A.Literal(op), op)}, f"{f}_check")
+        sc.nodes.append(A.ExpectNode(A.Binary("==", A.Name(cname), A.Literal(bool(cv)))))
+        amount = money(th) if _MONEY.search(norm(f)) else say(th)
+        word = "more" if op == ">" else "less"
+        return f"its {humanize(f)} is {word} than {amount}", holds
+
+    def plausible(self, t: A.ToolDecl, args: dict) -> None:
+        """Values a person would ask for: a few bags, not 20; amounts within what the docs allow."""
+        for k, (_, v) in args.items():
+            for name, x in _scalar_items(k, v):
+                n = norm(name)
+                if isinstance(x, int) and not isinstance(x, bool) and _COUNTISH.search(n) and not 0 <= x <= 9:
+                    raise _Skip("implausible-value")
+                if isinstance(x, (int, float)) and not isinstance(x, bool):
+                    lo, hi = _bounds((t.doc or "") + " " + " ".join(p.doc for p in t.params), n)
+                    if not lo <= x <= hi:
+                        raise _Skip("implausible-value")
+
+    def kind_of(self, t: A.ToolDecl, args: dict, target) -> str:
+        verb = _doc_verb(t.doc) or norm(t.name).split("_")[0]
+        k = self.m.kinds.get(t.name, "")
+        scalars = [(n, v) for name, (_, val) in args.items() for n, v in _scalar_items(name, val)]
+        if verb in _CANCEL_VERBS or k == "delete":
+            return "cancel"
+        if k == "create":
+            return "create"
+        if any(_MONEY.search(norm(n)) and isinstance(v, (int, float)) and not isinstance(v, bool) for n, v in scalars) and target is None:
+            return "money"
+        value_args = [n for n, (e, _) in args.items() if isinstance(e, (A.Attr, A.RecordLit)) and _roots(e) == {"user"}]
+        if not value_args and target is not None and len(args) <= 1:
+            return "status"
+        return "update"
+
+    # ----- words
+    def words(self, sc: _Scenario, t: A.ToolDecl, kind: str, twords: str, said: list, target, vals: list) -> str:
+        """One intent in the user's words, verbs and nouns from the docs, never the tool's name."""
+        described = [x for x in said if isinstance(x, tuple)]
+        plain = [x for x in said if not isinstance(x, tuple)]
+        clause = _clause(t.doc)
+        ent_noun = humanize(target[1]) if target else ""
+        opts = []
+        if clause:
+            c = clause[0].lower() + clause[1:]
+            c = re.sub(r"\b(a|an|the|one|this)\s+(user|customer|member|client|account holder|person)'s\b", "my", c)
+            c = re.sub(r"\bfor (a|an|the) (user|customer|member|client)\b", "for me", c)
+            c = re.sub(r"\b(of|to) (a|an|the) (user|customer|member|client)\b", r"\1 my account", c)
+            friend = next((x for x in plain if x.startswith("to my friend")), None)
+            if friend and re.search(r"\bto another(?:'s| user's| user)?", c):
+                c = re.sub(r"\bto another(?:'s| user's| user)?(?: \w+)?", friend, c, count=1)
+                plain.remove(friend)
+            if target and ent_noun:
+                pat = rf"\b(a|an|the|one|this|that)\s+(?:(?!(?:of|to|for|a|an|the|from|in|on)\b)[a-z-]+\s+){{0,3}}?{re.escape(ent_noun)}s?\b(?!')"
+                if re.search(pat, c):
+                    c = re.sub(pat, lambda _m: twords, c, count=1)
+                else:
+                    c = f"{c} for {twords}"
+            for _, noun, words in list(described):
+                pat = rf"\b(a|an|another|the|one|some)\s+(?:(?!(?:of|to|for|a|an|the|from|in|on)\b)[a-z-]+\s+){{0,2}}?{re.escape(noun)}\b(?!')"
+                if re.search(pat, c):
+                    c = re.sub(pat, lambda _m: words, c, count=1)
+                    described.remove((_, noun, words))
+            rest = [w for _, _, w in described] + plain
+            amt = next((x for x in plain if x.startswith("$")), None)
+            if kind == "money" and amt:
+                c = re.sub(r"^(\w+) ", lambda mm: f"{mm.group(1)} {amt} of ", c, count=1)
+                rest.remove(amt)
+            elif len(plain) == 1 and not described and kind == "update" and len(vals) == 1 and _doc_verb(c) in _CHANGE_VERBS:
+                v = vals[0][1]
+                c += " to " + (money(v) if _MONEY.search(norm(vals[0][0])) and isinstance(v, (int, float)) else say(v).replace("_", " ") if isinstance(v, str) and re.fullmatch(r"[a-z_]+", v) else say(v))
+                rest = []
+            if rest:
+                c += _join_said(c, rest)
+            opts.append(c)
+        verb = _doc_verb(t.doc) or norm(t.name).split("_")[0]
+        all_said = [w for _, _, w in [x for x in said if isinstance(x, tuple)]] + [x for x in said if not isinstance(x, tuple)]
+        if target:
+            if kind == "cancel":
+                opts.append(f"{verb if verb in _CANCEL_VERBS else 'cancel'} {twords}{_join_said('', all_said)}")
+            elif kind == "update" and all_said:
+                opts.append(f"change {twords}: {', '.join(all_said)}")
+            else:
+                opts.append(f"{verb} {twords}{_join_said('', all_said)}")
+        else:
+            opts.append(f"{verb} a new {ent_noun or 'one'}{_join_said('', all_said)}".replace("  ", " "))
+        for o in opts:
+            if not _names_tool(o, self.tool_names):
+                return o
+        raise _Skip("tool-words")
+
+    # ----- read-only tasks
+    def question(self, sc: _Scenario) -> None:
+        m = self.m
+        ents = sorted(m.owned(sc.ukey)) if m.user is not None else sorted(m.lister_all)
+        ents = [e for e in ents if e in m.lister_by_user or (e in m.user_list_field and e in m.getter) or (m.user is None and e in m.lister_all)]
+        if not ents:
+            raise _Skip("nothing-to-ask")
+        ent = sc.rng.choice(ents)
+        expr, recs = self.records(sc, ent)
+        noun = humanize(ent)
+        fields = [f for f in m.natural_fields(ent) if all(f in r for r in recs)]
+        nums = [f for f in fields if all(isinstance(r.get(f), (int, float)) and not isinstance(r.get(f), bool) for r in recs)]
+        stat = [f for f in fields if is_status(f) and all(isinstance(r.get(f), str) for r in recs)]
+        roll = sc.rng.random()
+        whose = "my" if m.user is not None else "the"
+        if stat and roll < 0.35:
+            f = stat[0]
+            v = sc.rng.choice(sorted({r[f] for r in recs}))
+            name, lst = sc.reason("filter", (expr,), [recs], {"by": f, "eq": (sc.fact(f"{norm(ent)}_{f}", v), v)}, f"{_word(v)}_{plural(norm(ent))}")
+            cname, _ = sc.reason("count", (A.Name(name),), [lst], {}, f"n_{plural(norm(ent))}")
+            sc.nodes.append(A.TellNode(A.Name(cname)))
+            text = f"how many of {whose} {plural(noun)} are {say(v).replace('_', ' ')}"
+        elif nums and roll < 0.7:
+            f = sc.rng.choice([x for x in nums if _MONEY.search(norm(x))] or nums)
+            cname, total = sc.reason("sum", (expr,), [recs], {"by": f}, f"total_{f}")
+            if total in (0, None):
+                raise _Skip("nothing-to-tell")
+            sc.nodes.append(A.TellNode(A.Name(cname)))
+            text = (f"how much {humanize(f)} {whose} {plural(noun)} come to in total" if _MONEY.search(norm(f))
+                    else f"what the {humanize(f)} of {whose} {plural(noun)} adds up to")
+        else:
+            name, rec, words = self.pick(sc, ent, (expr, recs), mine=m.user is not None)
+            show = [f for f in fields if _sayable(rec.get(f)) and f not in words]
+            if not show:
+                raise _Skip("nothing-to-tell")
+            f = sc.rng.choice(show)
+            sc.nodes.append(A.TellNode(A.Attr(A.Name(name), f)))
+            text = f"what the {humanize(f)} of {words} is"
+        sc.intents.append(_Intent("question", text, tool=""))
+
+    # ----- coherence
+    def check(self, sc: _Scenario) -> None:
+        """Rejection reasons a task can still have after construction (counted in the summary)."""
+        m = self.m
+        if sc.writes:
+            gold = sc.env.state_hash()
+            if gold == m.base_hash:
+                raise _Skip("no-op")
+            if len(sc.writes) > 1:
+                for i in range(len(sc.writes)):
+                    env = m.fresh()
+                    for j, (tool, vals) in enumerate(sc.writes):
+                        if j != i:
+                            env.step(tool, jcopy(vals))
+                    if env.state_hash() == gold:
+                        raise _Skip("redundant-write")
+        for n in sc.nodes:
+            if isinstance(n, A.CallNode) and m.writes.get(n.tool):
+                for a in n.args:
+                    for root in _roots(a.value):
+                        if root != "user" and root not in sc.roots:
+                            raise _Skip("unrelated-argument")
+
+    # ----- the blueprint
+    def finish(self, sc: _Scenario) -> A.BlueprintDecl:
+        m = self.m
+        goal = self.instruction(sc)
+        from forgec.lower import _flatten_facts, _said_in
+
+        if not all(_said_in(goal, v) for _, _, v in _flatten_facts(sc.facts) if v is not None):
+            raise _Skip("fact-unsaid")  # every fact the user knows is in the instruction, said once
+        persona = self.persona(sc)
+        facts = tuple(A.Fact(k, _lit(v)) for k, v in sorted(sc.facts.items()))
+        tools = [i.tool for i in sc.intents if i.tool] or ["question"]
+        base = "_".join(dict.fromkeys(tools))[:60]
+        user = _user_block(goal, persona, facts, sc)
+        return A.BlueprintDecl(base, m.env.name, user, tuple(sc.nodes))
+
+    def persona(self, sc: _Scenario) -> str:
+        m = self.m
+        if m.user is None:
+            return ""
+        u = m.ents[m.user][sc.ukey]
+        name = u.get("name") or " ".join(str(u[k]) for k in ("first_name", "last_name") if u.get(k))
+        tier = next((u[f] for f in ("membership", "tier", "plan", "level", "status") if isinstance(u.get(f), str)), None)
+        who = str(name) if name else f"a {humanize(m.user)}"
+        return f"{who}, a {say(tier).replace('_', ' ')} member" if tier else who
+
+    def instruction(self, sc: _Scenario) -> str:
+        """The whole instruction: who I am, why I call, then each intent (and its condition) in order."""
+        rng = sc.rng
+        m = self.m
+        parts = []
+        if m.user is not None:
+            u = m.ents[m.user][sc.ukey]
+            name = u.get("name") or " ".join(str(u[k]) for k in ("first_name", "last_name") if u.get(k))
+            ident = []
+            if m.locator is not None:
+                ident = [f"my {humanize(f)} is {_q(sc.facts.get(norm(f), _field_anywhere(u, f)))}" for f in m.locator[1]]
+            else:
+                kf = m.decl[m.user].key
+                ident = [f"my {humanize(kf)} is {say(u.get(kf, sc.ukey))}"]
+            lead = f"I'm {name}; " if name else "Hi, "
+            parts.append((lead + " and ".join(ident) + ".").replace("Hi, my", "Hi, my"))
+        first = sc.intents[0]
+        reason = rng.choice(_REASONS.get(first.kind, _REASONS["update"]))
+        sentences = []
+        for i, it in enumerate(sc.intents):
+            if it.kind == "question":
+                s = f"{reason[0].upper()}{reason[1:]}. {rng.choice(['Could you tell me', 'Can you check', 'Can you look up'])} {it.text}?"
+                reason = ""
+            else:
+                opener = rng.choice(_OPENERS) if i == 0 else rng.choice(["Also, please", "After that, please", "Then I'd like to", "And please"])
+                s = f"{opener} {it.text}"
+                if it.condition:
+                    s += f", but only if {it.condition}; otherwise leave it as it is"
+                s += "."
+            sentences.append(s)
+        if sentences and reason:
+            sentences[0] = sentences[0][:-1] + f" — {reason}" + sentences[0][-1]
+        text = " ".join(parts + sentences)
+        if not m.user:
+            text = text[0].upper() + text[1:]
+        return text
+
+    def blueprint_ok(self, decl: A.BlueprintDecl) -> bool:
+        return not _names_tool(decl.user.goal, self.tool_names)
+
+
+_NONE = object()
+
+_PHRASES = {
+    "reason": ["I no longer need it", "my plans changed", "I found a better option"],
+    "text": ["Thanks for the quick help.", "Please call me back about this.", "This keeps happening every morning."],
+    "comment": ["Thanks for the quick help.", "I tried again and it still fails.", "Please call me back about this."],
+    "message": ["Fix the typo in the header", "Update the project notes", "Add the weekly report"],
+    "subject": ["Login keeps failing", "Refund has not arrived", "Wrong item delivered"],
+    "title": ["Login keeps failing", "Refund has not arrived", "Wrong item delivered"],
+    "summary": ["The customer wants to talk to a person about a refund.", "Escalating a billing dispute."],
+    "description": ["The app crashes when I open settings.", "I was charged twice this month."],
+    "content": ["Meeting moved to Friday.", "Remember to renew the license.", "Draft of the new plan."],
+    "body": ["Thanks for the quick help.", "Please call me back about this."],
+    "note": ["Leave it at the front desk.", "Call before delivery."],
+    "thought": ["Check the order status first."],
+}
+
+
+def _bounds(text: str, n: str) -> tuple[float, float]:
+    """(low, high) a number may take, from the docs: "at most 500", "(0 < amount <= 200)", "from 1 to 5"."""
+    lo, hi = float("-inf"), float("inf")
+    t = text.lower()
+    m = re.search(r"at most (?:\$)?(\d+(?:\.\d+)?)", t) or re.search(r"<=\s*(\d+(?:\.\d+)?)", t) or re.search(r"(?:up to|maximum(?: of)?|no more than) (?:\$)?(\d+(?:\.\d+)?)", t)
+    if m:
+        hi = float(m.group(1))
+    m = re.search(r"from (\d+) to (\d+)", t) or re.search(r"between (\d+) and (\d+)", t) or re.search(r"\b(\d+)\s*-\s*(\d+)\b(?! ?[a-z]{3,}-)", t)
+    if m and norm(n) in ("stars", "rating", "priority", "score", "level") or (m and "rating" in t):
+        lo, hi = float(m.group(1)), float(m.group(2))
+    if re.search(r"must be positive|positive|> ?0|greater than 0", t):
+        lo = max(lo, 0.01)
+    return lo, hi
+
+
+def _scalar_items(name: str, v: Any):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield from _scalar_items(k, x)
+    elif isinstance(v, list):
+        for x in v:
+            yield from _scalar_items(name, x)
+    else:
+        yield name, v
+
+
+def _roots(e: Any) -> set[str]:
+    out = set()
+    for n in A.walk(e):
+        if isinstance(n, A.Name):
+            out.add(n.id)
+    return out
+
+
+def _word(v: Any) -> str:
+    s = re.sub(r"[^a-z0-9]+", "_", str(v).lower()).strip("_")[:20]
+    return s or "matching"
+
+
+def _q(v: Any) -> str:
+    return say(v)
+
+
+def _say_param(name: str, v: Any) -> str:
+    n = norm(name)
+    w = humanize(n)
+    if isinstance(v, bool):
+        return f"{w} {'on' if v else 'off'}"
+    if _MONEY.search(n) and isinstance(v, (int, float)):
+        return f"{money(v)}" if n in ("amount", "total") else f"a {w} of {money(v)}"
+    if isinstance(v, int) and _COUNTISH.search(n):
+        return f"{v} {w}" if not n.endswith(("count", "number")) else f"the {w} set to {v}"
+    if isinstance(v, str):
+        vv = v.replace("_", " ") if re.fullmatch(r"[a-z_]+", v) else v
+        if re.search(r"(reason)$", n):
+            return f"because {vv}"
+        if " " in v.strip() and len(v) > 20:
+            return f"{w}: \"{v}\""
+        return f"the {w} {vv}" if re.fullmatch(r"[a-z_ ]+", v) else f"{w} {vv}"
+    return f"{w} {say(v)}"
+
+
+def humanize_in(phrase: str, clause: str) -> bool:
+    """The clause already names what the value is for ("change the priority of ..." + "priority 4")."""
+    words = phrase.split()
+    return len(words) >= 2 and " ".join(words[:-1]).removeprefix("the ") in clause
+
+
+def _join_said(c: str, said: list[str]) -> str:
+    if not said:
+        return ""
+    lead = [s for s in said if s.startswith(("because", "to ", "all "))]
+    rest = [s for s in said if s not in lead]
+    out = ""
+    if rest:
+        first = rest[0]
+        if first.startswith(("the ", "my ")) and not first.startswith(("the new", "the number")):
+            out += f" to {first}" if not re.search(r"\b(to|with|for)\s*$", c) else f" {first}"
+            rest = rest[1:]
+        if rest:
+            out += " with " + ", ".join(rest[:-1]) + (" and " if len(rest) > 1 else "") + rest[-1]
+    for s in lead:
+        out += " " + s if not s.startswith("all ") else f", {s}"
+    return out
+
+
+def _names_tool(text: str, tools: list[str]) -> bool:
+    low = text.lower()
+    for t in tools:
+        ws = W.split_name(t)
+        if re.search(rf"(?<![\w]){re.escape(t.lower())}(?![\w])", low):
+            return True
+        if len(ws) < 2 or (len(ws) == 2 and ws[1] in ("in", "out", "up", "off", "on", "down", "over", "back", "away")):
+            continue
+        if re.search(r"(?<![\w])" + r"[\s_-]+".join(map(re.escape, ws)) + r"(?![\w])", low):
+            return True
+    return False
+
+
+def _mentions_user(m: _Model, t: A.ToolDecl) -> bool:
+    """A write whose body record names the user (`body.user_id`)."""
+    if m.user is None:
+        return True
+    for p in t.params:
+        fields = record_fields(m.env, strip_optional(p.type)) or ()
+        if any(m.key_entity(f.name, f.type) == m.user for f in fields):
+            return True
+    return False
+
+
+def _participle_base(tool: str, ent: str) -> str:
+    from forgec.sample import participle
+
+    parts = norm(tool).split("_")
+    return participle(parts[0]) + "_" + (norm(ent) if ent else parts[-1])
+
+
+def _user_block(goal: str, persona: str, facts: tuple, sc: _Scenario) -> A.UserBlock:
+    """The blueprint's `user { ... }`: the scenario clauses when the language has them."""
+    fields = getattr(A.UserBlock, "__dataclass_fields__", {})
+    kw: dict[str, Any] = {"goal": goal, "persona": persona, "facts": facts}
+    first = sc.intents[0] if sc.intents else None
+    if "reason" in fields and first is not None:
+        kw["reason"] = ""
+    if "unknown" in fields:
+        kw["unknown"] = tuple(dict.fromkeys(sc.unknown))
+    if "intents" in fields and hasattr(A, "Intent"):
+        kw["intents"] = tuple(A.Intent(i.text, i.condition) for i in sc.intents)
+    return A.UserBlock(**kw)
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: ToolGraph, config: SampleConfig | None = None) -> SampleResult:
+    """Up to `config.tasks_per_env` user-scenario blueprints for `env` (seeded, deterministic)."""
+    cfg = config or SampleConfig()
+    s = _Sampler(env, module, world_state, graph, cfg)
+    max_attempts = cfg.max_attempts or 12 * max(1, cfg.tasks_per_env)
+    seen: set[str] = set()
+    counters: Counter = Counter()
+    rejected: Counter = Counter()
+    out: list[SampledBlueprint] = []
+    attempts = 0
+    while len(out) < cfg.tasks_per_env and attempts < max_attempts:
+        if attempts >= 300 and not out:
+            break
+        attempts += 1
+        rng = random.Random(f"forgec-scenario:{env.name}:{cfg.seed}:{attempts}")
+        try:
+            decl, sc = s.build(rng)
+        except _Skip as r:
+            rejected[r.reason] += 1
+            continue
+        except Exception as e:  # noqa: BLE001 - an env the sampler does not understand: count, keep going
+            if os.environ.get("FORGEC_DEBUG"):
+                raise
+            rejected[f"internal:{type(e).__name__}"] += 1
+            continue
+        key = decl.user.goal
+        if key in seen:
+            rejected["duplicate"] += 1
+            continue
+        seen.add(key)
+        counters[decl.name] += 1
+        name = f"{decl.name}_{counters[decl.name]}"
+        decl = A.BlueprintDecl(name, decl.env, decl.user, decl.nodes)
+        stats = blueprint_stats(decl, s.m.writes)
+        for n in decl.nodes:
+            if isinstance(n, A.CallNode) and n.tool in s.coverage:
+                s.coverage[n.tool] += 1
+        header = [f"scenario sampled by forgec: env {env.name}, seed {cfg.seed}, attempt {attempts}",
+                  "stats: " + ", ".join(f"{k} {v}" for k, v in stats.items())]
+        if sc.unknown:
+            header.append("the user does not know: " + ", ".join(dict.fromkeys(sc.unknown)))
+        for i in sc.intents:
+            header.append(f"intent ({i.kind}{', condition holds' if i.condition and i.done else ', condition fails' if i.condition else ''}): {i.text}")
+        text = _format_text(decl, header, f"{name}.forge")
+        out.append(SampledBlueprint(name, decl, text, stats))
+    return SampleResult(out, dict(sorted(s.coverage.items())), dict(sorted(rejected.items())), attempts, 0)
