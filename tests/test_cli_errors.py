@@ -223,8 +223,9 @@ def test_every_imported_third_party_module_is_declared():
 
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     core = {re.split(r"[<>=!\[ ;]", d, maxsplit=1)[0].lower() for d in project["dependencies"]}
-    extra = {re.split(r"[<>=!\[ ;]", d, maxsplit=1)[0].lower() for d in project["optional-dependencies"]["train"]}
-    dist = {"yaml": "pyyaml"}  # import name -> distribution name where they differ
+    extra = {re.split(r"[<>=!\[ ;]", d, maxsplit=1)[0].lower() for x in ("train", "serve") for d in project["optional-dependencies"][x]}
+    dist = {"yaml": "pyyaml", "mcp_types": "mcp-types"}  # import name -> distribution name where they differ
+    serve_files = ("forgec/serve/", "forgec/gym.py", "forgec/commands/serve.py")  # the `serve` extra, imported only there
     found: dict[str, str] = {}
     for top in ("forgec", "runtime", "codegen", "stdlib", "grammar", "train"):
         for f in sorted((REPO / top).rglob("*.py")):
@@ -237,5 +238,5 @@ def test_every_imported_third_party_module_is_declared():
     undeclared = {m: f for m, f in third.items() if dist.get(m, m).lower() not in core | extra}
     assert undeclared == {}
     assert "click" not in third  # typer >= 0.20 does not bring it
-    from_core = {m for m, f in third.items() if not f.startswith("train/") and dist.get(m, m).lower() not in core}
+    from_core = {m for m, f in third.items() if not f.startswith(("train/", *serve_files)) and dist.get(m, m).lower() not in core}
     assert from_core <= {"torch", "transformers", "deepspeed", "tokenizers", "accelerate"}  # lazy: HF agent, training
