@@ -66,6 +66,8 @@ CASES = [
     ("require", "Rental must be `riding`.", ("require", "rental", "status", "riding")),
     ("require", "The bill can only be paid if it is Awaiting Payment.", ("require", "", "status", "Awaiting Payment")),
     ("require", "Member must be `active`.", ("require", "member", "status", "active")),
+    ("returns", "Returns the customer id.", ("returns", "customer", "key")),
+    ("returns", "Responds with the member's ID, 404 when nobody matches.", ("returns", "member", "key")),
 ]
 
 
@@ -161,7 +163,7 @@ def test_telecom_runs_as_its_docs_say():
             "international_roaming_enabled": False, "data_refuelled_gb": 0.5}
     env = mod.Env({
         "entities": {
-            "Customer": {"c1": {"customer_id": "c1"}},
+            "Customer": {"c1": {"customer_id": "c1", "lines": ["l1", "l2"], "bills": ["b1"], "phone_number": ""}},
             "Line": {"l1": {"line_id": "l1", **line, "status": "Active"}, "l2": {"line_id": "l2", **line, "status": "Suspended"}},
             "Bill": {"b1": {"bill_id": "b1", "customer_id": "c1", "status": "Overdue"}},
             "PaymentMethod": {"pm1": {"payment_method_id": "pm1", "balance": 50.0}},
@@ -194,6 +196,9 @@ def test_telecom_runs_as_its_docs_say():
     env.step("make_payment", {"bill_id": "b1", "payment_method_id": "pm1", "amount": 30.0})
     assert E["Bill"]["b1"]["status"] == "Paid" and E["PaymentMethod"]["pm1"]["balance"] == 20.0
     assert "Request" not in E and "Payment" not in E and "ActionLog" not in E
+    E["Customer"]["c1"]["phone_number"] = "+15550001111"
+    assert env.step("get_customer_by_phone", {"phone_number": "+15550001111"}) == "c1"
+    assert isinstance(env.step("get_customer_by_phone", {"phone_number": "+1"}), ToolError)
 
 
 def test_rental_runs_as_its_docs_say():
@@ -202,12 +207,13 @@ def test_rental_runs_as_its_docs_say():
     mod = _env(FIX / "rental_openapi.yaml")
     env = mod.Env({
         "entities": {
-            "Member": {"m1": {"member_id": "m1", "status": "active", "autopay": False, "wallet_balance": 10.0, "ride_count": 3, "frozen_on": None, "note": "moving"}},
+            "Member": {"m1": {"member_id": "m1", "status": "active", "autopay": False, "wallet_balance": 10.0, "ride_count": 3, "frozen_on": None, "note": "moving", "email": "m@x.org"}},
             "Rental": {"r1": {"rental_id": "r1", "member_id": "m1", "status": "riding", "ended_at": None, "hold_reason": "shop"}},
         },
         "globals": {"now": "2024-05-15T12:00:00"},
     })
     E = env.state["entities"]
+    assert env.step("lookup_member", {"email": "m@x.org"}) == "m1"
     env.step("top_up_wallet", {"member_id": "m1", "amount": 5.0})
     assert E["Member"]["m1"]["wallet_balance"] == 15.0
     err = env.step("charge_late_fee", {"rental_id": "r1", "member_id": "m1", "fee": 20.0})

@@ -379,7 +379,7 @@ def _search(s: Schema, v: ToolView, pmap):
     if preds:
         src = A.Where(src, and_all(preds))
     before_by = v.toks[: v.toks.index("by")] if "by" in v.toks else v.toks
-    if "id" in before_by and preds:
+    if ("id" in before_by or "returns_key" in v.cites) and preds:
         # find_user_id_by_email: the key of the (first) match, an error when nothing matches
         return [
             A.Let("found", src),

@@ -19,6 +19,7 @@ tests/fixtures/prose/ and the shared corpus):
 * count      "adds N U of D to the X's F", "increases/decreases/reduces the X's F by N"
 * require    "only a/an Y X can ...", "the X must be Y", "only if it is Y", "can only be ... once"
 * values     "either 'a' or 'b'", "one of: a, b, c", "can only be 'a' or 'b'" (parameters)
+* returns    "Returns the customer id", "Responds with the member's ID" (a lookup by its params)
 """
 
 from __future__ import annotations
@@ -106,6 +107,7 @@ _COUNT_BY = re.compile(r"\b(?P<verb>increases?|increments?|raises?|decreases?|de
 _ONLY_A = re.compile(rf"\bonly\s+(?:a|an|the)\s+{_QVAL}\s+(?P<subj>[a-z][a-z ]{{0,30}}?)\s+(?:can|may)\b")
 _MUST_BE = re.compile(rf"\b(?:the\s+|it\s+|its\s+)?(?P<subj>[a-z][a-z ]{{0,30}}?)?\s*(?:must|has\s+to|needs\s+to)\s+be\s+(?:in\s+(?:the\s+)?)?(?:status\s+)?{_QVAL}")
 _ONLY_IF = re.compile(rf"\bonly\s+(?:be\s+[a-z]+\s+)?(?:if|when)\s+(?:it|the\s+(?P<subj>[a-z][a-z ]{{0,30}}?)|its\s+status)\s+is\s+(?:in\s+)?(?:status\s+)?{_QVAL}")
+_RETURNS = re.compile(r"\b(?:returns?|gives?\s+back|responds\s+with|yields?)\s+(?:the\s+|its\s+|their\s+|a\s+|an\s+)?(?:matching\s+)?(?P<subj>[a-z][a-z ]{0,30}?)(?:'s)?\s+(?P<what>ids?|identifiers?|keys?|records?|details|profiles?)\b")
 _ONCE = re.compile(r"\b(?:only\s+(?:be\s+)?[a-z ]{0,30}?\s*once|(?:can|may)\s+only\s+be\s+[a-z ]{0,30}?\bonce|at\s+most\s+once)\b")
 _ONE_OF = re.compile(r"\b(?:either|one\s+of|only\s+be|must\s+be|should\s+be|allowed\s+values?\s+(?:are|is))\b[:\s]*(?=(?P<rest>.*)$)")
 _QUOTED = re.compile(r"'([^']{1,60})'|\"([^\"]{1,60})\"|`([^`]{1,60})`")
@@ -158,6 +160,9 @@ def read_sentence(sent: str) -> list[Fact]:
                 out.append(Fact("require", sent, _subj(m.groupdict().get("subj")), "status", v))
     if _ONCE.search(low):
         out.append(Fact("once", sent))
+    for m in _RETURNS.finditer(low):
+        key = re.match(r"ids?|identifiers?|keys?", m.group("what")) is not None
+        out.append(Fact("returns", sent, _subj(m.group("subj")), "key" if key else "record"))
     return out
 
 
@@ -252,6 +257,16 @@ def field_named(fields, phrase: str, types=None) -> str | None:
 def amounts(facts) -> set[str]:
     """Parameter names a description moves into a balance or a counter ("adds gb_amount GB")."""
     return {f.amount for f in facts if f.kind in ("money", "count") and f.amount and not f.conditional}
+
+
+def returned(facts, entities) -> tuple[str, Fact] | None:
+    """(entity, fact) a lookup says it returns ("Returns the customer id" -> Customer)."""
+    for f in facts:
+        if f.kind == "returns" and f.subject:
+            hits = [e for e in entities if names_entity(f.subject, e)]
+            if len(hits) >= 1:
+                return max(hits, key=lambda e: len(words(e))), f
+    return None
 
 
 def state_facts(facts) -> list[Fact]:
@@ -415,6 +430,8 @@ def cite_existing(v, body) -> list[tuple[A.Stmt, str]]:
     after ("Sets the line status to Suspended") and before ("The line must be Active")."""
     out = []
     for st in body:
+        if isinstance(st, A.Let) and st.name == "found" and "returns_key" in v.cites:
+            out.append((st, v.cites["returns_key"]))
         if isinstance(st, A.Set) and isinstance(st.target, A.Attr) and st.target.name == "status" and "status_post" in v.cites and st.value == A.Literal(v.status_post):
             out.append((st, v.cites["status_post"]))
         if isinstance(st, A.Require) and "status_pre" in v.cites and isinstance(st.cond, A.Binary) and st.cond.right == A.Literal(v.status_pre):

@@ -711,6 +711,12 @@ def _bind_tools(s: Schema) -> None:
             v.kind = "search"
         if v.kind == "search" and v.target is None and named and named in s.entities:
             v.target = named
+        if v.kind in ("read", "search") and v.target is None and not v.refs and v.tool.params:
+            got = prose.returned(v.facts, list(s.entities))
+            if got:
+                # "Look up the customer who owns a phone number. Returns the customer id."
+                v.target, v.kind = got[0], "search"
+                v.cites["returns_key" if got[1].field == "key" else "returns"] = got[1].sentence
 
 
 def _bind_refs(s: Schema, v: ToolView) -> None:
