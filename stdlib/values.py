@@ -203,6 +203,9 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
     if t == "int":
         return _int_for(field_name, c, doc)
     if t == "float":
+        m = _RANGE_RE.search(doc or "")
+        if m and int(m.group(1)) < int(m.group(2)):  # "(between 0 and 1)": inside the documented range
+            return round(rng.uniform(int(m.group(1)), int(m.group(2))), 2)
         return _float_for(field_name, c, entity)
     if t == "str":
         return _str_for(field_name, c, entity, doc)

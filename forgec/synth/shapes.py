@@ -49,6 +49,9 @@ def _recognizers() -> list[Recognizer]:
     from .shape_graph import claim as graph_claim
 
     out.append(graph_claim)
+    from .shape_device import claim as device_claim
+
+    out.append(device_claim)
     from .pure import claim as pure_claim  # last: computations no domain shape models
 
     out.append(pure_claim)

@@ -1,0 +1,176 @@
+"""What the simulator shapes (device, account) share: doc words, prose rules, a checked claim.
+
+A simulator's state is a handful of named values (`state { engine_mode, fuel_level }`) and
+its tools read their preconditions from sentences ("the brake pedal must be pressed", "the
+tank holds 50 gallons", "between 16 and 30 degrees"). The sentence readers here turn such a
+sentence into a condition over a state value; the shapes decide which value it names.
+The model is written as `.forge` text (what a person editing the env reads) and checked
+before it is claimed: a template that does not check is a bug in the shape, raised loudly.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from forgec import ir, lang
+from forgec.diagnostics import has_errors, render
+from forgec.lang import ast as A
+
+from .names import ident, singular, snake, tokens
+from .schema import Entity, Field, Record
+from .shapes import Claim
+
+ID_WORDS = {"id", "ids", "uuid", "key"}
+
+# state words: a value is "on" (running, pressed, locked, ...) or "off"
+ON = {"on", "start", "started", "starting", "running", "run", "active", "activate", "activated", "engage", "engaged",
+      "enable", "enabled", "open", "opened", "pressed", "press", "locked", "lock", "true", "flying", "armed", "up", "heat"}
+OFF = {"off", "stop", "stopped", "inactive", "deactivate", "deactivated", "release", "released", "disengage", "disengaged",
+       "disable", "disabled", "close", "closed", "unlocked", "unlock", "idle", "landed", "land", "false", "down", "disarmed", "parked"}
+
+
+def q(s: str) -> str:
+    """A `.forge` string literal."""
+    return json.dumps(" ".join((s or "").split()), ensure_ascii=False)
+
+
+def num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[.;!?])\s+", " ".join((text or "").split())) if s.strip()]
+
+
+def words(text: str) -> list[str]:
+    return [singular(w) for w in re.findall(r"[a-z0-9]+", snake(text or "").replace("_", " ").lower())]
+
+
+def has_id_param(t: ir.Tool) -> bool:
+    return any(set(tokens(p.name)) & ID_WORDS or p.type.kind in ("object", "ref", "union") for p in t.params)
+
+
+def forge_type(t: ir.Type | None) -> str:
+    """The forge spelling of a scalar/list IR type (`any` for what a simulator does not model)."""
+    if t is None:
+        return "any"
+    k = t.kind
+    if k == "enum":
+        if t.values and all(isinstance(v, str) for v in t.values):
+            return "enum(" + ", ".join(q(v) for v in t.values) + ")"
+        return "int" if all(isinstance(v, int) for v in t.values) else "float"
+    if k == "array":
+        return f"list[{forge_type(t.items)}]"
+    if k == "union":
+        rest = [v for v in t.variants if v.kind != "null"]
+        return forge_type(rest[0]) if len(rest) == 1 else "any"
+    return {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}.get(k, "any")
+
+
+def param_text(p: ir.Param) -> str:
+    """One documented parameter in `.forge` syntax (wire name, type, default, doc)."""
+    t = forge_type(p.type)
+    out = f"{ident(p.name)}: {t}"
+    if p.has_default and isinstance(p.default, (str, int, float, bool)) and not (isinstance(p.default, str) and t in ("int", "float", "bool")):
+        out += f" = {json.dumps(p.default)}"
+    elif not p.required:
+        out = f"{ident(p.name)}: {t}? = null"
+    return f"{out} {q(p.description or p.name.replace('_', ' '))}"
+
+
+def signature(t: ir.Tool) -> str:
+    return f"{ident(t.name)}({', '.join(param_text(p) for p in t.params)})"
+
+
+def ranges(text: str, bare: bool = False) -> list[tuple[float, float, str]]:
+    """"between 16 and 30", "from 0 to 100", "range: 10 to 32" -> (lo, hi, sentence);
+    `bare` (a parameter's own doc) also reads "0 to 1"."""
+    out = []
+    lead = r"(?:between|from|range:?|range of)\s+" if not bare else r"(?:(?:between|from|range:?|range of)\s+)?"
+    for s in sentences(text):
+        for m in re.finditer(lead + r"(-?\d+(?:\.\d+)?)\s*(?:\([^)]*\)\s*)?(?:[a-z°%]+\s+)?(?:and|to|-)\s+(-?\d+(?:\.\d+)?)", s.lower()):
+            lo, hi = float(m.group(1)), float(m.group(2))
+            if lo < hi:
+                out.append((lo, hi, s))
+    return out
+
+
+def caps(text: str) -> list[tuple[float, str]]:
+    """"cannot exceed 50", "holds 50 gallons", "at most 120", "up to 120" -> (cap, sentence)."""
+    out = []
+    pat = r"(?:cannot|can't|can not|must not|may not)\s+(?:go\s+)?(?:exceed|be more than|go above|be above|be greater than)|at most|up to|no more than|maximum(?: of)?|capacity(?: of)?|holds"
+    for s in sentences(text):
+        for m in re.finditer(rf"(?:{pat})\s+(?:the\s+)?(?:[a-z ]+?\s+of\s+)?(\d+(?:\.\d+)?)", s.lower()):
+            out.append((float(m.group(1)), s))
+    return out
+
+
+def positive(text: str) -> bool:
+    return bool(re.search(r"\b(must|should|has to) be (positive|greater than (zero|0)|more than (zero|0))\b|\bpositive\b", (text or "").lower()))
+
+
+def state_word(w: str) -> str | None:
+    """"on" / "off" for a state adjective (pressed, running, locked / released, stopped)."""
+    w = w.lower()
+    return "on" if w in ON else "off" if w in OFF else None
+
+
+def stem(w: str) -> str:
+    w = w.lower()
+    for suf in ("ing", "ed", "es", "s"):
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            w = w[: -len(suf)]
+            break
+    return w.rstrip("e")[:5]
+
+
+def requirements(text: str) -> list[tuple[str, str, str, str | None]]:
+    """(subject words, state adjective, sentence, the action it guards) for each stated precondition:
+    "the brake pedal must be pressed", "only possible while the thermostat is on",
+    "the engine must be running to turn it on", "to start it, all doors must be locked"."""
+    out = []
+    for s in sentences(text):
+        low = s.lower()
+        guard = None
+        g = re.search(r"\b(?:to|before)\s+(start|starting|open|opening|turn(?:ing)?(?: it| them)? on|activat\w*|enabl\w*|engag\w*|unlock\w*|lock\w*|take off|takeoff)\b", low)
+        if g:
+            guard = g.group(1)
+        pats = [
+            r"((?:the |all |every |all the |both )?[a-z][a-z ]*?)\s+(?:must|has to|have to|needs? to|should)\s+be\s+([a-z]+)",
+            r"(?:only|works|possible|allowed)\s+(?:possible\s+|works\s+)?(?:while|when|if)\s+((?:the |all )?[a-z][a-z ]*?)\s+(?:is|are)\s+([a-z]+)",
+            r"(?:requires|needs)\s+((?:the |all )?[a-z][a-z ]*?)\s+to\s+be\s+([a-z]+)",
+        ]
+        for p in pats:
+            for m in re.finditer(p, low):
+                subj, adj = m.group(1).strip(), m.group(2)
+                subj = re.sub(r"^(?:to \w+(?: it| them)?,?\s+)", "", subj)
+                if state_word(adj) or adj in ("pressed", "locked", "running"):
+                    out.append((subj, adj, s, guard))
+    return out
+
+
+def claim_from_text(shape: str, text: str, claimed: dict[str, str], file: str) -> Claim:
+    """Parse and check the shape's env text; the Claim for the tools in `claimed`
+    (documented name -> identifier in the text)."""
+    mod, diags = lang.parse(text, file)
+    if not has_errors(diags):
+        diags += lang.check([mod])
+    if has_errors(diags):
+        raise AssertionError(f"shape `{shape}` wrote a model that does not check:\n{render(diags, 'concise', {file: text})}\n{text}")
+    env = mod.envs[0]
+    c = Claim(shape=shape)
+    fld = lambda f: Field(f.name, f.type, f.doc or "", f.default)
+    for r in env.records:
+        c.records[r.name] = Record(r.name, {f.name: fld(f) for f in r.fields}, r.doc or "")
+    for e in env.entities:
+        kf = next((f for f in e.fields if f.name == e.key), None)
+        kt = "int" if kf is not None and isinstance(kf.type, A.PrimType) and kf.type.name == "int" else "str"
+        c.entities[e.name] = Entity(e.name, e.key, kt, {f.name: fld(f) for f in e.fields}, e.doc or "")
+    if env.state is not None:
+        for f in env.state.fields:
+            c.globals[f.name] = fld(f)
+    by_ident = {t.name: t for t in env.tools}
+    for wire, name in claimed.items():
+        c.tools[wire] = by_ident[name]
+    return c
