@@ -1,0 +1,186 @@
+"""The scenario sampler (forgec/scenario.py): referring expressions, coherence, wording, goldens.
+
+* a hypothesis test: every referring expression `refer` makes selects exactly its record, by
+  `select` and by the reasoning nodes' own operators (forgec.stdlib.ops), over sampled record lists;
+* the shipped examples compiled with the default sampler meet issue 11's bar (no tool words,
+  no pipeline phrasing, no redundant gold write, >= 50 tasks per env, every fact said once);
+* golden scenarios per example env (`pytest tests/test_scenario.py --update-golden`);
+* docs/tasks.md is what scripts/gen_tasks_md.py writes;
+* `--sampler walk` still gives AutoForge's walks.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from forgec.lower import _said_in
+from forgec.scenario import Referring, describe, refer, select
+from forgec.stdlib import ops as OPS
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = Path(__file__).parent / "golden" / "scenarios"
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import task_quality  # noqa: E402
+
+
+# --------------------------------------------------------------------------- referring expressions
+
+_record = st.fixed_dictionaries({
+    "status": st.sampled_from(["pending", "paid", "shipped", "cancelled"]),
+    "cabin": st.sampled_from(["economy", "business", "basic_economy"]),
+    "total": st.sampled_from([19.5, 42.0, 42.0, 100.0, 250.25]),
+    "seats": st.integers(1, 4),
+    "date": st.sampled_from(["2024-05-01", "2024-05-17", "2024-06-02"]),
+    "title": st.sampled_from(["Dune", "Emma", "Ulysses"]),
+})
+
+
+def _ops_select(records: list[dict], ref: Referring) -> dict:
+    """What the blueprint's reasoning nodes compute: filter per attribute, then first/argmin/argmax."""
+    cur = records
+    for f, v in ref.attrs:
+        cur = OPS.apply("filter", [cur], {"by": f, "eq": v})
+    if ref.op:
+        return OPS.apply(ref.op, [cur], {"by": ref.by})
+    assert len(cur) == 1, "a referring expression must leave exactly one record"
+    return OPS.apply("first", [cur], {})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_record, min_size=1, max_size=7), st.integers(0, 6), st.integers(0, 10**6))
+def test_referring_expression_selects_exactly_one(records, target, seed):
+    target %= len(records)
+    fields = ["status", "cabin", "total", "seats", "date", "title"]
+    ref = refer(records, target, fields, random.Random(seed))
+    if ref is None:  # no attributes single it out (an exact duplicate): the sampler rejects the task
+        assert any(r == records[target] for i, r in enumerate(records) if i != target) or len(fields) < 2
+        return
+    if len(records) > 1:
+        assert select(records, ref) == [target]
+        assert _ops_select(records, ref) is records[target] or _ops_select(records, ref) == records[target]
+    words = describe("order", ref)
+    assert words.startswith("my ") and "order" in words
+    for f, v in ref.attrs:  # every attribute the expression uses is said (as the lowering checks it)
+        assert _said_in(words, v), (words, f, v)
+
+
+def test_referring_prefers_fewest_attributes():
+    recs = [{"status": "paid", "total": 10.0}, {"status": "pending", "total": 10.0}, {"status": "paid", "total": 30.0}]
+    rng = random.Random(3)
+    for _ in range(20):
+        ref = refer(recs, 1, ["status", "total"], rng, superlatives=False)
+        assert ref == Referring((("status", "pending"),))  # one attribute suffices
+        ref = refer(recs, 2, ["status", "total"], rng, superlatives=False)
+        assert ref.attrs == (("total", 30.0),)
+
+
+# --------------------------------------------------------------------------- the examples, compiled
+
+
+@pytest.fixture(scope="module")
+def examples_build(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("scn") / "build"
+    r = subprocess.run([sys.executable, "-m", "forgec", "compile", str(ROOT / "examples"), "-o", str(out), "-q"],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    return out
+
+
+def test_examples_meet_the_bar(examples_build):
+    rows = task_quality.analyse(examples_build)
+    assert {r["env"] for r in rows} == {"airline", "bookstore", "helpdesk"}
+    for r in rows:
+        assert r["tasks"] >= 50, r
+        assert r["tool_pct"] <= 1.0, r["examples"]
+        assert r["pipeline_pct"] <= 1.0, r["examples"]
+        assert r["redundant"] == 0, r
+        assert r["oracle"] == 1.0, r
+
+
+def test_facts_said_once_and_ids_unknown(examples_build):
+    """The instruction states every fact (no appended 'The x is y.' sentences) and no internal id
+    of a record the user does not know."""
+    for env in ("airline", "bookstore", "helpdesk"):
+        for line in (examples_build / "tasks" / f"{env}.jsonl").read_text().splitlines():
+            t = json.loads(line)
+            ins = t["instruction"]
+            assert " should be " not in ins and not ins.count(". The "), ins
+            for g in t["gold_calls"]:
+                for k, v in g["arguments"].items():
+                    if k.endswith("_id") and isinstance(v, str) and v not in json.dumps(t["user"]["facts"]):
+                        assert v not in ins, (ins, k, v)
+
+
+def test_conditions_about_a_third(examples_build):
+    n = cond = 0
+    for env in ("airline", "bookstore", "helpdesk"):
+        for line in (examples_build / "tasks" / f"{env}.jsonl").read_text().splitlines():
+            t = json.loads(line)
+            n += 1
+            cond += "but only if" in t["instruction"]
+    assert 0.15 <= cond / n <= 0.5, cond / n
+
+
+def _scenarios(build: Path, env: str, k: int = 12) -> str:
+    tasks = sorted((json.loads(x) for x in (build / "tasks" / f"{env}.jsonl").read_text().splitlines()), key=lambda t: t["id"])
+    out = [{"id": t["id"], "instruction": t["instruction"], "persona": t["user"]["persona"], "facts": t["user"]["facts"],
+            "gold": [f"{g['tool']}({json.dumps(g['arguments'], sort_keys=True)})" for g in t["gold_calls"]], "tell": t["tell"]}
+           for t in tasks[:k]]
+    return json.dumps(out, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+@pytest.mark.parametrize("env", ["airline", "bookstore", "helpdesk"])
+def test_golden_scenarios(examples_build, env, update_golden):
+    path = GOLDEN / f"{env}.json"
+    got = _scenarios(examples_build, env)
+    if update_golden:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(got, encoding="utf-8")
+        return
+    assert path.is_file(), f"missing {path}; run pytest tests/test_scenario.py --update-golden"
+    want = path.read_text(encoding="utf-8")
+    if got != want:
+        diff = "".join(difflib.unified_diff(want.splitlines(True), got.splitlines(True), "expected", "got", n=1))
+        pytest.fail(f"{path.name} changed; if intended run pytest tests/test_scenario.py --update-golden\n{diff[:4000]}", pytrace=False)
+
+
+def test_tasks_md_is_current(examples_build):
+    import gen_tasks_md
+
+    # the script compiles with --tasks 40; a 40-task build is a prefix-free rebuild, so compile it here
+    out = examples_build.parent / "b40"
+    gen_tasks_md.compile_examples(out)
+    assert gen_tasks_md.render(out) == (ROOT / "docs" / "tasks.md").read_text(encoding="utf-8"), \
+        "docs/tasks.md is stale: run python scripts/gen_tasks_md.py"
+
+
+def test_walk_sampler_still_available(tmp_path):
+    out = tmp_path / "walk"
+    r = subprocess.run([sys.executable, "-m", "forgec", "compile", str(ROOT / "examples" / "airline.json"), "-o", str(out),
+                        "--sampler", "walk", "--tasks", "5", "-q", "--no-oracle"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    files = sorted((out / "blueprints" / "airline").glob("*.forge"))
+    assert files and all("blueprint sampled by forgec" in f.read_text() for f in files)
+    assert json.loads((out / "manifest.json").read_text())["metadata"]["options"]["sampler"] == "walk"
+
+
+def test_tool_leak_detector():
+    tools = ["cancel_pending_order", "check_in", "get_user_details"]
+    assert task_quality.tool_leak("I want to cancel pending order #1", tools) == "cancel_pending_order"
+    assert task_quality.tool_leak("please call get_user_details", tools) == "get_user_details"
+    assert task_quality.tool_leak("I'd like to check in for my flight", tools) is None  # verb-particle excepted
+    assert task_quality.tool_leak("cancel my pending order", tools) is None
+    assert task_quality.pipeline_phrase("the first reservation in the reservation ids of my account")
+    assert task_quality.pipeline_phrase("the ticket returned by assign ticket")
+    assert task_quality.pipeline_phrase("cancel my most recent order") is None
