@@ -190,6 +190,10 @@ def gen_value(tj: dict, name: str, rng: random.Random, vals: _Values, schema: di
         seen = [v for v in vals.by_name.get(name, []) if _matches(v, tj)]
         if not seen:
             seen = [v for v in vals.named_keys.get(_squash(name), vals.named_keys.get(_squash(name).removesuffix("s"), [])) if _matches(v, tj)]
+        if not seen and t == "str" and rng.random() < 0.6:
+            # a path-addressed tree (an entity keyed by `path`): file names, folders, sources and
+            # destinations are paths of the tree, whatever the docs call the parameter
+            seen = [k for e, d in schema["entities"].items() if d["key"] == "path" for k in vals.keys.get(e, ())]
         if seen and rng.random() < 0.75:
             return rng.choice(seen)
         v = generate_value({"type": t}, name, rng)

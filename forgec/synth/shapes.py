@@ -43,6 +43,9 @@ Recognizer = Callable[[ir.Environment, frozenset[str]], "Claim | None"]
 def _recognizers() -> list[Recognizer]:
     """The shapes, most specific first (imported here so each shape stays its own module)."""
     out: list[Recognizer] = []
+    from .shape_tree import claim as tree_claim
+
+    out.append(tree_claim)
     from .shape_repo import claim as repo_claim
 
     out.append(repo_claim)
