@@ -3,7 +3,8 @@
 The deterministic template (forgec.lower.render_instruction) is always computed
 first; the model only rephrases it. A rephrasing is accepted only when it keeps
 every user fact verbatim and passes `instruction_leaks` (no tool names, no value
-the agent must look up or compute); otherwise the template stays and the reason
+the agent must look up or compute, such as an internal id the user does not know) and names
+no tool by its words in a row ("cancel pending order"; verb-particle names like check_in excepted); otherwise the template stays and the reason
 is recorded. Requests go through the same cached client as LLM synthesis, so a
 rebuild is reproducible offline.
 """
@@ -14,6 +15,7 @@ import json
 from typing import Any
 
 from forgec.lower import _flatten_facts, instruction_leaks
+from forgec.scenario import _names_tool
 from forgec.wording import say
 from forgec.synth.llm import Chat, LLMError
 
@@ -42,6 +44,9 @@ def refine_instruction(instruction: str, facts: dict[str, Any], persona: str, to
     if missing:
         return instruction, f"drops the fact(s) {', '.join(missing)}"
     leaks = instruction_leaks(text, tools, hidden)
+    named = [t for t in tools if _names_tool(text, [t])]
+    if named:  # "cancel pending order": a tool's words in a row name it as surely as its identifier
+        leaks = sorted(set(leaks) | {f"names the tool {t!r}" for t in named})
     if leaks:
         return instruction, "; ".join(leaks)
     return text, None

@@ -62,3 +62,17 @@ def test_compile_with_refine_llm(tmp_path):
         shutil.rmtree(tmp_path / "build")
         compile_build(opts)  # a cold rebuild is served from the cache: no request
         assert len(srv.requests) == sent
+
+
+def test_tool_words_in_a_row_are_a_leak(tmp_path):
+    """A rephrasing that names a tool by its words ("cancel pending order") is rejected like its
+    identifier; a verb-particle tool (check_in) said as "check in" is plain English."""
+    tmpl = "I'd like to cancel my cheapest order. My user id is u_17."
+    with FakeServer() as srv:
+        srv.script({"content": "Please cancel pending order for u_17, the cheapest one."},
+                   {"content": "Hi, I'm u_17 and I want to check in for my cheapest order."})
+        chat = _chat(srv, tmp_path)
+        text, why = refine_instruction(tmpl, {"user_id": "u_17"}, "", ["cancel_pending_order"], [], chat)
+        assert text == tmpl and "names the tool 'cancel_pending_order'" in why
+        text, why = refine_instruction(tmpl + " (2)", {"user_id": "u_17"}, "", ["check_in"], [], chat)
+        assert why is None and "check in" in text
