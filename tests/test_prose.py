@@ -66,6 +66,11 @@ CASES = [
     ("require", "Rental must be `riding`.", ("require", "rental", "status", "riding")),
     ("require", "The bill can only be paid if it is Awaiting Payment.", ("require", "", "status", "Awaiting Payment")),
     ("require", "Member must be `active`.", ("require", "member", "status", "active")),
+    ("once", "May only be granted once per line.", ("once",)),
+    ("once", "Can be used only once per member.", ("once",)),
+    ("forbid", "A line cannot be moved to another plan while it is Suspended.", ("forbid", "", "status", ("Suspended",))),
+    ("forbid", "Not allowed if the member is `frozen`.", ("forbid", "member", "status", ("frozen",))),
+    ("forbid", "If the order is already shipped or delivered, it cannot be changed.", ("forbid", "order", "status", ("shipped", "delivered"))),
     ("returns", "Returns the customer id.", ("returns", "customer", "key")),
     ("returns", "Responds with the member's ID, 404 when nobody matches.", ("returns", "member", "key")),
 ]
@@ -142,6 +147,11 @@ def test_corpus_status_sentences_are_cited():
     decl, _ = synthesize(envs[0])
     text = _text(decl)
     assert "// from: \"The order status will be changed to 'return requested'.\"\n    set order_id.status = \"return requested\"" in text
+    # "For a pending order, this function can only be called once": checked and set on the order
+    body = decl.tool("modify_pending_order_items").body
+    flag = A.Attr(A.Name("order_id"), "modify_pending_order_items_done")
+    assert A.Require(A.Unary("not", flag), "modify_pending_order_items was already done for this order") in body
+    assert A.Set(flag, A.Literal(True)) in body
 
 
 # --------------------------------------------------------------------------- behaviour
@@ -159,7 +169,7 @@ def test_telecom_runs_as_its_docs_say():
     from forgec.runtime.envrt import ToolError
 
     mod = _env(FIX / "telecom_openai.json")
-    line = {"customer_id": "c1", "reason": "travel", "plan_id": "p1", "suspension_start_date": None,
+    line = {"customer_id": "c1", "reason": "travel", "plan_id": "p1", "suspension_start_date": None, "grant_loyalty_bonus_done": False,
             "international_roaming_enabled": False, "data_refuelled_gb": 0.5}
     env = mod.Env({
         "entities": {
@@ -189,6 +199,12 @@ def test_telecom_runs_as_its_docs_say():
     assert isinstance(env.step("refuel_data", {"customer_id": "c1", "line_id": "l2", "gb_amount": 2.0}), ToolError)
     env.step("change_plan", {"line_id": "l1", "plan_id": "p2"})
     assert E["Line"]["l1"]["plan_id"] == "p2"
+    err = env.step("change_plan", {"line_id": "l2", "plan_id": "p2"})
+    assert isinstance(err, ToolError) and err.message == "line is Suspended" and E["Line"]["l2"]["plan_id"] == "p1"
+    env.step("grant_loyalty_bonus", {"customer_id": "c1", "line_id": "l1"})
+    assert E["Line"]["l1"]["data_refuelled_gb"] == 7.5 and E["Line"]["l1"]["grant_loyalty_bonus_done"] is True
+    err = env.step("grant_loyalty_bonus", {"customer_id": "c1", "line_id": "l1"})
+    assert isinstance(err, ToolError) and E["Line"]["l1"]["data_refuelled_gb"] == 7.5
     err = env.step("make_payment", {"bill_id": "b1", "payment_method_id": "pm1", "amount": 30.0})
     assert isinstance(err, ToolError) and err.message == "bill is not Awaiting Payment"
     env.step("send_payment_request", {"customer_id": "c1", "bill_id": "b1"})
@@ -207,7 +223,7 @@ def test_rental_runs_as_its_docs_say():
     mod = _env(FIX / "rental_openapi.yaml")
     env = mod.Env({
         "entities": {
-            "Member": {"m1": {"member_id": "m1", "status": "active", "autopay": False, "wallet_balance": 10.0, "ride_count": 3, "frozen_on": None, "note": "moving", "email": "m@x.org"}},
+            "Member": {"m1": {"member_id": "m1", "status": "active", "autopay": False, "wallet_balance": 10.0, "ride_count": 3, "frozen_on": None, "note": "moving", "email": "m@x.org", "start_trial_done": False}},
             "Rental": {"r1": {"rental_id": "r1", "member_id": "m1", "status": "riding", "ended_at": None, "hold_reason": "shop"}},
         },
         "globals": {"now": "2024-05-15T12:00:00"},
@@ -240,3 +256,10 @@ def test_rental_runs_as_its_docs_say():
     assert E["Member"]["m1"]["status"] == "frozen" and E["Member"]["m1"]["frozen_on"] == "2024-05-15T12:00:00"
     err = env.step("enable_autopay", {"member_id": "m1"})
     assert isinstance(err, ToolError) and err.message == "member is not active"
+    err = env.step("top_up_wallet", {"member_id": "m1", "amount": 5.0})
+    assert isinstance(err, ToolError) and err.message == "member is frozen"
+    before = E["Member"]["m1"]["wallet_balance"]
+    env.step("start_trial", {"member_id": "m1"})
+    assert E["Member"]["m1"]["wallet_balance"] == before + 15 and E["Member"]["m1"]["start_trial_done"] is True
+    err = env.step("start_trial", {"member_id": "m1"})
+    assert isinstance(err, ToolError) and err.message == "start_trial was already done for this member"

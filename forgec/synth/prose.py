@@ -19,6 +19,9 @@ tests/fixtures/prose/ and the shared corpus):
 * count      "adds N U of D to the X's F", "increases/decreases/reduces the X's F by N"
 * require    "only a/an Y X can ...", "the X must be Y", "only if it is Y", "can only be ... once"
 * values     "either 'a' or 'b'", "one of: a, b, c", "can only be 'a' or 'b'" (parameters)
+* once       "this function can only be called once", "can be used only once per member" (a flag)
+* forbid     "cannot be moved ... while it is Suspended", "not allowed if the member is `frozen`",
+             "If the order is already processed or delivered, it cannot be cancelled"
 * returns    "Returns the customer id", "Responds with the member's ID" (a lookup by its params)
 """
 
@@ -98,7 +101,7 @@ _TOGGLE_A = re.compile(r"\b(?P<verb>enables?|disables?|turns?\s+on|turns?\s+off|
 _TOGGLE_B = re.compile(r"\b(?:turns?|switch(?:es)?)\s+(?:the\s+)?(?P<thing>[a-z][a-z_ -]{1,30}?)\s+(?P<onoff>on|off)\b(?:\s+(?:for|on|of)\s+(?P<subj>(?:the\s+|a\s+|an\s+)?[a-z][a-z ]{0,30}?))?(?=\s*(?:[,.;]|$|\band\b))")
 _MONEY = re.compile(
     r"\b(?P<verb>refund|add|credit|deposit|return|deduct|charge|debit|withdraw|subtract|take)(?:s|ed|es)?\s+"
-    r"(?:the\s+|its\s+|their\s+)?(?P<what>[a-z_]+(?:\s+[a-z_]+)?)\s+(?P<dir>to|from|into|onto|against|on)\s+"
+    r"(?:the\s+|its\s+|their\s+)?(?P<what>[a-z_]+(?:\s+[a-z_]+)?|\d+(?:\.\d+)?)\s+(?P<dir>to|from|into|onto|against|on)\s+"
     r"(?P<dest>[a-z][a-z' _]{0,40}?)(?=\s*(?:[,.;]|$|\band\b|\bif\b|\bwhen\b|\bunless\b))"
 )
 _MONEY_WILL = re.compile(r"\b(?:the\s+)?(?P<what>refund|amount|total|payment)\s+(?:will\s+be|is)\s+(?P<verb>added|credited|refunded|returned|deducted|charged|debited|withdrawn)\s+(?P<dir>to|from|into|onto)\s+(?P<dest>[a-z][a-z' _]{0,40}?)(?=\s*(?:[,.;]|$|\band\b|\bif\b|\bwhen\b|\bunless\b|\bimmediately\b))")
@@ -107,6 +110,13 @@ _COUNT_BY = re.compile(r"\b(?P<verb>increases?|increments?|raises?|decreases?|de
 _ONLY_A = re.compile(rf"\bonly\s+(?:a|an|the)\s+{_QVAL}\s+(?P<subj>[a-z][a-z ]{{0,30}}?)\s+(?:can|may)\b")
 _MUST_BE = re.compile(rf"\b(?:the\s+|it\s+|its\s+)?(?P<subj>[a-z][a-z ]{{0,30}}?)?\s*(?:must|has\s+to|needs\s+to)\s+be\s+(?:in\s+(?:the\s+)?)?(?:status\s+)?{_QVAL}")
 _ONLY_IF = re.compile(rf"\bonly\s+(?:be\s+[a-z]+\s+)?(?:if|when)\s+(?:it|the\s+(?P<subj>[a-z][a-z ]{{0,30}}?)|its\s+status)\s+is\s+(?:in\s+)?(?:status\s+)?{_QVAL}")
+_VALS = r"(?P<vals>[\w`'\" -]{1,60}?)"
+_FORBID = (
+    # "A line cannot be moved to another plan while it is Suspended", "not allowed if the member is `frozen`"
+    re.compile(rf"\b(?:cannot|can't|can\s+not|may\s+not|must\s+not|is\s+not\s+(?:allowed|possible|permitted)|not\s+(?:allowed|possible|permitted))\b[^.;]*?\b(?:if|when|while)\s+(?:it|the\s+(?P<subj>[a-z][a-z ]{{0,30}}?)|its\s+status)\s+is\s+(?:already\s+|still\s+)?(?:in\s+)?{_VALS}(?=\s*(?:[.;,]|$))", re.I),
+    # "If the order is already processed or delivered, it cannot be cancelled"
+    re.compile(rf"\b(?:if|when|while)\s+(?:it|the\s+(?P<subj>[a-z][a-z ]{{0,30}}?))\s+is\s+(?:already\s+|still\s+)?{_VALS}\s*,\s*(?:it|they)\s+(?:cannot|can't|can\s+not|may\s+not)\b", re.I),
+)
 _RETURNS = re.compile(r"\b(?:returns?|gives?\s+back|responds\s+with|yields?)\s+(?:the\s+|its\s+|their\s+|a\s+|an\s+)?(?:matching\s+)?(?P<subj>[a-z][a-z ]{0,30}?)(?:'s)?\s+(?P<what>ids?|identifiers?|keys?|records?|details|profiles?)\b")
 _ONCE = re.compile(r"\b(?:only\s+(?:be\s+)?[a-z ]{0,30}?\s*once|(?:can|may)\s+only\s+be\s+[a-z ]{0,30}?\bonce|at\s+most\s+once)\b")
 _ONE_OF = re.compile(r"\b(?:either|one\s+of|only\s+be|must\s+be|should\s+be|allowed\s+values?\s+(?:are|is))\b[:\s]*(?=(?P<rest>.*)$)")
@@ -160,6 +170,12 @@ def read_sentence(sent: str) -> list[Fact]:
                 out.append(Fact("require", sent, _subj(m.groupdict().get("subj")), "status", v))
     if _ONCE.search(low):
         out.append(Fact("once", sent))
+    for rx in _FORBID:
+        for m in rx.finditer(sent):
+            vals = [x.strip(" `'\"") for x in re.split(r",|\bor\b|\band\b", m.group("vals"))]
+            vals = [x for x in vals if x and x.lower() not in _NOT_VALUES]
+            if vals:
+                out.append(Fact("forbid", sent, _subj(m.group("subj")), "status", tuple(vals)))
     for m in _RETURNS.finditer(low):
         key = re.match(r"ids?|identifiers?|keys?", m.group("what")) is not None
         out.append(Fact("returns", sent, _subj(m.group("subj")), "key" if key else "record"))
@@ -254,6 +270,13 @@ def field_named(fields, phrase: str, types=None) -> str | None:
     return head[0] if len(head) == 1 else None
 
 
+def once_field(v) -> str:
+    """The flag a tool documented as usable only once sets on its record."""
+    from .names import ident
+
+    return ident(f"{v.name}_done")
+
+
 def amounts(facts) -> set[str]:
     """Parameter names a description moves into a balance or a counter ("adds gb_amount GB")."""
     return {f.amount for f in facts if f.kind in ("money", "count") and f.amount and not f.conditional}
@@ -307,6 +330,12 @@ def changes(s, e, v, pmap, k: str, made: list[A.Stmt]) -> list[tuple[A.Stmt, str
         out.append((same if same is not None else st, sent))
 
     for f in v.facts:
+        if f.kind == "once" and once_field(v) in e.fields:
+            # "this function can only be called once": a flag on the record, checked and set
+            flag = A.Attr(A.Name(k), once_field(v))
+            add(A.Require(A.Unary("not", flag), f"{v.tool.name} was already done for this {' '.join(words(e.name))}"), f.sentence)
+            add(A.Set(flag, A.Literal(True)), f.sentence)
+            continue
         if f.conditional:
             continue
         obj = _holder(s, e, v, pmap, k, f)
@@ -430,6 +459,8 @@ def cite_existing(v, body) -> list[tuple[A.Stmt, str]]:
     after ("Sets the line status to Suspended") and before ("The line must be Active")."""
     out = []
     for st in body:
+        if isinstance(st, A.Require) and isinstance(st.cond, A.Binary) and st.cond.op == "!=" and isinstance(st.cond.right, A.Literal) and f"forbid:{st.cond.right.value}" in v.cites:
+            out.append((st, v.cites[f"forbid:{st.cond.right.value}"]))
         if isinstance(st, A.Let) and st.name == "found" and "returns_key" in v.cites:
             out.append((st, v.cites["returns_key"]))
         if isinstance(st, A.Set) and isinstance(st.target, A.Attr) and st.target.name == "status" and "status_post" in v.cites and st.value == A.Literal(v.status_post):

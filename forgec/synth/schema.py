@@ -826,6 +826,19 @@ def _prose_status(s: Schema, v: ToolView) -> None:
         v.cites["status_pre"] = pre[0].sentence
 
 
+def _prose_forbidden(s: Schema, v: ToolView) -> None:
+    """"cannot be moved ... while it is Suspended": documented states the change is refused in."""
+    vals = _status_enum(s, v.target) or ()
+    for f in v.facts:
+        if f.kind != "forbid" or (f.subject and not prose.names_entity(f.subject, v.target)):
+            continue
+        for w in f.value:
+            hit = next((x for x in vals if _norm(x) == _norm(w)), None)
+            if hit is not None and hit not in v.status_forbidden and hit != v.status_pre and hit not in v.status_allowed:
+                v.status_forbidden.append(hit)
+                v.cites[f"forbid:{hit}"] = f.sentence
+
+
 def _find(toks: list[str], sub: list[str]) -> int | None:
     if not sub:
         return None
@@ -1075,6 +1088,9 @@ def _fields_from_prose(s: Schema, tm: TypeMapper) -> None:
     for v in s.views.values():
         if v.target is None or v.kind not in ("update", "delete", "action"):
             continue
+        if any(f.kind == "once" for f in v.facts) and v.key_param:
+            name = prose.once_field(v)
+            s.entities[v.target].fields.setdefault(name, Field(name, A.PrimType("bool"), f"{v.tool.name} was used on this record (documented as allowed once)"))
         for f in v.facts:
             if f.conditional:
                 continue
@@ -1324,6 +1340,7 @@ def _status_fields(s: Schema) -> None:
     for v in s.views.values():
         if v.target is not None and v.kind in ("update", "delete", "action") and v.key_param:
             _status_from_desc(s, v)
+            _prose_forbidden(s, v)
 
 
 def _norm(x: str) -> str:
