@@ -185,7 +185,15 @@ def gen_value(tj: dict, name: str, rng: random.Random, vals: _Values, schema: di
             return None
         fields = schema["records"][tj["name"]]["fields"] if t == "record" else tj["fields"]
         sub = path + (tj["name"],) if t == "record" else path
-        return {k: gen_value(ftj, k, rng, vals, schema, depth + 1, sub) for k, ftj in fields.items() if not (ftj.get("optional") and rng.random() < 0.3)}
+        out = {k: gen_value(ftj, k, rng, vals, schema, depth + 1, sub) for k, ftj in fields.items() if not (ftj.get("optional") and rng.random() < 0.3)}
+        # a record argument whose scalar fields all occur together in one state record (an edge to remove:
+        # source, target, label) copies that record's values most of the time, so it names something real
+        scal = [k for k, ftj in fields.items() if ftj.get("type") in ("str", "int", "float", "bool", "ref")]
+        like = [r for e in sorted(vals.records) for r in vals.records[e] if scal and all(k in r for k in scal)]
+        if like and rng.random() < 0.7:
+            pick = rng.choice(like)
+            out.update({k: pick[k] for k in scal if k in out and _matches(pick[k], fields[k]) or (k in out and fields[k].get("type") == "ref")})
+        return out
     if t in ("str", "int", "float", "bool"):
         seen = [v for v in vals.by_name.get(name, []) if _matches(v, tj)]
         if not seen:

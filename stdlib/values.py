@@ -29,6 +29,8 @@ from typing import Any
 
 from forgec.synth.names import singular
 
+from .graph_state import graph_world
+
 from .tree_state import is_tree_entity, tree_records
 
 FIRST = (
@@ -491,6 +493,7 @@ def generate_state(schema: dict, seed: int, size: int = 30) -> dict:
             root = ((schema.get("globals") or {}).get("root") or {}).get("default") or "/project"
             out[e] = tree_records(str(root), d["fields"], random.Random(f"forgec-tree:{seed}"))
     _fill_ref_lists(ents, out, single_refs, list_refs, parents, keys, dealt, rng)
+    graph_world(ents, out, random.Random(f"forgec-graph:{seed}"))  # a knowledge graph: people, projects, relations (stdlib/graph_state.py)
     return {"entities": out, "globals": _make_globals(schema, keys, rng, ctx)}
 
 
