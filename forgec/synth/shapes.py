@@ -52,6 +52,9 @@ def _recognizers() -> list[Recognizer]:
     from .shape_graph import claim as graph_claim
 
     out.append(graph_claim)
+    from .shape_account import claim as account_claim  # before device: an account's login is its own
+
+    out.append(account_claim)
     from .shape_device import claim as device_claim
 
     out.append(device_claim)
