@@ -71,6 +71,9 @@ CASES = [
     ("forbid", "A line cannot be moved to another plan while it is Suspended.", ("forbid", "", "status", ("Suspended",))),
     ("forbid", "Not allowed if the member is `frozen`.", ("forbid", "member", "status", ("frozen",))),
     ("forbid", "If the order is already shipped or delivered, it cannot be changed.", ("forbid", "order", "status", ("shipped", "delivered"))),
+    ("owns", "The customer who owns the line.", ("owns", "", "line")),
+    ("owns", "The owner of the line.", ("owns", "", "line")),
+    ("owns", "The rental must belong to the member.", ("owns", "member", "rental")),
     ("returns", "Returns the customer id.", ("returns", "customer", "key")),
     ("returns", "Responds with the member's ID, 404 when nobody matches.", ("returns", "member", "key")),
 ]
@@ -173,7 +176,8 @@ def test_telecom_runs_as_its_docs_say():
             "international_roaming_enabled": False, "data_refuelled_gb": 0.5}
     env = mod.Env({
         "entities": {
-            "Customer": {"c1": {"customer_id": "c1", "lines": ["l1", "l2"], "bills": ["b1"], "phone_number": ""}},
+            "Customer": {"c1": {"customer_id": "c1", "lines": ["l1", "l2"], "bills": ["b1"], "phone_number": ""},
+                         "c2": {"customer_id": "c2", "lines": [], "bills": [], "phone_number": ""}},
             "Line": {"l1": {"line_id": "l1", **line, "status": "Active"}, "l2": {"line_id": "l2", **line, "status": "Suspended"}},
             "Bill": {"b1": {"bill_id": "b1", "customer_id": "c1", "status": "Overdue"}},
             "PaymentMethod": {"pm1": {"payment_method_id": "pm1", "balance": 50.0}},
@@ -183,6 +187,8 @@ def test_telecom_runs_as_its_docs_say():
     })
     E = env.state["entities"]
     assert isinstance(env.step("suspend_line", {"customer_id": "c1", "line_id": "l1", "reason": "stolen"}), ToolError)
+    err = env.step("suspend_line", {"customer_id": "c2", "line_id": "l1", "reason": "travel"})
+    assert isinstance(err, ToolError) and err.message == "the line is not the customer's"
     env.step("suspend_line", {"customer_id": "c1", "line_id": "l1", "reason": "lost device"})
     assert E["Line"]["l1"]["status"] == "Suspended" and E["Line"]["l1"]["suspension_start_date"] == "2024-05-15T12:00:00"
     assert E["Line"]["l1"]["reason"] == "lost device"
@@ -223,7 +229,8 @@ def test_rental_runs_as_its_docs_say():
     mod = _env(FIX / "rental_openapi.yaml")
     env = mod.Env({
         "entities": {
-            "Member": {"m1": {"member_id": "m1", "status": "active", "autopay": False, "wallet_balance": 10.0, "ride_count": 3, "frozen_on": None, "note": "moving", "email": "m@x.org", "start_trial_done": False}},
+            "Member": {"m1": {"member_id": "m1", "status": "active", "autopay": False, "wallet_balance": 10.0, "ride_count": 3, "frozen_on": None, "note": "moving", "email": "m@x.org", "start_trial_done": False},
+                       "m2": {"member_id": "m2", "status": "active", "autopay": False, "wallet_balance": 10.0, "ride_count": 0, "frozen_on": None, "note": "moving", "email": "n@x.org", "start_trial_done": False}},
             "Rental": {"r1": {"rental_id": "r1", "member_id": "m1", "status": "riding", "ended_at": None, "hold_reason": "shop"}},
         },
         "globals": {"now": "2024-05-15T12:00:00"},
@@ -232,6 +239,8 @@ def test_rental_runs_as_its_docs_say():
     assert env.step("lookup_member", {"email": "m@x.org"}) == "m1"
     env.step("top_up_wallet", {"member_id": "m1", "amount": 5.0})
     assert E["Member"]["m1"]["wallet_balance"] == 15.0
+    err = env.step("charge_late_fee", {"rental_id": "r1", "member_id": "m2", "fee": 1.0})
+    assert isinstance(err, ToolError) and err.message == "the rental is not the member's"
     err = env.step("charge_late_fee", {"rental_id": "r1", "member_id": "m1", "fee": 20.0})
     assert isinstance(err, ToolError) and err.message == "insufficient balance"
     env.step("charge_late_fee", {"rental_id": "r1", "member_id": "m1", "fee": 4.0})

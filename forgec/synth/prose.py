@@ -22,6 +22,7 @@ tests/fixtures/prose/ and the shared corpus):
 * once       "this function can only be called once", "can be used only once per member" (a flag)
 * forbid     "cannot be moved ... while it is Suspended", "not allowed if the member is `frozen`",
              "If the order is already processed or delivered, it cannot be cancelled"
+* owns       "The customer who owns the line." (a parameter), "The rental must belong to the member."
 * returns    "Returns the customer id", "Responds with the member's ID" (a lookup by its params)
 """
 
@@ -117,6 +118,10 @@ _FORBID = (
     # "If the order is already processed or delivered, it cannot be cancelled"
     re.compile(rf"\b(?:if|when|while)\s+(?:it|the\s+(?P<subj>[a-z][a-z ]{{0,30}}?))\s+is\s+(?:already\s+|still\s+)?{_VALS}\s*,\s*(?:it|they)\s+(?:cannot|can't|can\s+not|may\s+not)\b", re.I),
 )
+# ownership: "The customer who owns the line." / "The owner of the line." (said of a parameter),
+# "The rental must belong to the member."
+_OWNS = re.compile(r"\b(?:(?:who|that|which)\s+owns|the\s+owner\s+of|must\s+own|is\s+the\s+owner\s+of)\s+(?:the|this|that)\s+(?P<b>[a-z][a-z ]{0,30}?)(?=\s*(?:[.,;]|$|\band\b|\bto\b|\bbeing\b))")
+_BELONGS = re.compile(r"\b(?:the\s+|this\s+)?(?P<b>[a-z][a-z ]{0,30}?)\s+(?:must|should|has\s+to|needs\s+to)\s+belong\s+to\s+(?:the\s+|this\s+)?(?P<a>[a-z][a-z ]{0,30}?)(?=\s*(?:[.,;]|$))")
 _RETURNS = re.compile(r"\b(?:returns?|gives?\s+back|responds\s+with|yields?)\s+(?:the\s+|its\s+|their\s+|a\s+|an\s+)?(?:matching\s+)?(?P<subj>[a-z][a-z ]{0,30}?)(?:'s)?\s+(?P<what>ids?|identifiers?|keys?|records?|details|profiles?)\b")
 _ONCE = re.compile(r"\b(?:only\s+(?:be\s+)?[a-z ]{0,30}?\s*once|(?:can|may)\s+only\s+be\s+[a-z ]{0,30}?\bonce|at\s+most\s+once)\b")
 _ONE_OF = re.compile(r"\b(?:either|one\s+of|only\s+be|must\s+be|should\s+be|allowed\s+values?\s+(?:are|is))\b[:\s]*(?=(?P<rest>.*)$)")
@@ -176,6 +181,10 @@ def read_sentence(sent: str) -> list[Fact]:
             vals = [x for x in vals if x and x.lower() not in _NOT_VALUES]
             if vals:
                 out.append(Fact("forbid", sent, _subj(m.group("subj")), "status", tuple(vals)))
+    for m in _OWNS.finditer(low):
+        out.append(Fact("owns", sent, "", m.group("b").strip()))
+    for m in _BELONGS.finditer(low):
+        out.append(Fact("owns", sent, _subj(m.group("a")), _subj(m.group("b"))))
     for m in _RETURNS.finditer(low):
         key = re.match(r"ids?|identifiers?|keys?", m.group("what")) is not None
         out.append(Fact("returns", sent, _subj(m.group("subj")), "key" if key else "record"))
@@ -329,6 +338,7 @@ def changes(s, e, v, pmap, k: str, made: list[A.Stmt]) -> list[tuple[A.Stmt, str
         same = next((x for x in made + [o for o, _ in out] if x == st or (isinstance(x, A.Set) and isinstance(st, A.Set) and x.target == st.target)), None)
         out.append((same if same is not None else st, sent))
 
+    out += _ownership(s, e, v, pmap, k)
     for f in v.facts:
         if f.kind == "once" and once_field(v) in e.fields:
             # "this function can only be called once": a flag on the record, checked and set
@@ -387,6 +397,41 @@ def _enough(cur: A.Expr, amt: A.Expr, t) -> A.Expr:
     """`cur >= amt`; a null (never set) balance holds nothing."""
     test = A.Binary(">=", cur, amt)
     return A.Binary("and", A.Binary("!=", cur, A.Literal(None)), test) if isinstance(t, A.OptionalType) else test
+
+
+def _ownership(s, e, v, pmap, k: str) -> list[tuple[A.Stmt, str]]:
+    """"The customer who owns the line" (a parameter's description), "The rental must belong to
+    the member": the owned record's reference to its owner is the owner passed."""
+    from .schema import ref_field
+
+    records = {v.key_param: (e.name, k)} if v.key_param in pmap else {}
+    for w, ent in v.refs.items():
+        if w in pmap and not pmap[w].optional:
+            records[w] = (ent, pmap[w].name)
+    claims = []  # (owner wire, owned phrase, sentence)
+    for w in records:
+        for f in read(v.tool.param(w).description or "") if v.tool.param(w) else ():
+            if f.kind == "owns" and not f.subject:
+                claims.append((w, f.field, f.sentence))
+    for f in v.facts:
+        if f.kind == "owns" and f.subject:
+            owner = [w for w, (ent, _n) in records.items() if names_entity(f.subject, ent)]
+            if len(owner) == 1:
+                claims.append((owner[0], f.field, f.sentence))
+    out = []
+    for ow, phrase, sent in claims:
+        oent, oname = records[ow]
+        owned = [(ent, n) for w, (ent, n) in records.items() if w != ow and names_entity(phrase, ent)]
+        if len(owned) != 1:
+            continue
+        went, wname = owned[0]
+        fld = ref_field(s.entities[went], oent)
+        if fld is None:
+            continue
+        key = s.entities[oent].key
+        what = " ".join(words(went))
+        out.append((A.Require(A.Binary("==", A.Attr(A.Name(wname), fld), A.Attr(A.Name(oname), key)), f"the {what} is not the {' '.join(words(oent))}'s"), sent))
+    return out
 
 
 def _zero_if_null(add, cur: A.Expr, t, sent: str) -> None:
