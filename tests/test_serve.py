@@ -167,7 +167,7 @@ def test_http_concurrent_sessions_are_isolated_and_scored_like_eval(build_dir, b
         async with HttpSession(url) as s:
             for g in calls:
                 results.append(await s.client.call_tool(g.tool, copy.deepcopy(g.arguments)))
-            tools = (await s.client.list_tools()).tools
+            tools = (await s.client.list_tools()).tools  # a session that only lists tools has its env too
             return s.session_id, tools
 
     async def go(url):

@@ -10,7 +10,7 @@
 
 Sessions: over stdio the process serves one client, so there is one session
 ("stdio"). Over streamable HTTP every MCP session (`Mcp-Session-Id`) owns its
-env, created at its first request at `--task` (or `?task=ID` in the URL it
+env, created at its first request (tools/list or tools/call) at `--task` (or `?task=ID` in the URL it
 connected to). Per-session state needs the protocol's sessions, which the
 2026-07-28 stateless era does not have: over HTTP `server/discover` therefore
 advertises only the handshake versions, so clients negotiate the stateful
@@ -104,6 +104,8 @@ def build_server(table: SessionTable, *, transport: str) -> Server:
     tools = mcp_tools(world.tools, getattr(world.module, "TOOL_KINDS", {}) or {})
 
     async def on_list_tools(ctx, params) -> types.ListToolsResult:
+        if ctx.request is None or ctx.request.headers.get("mcp-session-id"):
+            session_for(ctx, table)  # the session's env exists from its first request (the harness can reset or read it)
         return types.ListToolsResult(tools=tools)
 
     async def on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
