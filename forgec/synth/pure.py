@@ -96,7 +96,7 @@ _OPS: list[tuple[str, re.Pattern]] = [
         ("sub", r"\bsubtract|\bdifference\b|\bminus\b"),
         ("mul", r"\bmultipl|\bproduct\b|\btimes\b"),
         ("div", r"\bdivid|\bquotient\b"),
-        ("sum", r"\bsum\b|\btotal\b|\badd(?:s|ed)?(?: up)?\b|\bplus\b"),
+        ("sum", r"\bsum\b|\badd(?:s|ed)?(?: up)?\b|\bplus\b"),
     )
 ]
 

@@ -122,6 +122,10 @@ def _classify(t: ir.Tool) -> str | None:
 
 
 def claim(env: ir.Environment, taken: frozenset) -> Claim | None:
+    from .pure import claim as pure_claim
+
+    pure = pure_claim(env, taken)  # `convert_temperature(value, from, to)` computes; it controls nothing
+    taken = taken | frozenset(pure.tools if pure else ())
     cands = [t for t in env.tools if t.name not in taken and not has_id_param(t)]
     cls = {t.name: _classify(t) for t in cands}
     control = [t for t in cands if cls[t.name] in ("set", "level", "parts", "toggle") and set(_noun(t)) & CONTROL]
