@@ -79,7 +79,8 @@ class _Model:
         self.env, self.module, self.world = env, module, world
         self.ents: dict[str, dict] = world.get("entities", {}) or {}
         self.decl = {e.name: e for e in env.entities}
-        self.tools = {t.name: t for t in env.tools if t.name in set(graph.tools)}
+        log = frozenset(getattr(module, "LOG_TOOLS", None) or ())  # log-only tools: neither a lookup nor a write to ask for
+        self.tools = {t.name: t for t in env.tools if t.name in set(graph.tools) and t.name not in log}
         ws = getattr(module, "WRITES_STATE", None) or {}
         self.writes = {t: bool(ws.get(t, graph.writes(t))) for t in self.tools}
         self.kinds = getattr(module, "TOOL_KINDS", None) or {}
@@ -519,7 +520,7 @@ def _clause(doc: str) -> str:
     """The description's first clause: "Cancel a confirmed reservation", "Add travel credit to a user's balance"."""
     s = re.split(r"(?<=[a-z0-9)])\.\s|;|,| \(| - | — | e\.g\.| and (?:refund|return|recompute|update|mark|charge)|: |\bsee\b", (doc or "").strip(), maxsplit=1)[0]
     s = re.split(r"(?<=[a-z]) (?=[A-Z][a-z]+ )", s.strip(), maxsplit=1)[0]  # "Cancel an order Cancel a pending ...": summary, then description
-    s = re.split(r" (?:that|which|whose|who|if|when|unless|so that|only if)\b", s.strip(), maxsplit=1)[0].strip().rstrip(".")
+    s = re.split(r" (?:that|which|whose|who|if|when|unless|so that|only if)\b| or (?=(?:\w+ ){1,2}(?:an?|the)\b)", s.strip(), maxsplit=1)[0].strip().rstrip(".")
     return s if 2 <= len(s.split()) <= 14 and not re.search(r"[`_(){}\[\]]", s) else ""
 
 
@@ -703,10 +704,10 @@ class _Sampler:
                 return (A.ListLit((e,)), [ov]) if is_list else (e, ov)
             v = self.user_value(sc)
             return (A.ListLit((sc.user_expr,)), [v]) if is_list else (sc.user_expr, v)
-        if ke is not None and rec_name and ke == rec_ent and not is_list:
+        if ke is not None and rec_name is not None and ke == rec_ent and not is_list:
             key = m.decl[ke].key
-            return A.Attr(A.Name(rec_name), key), rec[key]
-        if is_list and rec and p.name in rec and isinstance(rec[p.name], list) and rec[p.name]:
+            return (A.Attr(A.Name(rec_name), key) if isinstance(rec_name, str) else rec_name), rec[key]
+        if is_list and isinstance(rec_name, str) and rec and p.name in rec and isinstance(rec[p.name], list) and rec[p.name]:
             said.append(f"all the {humanize(p.name).removesuffix(' ids').removesuffix(' id')}s in it" if p.name.endswith("ids") else f"all its {humanize(p.name)}")
             return A.Attr(A.Name(rec_name), p.name), rec[p.name]
         if ke is not None and ke != rec_ent and not is_list:
@@ -836,6 +837,10 @@ class _Sampler:
                 return f"{rng.randint(10000, 99999)}"
             if re.search(r"(name)$", n):
                 return rng.choice(["Weekend plan", "Project notes", "Quarterly review", "Travel ideas"])
+            if rec and re.search(r"(destination|dest|new_path|target|to)$", n):
+                k = next((v for v in rec.values() if isinstance(v, str) and v.startswith("/")), None)
+                if k:
+                    return f"{k.rsplit('/', 1)[0]}/{rng.choice(['archive', 'old'])}-{k.rsplit('/', 1)[-1]}"
             if re.search(r"(path|file|filename)$", n):
                 return rng.choice(["notes/todo.txt", "reports/summary.md", "docs/plan.md"])
             return _NONE
@@ -861,10 +866,16 @@ class _Sampler:
             if m.user is not None and ent not in m.owned(sc.ukey) and ent != m.user:
                 if not (m.owner_field.get(ent) or ent in m.user_list_field):
                     raise _Skip("not-the-users-record")
-            lst = self.records(sc, ent)
-            name, rec, twords = self.pick(sc, ent, lst, mine=True)
-            target = (name, ent, rec)
-            sc.unknown.append(humanize(m.decl[ent].key))
+            try:
+                lst = self.records(sc, ent)
+                name, rec, twords = self.pick(sc, ent, lst, mine=True)
+                target = (name, ent, rec)
+                sc.unknown.append(humanize(m.decl[ent].key))
+            except _Skip:
+                if m.user is not None:
+                    raise
+                sc.tool = tool
+                target, twords = self.named_by_key(sc, ent, m.kinds.get(tool) == "create")
         said: list[str] = []
         args: dict[str, tuple[A.Expr, Any]] = {}
         for p in t.params:
@@ -897,9 +908,36 @@ class _Sampler:
                     raise _Skip("condition-moot")
         sc.intents.append(intent)
 
+    def named_by_key(self, sc: _Scenario, ent: str, create: bool) -> tuple[tuple, str]:
+        """The session owner names a record by a key a person knows (a path, a name), not an id:
+        "the file /project/README.md"; a new one gets a new key next to an existing one."""
+        m = self.m
+        key = m.decl[ent].key
+        recs = (sc.env.state.get("entities", {}) or {}).get(ent) or {}
+        vals = sorted(recs)
+        if not vals or sum(looks_like_id(v) for v in vals) * 2 > len(vals):
+            raise _Skip("no-lookup")
+        k = sc.rng.choice(vals)
+        rec = recs[k]
+        noun = rec.get("kind") if isinstance(rec.get("kind"), str) and len(rec.get("kind")) < 20 else humanize(ent)
+        if create:
+            parent = k if str(rec.get("kind", "directory")) == "directory" else k.rsplit("/", 1)[0]
+            dirs = "directory" in (m.tools[sc.tool].doc or "").lower() and "file" not in _clause(m.tools[sc.tool].doc)
+            names = ['drafts', 'old-reports', 'archive-2'] if dirs else ['notes.md', 'ideas.txt', 'summary.md']
+            newk = f"{parent.rstrip('/')}/{sc.rng.choice(names)}" if "/" in k else f"{k} copy"
+            if newk in recs:
+                raise _Skip("exists")
+            noun = "file" if "." in newk.rsplit("/", 1)[-1] else ("directory" if "/" in newk else humanize(ent))
+            e = sc.fact(key, newk)
+            return (e, ent, {key: newk}), f"a new {noun} {newk}"
+        e = sc.fact(key, rec.get(key, k))
+        return (e, ent, rec), f"the {noun} {rec.get(key, k)}"
+
     def condition(self, sc: _Scenario, target: tuple[str, str, dict]) -> tuple[str, bool] | None:
         """"if its total price is more than $300": a `compare` node pinned by `expect`."""
         name, ent, rec = target
+        if not isinstance(name, str):
+            return None
         nums = [f for f in self.m.natural_fields(ent) if isinstance(rec.get(f), (int, float)) and not isinstance(rec.get(f), bool)]
         money_f = [f for f in nums if _MONEY.search(norm(f))]
         if not (money_f or nums):
@@ -967,6 +1005,8 @@ class _Sampler:
             if friend and re.search(r"\bto another(?:'s| user's| user)?", c):
                 c = re.sub(r"\bto another(?:'s| user's| user)?(?: \w+)?", friend, c, count=1)
                 plain.remove(friend)
+            if target and ent_noun and ent_noun not in c and len(twords.split()) >= 3 and twords.split()[-2] in c:
+                ent_noun = twords.split()[-2]  # a record named by its key: "the file /a/b.md"
             if target and ent_noun:
                 pat = rf"\b(a|an|the|one|this|that)\s+(?:(?!(?:of|to|for|a|an|the|from|in|on)\b)[a-z-]+\s+){{0,3}}?{re.escape(ent_noun)}s?\b(?!')"
                 if re.search(pat, c):
