@@ -37,6 +37,30 @@ LAYOUT = (
 )
 
 
+def fill_trees(schema: dict, out: dict, seed: int) -> None:
+    """Replace the random records of a tree entity (and of its files' checkpoints) in `out`."""
+    ents = schema.get("entities") or {}
+    root = ((schema.get("globals") or {}).get("root") or {}).get("default") or "/project"
+    now = ((schema.get("globals") or {}).get("now") or {}).get("default") or ""
+    for e, d in ents.items():
+        if not is_tree_entity(d):
+            continue
+        rng = random.Random(f"forgec-tree:{seed}")
+        out[e] = tree_records(str(root), d["fields"], rng)
+        files = [p for p, r in out[e].items() if r["kind"] == "file"]
+        for c, cd in ents.items():  # saved states of files (checkpoints): a few files have one
+            if c != e and {"id", "path", "content"} <= set(cd.get("fields", {})) and cd.get("key") not in ("id", "path"):
+                recs = {}
+                for p in sorted(rng.sample(files, min(3, len(files)))):
+                    k = f"{p}@checkpoint"
+                    r = {f: None for f in cd["fields"]}
+                    r.update({cd["key"]: k, "id": "checkpoint", "path": p, "content": out[e][p]["content"]})
+                    if "last_modified" in r:
+                        r["last_modified"] = now
+                    recs[k] = r
+                out[c] = recs
+
+
 def is_tree_entity(d: dict) -> bool:
     kind = d.get("fields", {}).get("kind", {})
     return d.get("key") == "path" and kind.get("type") == "enum" and {"file", "directory"} <= set(kind.get("values", ()))

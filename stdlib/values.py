@@ -31,7 +31,7 @@ from forgec.synth.names import singular
 
 from .graph_state import graph_world
 
-from .tree_state import is_tree_entity, tree_records
+from .tree_state import fill_trees
 
 FIRST = (
     "Yusuf Olivia Noah Emma Liam Ava Mason Sofia Ethan Mia Lucas Amelia Aarav Chen Fatima Mei Omar Isabella "
@@ -488,10 +488,7 @@ def generate_state(schema: dict, seed: int, size: int = 30) -> dict:
     # parent assignment order: a deterministic shuffle of each parent's keys
     dealt = {e: rng.sample(keys[e], len(keys[e])) for e in ents}
     out = {e: _fill_entity(e, d, keys, personas, parents, counts, dealt, records_decl, rng, ctx) for e, d in ents.items()}
-    for e, d in ents.items():  # a path-addressed tree: one consistent project (stdlib/tree_state.py)
-        if is_tree_entity(d):
-            root = ((schema.get("globals") or {}).get("root") or {}).get("default") or "/project"
-            out[e] = tree_records(str(root), d["fields"], random.Random(f"forgec-tree:{seed}"))
+    fill_trees(schema, out, seed)  # a path-addressed tree: one consistent project (stdlib/tree_state.py)
     _fill_ref_lists(ents, out, single_refs, list_refs, parents, keys, dealt, rng)
     graph_world(ents, out, random.Random(f"forgec-graph:{seed}"))  # a knowledge graph: people, projects, relations (stdlib/graph_state.py)
     return {"entities": out, "globals": _make_globals(schema, keys, rng, ctx)}

@@ -69,9 +69,9 @@ def test_operations_read_from_two_doc_styles():
     assert sh["mkdir"].flags == set() and sh["mv"].flags == {"into"} and sh["rmdir"].flags == {"empty"}
 
 
-@pytest.mark.parametrize("name", ["mcp_server_git", "mcp_server_memory", "mcp_server_sqlite", "tau_bench_retail", "openapi_jupyter_server"])
+@pytest.mark.parametrize("name", ["mcp_server_git", "mcp_server_memory", "mcp_server_sqlite", "tau_bench_retail"])
 def test_no_tree_where_the_docs_have_none(name):
-    """git's "working tree", a graph's entities, a REST contents API (not modeled yet) stay with other rules."""
+    """git's "working tree", a graph's entities, a SQL database stay with other rules."""
     assert claim(_env(CORPUS / name), frozenset()) is None
 
 
@@ -164,3 +164,45 @@ def test_initial_tree_is_a_consistent_project():
             assert n["path"] == p and (p == "/project" or nodes[p.rsplit("/", 1)[0]]["kind"] == "directory"), p
             assert (n["content"] == "") if n["kind"] == "directory" else n["content"].endswith("\n")
         assert generate_state(schema, seed=4)["entities"][ENTITY] != nodes  # the seed varies the project
+
+
+JUPYTER = CORPUS / "openapi_jupyter_server"
+
+
+def test_rest_contents_api_is_the_same_tree(tmp_path):
+    """A third doc style (Swagger 2.0 REST, Jupyter's contents API): the verb is the operation,
+    results are the documented model; the kernels/sessions tools keep the CRUD rules."""
+    c = claim(_env(JUPYTER), frozenset())
+    assert sorted(c.tools) == sorted(["get_api_contents_path", "post_api_contents_path", "patch_api_contents_path", "put_api_contents_path",
+                                      "delete_api_contents_path", "get_api_contents_path_checkpoints", "post_api_contents_path_checkpoints",
+                                      "post_api_contents_path_checkpoints_checkpoint_id", "delete_api_contents_path_checkpoints_checkpoint_id",
+                                      "get_api_resolve_path"])
+    decl, m = _module(JUPYTER, tmp_path)
+    assert sum("conservative" in t.annotations for t in decl.tools) <= 3  # of 32 (was 6): kernel interrupt/restart, the spec file
+    tree = {p: _node(p, k, c) for p, k, c in [("/project", "directory", ""), ("/project/a.txt", "file", "hi\n"),
+                                               ("/project/sub", "directory", ""), ("/project/sub/b.py", "file", "x=1\n")]}
+    env = m.Env({"entities": {"Node": tree, "Checkpoint": {}}, "globals": {"root": "/project", "now": "T"}})
+    step = env.step
+    root = step("get_api_contents_path", {"path": ""})
+    assert (root["type"], root["name"], [k["path"] for k in root["content"]]) == ("directory", "", ["a.txt", "sub"])
+    a = step("get_api_contents_path", {"path": "a.txt"})
+    assert (a["content"], a["size"], a["format"], a["path"]) == ("hi\n", 3, "text", "a.txt")
+    assert step("get_api_contents_path", {"path": "a.txt", "content": 0})["content"] is None
+    assert step("get_api_contents_path", {"path": "/sub", "type": "file"}).message == "bad type"
+    assert step("post_api_contents_path", {"path": "sub"})["path"] == "sub/untitled.txt"  # the server picks the name
+    assert step("post_api_contents_path", {"path": "sub"})["path"] == "sub/untitled1.txt"
+    assert step("post_api_contents_path", {"path": "", "body": {"type": "directory"}})["path"] == "Untitled Folder"
+    cp = step("post_api_contents_path", {"path": "sub", "body": {"copy_from": "a.txt"}})
+    assert (cp["path"], cp["content"]) == ("sub/a-Copy1.txt", "hi\n")
+    step("put_api_contents_path", {"path": "sub/new.md", "body": {"content": "# t\n", "type": "file", "format": "text"}})
+    assert step("patch_api_contents_path", {"path": "sub/new.md", "body": {"path": "new.md"}})["path"] == "new.md"  # rename
+    assert step("patch_api_contents_path", {"path": "new.md", "body": {"path": "a.txt"}}).message == "File already exists"
+    assert step("post_api_contents_path_checkpoints", {"path": "a.txt"}) == {"id": "checkpoint", "last_modified": "T"}
+    assert step("get_api_contents_path_checkpoints", {"path": "a.txt"}) == [{"id": "checkpoint", "last_modified": "T"}]
+    step("put_api_contents_path", {"path": "a.txt", "body": {"content": "changed"}})
+    step("post_api_contents_path_checkpoints_checkpoint_id", {"path": "a.txt", "checkpoint_id": "checkpoint"})  # restore
+    assert step("get_api_contents_path", {"path": "a.txt"})["content"] == "hi\n"
+    assert step("get_api_resolve_path", {"path": "sub/b.py"}) == {"resolved": [{"scope": "server", "path": "sub/b.py"}], "unresolved": []}
+    step("delete_api_contents_path", {"path": "sub"})
+    assert sorted(env.state["entities"]["Node"]) == ["/project", "/project/Untitled Folder", "/project/a.txt", "/project/new.md"]
+    assert step("get_api_resolve_path", {"path": "sub/b.py"})["resolved"] == []

@@ -38,6 +38,7 @@ from .names import ident
 from .schema import Entity, Field
 
 ENTITY = "Node"
+CHECKPOINT = "Checkpoint"
 ROOT = "/project"
 _DEBUG = False
 NOW = "Mon Jan 05 2026 09:00:00 GMT+0000 (Coordinated Universal Time)"
@@ -331,7 +332,11 @@ def _subtree(var: str) -> str:
 
 def _body(t: ir.Tool, o: Op, env_cwd: bool, confined: bool) -> tuple[str, list[str], str] | None:
     """(kind annotation, body lines, return type) of one claimed tool."""
-    b = _body_obj = _Body(env_cwd, confined)
+    b = _Body(env_cwd, confined)
+    if o.op.startswith(("rest_", "cp_")):
+        from .shape_tree_rest import rest_body
+
+        return rest_body(t, o, b, ENTITY, CHECKPOINT)
     R = o.roles
     I = lambda role: ident(R[role])  # noqa: E731
     vals: dict[str, str] = {}
@@ -579,11 +584,13 @@ def _list_body(b: _Body, o: Op, t: ir.Tool) -> None:
 
 
 def tree_ops(env: ir.Environment, taken: frozenset[str] = frozenset()) -> dict[str, Op]:
+    from .shape_tree_rest import classify_rest
+
     ops = {}
     for t in env.tools:
-        if t.name in taken or t.http_method:  # a REST resource's model (Contents, checkpoints) is not modeled here yet
+        if t.name in taken:
             continue
-        o = classify(t)
+        o = classify_rest(t) if t.http_method else classify(t)
         if o is not None:
             ops[t.name] = o
     return ops
@@ -601,7 +608,8 @@ def claim(env: ir.Environment, taken: frozenset[str]):
     text = " ".join((t.description or "") for t in env.tools).lower()
     cwd = any(o.op in ("cd", "pwd") for o in ops.values())
     confined = _has(text, r"allowed director")
-    needs_now = any(o.op == "info" for o in ops.values())
+    needs_now = any(o.op == "info" or o.op.startswith(("rest_", "cp_")) for o in ops.values())
+    checkpoints = any(o.op.startswith("cp_") for o in ops.values())
     globals_ = {"root": Field("root", A.PrimType("str"), "the top of the tree" + (": the allowed directory, every path must lie inside it" if confined else ""), A.Literal(ROOT))}
     if cwd:
         globals_["cwd"] = Field("cwd", A.PrimType("str"), "the current working directory: relative paths resolve against it", A.Literal(ROOT))
@@ -625,6 +633,14 @@ def claim(env: ir.Environment, taken: frozenset[str]):
     state = "  state {\n" + "".join(f"    {g.name}: str = {_lit(g.default.value)}\n" for g in globals_.values()) + "  }\n"
     entity = f'  entity {ENTITY} key path {{\n    path: str\n    kind: enum("file", "directory")\n    content: str = ""\n  }}\n'
     c = Claim("tree", entities={ENTITY: ent}, globals=globals_)
+    if checkpoints:
+        S = A.PrimType("str")
+        c.entities[CHECKPOINT] = Entity(CHECKPOINT, "key", fields={
+            "key": Field("key", S, "the file's path and the checkpoint id"), "id": Field("id", S), "path": Field("path", S, "the file"),
+            "content": Field("content", S, "the file's saved content"), "last_modified": Field("last_modified", S)},
+            doc="A saved state of a file that it can be restored to.")
+        entity += (f"  entity {CHECKPOINT} key key {{\n    key: str\n    id: str\n    path: str\n    content: str\n"
+                   "    last_modified: str\n  }\n")
     for name, piece in pieces:  # each tool checked on its own: one bad template never sinks the others
         src = "env probe {\n" + state + entity + piece + "}\n"
         mod, pd = lang.parse(src, "tree.forge")
