@@ -628,6 +628,11 @@ def _sample(job: EnvJob, files: dict[str, tuple[bytes, str]]) -> dict[str, tuple
         from forgec.scenario import sample_scenarios
 
         res = sample_scenarios(job.env_decl, job.module, job.world, graph, cfg)
+        if not res.blueprints:  # no user scenario fits (a graph store: no user, no lookup listing records): walks
+            rejected = res.rejected
+            res = sample_blueprints(job.env_decl, job.module, job.world, graph, cfg)
+            rec.stats["sampler"] = "walk"
+            rec.stats["scenario_rejected"] = dict(sorted(rejected.items()))
     for sb in res.blueprints:
         rel = f"blueprints/{job.name}/{sb.name}.forge"
         if rel not in files:  # never overwrite an edited file

@@ -98,3 +98,21 @@ def test_initial_graph_is_plausible(tmp_path: Path) -> None:
         if t == "works_at":
             assert (kinds[a], kinds[b]) == ("person", "organization")
     assert generate_state(m.SCHEMA, seed=3) == s
+
+
+def test_memory_corpus_compiles_to_tasks(tmp_path: Path) -> None:
+    """The MCP memory server's docs give >= 50 tasks on a graph of people and projects, all
+    replayed by the oracle (the scenario sampler finds no user there, so the build walks)."""
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "build"
+    r = subprocess.run([sys.executable, "-m", "forgec", "compile", str(CORPUS / "mcp_server_memory"), "-o", str(out), "-q"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    env = json.loads((out / "manifest.json").read_text())["envs"]["mcp_server_memory"]
+    assert env["task_count"] >= 50 and env["oracle"]["pass_rate"] == 1.0
+    assert all(t["verified"] for t in env["tools"].values()) and not env["dropped_tools"]
+    world = json.loads((out / "states" / "mcp_server_memory.json").read_text())
+    assert "person" in {n["entityType"] for n in world["entities"]["Entity"].values()}
