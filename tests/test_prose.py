@@ -74,6 +74,9 @@ CASES = [
     ("owns", "The customer who owns the line.", ("owns", "", "line")),
     ("owns", "The owner of the line.", ("owns", "", "line")),
     ("owns", "The rental must belong to the member.", ("owns", "member", "rental")),
+    ("bound", "The amount must be at least 5.", ("bound", "amount", ">=", 5)),
+    ("bound", "Amount must be positive and at most 500 USD.", ("bound", "amount", "<=", 500)),
+    ("bound", "must be between 1 and 10.", ("bound", "", "<=", 10)),
     ("returns", "Returns the customer id.", ("returns", "customer", "key")),
     ("returns", "Responds with the member's ID, 404 when nobody matches.", ("returns", "member", "key")),
 ]
@@ -200,6 +203,8 @@ def test_telecom_runs_as_its_docs_say():
     assert E["Line"]["l1"]["international_roaming_enabled"] is True
     env.step("disable_roaming", {"customer_id": "c1", "line_id": "l1"})
     assert E["Line"]["l1"]["international_roaming_enabled"] is False
+    err = env.step("refuel_data", {"customer_id": "c1", "line_id": "l1", "gb_amount": -1.0})
+    assert isinstance(err, ToolError) and err.message == "gb_amount must be positive"
     env.step("refuel_data", {"customer_id": "c1", "line_id": "l1", "gb_amount": 2.0})
     assert E["Line"]["l1"]["data_refuelled_gb"] == 2.5
     assert isinstance(env.step("refuel_data", {"customer_id": "c1", "line_id": "l2", "gb_amount": 2.0}), ToolError)
@@ -237,6 +242,8 @@ def test_rental_runs_as_its_docs_say():
     })
     E = env.state["entities"]
     assert env.step("lookup_member", {"email": "m@x.org"}) == "m1"
+    err = env.step("top_up_wallet", {"member_id": "m1", "amount": 1.0})
+    assert isinstance(err, ToolError) and err.message == "amount must be at least 5"
     env.step("top_up_wallet", {"member_id": "m1", "amount": 5.0})
     assert E["Member"]["m1"]["wallet_balance"] == 15.0
     err = env.step("charge_late_fee", {"rental_id": "r1", "member_id": "m2", "fee": 1.0})

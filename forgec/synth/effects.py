@@ -233,9 +233,7 @@ def build_tool(s: Schema, v: ToolView, tm: TypeMapper) -> Built:
         kind = "action"
     ann = [kind] + (["conservative"] if conservative else [])  # stored without "@"
     cited = v.cited + ([] if conservative else prose.cite_existing(v, body))
-    notes = tuple(dict.fromkeys((i, prose.cite(why)) for i, st in enumerate(body) for x, why in cited if x is st))
-    # a run of statements read from one sentence cites it once, before the first
-    notes = tuple(n for j, n in enumerate(notes) if not any(m[0] == n[0] - 1 and m[1] == n[1] for m in notes[:j]))
+    notes = prose.notes(body, cited)
     decl = A.ToolDecl(
         name=v.name,
         params=tuple(A.ParamDecl(p.name, p.type, p.default, p.doc) for p in params),

@@ -73,7 +73,7 @@ def sentences(text: str) -> list[str]:
 _QVAL = r"(?:'(?P<q1>[^']{1,40})'|\"(?P<q2>[^\"]{1,40})\"|`(?P<q3>[^`]{1,40})`|(?P<w>[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*|[a-z][\w-]*))"
 _ART = r"(?:the\s+|a\s+|an\s+|its\s+|their\s+|this\s+|that\s+)?"
 _SUBJ = r"(?P<subj>[a-z][a-z_ ]{0,30}?)"
-_NOT_VALUES = {"the", "a", "an", "be", "it", "its", "their", "given", "new", "value", "provided", "specified", "requested", "true", "false", "null", "none", "done", "used", "to", "as", "in", "on", "set", "changed"}
+_NOT_VALUES = {"the", "a", "an", "be", "it", "its", "their", "given", "new", "value", "provided", "specified", "requested", "true", "false", "null", "none", "done", "used", "to", "as", "in", "on", "set", "changed", "within", "positive", "negative", "empty", "between", "at", "greater", "less", "more", "no", "non-negative", "strictly", "up", "one"}
 
 
 def _val(m: re.Match) -> str | None:
@@ -106,7 +106,8 @@ _MONEY = re.compile(
     r"(?P<dest>[a-z][a-z' _]{0,40}?)(?=\s*(?:[,.;]|$|\band\b|\bif\b|\bwhen\b|\bunless\b))"
 )
 _MONEY_WILL = re.compile(r"\b(?:the\s+)?(?P<what>refund|amount|total|payment)\s+(?:will\s+be|is)\s+(?P<verb>added|credited|refunded|returned|deducted|charged|debited|withdrawn)\s+(?P<dir>to|from|into|onto)\s+(?P<dest>[a-z][a-z' _]{0,40}?)(?=\s*(?:[,.;]|$|\band\b|\bif\b|\bwhen\b|\bunless\b|\bimmediately\b))")
-_COUNT_TO = re.compile(r"\b(?P<verb>adds?|gives?|grants?|removes?|takes?)\s+(?P<n>[a-z_0-9]+(?:\.\d+)?)\s+(?:[a-z]+\s+)?(?:of\s+(?P<stuff>[a-z ]+?)\s+)?(?P<dir>to|from)\s+(?:the\s+|its\s+)?(?:(?P<subj>[a-z][a-z ]{0,30}?)'s\s+)?(?P<field>[a-z][a-z0-9_]*)\b")
+_N = r"(?P<n>\d+(?:\.\d+)?|one|two|three|four|five|ten|[a-z0-9]+_[a-z0-9_]+|the\s+amount|the\s+quantity)"
+_COUNT_TO = re.compile(r"\b(?P<verb>adds?|gives?|grants?|removes?|takes?)\s+" + _N + r"\s+(?:[a-z]+\s+)?(?:of\s+(?P<stuff>[a-z ]+?)\s+)?(?P<dir>to|from)\s+(?:the\s+|its\s+)?(?:(?P<subj>[a-z][a-z ]{0,30}?)'s\s+)?(?P<field>[a-z][a-z0-9_]*)\b")
 _COUNT_BY = re.compile(r"\b(?P<verb>increases?|increments?|raises?|decreases?|decrements?|reduces?|lowers?)\s+(?:the\s+|its\s+)?(?:(?P<subj>[a-z][a-z ]{0,30}?)'s\s+)?(?P<field>[a-z][a-z0-9_ ]{0,30}?)\s+by\s+(?:the\s+)?(?P<n>[a-z_0-9]+(?:\.\d+)?)")
 _ONLY_A = re.compile(rf"\bonly\s+(?:a|an|the)\s+{_QVAL}\s+(?P<subj>[a-z][a-z ]{{0,30}}?)\s+(?:can|may)\b")
 _MUST_BE = re.compile(rf"\b(?:the\s+|it\s+|its\s+)?(?P<subj>[a-z][a-z ]{{0,30}}?)?\s*(?:must|has\s+to|needs\s+to)\s+be\s+(?:in\s+(?:the\s+)?)?(?:status\s+)?{_QVAL}")
@@ -122,6 +123,36 @@ _FORBID = (
 # "The rental must belong to the member."
 _OWNS = re.compile(r"\b(?:(?:who|that|which)\s+owns|the\s+owner\s+of|must\s+own|is\s+the\s+owner\s+of)\s+(?:the|this|that)\s+(?P<b>[a-z][a-z ]{0,30}?)(?=\s*(?:[.,;]|$|\band\b|\bto\b|\bbeing\b))")
 _BELONGS = re.compile(r"\b(?:the\s+|this\s+)?(?P<b>[a-z][a-z ]{0,30}?)\s+(?:must|should|has\s+to|needs\s+to)\s+belong\s+to\s+(?:the\s+|this\s+)?(?P<a>[a-z][a-z ]{0,30}?)(?=\s*(?:[.,;]|$))")
+# numeric bounds: "Amount must be positive and at most 500 USD", "must be between 1 and 10"
+_BOUND_HEAD = re.compile(r"(?:^|\b(?:the\s+)?(?P<subj>[a-z][a-z0-9_]*(?:\s+[a-z][a-z0-9_]*)?)\s+)(?:must|should|has\s+to|needs\s+to)\s+be\s+(?P<rest>[^.;]*)")
+_BOUNDS = (
+    (re.compile(r"^\s*(?:strictly\s+)?positive\b"), ">", 0),
+    (re.compile(r"^\s*(?:non-?negative|zero\s+or\s+more)\b"), ">=", 0),
+    (re.compile(r"^\s*(?:at\s+least|no\s+less\s+than|not\s+less\s+than|a\s+minimum\s+of)\s+\$?(?P<n>\d+(?:\.\d+)?)"), ">=", None),
+    (re.compile(r"^\s*(?:at\s+most|no\s+more\s+than|not\s+more\s+than|up\s+to|a\s+maximum\s+of)\s+\$?(?P<n>\d+(?:\.\d+)?)"), "<=", None),
+    (re.compile(r"^\s*(?:greater|more|larger|higher)\s+than\s+\$?(?P<n>\d+(?:\.\d+)?)"), ">", None),
+    (re.compile(r"^\s*(?:less|fewer|smaller|lower)\s+than\s+\$?(?P<n>\d+(?:\.\d+)?)"), "<", None),
+)
+_BETWEEN = re.compile(r"^\s*between\s+\$?(?P<a>\d+(?:\.\d+)?)\s+and\s+\$?(?P<b>\d+(?:\.\d+)?)")
+
+
+def _bounds(low: str, sent: str) -> list[Fact]:
+    out: list[Fact] = []
+    for m in _BOUND_HEAD.finditer(low):
+        subj = _subj(m.group("subj"))
+        for part in re.split(r"\s*(?:,\s*and|\band\b|,)\s*(?=(?:at|no|not|positive|non|greater|more|less|fewer|between|strictly|a\s+m))", m.group("rest")):
+            b = _BETWEEN.match(part)
+            if b:
+                out += [Fact("bound", sent, subj, ">=", _num(b.group("a"))), Fact("bound", sent, subj, "<=", _num(b.group("b")))]
+                continue
+            for rx, op, n in _BOUNDS:
+                hit = rx.match(part)
+                if hit:
+                    out.append(Fact("bound", sent, subj, op, n if n is not None else _num(hit.group("n"))))
+                    break
+    return out
+
+
 _RETURNS = re.compile(r"\b(?:returns?|gives?\s+back|responds\s+with|yields?)\s+(?:the\s+|its\s+|their\s+|a\s+|an\s+)?(?:matching\s+)?(?P<subj>[a-z][a-z ]{0,30}?)(?:'s)?\s+(?P<what>ids?|identifiers?|keys?|records?|details|profiles?)\b")
 _ONCE = re.compile(r"\b(?:only\s+(?:be\s+)?[a-z ]{0,30}?\s*once|(?:can|may)\s+only\s+be\s+[a-z ]{0,30}?\bonce|at\s+most\s+once)\b")
 _ONE_OF = re.compile(r"\b(?:either|one\s+of|only\s+be|must\s+be|should\s+be|allowed\s+values?\s+(?:are|is))\b[:\s]*(?=(?P<rest>.*)$)")
@@ -143,7 +174,7 @@ def read_sentence(sent: str) -> list[Fact]:
                 out.append(Fact("status", sent, _subj(m.group("subj")), "status", v))
     for m in _RECORD.finditer(low):
         f = m.group("field").strip()
-        if f in ("status", "it", "them", "the", "a") or f.startswith("status "):
+        if f in ("status", "it", "them", "the", "a") or f.startswith("status ") or " or " in f:
             continue
         what = m.group("what")
         out.append(Fact("record", sent, _subj(m.group("subj")), f, "now" if what else None))
@@ -164,7 +195,7 @@ def read_sentence(sent: str) -> list[Fact]:
         if any(f.kind == "money" for f in out):
             continue
         sign = 1 if m.group("dir") == "to" else -1
-        out.append(Fact("count", sent, _subj(m.group("subj")), m.group("field"), m.group("stuff"), sign, m.group("n"), _cond(low, m)))
+        out.append(Fact("count", sent, _subj(m.group("subj")), m.group("field"), m.group("stuff"), sign, re.sub(r"^the\s+", "", m.group("n")), _cond(low, m)))
     for m in _COUNT_BY.finditer(low):
         sign = 1 if re.match(r"increase|increment|raise", m.group("verb")) else -1
         out.append(Fact("count", sent, _subj(m.group("subj")), m.group("field").strip(), None, sign, m.group("n"), _cond(low, m)))
@@ -181,6 +212,7 @@ def read_sentence(sent: str) -> list[Fact]:
             vals = [x for x in vals if x and x.lower() not in _NOT_VALUES]
             if vals:
                 out.append(Fact("forbid", sent, _subj(m.group("subj")), "status", tuple(vals)))
+    out += _bounds(low, sent)
     for m in _OWNS.finditer(low):
         out.append(Fact("owns", sent, "", m.group("b").strip()))
     for m in _BELONGS.finditer(low):
@@ -338,7 +370,7 @@ def changes(s, e, v, pmap, k: str, made: list[A.Stmt]) -> list[tuple[A.Stmt, str
         same = next((x for x in made + [o for o, _ in out] if x == st or (isinstance(x, A.Set) and isinstance(st, A.Set) and x.target == st.target)), None)
         out.append((same if same is not None else st, sent))
 
-    out += _ownership(s, e, v, pmap, k)
+    out += _ownership(s, e, v, pmap, k) + bounds(v, pmap)
     for f in v.facts:
         if f.kind == "once" and once_field(v) in e.fields:
             # "this function can only be called once": a flag on the record, checked and set
@@ -397,6 +429,25 @@ def _enough(cur: A.Expr, amt: A.Expr, t) -> A.Expr:
     """`cur >= amt`; a null (never set) balance holds nothing."""
     test = A.Binary(">=", cur, amt)
     return A.Binary("and", A.Binary("!=", cur, A.Literal(None)), test) if isinstance(t, A.OptionalType) else test
+
+
+def bounds(v, pmap) -> list[tuple[A.Stmt, str]]:
+    """"Amount must be positive and at most 500 USD" (the tool's prose, naming the parameter),
+    "must be between 1 and 10" (a parameter's own description): requires on the number."""
+    from .names import ident
+    from .schema import strip_optional
+
+    out = []
+    for w, p in pmap.items():
+        if p.optional or strip_optional(p.type) not in NUMS:
+            continue
+        own = [f for f in read(v.tool.param(w).description or "") if f.kind == "bound" and not f.subject] if v.tool.param(w) else []
+        said = [f for f in v.facts if f.kind == "bound" and f.subject and ident(f.subject.replace(" ", "_")) in (p.name, ident(w))]
+        for f in own + said:
+            test = A.Binary(f.field, A.Name(p.name), A.Literal(f.value))
+            word = {">": "greater than", ">=": "at least", "<": "less than", "<=": "at most"}[f.field]
+            out.append((A.Require(test, f"{w} must be {word} {f.value}" if f.value or f.field not in (">",) else f"{w} must be positive"), f.sentence))
+    return out
 
 
 def _ownership(s, e, v, pmap, k: str) -> list[tuple[A.Stmt, str]]:
@@ -497,6 +548,17 @@ def _total(e, k: str, phrase: str) -> A.Expr | None:
         return None
     f = next((f for f in ("total", "total_price", "amount", "price", "cost") if f in e.fields and strip_optional(e.fields[f].type) in NUMS), None)
     return A.Attr(A.Name(k), f) if f else None
+
+
+def notes(body, cited) -> tuple[tuple[int, str], ...]:
+    """`A.ToolDecl.notes`: one citation per statement (the first sentence that gave it); a run
+    of statements read from one sentence cites it once, before the first."""
+    first: dict[int, str] = {}
+    for i, st in enumerate(body):
+        for x, why in cited:
+            if x is st and i not in first:
+                first[i] = cite(why)
+    return tuple((i, w) for i, w in sorted(first.items()) if first.get(i - 1) != w)
 
 
 def cite_existing(v, body) -> list[tuple[A.Stmt, str]]:
