@@ -34,7 +34,7 @@ import jinja2
 from forgec.lang import ast as A
 from forgec.lang import types as LT
 from forgec.lang.builtins import BUILTINS, OPERATORS, UNARY
-from forgec.lang.check import deref, required
+from forgec.lang.check import deref, log_entities, required
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -996,6 +996,7 @@ def emit_env(env: A.EnvDecl, source_file: str, et: Any = None) -> str:
         used.add(fn)
         tools.append(ToolEmitter(env, t, source_file, fn, et).run())
     schema = schema_of(env)
+    log_tools = [t.name for t in env.tools if "conservative" in t.annotations]
     keys = {e.name: e.key for e in env.entities}
     int_keys = sorted(e.name for e in env.entities if schema["entities"][e.name]["fields"].get(e.key, {}).get("type") == "int")
     python_tools = {
@@ -1031,7 +1032,10 @@ def emit_env(env: A.EnvDecl, source_file: str, et: Any = None) -> str:
         tools=tools,
         tool_schemas=[tool_schema(t, env) for t in env.tools],
         tool_kinds={t.name: t.kind for t in tools},
-        writes_state={t.name: t.writes for t in tools},
+        # a @conservative tool only logs the call: never a state write (lang.check's writes_state)
+        writes_state={t.name: t.writes and t.name not in log_tools for t in tools},
+        log_tools=log_tools,
+        log_entities=sorted(log_entities(env, et)),
         schema=schema,
         tool_params=tool_params,
         python_tools=python_tools,

@@ -391,7 +391,7 @@ def verify_tool(module: ModuleType, tool: str, base: dict, seed: int, calls: int
                values_cache if values_cache is not None else {}, base_env.state_hash())
     env = _valid_calls(run, calls, kind in WRITE_KINDS or (kind == "action" and writes))
     final_hash = env.state_hash()
-    if rep.verified and final_hash not in checked and envrt.state_hash(env.state) != final_hash:
+    if rep.verified and final_hash not in checked and envrt.state_hash(env.state, getattr(env, "_LOG", ())) != final_hash:
         rep.fail("incremental state hash differs from a from-scratch hash after the calls")
     if rep.verified and (kind in WRITE_KINDS or (kind == "action" and writes)):
         if rep.successes == 0:
@@ -435,7 +435,7 @@ def _check_call(run: _Run, env: Any, args: dict, r: Any, h0: str) -> bool:
     h1 = env.state_hash()
     if h1 != h0 and run.scratch_after_step > 0:
         run.scratch_after_step -= 1
-        if envrt.state_hash(env.state) != h1:
+        if envrt.state_hash(env.state, getattr(env, "_LOG", ())) != h1:
             rep.fail("incremental state hash differs from a from-scratch hash after a call")
             return False
     if isinstance(r, ToolError):
@@ -476,7 +476,7 @@ def _check_replay(run: _Run, twin: Any, args: dict, r: Any, h1: str) -> bool:
     # results are copies: scribbling on one must not reach the state
     if not isinstance(r, ToolError) and run.scratch_checks > 0 and _mutate(r2):
         run.scratch_checks -= 1
-        if envrt.state_hash(twin.state) != h1:
+        if envrt.state_hash(twin.state, getattr(twin, "_LOG", ())) != h1:
             rep.fail("result aliases the state (mutating it changed the state)")
             return False
     return True
@@ -558,7 +558,7 @@ def verify_env(module: ModuleType, env: Any = None, seed: int = 0, calls_per_too
     # hashes are checked once here, so a tool that leaves the state as it was needs no rehash)
     base_env, small_env = module.Env(base), module.Env(small)
     values_cache: dict = {}
-    scratch_ok = {"base": base_env.state_hash() == envrt.state_hash(base_env.state), "small": small_env.state_hash() == envrt.state_hash(small_env.state)}
+    scratch_ok = {"base": base_env.state_hash() == envrt.state_hash(base_env.state, getattr(base_env, "_LOG", ())), "small": small_env.state_hash() == envrt.state_hash(small_env.state, getattr(small_env, "_LOG", ()))}
     refusal = _sandbox_refusal(module)
     for t in module.TOOLS:
         name = t["function"]["name"]

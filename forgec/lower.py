@@ -237,6 +237,13 @@ def state_diff(before: Any, after: Any, path: str = "") -> list[DiffEntry]:
     return out
 
 
+def _without_logs(state: dict, logs) -> dict:
+    """`state` without the env's LOG_ENTITIES (log-only calls' records are no state the reward compares)."""
+    if not logs:
+        return state
+    return {**state, "entities": {e: c for e, c in (state.get("entities") or {}).items() if e not in logs}}
+
+
 def _escape(k: str) -> str:
     return k.replace("~", "~0").replace("/", "~1")
 
@@ -542,7 +549,7 @@ def lower_blueprint(
         user=UserSpec(goal=bp.user.goal, persona=bp.user.persona, facts=used, scenario=_scenario(bp.user, run.scope.facts, used)),
         gold_calls=run.gold,
         gold_state_hash=gold_hash,
-        gold_diff=state_diff(world_state, env.state),
+        gold_diff=state_diff(*(_without_logs(st, getattr(module, "LOG_ENTITIES", ())) for st in (world_state, env.state))),
         tell=run.tells,
         read_only=gold_hash == init_hash,
         stats=dag_stats(bp, writes),

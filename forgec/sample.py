@@ -1009,6 +1009,8 @@ class _Sampler:
         self.enum_fields = self.values.enum_fields
         ws = getattr(module, "WRITES_STATE", None) or {}
         self._writes = {t: bool(ws.get(t, graph.writes(t))) for t in graph.tools}
+        # log-only tools (@conservative): neither a write a task asks for nor a read to use
+        self.log_tools = frozenset(getattr(module, "LOG_TOOLS", None) or ())
         self.coverage: Counter = Counter({t: 0 for t in graph.tools})
         self.params = {t.name: [p.name for p in t.params] for t in env.tools}
         # parameters that name a record: entity-typed, or called `..._id(s)` / `key` / `code` / `number`
@@ -1023,6 +1025,8 @@ class _Sampler:
         # for each tool: source tool -> strongest evidence weight of an edge from it (quick step weights)
         self.in_by_src: dict[str, dict[str, float]] = {}
         for e in graph.edges():
+            if e.dst in self.log_tools:
+                continue
             d = self.in_by_src.setdefault(e.dst, {})
             d[e.src] = max(d.get(e.src, 0.0), e.weight)
         # source tool -> [(tool it feeds, strongest evidence weight)], for quick step weights
@@ -1037,7 +1041,7 @@ class _Sampler:
         self.fanout_edges: dict[str, list[Edge]] = {}
         for e in graph.edges():
             t = env.tool(e.dst)
-            if (e.evidence == "entity" and e.mode == "value" and not self._writes[e.dst] and e.path and e.path[-1] == "*"
+            if (e.evidence == "entity" and e.mode == "value" and not self._writes[e.dst] and e.dst not in self.log_tools and e.path and e.path[-1] == "*"
                     and not any(p.name != e.param and p.default is None for p in t.params)):
                 self.fanout_edges.setdefault(e.src, []).append(e)
         self._cov: dict[str, float] | None = None
@@ -1181,7 +1185,7 @@ class _Sampler:
     def start(self, task: _Task) -> bool:
         cands = []
         for t in self.graph.tools:
-            if self.writes(t) or (not task.read_only and t not in self.reaches_write):
+            if self.writes(t) or t in self.log_tools or (not task.read_only and t not in self.reaches_write):
                 continue
             out_w = self.out_weight[t]
             if out_w == 0:

@@ -18,7 +18,8 @@ State hash (see docs/contracts.md, "State hash"): every record gets a digest
 ``sha256(canonical_json([entity, key, record]))``; a collection's digest is the sum of
 its record digests modulo 2**256 (order-independent, so one changed record costs one
 subtraction and one addition); the state hash is
-``sha256(canonical_json({"entities": {E: [count, sum_hex]}, "globals": globals, "v": 1}))``.
+``sha256(canonical_json({"entities": {E: [count, sum_hex]}, "globals": globals, "v": 1}))``,
+over every entity but the env's LOG_ENTITIES (what only log-only `@conservative` tools write).
 """
 
 from __future__ import annotations
@@ -211,11 +212,15 @@ def _combine(counts_sums: dict[str, tuple[int, int]], globals_: Any) -> str:
     return hashlib.sha256(canonical_json(top).encode("utf-8")).hexdigest()
 
 
-def state_hash(state: dict) -> str:
-    """The state hash computed from scratch (the reference the incremental hash must equal)."""
+def state_hash(state: dict, log: Iterable[str] = ()) -> str:
+    """The state hash computed from scratch (the reference the incremental hash must equal).
+    `log`: the env's LOG_ENTITIES (records of log-only calls), left out: no state the reward compares."""
     ents = state.get("entities") or {}
     cs = {}
+    log = frozenset(log)
     for e, coll in ents.items():
+        if e in log:
+            continue
         s = 0
         for k, rec in coll.items():
             s += record_digest(e, k, rec)
@@ -1436,6 +1441,7 @@ class EnvBase:
     _DISPATCH: dict = {}
     _KEYS: dict = {}  # entity -> key field
     _INT_KEYS: frozenset = frozenset()
+    _LOG: frozenset = frozenset()  # LOG_ENTITIES: not in the state hash
     PYTHON_TOOLS: dict = {}
     _MODULE: ModuleType | None = None
 
@@ -1592,6 +1598,8 @@ class EnvBase:
         if self._digests is None:
             self._digests = {}
             for e, coll in self._C.items():
+                if e in self._LOG:
+                    continue
                 d = {k: _fast_digest(e, k, r) for k, r in coll.items()}
                 self._digests[e] = d
                 self._sums[e] = sum(d.values()) % _MOD
@@ -1599,6 +1607,8 @@ class EnvBase:
             self._hash = None
         elif self._dirty:
             for e, k in self._dirty:
+                if e in self._LOG:
+                    continue
                 d = self._digests[e]
                 old = d.pop(k, None)
                 s = self._sums[e]
@@ -1613,7 +1623,7 @@ class EnvBase:
             self._dirty.clear()
             self._hash = None
         if self._hash is None:
-            self._hash = _combine({e: (len(self._C[e]), self._sums[e]) for e in self._C}, self._G)
+            self._hash = _combine({e: (len(self._C[e]), self._sums[e]) for e in self._C if e not in self._LOG}, self._G)
         return self._hash
 
     # ---- transactional primitives (called by generated code)

@@ -157,7 +157,9 @@ class EnvTypes:
     def writes_state(self, tool: A.ToolDecl) -> bool:
         got = self._writes.get(id(tool))  # asked once per call node of every blueprint: walk the body once
         if got is None:
-            if tool.python is not None or tool.body is None:
+            if "conservative" in tool.annotations:
+                got = False  # log-only: its ActionLog record is no state the reward compares (log_entities)
+            elif tool.python is not None or tool.body is None:
                 got = not any(a in ("read", "search") for a in tool.annotations)
             else:
                 got = _has_write(tool.body)
@@ -191,6 +193,56 @@ def required(f: A.FieldDecl) -> bool:
     """Must a value give this field (or parameter)? No default and not optional."""
     return f.default is None and not isinstance(f.type, A.OptionalType)
 
+
+
+def log_entities(env: A.EnvDecl, et: "EnvTypes") -> frozenset[str]:
+    """Entities only `@conservative` tools write (the synthesizer's `ActionLog`): the record of
+    calls no rule could model. A log is not state the reward compares (envrt leaves it out of the
+    state hash, lower out of the gold diff): else an agent scores only by repeating a log call
+    with exactly the gold's arguments. An entity any other tool writes is state; an escape-hatch
+    tool that writes could write anything, so then nothing is a log."""
+    logged: set[str] = set()
+    other: set[str] = set()
+    for t in env.tools:
+        cons = "conservative" in t.annotations
+        if t.python is not None:
+            if not cons and et.writes_state(t):
+                return frozenset()
+            continue
+        for s in _walk(t.body or ()):
+            if isinstance(s, A.Insert):
+                ents = {s.entity}
+            elif isinstance(s, WRITE_STMTS):
+                ents = _written(et, s.target)
+            else:
+                continue
+            (logged if cons else other).update(ents)
+    if "*" in other:  # a write whose record type the checker could not tell
+        return frozenset()
+    return frozenset(logged - other - {"*"})
+
+
+def _walk(stmts):
+    for s in stmts:
+        yield s
+        if isinstance(s, A.For):
+            yield from _walk(s.body)
+        elif isinstance(s, A.If):
+            yield from _walk(s.then)
+            yield from _walk(s.orelse)
+
+
+def _written(et: "EnvTypes", target) -> set[str]:
+    """The entity whose record a set/delete/append/remove target lies in ({} for a global)."""
+    node = target
+    while True:
+        t = strip_opt(et.types.get(id(node), UNKNOWN))
+        if isinstance(t, EntRec):
+            return {t.entity}
+        if isinstance(node, (A.Attr, A.Index)):
+            node = node.obj
+            continue
+        return {"*"} if is_loose(t) else set()  # a global (`state.x`) or a local value: no entity
 
 
 def _has_write(stmts) -> bool:
