@@ -48,13 +48,15 @@ def fill_trees(schema: dict, out: dict, seed: int) -> None:
         rng = random.Random(f"forgec-tree:{seed}")
         out[e] = tree_records(str(root), d["fields"], rng)
         files = [p for p, r in out[e].items() if r["kind"] == "file"]
-        for c, cd in ents.items():  # saved states of files (checkpoints): a few files have one
-            if c != e and {"id", "path", "content"} <= set(cd.get("fields", {})) and cd.get("key") not in ("id", "path"):
+        for c, cd in ents.items():  # saved states of files (checkpoints): a few files have an older one
+            ids = [f for f in cd.get("fields", {}) if f.endswith("id") and f != cd.get("key")]
+            if c != e and {"path", "content"} <= set(cd.get("fields", {})) and ids and cd.get("key") != "path":
                 recs = {}
                 for p in sorted(rng.sample(files, min(3, len(files)))):
                     k = f"{p}@checkpoint"
                     r = {f: None for f in cd["fields"]}
-                    r.update({cd["key"]: k, "id": "checkpoint", "path": p, "content": out[e][p]["content"]})
+                    older = "".join(out[e][p]["content"].splitlines(keepends=True)[:-1])  # the file before its last line
+                    r.update({cd["key"]: k, ids[0]: "checkpoint", "path": p, "content": older})
                     if "last_modified" in r:
                         r["last_modified"] = now
                     recs[k] = r

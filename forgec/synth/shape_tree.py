@@ -610,7 +610,8 @@ def claim(env: ir.Environment, taken: frozenset[str]):
     confined = _has(text, r"allowed director")
     needs_now = any(o.op == "info" or o.op.startswith(("rest_", "cp_")) for o in ops.values())
     checkpoints = any(o.op.startswith("cp_") for o in ops.values())
-    globals_ = {"root": Field("root", A.PrimType("str"), "the top of the tree" + (": the allowed directory, every path must lie inside it" if confined else ""), A.Literal(ROOT))}
+    rest_only = all(o.op.startswith(("rest_", "cp_")) for o in ops.values())  # API paths: relative to "/"
+    globals_ = {"root": Field("root", A.PrimType("str"), "the top of the tree" + (": the allowed directory, every path must lie inside it" if confined else ""), A.Literal("/" if rest_only else ROOT))}
     if cwd:
         globals_["cwd"] = Field("cwd", A.PrimType("str"), "the current working directory: relative paths resolve against it", A.Literal(ROOT))
     if needs_now:
@@ -636,10 +637,10 @@ def claim(env: ir.Environment, taken: frozenset[str]):
     if checkpoints:
         S = A.PrimType("str")
         c.entities[CHECKPOINT] = Entity(CHECKPOINT, "key", fields={
-            "key": Field("key", S, "the file's path and the checkpoint id"), "id": Field("id", S), "path": Field("path", S, "the file"),
+            "key": Field("key", S, "the file's path and the checkpoint id"), "checkpoint_id": Field("checkpoint_id", S), "path": Field("path", S, "the file"),
             "content": Field("content", S, "the file's saved content"), "last_modified": Field("last_modified", S)},
             doc="A saved state of a file that it can be restored to.")
-        entity += (f"  entity {CHECKPOINT} key key {{\n    key: str\n    id: str\n    path: str\n    content: str\n"
+        entity += (f"  entity {CHECKPOINT} key key {{\n    key: str\n    checkpoint_id: str\n    path: str\n    content: str\n"
                    "    last_modified: str\n  }\n")
     for name, piece in pieces:  # each tool checked on its own: one bad template never sinks the others
         src = "env probe {\n" + state + entity + piece + "}\n"

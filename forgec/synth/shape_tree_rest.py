@@ -4,7 +4,8 @@ A contents API (Jupyter's, a storage service's) addresses the same tree as a fil
 the HTTP verb as the operation: GET reads a file or lists a directory, PUT saves (a file, or a
 directory when the body says so), PATCH renames (the body's new path), POST creates a new
 untitled file/folder or a copy, DELETE removes; `{path}/checkpoints` saves and restores a file's
-content. Paths are relative to the root (a leading `/` is the root too). Results are the
+content. Paths are relative to the root (a leading `/` is the root too), so a tree only a REST API
+addresses is rooted at `/`: its keys are the API's paths with a leading slash. Results are the
 documented *model*: name, path, type, timestamps, size, mimetype, content (a directory's
 children's models), format. Only tools whose path template, verb and body say one of these are
 claimed; the rest keep the CRUD rules.
@@ -120,7 +121,7 @@ def rest_body(t: ir.Tool, o, b, ent: str, cp_ent: str) -> tuple[str, list[str], 
 
     def resolve(var: str, expr: str) -> None:
         add(f"let {var} = {rel(expr)}",
-            f'require {var} == state.root or startswith({var}, state.root + "/") else "Access denied - path outside the root"')
+            f'require state.root == "/" or {var} == state.root or startswith({var}, state.root + "/") else "Access denied - path outside the root"')
 
     def found(var: str) -> None:
         add(f'require {var} in {ent} else "No such file or directory"')
@@ -222,12 +223,12 @@ def rest_body(t: ir.Tool, o, b, ent: str, cp_ent: str) -> tuple[str, list[str], 
         found("p")
         add(f'require {ent}[p].kind == "file" else "Only files have checkpoints"')
         if op == "cp_list":
-            add(f"return map({cp_ent} where it.path == p, {{id: it.id, last_modified: it.last_modified}})")
+            add(f"return map({cp_ent} where it.path == p, {{id: it.checkpoint_id, last_modified: it.last_modified}})")
             return "read", b.lines, "list[{id: str, last_modified: str}]"
         if op == "cp_create":
             add('let k = p + "@checkpoint"', f"if k in {cp_ent} {{", f"  let c = {cp_ent}[k]", f"  set c.content = {ent}[p].content",
                 "  set c.last_modified = state.now", "} else {",
-                f'  insert {cp_ent} {{key: k, id: "checkpoint", path: p, content: {ent}[p].content, last_modified: state.now}}', "}",
+                f'  insert {cp_ent} {{key: k, checkpoint_id: "checkpoint", path: p, content: {ent}[p].content, last_modified: state.now}}', "}",
                 'return {id: "checkpoint", last_modified: state.now}')
             return "create", b.lines, "{id: str, last_modified: str}"
         add(f'let k = p + "@" + {I("id")}', f'require k in {cp_ent} else "No such checkpoint"')
