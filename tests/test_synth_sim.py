@@ -256,7 +256,7 @@ def test_brokerage_buys_at_the_quoted_price(tmp_path: Path) -> None:
     assert r["balance"] == 250.0 and env.state["entities"]["Stock"]["BBB"]["shares_held"] == 3  # 1000 - 3 x 250
     assert isinstance(env.step("buy_shares", {"ticker": "BBB", "shares": 2}), ToolError)  # 500 > 250
     assert env.step("sell_shares", {"ticker": "AAA", "shares": 5})["balance"] == 300.0
-    assert env.step("list_positions", {}) == [{"symbol": "BBB", "shares": 3}]
+    assert env.step("list_positions", {}) == [{"ticker": "BBB", "name": "Beta Inc", "price": 250.0, "shares": 3}]
     assert env.step("quote", {"ticker": "BBB"})["price"] == 250.0
     assert isinstance(env.step("withdraw_cash", {"amount": 300.01}), ToolError)
     assert env.step("deposit_cash", {"amount": 0.5}) == {"balance": 300.5}

@@ -249,7 +249,10 @@ def _body(t: ir.Tool, c: str, sym: str, okey: str, side_vals: tuple, guard: bool
     if c == "history":
         return "read", _sig(t, {}), "list[any]", [f"return map(Order, it.{okey})"]
     if c == "holdings":
-        return "read", _sig(t, {}), "list[{symbol: str, shares: int}]", [f"return map(Stock where it.shares_held > 0, {{symbol: it.{sym}, shares: it.shares_held}})"]
+        # each position names its stock by the stock's own key (`ticker` where the docs say ticker),
+        # with the company name and price a portfolio view shows
+        return "read", _sig(t, {}), f"list[{{{sym}: str, name: str, price: float, shares: int}}]", [
+            f"return map(Stock where it.shares_held > 0, {{{sym}: it.{sym}, name: it.name, price: it.price, shares: it.shares_held}})"]
     if c == "watch_get":
         return "read", _sig(t, {}), "list[str]", [f"return map(Stock where it.watched, it.{sym})"]
     if c in ("watch_add", "watch_remove"):
