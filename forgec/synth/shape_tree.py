@@ -40,7 +40,6 @@ from .schema import Entity, Field
 ENTITY = "Node"
 CHECKPOINT = "Checkpoint"
 ROOT = "/project"
-_DEBUG = False
 NOW = "Mon Jan 05 2026 09:00:00 GMT+0000 (Coordinated Universal Time)"
 
 PATH_NAMES = {"path", "file_path", "filepath", "file_name", "filename", "file", "dir_name", "dirname", "dir",
@@ -646,9 +645,6 @@ def claim(env: ir.Environment, taken: frozenset[str]):
         src = "env probe {\n" + state + entity + piece + "}\n"
         mod, pd = lang.parse(src, "tree.forge")
         if has_errors(pd) or has_errors(lang.check([mod])):
-            if _DEBUG:
-                from forgec.diagnostics import render
-                print(src, render(pd + lang.check([mod]), "concise"))
             continue
         c.tools[name] = mod.envs[0].tools[0]
     return c if c.tools else None
