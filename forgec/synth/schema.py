@@ -802,8 +802,11 @@ def _prose_subject(s: Schema, v: ToolView, ents: list[str]) -> str | None:
 
 
 def _prose_values(s: Schema) -> set[str]:
-    """Every state value a description says some record is set to (normalized)."""
-    return {_norm(str(f.value)) for v in s.views.values() for f in v.facts if f.kind == "status"}
+    """Every state value a description says some record is set to (normalized; once per schema)."""
+    got = s.__dict__.get("_prose_values")
+    if got is None:
+        got = s.__dict__["_prose_values"] = {_norm(str(f.value)) for v in s.views.values() for f in v.facts if f.kind == "status"}
+    return got
 
 
 def _prose_status(s: Schema, v: ToolView) -> None:
