@@ -91,6 +91,13 @@ class _Model:
         for e in env.entities:
             self.key_names.setdefault(norm(e.name) + "_id", e.name)
         self.user = self._user_entity()
+        if self.user is None:  # a store with no user (a knowledge graph): `entityName` and a relation's `from`/`to` name nodes
+            for e in env.entities:
+                self.key_names.setdefault(norm(e.name) + "_" + norm(e.key), e.name)
+                for f in e.fields:
+                    ft = strip_optional(f.type)
+                    if f.name != e.key and isinstance(ft, A.NamedType) and ft.name in self.decl:
+                        self.key_names.setdefault(norm(f.name), ft.name)
         self.getter: dict[str, str] = {}  # entity -> read tool taking its key, returning the record
         self.lister_by_user: dict[str, tuple[str, str]] = {}  # entity -> (read tool, its user-key param)
         self.lister_all: dict[str, str] = {}  # entity -> read tool with no required params listing its records
@@ -712,6 +719,9 @@ class _Sampler:
             return A.Attr(A.Name(rec_name), p.name), rec[p.name]
         if ke is not None and ke != rec_ent and not is_list:
             return self.described(sc, ke, p, rec, said)
+        if ke is not None and m.user is None and depth == 0 and p.default is None and not isinstance(p.type, A.OptionalType):
+            e, v = self.described(sc, ke, p, rec, said)  # delete_entities(entityNames): the one the user names
+            return A.ListLit((e,)), [v]
         if ke is not None:
             return None
         if p.default is not None and depth == 0 and sc.rng.random() < 0.7:
@@ -734,7 +744,7 @@ class _Sampler:
                 if not vals:
                     return None
                 return A.RecordLit(tuple(out)), vals
-            if isinstance(t, A.ListType) and depth < 2:
+            if isinstance(t, A.ListType) and depth < (2 if m.user is not None else 3):  # a store's batch: [{name, observations: [...]}]
                 r = self.arg(sc, tool, A.ParamDecl(singular(p.name), t.item, None, p.doc), target, said, depth + 1)
                 return None if r is None else (A.ListLit((r[0],)), [r[1]])
             raise _Skip("unfillable-argument")
@@ -752,6 +762,15 @@ class _Sampler:
         else:
             found = self.search_for(sc, ent, rec)
             lst, pre = (found[0], found[1]) if found else (None, ())
+        if (lst is None or not lst[1]) and m.user is None:
+            for _ in range(4):  # another node than the ones already named (a relation's two ends)
+                (e, _, r), words = self.named_by_key(sc, ent, False)
+                if r.get(m.decl[ent].key) not in sc.facts.values():
+                    break
+            else:
+                raise _Skip("no-other-record")
+            said.append(words)
+            return e, r.get(m.decl[ent].key)
         if lst is None or not lst[1]:
             raise _Skip("no-lookup-for-described")
         recs = lst[1]
@@ -827,6 +846,8 @@ class _Sampler:
                 u = (self.m.ents.get(self.m.user) or {}).get(sc.ukey or "", {}) if self.m.user else {}
                 who = (str(u.get("name") or u.get("first_name") or "me")).lower().replace(" ", ".")
                 return f"{who}.{rng.choice(['home', 'work', 'new'])}@{rng.choice(['mail.com', 'inbox.org', 'post.net'])}"
+            if self.m.user is None and (re.search(r"(observation|fact)$", n) or (n.endswith("content") and "observation" in text.lower())):
+                return rng.choice(_PHRASES["observation"])  # what a memory store keeps about someone
             if re.search(r"(reason|note|comment|message|text|body|summary|description|content|subject|title|thought)$", n):
                 return rng.choice(_PHRASES.get(n.split("_")[-1], _PHRASES["text"]))
             if re.search(r"(address|street|address1)$", n):
@@ -843,6 +864,11 @@ class _Sampler:
                     return f"{k.rsplit('/', 1)[0]}/{rng.choice(['archive', 'old'])}-{k.rsplit('/', 1)[-1]}"
             if re.search(r"(path|file|filename)$", n):
                 return rng.choice(["notes/todo.txt", "reports/summary.md", "docs/plan.md"])
+            if self.m.user is None:  # a store's categories (a node's entityType, a relation's relationType): one in use
+                used = sorted({r[name] for e in self.m.decl.values() if name != e.key and any(f.name == name for f in e.fields)
+                               for r in (self.m.ents.get(e.name) or {}).values() if isinstance(r.get(name), str)})
+                if 2 <= len(used) <= 12:
+                    return rng.choice(used)
             return _NONE
         return _NONE
 
@@ -1078,7 +1104,7 @@ class _Sampler:
                     else f"what the {humanize(f)} of {whose} {plural(noun)} adds up to")
         else:
             name, rec, words = self.pick(sc, ent, (expr, recs), mine=m.user is not None)
-            show = [f for f in fields if _sayable(rec.get(f)) and f not in words]
+            show = [f for f in fields if _sayable(rec.get(f)) and humanize(f) not in words and say(rec.get(f)) not in words]
             if not show:
                 raise _Skip("nothing-to-tell")
             f = sc.rng.choice(show)
@@ -1178,6 +1204,7 @@ class _Sampler:
 _NONE = object()
 
 _PHRASES = {
+    "observation": ["Prefers tea over coffee", "Moved to Berlin last month", "Is learning Japanese", "Presented at the spring conference"],
     "reason": ["I no longer need it", "my plans changed", "I found a better option"],
     "text": ["Thanks for the quick help.", "Please call me back about this.", "This keeps happening every morning."],
     "comment": ["Thanks for the quick help.", "I tried again and it still fails.", "Please call me back about this."],
