@@ -25,7 +25,7 @@ from forgec import ir
 
 from .names import ident, singular, tokens
 from .shape_device import _session
-from .shape_sim import claim_from_text, forge_type, positive, q, words
+from .shape_sim import cited, claim_from_text, forge_type, positive, q, sentences, words
 from .shapes import Claim
 
 MONEY = {"balance", "fund", "deposit", "withdraw", "cash", "wallet", "money"}
@@ -131,7 +131,7 @@ def _model(env: ir.Environment, tools: list[ir.Tool], cls: dict) -> Claim | None
     sn = next((ident(_side(t).name) for t in places if _side(t)), "side")
     names = {"side": sn, "quantity": qn}
     session = {_session(t) for t in tools if cls[t.name] == "session"} >= {"in"}
-    guard = session and any(NEEDS_LOGIN.search((t.description or "").lower()) for t in tools if cls[t.name] == "session")
+    guard = next((x for t in tools if cls[t.name] == "session" for x in sentences(t.description) if NEEDS_LOGIN.search(x.lower())), None) if session else None
     # the documented quote fields a Stock carries besides its name and price
     extra: dict[str, str] = {}
     for t in tools:
@@ -153,17 +153,20 @@ def _model(env: ir.Environment, tools: list[ir.Tool], cls: dict) -> Claim | None
     out = [f"env {ident(env.name)} {{", "  state {", *state, "  }", "", '  entity Stock key ' + sym_name + ' "A listed stock, with the account\'s holding and watch flag." {',
            *stock, "  }", "", '  entity Order key ' + okey + ' "A buy or sell order of the account." {', *order, "  }", ""]
     claimed: dict[str, str] = {}
+    cites: dict[str, tuple] = {}  # tool -> ((statement index, the sentence it is read from), ...)
     for t in tools:
         got = _body(t, cls[t.name], sym_name, okey, side_vals, guard, names)
         if got is None:
             continue
         ann, sig, ret, stmts = got
+        cites[t.name] = tuple((i, st[1]) for i, st in enumerate(stmts) if isinstance(st, tuple) and st[1])
+        stmts = [st[0] if isinstance(st, tuple) else st for st in stmts]
         out += [f"  @{ann}", f"  tool {sig} -> {ret}", f"    {q(t.description or t.name)}", "  {", *[f"    {s}" for s in stmts], "  }", ""]
         claimed[t.name] = ident(t.name)
     out.append("}")
     if not claimed:
         return None
-    return claim_from_text("account", "\n".join(out) + "\n", claimed, f"<account:{env.name}>")
+    return cited(claim_from_text("account", "\n".join(out) + "\n", claimed, f"<account:{env.name}>"), cites)
 
 
 def _common(names: list[str]) -> str | None:
@@ -184,9 +187,18 @@ def _sig(t: ir.Tool, types: dict[str, str]) -> str:
     return f"{ident(t.name)}({', '.join(ps)})"
 
 
-def _body(t: ir.Tool, c: str, sym: str, okey: str, side_vals: tuple, guard: bool, names: dict):
+def _said(t: ir.Tool, pat: str) -> str | None:
+    """The sentence of the tool's docs (or a param's) that matches `pat`: what a statement cites."""
+    for text in [t.description] + [p.description for p in t.params]:
+        for x in sentences(text):
+            if re.search(pat, x.lower()):
+                return x
+    return None
+
+
+def _body(t: ir.Tool, c: str, sym: str, okey: str, side_vals: tuple, guard: str | None, names: dict):
     desc = (t.description or "").lower()
-    login = ['require state.current_user != null else "no user is signed in"'] if guard else []
+    login = [('require state.current_user != null else "no user is signed in"', guard)] if guard else []
     s, o, qp, pp, sd = _symbol(t), _order(t), _qty(t), _price(t), _side(t)
     if c == "session":
         kind = _session(t)
@@ -210,10 +222,10 @@ def _body(t: ir.Tool, c: str, sym: str, okey: str, side_vals: tuple, guard: bool
         a = ident(next(p for p in t.params if p.required).name)
         stmts = list(login)
         if positive(desc) or positive(t.params[0].description) or c == "withdraw":
-            stmts.append(f'require {a} > 0 else "the amount must be greater than zero"')
+            stmts.append((f'require {a} > 0 else "the amount must be greater than zero"', _said(t, r"positive|greater than (zero|0)")))
         if c == "withdraw":
             if INSUFFICIENT.search(desc) or re.search(r"\b(cannot|can't|not) withdraw more\b", desc):
-                stmts.append(f'require {a} <= state.balance else "insufficient funds"')
+                stmts.append((f'require {a} <= state.balance else "insufficient funds"', _said(t, INSUFFICIENT.pattern + r"|withdraw more")))
             stmts.append(f"set state.balance = state.balance - {a}")
         else:
             stmts.append(f"set state.balance = state.balance + {a}")
@@ -231,12 +243,14 @@ def _body(t: ir.Tool, c: str, sym: str, okey: str, side_vals: tuple, guard: bool
                f"set {stk}.shares_held = {stk}.shares_held + {n}"]
         sell = [f'require {stk}.shares_held >= {n} else "not enough shares held"', f"set {stk}.shares_held = {stk}.shares_held - {n}",
                 "set state.balance = state.balance + cost"]
+        why = _said(t, r"enough|insufficient|sufficient|more shares than|at least")
         if sd is not None:
             side = ident(sd.name)
-            stmts.append(f"if {side} == {q(buy_v)} {{ {'; '.join(buy)} }} else {{ {'; '.join(sell)} }}".replace("; ", "\n      "))
+            stmts.append((f"if {side} == {q(buy_v)} {{ {'; '.join(buy)} }} else {{ {'; '.join(sell)} }}".replace("; ", "\n      "), why))
         else:
             side = q(buy_v if _w(t) & {"buy", "purchase"} else sell_v)
-            stmts += buy if _w(t) & {"buy", "purchase"} else sell
+            mine = buy if _w(t) & {"buy", "purchase"} else sell
+            stmts += [(mine[0], why)] + mine[1:]
         stmts.append(f'let placed = insert Order {{{okey}: fresh_id(Order), {names["side"]}: {side}, symbol: {stk}.{sym}, price: {price}, {names["quantity"]}: {n}, status: "completed"}}')
         stmts.append(f"return {{{okey}: placed.{okey}, status: placed.status, balance: state.balance}}")
         return "create", _sig(t, {s.name: "Stock"}), f"{{{okey}: any, status: str, balance: float}}", stmts
@@ -244,7 +258,7 @@ def _body(t: ir.Tool, c: str, sym: str, okey: str, side_vals: tuple, guard: bool
         return "read", _sig(t, {o.name: "Order"}), "Order", [f"return {ident(o.name)}"]
     if c == "cancel":
         k = ident(o.name)
-        return "update", _sig(t, {o.name: "Order"}), "Order", login + [f'require {k}.status == "pending" else "only a pending order can be cancelled"',
+        return "update", _sig(t, {o.name: "Order"}), "Order", login + [(f'require {k}.status == "pending" else "only a pending order can be cancelled"', _said(t, r"pending")),
                                                                        f'set {k}.status = "cancelled"', f"return {k}"]
     if c == "history":
         return "read", _sig(t, {}), "list[any]", [f"return map(Order, it.{okey})"]

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from forgec import ir
 
 from .names import ident, singular, tokens
-from .shape_sim import (OFF, ON, caps, claim_from_text, forge_type, has_id_param, num, positive, q, ranges,
+from .shape_sim import (OFF, ON, caps, cited, claim_from_text, forge_type, has_id_param, num, positive, q, ranges,
                         requirements, sentences, signature, state_word, stem, words)
 from .shapes import Claim
 
@@ -225,7 +225,7 @@ def _model(env: ir.Environment, tools: list[ir.Tool], cls: dict) -> Claim | None
             plan.sets = [name]
     if not vals or not any(p.sets for p in plans):
         return None
-    needs_user = _needs_user(tools) if session else set()
+    needs_user = _needs_user(tools) if session else {}
     # 3. the bodies
     text_tools = []
     for plan in plans:
@@ -241,6 +241,7 @@ def _model(env: ir.Environment, tools: list[ir.Tool], cls: dict) -> Claim | None
     # a value some precondition compares with a literal starts at that literal
     for _plan, (_ann, stmts, _rt) in text_tools:
         for st in stmts:
+            st = st[0] if isinstance(st, tuple) else st
             m = re.search(r"require state\.(\w+) == (\S+) else", st)
             if m and m.group(1) in vals and vals[m.group(1)].kind == "value" and m.group(1) != "current_user":
                 vals[m.group(1)].init = m.group(2)
@@ -252,7 +253,10 @@ def _model(env: ir.Environment, tools: list[ir.Tool], cls: dict) -> Claim | None
                        for v in vals.values())
     out = [f"env {ident(env.name)} {{", "  state {", state, "  }", ""]
     claimed = {}
+    cites: dict[str, tuple] = {}  # tool -> ((statement index, the sentence it is read from), ...)
     for plan, (ann, stmts, ret_t) in text_tools:
+        cites[plan.tool.name] = tuple((i, st[1]) for i, st in enumerate(stmts) if isinstance(st, tuple))
+        stmts = [st[0] if isinstance(st, tuple) else st for st in stmts]
         t = plan.tool
         out.append(f"  @{ann}")
         out.append(f"  tool {signature(t)} -> {ret_t}")
@@ -263,7 +267,8 @@ def _model(env: ir.Environment, tools: list[ir.Tool], cls: dict) -> Claim | None
         out.append("")
         claimed[t.name] = ident(t.name)
     out.append("}")
-    return claim_from_text("device", "\n".join(out) + "\n", claimed, f"<device:{env.name}>")
+    c = claim_from_text("device", "\n".join(out) + "\n", claimed, f"<device:{env.name}>")
+    return cited(c, cites)
 
 
 def json_default(p: ir.Param, ty: str) -> str:
@@ -287,17 +292,19 @@ def _flag(t: ir.Tool) -> str:
     return "on"
 
 
-def _needs_user(tools: list[ir.Tool]) -> set[str]:
-    """Tools that need a signed-in user: their own docs say so, or the login tool says every other does."""
+def _needs_user(tools: list[ir.Tool]) -> dict[str, str]:
+    """Tools that need a signed-in user -> the sentence saying so: their own docs, or the login
+    tool's "every other control needs a signed-in user"."""
     pat = re.compile(r"\b(signed[- ]in|logged[- ]in|log(?:ged)? in first|sign(?:ed)? in first|requires? (?:a )?(?:login|sign[- ]in|authentication))\b")
-    out: set[str] = set()
-    every = any(pat.search((t.description or "").lower()) and re.search(r"\b(every|all) other\b", (t.description or "").lower())
-                for t in tools if _session(t) == "in")
+    out: dict[str, str] = {}
+    every = next((s for t in tools if _session(t) == "in" for s in sentences(t.description)
+                  if pat.search(s.lower()) and re.search(r"\b(every|all) other\b", s.lower())), None)
     for t in tools:
         if _session(t):
             continue
-        if every or pat.search((t.description or "").lower()):
-            out.add(t.name)
+        own = next((s for s in sentences(t.description) if pat.search(s.lower())), None)
+        if own or every:
+            out[t.name] = own or every
     return out
 
 
@@ -352,11 +359,11 @@ def _guard(plan: Plan, action: str | None) -> str | None:
     return None
 
 
-def _body(plan: Plan, vals: dict[str, Value], needs_user: set[str]):
+def _body(plan: Plan, vals: dict[str, Value], needs_user: dict[str, str]):
     t = plan.tool
     pre: list[str] = []
     if t.name in needs_user:
-        pre.append('require state.current_user != null else "no user is signed in"')
+        pre.append(('require state.current_user != null else "no user is signed in"', needs_user[t.name]))
     for subj, adj, sent, action in requirements(t.description):
         v = _match(subj, vals)
         if v is None or v.name in plan.sets and plan.cls != "set":
@@ -366,7 +373,7 @@ def _body(plan: Plan, vals: dict[str, Value], needs_user: set[str]):
             continue
         g = _guard(plan, action)
         msg = q(sent.rstrip("."))
-        pre.append(f"require {cond} else {msg}" if g is None else f"if {g} {{ require {cond} else {msg} }}")
+        pre.append((f"require {cond} else {msg}" if g is None else f"if {g} {{ require {cond} else {msg} }}", sent))
     if plan.cls == "session":
         kind = _session(t)
         if kind == "in":
@@ -388,13 +395,13 @@ def _body(plan: Plan, vals: dict[str, Value], needs_user: set[str]):
             checks = []
             if p.type.kind in ("number", "integer"):
                 for lo, hi, sent in ranges(p.description, bare=True) or [r for r in ranges(t.description) if _mentions(r[2], p, t)]:
-                    checks.append(f"require {arg} >= {num(lo)} and {arg} <= {num(hi)} else {q(f'{p.name} must be between {num(lo)} and {num(hi)}')}")
+                    checks.append((f"require {arg} >= {num(lo)} and {arg} <= {num(hi)} else {q(f'{p.name} must be between {num(lo)} and {num(hi)}')}", sent))
                     break
                 for cap, sent in caps(p.description) or [c for c in caps(t.description) if _mentions(c[1], p, t)]:
-                    checks.append(f"require {arg} <= {num(cap)} else {q(f'{p.name} cannot exceed {num(cap)}')}")
+                    checks.append((f"require {arg} <= {num(cap)} else {q(f'{p.name} cannot exceed {num(cap)}')}", sent))
                     break
                 if positive(p.description):
-                    checks.append(f"require {arg} > 0 else {q(f'{p.name} must be positive')}")
+                    checks.append((f"require {arg} > 0 else {q(f'{p.name} must be positive')}", p.description))
             if not p.required and not p.has_default:
                 stmts += checks
                 stmts.append(f"if {arg} != null {{ set state.{name} = {arg} }}")
@@ -407,10 +414,13 @@ def _body(plan: Plan, vals: dict[str, Value], needs_user: set[str]):
     elif plan.cls == "level":
         p = next(p for p in t.params if p.required)
         arg, name = ident(p.name), plan.sets[0]
-        stmts.append(f"require {arg} > 0 else {q(f'{p.name} must be positive')}")
-        cap = _cap(t, p)
-        if cap is not None:
-            stmts.append(f"require state.{name} + {arg} <= {num(cap)} else {q(f'{name} cannot exceed {num(cap)}')}")
+        why = p.description if positive(p.description) else None
+        st = f"require {arg} > 0 else {q(f'{p.name} must be positive')}"
+        stmts.append((st, why) if why else st)
+        found = caps(p.description) or caps(t.description)
+        if found:
+            cap, sent = found[0]
+            stmts.append((f"require state.{name} + {arg} <= {num(cap)} else {q(f'{name} cannot exceed {num(cap)}')}", sent))
         stmts.append(f"set state.{name} = state.{name} + {arg}")
     elif plan.cls == "parts":
         lst = next(p for p in t.params if p.type.kind == "array")

@@ -174,3 +174,13 @@ def claim_from_text(shape: str, text: str, claimed: dict[str, str], file: str) -
     for wire, name in claimed.items():
         c.tools[wire] = by_ident[name]
     return c
+
+
+def cited(c: Claim, cites: dict[str, tuple]) -> Claim:
+    """Each claimed tool with its citations (`// from: "..."` above the statement a sentence gave)."""
+    from dataclasses import replace
+
+    for name, notes in cites.items():
+        if name in c.tools and notes:
+            c.tools[name] = replace(c.tools[name], notes=tuple((i, " ".join(why.split())) for i, why in notes))
+    return c
