@@ -260,3 +260,17 @@ def test_brokerage_buys_at_the_quoted_price(tmp_path: Path) -> None:
     assert env.step("quote", {"ticker": "BBB"})["price"] == 250.0
     assert isinstance(env.step("withdraw_cash", {"amount": 300.01}), ToolError)
     assert env.step("deposit_cash", {"amount": 0.5}) == {"balance": 300.5}
+
+
+def test_documented_no_change_is_a_read_of_its_arguments(tmp_path: Path) -> None:
+    """Not a named operation, but the docs say it changes nothing: a read, deterministic in its arguments."""
+    from forgec import ir
+
+    S, I = ir.Type(kind="string"), ir.Type(kind="integer")
+    tool = ir.Tool(name="preview_label", description="Lays out a shipping label for a preview; changes nothing.",
+                   params=(ir.Param(name="recipient", type=S, required=True), ir.Param(name="copies", type=I, required=True)))
+    decl, _ = synthesize(ir.Environment(name="labels", tools=(tool,)))
+    t = decl.tools[0]
+    assert kind(t) == "read" and not _has_write(t.body) and "conservative" not in t.annotations
+    env = env_of(decl, tmp_path)
+    assert env.step("preview_label", {"recipient": "Ana", "copies": 2}) == {"recipient": "Ana", "copies": 2}

@@ -182,14 +182,23 @@ def pure_effect(s, v, pmap) -> tuple[list[A.Stmt], A.TypeExpr] | None:
     return stmts + [A.Return(_wrap(v, expr))], _wrap_type(v)
 
 
+_NOTHING = re.compile(r"\b(changes nothing|does not (?:change|modify|store|save)|doesn't (?:change|modify)|read[- ]only|without (?:changing|modifying|saving))\b")
+
+
 def _unchanged(v, ps):
-    """Documented as changing nothing (`think`): a read echoing its one text argument."""
+    """Documented as changing nothing: a read whose result is a deterministic function of its
+    arguments — `think` echoes its one text; another tool returns its arguments as a record
+    (what it computes is not a named operation, so nothing more is claimed)."""
     from .schema import _no_change_desc
 
     req = [p for p in ps if not p.optional]
-    if _no_change_desc(v.tool.description) and len(req) == 1 and req[0].type == STR:
+    desc = v.tool.description or ""
+    if not (_no_change_desc(desc) or _NOTHING.search(desc.lower())) or not req:
+        return None
+    if len(req) == 1 and req[0].type == STR:
         return [A.Return(N(req[0].name))], STR
-    return None
+    fields = tuple(A.FieldDecl(p.name, p.type) for p in ps)
+    return [A.Return(A.RecordLit(tuple(A.FieldInit(p.name, N(p.name)) for p in ps)))], A.RecordType(fields)
 
 
 def _result_field(v) -> str | None:
