@@ -77,6 +77,10 @@ CASES = [
     ("bound", "The amount must be at least 5.", ("bound", "amount", ">=", 5)),
     ("bound", "Amount must be positive and at most 500 USD.", ("bound", "amount", "<=", 500)),
     ("bound", "must be between 1 and 10.", ("bound", "", "<=", 10)),
+    ("assign", "Start a new billing cycle for the line: sets the line's data_refuelled_gb to 0.", ("assign", "line", "data_refuelled_gb", 0)),
+    ("assign", "status is set to `active`, frozen_on is cleared and ride_count is reset to 0.", ("assign", "", "ride_count", 0)),
+    ("assign", "The line status will be changed to Active and clears suspension_start_date.", ("assign", "", "suspension_start_date", None, 0, "clear")),
+    ("assign", "status is set to `active`, frozen_on is cleared and ride_count is reset to 0.", ("assign", "", "frozen_on", None, 0, "clear")),
     ("returns", "Returns the customer id.", ("returns", "customer", "key")),
     ("returns", "Responds with the member's ID, 404 when nobody matches.", ("returns", "member", "key")),
 ]
@@ -198,7 +202,7 @@ def test_telecom_runs_as_its_docs_say():
     err = env.step("enable_roaming", {"customer_id": "c1", "line_id": "l1"})
     assert isinstance(err, ToolError) and err.message == "line is not Active"
     env.step("resume_line", {"customer_id": "c1", "line_id": "l1"})
-    assert E["Line"]["l1"]["status"] == "Active"
+    assert E["Line"]["l1"]["status"] == "Active" and E["Line"]["l1"]["suspension_start_date"] is None
     env.step("enable_roaming", {"customer_id": "c1", "line_id": "l1"})
     assert E["Line"]["l1"]["international_roaming_enabled"] is True
     env.step("disable_roaming", {"customer_id": "c1", "line_id": "l1"})
@@ -216,6 +220,8 @@ def test_telecom_runs_as_its_docs_say():
     assert E["Line"]["l1"]["data_refuelled_gb"] == 7.5 and E["Line"]["l1"]["grant_loyalty_bonus_done"] is True
     err = env.step("grant_loyalty_bonus", {"customer_id": "c1", "line_id": "l1"})
     assert isinstance(err, ToolError) and E["Line"]["l1"]["data_refuelled_gb"] == 7.5
+    env.step("reset_refuel_counter", {"customer_id": "c1", "line_id": "l1"})
+    assert E["Line"]["l1"]["data_refuelled_gb"] == 0.0
     err = env.step("make_payment", {"bill_id": "b1", "payment_method_id": "pm1", "amount": 30.0})
     assert isinstance(err, ToolError) and err.message == "bill is not Awaiting Payment"
     env.step("send_payment_request", {"customer_id": "c1", "bill_id": "b1"})
@@ -279,3 +285,7 @@ def test_rental_runs_as_its_docs_say():
     assert E["Member"]["m1"]["wallet_balance"] == before + 15 and E["Member"]["m1"]["start_trial_done"] is True
     err = env.step("start_trial", {"member_id": "m1"})
     assert isinstance(err, ToolError) and err.message == "start_trial was already done for this member"
+    E["Member"]["m1"]["status"] = "frozen"
+    env.step("unfreeze_member", {"member_id": "m1"})
+    m = E["Member"]["m1"]
+    assert (m["status"], m["frozen_on"], m["ride_count"]) == ("active", None, 0)

@@ -18,6 +18,7 @@ tests/fixtures/prose/ and the shared corpus):
 * money      "refunds/adds/credits/deducts/charges/withdraws the amount to/from the X's balance"
 * count      "adds N U of D to the X's F", "increases/decreases/reduces the X's F by N"
 * require    "only a/an Y X can ...", "the X must be Y", "only if it is Y", "can only be ... once"
+* assign     "sets data_refuelled_gb to 0", "frozen_on is cleared" (a documented field, a literal that fits)
 * values     "either 'a' or 'b'", "one of: a, b, c", "can only be 'a' or 'b'" (parameters)
 * once       "this function can only be called once", "can be used only once per member" (a flag)
 * forbid     "cannot be moved ... while it is Suspended", "not allowed if the member is `frozen`",
@@ -92,6 +93,11 @@ def _subj(x: str | None) -> str:
 _STATUS_SET = re.compile(rf"\b(?:sets?|changes?|updates?|moves?|puts?|switch(?:es)?)\s+{_ART}(?:{_SUBJ}(?:'s)?\s+)?status\s+(?:to|as|into)\s+{_QVAL}")
 _STATUS_WILL = re.compile(rf"\b{_ART}(?:{_SUBJ}(?:'s)?\s+)?status\s+(?:will\s+be|is|gets|becomes|will\s+become)\s+(?:changed\s+|set\s+|updated\s+|moved\s+)?(?:to\s+)?{_QVAL}")
 _MARKS = re.compile(rf"\bmarks?\s+{_ART}{_SUBJ}?\s*as\s+{_QVAL}")
+_LIT = r"(?P<val>-?\d+(?:\.\d+)?|true|false|zero|null|none|empty|'[^']{0,40}'|`[^`]{0,40}`|\"[^\"]{0,40}\")"
+_ASSIGN = re.compile(rf"\b(?:sets?|resets?|changes?|updates?)\s+(?:the\s+|its\s+)?(?:(?P<subj>[a-z][a-z ]{{0,30}}?)'s\s+)?(?P<field>[a-z][a-z0-9_]*(?:\s+[a-z][a-z0-9_]*)?)\s+(?:back\s+)?to\s+{_LIT}(?=\s*(?:[.,;]|$|\band\b))")
+_ASSIGN_WILL = re.compile(rf"\b(?:the\s+|its\s+)?(?:(?P<subj>[a-z][a-z ]{{0,30}}?)'s\s+)?(?P<field>[a-z][a-z0-9]*_[a-z0-9_]+)\s+(?:is|will\s+be|gets)\s+(?:set|reset|changed)\s+(?:back\s+)?to\s+{_LIT}(?=\s*(?:[.,;]|$|\band\b))")
+_CLEAR = re.compile(r"\b(?:clears?|empties|erases?)\s+(?:the\s+|its\s+)?(?:(?P<subj>[a-z][a-z ]{0,30}?)'s\s+)?(?P<field>[a-z][a-z0-9]*_[a-z0-9_]+)\b")
+_CLEAR_WILL = re.compile(r"\b(?:the\s+|its\s+)?(?:(?P<subj>[a-z][a-z ]{0,30}?)'s\s+)?(?P<field>[a-z][a-z0-9]*_[a-z0-9_]+)\s+(?:is|will\s+be|gets)\s+(?:cleared|emptied|erased)\b")
 _RECORD = re.compile(
     r"\b(?:records?|stores?|saves?|stamps?)\s+(?:the\s+|its\s+|their\s+|a\s+)?(?:new\s+|given\s+)?"
     r"(?P<field>[a-z][a-z0-9_]*(?:\s+[a-z][a-z0-9_]*){0,2}?)"
@@ -172,6 +178,13 @@ def read_sentence(sent: str) -> list[Fact]:
             v = _val(m)
             if v is not None and not (rx is _MARKS and _subj(m.group("subj")) in ("read", "done")):
                 out.append(Fact("status", sent, _subj(m.group("subj")), "status", v))
+    for rx in (_ASSIGN, _ASSIGN_WILL):
+        for m in rx.finditer(_lower_but_values(sent)):
+            if "status" not in m.group("field").split():
+                out.append(Fact("assign", sent, _subj(m.group("subj")), m.group("field"), _literal(m.group("val"))))
+    for rx in (_CLEAR, _CLEAR_WILL):
+        for m in rx.finditer(low):
+            out.append(Fact("assign", sent, _subj(m.group("subj")), m.group("field"), None, amount="clear"))
     for m in _RECORD.finditer(low):
         f = m.group("field").strip()
         if f in ("status", "it", "them", "the", "a") or f.startswith("status ") or " or " in f:
@@ -221,6 +234,19 @@ def read_sentence(sent: str) -> list[Fact]:
         key = re.match(r"ids?|identifiers?|keys?", m.group("what")) is not None
         out.append(Fact("returns", sent, _subj(m.group("subj")), "key" if key else "record"))
     return out
+
+
+def _literal(x: str):
+    x = x.strip()
+    if x[:1] in "'`\"":
+        return x[1:-1]
+    if x in ("true", "false"):
+        return x == "true"
+    if x == "zero":
+        return 0
+    if x in ("null", "none", "empty"):
+        return None
+    return _num(x)
 
 
 def _cond(low: str, m: re.Match) -> bool:
@@ -335,7 +361,7 @@ def returned(facts, entities) -> tuple[str, Fact] | None:
 
 def state_facts(facts) -> list[Fact]:
     """The facts that change state (not preconditions)."""
-    return [f for f in facts if f.kind in ("status", "record", "toggle", "money", "count")]
+    return [f for f in facts if f.kind in ("status", "record", "toggle", "money", "count", "assign")]
 
 
 def cite(text: str) -> str:
@@ -396,6 +422,11 @@ def changes(s, e, v, pmap, k: str, made: list[A.Stmt]) -> list[tuple[A.Stmt, str
                 continue
             if "now" in s.globals and strip_optional(e.fields[name].type) == A.PrimType("str"):
                 add(A.Set(A.Attr(ref, name), A.Attr(A.Name("state"), "now")), f.sentence)
+        elif f.kind == "assign":
+            name = field_named(ent.fields, f.field)
+            val = _fitting(s, ent.fields[name].type, f.value, f.amount == "clear") if name else None
+            if val is not None:
+                add(A.Set(A.Attr(ref, name), val), f.sentence)
         elif f.kind == "toggle":
             name = field_named(ent.fields, f.field, (BOOL,))
             if name:
@@ -500,7 +531,7 @@ def _sets(st, target) -> bool:
 
 def _holder(s, e, v, pmap, k, f):
     """(entity, expression) of the record a fact writes: the tool's record or a referenced one."""
-    if f.kind not in ("record", "toggle", "count", "money"):
+    if f.kind not in ("record", "toggle", "count", "money", "assign"):
         return None
     if not f.subject or names_entity(f.subject, e.name):
         if f.kind == "money" and not f.subject:
@@ -523,6 +554,23 @@ def _amount(pmap, phrase: str) -> A.Expr | None:
     if p is None or p.optional or strip_optional(p.type) not in NUMS:
         return None
     return A.Name(p.name)
+
+
+def _fitting(s, t, value, clear: bool) -> A.Expr | None:
+    """The literal "sets F to V" / "clears F" writes, when it fits F's type (else no statement)."""
+    from .effects import default_value
+    from .schema import strip_optional
+
+    if clear or value is None:
+        return A.Literal(None) if isinstance(t, A.OptionalType) else (default_value(s, t) if clear else None)
+    b = strip_optional(t)
+    if isinstance(value, bool):
+        return A.Literal(value) if b == BOOL else None
+    if isinstance(value, (int, float)):
+        return A.Literal(float(value) if b == A.PrimType("float") else value) if b in NUMS and not (b == A.PrimType("int") and isinstance(value, float)) else None
+    if b == A.PrimType("str") or (isinstance(b, A.EnumType) and value in b.values):
+        return A.Literal(value)
+    return None
 
 
 def _the_amount(v, pmap) -> A.Expr | None:
