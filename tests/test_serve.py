@@ -195,7 +195,8 @@ def test_http_concurrent_sessions_are_isolated_and_scored_like_eval(build_dir, b
     with http_server(build_dir, "--task", t.id) as url:
         sa, sb, tools_a, tools_b, listing, st_a, st_b, sc_a, sc_b, reset, ra, rb = run(go, url)
     assert sa and sb and sa != sb
-    assert [x.name for x in tools_a] == [x.name for x in tools_b] == [f["function"]["name"] for f in build.envs["airline"].TOOLS]
+    built = [(f["function"]["name"], f["function"]["description"], f["function"]["parameters"]) for f in build.envs["airline"].TOOLS]
+    assert [(x.name, x.description, x.input_schema) for x in tools_a] == [(x.name, x.description, x.input_schema) for x in tools_b] == built
     assert {s["session"] for s in listing} == {sa, sb} and all(s["task"] == t.id for s in listing)
     assert not any(r.is_error for r in ra + rb)
     assert st_a["state_hash"] == t.gold_state_hash and st_a["diff"]
