@@ -274,3 +274,17 @@ def test_documented_no_change_is_a_read_of_its_arguments(tmp_path: Path) -> None
     assert kind(t) == "read" and not _has_write(t.body) and "conservative" not in t.annotations
     env = env_of(decl, tmp_path)
     assert env.step("preview_label", {"recipient": "Ana", "copies": 2}) == {"recipient": "Ana", "copies": 2}
+
+
+def test_a_precision_param_rounds_any_operation(tmp_path: Path) -> None:
+    """BFCL-style `logarithm(value, base, precision)`: the documented precision rounds the result."""
+    from forgec import ir
+
+    F, I = ir.Type(kind="number"), ir.Type(kind="integer")
+    tool = ir.Tool(name="logarithm", description="Logarithm of a value to a base, to the given precision.",
+                   params=(ir.Param(name="value", type=F, required=True), ir.Param(name="base", type=F, required=True),
+                           ir.Param(name="precision", type=I, required=True)))
+    decl, _ = synthesize(ir.Environment(name="m", tools=(tool,)))
+    assert kind(decl.tools[0]) == "read"
+    env = env_of(decl, tmp_path)
+    assert env.step("logarithm", {"value": 10, "base": 2, "precision": 3}) == 3.322  # log2(10) = 3.3219...

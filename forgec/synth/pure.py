@@ -253,6 +253,17 @@ def _digits(ps, skip):
 
 
 def _operation(op: str, ps, text: str):
+    """`op` of the params; a documented precision param (`logarithm(value, base, precision)`)
+    rounds the result to that many places."""
+    d = _digits([p for p in ps if _num(p) and not p.optional], None) if op not in ("round", "sqrt") else None
+    got = _operation_core(op, [p for p in ps if p is not d], text)
+    if got is None or d is None:
+        return got
+    stmts, e = got
+    return stmts, call("round", e, N(d.name))
+
+
+def _operation_core(op: str, ps, text: str):
     nums = [p for p in ps if _num(p) and not p.optional]
     lists = [p for p in ps if _numlist(p) and not p.optional]
     other = [p for p in ps if not p.optional and p not in nums and p not in lists]
