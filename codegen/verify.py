@@ -194,19 +194,47 @@ def gen_value(tj: dict, name: str, rng: random.Random, vals: _Values, schema: di
             pick = rng.choice(like)
             out.update({k: pick[k] for k in scal if k in out and _matches(pick[k], fields[k]) or (k in out and fields[k].get("type") == "ref")})
         return out
+    if t == "str" and _has_tree(schema) and rng.random() < 0.8:  # other envs draw exactly as before
+        v = _tree_text(rng, vals, schema)
+        if v is not None:
+            return v
     if t in ("str", "int", "float", "bool"):
         seen = [v for v in vals.by_name.get(name, []) if _matches(v, tj)]
         if not seen:
             seen = [v for v in vals.named_keys.get(_squash(name), vals.named_keys.get(_squash(name).removesuffix("s"), [])) if _matches(v, tj)]
-        if not seen and t == "str" and rng.random() < 0.6:
-            # a path-addressed tree (an entity keyed by `path`): file names, folders, sources and
-            # destinations are paths of the tree, whatever the docs call the parameter
-            seen = [k for e, d in schema["entities"].items() if d["key"] == "path" for k in vals.keys.get(e, ())]
         if seen and rng.random() < 0.75:
             return rng.choice(seen)
         v = generate_value({"type": t}, name, rng)
         return float(v) if t == "float" else v
     return generate_value({"type": "str"}, name, rng)
+
+
+def _has_tree(schema: dict) -> bool:
+    from forgec.stdlib.tree_state import is_tree_entity
+
+    return any(is_tree_entity(d) for d in schema["entities"].values())
+
+
+def _tree_text(rng: random.Random, vals: _Values, schema: dict) -> str | None:
+    """In a path-addressed tree (stdlib/tree_state.py's `is_tree_entity`), text arguments come from
+    the tree whatever the docs call them (file_name, folder, source, oldText): an existing path, a
+    new name in an existing directory, or a line of one of its files. None in other envs."""
+    from forgec.stdlib.tree_state import is_tree_entity
+
+    recs = [r for e, d in schema["entities"].items() if is_tree_entity(d) for r in vals.records.get(e, ())]
+    paths = [r["path"] for r in recs if type(r.get("path")) is str]
+    if not paths:
+        return None
+    # a line of the file an earlier argument of the same call named (edit_file(path, edits)), else of any file
+    focus = [r for r in recs if r.get("path") == getattr(vals, "tree_focus", None) and r.get("kind") == "file"]
+    pool = focus if focus and rng.random() < 0.8 else recs
+    lines = sorted({ln for r in pool if r.get("kind") == "file" and type(r.get("content")) is str for ln in r["content"].split("\n") if ln.strip()})
+    x = rng.random()
+    if x < 0.4 or (x >= 0.75 and not lines):
+        return rng.choice(paths)
+    if x < 0.75:
+        return rng.choice(paths).rstrip("/") + "/" + rng.choice(("notes", "draft", "archive", "summary.txt", "todo.md", "old"))
+    return rng.choice(lines)
 
 
 def _correlated(params: list[dict], rng: random.Random, vals: _Values) -> dict:
@@ -242,12 +270,15 @@ def gen_args(params: list[dict], rng: random.Random, vals: _Values, schema: dict
     """Valid arguments for a tool (None when a required entity has no records)."""
     args = {}
     together = _correlated(params, rng, vals) if rng.random() < 0.7 else {}
+    vals.tree_focus = None  # the path an earlier argument named (see _tree_text)
     for p in params:
         tj = p["type"]
         if not p.get("required") and rng.random() < 0.35:
             continue
         if p["name"] in together:
             args[p["name"]] = together[p["name"]]
+            if type(args[p["name"]]) is str:
+                vals.tree_focus = args[p["name"]]
             continue
         v = gen_value(tj, p["name"], rng, vals, schema)
         if v is None and tj.get("type") == "ref":
@@ -257,6 +288,8 @@ def gen_args(params: list[dict], rng: random.Random, vals: _Values, schema: dict
         if v is None and not tj.get("optional") and not p.get("required"):
             continue
         args[p["name"]] = v
+        if type(v) is str:
+            vals.tree_focus = v
     return args
 
 
