@@ -547,7 +547,7 @@ def lower_blueprint(
         initial_state_hash=init_hash,
         instruction=render_instruction(bp.user.goal, bp.user.persona, used, run.usage, writes),
         user=UserSpec(goal=bp.user.goal, persona=bp.user.persona, facts=used, scenario=_scenario(bp.user, run.scope.facts, used)),
-        gold_calls=run.gold,
+        gold_calls=[g.model_copy(update={"write": bool(writes.get(g.tool, False))}) for g in run.gold],
         gold_state_hash=gold_hash,
         gold_diff=state_diff(*(_without_logs(st, getattr(module, "LOG_ENTITIES", ())) for st in (world_state, env.state))),
         tell=run.tells,

@@ -56,6 +56,7 @@ class GoldCall(BaseModel):
     tool: str
     arguments: dict[str, Any]
     result: Any = None
+    write: bool | None = Field(None, description="the tool changes state (its WRITES_STATE): the user confirms it first (schema 1.1; absent in 1.0)")
 
 
 class DiffEntry(BaseModel):

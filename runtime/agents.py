@@ -19,7 +19,9 @@ from forgec.runtime.envrt import jcopy  # the env may keep argument lists in its
 from forgec.runtime.llmclient import LazyClient, LLMError, RetryPolicy, chat, usage_of
 from forgec.runtime.toolcalls import parse_hermes, parse_openai_tool_calls, render_hermes_call
 from forgec.runtime.types import AgentReply, ToolCall
+from forgec.runtime.scenario import action_phrase, is_personal
 from forgec.runtime.users import say
+from forgec.wording import humanize
 from forgec.tasks import Task
 
 DONE_TEXT = "Your request has been completed."
@@ -34,22 +36,143 @@ def oracle_final_text(task: Task) -> str:
     return " ".join(parts + [DONE_TEXT])
 
 
-class OracleAgent:
-    """Replays the task's gold calls (in one turn, in order), then tells the gold `tell` values.
+def _ask(task: Task, facts: list[str], first: bool) -> str:
+    """A question for the given facts, in words the scripted user recognises (the fact's name)."""
+    items = []
+    for k in facts:
+        words = humanize(k)
+        items.append(("your " if is_personal(k) else "the ") + words)
+    listed = items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+    if first:
+        return f"Hello! I can help you with that. To get started, could you please give me {listed}?"
+    return f"Thank you. To go on, could you please tell me {listed}?"
 
-    It must score 1.0 on every valid task: the compiler runs it as a self-check.
+
+def _propose(g: Any) -> str:
+    args = [f"{humanize(k)} {say(v)}" for k, v in g.arguments.items() if v is not None]
+    said = "" if not args else " with " + (args[0] if len(args) == 1 else ", ".join(args[:-1]) + " and " + args[-1])
+    return f"Here is what I will do: {action_phrase(g.tool)}{said}. Would you like me to proceed?"
+
+
+def _uses(fact: Any, name: str, g: Any) -> bool:
+    """The call reads the fact: a parameter of the fact's name, or an argument holding its value."""
+    if name in g.arguments:
+        return True
+    leaves: list = []
+    _flat(fact, leaves)
+    args: list = []
+    _flat(g.arguments, args)
+    return any(x is not None and not isinstance(x, bool) and any(x == y for y in args) for x in leaves)
+
+
+def _flat(v: Any, out: list) -> None:
+    if isinstance(v, dict):
+        for x in v.values():
+            _flat(x, out)
+    elif isinstance(v, list):
+        for x in v:
+            _flat(x, out)
+    else:
+        out.append(v)
+
+
+def oracle_script(task: Task) -> list[tuple[str, Any]]:
+    """The oracle's turns, in order: ("say", text) waits for the user; ("calls", (text, [GoldCall])) runs calls.
+
+    Identify (ask the facts the first lookups need, and the personal ones) -> look up (the gold
+    reads before a write) -> ask for any further facts that write needs -> state the write and ask
+    for confirmation -> do it -> ... -> report (the `tell` values and completion). A read-only task
+    has no confirmation step."""
+    from forgec.runtime.reward import told
+    from forgec.runtime.scenario import opening, said_names, scenario_of
+
+    sc = scenario_of(task)
+    writes = {id(g) for g in sc.writes}
+    calls = list(task.gold_calls)
+    # segments: the reads before a write, then that write; a trailing run of reads has no write
+    segs: list[tuple[list, Any]] = []
+    reads: list = []
+    for g in calls:
+        if id(g) in writes:
+            segs.append((reads, g))
+            reads = []
+        else:
+            reads.append(g)
+    if reads or not segs:
+        segs.append((reads, None))
+    # facts the user already said when it opened ("I'm Ann; my user id is ann_1") are not asked again
+    said = opening(task)
+    facts = {k: v for k, v in task.user.facts.items() if not told(v, said)}
+    first_use: dict[str, int] = {}
+    for k in facts:
+        for si, (rs, w) in enumerate(segs):
+            if any(_uses(facts[k], k, g) for g in rs):
+                first_use[k] = si
+                break
+            if w is not None and _uses(facts[k], k, w):
+                first_use[k] = si + 0.5  # needed by the write of segment si, not by its lookups
+                break
+        else:
+            first_use[k] = 0
+    names_of = said_names(sc.known)
+    personal = {k for k in facts if any(is_personal(n) for n in names_of.get(k, [k]))}
+    steps: list[tuple[str, Any]] = []
+    asked: set[str] = set()
+
+    def ask(need: list[str]) -> None:
+        names = list(dict.fromkeys(n for k in need for n in names_of.get(k, [k])))
+        steps.append(("say", _ask(task, names, first=not steps)))
+        asked.update(need)
+
+    for si, (rs, w) in enumerate(segs):
+        need = [k for k in sorted(facts) if k not in asked and (first_use[k] == si or si == 0 and k in personal)]
+        if need:
+            ask(need)
+        if rs:
+            steps.append(("calls", (("Thank you. Let me look that up." if steps else "Hello! Let me look that up.") if si == 0
+                                    else "Let me check that.", rs)))
+        if w is not None:
+            more = [k for k in sorted(facts) if k not in asked and first_use[k] <= si + 0.5]
+            if more:
+                ask(more)
+            steps.append(("say", _propose(w)))
+            steps.append(("calls", ("", [w])))
+    steps.append(("say", _report(task, sc)))
+    return steps
+
+
+def _report(task: Task, sc: Any) -> str:
+    done = [action_phrase(g.tool) for g in sc.writes]
+    parts = []
+    if done:
+        parts.append("I have taken care of everything: " + "; ".join(done) + ".")
+    return " ".join(parts + [oracle_final_text(task)])
+
+
+class OracleAgent:
+    """Plays the task's gold path as a dialogue (`oracle_script`): asks for identification, looks
+    things up with the gold reads, states each gold write and asks for confirmation before doing
+    it, then reports the outcome and the `tell` values.
+
+    It must score 1.0 on every valid task: the compiler runs it (with the scripted user) as a
+    self-check, and `forgec sft` trains on its trajectories. Stateless: the next turn is the
+    script's step at the number of assistant messages so far.
     """
 
     def __init__(self, task: Task):
         self.task = task
-        self._final = oracle_final_text(task)
+        self._steps = oracle_script(task)
 
     def act_sync(self, messages: list[dict], tools: list[dict]) -> AgentReply:
-        called = any(m.get("role") == "assistant" and m.get("tool_calls") for m in messages)
-        if not called and self.task.gold_calls:
-            calls = [ToolCall(id=f"call_{i}", name=g.tool, arguments=jcopy(g.arguments)) for i, g in enumerate(self.task.gold_calls)]
-            return AgentReply(content="", tool_calls=calls)
-        return AgentReply(content=self._final)
+        turn = sum(1 for m in messages if m.get("role") == "assistant")
+        if turn >= len(self._steps):
+            return AgentReply(content=self._steps[-1][1])
+        kind, what = self._steps[turn]
+        if kind == "say":
+            return AgentReply(content=what)
+        text, gold = what
+        calls = [ToolCall(id=f"call_{turn}_{i}", name=g.tool, arguments=jcopy(g.arguments)) for i, g in enumerate(gold)]
+        return AgentReply(content=text, tool_calls=calls)
 
     async def act(self, messages: list[dict], tools: list[dict]) -> AgentReply:
         return self.act_sync(messages, tools)

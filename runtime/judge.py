@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 
 from forgec.runtime.llmclient import LazyClient, LLMError, RetryPolicy, chat
 from forgec.runtime.reward import told
-from forgec.runtime.users import STOP, facts_mentioned, is_question, reports_completion, say, split_name, visible_turns
+from forgec.runtime.users import _CONFIRM_RE, STOP, facts_mentioned, is_question, reports_completion, say, split_name, visible_turns
 from forgec.tasks import Task
 
 
@@ -36,14 +36,17 @@ class JudgeVerdict:
         return asdict(self)
 
 
-_MY_RE = re.compile(r"\bMy ([A-Za-z0-9 #_-]{1,80}?) is (.+?)\.(?=\s+My\s|\s*$)", re.DOTALL)
+_MY_RE = re.compile(r"\b(?:My|The) ([A-Za-z0-9 #_-]{1,80}?) is (.+?)\.(?=\s+(?:My|The)\s|\s*$)", re.DOTALL)
 
 
 class RuleJudge:
     """Exact judge for scripted users: compares what the user revealed with the task's user facts."""
 
     def judge_sync(self, task: Task, messages: list[dict]) -> JudgeVerdict:
-        facts = dict(task.user.facts)
+        from forgec.runtime.scenario import proposes_write, said_facts, scenario_of
+
+        sc = scenario_of(task)
+        facts = said_facts(sc.known)  # what the user knows, as it says it (record facts field by field)
         by_words = {" ".join(split_name(k)): k for k in facts}
         errors: list[str] = []
         turns = visible_turns(messages)
@@ -69,7 +72,9 @@ class RuleJudge:
             stopped = STOP in text
             if stopped and waiting:
                 errors.append("stopped early: the user ended the conversation while the agent was waiting for an answer")
-            if waiting and not stopped:
+            # a proposal of a change is confirmed or refused, not a question about the facts it mentions
+            proposal = waiting and _CONFIRM_RE.search(agent_text.lower()) and proposes_write(agent_text, sc.writes)
+            if waiting and not stopped and not proposal:
                 for name in facts_mentioned(agent_text, facts):
                     if not told(facts[name], body):
                         errors.append(f"withheld fact: the agent asked for {name!r} and the user did not give it")

@@ -61,6 +61,40 @@ _CONFIRM_RE = re.compile(
     r"\b(confirm|proceed|go ahead|shall i|should i|do you want|would you like|is that (right|correct|ok)|are you sure|yes or no|\(y/n\))"
 )
 CONFIRM = "Yes, please go ahead."
+REFUSE = "No, please don't do that; it is not what I asked for."
+
+
+def unknown_mentioned(text: str, unknown: tuple[str, ...]) -> list[str]:
+    """The unknown_info items a question asks for: the item's words (as fact cues); for an id
+    ("order id") its noun followed closely by a word that asks for an identifier ("your order
+    number", "the booking id"), so "your user id and the order status" does not ask for it."""
+    if not unknown:
+        return []
+    low = text.lower()
+    seq = _WORD_RE.findall(low.replace("#", " # "))
+    words = set(seq)
+    out = []
+    for u in unknown:
+        cues = fact_cues(u)
+        toks = split_name(u)
+        if not cues or not all(words & c for c in cues):
+            continue
+        nouns = [t for t in toks if t not in _ID_WORDS and t not in _GENERIC]
+        if toks and toks[-1] in _ID_WORDS and nouns:
+            noun = fact_cues(nouns[-1])[0]  # "reservation" (and "booking") must come right before "id"/"number"
+            if not any(w in noun and set(seq[j + 1:j + 3]) & _ID_WORDS for j, w in enumerate(seq)):
+                continue
+        out.append(" ".join(toks))
+    return out
+
+
+def _fully_mentioned(text: str, name: str) -> bool:
+    """Every meaningful word of the fact's name (or a synonym) is in the text."""
+    words = set(_WORD_RE.findall(text.lower()))
+    return all(words & cue for cue in fact_cues(name))
+
+
+_ID_WORDS = frozenset({"id", "ids", "identifier", "number", "numbers", "no", "code", "codes", "#", "key", "reference"})
 
 
 def _word_forms(w: str) -> set[str]:
@@ -102,8 +136,14 @@ def facts_mentioned(text: str, facts: dict[str, Any]) -> list[str]:
     return hits
 
 
+_PERSONAL_RE = re.compile(r"\b(name|email|e-mail|phone|mobile|zip|postal|user|username|account|customer|member|login|birth|dob|"
+                          r"address|passport|id|ids|password|card)\b")
+
+
 def fact_sentence(name: str, value: Any) -> str:
-    return f"My {' '.join(split_name(name))} is {say(value)}."
+    """"My email is a@b.c." for what is the user's own; "The cabin is economy." for the rest."""
+    words = " ".join(split_name(name))
+    return f"{'My' if _PERSONAL_RE.search(words) else 'The'} {words} is {say(value)}."
 
 
 def is_question(text: str) -> bool:
@@ -130,36 +170,54 @@ def visible_turns(messages: list[dict]) -> list[tuple[str, str]]:
 
 
 class ScriptedUser:
-    """Deterministic user built from a task.
+    """Deterministic user that plays the task's scenario (runtime/scenario.py).
 
-    Opens with the task instruction. To each agent text reply: answers every
-    fact it is asked about ("My order id is o_17."); says it does not know
-    anything else it is asked; says yes to a confirmation question ("Shall I
-    proceed?"); restates its request when the agent offers help;
-    answers a statement that neither asks nor reports completion ("Let me
-    check.") with "Okay, please go ahead." once, and stops (`###STOP###`) at
-    the next one; stops when the agent reports completion, or after
-    `max_turns` replies.
+    Opens with the reason for the call, then what it wants (`opening`), without listing its
+    facts. To each agent text reply:
+    * a proposal of a change ("I'm going to cancel order W12. Shall I proceed?"): "Yes,
+      please go ahead." when it names one of the task's gold writes with all its arguments
+      (the user's intents), else a refusal (`REFUSE`): a user confirms only what it wants;
+    * a question about facts it knows: "My order id is o_17." for each;
+    * a question about something in its unknown_info ("your reservation number?"): it says it
+      does not know it (it never says an unknown value: it has none);
+    * a report of completion ("done", "successfully", "anything else") -> `###STOP###`;
+    * a statement that neither asks nor reports ("Let me check.") -> "Okay, please go ahead."
+      once, `###STOP###` at the next one;
+    * any other confirmation question -> yes; an offer of help -> its request again; any other
+      question -> "I don't know that."
+    Stops after `max_turns` replies (confirmations of the task's writes not counted).
     """
 
     def __init__(self, task: Task, max_turns: int = 10):
+        from forgec.runtime.scenario import opening, said_facts, scenario_of
+
         self.task = task
-        self.facts = dict(task.user.facts)
+        self.scenario = scenario_of(task)
+        self.facts = said_facts(self.scenario.known)
+        self.opening = opening(task)
         self.max_turns = max_turns
 
     def reply_sync(self, messages: list[dict]) -> UserReply:
         turns = visible_turns(messages)
-        n_user = sum(1 for s, _ in turns if s == "user")
-        if n_user == 0:
-            return UserReply(self.task.instruction)
+        n_user = sum(1 for s, t in turns if s == "user" and t != CONFIRM)
+        if not any(s == "user" for s, _ in turns):
+            return UserReply(self.opening)
         if n_user > self.max_turns:
             return UserReply(STOP, stop=True)
         last = turns[-1][1] if turns and turns[-1][0] == "agent" else ""
-        asked = facts_mentioned(last, self.facts) if last else []
         question = is_question(last)
+        low = last.lower()
+        if question and _CONFIRM_RE.search(low) and self._proposes(last):
+            return UserReply(CONFIRM if self._wanted(last) else REFUSE)
+        asked = facts_mentioned(last, self.facts) if last else []
         done = reports_completion(last)
-        if asked and question and not done:
-            return UserReply(" ".join(fact_sentence(n, self.facts[n]) for n in asked))
+        unknown = unknown_mentioned(last, self.scenario.unknown) if question and not done else []
+        if unknown:  # "your reservation number?" asks for the unknown id, not every fact about a reservation
+            asked = [n for n in asked if _fully_mentioned(last, n)]
+        if (asked or unknown) and question and not done:
+            parts = [f"I'm sorry, I don't know my {' or my '.join(unknown)}."] if unknown else []
+            parts += [fact_sentence(n, self.facts[n]) for n in asked]
+            return UserReply(" ".join(parts))
         if done:
             return UserReply(STOP, stop=True)
         if not question:
@@ -167,12 +225,23 @@ class ScriptedUser:
             if turns[-2:-1] == [("user", NUDGE)]:
                 return UserReply(STOP, stop=True)
             return UserReply(NUDGE)
-        low = last.lower()
         if _CONFIRM_RE.search(low):
             return UserReply(CONFIRM)
         if _HELP_RE.search(low):
-            return UserReply(self.task.instruction)
+            return UserReply(self.opening)
         return UserReply("I don't know that.")
+
+    def _proposes(self, text: str) -> bool:
+        from forgec.runtime.scenario import proposes_write
+
+        return proposes_write(text, self.scenario.writes)
+
+    def _wanted(self, text: str) -> bool:
+        """The proposal is one of the task's gold writes (tool and every argument): one the user's
+        intents ask for. Read-only tasks want no change."""
+        from forgec.runtime.scenario import proposal_matches
+
+        return any(proposal_matches(text, g) for g in self.scenario.writes)
 
     async def reply(self, messages: list[dict]) -> UserReply:
         return self.reply_sync(messages)
@@ -183,9 +252,12 @@ class ScriptedUser:
 USER_SYSTEM_PROMPT = """You are playing a customer talking to a customer-service agent. Stay in character; you are the customer, not an assistant.
 
 Your goal: {goal}
-{persona}
+{persona}{reason}
 What you know (share a fact only when the agent asks for it or it is needed; give exact values):
 {facts}
+{unknown}
+What you want, in order (confirm a change the agent proposes only if it is one of these; refuse any other change):
+{intents}
 
 Rules:
 - Never invent information. If the agent asks for something not listed above, say you don't know it.
@@ -196,9 +268,17 @@ Rules:
 
 
 def user_system_prompt(task: Task) -> str:
-    facts = "\n".join(f"- {' '.join(split_name(k))}: {say(v)}" for k, v in sorted(task.user.facts.items())) or "- (nothing beyond your goal)"
-    persona = f"Persona: {task.user.persona}" if task.user.persona else ""
-    return USER_SYSTEM_PROMPT.format(goal=task.user.goal, persona=persona, facts=facts, instruction=task.instruction, stop=STOP)
+    from forgec.runtime.scenario import opening, scenario_of
+
+    sc = scenario_of(task)
+    facts = "\n".join(f"- {' '.join(split_name(k))}: {say(v)}" for k, v in sorted(sc.known.items())) or "- (nothing beyond your goal)"
+    persona = f"Persona: {sc.persona}" if sc.persona else ""
+    reason = f"\nWhy you are calling (say this first): {sc.reason}" if sc.reason else ""
+    unknown = ("What you do NOT know (say so if asked; never guess or make one up):\n" + "\n".join(f"- {u}" for u in sc.unknown)
+               if sc.unknown else "")
+    intents = "\n".join(f"- {i.text}" + (f" (only if {i.condition})" if i.condition else "") for i in sc.intents)
+    return USER_SYSTEM_PROMPT.format(goal=sc.instructions, persona=persona, reason=reason, facts=facts, unknown=unknown,
+                                     intents=intents, instruction=opening(task), stop=STOP)
 
 
 def flip_roles(messages: list[dict]) -> list[dict]:
@@ -230,7 +310,9 @@ class LLMUser:
         turns = visible_turns(messages)
         n_user = sum(1 for s, _ in turns if s == "user")
         if n_user == 0 and self.open_with_instruction:
-            return UserReply(self.task.instruction)
+            from forgec.runtime.scenario import opening
+
+            return UserReply(opening(self.task))
         if n_user > self.max_turns:
             return UserReply(STOP, stop=True)
         convo = flip_roles(messages)

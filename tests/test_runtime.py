@@ -27,7 +27,8 @@ from forgec.runtime.judge import RuleJudge
 from forgec.runtime.reward import compute_reward, state_diff, told
 from forgec.runtime.toolcalls import execute, parse_hermes, parse_openai_tool_calls
 from forgec.runtime.types import AgentReply, ToolCall, UserReply
-from forgec.runtime.users import STOP, ScriptedUser, facts_mentioned
+from forgec.runtime.scenario import opening
+from forgec.runtime.users import REFUSE, STOP, ScriptedUser, facts_mentioned
 
 
 @pytest.fixture(scope="module")
@@ -209,17 +210,21 @@ def test_scripted_user_answers_known_facts_only(build):
     t = build.task("shop/move_by_email")  # facts: email, address
     u = ScriptedUser(t, max_turns=3)
     first = u.reply_sync(_convo())
-    assert first == UserReply(t.instruction)
+    assert first == UserReply(opening(t)) == UserReply(t.instruction)  # a task without a scenario opens with its instruction
     r = u.reply_sync(_convo(("user", first.content), ("assistant", "Could you give me the e-mail on your account?")))
     assert r.content == "My email is alan@example.com." and not r.stop
     r = u.reply_sync(_convo(("user", "x"), ("assistant", "What is your phone number?")))
     assert r.content == "I don't know that."
     r = u.reply_sync(_convo(("user", "x"), ("assistant", "Hi! How can I help you today?")))
-    assert r.content == t.instruction
+    assert r.content == opening(t)
     r = u.reply_sync(_convo(("user", "x"), ("assistant", "Your address has been updated. Anything else?")))
     assert r.stop and r.content == STOP
-    r = u.reply_sync(_convo(("user", "x"), ("assistant", "I will change order o_3 to 9 Oak Rd. Shall I proceed?")))
-    assert r.content == "Yes, please go ahead." and not r.stop
+    r = u.reply_sync(_convo(("user", "x"), ("assistant", "I will update the address of order o_3 to 9 Oak Rd. Shall I proceed?")))
+    assert r.content == "Yes, please go ahead." and not r.stop  # the task's gold write, every argument said
+    r = u.reply_sync(_convo(("user", "x"), ("assistant", "I will update the address of order o_1 to 9 Oak Rd. Shall I proceed?")))
+    assert r.content == REFUSE and not r.stop  # another order: not what the user asked for
+    r = u.reply_sync(_convo(("user", "x"), ("assistant", "I will cancel order o_3. Shall I proceed?")))
+    assert r.content == REFUSE
     r = u.reply_sync(_convo(("user", "x"), ("assistant", "Let me look into it.")))
     assert r.content == "Okay, please go ahead." and not r.stop
     r = u.reply_sync(_convo(("user", "x"), ("assistant", "Let me look into it."), ("user", r.content), ("assistant", "Still looking.")))
@@ -371,7 +376,7 @@ def test_episode_json_roundtrip(build):
     d = json.loads(ep.dumps())
     back = Episode.from_json(d)
     assert back.to_json() == ep.to_json()
-    assert back.judge.user_error is False and back.replies[0].tool_calls[0].name == "search_products"
+    assert back.judge.user_error is False and next(r for r in back.replies if r.tool_calls).tool_calls[0].name == "search_products"
 
 
 # --------------------------------------------------------------------------- pass^k

@@ -12,6 +12,7 @@ from runtime_build import make_build
 
 from forgec.runtime import load
 from forgec.runtime.agents import OpenAIAgent, OracleAgent, oracle_final_text
+from forgec.runtime.scenario import opening
 from forgec.runtime.episode import END_AGENT_ERROR, END_USER_FAILURE, END_USER_STOP, arun_episode
 from forgec.runtime.eval import evaluate
 from forgec.runtime.judge import LLMJudge, RuleJudge
@@ -29,7 +30,7 @@ def oracle_model(build, fmt: str):
 
     def task_of(body):
         first_user = next(m["content"] for m in body["messages"] if m["role"] == "user")
-        return next(t for t in build.tasks if t.instruction == first_user)
+        return next(t for t in build.tasks if opening(t) == first_user)  # the scripted user opens with reason + request
 
     def respond(body):
         t = task_of(body)
@@ -162,17 +163,22 @@ def test_llm_user_and_llm_judge_over_http(build):
         jdg.script({"content": 'Verdict:\n```json\n{"user_error": false, "reason": "the customer only gave its email"}\n```'})
 
         class AskingOracle(OracleAgent):
-            def act_sync(self, messages, tools):
-                if not any(m["role"] == "assistant" for m in messages):
-                    from forgec.runtime.types import AgentReply
+            """Asks for the email, then makes the gold calls in one turn and reports."""
 
+            def act_sync(self, messages, tools):
+                from forgec.runtime.types import AgentReply, ToolCall
+
+                turn = sum(1 for m in messages if m["role"] == "assistant")
+                if turn == 0:
                     return AgentReply(content="What is the email on your account?")
-                return super().act_sync(messages, tools)
+                if turn == 1:
+                    return AgentReply(tool_calls=[ToolCall(f"c{i}", g.tool, dict(g.arguments)) for i, g in enumerate(self.task.gold_calls)])
+                return AgentReply(content=oracle_final_text(self.task))
 
         ep = run(arun_episode(build, t, AskingOracle(t), LLMUser(t, usr.url, "u", timeout=5), judge=LLMJudge(jdg.url, "j", timeout=5)))
         assert ep.reward == 1.0 and ep.end_reason == END_USER_STOP
         users = [m["content"] for m in ep.messages if m["role"] == "user"]
-        assert users == [t.instruction, "It's alan@example.com.", STOP]
+        assert users == [opening(t), "It's alan@example.com.", STOP]
         sys_prompt = usr.requests[0]["messages"][0]["content"]
         assert "alan@example.com" in sys_prompt and "9 Oak Rd" in sys_prompt and t.user.goal in sys_prompt and STOP in sys_prompt
         assert all(m["role"] != "tool" for r in usr.requests for m in r["messages"])  # the user never sees tools
@@ -215,7 +221,7 @@ def test_concurrent_eval_against_endpoint_isolates_failures(build):
     def flaky(body):
         r = respond(body)
         first_user = next(m["content"] for m in body["messages"] if m["role"] == "user")
-        if "o_2" in first_user:  # every request of task order_total fails
+        if first_user == opening(build.task("shop/order_total")):  # every request of task order_total fails
             return {"status": 500, "delay": 0.2}
         return {**r, "delay": 0.2}
 
@@ -294,6 +300,8 @@ def test_cli_eval_with_llm_user_and_llm_judge(build, tmp_path):
         n_user, n_judge = len(usr.requests), len(jdg.requests)
     data = json.loads((out / "run_results.json").read_text())
     assert data["pass_hat_k"]["overall"] == {"1": 1.0, "2": 1.0}
-    assert n_user == 10 and n_judge == 10  # one user reply (the stop) and one verdict per episode
     eps = [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]
+    # one LLM-user request per reply after the (scripted) opening: the oracle's questions, proposals and report
+    assert n_user == sum(sum(m["role"] == "user" for m in e["messages"]) - 1 for e in eps) and n_user >= 10
+    assert n_judge == 10  # one verdict per episode
     assert all(e["judge"]["judge"] == "llm" and e["judge"]["user_error"] is False for e in eps)

@@ -66,3 +66,185 @@ def test_runtime_reads_task_files_of_both_versions(tmp_path):
     with pytest.raises(BuildError, match="scenario"):  # a 1.0-shaped file with a misspelt scenario field is corrupt
         load(_rewrite_tasks(make_build(tmp_path / "typo"),
                             lambda t: {**t, "user": {**t["user"], "scenario": {**scen, "reason": "x"}}}))
+
+
+# --------------------------------------------------------------------------- dialogues: scripted user + oracle
+
+from pathlib import Path  # noqa: E402
+
+from forgec.runtime.agents import OracleAgent  # noqa: E402
+from forgec.runtime.episode import run_episode  # noqa: E402
+from forgec.runtime.judge import RuleJudge  # noqa: E402
+from forgec.runtime.reward import told  # noqa: E402
+from forgec.runtime.scenario import is_personal, opening, proposal_matches, said_facts, scenario_of  # noqa: E402
+from forgec.runtime.users import CONFIRM, REFUSE, STOP, ScriptedUser, facts_mentioned, reports_completion  # noqa: E402
+from forgec.tasks import ScenarioIntent, UserScenario  # noqa: E402
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+PER_ENV = 100
+
+
+@pytest.fixture(scope="module", params=["scenario", "walk"])
+def examples_build(request, tmp_path_factory):
+    """The examples compiled with the scenario sampler (tasks with intents) and with AutoForge's walks
+    (tasks whose scenario says only goal and facts: the runtime derives the rest)."""
+    import forgec.build as B
+
+    out = tmp_path_factory.mktemp("ex") / "build"
+    res = B.compile_build(B.CompileOptions(inputs=[EXAMPLES], out=out, tasks_per_env=PER_ENV, sampler=request.param))
+    assert not [d for d in res.diagnostics if d.is_error], res.diagnostics
+    return load(out)
+
+
+def _dialogue_problems(task, ep) -> list[str]:
+    """The order identify -> look up -> confirm -> write -> report, and a user that tells only what it is asked."""
+    sc = scenario_of(task)
+    probs: list[str] = []
+    msgs = ep.messages[1:]
+    writes = list(sc.writes)
+    seen_tools: list[str] = []  # tool results so far (what the agent has looked up)
+    asked_any = False
+    # identify: the agent asks for the user's identifying facts before any call, unless the user said them when it opened
+    must_identify = any(is_personal(n) and not told(v, opening(task)) for n, v in said_facts(task.user.facts).items())
+    for i, m in enumerate(msgs):
+        role, text = m["role"], m.get("content") or ""
+        if role == "tool":
+            seen_tools.append(text)
+            continue
+        if role == "assistant" and not m.get("tool_calls"):
+            asked_any = asked_any or bool(facts_mentioned(text, ScriptedUser(task).facts))
+            continue
+        if role == "assistant":
+            for c in m["tool_calls"]:
+                name, args = c["function"]["name"], json.loads(c["function"]["arguments"])
+                if must_identify and not asked_any:
+                    probs.append(f"{name} called before the agent asked the user to identify")
+                w = next((g for g in writes if g.tool == name and g.arguments == args), None)
+                if w is None:
+                    continue
+                # confirm: the previous user turn is a confirmation of a proposal of exactly this write
+                prev_user = msgs[i - 1] if i >= 1 else {}
+                prev_agent = msgs[i - 2] if i >= 2 else {}
+                if prev_user.get("content") != CONFIRM or not proposal_matches(prev_agent.get("content") or "", w):
+                    probs.append(f"write {name} without a confirmed proposal")
+                # look up: every argument the user does not know was read from an earlier tool result
+                for v in args.values():
+                    if isinstance(v, str) and v in sc.hidden and not any(v in r for r in seen_tools):
+                        probs.append(f"write {name} uses {v!r} before looking it up")
+                writes.remove(w)
+            continue
+        if role == "user" and i > 0:
+            prev = msgs[i - 1].get("content") or ""
+            body = text.replace(STOP, "")
+            for h in sc.hidden:  # never volunteers (it does not know them)
+                if isinstance(h, str) and len(h) > 2 and h in body:
+                    probs.append(f"the user said the unknown value {h!r}")
+            if body.startswith(("My ", "The ")):
+                asked = set(facts_mentioned(prev, ScriptedUser(task).facts))
+                stated = {n for n, v in ScriptedUser(task).facts.items() if told(v, body) and n not in asked}
+                said_unasked = [n for n in stated if f" {' '.join(n.split('_'))} is " in f" {body.lower()}"]
+                if said_unasked:
+                    probs.append(f"the user volunteered {said_unasked} (asked: {sorted(asked)})")
+    if writes:
+        probs.append(f"writes never done: {[g.tool for g in writes]}")
+    last = [m for m in msgs if m["role"] == "assistant"][-1]
+    if not reports_completion(last.get("content") or "") or not all(told(v, last["content"]) for v in task.tell):
+        probs.append("the last agent turn does not report the outcome")
+    if not msgs or msgs[0]["role"] != "user" or msgs[0]["content"] != opening(task):
+        probs.append("the user did not open with its reason and request")
+    return probs
+
+
+def test_oracle_and_scripted_user_play_every_example_task_as_a_dialogue(examples_build):
+    b = examples_build
+    per_env: dict[str, int] = {}
+    bad = []
+    for t in b.tasks:
+        ep = run_episode(b, t, OracleAgent(t), ScriptedUser(t), judge=RuleJudge())
+        per_env[t.env] = per_env.get(t.env, 0) + 1
+        assert ep.reward == 1.0, (t.id, ep.end_reason, ep.error, ep.reward_breakdown)  # oracle pass^1 = 1.0
+        assert ep.end_reason == "user_stop" and not ep.user_error, (t.id, ep.judge)
+        probs = _dialogue_problems(t, ep)
+        if probs:
+            bad.append((t.id, probs))
+    assert per_env == {"airline": PER_ENV, "bookstore": PER_ENV, "helpdesk": PER_ENV}
+    assert bad == [], bad[:5]
+    assert sum(len(scenario_of(t).writes) for t in b.tasks) > PER_ENV  # writes were really confirmed and done
+
+
+def test_the_oracle_asks_before_it_acts(examples_build):
+    t = max((t for t in examples_build.tasks if t.user.facts), key=lambda t: (len(scenario_of(t).writes), t.id))
+    # a user who opens without saying who they are: the agent asks first
+    t = _with_scenario(t, task_instructions="I need some help with my account", known_info=dict(t.user.facts))
+    ep = run_episode(examples_build, t, OracleAgent(t), ScriptedUser(t), judge=RuleJudge())
+    assert ep.reward == 1.0 and not ep.user_error
+    assert ep.messages[1]["content"] == "I want to help with my account." or ep.messages[1]["content"].startswith("I need")
+    kinds = []
+    for m in ep.messages[1:]:
+        if m["role"] == "assistant":
+            calls = m.get("tool_calls") or []
+            if not calls:
+                text = m["content"]
+                kinds.append("report" if reports_completion(text) else "propose" if "proceed?" in text else "ask")
+            else:
+                names = {c["function"]["name"] for c in calls}
+                kinds.append("write" if names & {g.tool for g in scenario_of(t).writes} else "lookup")
+    assert kinds[0] == "ask" and kinds[-1] == "report"
+    for i, k in enumerate(kinds):
+        if k == "write":
+            assert kinds[i - 1] == "propose"
+    assert kinds.count("write") == len(scenario_of(t).writes) == kinds.count("propose")
+
+
+def _with_scenario(t, **kw):
+    base = dict(persona="", reason_for_call="", known_info=dict(t.user.facts), unknown_info=[], task_instructions=t.user.goal,
+                intents=[])
+    base.update(kw)
+    return t.model_copy(update={"user": t.user.model_copy(update={"scenario": UserScenario(**base)})})
+
+
+def test_scripted_user_confirms_only_its_own_writes_and_never_knows_the_unknown(examples_build):
+    t = next(t for t in examples_build.tasks if t.env == "airline" and "reservation_id" not in t.user.facts
+             and any(g.tool == "cancel_reservation" for g in scenario_of(t).writes))
+    w = next(g for g in scenario_of(t).writes if g.tool == "cancel_reservation")
+    rid = w.arguments["reservation_id"]
+    t = _with_scenario(t, reason_for_call="my plans changed", unknown_info=["reservation id"],
+                       intents=[ScenarioIntent(text="cancel my trip", condition="it is not checked in yet")])
+    u = ScriptedUser(t)
+    first = u.reply_sync([{"role": "system", "content": "s"}])
+    assert first.content.startswith("Hi, my plans changed.") and rid not in first.content
+    convo = [{"role": "system", "content": "s"}, {"role": "user", "content": first.content}]
+
+    def say(text):
+        return u.reply_sync(convo + [{"role": "assistant", "content": text}]).content
+
+    assert say("Could you give me your reservation number?") == "I'm sorry, I don't know my reservation id."
+    assert say(f"I will cancel reservation {rid}. Shall I proceed?") == CONFIRM
+    assert say("I will cancel reservation ZZZ999. Shall I proceed?") == REFUSE  # not the user's reservation
+    assert say(f"I will delete the account of reservation {rid}. Shall I proceed?") == REFUSE  # not what it asked for
+    assert say("Shall I proceed?") == CONFIRM  # nothing concrete proposed: the user lets the agent go on
+
+
+def test_a_read_only_task_refuses_every_change(examples_build):
+    t = next(t for t in examples_build.tasks if t.read_only)
+    u = ScriptedUser(t)
+    convo = [{"role": "system", "content": "s"}, {"role": "user", "content": opening(t)},
+             {"role": "assistant", "content": "I can cancel it for you. Would you like me to proceed?"}]
+    assert u.reply_sync(convo).content == REFUSE
+
+
+def test_defaults_for_tasks_without_scenario_clauses(examples_build):
+    t = max(examples_build.tasks, key=lambda t: (len(scenario_of(t).writes), t.id))
+    sc = scenario_of(t)
+    if t.user.scenario.intents:  # the blueprint's intents are played as they are
+        assert sc.intents == tuple(t.user.scenario.intents)
+    else:  # derived: one per gold write
+        assert [i.text for i in sc.intents] == [" ".join(g.tool.split("_")) for g in sc.writes]
+    assert sc.known == {**t.user.scenario.known_info, **t.user.facts}
+    assert all(isinstance(u, str) and u for u in sc.unknown)
+    old = t.model_copy(update={"schema_version": "1.0", "user": t.user.model_copy(update={"scenario": None}),
+                               "gold_calls": [g.model_copy(update={"write": None}) for g in t.gold_calls]})
+    s0 = scenario_of(old)  # a 1.0 task: writes from the tool names, same dialogue
+    assert [g.tool for g in s0.writes] == [g.tool for g in sc.writes]
+    ep = run_episode(examples_build, old, OracleAgent(old), ScriptedUser(old), judge=RuleJudge())
+    assert ep.reward == 1.0 and not ep.user_error
