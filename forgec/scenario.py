@@ -717,6 +717,10 @@ class _Sampler:
         if is_list and isinstance(rec_name, str) and rec and p.name in rec and isinstance(rec[p.name], list) and rec[p.name]:
             said.append(f"all the {humanize(p.name).removesuffix(' ids').removesuffix(' id')}s in it" if p.name.endswith("ids") else f"all its {humanize(p.name)}")
             return A.Attr(A.Name(rec_name), p.name), rec[p.name]
+        if ke is not None and m.user is None and depth > 0 and not is_list and norm(p.name) == norm(m.decl[ke].key) and m.kinds.get(tool.name) == "create":
+            v = self.new_name(sc, ke)  # create_entities([{name, ...}]): a node that is not there yet
+            said.append(f"a new {humanize(ke)} {v}")
+            return sc.fact(p.name, v), v
         if ke is not None and ke != rec_ent and not is_list:
             return self.described(sc, ke, p, rec, said)
         if ke is not None and m.user is None and depth == 0 and p.default is None and not isinstance(p.type, A.OptionalType):
@@ -729,6 +733,10 @@ class _Sampler:
         v = self.value(sc, tool, p.name, t, rec, p.doc)
         if v is _NONE:
             fields = record_fields(m.env, t)
+            if fields is not None and depth < 3 and m.user is None and m.kinds.get(tool.name) == "delete":
+                whole = self.whole_record(sc, fields, said)  # delete_relations([{from, to, relationType}]): one that exists
+                if whole is not None:
+                    return whole
             if fields is not None and depth < 2:
                 out, vals = [], {}
                 for f in fields:
@@ -763,14 +771,7 @@ class _Sampler:
             found = self.search_for(sc, ent, rec)
             lst, pre = (found[0], found[1]) if found else (None, ())
         if (lst is None or not lst[1]) and m.user is None:
-            for _ in range(4):  # another node than the ones already named (a relation's two ends)
-                (e, _, r), words = self.named_by_key(sc, ent, False)
-                if r.get(m.decl[ent].key) not in sc.facts.values():
-                    break
-            else:
-                raise _Skip("no-other-record")
-            said.append(words)
-            return e, r.get(m.decl[ent].key)
+            return self.named_node(sc, ent, said)
         if lst is None or not lst[1]:
             raise _Skip("no-lookup-for-described")
         recs = lst[1]
@@ -933,6 +934,41 @@ class _Sampler:
                 if isinstance(r, BaseException) or probe.state_hash() == h0:
                     raise _Skip("condition-moot")
         sc.intents.append(intent)
+
+    def new_name(self, sc: _Scenario, ent: str) -> str:
+        recs = (sc.env.state.get("entities", {}) or {}).get(ent) or {}
+        free = [n for n in _NEW_NAMES if n not in recs]
+        if not free:
+            raise _Skip("exists")
+        return sc.rng.choice(free)
+
+    def whole_record(self, sc: _Scenario, fields: tuple, said: list[str]) -> tuple[A.Expr, Any] | None:
+        """A record argument naming one stored record by all its fields (a relation: from, to, type)."""
+        names = [f.name for f in fields]
+        for e in sorted(self.m.decl):
+            recs = list(((sc.env.state.get("entities", {}) or {}).get(e) or {}).values())
+            if len(names) < 2 or not recs or not all(all(isinstance(r.get(f), (str, int, float)) for f in names) for r in recs):
+                continue
+            rec = sc.rng.choice(recs)
+            said.append(f"the {humanize(e)} " + " ".join(say(rec[f]).replace("_", " ") for f in names))
+            return A.RecordLit(tuple(A.FieldInit(f, sc.fact(f, rec[f])) for f in names)), {f: rec[f] for f in names}
+        return None
+
+    def named_node(self, sc: _Scenario, ent: str, said: list[str]) -> tuple[A.Expr, Any]:
+        """A record of a store with no lookup listing them (a knowledge graph's node), named by a key a
+        person knows ("the person Dana Sato"), other than the ones this task already names."""
+        m = self.m
+        key = m.decl[ent].key
+        recs = (sc.env.state.get("entities", {}) or {}).get(ent) or {}
+        known = [v for v in sc.facts.values() if isinstance(v, str)]
+        vals = [k for k in sorted(recs) if recs[k].get(key, k) not in known]
+        if not vals or sum(looks_like_id(v) for v in vals) * 2 > len(vals):
+            raise _Skip("no-lookup-for-described")
+        rec = recs[sc.rng.choice(vals)]
+        kind = next((rec[f] for f in m.natural_fields(ent) if re.search(r"(type|kind|category)$", norm(f)) and isinstance(rec.get(f), str)), None)
+        noun = kind.replace("_", " ") if kind and len(kind) < 20 else humanize(ent)
+        said.append(f"the {noun} {rec.get(key)}")
+        return sc.fact(key, rec.get(key)), rec.get(key)
 
     def named_by_key(self, sc: _Scenario, ent: str, create: bool) -> tuple[tuple, str]:
         """The session owner names a record by a key a person knows (a path, a name), not an id:
@@ -1203,6 +1239,7 @@ class _Sampler:
 
 _NONE = object()
 
+_NEW_NAMES = ["Maya Lindqvist", "Tomas Reyes", "Grace Adeyemi", "Noah Fischer", "Ines Moreau", "Ravi Menon"]
 _PHRASES = {
     "observation": ["Prefers tea over coffee", "Moved to Berlin last month", "Is learning Japanese", "Presented at the spring conference"],
     "reason": ["I no longer need it", "my plans changed", "I found a better option"],
