@@ -86,6 +86,20 @@ CASES = [
 ]
 
 
+# other wordings of the same patterns (REST/CRUD-style prose written for this test)
+CASES += [
+    ("status", "Moves the ticket to the 'archived' state.", ("status", "ticket", "status", "archived")),
+    ("status", "The invoice is marked as paid.", ("status", "invoice", "status", "paid")),
+    ("status", "Transitions the order to SHIPPED status.", ("status", "order", "status", "shipped")),
+    ("count", "Subtracts the quantity from the product's stock.", ("count", "product", "stock", None, -1, "quantity")),
+    ("count", "Decrements stock by the ordered quantity.", ("count", "", "stock", None, -1, "quantity")),
+    ("money", "The refund is credited to the original payment method.", ("money", "original payment method", "balance", None, 1, "refund")),
+    ("forbid", "Once suspended, a line cannot be refuelled.", ("forbid", "line", "status", ("suspended",))),
+    ("forbid", "Fails if the ticket is closed.", ("forbid", "ticket", "status", ("closed",))),
+    ("require", "Only pending orders can be modified.", ("require", "orders", "status", "pending")),
+]
+
+
 @pytest.mark.parametrize("pattern,sentence,want", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_pattern_reads_the_sentence(pattern, sentence, want):
     facts = [f for f in prose.read_sentence(sentence) if f.kind == pattern]

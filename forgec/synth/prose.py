@@ -93,6 +93,8 @@ def _subj(x: str | None) -> str:
 _STATUS_SET = re.compile(rf"\b(?:sets?|changes?|updates?|moves?|puts?|switch(?:es)?)\s+{_ART}(?:{_SUBJ}(?:'s)?\s+)?status\s+(?:to|as|into)\s+{_QVAL}")
 _STATUS_WILL = re.compile(rf"\b{_ART}(?:{_SUBJ}(?:'s)?\s+)?status\s+(?:will\s+be|is|gets|becomes|will\s+become)\s+(?:changed\s+|set\s+|updated\s+|moved\s+)?(?:to\s+)?{_QVAL}")
 _MARKS = re.compile(rf"\bmarks?\s+{_ART}{_SUBJ}?\s*as\s+{_QVAL}")
+_MARKED = re.compile(rf"\b{_ART}{_SUBJ}\s+(?:is|are|will\s+be|gets|get)\s+marked\s+(?:as\s+)?{_QVAL}")
+_MOVES = re.compile(rf"\b(?:moves?|transitions?|puts?|brings?)\s+{_ART}{_SUBJ}?\s*(?:in)?to\s+(?:the\s+|a\s+|an\s+)?{_QVAL}\s+(?:state|status|stage)\b")
 _LIT = r"(?P<val>-?\d+(?:\.\d+)?|true|false|zero|null|none|empty|'[^']{0,40}'|`[^`]{0,40}`|\"[^\"]{0,40}\")"
 _ASSIGN = re.compile(rf"\b(?:sets?|resets?|changes?|updates?)\s+(?:the\s+|its\s+)?(?:(?P<subj>[a-z][a-z ]{{0,30}}?)'s\s+)?(?P<field>[a-z][a-z0-9_]*(?:\s+[a-z][a-z0-9_]*)?)\s+(?:back\s+)?to\s+{_LIT}(?=\s*(?:[.,;]|$|\band\b))")
 _ASSIGN_WILL = re.compile(rf"\b(?:the\s+|its\s+)?(?:(?P<subj>[a-z][a-z ]{{0,30}}?)'s\s+)?(?P<field>[a-z][a-z0-9]*_[a-z0-9_]+)\s+(?:is|will\s+be|gets)\s+(?:set|reset|changed)\s+(?:back\s+)?to\s+{_LIT}(?=\s*(?:[.,;]|$|\band\b))")
@@ -108,20 +110,24 @@ _TOGGLE_A = re.compile(r"\b(?P<verb>enables?|disables?|turns?\s+on|turns?\s+off|
 _TOGGLE_B = re.compile(r"\b(?:turns?|switch(?:es)?)\s+(?:the\s+)?(?P<thing>[a-z][a-z_ -]{1,30}?)\s+(?P<onoff>on|off)\b(?:\s+(?:for|on|of)\s+(?P<subj>(?:the\s+|a\s+|an\s+)?[a-z][a-z ]{0,30}?))?(?=\s*(?:[,.;]|$|\band\b))")
 _MONEY = re.compile(
     r"\b(?P<verb>refund|add|credit|deposit|return|deduct|charge|debit|withdraw|subtract|take)(?:s|ed|es)?\s+"
-    r"(?:the\s+|its\s+|their\s+)?(?P<what>[a-z_]+(?:\s+[a-z_]+)?|\d+(?:\.\d+)?)\s+(?P<dir>to|from|into|onto|against|on)\s+"
+    r"(?:the\s+|its\s+|their\s+)?(?!(?:is|are|was|will|be|being)\b)(?P<what>[a-z_]+(?:\s+[a-z_]+)?|\d+(?:\.\d+)?)\s+(?P<dir>to|from|into|onto|against|on)\s+"
     r"(?P<dest>[a-z][a-z' _]{0,40}?)(?=\s*(?:[,.;]|$|\band\b|\bif\b|\bwhen\b|\bunless\b))"
 )
 _MONEY_WILL = re.compile(r"\b(?:the\s+)?(?P<what>refund|amount|total|payment)\s+(?:will\s+be|is)\s+(?P<verb>added|credited|refunded|returned|deducted|charged|debited|withdrawn)\s+(?P<dir>to|from|into|onto)\s+(?P<dest>[a-z][a-z' _]{0,40}?)(?=\s*(?:[,.;]|$|\band\b|\bif\b|\bwhen\b|\bunless\b|\bimmediately\b))")
 _N = r"(?P<n>\d+(?:\.\d+)?|one|two|three|four|five|ten|[a-z0-9]+_[a-z0-9_]+|the\s+amount|the\s+quantity)"
-_COUNT_TO = re.compile(r"\b(?P<verb>adds?|gives?|grants?|removes?|takes?)\s+" + _N + r"\s+(?:[a-z]+\s+)?(?:of\s+(?P<stuff>[a-z ]+?)\s+)?(?P<dir>to|from)\s+(?:the\s+|its\s+)?(?:(?P<subj>[a-z][a-z ]{0,30}?)'s\s+)?(?P<field>[a-z][a-z0-9_]*)\b")
-_COUNT_BY = re.compile(r"\b(?P<verb>increases?|increments?|raises?|decreases?|decrements?|reduces?|lowers?)\s+(?:the\s+|its\s+)?(?:(?P<subj>[a-z][a-z ]{0,30}?)'s\s+)?(?P<field>[a-z][a-z0-9_ ]{0,30}?)\s+by\s+(?:the\s+)?(?P<n>[a-z_0-9]+(?:\.\d+)?)")
-_ONLY_A = re.compile(rf"\bonly\s+(?:a|an|the)\s+{_QVAL}\s+(?P<subj>[a-z][a-z ]{{0,30}}?)\s+(?:can|may)\b")
+_COUNT_TO = re.compile(r"\b(?P<verb>adds?|gives?|grants?|removes?|takes?|subtracts?|deducts?)\s+" + _N + r"\s+(?:[a-z]+\s+)?(?:of\s+(?P<stuff>[a-z ]+?)\s+)?(?P<dir>to|from)\s+(?:the\s+|its\s+)?(?:(?P<subj>[a-z][a-z ]{0,30}?)'s\s+)?(?P<field>[a-z][a-z0-9_]*)\b")
+_COUNT_BY = re.compile(r"\b(?P<verb>increases?|increments?|raises?|decreases?|decrements?|reduces?|lowers?)\s+(?:the\s+|its\s+)?(?:(?P<subj>[a-z][a-z ]{0,30}?)'s\s+)?(?P<field>[a-z][a-z0-9_ ]{0,30}?)\s+by\s+(?:the\s+)?(?:(?:ordered|given|requested|specified|returned|purchased)\s+)?(?P<n>[a-z_0-9]+(?:\.\d+)?)")
+_ONLY_A = re.compile(rf"\bonly\s+(?:a\s+|an\s+|the\s+)?{_QVAL}\s+(?P<subj>[a-z][a-z ]{{0,30}}?)\s+(?:can|may)\b")
 _MUST_BE = re.compile(rf"\b(?:the\s+|it\s+|its\s+)?(?P<subj>[a-z][a-z ]{{0,30}}?)?\s*(?:must|has\s+to|needs\s+to)\s+be\s+(?:in\s+(?:the\s+)?)?(?:status\s+)?{_QVAL}")
 _ONLY_IF = re.compile(rf"\bonly\s+(?:be\s+[a-z]+\s+)?(?:if|when)\s+(?:it|the\s+(?P<subj>[a-z][a-z ]{{0,30}}?)|its\s+status)\s+is\s+(?:in\s+)?(?:status\s+)?{_QVAL}")
 _VALS = r"(?P<vals>[\w`'\" -]{1,60}?)"
 _FORBID = (
     # "A line cannot be moved to another plan while it is Suspended", "not allowed if the member is `frozen`"
     re.compile(rf"\b(?:cannot|can't|can\s+not|may\s+not|must\s+not|is\s+not\s+(?:allowed|possible|permitted)|not\s+(?:allowed|possible|permitted))\b[^.;]*?\b(?:if|when|while)\s+(?:it|the\s+(?P<subj>[a-z][a-z ]{{0,30}}?)|its\s+status)\s+is\s+(?:already\s+|still\s+)?(?:in\s+)?{_VALS}(?=\s*(?:[.;,]|$))", re.I),
+    # "Once suspended, a line cannot be refuelled"
+    re.compile(rf"\bonce\s+{_VALS}\s*,\s*(?:a\s+|an\s+|the\s+)?(?:it|(?P<subj>[a-z][a-z ]{{0,30}}?))\s+(?:cannot|can't|can\s+not|may\s+not)\b", re.I),
+    # "Fails if the ticket is closed", "Returns an error when it is already cancelled"
+    re.compile(rf"\b(?:fails?|errors?|is\s+rejected|returns\s+an\s+error|raises\s+an\s+error)\s+(?:if|when|while)\s+(?:it|the\s+(?P<subj>[a-z][a-z ]{{0,30}}?))\s+is\s+(?:already\s+|still\s+)?{_VALS}(?=\s*(?:[.;,]|$))", re.I),
     # "If the order is already processed or delivered, it cannot be cancelled"
     re.compile(rf"\b(?:if|when|while)\s+(?:it|the\s+(?P<subj>[a-z][a-z ]{{0,30}}?))\s+is\s+(?:already\s+|still\s+)?{_VALS}\s*,\s*(?:it|they)\s+(?:cannot|can't|can\s+not|may\s+not)\b", re.I),
 )
@@ -172,11 +178,11 @@ def read_sentence(sent: str) -> list[Fact]:
     """Every fact one sentence states (a sentence may state several: "sets X and records Y")."""
     out: list[Fact] = []
     low = sent.lower()
-    for rx in (_STATUS_SET, _STATUS_WILL, _MARKS):
+    for rx in (_STATUS_SET, _STATUS_WILL, _MARKS, _MARKED, _MOVES):
         # match on the original text so a value keeps its documented spelling ("Suspended")
         for m in rx.finditer(_lower_but_values(sent)):
             v = _val(m)
-            if v is not None and not (rx is _MARKS and _subj(m.group("subj")) in ("read", "done")):
+            if v is not None and not (rx in (_MARKS, _MARKED) and _subj(m.group("subj")) in ("read", "done")):
                 out.append(Fact("status", sent, _subj(m.group("subj")), "status", v))
     for rx in (_ASSIGN, _ASSIGN_WILL):
         for m in rx.finditer(_lower_but_values(sent)):
