@@ -102,7 +102,7 @@ def test_initial_graph_is_plausible(tmp_path: Path) -> None:
 
 def test_memory_corpus_compiles_to_tasks(tmp_path: Path) -> None:
     """The MCP memory server's docs give >= 50 tasks on a graph of people and projects, all
-    replayed by the oracle (the scenario sampler finds no user there, so the build walks)."""
+    replayed by the oracle (user scenarios naming nodes by name; walks if none fits)."""
     import json
     import subprocess
     import sys
