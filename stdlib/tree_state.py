@@ -31,7 +31,8 @@ LAYOUT = (
     ("data/report.txt", "Report for {w1}\nrows: 3\nmean score: 52.67\n", 0.8),
     ("tests", None, 0.9),
     ("tests/test_main.py", "from src.utils import load\n\n\ndef test_load(tmp_path):\n    p = tmp_path / \"a.csv\"\n    p.write_text(\"1,a\\n\")\n    assert load(p) == [[\"1\", \"a\\n\"]]\n", 1.0),
-    ("archive", None, 0.7),
+    ("archive", None, 1.0),
+    ("build", None, 0.8),
     ("logs", None, 0.6),
     ("logs/app.log", "INFO start\nWARN slow {w1} query\nINFO done\n", 1.0),
 )

@@ -107,6 +107,10 @@ SCENARIO: list[tuple[str, dict]] = [
     ("read_text_file", {"path": "src"}),
     ("read_text_file", {"path": "/etc/hostname"}),
     ("read_text_file", {"path": "../outside.txt"}),
+    ("read_text_file", {"path": "src/../README.md"}),  # paths normalized: `..`, `.`, a trailing slash, `//`
+    ("read_text_file", {"path": "./notes.txt"}),
+    ("list_directory", {"path": "src/"}),
+    ("list_directory", {"path": "{R}//docs"}),
     ("read_file", {"path": "src/utils.py"}),
     ("read_file", {"path": "data/input.csv", "head": 2}),
     ("read_multiple_files", {"paths": ["README.md", "missing.txt", "src"]}),
