@@ -141,8 +141,19 @@ def oracle_script(task: Task) -> list[tuple[str, Any]]:
     return steps
 
 
+def _outcome(g: Any) -> str:
+    """What a write produced, as an agent reports it: a new id it returned and the record's status."""
+    r = g.result if isinstance(g.result, dict) else {}
+    said = {json.dumps(v, sort_keys=True) for v in g.arguments.values()}
+    bits = [f"{humanize(k)} {say(v)}" for k, v in r.items()
+            if isinstance(v, (str, int)) and not isinstance(v, bool) and k.endswith("_id") and json.dumps(v) not in said][:1]
+    if isinstance(r.get("status"), str):
+        bits.append(f"status {r['status']}")
+    return action_phrase(g.tool) + (f" ({', '.join(bits)})" if bits else "")
+
+
 def _report(task: Task, sc: Any) -> str:
-    done = [action_phrase(g.tool) for g in sc.writes]
+    done = [_outcome(g) for g in sc.writes]
     parts = []
     if done:
         parts.append("I have taken care of everything: " + "; ".join(done) + ".")

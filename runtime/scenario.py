@@ -250,8 +250,25 @@ def names_action(text: str, tool: str) -> bool:
 
 
 def states_arguments(text: str, args: dict[str, Any]) -> bool:
-    """Every argument value of the call is said in the text (numbers in any spelling)."""
-    return all(told(v, text) for v in args.values() if v is not None and not isinstance(v, bool))
+    """Every argument value of the call is said in the text: ids and numbers exactly (numbers in
+    any spelling), an enum-like `no_longer_needed` also as "no longer needed", free text (four
+    words or more) by most of its words, since an agent may paraphrase a comment."""
+    leaves: list = []
+    _leaves([v for v in args.values()], leaves)
+    low = text.lower()
+    words = set(_WORD_RE.findall(low))
+    for v in leaves:
+        if v is None or isinstance(v, bool) or told(v, text):
+            continue
+        if isinstance(v, str):
+            spaced = re.sub(r"[_\-]+", " ", v).strip()
+            if spaced != v and told(spaced, text):
+                continue
+            ws = _WORD_RE.findall(v.lower())
+            if len(ws) >= 4 and sum(w in words for w in ws) >= 0.6 * len(ws):
+                continue
+        return False
+    return True
 
 
 def proposal_matches(text: str, call: GoldCall) -> bool:

@@ -248,3 +248,44 @@ def test_defaults_for_tasks_without_scenario_clauses(examples_build):
     assert [g.tool for g in s0.writes] == [g.tool for g in sc.writes]
     ep = run_episode(examples_build, old, OracleAgent(old), ScriptedUser(old), judge=RuleJudge())
     assert ep.reward == 1.0 and not ep.user_error
+
+
+def test_proposals_are_read_like_a_person_reads_them():
+    from forgec.runtime.scenario import names_action, states_arguments
+    from forgec.tasks import GoldCall
+
+    g = GoldCall(node="c", tool="cancel_reservation", arguments={"reservation_id": "ABC123", "reason": "no_longer_needed"})
+    assert proposal_matches("Shall I cancel reservation ABC123 (reason: no longer needed)?", g)
+    assert proposal_matches("I'm cancelling your booking... reservation ABC123, reason no_longer_needed. OK?", g)
+    assert not proposal_matches("Shall I cancel reservation ABC124 (reason: no longer needed)?", g)  # another id
+    assert not proposal_matches("Shall I cancel reservation ABC123?", g)  # the reason is not said
+    assert not proposal_matches("Shall I update reservation ABC123, reason no longer needed?", g)  # another action
+    assert names_action("I cancelled the reservation", "cancel_reservation") and names_action("checking in now", "check_in")
+    assert states_arguments("add $1,250.50 to the account", {"amount": 1250.5})
+    assert states_arguments("comment: customer wants an update soon", {"body": "The customer wants an update soon."})
+    assert not states_arguments("comment: thanks", {"body": "The customer wants an update soon."})
+
+
+def test_the_scripted_user_says_only_what_it_knows_whatever_the_agent_says(examples_build):
+    """Fuzz: agent turns built from the task's own words (fact names, unknown items, tool words, values the
+    agent looked up, confirmation phrases); the user never says an unknown value and states only known facts."""
+    import random
+
+    from forgec.runtime.judge import _MY_RE
+
+    rng = random.Random(7)
+    tasks = [t for t in examples_build.tasks if scenario_of(t).hidden][:40]
+    assert tasks
+    for t in tasks:
+        sc = scenario_of(t)
+        u = ScriptedUser(t)
+        vocab = [w for n in list(u.facts) + list(sc.unknown) + [g.tool for g in t.gold_calls] for w in n.replace("_", " ").split()]
+        vocab += [str(h) for h in sc.hidden] + ["your", "the", "number", "id", "?", "Shall I proceed?", "done.", "please tell me"]
+        known_words = {" ".join(n.split("_")) for n in u.facts}
+        for _ in range(30):
+            text = " ".join(rng.choice(vocab) for _ in range(rng.randint(1, 12)))
+            convo = [{"role": "system", "content": "s"}, {"role": "user", "content": opening(t)}, {"role": "assistant", "content": text}]
+            r = u.reply_sync(convo).content
+            assert not any(isinstance(h, str) and len(h) > 2 and h in r for h in sc.hidden), (t.id, text, r)
+            for m in _MY_RE.finditer(r):
+                assert m.group(1).lower() in known_words, (t.id, text, r)
