@@ -26,8 +26,11 @@ import string
 from pathlib import Path
 from typing import Any, Callable
 
-import gymnasium as gym
-from gymnasium import spaces
+try:
+    import gymnasium as gym
+    from gymnasium import spaces
+except ImportError as e:  # pragma: no cover - the optional extra is missing
+    raise ImportError("forgec.gym needs gymnasium: pip install 'forgec[serve]'") from e
 
 from forgec.runtime.episode import END_MAX_TOKENS, END_MAX_TOOL_CALLS, END_MAX_TURNS, Episode, EpisodeLimits, _Failure, _loop
 from forgec.runtime.loader import Build, load
