@@ -897,7 +897,8 @@ class _Sampler:
                 lst = self.records(sc, ent)
                 name, rec, twords = self.pick(sc, ent, lst, mine=True)
                 target = (name, ent, rec)
-                sc.unknown.append(humanize(m.decl[ent].key))
+                if m.user is not None or looks_like_id(rec.get(m.decl[ent].key)):  # a key a person knows (a setting's name) is not unknown
+                    sc.unknown.append(humanize(m.decl[ent].key))
             except _Skip:
                 if m.user is not None:
                     raise

@@ -117,3 +117,34 @@ def _remap(rec: dict, f: str, tj: dict, n: str, rename: dict) -> None:
         rec[f] = rename.get(v, v)
     elif tj.get("type") == "list" and tj.get("items", {}).get("type") == "ref" and tj["items"].get("entity") == n and isinstance(v, list):
         rec[f] = [rename.get(x, x) if isinstance(x, str) else x for x in v]
+
+
+# --------------------------------------------------------------------------- key-value stores
+
+SETTINGS = {
+    "theme": ["dark", "light", "solarized"], "language": ["fr", "en", "ja", "pt"], "timezone": ["Europe/Paris", "America/Denver", "Asia/Tokyo"],
+    "currency": ["EUR", "USD", "JPY"], "units": ["metric", "imperial"], "notifications": ["on", "off", "weekly digest"],
+    "home_city": ["Lyon", "Austin", "Kyoto"], "font_size": ["small", "medium", "large"], "default_view": ["list", "board", "calendar"],
+    "start_page": ["inbox", "dashboard", "calendar"],
+}
+
+
+def kv_entity(ents: dict) -> tuple[str, str, str] | None:
+    """(entity, key field, value field) of a two-field key-value store (`Entry {key, value}`)."""
+    for e, d in ents.items():
+        fs = d["fields"]
+        if len(fs) == 2 and d["key"].lower() in ("key", "name", "k", "id") and _str(fs[d["key"]]):
+            val = next(f for f in fs if f != d["key"])
+            if val.lower() in ("value", "val", "data", "content", "contents") and _str(fs[val]):
+                return e, d["key"], val
+    return None
+
+
+def kv_world(ents: dict, out: dict, rng: random.Random) -> None:
+    """A key-value store holds settings a person would name (theme: dark), not `entry_04711: alpha`."""
+    found = kv_entity(ents)
+    if found is None:
+        return
+    e, kf, vf = found
+    names = sorted(SETTINGS)[: max(4, min(len(out.get(e) or {}), len(SETTINGS)))]
+    out[e] = {k: {kf: k, vf: rng.choice(SETTINGS[k])} for k in names}

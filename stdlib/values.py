@@ -29,7 +29,7 @@ from typing import Any
 
 from forgec.synth.names import singular
 
-from .graph_state import graph_world
+from .graph_state import graph_world, kv_world
 
 from .tree_state import fill_trees
 
@@ -491,6 +491,7 @@ def generate_state(schema: dict, seed: int, size: int = 30) -> dict:
     fill_trees(schema, out, seed)  # a path-addressed tree: one consistent project (stdlib/tree_state.py)
     _fill_ref_lists(ents, out, single_refs, list_refs, parents, keys, dealt, rng)
     graph_world(ents, out, random.Random(f"forgec-graph:{seed}"))  # a knowledge graph: people, projects, relations (stdlib/graph_state.py)
+    kv_world(ents, out, random.Random(f"forgec-kv:{seed}"))  # a key-value store: settings a person names
     return {"entities": out, "globals": _make_globals(schema, keys, rng, ctx)}
 
 

@@ -116,3 +116,9 @@ def test_memory_corpus_compiles_to_tasks(tmp_path: Path) -> None:
     assert all(t["verified"] for t in env["tools"].values()) and not env["dropped_tools"]
     world = json.loads((out / "states" / "mcp_server_memory.json").read_text())
     assert "person" in {n["entityType"] for n in world["entities"]["Entity"].values()}
+
+
+def test_initial_key_value_store_holds_named_settings(tmp_path: Path) -> None:
+    m = _module(SYNTH / "settings_openai.json", tmp_path)
+    prefs = generate_state(m.SCHEMA, seed=1)["entities"]["Preference"]
+    assert {"theme", "language", "timezone"} <= set(prefs) and prefs["theme"]["value"] in ("dark", "light", "solarized")
