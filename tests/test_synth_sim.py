@@ -1,7 +1,7 @@
 """Simulator-style docs: pure functions, one device's controls, an account with holdings.
 
 Fixtures (tests/fixtures/sim/, written for this project in the style of each source): a BFCL
-vehicle API and an MCP home hub (device/session), a BFCL math API and an MCP unit converter
+vehicle API, an MCP home hub and an OpenAPI 3 drone (device/session), a BFCL math API and an MCP unit converter
 (pure), a BFCL trading bot and an OpenAI-tools brokerage (account). Checked here:
 
 * docs in -> `.forge` out (tests/golden/sim/, `--update-golden`);
@@ -41,6 +41,7 @@ WRITES = {
     "vehicle_bfcl": {"startEngine": True, "fillFuelTank": True, "lockDoors": True, "pressBrakePedal": True, "releaseBrakePedal": True,
                      "setHeadlights": True, "activateParkingBrake": True, "adjustClimateControl": True, "setCruiseControl": True,
                      "displayCarStatus": False, "gallonToLiter": False},
+    "drone_openapi": {"takeOff": True, "land": True, "armMotors": True, "setCamera": True, "getStatus": False},
     "home_mcp": {"hub_login": True, "hub_logout": True, "whoami": False, "thermostat_power": True, "set_thermostat_mode": True,
                  "set_target_temperature": True, "set_fan": True, "garage_door": True, "set_garage_light": True, "hub_status": False},
     "trading_bfcl": {"trading_login": True, "trading_logout": True, "get_stock_info": False, "get_symbol_by_name": False,
@@ -100,7 +101,7 @@ def test_read_write_kinds_match_hand_labels() -> None:
             if writes != want:
                 wrong.append(f"{case(path)}.{t.name}")
             assert "conservative" not in t.annotations, f"{case(path)}.{t.name} is log-only"
-    assert not wrong and total == 80, (wrong, total)
+    assert not wrong and total == 85, (wrong, total)
 
 
 @pytest.mark.parametrize("name", ["math_bfcl.jsonl", "converter_mcp.json"])
@@ -288,3 +289,17 @@ def test_a_precision_param_rounds_any_operation(tmp_path: Path) -> None:
     assert kind(decl.tools[0]) == "read"
     env = env_of(decl, tmp_path)
     assert env.step("logarithm", {"value": 10, "base": 2, "precision": 3}) == 3.322  # log2(10) = 3.3219...
+
+
+def test_drone_request_bodies_and_a_landed_precondition(tmp_path: Path) -> None:
+    """OpenAPI request bodies are the controls' arguments; "must be landed" is what `land()` leaves."""
+    g = {"altitude": 0.0, "armed": False, "recording": False}
+    env = env_of(decl_of(SIM / "drone_openapi.yaml"), tmp_path, {"entities": {}, "globals": g})
+    assert isinstance(env.step("takeOff", {"body": {"altitude": 30}}), ToolError)  # motors not armed
+    env.step("armMotors", {"body": {"armed": True}})
+    assert env.step("takeOff", {"body": {"altitude": 30}}) == {"altitude": 30.0}
+    assert isinstance(env.step("takeOff", {"body": {"altitude": 40}}), ToolError)  # not landed
+    env.step("land", {})
+    assert isinstance(env.step("takeOff", {"body": {"altitude": 150}}), ToolError)  # at most 120 meters
+    assert env.step("takeOff", {"body": {"altitude": 120}}) == {"altitude": 120.0}
+    assert env.step("getStatus", {}) == {"altitude": 120.0, "armed": True, "recording": False}

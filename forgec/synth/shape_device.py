@@ -74,6 +74,27 @@ class Plan:
     sets: list[str] = field(default_factory=list)  # state values it writes
 
 
+def _flat(t: ir.Tool) -> list[tuple[ir.Param, str]]:
+    """(param, how the body reads it): a request body object (OpenAPI) is its fields, `body.altitude`."""
+    out = []
+    for p in t.params:
+        if p.type.kind == "object" and p.type.fields:
+            for f in p.type.fields:
+                fp = ir.Param(name=f.name, type=f.type, required=f.required and p.required, description=f.description or f.type.description)
+                out.append((fp, f"{ident(p.name)}.{ident(f.name)}"))
+        else:
+            out.append((p, ident(p.name)))
+    return out
+
+
+def _ps(t: ir.Tool) -> list[ir.Param]:
+    return [p for p, _ in _flat(t)]
+
+
+def _acc(t: ir.Tool, p: ir.Param) -> str:
+    return next((a for x, a in _flat(t) if x.name == p.name), ident(p.name))
+
+
 def _toks(t: ir.Tool) -> list[str]:
     return [singular(w) for w in tokens(t.name)]
 
@@ -86,9 +107,9 @@ def _session(t: ir.Tool) -> str | None:
     ws = _toks(t)
     pairs = list(zip(ws, ws[1:]))
     if set(ws) & {"login", "signin", "logon", "authenticate"} or ("log", "in") in pairs or ("sign", "in") in pairs:
-        return "in" if any(set(tokens(p.name)) & USER_WORDS for p in t.params) else None
+        return "in" if any(set(tokens(p.name)) & USER_WORDS for p in _ps(t)) else None
     if set(ws) & {"logout", "signout", "logoff"} or ("log", "out") in pairs or ("sign", "out") in pairs:
-        return "out" if not [p for p in t.params if p.required] else None
+        return "out" if not [p for p in _ps(t) if p.required] else None
     if not t.params and ("whoami" in ws or ("user" in ws and set(ws) & {"current", "who", "me", "signed", "logged"})):
         return "who"
     return None
@@ -100,7 +121,7 @@ def _scalar(p: ir.Param) -> bool:
 
 def _classify(t: ir.Tool) -> str | None:
     ws = set(_toks(t))
-    ps = t.params
+    ps = _ps(t)
     if _session(t):
         return "session"
     writes = ws & (VERBS - READ_WORDS) - {"set"} or "set" in ws
@@ -174,7 +195,7 @@ def _model(env: ir.Environment, tools: list[ir.Tool], cls: dict) -> Claim | None
         plan = Plan(t, c, noun)
         plans.append(plan)
         if c == "set":
-            for p in t.params:
+            for p in _ps(t):
                 name = _value_name(noun, p, vals)
                 ty = forge_type(p.type)
                 init = _init_enum(p.type.values) if p.type.kind == "enum" else json_default(p, ty)
@@ -190,7 +211,7 @@ def _model(env: ir.Environment, tools: list[ir.Tool], cls: dict) -> Claim | None
                                             doc, ws, values=tuple(p.type.values) if p.type.kind == "enum" else ()))
                 plan.sets.append(name)
         elif c == "level":
-            p = next(p for p in t.params if p.required)
+            p = next(p for p in _ps(t) if p.required)
             pw = [singular(w) for w in tokens(p.name) if w not in ("amount", "quantity", "to", "add", "delta")]
             base = pw or [w for w in noun if w not in ("tank",)] or noun
             name = ident("_".join(base + ["level"]))
@@ -200,7 +221,7 @@ def _model(env: ir.Environment, tools: list[ir.Tool], cls: dict) -> Claim | None
                                         f"current {' '.join(base)} level" + (f" (at most {num(cap)})" if cap else ""), set(base) | set(noun), kind="level"))
             plan.sets.append(name)
         elif c == "parts":
-            lst = next(p for p in t.params if p.type.kind == "array")
+            lst = next(p for p in _ps(t) if p.type.kind == "array")
             flag = _flag(t)
             parts = [singular(w) for w in tokens(lst.name)]
             name = ident(flag + "_" + "_".join(parts[:-1] + [parts[-1] + "s"]))
@@ -231,7 +252,7 @@ def _model(env: ir.Environment, tools: list[ir.Tool], cls: dict) -> Claim | None
     for plan in plans:
         if plan.cls == "none":
             continue
-        body = _body(plan, vals, needs_user)
+        body = _body(plan, vals, needs_user, plans)
         if body is None:
             continue
         text_tools.append((plan, body))
@@ -347,28 +368,42 @@ def _guard(plan: Plan, action: str | None) -> str | None:
         return None
     want = "on" if not action.startswith("unlock") else "off"
     a = stem(action.split()[0]) if not action.startswith("turn") else None
-    for p in plan.tool.params:
+    for p in _ps(plan.tool):
         if p.type.kind == "enum":
             hit = next((x for x in p.type.values if isinstance(x, str) and a and stem(x) == a), None)
             hit = hit or next((x for x in p.type.values if isinstance(x, str) and state_word(x) == want), None)
             if hit is not None:
-                return f"{ident(p.name)} == {q(hit)}"
+                return f"{_acc(plan.tool, p)} == {q(hit)}"
         if p.type.kind == "boolean":
             neg = state_word(p.name) == "off" or p.name.lower().startswith("un")
-            return f"{ident(p.name)} == {'false' if neg == (want == 'on') else 'true'}"
+            return f"{_acc(plan.tool, p)} == {'false' if neg == (want == 'on') else 'true'}"
     return None
 
 
-def _body(plan: Plan, vals: dict[str, Value], needs_user: dict[str, str]):
+def _state_of_verb(adj: str, plan: Plan, plans: list[Plan], vals: dict[str, Value]) -> str | None:
+    """The condition "<it> must be <adj>" means when `adj` is what an argument-less tool does
+    (landed: `land()`): the values that tool resets are at their reset value."""
+    for o in plans:
+        if o is plan or o.cls != "toggle" or not o.sets:
+            continue
+        verb = next((w for w in _toks(o.tool) if state_word(w)), None)
+        if verb and stem(verb) == stem(adj):
+            sw = state_word(verb)
+            return " and ".join(f"state.{n} == {_reset(vals[n], sw)}" for n in o.sets)
+    return None
+
+
+def _body(plan: Plan, vals: dict[str, Value], needs_user: dict[str, str], plans: list[Plan] = ()):
     t = plan.tool
     pre: list[str] = []
     if t.name in needs_user:
         pre.append(('require state.current_user != null else "no user is signed in"', needs_user[t.name]))
     for subj, adj, sent, action in requirements(t.description):
         v = _match(subj, vals)
-        if v is None or v.name in plan.sets and plan.cls != "set":
-            continue
-        cond = _condition(v, adj)
+        cond = None if v is None or (v.name in plan.sets and plan.cls != "set") else _condition(v, adj)
+        if cond is None:
+            # "the drone must be landed": the state the `land` tool leaves behind
+            cond = _state_of_verb(adj, plan, plans, vals)
         if cond is None:
             continue
         g = _guard(plan, action)
@@ -377,7 +412,7 @@ def _body(plan: Plan, vals: dict[str, Value], needs_user: dict[str, str]):
     if plan.cls == "session":
         kind = _session(t)
         if kind == "in":
-            up = next(p for p in t.params if set(tokens(p.name)) & USER_WORDS)
+            up = next(p for p in _ps(t) if set(tokens(p.name)) & USER_WORDS)
             return "update", pre + [f"set state.current_user = {ident(up.name)}", "return {current_user: state.current_user}"], "{current_user: str?}"
         if kind == "out":
             return "update", pre + ["set state.current_user = null", "return {current_user: state.current_user}"], "{current_user: str?}"
@@ -389,8 +424,8 @@ def _body(plan: Plan, vals: dict[str, Value], needs_user: dict[str, str]):
         return "read", pre + [f"return {{{rec}}}"], f"{{{rt}}}"
     stmts = list(pre)
     if plan.cls == "set":
-        for p, name in zip(t.params, plan.sets):
-            arg = ident(p.name)
+        for p, name in zip(_ps(t), plan.sets):
+            arg = _acc(t, p)
             v = vals[name]
             checks = []
             if p.type.kind in ("number", "integer"):
@@ -412,8 +447,8 @@ def _body(plan: Plan, vals: dict[str, Value], needs_user: dict[str, str]):
                     stmts += checks
                 stmts.append(f"set state.{name} = {arg}")
     elif plan.cls == "level":
-        p = next(p for p in t.params if p.required)
-        arg, name = ident(p.name), plan.sets[0]
+        p = next(p for p in _ps(t) if p.required)
+        arg, name = _acc(t, p), plan.sets[0]
         why = p.description if positive(p.description) else None
         st = f"require {arg} > 0 else {q(f'{p.name} must be positive')}"
         stmts.append((st, why) if why else st)
@@ -423,12 +458,12 @@ def _body(plan: Plan, vals: dict[str, Value], needs_user: dict[str, str]):
             stmts.append((f"require state.{name} + {arg} <= {num(cap)} else {q(f'{name} cannot exceed {num(cap)}')}", sent))
         stmts.append(f"set state.{name} = state.{name} + {arg}")
     elif plan.cls == "parts":
-        lst = next(p for p in t.params if p.type.kind == "array")
-        flag = next(p for p in t.params if p.type.kind == "boolean")
+        lst = next(p for p in _ps(t) if p.type.kind == "array")
+        flag = next(p for p in _ps(t) if p.type.kind == "boolean")
         name = plan.sets[0]
         neg = flag.name.lower().startswith("un") or state_word(flag.name) == "off"
-        on, off = (f"not {ident(flag.name)}", ident(flag.name)) if neg else (ident(flag.name), f"not {ident(flag.name)}")
-        L, S = ident(lst.name), f"state.{name}"
+        on, off = (f"not {_acc(t, flag)}", _acc(t, flag)) if neg else (_acc(t, flag), f"not {_acc(t, flag)}")
+        L, S = _acc(t, lst), f"state.{name}"
         stmts.append(f"if {on} {{ set {S} = {S} + ({L} where it not in {S}) }} else {{ set {S} = {S} where it not in {L} }}")
     elif plan.cls == "toggle":
         sw = next(state_word(w) for w in _toks(t) if state_word(w))
@@ -442,7 +477,7 @@ def _body(plan: Plan, vals: dict[str, Value], needs_user: dict[str, str]):
 
 def _mentions(sent: str, p: ir.Param, t: ir.Tool) -> bool:
     """A tool-level sentence is about `p` when it names its words, or `p` is the only number."""
-    nums = [x for x in t.params if x.type.kind in ("number", "integer")]
+    nums = [x for x in _ps(t) if x.type.kind in ("number", "integer")]
     return bool(set(words(sent)) & {singular(w) for w in tokens(p.name)}) or len(nums) == 1
 
 

@@ -47,8 +47,17 @@ def words(text: str) -> list[str]:
     return [singular(w) for w in re.findall(r"[a-z0-9]+", snake(text or "").replace("_", " ").lower())]
 
 
+SCALAR = ("string", "integer", "number", "boolean", "enum")
+
+
 def has_id_param(t: ir.Tool) -> bool:
-    return any(set(tokens(p.name)) & ID_WORDS or p.type.kind in ("object", "ref", "union") for p in t.params)
+    """A param naming a record (an id, a key, a structured value): not one device's control.
+    A request body of scalar fields (OpenAPI) is the control's arguments."""
+    def bad(p_name: str, ty: ir.Type) -> bool:
+        if set(tokens(p_name)) & ID_WORDS or ty.kind in ("ref", "union"):
+            return True
+        return ty.kind == "object" and (not ty.fields or any(f.type.kind not in SCALAR or bad(f.name, f.type) for f in ty.fields))
+    return any(bad(p.name, p.type) for p in t.params)
 
 
 def forge_type(t: ir.Type | None) -> str:
@@ -62,6 +71,8 @@ def forge_type(t: ir.Type | None) -> str:
         return "int" if all(isinstance(v, int) for v in t.values) else "float"
     if k == "array":
         return f"list[{forge_type(t.items)}]"
+    if k == "object" and t.fields:
+        return "{" + ", ".join(f"{ident(f.name)}: {forge_type(f.type)}{'' if f.required else '?'}" for f in t.fields) + "}"
     if k == "union":
         rest = [v for v in t.variants if v.kind != "null"]
         return forge_type(rest[0]) if len(rest) == 1 else "any"
@@ -147,6 +158,12 @@ def requirements(text: str) -> list[tuple[str, str, str, str | None]]:
                 subj = re.sub(r"^(?:to \w+(?: it| them)?,?\s+)", "", subj)
                 if state_word(adj) or adj in ("pressed", "locked", "running"):
                     out.append((subj, adj, s, guard))
+                # "... must be landed and its motors armed": one more subject per "and"
+                for extra in re.finditer(r"\band (?:its |the |all |all the )?([a-z][a-z ]*?)\s+(?:(?:is|are|be)\s+)?([a-z]+ed|on|off|open|closed)\b", low[m.end():]):
+                    if re.search(r"\b(must|has to|have to|needs? to|should)\b", extra.group(0)):
+                        break  # its own "must be": the patterns above read it
+                    if state_word(extra.group(2)) or extra.group(2) in ("pressed", "locked"):
+                        out.append((extra.group(1).strip(), extra.group(2), s, guard))
     return out
 
 
