@@ -250,9 +250,21 @@ def test_http_task_from_the_url(build_dir, build):
             async with httpx2.AsyncClient(base_url=s.base) as h:
                 return (await h.get(f"/forgec/sessions/{s.session_id}/state")).json()
 
+    async def stateless(url):
+        from mcp import Client
+        from mcp.shared.exceptions import MCPError
+
+        async with Client(url, mode="2026-07-28") as c:  # the stateless protocol era: no session to keep an env in
+            n = len((await c.list_tools()).tools)
+            with pytest.raises(MCPError, match="one environment per MCP session"):
+                await c.call_tool(t.gold_calls[0].tool, t.gold_calls[0].arguments)
+            return n
+
     with http_server(build_dir, "--env", "bookstore") as url:
         st = run(go, url)
+        n = run(stateless, url)
     assert st["task"] == t.id and st["state_hash"] == t.gold_state_hash
+    assert n == len(build.envs["bookstore"].TOOLS)
 
 
 # --------------------------------------------------------------------------- CLI errors
