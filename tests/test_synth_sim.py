@@ -13,7 +13,6 @@ vehicle API, an MCP home hub and an OpenAPI 3 drone (device/session), a BFCL mat
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 

@@ -25,7 +25,7 @@ from forgec import ir
 
 from .names import ident, singular, tokens
 from .shape_device import _session
-from .shape_sim import cited, claim_from_text, forge_type, positive, q, sentences, words
+from .shape_sim import cited, claim_from_text, forge_type, positive, q, sentences
 from .shapes import Claim
 
 MONEY = {"balance", "fund", "deposit", "withdraw", "cash", "wallet", "money"}
@@ -280,4 +280,4 @@ def _body(t: ir.Tool, c: str, sym: str, okey: str, side_vals: tuple, guard: str 
     return None
 
 
-__all__ = ["claim", "words"]
+__all__ = ["claim"]

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from forgec import ir
 
 from .names import ident, singular, tokens
-from .shape_sim import (OFF, ON, caps, cited, claim_from_text, forge_type, has_id_param, num, positive, q, ranges,
+from .shape_sim import (caps, cited, claim_from_text, forge_type, has_id_param, num, positive, q, ranges,
                         requirements, sentences, signature, state_word, stem, words)
 from .shapes import Claim
 
