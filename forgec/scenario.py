@@ -1110,10 +1110,42 @@ class _Sampler:
         raise _Skip("tool-words")
 
     # ----- read-only tasks
+    def ask_by_key(self, sc: _Scenario) -> bool:
+        """A question about a record the user names by its key, through a read taking a list of keys
+        (a knowledge graph's open_nodes(names)): "what the entity type of the person Dana Sato is"."""
+        m = self.m
+        for name, t in sorted(m.tools.items()):
+            req = m.required(t)
+            if m.writes[name] or len(req) != 1 or not isinstance(strip_optional(req[0].type), A.ListType):
+                continue
+            ke = m.key_entity(req[0].name, req[0].type)
+            if ke is None:
+                continue
+            said: list[str] = []
+            e, v = self.named_node(sc, ke, said)
+            probe = sc.env.step(name, jcopy({req[0].name: [v]}))
+            path = next((f for f, xs in probe.items() if isinstance(xs, list) and xs and isinstance(xs[0], dict) and m.entity_of(xs[0]) == ke), None) if isinstance(probe, dict) else None
+            if path is None:
+                continue
+            cname, r = sc.call(name, {req[0].name: (A.ListLit((e,)), [v])}, "found")
+            rname, rec = sc.reason("first", (A.Attr(A.Name(cname), path),), [r[path]], {}, "the_" + norm(ke))
+            lists = [f.name for f in m.decl[ke].fields if isinstance(strip_optional(f.type), A.ListType) and rec.get(f.name) and all(_sayable(x) for x in rec[f.name])]
+            show = [f for f in m.natural_fields(ke) if _sayable(rec.get(f))] + lists
+            if not show:
+                raise _Skip("nothing-to-tell")
+            f = sc.rng.choice(show)
+            sc.nodes.append(A.TellNode(A.Attr(A.Name(rname), f)))
+            text = f"what {humanize(f)} are noted for {said[0]}" if f in lists else f"what the {humanize(f)} of {said[0]} is"
+            sc.intents.append(_Intent("question", text, tool=""))
+            return True
+        return False
+
     def question(self, sc: _Scenario) -> None:
         m = self.m
         ents = sorted(m.owned(sc.ukey)) if m.user is not None else sorted(m.lister_all)
         ents = [e for e in ents if e in m.lister_by_user or (e in m.user_list_field and e in m.getter) or (m.user is None and e in m.lister_all)]
+        if not ents and m.user is None and self.ask_by_key(sc):
+            return
         if not ents:
             raise _Skip("nothing-to-ask")
         ent = sc.rng.choice(ents)
