@@ -91,13 +91,17 @@ The customer was instructed with the task below. Decide whether the CUSTOMER (no
 - stated a fact that is not in its known facts, or a wrong value for a known fact (hallucination);
 - refused or failed to give a known fact the agent asked for (withholding);
 - contradicted itself;
-- ended the conversation (the marker {stop}) before the agent finished or while the agent was waiting for an answer.
-Agent mistakes are NOT customer errors.
+- ended the conversation (the marker {stop}) before the agent finished or while the agent was waiting for an answer;
+- stated a value of something it does not know (listed below), or confirmed a change it did not want.
+Agent mistakes are NOT customer errors. Saying it does not know an unknown item, and refusing a change
+that is not one of its intents, are correct.
 
 Task goal: {goal}
 Customer's first message: {instruction}
 Known facts:
 {facts}
+Does not know: {unknown}
+Intents: {intents}
 
 Conversation:
 {transcript}
@@ -106,9 +110,14 @@ Answer with one JSON object and nothing else: {{"user_error": true or false, "re
 
 
 def judge_prompt(task: Task, messages: list[dict]) -> str:
-    facts = "\n".join(f"- {k}: {json.dumps(v, ensure_ascii=False)}" for k, v in sorted(task.user.facts.items())) or "- (none)"
+    from forgec.runtime.scenario import opening, scenario_of
+
+    sc = scenario_of(task)
+    facts = "\n".join(f"- {k}: {json.dumps(v, ensure_ascii=False)}" for k, v in sorted(sc.known.items())) or "- (none)"
     transcript = "\n".join(f"{'CUSTOMER' if s == 'user' else 'AGENT'}: {t}" for s, t in visible_turns(messages))
-    return JUDGE_PROMPT.format(stop=STOP, goal=task.user.goal, instruction=task.instruction, facts=facts, transcript=transcript)
+    intents = "; ".join(i.text + (f" (only if {i.condition})" if i.condition else "") for i in sc.intents) or "(none)"
+    return JUDGE_PROMPT.format(stop=STOP, goal=task.user.goal, instruction=opening(task), facts=facts, transcript=transcript,
+                               unknown=", ".join(sc.unknown) or "(nothing listed)", intents=intents)
 
 
 _JSON_OBJ_RE = re.compile(r"\{.*\}", re.DOTALL)
