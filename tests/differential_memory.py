@@ -11,7 +11,8 @@ in a fresh `MEMORY_FILE_PATH`) and on the env compiled from
 
 Lists of entities are compared as sets of records (the env keeps nodes in key order, the server
 in file order: an order the docs do not state); lists of relations in order (both keep creation
-order). Each scenario starts from an empty graph, so a difference does not leak into the next.
+order). Each scenario starts from an empty graph (`seeded`: from the world forgec generates for the
+env, written as the server's memory file), so a difference does not leak into the next.
 Returns `(tool, agree, detail)` per call (used by tests/test_differential_memory.py and
 bench/differential.py).
 """
@@ -144,7 +145,29 @@ def _batch_duplicates() -> list[tuple[str, dict]]:
     ]
 
 
-SCENARIOS = {"team": _team, "dangling": _dangling, "crowd": _crowd, "bad_input": _bad_input, "batch_duplicates": _batch_duplicates}
+def _seeded(graph: dict) -> list[tuple[str, dict]]:
+    """On the world forgec generates for the env (its states/<env>.json graph, written as the server's
+    memory file): reads, edits and deletes of the people, projects and relations already there."""
+    ents, rels = graph["entities"], graph["relations"]
+    people = [e["name"] for e in ents if e["entityType"] == "person"]
+    hub = max((e["name"] for e in ents), key=lambda n: (sum(n in (r["from"], r["to"]) for r in rels), n))
+    return [
+        ("read_graph", {}),
+        ("search_nodes", {"query": "PERSON"}),
+        ("search_nodes", {"query": ents[0]["observations"][0].split()[-1]}),
+        ("open_nodes", {"names": people[:2]}),
+        ("add_observations", {"observations": [{"entityName": people[0], "contents": ["Moved to Berlin", ents[0]["observations"][0]]}]}),
+        ("delete_observations", {"deletions": [{"entityName": ents[1]["name"], "observations": ents[1]["observations"][:1]}]}),
+        ("create_relations", {"relations": [R(people[0], people[1], "knows"), rels[0]]}),
+        ("delete_relations", {"relations": [rels[1]]}),
+        ("delete_entities", {"entityNames": [hub]}),
+        ("open_nodes", {"names": [hub, people[-1]]}),
+        ("create_entities", {"entities": [E(people[-1], "person", "dup"), E("Maya Lindqvist", "person", "New hire")]}),
+        ("read_graph", {}),
+    ]
+
+
+SCENARIOS = {"seeded": _seeded, "team": _team, "dangling": _dangling, "crowd": _crowd, "bad_input": _bad_input, "batch_duplicates": _batch_duplicates}
 
 
 # --------------------------------------------------------------------------- the synthesized env
@@ -240,8 +263,17 @@ def run_memory_scenarios(only: list[str] | None = None) -> list[tuple[str, bool,
                 continue
             mem = Path(tmp) / f"{name}.jsonl"
             env = module.Env({})
+            calls = make() if name != "seeded" else None
+            if name == "seeded":  # the env's own generated world, given to the server as its memory file
+                from forgec.stdlib.values import generate_state
+
+                env = module.Env(generate_state(module.SCHEMA, seed=0))
+                graph = _env_graph(env)
+                mem.write_text("\n".join([json.dumps({"type": "entity", **e}) for e in graph["entities"]]
+                                          + [json.dumps({"type": "relation", **r}) for r in graph["relations"]]), encoding="utf-8")
+                calls = make(graph)
             with McpServer("memory", env={"MEMORY_FILE_PATH": str(mem)}) as srv:
-                for i, (tool, args) in enumerate(make()):
+                for i, (tool, args) in enumerate(calls):
                     real = srv.call(tool, args)
                     got = env.step(tool, json.loads(json.dumps(args)))
                     r_graph = srv.call("read_graph", {})[2] or {}
