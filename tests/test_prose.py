@@ -81,6 +81,9 @@ CASES = [
     ("assign", "status is set to `active`, frozen_on is cleared and ride_count is reset to 0.", ("assign", "", "ride_count", 0)),
     ("assign", "The line status will be changed to Active and clears suspension_start_date.", ("assign", "", "suspension_start_date", None, 0, "clear")),
     ("assign", "status is set to `active`, frozen_on is cleared and ride_count is reset to 0.", ("assign", "", "frozen_on", None, 0, "clear")),
+    ("same", "Move a line to another plan of the same plan type.", ("same", "", "plan type")),
+    ("same", "Swaps the bike of a ride for another one with the same model;", ("same", "", "model")),
+    ("same", "Exchange items in an order for new items of the same product type.", ("same", "", "product type")),
     ("returns", "Returns the customer id.", ("returns", "customer", "key")),
     ("returns", "Responds with the member's ID, 404 when nobody matches.", ("returns", "member", "key")),
 ]
@@ -202,7 +205,8 @@ def test_telecom_runs_as_its_docs_say():
             "Line": {"l1": {"line_id": "l1", **line, "status": "Active"}, "l2": {"line_id": "l2", **line, "status": "Suspended"}},
             "Bill": {"b1": {"bill_id": "b1", "customer_id": "c1", "status": "Overdue"}},
             "PaymentMethod": {"pm1": {"payment_method_id": "pm1", "balance": 50.0}},
-            "Plan": {"p1": {"plan_id": "p1"}, "p2": {"plan_id": "p2"}},
+            "Plan": {"p1": {"plan_id": "p1", "plan_type": "prepaid"}, "p2": {"plan_id": "p2", "plan_type": "prepaid"},
+                     "p3": {"plan_id": "p3", "plan_type": "postpaid"}},
         },
         "globals": {"now": "2024-05-15T12:00:00"},
     })
@@ -228,6 +232,8 @@ def test_telecom_runs_as_its_docs_say():
     assert isinstance(env.step("refuel_data", {"customer_id": "c1", "line_id": "l2", "gb_amount": 2.0}), ToolError)
     env.step("change_plan", {"line_id": "l1", "plan_id": "p2"})
     assert E["Line"]["l1"]["plan_id"] == "p2"
+    err = env.step("change_plan", {"line_id": "l1", "plan_id": "p3"})
+    assert isinstance(err, ToolError) and err.message == "plan_id must have the same plan type as the current one"
     err = env.step("change_plan", {"line_id": "l2", "plan_id": "p2"})
     assert isinstance(err, ToolError) and err.message == "line is Suspended" and E["Line"]["l2"]["plan_id"] == "p1"
     env.step("grant_loyalty_bonus", {"customer_id": "c1", "line_id": "l1"})
@@ -256,7 +262,8 @@ def test_rental_runs_as_its_docs_say():
         "entities": {
             "Member": {"m1": {"member_id": "m1", "status": "active", "autopay": False, "wallet_balance": 10.0, "ride_count": 3, "frozen_on": None, "note": "moving", "email": "m@x.org", "start_trial_done": False},
                        "m2": {"member_id": "m2", "status": "active", "autopay": False, "wallet_balance": 10.0, "ride_count": 0, "frozen_on": None, "note": "moving", "email": "n@x.org", "start_trial_done": False}},
-            "Rental": {"r1": {"rental_id": "r1", "member_id": "m1", "status": "riding", "ended_at": None, "hold_reason": "shop"}},
+            "Rental": {"r1": {"rental_id": "r1", "member_id": "m1", "bike_id": "b1", "status": "riding", "ended_at": None, "hold_reason": "shop"}},
+            "Bike": {"b1": {"bike_id": "b1", "model": "city"}, "b2": {"bike_id": "b2", "model": "city"}, "b3": {"bike_id": "b3", "model": "cargo"}},
         },
         "globals": {"now": "2024-05-15T12:00:00"},
     })
@@ -285,6 +292,10 @@ def test_rental_runs_as_its_docs_say():
     env.step("disable_autopay", {"member_id": "m1"})
     env.step("enable_autopay", {"member_id": "m1"})
     assert E["Member"]["m1"]["autopay"] is True and "m1" in E["Member"]
+    err = env.step("swap_bike", {"rental_id": "r1", "bike_id": "b3"})
+    assert isinstance(err, ToolError) and err.message == "bike_id must have the same model as the current one"
+    env.step("swap_bike", {"rental_id": "r1", "bike_id": "b2"})
+    assert E["Rental"]["r1"]["bike_id"] == "b2"
     env.step("end_rental", {"rental_id": "r1"})
     assert E["Rental"]["r1"]["status"] == "finished" and E["Rental"]["r1"]["ended_at"] == "2024-05-15T12:00:00"
     assert isinstance(env.step("end_rental", {"rental_id": "r1"}), ToolError)
@@ -303,3 +314,40 @@ def test_rental_runs_as_its_docs_say():
     env.step("unfreeze_member", {"member_id": "m1"})
     m = E["Member"]["m1"]
     assert (m["status"], m["frozen_on"], m["ride_count"]) == ("active", None, 0)
+
+
+def test_same_field_pairwise_for_new_items():
+    """`exchange(order_id, item_ids, new_item_ids)` "for new items of the same product": each new
+    item has its old item's product (pairwise), when the docs give items a product."""
+    from forgec import ir
+    from forgec.runtime.envrt import ToolError
+
+    S = ir.Type(kind="string")
+    def obj(**fs):
+        return ir.Type(kind="object", fields=tuple(ir.Field_(name=k, type=t, required=True) for k, t in fs.items()))
+    arr = ir.Type(kind="array", items=S)
+    tools = (
+        ir.Tool(name="get_product", description="Get a product.", params=(ir.Param(name="product_id", type=S, required=True),), returns=obj(product_id=S)),
+        ir.Tool(name="get_item", description="Get an item.", params=(ir.Param(name="item_id", type=S, required=True),), returns=obj(item_id=S, product_id=S)),
+        ir.Tool(name="get_order", description="Get an order.", params=(ir.Param(name="order_id", type=S, required=True),), returns=obj(order_id=S, item_ids=arr)),
+        ir.Tool(name="exchange_order_items", description="Exchange items of an order for new items of the same product.",
+                params=(ir.Param(name="order_id", type=S, required=True), ir.Param(name="item_ids", type=arr, required=True), ir.Param(name="new_item_ids", type=arr, required=True))),
+    )
+    decl, _ = synthesize(ir.Environment(name="shop", tools=tools))
+    body = decl.tool("exchange_order_items").body
+    it = lambda: A.Attr(A.Name("it"), "product_id")  # noqa: E731
+    want = A.Binary("==", A.Call("map", (A.Name("new_item_ids"), it())), A.Call("map", (A.Name("item_ids"), it())))
+    assert any(isinstance(st, A.Require) and st.cond == want for st in body), _text(decl)
+    text = _text(decl)
+    mod, _ = lang.parse(text, "env.forge")
+    assert not has_errors(lang.check([mod]))
+    tmp = Path(tempfile.mkdtemp()) / "env.py"
+    tmp.write_text(emit_env(mod.envs[0], "env.forge"), encoding="utf-8")
+    env = load_env_module(tmp).Env({"entities": {
+        "Product": {"p1": {"product_id": "p1"}, "p2": {"product_id": "p2"}},
+        "Item": {"i1": {"item_id": "i1", "product_id": "p1"}, "i2": {"item_id": "i2", "product_id": "p1"}, "i3": {"item_id": "i3", "product_id": "p2"}},
+        "Order": {"o1": {"order_id": "o1", "item_ids": ["i1"]}},
+    }, "globals": {}})
+    assert isinstance(env.step("exchange_order_items", {"order_id": "o1", "item_ids": ["i1"], "new_item_ids": ["i3"]}), ToolError)
+    env.step("exchange_order_items", {"order_id": "o1", "item_ids": ["i1"], "new_item_ids": ["i2"]})
+    assert env.state["entities"]["Order"]["o1"]["item_ids"] == ["i2"]

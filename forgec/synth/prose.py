@@ -24,6 +24,7 @@ tests/fixtures/prose/ and the shared corpus):
 * forbid     "cannot be moved ... while it is Suspended", "not allowed if the member is `frozen`",
              "If the order is already processed or delivered, it cannot be cancelled"
 * owns       "The customer who owns the line." (a parameter), "The rental must belong to the member."
+* same       "new items of the same product type", "another plan of the same plan type"
 * returns    "Returns the customer id", "Responds with the member's ID" (a lookup by its params)
 """
 
@@ -165,6 +166,7 @@ def _bounds(low: str, sent: str) -> list[Fact]:
     return out
 
 
+_SAME = re.compile(r"\b(?:of|with|from|in|on|have|has|share)\s+the\s+same\s+(?P<f>[a-z][a-z_]*(?:\s+[a-z][a-z_]*){0,2}?)(?=\s*(?:as\b|[.,;]|$|\band\b))")
 _RETURNS = re.compile(r"\b(?:returns?|gives?\s+back|responds\s+with|yields?)\s+(?:the\s+|its\s+|their\s+|a\s+|an\s+)?(?:matching\s+)?(?P<subj>[a-z][a-z ]{0,30}?)(?:'s)?\s+(?P<what>ids?|identifiers?|keys?|records?|details|profiles?)\b")
 _ONCE = re.compile(r"\b(?:only\s+(?:be\s+)?[a-z ]{0,30}?\s*once|(?:can|may)\s+only\s+be\s+[a-z ]{0,30}?\bonce|at\s+most\s+once)\b")
 _ONE_OF = re.compile(r"\b(?:either|one\s+of|only\s+be|must\s+be|should\s+be|allowed\s+values?\s+(?:are|is))\b[:\s]*(?=(?P<rest>.*)$)")
@@ -232,6 +234,11 @@ def read_sentence(sent: str) -> list[Fact]:
             if vals:
                 out.append(Fact("forbid", sent, _subj(m.group("subj")), "status", tuple(vals)))
     out += _bounds(low, sent)
+    for m in _SAME.finditer(low):
+        out.append(Fact("same", sent, "", m.group("f").strip()))
+        more = re.match(r"\s*(?:and|,)\s+(?:the\s+)?(?P<g>[a-z][a-z_]*)\b", low[m.end():])
+        if more:  # "the same origin and destination": both
+            out.append(Fact("same", sent, "", more.group("g")))
     for m in _OWNS.finditer(low):
         out.append(Fact("owns", sent, "", m.group("b").strip()))
     for m in _BELONGS.finditer(low):
@@ -402,7 +409,7 @@ def changes(s, e, v, pmap, k: str, made: list[A.Stmt]) -> list[tuple[A.Stmt, str
         same = next((x for x in made + [o for o, _ in out] if x == st or (isinstance(x, A.Set) and isinstance(st, A.Set) and x.target == st.target)), None)
         out.append((same if same is not None else st, sent))
 
-    out += _ownership(s, e, v, pmap, k) + bounds(v, pmap)
+    out += _ownership(s, e, v, pmap, k) + bounds(v, pmap) + _same(s, e, v, pmap, k)
     for f in v.facts:
         if f.kind == "once" and once_field(v) in e.fields:
             # "this function can only be called once": a flag on the record, checked and set
@@ -485,6 +492,66 @@ def bounds(v, pmap) -> list[tuple[A.Stmt, str]]:
             word = {">": "greater than", ">=": "at least", "<": "less than", "<=": "at most"}[f.field]
             out.append((A.Require(test, f"{w} must be {word} {f.value}" if f.value or f.field not in (">",) else f"{w} must be positive"), f.sentence))
     return out
+
+
+def _same(s, e, v, pmap, k: str) -> list[tuple[A.Stmt, str]]:
+    """"new items of the same product type", "another plan of the same plan type": the new
+    record(s) and the old share that field — `x` and `new_x` parameters (lists pairwise), or a
+    parameter and the record the tool's own record references now (read before it changes)."""
+    from .schema import ref_field, strip_optional
+
+    facts = [f for f in v.facts if f.kind == "same"]
+    for w in pmap:
+        if v.tool.param(w):
+            facts += [f for f in read(v.tool.param(w).description or "") if f.kind == "same"]
+    out = []
+    for f in facts:
+        for w, p in pmap.items():
+            if not w.startswith("new_") or p.optional or w[4:] not in pmap or pmap[w[4:]].optional:
+                continue
+            t = strip_optional(p.type)
+            ent = t.item.name if isinstance(t, A.ListType) and isinstance(t.item, A.NamedType) else t.name if isinstance(t, A.NamedType) else None
+            fld = _same_field(s, ent, f.field)
+            if fld is None:
+                continue
+            old, new = A.Name(pmap[w[4:]].name), A.Name(p.name)
+            if isinstance(t, A.ListType):
+                test = A.Binary("==", A.Call("map", (new, A.Attr(A.Name("it"), fld))), A.Call("map", (old, A.Attr(A.Name("it"), fld))))
+            else:
+                test = A.Binary("==", A.Attr(new, fld), A.Attr(old, fld))
+            out.append((A.Require(test, f"each {w} must have the same {fld.replace('_', ' ')} as its {w[4:]}"), f.sentence))
+        for w, ent in v.refs.items():
+            if w not in pmap or pmap[w].optional or ("new_" + w) in pmap or w.startswith("new_") and w[4:] in pmap:
+                continue
+            cur = ref_field(e, ent)
+            fld = _same_field(s, ent, f.field)
+            if cur is None or fld is None:
+                continue
+            now = A.Attr(A.Index(A.Name(ent), A.Attr(A.Name(k), cur)), fld)
+            test = A.Binary("==", A.Attr(A.Name(pmap[w].name), fld), now)
+            if isinstance(e.fields[cur].type, A.OptionalType):  # none yet: nothing to match
+                test = A.Binary("or", A.Binary("==", A.Attr(A.Name(k), cur), A.Literal(None)), test)
+            out.append((A.Require(test, f"{w} must have the same {fld.replace('_', ' ')} as the current one"), f.sentence))
+    return out
+
+
+def _same_field(s, ent: str | None, phrase: str) -> str | None:
+    """The field "the same F" names on `ent`: a field, or the reference to an entity F names."""
+    from .schema import ref_field
+
+    from .schema import strip_optional
+
+    if ent is None or ent not in s.entities:
+        return None
+    e = s.entities[ent]
+    hit = field_named({n: f for n, f in e.fields.items() if n != e.key}, phrase)
+    if hit is None:
+        others = [x for x in s.entities if x != ent and names_entity(phrase, x)]
+        hit = ref_field(e, others[0]) if len(others) == 1 else None
+    # a category (enum, flag, reference): free text ("the same origin") is left out, as the
+    # verifier's random alternatives would almost never share it (docs/synthesis.md, limits)
+    t = strip_optional(e.fields[hit].type) if hit else None
+    return hit if isinstance(t, (A.EnumType, A.NamedType)) or t == BOOL else None
 
 
 def _ownership(s, e, v, pmap, k: str) -> list[tuple[A.Stmt, str]]:

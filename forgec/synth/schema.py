@@ -1291,6 +1291,9 @@ def _param_field(s: Schema, tm: TypeMapper, e: Entity, p: ir.Param, optional: bo
     if fname in e.fields or fname == e.key or p.name in MODIFIER_PARAMS:
         return
     ftype = tm.field_type(p.name, p.type)
+    closed = prose.allowed_values(p.description or "") if ftype == A.PrimType("str") else None
+    if closed:
+        ftype = A.EnumType(closed[0])  # "one of: prepaid, postpaid": the field holds one of those
     if optional and not isinstance(ftype, A.OptionalType):
         ftype = A.OptionalType(ftype)
     e.fields[fname] = Field(fname, ftype, p.description)
