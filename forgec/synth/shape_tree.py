@@ -62,6 +62,34 @@ def _has(text: str, *pats: str) -> bool:
     return any(re.search(p, text) for p in pats)
 
 
+def sentence(t: ir.Tool, pat: str) -> str | None:
+    """The first sentence of the tool's (or a parameter's) description matching `pat` (lower-cased)."""
+    texts = [t.description or ""] + [p.description or "" for p in t.params]
+    for text in texts:
+        for sent in re.split(r"(?<=[.!?])\s+", " ".join(text.split())):
+            if re.search(pat, sent.lower()):
+                return sent
+    return None
+
+
+# the sentences that decide a flag (the same patterns `classify` reads)
+FLAG_PATTERNS = {
+    "parents": r"nested|multiple|parent|intermediate",
+    "exist_ok": r"already exists.{0,60}(succeed|no error|nothing|unchanged|silently)",
+    "no_clobber": r"destination (already )?exists.{0,40}fail|fail.{0,40}destination (already )?exists",
+    "into": r"\binto (it|that|the)|existing (directory|folder).{0,60}\binto\b|\binto an existing",
+    "empty": r"\bempty\b",
+    "recursive": r"recursive|and its contents|everything inside|director",
+    "append": r"\bappend",
+    "diff": r"\bdiff\b",
+    "confined": r"allowed director",
+    "head": r"first \w+ lines",
+    "tail": r"last \w+ lines",
+    "prefixes": r"\[file\]|\[dir\]",
+    "hidden": r"hidden",
+}
+
+
 @dataclass
 class Op:
     """What one tool does to the tree and which parameter plays which role."""
@@ -69,6 +97,7 @@ class Op:
     op: str
     roles: dict[str, str] = field(default_factory=dict)  # role -> param name
     flags: set[str] = field(default_factory=set)
+    cites: dict[str, str] = field(default_factory=dict)  # flag/role -> the doc sentence it was read from
 
 
 # --------------------------------------------------------------------------- recognizing
@@ -246,7 +275,8 @@ def _params(t: ir.Tool) -> str:
 class _Body:
     """The statements of one tool body, with the env's path conventions."""
 
-    def __init__(self, cwd: bool, confined: bool):
+    def __init__(self, cwd: bool, confined: bool, t: ir.Tool):
+        self.t = t
         self.lines: list[str] = []
         self.base = "state.cwd" if cwd else "state.root"
         self.confined = confined
@@ -254,9 +284,16 @@ class _Body:
     def add(self, *ls: str) -> None:
         self.lines.extend(ls)
 
+    def cite(self, key: str) -> None:
+        """`// from: "..."` before the next statement: the doc sentence it was read from."""
+        sent = sentence(self.t, FLAG_PATTERNS[key])
+        if sent:
+            self.lines.append("// from: " + _q(sent))
+
     def resolve(self, var: str, param: str) -> None:
         self.add(f"let {var} = path_resolve({ident(param)}, {self.base})")
         if self.confined:
+            self.cite("confined")
             self.add(f'require {var} == state.root or startswith({var}, state.root + "/") else "Access denied - path outside allowed directories"')
         else:
             self.add(f'require {var} == state.root or startswith({var}, state.root + "/") else "No such file or directory (outside the tree)"')
@@ -331,7 +368,7 @@ def _subtree(var: str) -> str:
 
 def _body(t: ir.Tool, o: Op, env_cwd: bool, confined: bool) -> tuple[str, list[str], str] | None:
     """(kind annotation, body lines, return type) of one claimed tool."""
-    b = _Body(env_cwd, confined)
+    b = _Body(env_cwd, confined, t)
     if o.op.startswith(("rest_", "cp_")):
         from .shape_tree_rest import rest_body
 
@@ -360,8 +397,10 @@ def _body(t: ir.Tool, o: Op, env_cwd: bool, confined: bool) -> tuple[str, list[s
         if "head" in R and "tail" in R and R["head"] and R["tail"]:
             b.add(f'require not ({_set(I("head"))} and {_set(I("tail"))}) else "Cannot specify both head and tail parameters simultaneously"')
         if R.get("tail"):
+            b.cite("tail")
             b.add(f'if {_set(I("tail"))} {{ let text = join(slice(split(text, "\\n"), 0 - int({I("tail")})), "\\n") }}')
         if R.get("head"):
+            b.cite("head")
             b.add(f'if {_set(I("head"))} {{', '  let ls = split(text, "\\n")', '  if endswith(text, "\\n") { let ls = slice(ls, 0, -1) }',
                   f'  let text = join(slice(ls, 0, int({I("head")})), "\\n")', "}")
         vals["text"] = "text"
@@ -395,6 +434,8 @@ def _body(t: ir.Tool, o: Op, env_cwd: bool, confined: bool) -> tuple[str, list[s
         b.resolve("p", R["path"])
         b.parent_dir("p", "open")
         new = "content" if o.op == "touch" else f'{ENTITY}[p].content + {I("content")}' if "append" in o.flags else I("content")
+        if "append" in o.flags:
+            b.cite("append")
         b.add(f"if p in {ENTITY} {{", f'  require {ENTITY}[p].kind == "file" else "EISDIR: illegal operation on a directory, open"')
         if o.op == "write":
             b.add(f"  let n = {ENTITY}[p]", f"  set n.content = {new}")
@@ -414,6 +455,7 @@ def _body(t: ir.Tool, o: Op, env_cwd: bool, confined: bool) -> tuple[str, list[s
         cond = f"not {I('dry')}" if "dry" in R else "true"
         b.add(f"if {cond} {{", f"  let n = {ENTITY}[p]", "  set n.content = text", "}")
         if "diff" in o.flags:
+            b.cite("diff")
             b.add('let diff = unified_diff(before, text, p)', 'let fence = "```"',
                   'if contains(diff, "```") { let fence = "````" }')
             vals["text"] = 'fence + "diff\\n" + diff + fence + "\\n\\n"'
@@ -422,6 +464,10 @@ def _body(t: ir.Tool, o: Op, env_cwd: bool, confined: bool) -> tuple[str, list[s
     elif o.op == "mkdir":
         kind = "create"
         b.resolve("p", R["path"])
+        if "exist_ok" in o.flags:
+            b.cite("exist_ok")
+        if "parents" in o.flags:
+            b.cite("parents")
         if "exist_ok" in o.flags:
             b.add(f"if p in {ENTITY} {{", f'  require {ENTITY}[p].kind == "directory" else "EEXIST: file already exists, mkdir"', "} else {")
         else:
@@ -472,8 +518,10 @@ def _body(t: ir.Tool, o: Op, env_cwd: bool, confined: bool) -> tuple[str, list[s
         verb = "rename" if o.op == "move" else "copyfile"
         b.add(f'require s in {ENTITY} else "ENOENT: no such file or directory, {verb}"')
         if "into" in o.flags:
+            b.cite("into")
             b.add(f'if d in {ENTITY} and {ENTITY}[d].kind == "directory" {{ let d = path_resolve(basename(s), d) }}')
         if "no_clobber" in o.flags:
+            b.cite("no_clobber")
             b.add(f'require not (d in {ENTITY}) else "Destination already exists"')
         else:
             b.add(f'require not (d in {ENTITY}) or ({ENTITY}[d].kind == "file" and {ENTITY}[s].kind == "file") else "EEXIST: file already exists, {verb}"',
@@ -498,7 +546,10 @@ def _body(t: ir.Tool, o: Op, env_cwd: bool, confined: bool) -> tuple[str, list[s
         if o.op == "rmdir":
             b.is_dir("p", "rmdir")
             if "empty" in o.flags:
+                b.cite("empty")
                 b.add(f'require len({_subtree("p")}) == 0 else "ENOTEMPTY: directory not empty, rmdir"')
+        if o.op == "rm" and "recursive" in o.flags:
+            b.cite("recursive")
         b.add(f"for n in {_subtree('p')} {{ delete n }}", f"delete {ENTITY}[p]")
         vals["text"] = f'"Successfully removed " + {I("path")}'
         vals["path"] = "p"
@@ -562,10 +613,13 @@ def _list_body(b: _Body, o: Op, t: ir.Tool) -> None:
     kids = f'{ENTITY} where dirname(it.path) == p and it.path != p'
     if "hidden" in R:
         kids += f' and ({ident(R["hidden"])} or not startswith(basename(it.path), "."))'
+        b.cite("hidden")
     b.add(f"let kids = sorted({kids}, lower(basename(it.path)))")
     if "sort" in R:
         b.add(f'if {ident(R["sort"])} == "size" {{ let kids = sorted(kids, len(it.content), desc: true) }}')
-    b.add("let lines = []", "let names = []", "let files = 0", "let total = 0", "for k in kids {", "  let name = basename(k.path)",
+    b.add("let lines = []", "let names = []", "let files = 0", "let total = 0")
+    b.cite("prefixes")
+    b.add("for k in kids {", "  let name = basename(k.path)",
           "  let names = names + [name]")
     if "sizes" in o.flags:
         b.add('  if k.kind == "directory" { let lines = lines + ["[DIR] " + pad_end(name, 30) + " "] }', "  else {",
@@ -580,6 +634,24 @@ def _list_body(b: _Body, o: Op, t: ir.Tool) -> None:
 
 
 # --------------------------------------------------------------------------- the claim
+
+
+def _with_notes(mod: A.Module) -> A.ToolDecl:
+    """The probe module's tool with its `// from: "..."` comments as citations of the top-level
+    statement that follows each (`ToolDecl.notes`, printed back by the formatter)."""
+    from dataclasses import replace
+
+    tool = mod.envs[0].tools[0]
+    body = tool.body or ()
+    notes = []
+    for cm in mod.comments:
+        text = cm.text.strip()
+        if not text.startswith("from: "):
+            continue
+        i = next((k for k, st in enumerate(body) if st.span.line > cm.line), None)
+        if i is not None:
+            notes.append((i, json.loads(text[len("from: "):])))
+    return replace(tool, notes=tuple(notes))
 
 
 def tree_ops(env: ir.Environment, taken: frozenset[str] = frozenset()) -> dict[str, Op]:
@@ -646,5 +718,5 @@ def claim(env: ir.Environment, taken: frozenset[str]):
         mod, pd = lang.parse(src, "tree.forge")
         if has_errors(pd) or has_errors(lang.check([mod])):
             continue
-        c.tools[name] = mod.envs[0].tools[0]
+        c.tools[name] = _with_notes(mod)
     return c if c.tools else None
