@@ -109,6 +109,9 @@ class _Values:
             for rec in coll.values():
                 self._add(rec)
         self._add(state.get("globals") or {})
+        from forgec.stdlib.sql_state import is_sql_entity
+
+        self.sql_tables = {e: c for e, c in (state.get("entities") or {}).items() if is_sql_entity(schema["entities"].get(e, {}))}
         # keys under "<entity><key>" names too (`entityName`, `entity_names` for Entity.name): docs name a
         # record's key that way where the param is plain text (a batch delete that ignores unknown names)
         self.named_keys = {_squash(e + kf): self.keys.get(e, []) for e, d in schema["entities"].items() for kf in (d["key"],)}
@@ -194,6 +197,12 @@ def gen_value(tj: dict, name: str, rng: random.Random, vals: _Values, schema: di
             pick = rng.choice(like)
             out.update({k: pick[k] for k in scal if k in out and _matches(pick[k], fields[k]) or (k in out and fields[k].get("type") == "ref")})
         return out
+    if t == "str" and vals.sql_tables:  # a SQL statement over the state's tables (stdlib/sql_state.py)
+        from forgec.stdlib.sql_state import sql_arg
+
+        v = sql_arg(name, "", vals.sql_tables, rng)
+        if v is not None:
+            return v
     if t == "str" and _has_tree(schema) and rng.random() < 0.8:  # other envs draw exactly as before
         v = _tree_text(rng, vals, schema)
         if v is not None:

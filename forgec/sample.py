@@ -908,6 +908,12 @@ class _Values:
             key_field = self.env.entity(ke).key
             k = ents[ke][k].get(key_field, k)
             return [k] if is_list else k
+        if prim_class(t) == "str":  # a SQL statement over the state's tables (stdlib/sql_state.py)
+            from forgec.stdlib.sql_state import sql_arg
+
+            v = sql_arg(p.name, p.doc or "", ents, rng)
+            if v is not None:
+                return v
         found = []
         where = self._where.get(norm(p.name), [])
         if is_list and prim_class(t.item) is not None:  # a list of names: elements found under the singular

@@ -853,6 +853,11 @@ class _Sampler:
                 return rng.choice(_PHRASES.get(n.split("_")[-1], _PHRASES["text"]))
             if re.search(r"(address|street|address1)$", n):
                 return f"{rng.randint(10, 990)} {rng.choice(['Oak', 'Maple', 'Cedar', 'Lake', 'Hill'])} {rng.choice(['St', 'Ave', 'Rd'])}"
+            from forgec.stdlib.sql_state import sql_arg  # a SQL statement over the state's tables
+
+            v = sql_arg(name, doc or "", sc.env.state.get("entities", {}), rng)
+            if v is not None:
+                return v
             if re.search(r"(city)$", n):
                 return rng.choice(["Austin", "Denver", "Seattle", "Boston"])
             if re.search(r"(zip|zipcode|postal_code)$", n):

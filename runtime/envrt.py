@@ -1187,6 +1187,48 @@ def unified_diff(old: Any, new: Any, name: Any) -> str:
     return "\n".join(out) + "\n"
 
 
+# --------------------------------------------------------------------------- SQL over state tables
+
+
+def _sql(fn, *args: Any) -> Any:
+    """Run a runtime/sqlmini function; a statement outside the subset (or one SQLite refuses)
+    is a precondition failure whose message names the supported subset."""
+    from forgec.runtime import sqlmini
+
+    for a in args[-1:]:
+        if type(a) is not str:
+            raise _wrong(f"{fn} expects a SQL string, got {tname(a)}")
+    try:
+        return getattr(sqlmini, fn)(*args)
+    except sqlmini.SqlError as e:
+        raise _fail(str(e)) from None
+
+
+def sql_kind(query: Any) -> str:
+    """`sql_kind(q)`: select | insert | update | delete | create."""
+    return _sql("statement_kind", query)
+
+
+def sql_table(query: Any) -> str:
+    """`sql_table(q)`: the table a statement names."""
+    return _sql("table_of", query)
+
+
+def sql_select(table: Any, query: Any) -> list:
+    """`sql_select(t, q)`: the rows (dicts, SQLite's column names) a SELECT on table record t returns."""
+    return _sql("select", table, query)
+
+
+def sql_write(table: Any, query: Any) -> dict:
+    """`sql_write(t, q)`: {rows: t's rows after an INSERT/UPDATE/DELETE, affected: the row count}."""
+    return _sql("write", table, query)
+
+
+def sql_create(query: Any) -> dict:
+    """`sql_create(q)`: {name, columns, if_not_exists} of a CREATE TABLE."""
+    return _sql("create", query)
+
+
 # ---- operators
 
 

@@ -32,6 +32,7 @@ from forgec.synth.names import singular
 from .graph_state import graph_world, kv_world
 
 from .tree_state import fill_trees
+from .sql_state import fill_sql
 
 FIRST = (
     "Yusuf Olivia Noah Emma Liam Ava Mason Sofia Ethan Mia Lucas Amelia Aarav Chen Fatima Mei Omar Isabella "
@@ -489,6 +490,7 @@ def generate_state(schema: dict, seed: int, size: int = 30) -> dict:
     dealt = {e: rng.sample(keys[e], len(keys[e])) for e in ents}
     out = {e: _fill_entity(e, d, keys, personas, parents, counts, dealt, records_decl, rng, ctx) for e, d in ents.items()}
     fill_trees(schema, out, seed)  # a path-addressed tree: one consistent project (stdlib/tree_state.py)
+    fill_sql(schema, out, seed)  # SQL tables: one small shop database, rows of the columns' types (stdlib/sql_state.py)
     _fill_ref_lists(ents, out, single_refs, list_refs, parents, keys, dealt, rng)
     graph_world(ents, out, random.Random(f"forgec-graph:{seed}"))  # a knowledge graph: people, projects, relations (stdlib/graph_state.py)
     kv_world(ents, out, random.Random(f"forgec-kv:{seed}"))  # a key-value store: settings a person names

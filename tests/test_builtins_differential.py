@@ -136,6 +136,12 @@ CALLS = [
     ("glob_match(a, b)", ("str", "str"), lambda a, b: _I["glob_match"].impl(a, b)),
     ("path_tree(a, b)", ("list[any]?", "str"), lambda a, b: _I["path_tree"].impl(a, b)),
     ("unified_diff(a, b, \"f\")", ("str", "str"), lambda a, b: _I["unified_diff"].impl(a, b, "f")),
+    # SQL over state tables (runtime/sqlmini.py; tests/test_sql_differential.py checks it against sqlite3)
+    ("sql_kind(a)", ("any?",), lambda a: _I["sql_kind"].impl(a)),
+    ("sql_table(a)", ("str",), lambda a: _I["sql_table"].impl(a)),
+    ("sql_select(a, b)", ("any?", "any?"), lambda a, b: _I["sql_select"].impl(a, b)),
+    ("sql_write(a, b)", ("any?", "str"), lambda a, b: _I["sql_write"].impl(a, b)),
+    ("sql_create(a)", ("any?",), lambda a: _I["sql_create"].impl(a)),
     ("-a", ("any?",), lambda a: UNARY["-"].impl(a)),
     ("-a", ("int",), lambda a: UNARY["-"].impl(a)),
     ("-a", ("float",), lambda a: UNARY["-"].impl(a)),
@@ -255,6 +261,9 @@ def _run(expr: str, types: tuple, *args, compiled):
     return _outcome_tool(env, f"t{i}", args)
 
 
+SQLT = {"name": "t", "rows": [{"a": 1, "b": "x"}, {"a": 2, "b": None}, {"a": 3, "b": "y"}],
+        "columns": [{"name": "a", "type": "INTEGER", "notnull": 0, "pk": 0, "unique": 0, "default": None},
+                    {"name": "b", "type": "TEXT", "notnull": 0, "pk": 0, "unique": 0, "default": None}]}
 TREE = [{"path": "/p", "kind": "directory"}, {"path": "/p/src", "kind": "directory"},
         {"path": "/p/src/a.py", "kind": "file"}, {"path": "/p/README.md", "kind": "file"}, {"path": "/q/x", "kind": "file"}]
 
@@ -293,6 +302,16 @@ TREE = [{"path": "/p", "kind": "directory"}, {"path": "/p/src", "kind": "directo
          [{"name": "README.md", "type": "file"}, {"name": "src", "type": "directory", "children": [{"name": "a.py", "type": "file"}]}]),
         ("unified_diff(a, b, \"f\")", ("str", "str"), ("a\nb\nc\n", "a\nB\nc\n"),
          "Index: f\n" + "=" * 67 + "\n--- f\toriginal\n+++ f\tmodified\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"),
+        ("sql_kind(a)", ("any?",), (" update t set a = 1",), "update"),
+        ("sql_table(a)", ("str",), ("SELECT a FROM \"My T\" WHERE b = 1",), "My T"),
+        ("sql_select(a, b)", ("any?", "any?"), (SQLT, "SELECT b FROM t WHERE a >= '2' ORDER BY a DESC"), [{"b": "y"}, {"b": None}]),
+        ("sql_select(a, b)", ("any?", "any?"), (SQLT, "select count(*), sum(a) from t where b is not null"), [{"count(*)": 2, "sum(a)": 4}]),
+        ("sql_write(a, b)", ("any?", "str"), (SQLT, "UPDATE t SET a = a * 10 WHERE b LIKE 'X'"),
+         {"rows": [{"a": 10, "b": "x"}, {"a": 2, "b": None}, {"a": 3, "b": "y"}], "affected": 1}),
+        ("sql_create(a)", ("any?",), ("CREATE TABLE u (id INTEGER PRIMARY KEY, n text NOT NULL DEFAULT 'x')",),
+         {"name": "u", "if_not_exists": False, "columns": [
+             {"name": "id", "type": "INTEGER", "notnull": 0, "pk": 1, "unique": 0, "default": None},
+             {"name": "n", "type": "TEXT", "notnull": 1, "pk": 0, "unique": 0, "default": "'x'"}]}),
     ],
 )
 def test_text_and_path_values(compiled, expr, types, args, expected):

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from forgec.runtime import envrt as _rt
-from forgec.lang.types import (ANY, BOOL, FLOAT, INT, STR, UNKNOWN, EntSet, ListT, OptT, Ty, elem, is_loose,
+from forgec.lang.types import (ANY, BOOL, FLOAT, INT, STR, UNKNOWN, EntSet, ListT, OptT, RecT, Ty, elem, is_loose,
                                is_number, is_stringy, join, num_type, strip_opt)
 
 
@@ -340,6 +340,16 @@ BUILTINS: dict[str, Builtin] = {
         Builtin("pstdev", 1, 2, _stat("pstdev"), "population standard deviation (n)", 1, impl=_rt.pstdev_),
         Builtin("calc", 1, 1, _calc, "value of an arithmetic expression str (+ - * / parentheses decimals), "
                 "parsed, never eval'd", impl=_rt.calc),
+        Builtin("sql_kind", 1, 1, _sig("sql_kind", STR, "str"), "select | insert | update | delete | create: the "
+                "statement's kind (another statement is an error naming the SQL subset)", impl=_rt.sql_kind),
+        Builtin("sql_table", 1, 1, _sig("sql_table", STR, "str"), "the table a SQL statement names", impl=_rt.sql_table),
+        Builtin("sql_select", 2, 2, _sig("sql_select", ListT(ANY), "any", "str"), "rows a SELECT returns from a table "
+                "record {name, columns, rows} (SQLite semantics)", impl=_rt.sql_select),
+        Builtin("sql_write", 2, 2, _sig("sql_write", RecT("", (("rows", ListT(ANY), True), ("affected", INT, True))),
+                "any", "str"), "{rows, affected}: a table's rows after an INSERT, UPDATE or DELETE", impl=_rt.sql_write),
+        Builtin("sql_create", 1, 1, _sig("sql_create", RecT("", (("name", STR, True), ("columns", ListT(ANY), True),
+                ("if_not_exists", BOOL, True))), "str"), "{name, columns, if_not_exists} of a CREATE TABLE",
+                impl=_rt.sql_create),
     )
 }
 

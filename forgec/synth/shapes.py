@@ -49,6 +49,9 @@ def _recognizers() -> list[Recognizer]:
     from .shape_repo import claim as repo_claim
 
     out.append(repo_claim)
+    from .shape_sql import claim as sql_claim
+
+    out.append(sql_claim)
     from .shape_graph import claim as graph_claim
 
     out.append(graph_claim)
