@@ -181,11 +181,11 @@ def classify(t: ir.Tool) -> Op | None:
     if "tree" in toks or _has(d, r"(directory|folder|recursive|file) tree|tree view"):
         return Op("tree", P | ({"exclude": r["exclude"]} if "exclude" in r else {}))
     if toks & {"mkdir", "makedirs"} or (toks & {"create", "make", "new", "add"} and dirish and not has("content") and not fileish):
-        return Op("mkdir", P, {f for f, p in (("parents", r"nested|multiple|parent|intermediate"), ("exist_ok", r"already exists.{0,60}(succeed|no error|nothing|unchanged|silently)")) if _has(d, p)})
+        return Op("mkdir", P, {f for f in ("parents", "exist_ok") if _has(d, FLAG_PATTERNS[f])})
     if toks & {"rmdir"} or (toks & {"remove", "delete", "rm"} and dirish and not fileish):
-        return Op("rmdir", P, {"empty"} if _has(d, r"\bempty\b") else set())
+        return Op("rmdir", P, {"empty"} if _has(d, FLAG_PATTERNS["empty"]) else set())
     if toks & {"rm", "remove", "delete", "unlink"}:
-        return Op("rm", P, {"recursive"} if _has(d, r"recursive|and its contents|director") else set())
+        return Op("rm", P, {"recursive"} if _has(d, FLAG_PATTERNS["recursive"]) else set())
     if "media" in toks or _has(d, r"base64"):
         return Op("media", P)
     if toks & {"info", "stat", "metadata"} or _has(d, r"metadata"):
@@ -199,7 +199,7 @@ def classify(t: ir.Tool) -> Op | None:
     if (toks & {"ls", "list"} or _has(d, r"\blist(s|ing)?\b.{0,40}(content|entr|files)")) and not has("content"):
         return Op("list", P | {k: r[k] for k in ("sort", "hidden") if k in r}, {"sizes"} if _has(text, r"\bsizes?\b") else set())
     if toks & {"edit", "patch"} and has("edits"):
-        return Op("edit", P | {"edits": r["edits"]} | ({"dry": r["dry"]} if "dry" in r else {}), {"diff"} if _has(d, r"\bdiff\b") else set())
+        return Op("edit", P | {"edits": r["edits"]} | ({"dry": r["dry"]} if "dry" in r else {}), {"diff"} if _has(d, FLAG_PATTERNS["diff"]) else set())
     if toks & {"touch"} or (toks & {"create", "new"} and fileish and not has("content")):
         return Op("touch", P)
     if has("content") and (toks & {"write", "echo", "save", "create", "put", "append"} or _has(d, r"\bwrit|overwrit|append")):
@@ -214,12 +214,7 @@ def classify(t: ir.Tool) -> Op | None:
 
 
 def _move_flags(d: str) -> set[str]:
-    f = set()
-    if _has(d, r"destination (already )?exists.{0,40}fail|fail.{0,40}destination (already )?exists"):
-        f.add("no_clobber")
-    if _has(d, r"\binto (it|that|the)|existing (directory|folder).{0,60}\binto\b|\binto an existing"):
-        f.add("into")
-    return f
+    return {f for f in ("no_clobber", "into") if _has(d, FLAG_PATTERNS[f])}
 
 
 def is_tree(env: ir.Environment, ops: dict[str, Op]) -> bool:
