@@ -307,12 +307,13 @@ def _orderable(v: Any) -> bool:
     return (isinstance(v, (int, float)) and not isinstance(v, bool)) or (isinstance(v, str) and bool(_DATE.match(v)))
 
 
-def refer(records: list[dict], target: int, fields: list[str], rng: random.Random, superlatives: bool = True) -> Referring | None:
+def refer(records: list[dict], target: int, fields: list[str], rng: random.Random, superlatives: bool = True,
+          status_last: bool = False) -> Referring | None:
     """The fewest natural attributes that single out `records[target]`, or a superlative
     (about a third of the time when one exists); None when nothing names it uniquely."""
     rec = records[target]
     usable = [f for f in fields if _sayable(rec.get(f))]
-    order = sorted(usable, key=lambda f: (_attr_rank(f, rec.get(f)), rng.random()))
+    order = sorted(usable, key=lambda f: ((9 if status_last and is_status(f) else _attr_rank(f, rec.get(f))), rng.random()))
     if len(records) == 1:
         return Referring()
     sup = []
@@ -440,6 +441,8 @@ class _Scenario:
         self.lists: dict[str, tuple[A.Expr, list]] = {}  # entity -> (expr, records) of the user's records
         self.user_expr: A.Expr | None = None  # how the blueprint refers to the user's key
         self.user_node: str | None = None
+        self.targets: set = set()  # (entity, key) of records an intent already acts on
+        self.why = ""  # why the user calls (the user block's `reason`)
 
     # ----- names, facts
     def fresh(self, base: str) -> str:
@@ -475,6 +478,7 @@ class _Scenario:
             if self.env.state_hash() == h0:
                 raise _Skip("no-op-write")
             self.writes.append((tool, values))
+            self.lists.clear()  # later intents look their records up again, as the agent would
         name = self.fresh(base)
         self.nodes.append(A.CallNode(name, tool, tuple(A.Arg(k, e) for k, (e, _) in args.items())))
         self.values[name] = r
@@ -510,8 +514,8 @@ _REASONS = {
     "update": ["something changed on my side", "I need to correct it", "my plans changed a bit"],
     "status": ["it's time", "I'm ready for that now", "I'd like to get it done today"],
     "money": ["as we agreed earlier", "to settle things", "before my next purchase"],
-    "create": ["for an upcoming plan", "I need a new one", "as soon as possible"],
-    "question": ["I'm keeping track of my budget", "I want to double-check my account", "I'm just curious"],
+    "create": ["I need it soon", "it's urgent", "I'd like it sorted today"],
+    "question": ["I want to double-check my account", "I'm just curious", "I'm planning ahead"],
 }
 _OPENERS = ["I'd like to", "Could you please", "I want to", "Please"]
 _CANCEL_VERBS = {"cancel", "delete", "remove", "close", "revoke", "withdraw", "archive", "drop", "unsubscribe", "terminate", "discard"}
@@ -526,7 +530,7 @@ def _doc_verb(doc: str) -> str:
 def _clause(doc: str) -> str:
     """The description's first clause: "Cancel a confirmed reservation", "Add travel credit to a user's balance"."""
     s = re.split(r"(?<=[a-z0-9)])\.\s|;|,| \(| - | — | e\.g\.| and (?:refund|return|recompute|update|mark|charge)|: |\bsee\b", (doc or "").strip(), maxsplit=1)[0]
-    s = re.split(r"(?<=[a-z]) (?=[A-Z][a-z]+ )", s.strip(), maxsplit=1)[0]  # "Cancel an order Cancel a pending ...": summary, then description
+    s = re.split(r"(?<=[a-z]) (?=[A-Z][a-z]* [a-z])", s.strip(), maxsplit=1)[0]  # "Cancel an order Cancel a pending ...": summary, then description
     s = re.split(r" (?:that|which|whose|who|if|when|unless|so that|only if)\b| or (?=(?:\w+ ){1,2}(?:an?|the)\b)", s.strip(), maxsplit=1)[0].strip().rstrip(".")
     return s if 2 <= len(s.split()) <= 14 and not re.search(r"[`_(){}\[\]]", s) else ""
 
@@ -561,13 +565,17 @@ class _Sampler:
                 if len(sc.intents) >= want or tried >= 8:
                     break
                 tried += 1
-                keep = (len(sc.nodes), dict(sc.facts), len(sc.writes), len(sc.unknown), set(sc.names), sc.user_node, set(sc.roots))
-                try:
-                    self.intent(sc, t, conditional=rng.random() < 0.34)
-                except _Skip as s:
-                    if not sc.intents and tried >= 8:
-                        raise
-                    self._undo(sc, keep, s)
+                conditional = rng.random() < 0.34
+                for _retry in range(3):  # another record of the user's may take the write
+                    keep = (len(sc.nodes), dict(sc.facts), len(sc.writes), len(sc.unknown), set(sc.names), sc.user_node,
+                            set(sc.roots), set(sc.targets))
+                    try:
+                        self.intent(sc, t, conditional=conditional)
+                        break
+                    except _Skip as s:
+                        self._undo(sc, keep, s)
+                        if s.reason not in ("write-failed", "no-op-write", "condition-moot", "ambiguous"):
+                            break
             if not sc.intents:
                 raise _Skip("no-intent")
             if not any(i.done for i in sc.intents):
@@ -577,7 +585,8 @@ class _Sampler:
 
     def _undo(self, sc: _Scenario, keep: tuple, s: _Skip) -> None:
         """Forget a failed intent: its nodes go; the env is rebuilt from the writes kept."""
-        n, facts, nw, nu, names, unode, roots = keep
+        n, facts, nw, nu, names, unode, roots, targets = keep
+        sc.targets = targets
         sc.nodes = sc.nodes[:n]
         sc.user_node, sc.roots = unode, roots
         sc.facts, sc.names = facts, names
@@ -671,7 +680,7 @@ class _Sampler:
             raise _Skip("no-candidate")
         target = sc.rng.choice(cands)
         fields = [f for f in self.m.natural_fields(ent) if all(f in r for r in recs)]
-        ref = refer(recs, target, fields, sc.rng, superlatives)
+        ref = refer(recs, target, fields, sc.rng, superlatives, status_last=not mine)
         if ref is None:
             raise _Skip("no-referring-expression")
         noun = noun or humanize(ent)
@@ -737,7 +746,7 @@ class _Sampler:
                 whole = self.whole_record(sc, fields, said)  # delete_relations([{from, to, relationType}]): one that exists
                 if whole is not None:
                     return whole
-            if fields is not None and depth < 2:
+            if fields is not None and depth < 3:
                 out, vals = [], {}
                 for f in fields:
                     if (f.default is not None or isinstance(f.type, A.OptionalType)) and sc.rng.random() < 0.6:
@@ -830,6 +839,7 @@ class _Sampler:
             return _NONE
         if t.name == "bool":
             return (not cur) if isinstance(cur, bool) else rng.random() < 0.5
+        text += " " + " ".join(f.doc for e in self.m.env.entities for f in e.fields if f.name == name and f.doc)
         lo, hi = _bounds(text, n)
         if t.name == "int":
             if isinstance(cur, int) and not isinstance(cur, bool) and cur < 5:
@@ -843,21 +853,21 @@ class _Sampler:
             opts = [v for v in (20.0, 25.0, 50.0, 75.0, 100.0, 150.0) if lo <= v <= hi and v != cur]
             return rng.choice(opts) if opts else _NONE
         if t.name == "str":
+            from forgec.stdlib.sql_state import sql_arg  # a SQL statement over the state's tables
+
+            v = sql_arg(name, doc or "", sc.env.state.get("entities", {}), rng)
+            if v is not None:
+                return v
             if "email" in n:
                 u = (self.m.ents.get(self.m.user) or {}).get(sc.ukey or "", {}) if self.m.user else {}
                 who = (str(u.get("name") or u.get("first_name") or "me")).lower().replace(" ", ".")
                 return f"{who}.{rng.choice(['home', 'work', 'new'])}@{rng.choice(['mail.com', 'inbox.org', 'post.net'])}"
             if self.m.user is None and (re.search(r"(observation|fact)$", n) or (n.endswith("content") and "observation" in text.lower())):
                 return rng.choice(_PHRASES["observation"])  # what a memory store keeps about someone
-            if re.search(r"(reason|note|comment|message|text|body|summary|description|content|subject|title|thought)$", n):
+            if re.search(r"(reason|note|notes|comment|message|text|body|summary|description|content|subject|title|thought|resolution|feedback|reply|answer|explanation|details)$", n):
                 return rng.choice(_PHRASES.get(n.split("_")[-1], _PHRASES["text"]))
             if re.search(r"(address|street|address1)$", n):
                 return f"{rng.randint(10, 990)} {rng.choice(['Oak', 'Maple', 'Cedar', 'Lake', 'Hill'])} {rng.choice(['St', 'Ave', 'Rd'])}"
-            from forgec.stdlib.sql_state import sql_arg  # a SQL statement over the state's tables
-
-            v = sql_arg(name, doc or "", sc.env.state.get("entities", {}), rng)
-            if v is not None:
-                return v
             if re.search(r"(city)$", n):
                 return rng.choice(["Austin", "Denver", "Seattle", "Boston"])
             if re.search(r"(zip|zipcode|postal_code)$", n):
@@ -886,6 +896,8 @@ class _Sampler:
         for p in m.required(t):
             ke = m.key_entity(p.name, p.type)
             if ke is not None and not isinstance(strip_optional(p.type), A.ListType) and (ke != m.user or m.user is None):
+                if m.user is not None and not (m.owner_field.get(ke) or ke in m.user_list_field):
+                    continue  # not a record a user owns (the flight to book on): described, below
                 target_param = (p, ke)
                 break
         about_user = any(m.key_entity(p.name, p.type) == m.user for p in t.params) or _mentions_user(m, t)
@@ -900,9 +912,12 @@ class _Sampler:
                     raise _Skip("not-the-users-record")
             try:
                 lst = self.records(sc, ent)
-                name, rec, twords = self.pick(sc, ent, lst, mine=True)
+                kf = m.decl[ent].key
+                fresh = [i for i, r in enumerate(lst[1]) if (ent, r.get(kf)) not in sc.targets]
+                name, rec, twords = self.pick(sc, ent, lst, mine=True, where=fresh)
                 target = (name, ent, rec)
-                if m.user is not None or looks_like_id(rec.get(m.decl[ent].key)):  # a key a person knows (a setting's name) is not unknown
+                sc.targets.add((ent, rec.get(kf)))
+                if m.user is not None or looks_like_id(rec.get(kf)):  # a key a person knows (a setting's name) is not unknown
                     sc.unknown.append(humanize(m.decl[ent].key))
             except _Skip:
                 if m.user is not None:
@@ -911,6 +926,7 @@ class _Sampler:
                 target, twords = self.named_by_key(sc, ent, m.kinds.get(tool) == "create")
         said: list[str] = []
         args: dict[str, tuple[A.Expr, Any]] = {}
+        n0 = len(sc.nodes)
         for p in t.params:
             r = self.arg(sc, t, p, target, said)
             if r is None:
@@ -918,11 +934,12 @@ class _Sampler:
                     raise _Skip("unfillable-argument")
                 continue
             args[p.name] = r
+        n1 = len(sc.nodes)
         self.plausible(t, args)
         kind = self.kind_of(t, args, target)
         cond_text, holds = "", True
         if conditional and target is not None:
-            c = self.condition(sc, target)
+            c = self.condition(sc, target, {n for name, (_, v) in args.items() for n, _x in _scalar_items(name, v)})
             if c is not None:
                 cond_text, holds = c
         vals = [(k, v) for k, (e, v) in args.items() if isinstance(e, A.Attr) and isinstance(e.obj, A.Name) and e.obj.id == "user" and e != sc.user_expr]
@@ -939,6 +956,8 @@ class _Sampler:
                 r = probe.step(tool, jcopy({k: v for k, (_, v) in args.items()}))
                 if isinstance(r, BaseException) or probe.state_hash() == h0:
                     raise _Skip("condition-moot")
+            # lookups only the write needed (the new agent, the new flight) go with it
+            sc.nodes = sc.nodes[:n0] + sc.nodes[n1:]
         sc.intents.append(intent)
 
     def new_name(self, sc: _Scenario, ent: str) -> str:
@@ -1001,12 +1020,13 @@ class _Sampler:
         e = sc.fact(key, rec.get(key, k))
         return (e, ent, rec), f"the {noun} {rec.get(key, k)}"
 
-    def condition(self, sc: _Scenario, target: tuple[str, str, dict]) -> tuple[str, bool] | None:
-        """"if its total price is more than $300": a `compare` node pinned by `expect`."""
+    def condition(self, sc: _Scenario, target: tuple[str, str, dict], changed: set[str] = frozenset()) -> tuple[str, bool] | None:
+        """"if its total price is more than $300": a `compare` node pinned by `expect` (never on a
+        field the write itself changes)."""
         name, ent, rec = target
         if not isinstance(name, str):
             return None
-        nums = [f for f in self.m.natural_fields(ent) if isinstance(rec.get(f), (int, float)) and not isinstance(rec.get(f), bool)]
+        nums = [f for f in self.m.natural_fields(ent) if isinstance(rec.get(f), (int, float)) and not isinstance(rec.get(f), bool) and f not in changed]
         money_f = [f for f in nums if _MONEY.search(norm(f))]
         if not (money_f or nums):
             return None
@@ -1020,6 +1040,10 @@ class _Sampler:
         else:
             th = (v // step + 1) * step
         th = int(th) if float(th).is_integer() else th
+        doc = " ".join(fd.doc for fd in self.m.decl[ent].fields if fd.name == f and fd.doc)
+        lo, hi = _bounds(doc, f)
+        if not lo < th < hi or th < 0:
+            return None  # "priority more than 5" on a 1-4 scale is no condition
         if not ((v > th) if op == ">" else (v < th)) == holds:
             return None
         fe = sc.fact(f"{norm(ent)}_{f}_limit", th)
@@ -1084,7 +1108,7 @@ class _Sampler:
             for _, noun, words in list(described):
                 pat = rf"\b(a|an|another|the|one|some)\s+(?:(?!(?:of|to|for|a|an|the|from|in|on)\b)[a-z-]+\s+){{0,2}}?{re.escape(noun)}\b(?!')"
                 if re.search(pat, c):
-                    c = re.sub(pat, lambda _m: words, c, count=1)
+                    c = re.sub(pat + r"(?: of (?:the|a|an|its) [\w']+ \w+)?", lambda _m: words, c, count=1)
                     described.remove((_, noun, words))
             rest = [w for _, _, w in described] + plain
             amt = next((x for x in plain if x.startswith("$")), None)
@@ -1096,7 +1120,7 @@ class _Sampler:
                 c += " to " + (money(v) if _MONEY.search(norm(vals[0][0])) and isinstance(v, (int, float)) else say(v).replace("_", " ") if isinstance(v, str) and re.fullmatch(r"[a-z_]+", v) else say(v))
                 rest = []
             if rest:
-                c += _join_said(c, rest)
+                c += _join_said(c, rest, to=kind == "update")
             opts.append(c)
         verb = _doc_verb(t.doc) or norm(t.name).split("_")[0]
         all_said = [w for _, _, w in [x for x in said if isinstance(x, tuple)]] + [x for x in said if not isinstance(x, tuple)]
@@ -1174,8 +1198,9 @@ class _Sampler:
             if total in (0, None):
                 raise _Skip("nothing-to-tell")
             sc.nodes.append(A.TellNode(A.Name(cname)))
-            text = (f"how much {humanize(f)} {whose} {plural(noun)} come to in total" if _MONEY.search(norm(f))
+            text = (f"how much {whose} {plural(noun)} come to in total" if _MONEY.search(norm(f))
                     else f"what the {humanize(f)} of {whose} {plural(noun)} adds up to")
+            sc.why = "I'm keeping track of my budget" if _MONEY.search(norm(f)) else ""
         else:
             name, rec, words = self.pick(sc, ent, (expr, recs), mine=m.user is not None)
             show = [f for f in fields if _sayable(rec.get(f)) and humanize(f) not in words and say(rec.get(f)) not in words]
@@ -1183,7 +1208,13 @@ class _Sampler:
                 raise _Skip("nothing-to-tell")
             f = sc.rng.choice(show)
             sc.nodes.append(A.TellNode(A.Attr(A.Name(name), f)))
-            text = f"what the {humanize(f)} of {words} is"
+            w = humanize(f)
+            if _COUNTISH.search(norm(f)) and isinstance(rec.get(f), int) and w.endswith("s"):
+                text = f"how many {w} {words} has"
+            elif isinstance(rec.get(f), str) and _DATE.match(rec[f]):
+                text = f"what {w} {words} has"
+            else:
+                text = f"what the {w} of {words} is"
         sc.intents.append(_Intent("question", text, tool=""))
 
     # ----- coherence
@@ -1219,6 +1250,9 @@ class _Sampler:
             raise _Skip("fact-unsaid")  # every fact the user knows is in the instruction, said once
         persona = self.persona(sc)
         facts = tuple(A.Fact(k, _lit(v)) for k, v in sorted(sc.facts.items()))
+        texts = [" ".join(i.text.split()).lower() for i in sc.intents]
+        if len(set(texts)) != len(texts):
+            raise _Skip("repeated-intent")
         tools = [i.tool for i in sc.intents if i.tool] or ["question"]
         base = "_".join(dict.fromkeys(tools))[:60]
         user = _user_block(goal, persona, facts, sc)
@@ -1251,7 +1285,8 @@ class _Sampler:
             lead = f"I'm {name}; " if name else "Hi, "
             parts.append((lead + " and ".join(ident) + ".").replace("Hi, my", "Hi, my"))
         first = sc.intents[0]
-        reason = rng.choice(_REASONS.get(first.kind, _REASONS["update"]))
+        reason = sc.why or rng.choice(_REASONS.get(first.kind, _REASONS["update"]))
+        sc.why = reason
         sentences = []
         for i, it in enumerate(sc.intents):
             if it.kind == "question":
@@ -1281,17 +1316,19 @@ _NEW_NAMES = ["Maya Lindqvist", "Tomas Reyes", "Grace Adeyemi", "Noah Fischer", 
 _PHRASES = {
     "observation": ["Prefers tea over coffee", "Moved to Berlin last month", "Is learning Japanese", "Presented at the spring conference"],
     "reason": ["I no longer need it", "my plans changed", "I found a better option"],
-    "text": ["Thanks for the quick help.", "Please call me back about this.", "This keeps happening every morning."],
-    "comment": ["Thanks for the quick help.", "I tried again and it still fails.", "Please call me back about this."],
+    "text": ["Thanks for the quick help", "Please call me back about this", "This keeps happening every morning"],
+    "comment": ["Thanks for the quick help", "I tried again and it still fails", "Please call me back about this"],
     "message": ["Fix the typo in the header", "Update the project notes", "Add the weekly report"],
     "subject": ["Login keeps failing", "Refund has not arrived", "Wrong item delivered"],
     "title": ["Login keeps failing", "Refund has not arrived", "Wrong item delivered"],
-    "summary": ["The customer wants to talk to a person about a refund.", "Escalating a billing dispute."],
-    "description": ["The app crashes when I open settings.", "I was charged twice this month."],
-    "content": ["Meeting moved to Friday.", "Remember to renew the license.", "Draft of the new plan."],
-    "body": ["Thanks for the quick help.", "Please call me back about this."],
-    "note": ["Leave it at the front desk.", "Call before delivery."],
-    "thought": ["Check the order status first."],
+    "summary": ["The customer wants to talk to a person about a refund", "Escalating a billing dispute"],
+    "description": ["The app crashes when I open settings", "I was charged twice this month"],
+    "content": ["Meeting moved to Friday", "Remember to renew the license", "Draft of the new plan"],
+    "body": ["Thanks for the quick help", "Please call me back about this"],
+    "note": ["Leave it at the front desk", "Call before delivery"],
+    "resolution": ["Reset the password and it works now", "The refund went through", "Cleared the cache; fixed"],
+    "feedback": ["Quick and friendly service", "It took too long"],
+    "thought": ["Check the order status first"],
 }
 
 
@@ -1302,8 +1339,9 @@ def _bounds(text: str, n: str) -> tuple[float, float]:
     m = re.search(r"at most (?:\$)?(\d+(?:\.\d+)?)", t) or re.search(r"<=\s*(\d+(?:\.\d+)?)", t) or re.search(r"(?:up to|maximum(?: of)?|no more than) (?:\$)?(\d+(?:\.\d+)?)", t)
     if m:
         hi = float(m.group(1))
-    m = re.search(r"from (\d+) to (\d+)", t) or re.search(r"between (\d+) and (\d+)", t) or re.search(r"\b(\d+)\s*-\s*(\d+)\b(?! ?[a-z]{3,}-)", t)
-    if m and norm(n) in ("stars", "rating", "priority", "score", "level") or (m and "rating" in t):
+    m = (re.search(r"from (\d+)\s*(?:\([^)]*\)\s*)?to (\d+)", t) or re.search(r"between (\d+) and (\d+)", t)
+         or re.search(r"\((\d+)\s*-\s*(\d+)\)", t) or re.search(r"\b(\d+)\s*-\s*(\d+);", t))
+    if m and float(m.group(1)) < float(m.group(2)) <= 100:
         lo, hi = float(m.group(1)), float(m.group(2))
     if re.search(r"must be positive|positive|> ?0|greater than 0", t):
         lo = max(lo, 0.01)
@@ -1346,14 +1384,18 @@ def _say_param(name: str, v: Any) -> str:
     if _MONEY.search(n) and isinstance(v, (int, float)):
         return f"{money(v)}" if n in ("amount", "total") else f"a {w} of {money(v)}"
     if isinstance(v, int) and _COUNTISH.search(n):
+        if n in ("quantity", "qty", "number", "count"):
+            return f"{w} {v}"
+        if v == 1 and w.endswith("s") and not w.endswith("ss"):
+            w = w[:-1]
         return f"{v} {w}" if not n.endswith(("count", "number")) else f"the {w} set to {v}"
     if isinstance(v, str):
         vv = v.replace("_", " ") if re.fullmatch(r"[a-z_]+", v) else v
         if re.search(r"(reason)$", n):
-            return f"because {vv}"
-        if " " in v.strip() and len(v) > 20:
-            return f"{w}: \"{v}\""
-        return f"the {w} {vv}" if re.fullmatch(r"[a-z_ ]+", v) else f"{w} {vv}"
+            return f"because {vv}" if re.match(r"(no longer|ordered|bought|made|changed|wrong|damaged|defective|late)", vv) else f"(reason: {vv})"
+        if " " in v.strip():
+            return f"{w} \"{v}\""
+        return f"the {vv} {w}" if re.fullmatch(r"[a-z_ ]+", v) else f"{w} {vv}"
     return f"{w} {say(v)}"
 
 
@@ -1363,7 +1405,7 @@ def humanize_in(phrase: str, clause: str) -> bool:
     return len(words) >= 2 and " ".join(words[:-1]).removeprefix("the ") in clause
 
 
-def _join_said(c: str, said: list[str]) -> str:
+def _join_said(c: str, said: list[str], to: bool = True) -> str:
     if not said:
         return ""
     lead = [s for s in said if s.startswith(("because", "to ", "all "))]
@@ -1371,7 +1413,7 @@ def _join_said(c: str, said: list[str]) -> str:
     out = ""
     if rest:
         first = rest[0]
-        if first.startswith(("the ", "my ")) and not first.startswith(("the new", "the number")):
+        if to and first.startswith(("the ", "my ")) and not first.startswith(("the new", "the number")):
             out += f" to {first}" if not re.search(r"\b(to|with|for)\s*$", c) else f" {first}"
             rest = rest[1:]
         if rest:
@@ -1416,9 +1458,8 @@ def _user_block(goal: str, persona: str, facts: tuple, sc: _Scenario) -> A.UserB
     """The blueprint's `user { ... }`: the scenario clauses when the language has them."""
     fields = getattr(A.UserBlock, "__dataclass_fields__", {})
     kw: dict[str, Any] = {"goal": goal, "persona": persona, "facts": facts}
-    first = sc.intents[0] if sc.intents else None
-    if "reason" in fields and first is not None:
-        kw["reason"] = ""
+    if "reason" in fields and sc.why:
+        kw["reason"] = sc.why
     if "unknown" in fields:
         kw["unknown"] = tuple(dict.fromkeys(sc.unknown))
     if "intents" in fields and hasattr(A, "Intent"):
