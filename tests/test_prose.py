@@ -89,8 +89,15 @@ CASES = [
 ]
 
 
-# other wordings of the same patterns (REST/CRUD-style prose written for this test)
+# other wordings of the same patterns (REST/CRUD-style prose written for this test, and the
+# MCP tools/list fixture library_mcp.json)
 CASES += [
+    ("status", "Sets the patron's status to 'blocked' and stores the reason.", ("status", "patron", "status", "blocked")),
+    ("record", "Sets the patron's status to 'blocked' and stores the reason.", ("record", "", "reason", None)),
+    ("toggle", "Turns email_alerts off for the patron.", ("toggle", "patron", "email_alerts", False)),
+    ("count", "Decrements the book's copies_available by 1 and increments the patron's loans_count by 1.", ("count", "book", "copies_available", None, -1, "1")),
+    ("money", "Deducts the amount from the patron's fine_balance.", ("money", "patron", "fine_balance", None, -1, "amount")),
+    ("forbid", "Fails if the patron is `blocked`.", ("forbid", "patron", "status", ("blocked",))),
     ("status", "Moves the ticket to the 'archived' state.", ("status", "ticket", "status", "archived")),
     ("status", "The invoice is marked as paid.", ("status", "invoice", "status", "paid")),
     ("status", "Transitions the order to SHIPPED status.", ("status", "order", "status", "shipped")),
@@ -351,3 +358,31 @@ def test_same_field_pairwise_for_new_items():
     assert isinstance(env.step("exchange_order_items", {"order_id": "o1", "item_ids": ["i1"], "new_item_ids": ["i3"]}), ToolError)
     env.step("exchange_order_items", {"order_id": "o1", "item_ids": ["i1"], "new_item_ids": ["i2"]})
     assert env.state["entities"]["Order"]["o1"]["item_ids"] == ["i2"]
+
+
+def test_library_runs_as_its_docs_say():
+    from forgec.runtime.envrt import ToolError
+
+    env = _env(FIX / "library_mcp.json").Env({"entities": {
+        "Patron": {
+            "p1": {"patron_id": "p1", "reason": "overdue", "loans_count": 0, "fine_balance": 3.0, "email_alerts": True, "status": "active"},
+            "p2": {"patron_id": "p2", "reason": "fraud", "loans_count": 0, "fine_balance": 0.0, "email_alerts": True, "status": "blocked"},
+        },
+        "Book": {"b1": {"book_id": "b1", "patron_id": "p1", "copies_available": 1}},
+    }, "globals": {}})
+    E = env.state["entities"]
+    err = env.step("checkout_book", {"book_id": "b1", "patron_id": "p2"})
+    assert isinstance(err, ToolError) and err.message == "patron is blocked"
+    env.step("checkout_book", {"book_id": "b1", "patron_id": "p1"})
+    assert (E["Book"]["b1"]["copies_available"], E["Patron"]["p1"]["loans_count"]) == (0, 1)
+    err = env.step("checkout_book", {"book_id": "b1", "patron_id": "p1"})
+    assert isinstance(err, ToolError) and err.message == "not enough copies available"
+    env.step("return_book", {"book_id": "b1", "patron_id": "p1"})
+    assert (E["Book"]["b1"]["copies_available"], E["Patron"]["p1"]["loans_count"]) == (1, 0)
+    assert isinstance(env.step("pay_fine", {"patron_id": "p1", "amount": 5.0}), ToolError)
+    env.step("pay_fine", {"patron_id": "p1", "amount": 2.0})
+    assert E["Patron"]["p1"]["fine_balance"] == 1.0
+    env.step("set_notifications", {"patron_id": "p1"})
+    assert E["Patron"]["p1"]["email_alerts"] is False
+    env.step("block_patron", {"patron_id": "p1", "reason": "damage"})
+    assert (E["Patron"]["p1"]["status"], E["Patron"]["p1"]["reason"]) == ("blocked", "damage")

@@ -409,7 +409,7 @@ def changes(s, e, v, pmap, k: str, made: list[A.Stmt]) -> list[tuple[A.Stmt, str
         same = next((x for x in made + [o for o, _ in out] if x == st or (isinstance(x, A.Set) and isinstance(st, A.Set) and x.target == st.target)), None)
         out.append((same if same is not None else st, sent))
 
-    out += _ownership(s, e, v, pmap, k) + bounds(v, pmap) + _same(s, e, v, pmap, k)
+    out += _ownership(s, e, v, pmap, k) + bounds(v, pmap) + _same(s, e, v, pmap, k) + _other_states(s, e, v, pmap)
     for f in v.facts:
         if f.kind == "once" and once_field(v) in e.fields:
             # "this function can only be called once": a flag on the record, checked and set
@@ -491,6 +491,35 @@ def bounds(v, pmap) -> list[tuple[A.Stmt, str]]:
             test = A.Binary(f.field, A.Name(p.name), A.Literal(f.value))
             word = {">": "greater than", ">=": "at least", "<": "less than", "<=": "at most"}[f.field]
             out.append((A.Require(test, f"{w} must be {word} {f.value}" if f.value or f.field not in (">",) else f"{w} must be positive"), f.sentence))
+    return out
+
+
+def _other_states(s, e, v, pmap) -> list[tuple[A.Stmt, str]]:
+    """"Fails if the patron is `blocked`" in a tool about a book: the state of another record
+    the tool is passed (its own record's states are the status preconditions)."""
+    from .schema import strip_optional
+
+    out = []
+    for f in v.facts:
+        if f.kind not in ("forbid", "require") or not f.subject or names_entity(f.subject, e.name):
+            continue
+        hits = [w for w, ent in v.refs.items() if names_entity(f.subject, ent) and w in pmap and not pmap[w].optional]
+        if len(hits) != 1:
+            continue
+        ent = s.entities[v.refs[hits[0]]]
+        t = strip_optional(ent.fields["status"].type) if "status" in ent.fields else None
+        vals = t.values if isinstance(t, A.EnumType) else ()
+        norm = lambda x: re.sub(r"[^a-z0-9]", "", str(x).lower())  # noqa: E731
+        what = " ".join(words(ent.name))
+        st = A.Attr(A.Name(pmap[hits[0]].name), "status")
+        for w in (f.value if f.kind == "forbid" else (f.value,)):
+            hit = next((x for x in vals if norm(x) == norm(w)), None)
+            if hit is None:
+                continue
+            if f.kind == "forbid":
+                out.append((A.Require(A.Binary("!=", st, A.Literal(hit)), f"{what} is {hit}"), f.sentence))
+            else:
+                out.append((A.Require(A.Binary("==", st, A.Literal(hit)), f"{what} is not {hit}"), f.sentence))
     return out
 
 

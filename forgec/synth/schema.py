@@ -1113,7 +1113,9 @@ def _fields_from_prose(s: Schema, tm: TypeMapper) -> None:
             elif f.kind == "toggle":
                 if any(prose.names_entity(f.field, x) for x in s.entities):
                     continue  # "Enables the user": a state of the record, not a flag
-                name = prose.field_named(e.fields, f.field, (prose.BOOL,)) or ident(snake("_".join(tokens(f.field.replace("-", " "))[-2:]))) + "_enabled"
+                name = prose.field_named(e.fields, f.field, (prose.BOOL,))
+                if name is None:  # "Turns email_alerts off": that field; "Turn on roaming": roaming_enabled
+                    name = ident(f.field) if "_" in f.field and " " not in f.field else ident(snake("_".join(tokens(f.field.replace("-", " "))[-2:]))) + "_enabled"
                 e.fields.setdefault(name, Field(name, A.PrimType("bool"), f"on/off, switched by {v.tool.name}"))
             elif f.kind == "count":
                 name = count_field(e, f)
@@ -1122,7 +1124,10 @@ def _fields_from_prose(s: Schema, tm: TypeMapper) -> None:
                     t = A.PrimType("float") if amt is not None and amt.type.kind == "number" else A.PrimType("int")
                     e.fields[name] = Field(name, t, f"counted by {v.tool.name}")
             elif f.kind == "money":
-                if not balance_field(e) and not prose.field_named(e.fields, f.field, prose.NUMS):
+                named = ident(f.field) if "_" in f.field and " " not in f.field else None  # "the patron's fine_balance"
+                if named and named not in e.fields:
+                    e.fields[named] = Field(named, A.PrimType("float"), f"money moved by {v.tool.name}")
+                elif not named and not balance_field(e) and not prose.field_named(e.fields, f.field, prose.NUMS):
                     e.fields["balance"] = Field("balance", A.PrimType("float"), f"money moved by {v.tool.name}")
 
 
