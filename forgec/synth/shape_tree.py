@@ -631,17 +631,19 @@ def _list_body(b: _Body, o: Op, t: ir.Tool) -> None:
 # --------------------------------------------------------------------------- the claim
 
 
-def _with_notes(mod: A.Module) -> A.ToolDecl:
-    """The probe module's tool with its `// from: "..."` comments as citations of the top-level
+def _with_notes(mod: A.Module, k: int = 0) -> A.ToolDecl:
+    """The probe module's k-th tool with its `// from: "..."` comments as citations of the top-level
     statement that follows each (`ToolDecl.notes`, printed back by the formatter)."""
     from dataclasses import replace
 
-    tool = mod.envs[0].tools[0]
+    tools = mod.envs[0].tools
+    tool = tools[k]
+    lo, hi = tool.span.line, (tools[k + 1].span.line if k + 1 < len(tools) else 1 << 30)
     body = tool.body or ()
     notes = []
     for cm in mod.comments:
         text = cm.text.strip()
-        if not text.startswith("from: "):
+        if not text.startswith("from: ") or not lo <= cm.line < hi:
             continue
         i = next((k for k, st in enumerate(body) if st.span.line > cm.line), None)
         if i is not None:
@@ -708,6 +710,10 @@ def claim(env: ir.Environment, taken: frozenset[str]):
             doc="A saved state of a file that it can be restored to.")
         entity += (f"  entity {CHECKPOINT} key key {{\n    key: str\n    checkpoint_id: str\n    path: str\n    content: str\n"
                    "    last_modified: str\n  }\n")
+    mod, pd = lang.parse("env probe {\n" + state + entity + "".join(p for _, p in pieces) + "}\n", "tree.forge")
+    if not has_errors(pd) and not has_errors(lang.check([mod])):  # all at once: the usual case
+        c.tools = {name: _with_notes(mod, k) for k, (name, _) in enumerate(pieces)}
+        return c if c.tools else None
     for name, piece in pieces:  # each tool checked on its own: one bad template never sinks the others
         src = "env probe {\n" + state + entity + piece + "}\n"
         mod, pd = lang.parse(src, "tree.forge")
