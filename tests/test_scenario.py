@@ -63,8 +63,13 @@ def test_referring_expression_selects_exactly_one(records, target, seed):
     target %= len(records)
     fields = ["status", "cabin", "total", "seats", "date", "title"]
     ref = refer(records, target, fields, random.Random(seed))
-    if ref is None:  # no attributes single it out (an exact duplicate): the sampler rejects the task
-        assert any(r == records[target] for i, r in enumerate(records) if i != target) or len(fields) < 2
+    if ref is None:  # no one or two attributes and no superlative single it out: the sampler rejects the task
+        rec = records[target]
+        for i, f in enumerate(fields):
+            for g in fields[i:]:
+                assert select(records, Referring(tuple(dict.fromkeys([(f, rec[f]), (g, rec[g])])))) != [target]
+            for op in ("argmin", "argmax"):
+                assert select(records, Referring((), op, f)) != [target]
         return
     if len(records) > 1:
         assert select(records, ref) == [target]
