@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 import threading
 from typing import Any
 
@@ -19,9 +20,9 @@ from forgec.runtime.envrt import jcopy  # the env may keep argument lists in its
 from forgec.runtime.llmclient import LazyClient, LLMError, RetryPolicy, chat, usage_of
 from forgec.runtime.toolcalls import parse_hermes, parse_openai_tool_calls, render_hermes_call
 from forgec.runtime.types import AgentReply, ToolCall
-from forgec.runtime.scenario import action_phrase, is_personal
+from forgec.runtime.scenario import WRITE_VERBS, action_phrase, is_personal
 from forgec.runtime.users import say
-from forgec.wording import humanize
+from forgec.wording import humanize, split_name
 from forgec.tasks import Task
 
 DONE_TEXT = "Your request has been completed."
@@ -48,10 +49,33 @@ def _ask(task: Task, facts: list[str], first: bool) -> str:
     return f"Thank you. To go on, could you please tell me {listed}?"
 
 
-def _propose(g: Any) -> str:
+def _your(text: str) -> str:
+    """An intent in the agent's voice: "cancel my order" -> "cancel your order"."""
+    return re.sub(r"\b(my|me|mine|I)\b", lambda m: {"my": "your", "me": "you", "mine": "yours", "I": "you"}[m.group(1)], text)
+
+
+def _served(sc: Any) -> dict[int, Any]:
+    """Which intent each gold write serves (index in sc.writes -> intent): the first unused intent whose
+    words name the write's action, else, when there are as many intents as writes, the one in its place."""
+    from forgec.runtime.scenario import names_action
+
+    out: dict[int, Any] = {}
+    free = list(sc.intents)
+    for i, g in enumerate(sc.writes):
+        it = next((x for x in free if names_action(x.text, g.tool)), None)
+        if it is None and len(sc.intents) == len(sc.writes):
+            it = sc.intents[i] if sc.intents[i] in free else None
+        if it is not None:
+            free.remove(it)
+            out[i] = it
+    return out
+
+
+def _propose(g: Any, intent: Any = None) -> str:
     args = [f"{humanize(k)} {say(v)}" for k, v in g.arguments.items() if v is not None]
     said = "" if not args else " with " + (args[0] if len(args) == 1 else ", ".join(args[:-1]) + " and " + args[-1])
-    return f"Here is what I will do: {action_phrase(g.tool)}{said}. Would you like me to proceed?"
+    check = f"You wanted this only if {_your(intent.condition)}, and I checked that it is. " if intent is not None and intent.condition else ""
+    return f"{check}Here is what I will do: {action_phrase(g.tool)}{said}. Would you like me to proceed?"
 
 
 def _uses(fact: Any, name: str, g: Any) -> bool:
@@ -118,6 +142,7 @@ def oracle_script(task: Task) -> list[tuple[str, Any]]:
     personal = {k for k in facts if any(is_personal(n) for n in names_of.get(k, [k]))}
     steps: list[tuple[str, Any]] = []
     asked: set[str] = set()
+    served, wi = _served(sc), 0
 
     def ask(need: list[str]) -> None:
         names = list(dict.fromkeys(n for k in need for n in names_of.get(k, [k])))
@@ -135,7 +160,8 @@ def oracle_script(task: Task) -> list[tuple[str, Any]]:
             more = [k for k in sorted(facts) if k not in asked and first_use[k] <= si + 0.5]
             if more:
                 ask(more)
-            steps.append(("say", _propose(w)))
+            steps.append(("say", _propose(w, served.get(wi))))
+            wi += 1
             steps.append(("calls", ("", [w])))
     steps.append(("say", _report(task, sc)))
     return steps
@@ -145,8 +171,10 @@ def _outcome(g: Any) -> str:
     """What a write produced, as an agent reports it: a new id it returned and the record's status."""
     r = g.result if isinstance(g.result, dict) else {}
     said = {json.dumps(v, sort_keys=True) for v in g.arguments.values()}
-    bits = [f"{humanize(k)} {say(v)}" for k, v in r.items()
-            if isinstance(v, (str, int)) and not isinstance(v, bool) and k.endswith("_id") and json.dumps(v) not in said][:1]
+    tool_words = set(split_name(g.tool))
+    bits = [f"{humanize(k)} {say(v)}" for k, v in r.items()  # the id of the record the write made (reservation_id of book_reservation)
+            if isinstance(v, (str, int)) and not isinstance(v, bool) and k.endswith("_id") and json.dumps(v) not in said
+            and set(split_name(k)[:-1]) <= tool_words][:1]
     if isinstance(r.get("status"), str):
         bits.append(f"status {r['status']}")
     return action_phrase(g.tool) + (f" ({', '.join(bits)})" if bits else "")
@@ -157,6 +185,10 @@ def _report(task: Task, sc: Any) -> str:
     parts = []
     if done:
         parts.append("I have taken care of everything: " + "; ".join(done) + ".")
+    used = set(map(id, _served(sc).values()))
+    for it in sc.intents:  # a conditional intent no write served: its condition did not hold
+        if it.condition and id(it) not in used and set(re.findall(r"[a-z]+", it.text.lower())) & WRITE_VERBS:
+            parts.append(f"You asked me to {_your(it.text)} only if {_your(it.condition)}; that is not the case, so I left it as it is.")
     return " ".join(parts + [oracle_final_text(task)])
 
 

@@ -289,3 +289,22 @@ def test_the_scripted_user_says_only_what_it_knows_whatever_the_agent_says(examp
             assert not any(isinstance(h, str) and len(h) > 2 and h in r for h in sc.hidden), (t.id, text, r)
             for m in _MY_RE.finditer(r):
                 assert m.group(1).lower() in known_words, (t.id, text, r)
+
+
+def test_the_oracle_says_how_each_condition_turned_out(examples_build):
+    """An intent with a condition: the agent says it checked it before the write, or that it did not hold."""
+    from forgec.runtime.agents import _your
+
+    n = 0
+    for t in examples_build.tasks:
+        conds = [i for i in scenario_of(t).intents if i.condition]
+        if not conds:
+            continue
+        ep = run_episode(examples_build, t, OracleAgent(t), ScriptedUser(t))
+        said = " ".join(m.get("content") or "" for m in ep.messages if m["role"] == "assistant")
+        for i in conds:
+            if any(w in i.text.lower().split() for w in ("cancel", "change", "update", "book", "add", "move", "send")):
+                assert f"only if {_your(i.condition)}" in said, (t.id, i, said)
+                n += 1
+    if examples_build.tasks[0].user.scenario.intents or any(t.user.scenario.intents for t in examples_build.tasks):
+        assert n > 0  # the scenario sampler writes conditions
