@@ -298,6 +298,11 @@ def _read(s: Schema, v: ToolView, pmap):
         if v.field_noun and v.field_noun in e.fields and v.field_noun != e.key:
             return [A.Return(at(k, v.field_noun))], e.fields[v.field_noun].type
         return [A.Return(N(k))], A.NamedType(v.target)
+    from .lifecycle import document_text  # a downloadable document: its documented text
+
+    doc = document_text(v)
+    if doc is not None:
+        return [A.Return(lit(doc))], STR
     return _computed(s, v, pmap)
 
 
@@ -941,6 +946,11 @@ def _action(s: Schema, v: ToolView, pmap):
         money = _balance(s, v, pmap, _key_param(v, pmap))
         if money:
             return money + [A.Return(N(_key_param(v, pmap)))], A.NamedType(v.target)
+        from .lifecycle import status_move  # interrupt / restart / stop ... move the documented state
+
+        moved = status_move(s, v, _key_param(v, pmap))
+        if moved:
+            return moved + [A.Return(N(_key_param(v, pmap)))], A.NamedType(v.target)
     if v.target is None and _no_change(v):
         # `think`: documented as changing nothing; it echoes its input
         ps = list(pmap.values())
