@@ -918,6 +918,8 @@ def _delete(s: Schema, v: ToolView, pmap):
             # the documented extras of a cancellation (`reason`, also inside a request body)
             if wire == v.key_param or fname not in e.fields or fname == e.key or fname == "status":
                 continue
+            if wire in v.refs and prose.state_facts(v.facts):
+                continue  # the docs say what changes; a record passed along is no stored extra
             if not _type_eq(strip_optional(e.fields[fname].type), strip_optional(ptype)):
                 continue
             st = A.Set(at(k, fname), expr)
@@ -1010,14 +1012,31 @@ def _fill_field(s: Schema, fname: str, t: A.TypeExpr, pmap, used, depth) -> A.Ex
     base = strip_optional(t)
     for p in pmap.values():
         if p.name == fname and _type_eq(base, strip_optional(p.type)):
+            ent = _entity_in(s, base)
+            if ent is None:
+                used[0] += 1
+                return N(p.name)
+            # an entity-typed param is the record (a list: the records) in the body, while a
+            # returned record's field holds keys: store the keys, never a record
+            if isinstance(p.type, A.OptionalType):
+                continue  # no null-safe key read in the effect language: leave the default
             used[0] += 1
-            return N(p.name)
+            key = s.entities[ent].key
+            return A.Call("map", (N(p.name), at("it", key))) if isinstance(base, A.ListType) else at(p.name, key)
     if "now" in s.globals and base == STR and any(w in fname for w in ("time", "date")):
         used[0] += 1
         return at("state", "now")
     if isinstance(base, A.NamedType) and base.name in s.records:
         return _fill(s, base, pmap, used, depth + 1)
     return default_value(s, t)
+
+
+def _entity_in(s: Schema, t: A.TypeExpr) -> str | None:
+    """The entity a type `E` or `list[E]` names, if any."""
+    t = strip_optional(t)
+    if isinstance(t, A.ListType):
+        t = strip_optional(t.item)
+    return t.name if isinstance(t, A.NamedType) and t.name in s.entities else None
 
 
 def _conservative(s: Schema, v: ToolView, pmap):
