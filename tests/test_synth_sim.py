@@ -302,3 +302,35 @@ def test_drone_request_bodies_and_a_landed_precondition(tmp_path: Path) -> None:
     assert isinstance(env.step("takeOff", {"body": {"altitude": 150}}), ToolError)  # at most 120 meters
     assert env.step("takeOff", {"body": {"altitude": 120}}) == {"altitude": 120.0}
     assert env.step("getStatus", {}) == {"altitude": 120.0, "armed": True, "recording": False}
+
+
+WALLET_OPENAI = [
+    {"type": "function", "function": {"name": "get_wallet_balance", "description": "Returns how much money is in the wallet.",
+                                      "parameters": {"type": "object", "properties": {}}}},
+    {"type": "function", "function": {"name": "top_up", "description": "Adds money to the wallet; the amount must be positive.",
+                                      "parameters": {"type": "object", "properties": {"amount": {"type": "number"}}, "required": ["amount"]}}},
+    {"type": "function", "function": {"name": "withdraw", "description": "Moves money out of the wallet. Fails on insufficient funds.",
+                                      "parameters": {"type": "object", "properties": {"amount": {"type": "number"}}, "required": ["amount"]}}},
+]
+WALLET_MCP = {"tools": [
+    {"name": "balance", "description": "Current cash balance of the account.", "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "deposit", "description": "Put cash into the account.", "inputSchema": {"type": "object", "properties": {"amount": {"type": "number", "description": "Cash to add, greater than zero"}}, "required": ["amount"]}},
+]}
+
+
+@pytest.mark.parametrize("doc", [WALLET_OPENAI, WALLET_MCP], ids=["openai", "mcp"])
+def test_a_wallet_alone_is_an_account(doc, tmp_path: Path) -> None:
+    """Deposit / withdraw / balance without any trading: the balance moves; no stock or order is invented."""
+    import json as _json
+
+    p = tmp_path / "wallet.json"
+    p.write_text(_json.dumps(doc))
+    decl = decl_of(p)
+    assert not decl.entities and [f.name for f in decl.state.fields] == ["balance"]
+    env = env_of(decl, tmp_path, {"entities": {}, "globals": {"balance": 20.0}})
+    add = "top_up" if doc is WALLET_OPENAI else "deposit"
+    assert env.step(add, {"amount": 5})["balance"] == 25.0
+    assert isinstance(env.step(add, {"amount": -1}), ToolError)
+    if doc is WALLET_OPENAI:
+        assert isinstance(env.step("withdraw", {"amount": 30}), ToolError)
+        assert env.step("withdraw", {"amount": 25}) == {"balance": 0.0}

@@ -108,12 +108,14 @@ def _classify(t: ir.Tool) -> str | None:
 def claim(env: ir.Environment, taken: frozenset) -> Claim | None:
     tools = [t for t in env.tools if t.name not in taken]
     allw = set().union(*(_w(t) for t in tools)) if tools else set()
-    if not (allw & MONEY) or sum(1 for t in tools if _w(t) & TRADE) < 2:
+    if not (allw & MONEY):
         return None
     cls = {t.name: _classify(t) for t in tools}
     mine = [t for t in tools if cls[t.name]]
     kinds = {cls[t.name] for t in mine}
-    if not kinds & {"place", "deposit", "withdraw"} or not kinds & {"quote", "place", "holdings", "watch_add"}:
+    trading = sum(1 for t in tools if _w(t) & TRADE) >= 2 and kinds & {"place", "deposit", "withdraw"} and kinds & {"quote", "place", "holdings", "watch_add"}
+    wallet = {"deposit", "withdraw"} <= kinds or (kinds & {"deposit", "withdraw"} and "balance" in kinds)
+    if not (trading or wallet):
         return None
     return _model(env, mine, cls)
 
@@ -150,8 +152,12 @@ def _model(env: ir.Environment, tools: list[ir.Tool], cls: dict) -> Claim | None
     side_t = "enum(" + ", ".join(q(v) for v in side_vals) + ")"
     order = [f"    {okey}: {okt}", f"    {sn}: {side_t}", "    symbol: Stock", "    price: float", f'    {qn}: int "shares in the order (between 1 and 20)"',
              '    status: enum("pending", "completed", "cancelled")']
-    out = [f"env {ident(env.name)} {{", "  state {", *state, "  }", "", '  entity Stock key ' + sym_name + ' "A listed stock, with the account\'s holding and watch flag." {',
-           *stock, "  }", "", '  entity Order key ' + okey + ' "A buy or sell order of the account." {', *order, "  }", ""]
+    kinds = {cls[t.name] for t in tools}
+    out = [f"env {ident(env.name)} {{", "  state {", *state, "  }", ""]
+    if kinds - {"session", "balance", "deposit", "withdraw"}:  # a wallet alone holds no stocks or orders
+        out += ['  entity Stock key ' + sym_name + ' "A listed stock, with the account\'s holding and watch flag." {', *stock, "  }", ""]
+    if kinds & {"place", "cancel", "order_read", "history"}:
+        out += ['  entity Order key ' + okey + ' "A buy or sell order of the account." {', *order, "  }", ""]
     claimed: dict[str, str] = {}
     cites: dict[str, tuple] = {}  # tool -> ((statement index, the sentence it is read from), ...)
     for t in tools:

@@ -118,7 +118,7 @@ def caps(text: str) -> list[tuple[float, str]]:
 
 
 def positive(text: str) -> bool:
-    return bool(re.search(r"\b(must|should|has to) be (positive|greater than (zero|0)|more than (zero|0))\b|\bpositive\b", (text or "").lower()))
+    return bool(re.search(r"\b(greater|more|larger) than (zero|0)\b|\bpositive\b", (text or "").lower()))
 
 
 def state_word(w: str) -> str | None:
