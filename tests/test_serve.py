@@ -13,6 +13,7 @@ import copy
 import json
 
 import anyio
+import jsonschema
 import pytest
 from servekit import EXAMPLES, REPO, HttpSession, compile_examples, eval_request, http_server, stdio_client
 from typer.testing import CliRunner
@@ -39,11 +40,13 @@ def _write_task(b, env: str):
 
 
 def _doc_tools(env: str) -> list[dict]:
-    """(name, description, input schema) from the example doc file itself, whatever its format."""
+    """(name, description, input schema, title, annotations, output schema) from the example doc file itself."""
     if env == "airline":
-        return [{"name": t["function"]["name"], "description": t["function"]["description"], "schema": t["function"]["parameters"]}
+        return [{"name": t["function"]["name"], "description": t["function"]["description"], "schema": t["function"]["parameters"],
+                 "title": None, "annotations": None, "output": t["function"].get("returns")}
                 for t in json.loads((EXAMPLES / "airline.json").read_text())]
-    return [{"name": t["name"], "description": t["description"], "schema": t["inputSchema"]}
+    return [{"name": t["name"], "description": t["description"], "schema": t["inputSchema"], "title": t.get("title"),
+             "annotations": t.get("annotations"), "output": t.get("outputSchema")}
             for t in json.loads((EXAMPLES / "helpdesk.json").read_text())["tools"]]
 
 
@@ -72,12 +75,35 @@ def test_stdio_tools_list_is_the_builds_tools_with_the_docs_schemas(build_dir, b
     tools = run(go)
     built = [t["function"] for t in build.envs[env].TOOLS]
     assert [t.name for t in tools] == [f["name"] for f in built] == [d["name"] for d in _doc_tools(env)]
+    results: dict[str, list] = {}
+    for task in build.tasks:
+        for g in task.gold_calls if task.env == env else ():
+            results.setdefault(g.tool, []).append(g.result)
+    served_outputs = 0
     for t, f, d in zip(tools, built, _doc_tools(env)):
         assert t.description == f["description"] == d["description"]
         assert t.input_schema == f["parameters"]  # exactly what the env validates arguments against
         _same_contract(d["schema"], t.input_schema)
-        kind = build.envs[env].TOOL_KINDS[t.name]
-        assert t.annotations.read_only_hint == (kind in ("read", "search"))
+        assert t.title == d["title"]
+        if d["annotations"]:  # the doc's own hints, verbatim
+            assert t.annotations.model_dump(by_alias=True, exclude_none=True) == d["annotations"]
+        else:
+            assert t.annotations.read_only_hint == (build.envs[env].TOOL_KINDS[t.name] in ("read", "search"))
+        if t.output_schema is not None:  # served only when every recorded result keeps the doc's schema
+            served_outputs += 1
+            want = d["output"] if d["output"].get("type") == "object" else {"type": "object", "properties": {"result": d["output"]},
+                                                                             "required": ["result"]}
+            assert t.output_schema == want and results[t.name]
+            for r in results[t.name]:
+                jsonschema.validate(r if isinstance(r, dict) else {"result": r}, want)
+        elif d["output"] and results.get(t.name):
+            wrapped = [r if isinstance(r, dict) else {"result": r} for r in results[t.name]]
+            out = d["output"] if d["output"].get("type") == "object" else {"type": "object", "properties": {"result": d["output"]}}
+            assert not all(jsonschema.Draft202012Validator(out).is_valid(r) for r in wrapped), t.name
+    assert served_outputs >= 2
+    if env == "helpdesk":  # the doc wraps these results in an object or promises a field the simulator does not return
+        assert {t.name for t in tools if t.output_schema is None} >= {n for n in ("list_agents", "search_tickets", "delete_comment")
+                                                                       if n in results}
 
 
 def test_stdio_oracle_gold_calls_reach_every_gold_state_and_score_one(build_dir, build):
@@ -276,6 +302,7 @@ def test_http_task_from_the_url(build_dir, build):
     (["--env", "helpdesk", "--task", "AIRLINE"], 1, "error[unknown-task]"),
     ([], 2, "name one with --env"),
     (["--env", "airline", "--port", "70000"], 2, "--port must be between"),
+    (["--env", "airline", "--docs", "/nonexistent/tools.json"], 2, "--docs: no such file"),
 ])
 def test_cli_bad_input_is_a_diagnostic(build_dir, build, args, code, fragment):
     if "AIRLINE" in args:

@@ -2,7 +2,8 @@
 
 The real `@modelcontextprotocol/server-memory` (npm, tests/mcpreal.py) and
 `forgec serve` of a build compiled from its tools/list (the shared corpus) are
-driven by the same official `mcp` client with the same calls. Second source:
+driven by the same official `mcp` client with the same calls (the client checks
+structured results against the output schemas each server declares). Second source:
 the real server. Not compared (the simulator's own choices, listed so a change
 is seen): result message prose ("... deleted successfully" vs "... deleted"),
 error message prose, and the order of entities in a result (ours: by key;
@@ -88,10 +89,15 @@ def test_served_memory_simulator_lists_the_real_servers_tools_and_tracks_its_sta
 
     rt, ot, steps = anyio.run(go)
     assert [t.name for t in ot] == [t.name for t in rt]
+    outputs = 0
     for r, o in zip(rt, ot):
-        assert o.description == r.description, r.name
+        assert (o.title, o.description) == (r.title, r.description), r.name
         assert _schema(o.input_schema) == _schema(r.input_schema), r.name
-        assert o.annotations.read_only_hint == bool(r.annotations.read_only_hint), r.name
+        assert o.annotations == r.annotations, r.name
+        if o.output_schema is not None:  # served where the compiled tasks show the simulator keeps it; the client validates
+            outputs += 1
+            assert o.output_schema == r.output_schema, r.name
+    assert outputs >= 3
     for i, (name, r, o) in enumerate(steps):
         assert o.is_error == r.is_error, (i, name, r.content, o.content)
         if not r.is_error:

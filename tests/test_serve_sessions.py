@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
 from runtime_build import INITIAL, make_build
@@ -86,3 +87,25 @@ def test_said_to_user_joins_assistant_text_only():
     msgs = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "A"}, {"role": "tool", "content": "T"},
             {"role": "assistant", "content": None, "tool_calls": []}, {"role": "assistant", "content": "B"}]
     assert said_to_user(msgs) == "A\n\nB"
+
+
+def test_doc_meta_from_an_mcp_doc_only_where_it_still_describes_the_tool_and_the_results_keep_it(shop, tmp_path):
+    from forgec.serve.docmeta import doc_meta
+
+    tools = shop.envs["shop"].TOOLS
+    fn = {t["function"]["name"]: t["function"] for t in tools}
+    order = {"type": "object", "properties": {"order_id": {"type": "string"}, "total": {"type": "number"}}, "required": ["order_id", "total"]}
+    doc = {"tools": [
+        {"name": "get_order", "title": "Get order", "description": fn["get_order"]["description"], "inputSchema": fn["get_order"]["parameters"],
+         "annotations": {"readOnlyHint": True}, "outputSchema": order},
+        {"name": "cancel_order", "title": "Cancel", "description": "an edited description", "inputSchema": fn["cancel_order"]["parameters"]},
+        {"name": "update_address", "title": "Move", "description": fn["update_address"]["description"],
+         "inputSchema": fn["update_address"]["parameters"], "outputSchema": {**order, "required": ["order_id", "tracking_number"]}},
+    ]}
+    p = tmp_path / "shop_tools.json"
+    p.write_text(json.dumps(doc))
+    meta = doc_meta(shop, "shop", tools, [p])
+    assert meta["get_order"] == {"title": "Get order", "annotations": {"readOnlyHint": True}, "output_schema": order}
+    assert "cancel_order" not in meta  # the doc no longer describes the served tool
+    assert meta["update_address"] == {"title": "Move"}  # its recorded results lack tracking_number: no output schema
+    assert doc_meta(shop, "shop", tools) == {}  # the fixture build records no sources

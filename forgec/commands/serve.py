@@ -52,6 +52,8 @@ def command(
     eval_token: str = typer.Option(None, "--eval-token", envvar="FORGEC_SERVE_EVAL_TOKEN",
                                    help="Bearer token the /forgec evaluation routes require (--transport http)."),
     max_sessions: int = typer.Option(1000, "--max-sessions", help="Most sessions kept; the least recently used go first."),
+    docs: list[Path] = typer.Option(None, "--docs", help="The tool docs the env was compiled from, for titles, annotations and "
+                                                          "output schemas (default: the sources manifest.json records, if found)."),
     allow_modified_build: bool = typer.Option(False, "--allow-modified-build", help=ALLOW_MODIFIED_HELP),
 ) -> None:
     """Serve one environment of a build over MCP (tools/list, tools/call), with an evaluation side channel."""
@@ -75,7 +77,11 @@ def command(
     from forgec.serve.sessions import SessionTable
 
     table = SessionTable(w, t, max_sessions=max_sessions)
-    server = build_server(table, transport=transport.value)
+    if docs:
+        missing = [str(p) for p in docs if not p.is_file()]
+        if missing:
+            D.usage_error(f"--docs: no such file: {', '.join(missing)}")
+    server = build_server(table, transport=transport.value, docs=docs or None)
     what = f"{w.name} ({len(w.tools)} tools, {'task ' + t.id if t else 'world state'})"
     if transport is Transport.stdio:
         eprint(f"forgec serve: {what} on stdio")

@@ -2,7 +2,8 @@
 
 * `tools/list` lists the env's tools: name, description and the input JSON Schema
   the env validates arguments against (`TOOLS` of the generated module, derived
-  from the docs), with read-only/destructive hints from the tool kinds.
+  from the docs); title, annotations and output schema from the original docs
+  where `docmeta` finds them (else read-only/destructive hints from the tool kinds).
 * `tools/call` runs `Env.step` through `runtime.toolcalls.execute`; a result is
   the JSON text plus `structuredContent` (an object result as is, anything else
   as `{"result": value}`); a rejected call is a tool error (`isError`) carrying
@@ -40,16 +41,26 @@ STDIO_SESSION = "stdio"
 EVAL_METHODS = ("forgec/reset", "forgec/state", "forgec/score")
 
 
-def mcp_tools(tools: list[dict], kinds: dict[str, str]) -> list[types.Tool]:
-    """The env's OpenAI-format tool schemas as MCP tools (the same input schemas, hints from the tool kinds)."""
+def mcp_tools(tools: list[dict], kinds: dict[str, str], meta: dict[str, dict] | None = None) -> list[types.Tool]:
+    """The env's OpenAI-format tool schemas as MCP tools: the same input schemas; title, annotations and output
+    schema from the original docs where `docmeta` found them, else read-only/destructive hints from the tool kinds."""
     out = []
     for t in tools:
         fn = t["function"]
         kind = kinds.get(fn["name"], "")
-        ann = types.ToolAnnotations(read_only_hint=kind in ("read", "search"), destructive_hint=kind == "delete",
-                                    open_world_hint=False)
+        m = (meta or {}).get(fn["name"], {})
+        ann = None
+        if m.get("annotations"):
+            try:
+                ann = types.ToolAnnotations.model_validate(m["annotations"])
+            except ValueError:
+                ann = None
+        if ann is None:
+            ann = types.ToolAnnotations(read_only_hint=kind in ("read", "search"), destructive_hint=kind == "delete",
+                                        open_world_hint=False)
         schema = fn.get("parameters") or {"type": "object", "properties": {}}
-        out.append(types.Tool(name=fn["name"], description=fn.get("description") or None, input_schema=schema, annotations=ann))
+        out.append(types.Tool(name=fn["name"], title=m.get("title"), description=fn.get("description") or None, input_schema=schema,
+                              output_schema=m.get("output_schema"), annotations=ann))
     return out
 
 
@@ -98,10 +109,13 @@ class _EvalParams(types.RequestParams):
     full: bool = False
 
 
-def build_server(table: SessionTable, *, transport: str) -> Server:
-    """The MCP server for one env; `table` holds its sessions."""
+def build_server(table: SessionTable, *, transport: str, docs: list | None = None) -> Server:
+    """The MCP server for one env; `table` holds its sessions; `docs`: the doc files for titles/annotations/output schemas."""
+    from forgec.serve.docmeta import doc_meta
+
     world = table.world
-    tools = mcp_tools(world.tools, getattr(world.module, "TOOL_KINDS", {}) or {})
+    meta = doc_meta(world.build, world.name, world.tools, docs)
+    tools = mcp_tools(world.tools, getattr(world.module, "TOOL_KINDS", {}) or {}, meta)
 
     async def on_list_tools(ctx, params) -> types.ListToolsResult:
         if ctx.request is None or ctx.request.headers.get("mcp-session-id"):
