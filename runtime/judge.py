@@ -3,7 +3,8 @@
 * `RuleJudge` is exact for scripted users: it reads the user's "My <fact> is
   <value>." statements and the agent's questions, and flags a hallucinated
   fact (not in the task), a wrong value, a fact withheld after the agent asked
-  for it, and a stop while the agent was waiting for an answer.
+  for it, a value the user cannot know (an id the agent must look up) said before
+  the agent said it, and a stop while the agent was waiting for an answer.
 * `LLMJudge` asks a model (through the openai client) for a JSON verdict
   `{"user_error": bool, "reason": str}`; malformed judge output is re-asked once
   and otherwise read leniently, never raised.
@@ -62,6 +63,10 @@ class RuleJudge:
                         errors.append(f"hallucinated fact: the user stated its {words!r}, which the task does not give it")
                     elif value != say(facts[name]):
                         errors.append(f"wrong value: the user said its {words} is {value!r}, the task says {say(facts[name])!r}")
+            heard = " ".join(t for sp, t in turns[:i] if sp == "agent")
+            for h in sc.hidden:  # a value the user cannot know (looked up by the agent), said before the agent said it
+                if isinstance(h, str) and len(h) > 2 and h in body and h not in heard:
+                    errors.append(f"unknown info: the user stated {h!r}, which it does not know (the agent must look it up)")
             prev = turns[i - 1] if i > 0 and turns[i - 1][0] == "agent" else None
             if prev is None:
                 if i == 0 and STOP in text and not body:

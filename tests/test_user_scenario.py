@@ -308,3 +308,14 @@ def test_the_oracle_says_how_each_condition_turned_out(examples_build):
                 n += 1
     if examples_build.tasks[0].user.scenario.intents or any(t.user.scenario.intents for t in examples_build.tasks):
         assert n > 0  # the scenario sampler writes conditions
+
+
+def test_rule_judge_flags_a_user_who_says_what_it_cannot_know(examples_build):
+    t = next(t for t in examples_build.tasks if any(isinstance(h, str) and len(h) > 2 for h in scenario_of(t).hidden))
+    h = next(h for h in scenario_of(t).hidden if isinstance(h, str) and len(h) > 2)
+    leak = [{"role": "system", "content": "s"}, {"role": "user", "content": opening(t)},
+            {"role": "assistant", "content": "How can I help?"}, {"role": "user", "content": f"It is {h}."}]
+    v = RuleJudge().judge_sync(t, leak)
+    assert v.user_error and "unknown info" in v.reason
+    echo = leak[:2] + [{"role": "assistant", "content": f"I found {h}. Shall I proceed?"}, {"role": "user", "content": f"Yes, {h}."}]
+    assert not any("unknown info" in e for e in RuleJudge().judge_sync(t, echo).errors)  # repeating the agent is fine
