@@ -125,6 +125,15 @@ def test_each_pattern_has_two_sources():
     assert all(len(v) >= 2 for v in by.values()), by
 
 
+@pytest.mark.parametrize("sentence,kind,when", [
+    ("Refunds 3 to the member's wallet_balance if the rental is `on_hold`.", "money", ("rental", "on_hold")),
+    ("Make up for a network outage: adds 1 GB of data to the line's data_refuelled_gb when the line is Active.", "count", ("line", "Active")),
+])
+def test_effect_in_a_documented_state(sentence, kind, when):
+    (f,) = [f for f in prose.read(sentence) if f.kind == kind]
+    assert f.conditional and f.when == when
+
+
 def test_conditions_and_unrelated_sentences_are_not_effects():
     # "... if the payment was made using a gift card": a condition the rules do not read
     (f,) = [f for f in prose.read_sentence("The refund goes back to the customer's gift card balance at once if the order was paid by gift card.") if f.kind == "money"] or [None]
@@ -249,6 +258,9 @@ def test_telecom_runs_as_its_docs_say():
     assert isinstance(err, ToolError) and E["Line"]["l1"]["data_refuelled_gb"] == 7.5
     env.step("reset_refuel_counter", {"customer_id": "c1", "line_id": "l1"})
     assert E["Line"]["l1"]["data_refuelled_gb"] == 0.0
+    env.step("compensate_outage", {"customer_id": "c1", "line_id": "l1"})  # Active: compensated
+    env.step("compensate_outage", {"customer_id": "c1", "line_id": "l2"})  # Suspended: not
+    assert (E["Line"]["l1"]["data_refuelled_gb"], E["Line"]["l2"]["data_refuelled_gb"]) == (1.0, 0.5)
     err = env.step("make_payment", {"bill_id": "b1", "payment_method_id": "pm1", "amount": 30.0})
     assert isinstance(err, ToolError) and err.message == "bill is not Awaiting Payment"
     env.step("send_payment_request", {"customer_id": "c1", "bill_id": "b1"})
@@ -299,6 +311,12 @@ def test_rental_runs_as_its_docs_say():
     env.step("disable_autopay", {"member_id": "m1"})
     env.step("enable_autopay", {"member_id": "m1"})
     assert E["Member"]["m1"]["autopay"] is True and "m1" in E["Member"]
+    E["Rental"]["r2"] = {**E["Rental"]["r1"], "rental_id": "r2", "status": "on_hold"}
+    E["Rental"]["r3"] = {**E["Rental"]["r1"], "rental_id": "r3", "status": "riding"}
+    w = E["Member"]["m1"]["wallet_balance"]
+    env.step("cancel_rental", {"rental_id": "r2", "member_id": "m1"})  # on hold: 3 back
+    env.step("cancel_rental", {"rental_id": "r3", "member_id": "m1"})  # riding: nothing back
+    assert E["Member"]["m1"]["wallet_balance"] == w + 3 and E["Rental"]["r2"]["status"] == E["Rental"]["r3"]["status"] == "finished"
     err = env.step("swap_bike", {"rental_id": "r1", "bike_id": "b3"})
     assert isinstance(err, ToolError) and err.message == "bike_id must have the same model as the current one"
     env.step("swap_bike", {"rental_id": "r1", "bike_id": "b2"})

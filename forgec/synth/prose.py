@@ -49,6 +49,7 @@ class Fact:
     sign: int = 0  # +1 / -1 for money and counts
     amount: str = ""  # the amount phrase ("amount", "gb_amount", "total", "1")
     conditional: bool = False  # "... if the payment was made with a gift card": a condition not read
+    when: tuple = ()  # (subject, state) of a condition that is a record's state: "if the rental is `late`"
 
 
 # --------------------------------------------------------------------------- sentences
@@ -211,15 +212,15 @@ def read_sentence(sent: str) -> list[Fact]:
                 continue
             sign = 1 if verb.rstrip("sed") in {x.rstrip("sed") for x in _POS} or verb in _POS else -1
             subj, _, fld = dest.partition("'s ")
-            out.append(Fact("money", sent, _subj(subj if fld else dest), fld.strip() or "balance", None, sign, what, _cond(low, m)))
+            out.append(Fact("money", sent, _subj(subj if fld else dest), fld.strip() or "balance", None, sign, what, _cond(low, m), _when(sent, m)))
     for m in _COUNT_TO.finditer(low):
         if any(f.kind == "money" for f in out):
             continue
         sign = 1 if m.group("dir") == "to" else -1
-        out.append(Fact("count", sent, _subj(m.group("subj")), m.group("field"), m.group("stuff"), sign, re.sub(r"^the\s+", "", m.group("n")), _cond(low, m)))
+        out.append(Fact("count", sent, _subj(m.group("subj")), m.group("field"), m.group("stuff"), sign, re.sub(r"^the\s+", "", m.group("n")), _cond(low, m), _when(sent, m)))
     for m in _COUNT_BY.finditer(low):
         sign = 1 if re.match(r"increase|increment|raise", m.group("verb")) else -1
-        out.append(Fact("count", sent, _subj(m.group("subj")), m.group("field").strip(), None, sign, m.group("n"), _cond(low, m)))
+        out.append(Fact("count", sent, _subj(m.group("subj")), m.group("field").strip(), None, sign, m.group("n"), _cond(low, m), _when(sent, m)))
     for rx in (_ONLY_A, _MUST_BE, _ONLY_IF):
         for m in rx.finditer(_lower_but_values(sent)):
             v = _val(m)
@@ -262,9 +263,21 @@ def _literal(x: str):
     return _num(x)
 
 
+_WHEN = re.compile(rf"^\W*(?:\w+\W+){{0,3}}?(?:if|when|only\s+when)\s+(?:it|the\s+(?P<subj>[a-z][a-z ]{{0,30}}?)|its\s+status)\s+(?:is|was)\s+(?:already\s+|still\s+)?{_QVAL}(?=\s*(?:[.;,]|$))")
+
+
+def _when(sent: str, m: re.Match) -> tuple:
+    """"... to the member's wallet_balance if the rental is `late`": (subject, state), when the
+    condition right after the effect is a record's state (read against its status enum later)."""
+    w = _WHEN.match(_lower_but_values(sent)[m.end():])
+    if w is None or _val(w) is None:
+        return ()
+    return (_subj(w.group("subj")), _val(w))
+
+
 def _cond(low: str, m: re.Match) -> bool:
     """A condition after the effect ("... immediately if the payment was made by gift card")."""
-    return bool(re.search(r"\b(if|unless|otherwise|only when)\b", low[m.end():]))
+    return bool(re.search(r"\b(if|unless|otherwise|when)\b", low[m.end():]))
 
 
 def _lower_but_values(sent: str) -> str:
@@ -398,7 +411,7 @@ def _num(x: str):
     return _NUMBER_WORDS.get(x or "")
 
 
-def changes(s, e, v, pmap, k: str, made: list[A.Stmt]) -> list[tuple[A.Stmt, str]]:
+def changes(s, e, v, pmap, k: str, made: list[A.Stmt], extras: bool = True) -> list[tuple[A.Stmt, str]]:
     """The writes the description states, as (statement, sentence). A statement the name
     rules already wrote (`set line_id.plan_id = ...`) is returned as is, to be cited."""
     from .schema import balance_field, count_field, record_field, strip_optional
@@ -409,8 +422,12 @@ def changes(s, e, v, pmap, k: str, made: list[A.Stmt]) -> list[tuple[A.Stmt, str
         same = next((x for x in made + [o for o, _ in out] if x == st or (isinstance(x, A.Set) and isinstance(st, A.Set) and x.target == st.target)), None)
         out.append((same if same is not None else st, sent))
 
-    out += _ownership(s, e, v, pmap, k) + bounds(v, pmap) + _same(s, e, v, pmap, k) + _other_states(s, e, v, pmap)
+    if extras:  # preconditions of the whole call (not of one guarded effect)
+        out += _ownership(s, e, v, pmap, k) + bounds(v, pmap) + _same(s, e, v, pmap, k) + _other_states(s, e, v, pmap)
     for f in v.facts:
+        if f.conditional and f.when and f.kind in ("money", "count"):
+            out += _guarded(s, e, v, pmap, k, f, made)
+            continue
         if f.kind == "once" and once_field(v) in e.fields:
             # "this function can only be called once": a flag on the record, checked and set
             flag = A.Attr(A.Name(k), once_field(v))
@@ -492,6 +509,43 @@ def bounds(v, pmap) -> list[tuple[A.Stmt, str]]:
             word = {">": "greater than", ">=": "at least", "<": "less than", "<=": "at most"}[f.field]
             out.append((A.Require(test, f"{w} must be {word} {f.value}" if f.value or f.field not in (">",) else f"{w} must be positive"), f.sentence))
     return out
+
+
+def _guarded(s, e, v, pmap, k: str, f: Fact, made) -> list[tuple[A.Stmt, str]]:
+    """A money move or count that happens only in a documented state of a record:
+    `if k.status == "late" { ... }` (a condition on anything else is not read: no statement)."""
+    from dataclasses import replace as _replace
+
+    from .schema import strip_optional
+
+    subj, state = f.when
+    if not subj or names_entity(subj, e.name):
+        ent, ref = e, A.Name(k)
+    else:
+        hits = [w for w, x in v.refs.items() if names_entity(subj, x) and w in pmap and not pmap[w].optional]
+        if len(hits) != 1:
+            return []
+        ent, ref = s.entities[v.refs[hits[0]]], A.Name(pmap[hits[0]].name)
+    t = strip_optional(ent.fields["status"].type) if "status" in ent.fields else None
+    norm = lambda x: re.sub(r"[^a-z0-9]", "", str(x).lower())  # noqa: E731
+    hit = next((x for x in (t.values if isinstance(t, A.EnumType) else ()) if norm(x) == norm(state)), None)
+    if hit is None:
+        return []
+    inner = changes(s, e, _Only(v, _replace(f, conditional=False, when=())), pmap, k, made, extras=False)
+    body = tuple(st for st, _ in inner)
+    if not body:
+        return []
+    return [(A.If(A.Binary("==", A.Attr(ref, "status"), A.Literal(hit)), body), f.sentence)]
+
+
+class _Only:
+    """A view of `v` whose facts are just one (to build the statements of a guarded fact)."""
+
+    def __init__(self, v, fact: Fact) -> None:
+        self._v, self.facts = v, (fact,)
+
+    def __getattr__(self, name):
+        return getattr(self._v, name)
 
 
 def _other_states(s, e, v, pmap) -> list[tuple[A.Stmt, str]]:
@@ -687,7 +741,7 @@ def _the_amount(v, pmap) -> A.Expr | None:
 
 def moves_money(s, e, v, pmap, k: str) -> bool:
     """Whether the description's money moves become statements (then the name rule stays out)."""
-    return any(isinstance(st, A.Set) and why in {f.sentence for f in v.facts if f.kind == "money"} for st, why in changes(s, e, v, pmap, k, []))
+    return any(isinstance(st, (A.Set, A.If)) and why in {f.sentence for f in v.facts if f.kind == "money"} for st, why in changes(s, e, v, pmap, k, []))
 
 
 def _total(e, k: str, phrase: str) -> A.Expr | None:

@@ -791,7 +791,7 @@ def _bind_key_param(s: Schema, v: ToolView) -> None:
 def _prose_subject(s: Schema, v: ToolView, ents: list[str]) -> str | None:
     """The one entity among `ents` that the description's state changes name ("Sets the line
     status to ...", "Turn roaming on for a line"); money moves name the payer, so count last."""
-    facts = [f for f in prose.state_facts(v.facts) if f.subject and not f.conditional]
+    facts = [f for f in prose.state_facts(v.facts) if f.subject and (not f.conditional or f.when)]
     for group in ([f for f in facts if f.kind != "money"], [f for f in facts if f.kind == "money"]):
         hit = {e for f in group for e in ents if prose.names_entity(f.subject, e)}
         if len(hit) == 1:
@@ -818,9 +818,10 @@ def _prose_status(s: Schema, v: ToolView) -> None:
     post = [f for f in mine if f.kind == "status"]
     if post:
         f = post[-1]
-        if v.status_post is None or _norm(v.status_post) == _norm(str(f.value)) or _quoted_status(v):
-            v.status_post = str(f.value)  # as the docs spell it (the enum's spelling wins later)
-            v.cites["status_post"] = f.sentence
+        # the state the docs name wins over the verb's ("Calls a ride off. Rental status is set
+        # to `finished`": not "cancelled"), spelled as the docs spell it (the enum's spelling wins later)
+        v.status_post = str(f.value)
+        v.cites["status_post"] = f.sentence
     known = _prose_values(s) | {_norm(x) for x in STATUS_WORDS} | {_norm(x) for x in _status_enum(s, v.target) or ()}
     marked = lambda f: str(f.value)[:1].isupper() or re.search(rf"['\"`]{re.escape(str(f.value))}['\"`]", f.sentence)  # noqa: E731
     pre = [f for f in mine if f.kind == "require" and (_norm(str(f.value)) in known or marked(f)) and _norm(str(f.value)) != _norm(v.status_post or "")]
