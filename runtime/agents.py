@@ -33,7 +33,7 @@ DONE_TEXT = "Your request has been completed."
 
 def oracle_final_text(task: Task) -> str:
     """The oracle's closing message: every `tell` value, then a completion report."""
-    parts = [f"Here is what you asked for: {say(v)}." for v in task.tell]
+    parts = [f"Here is what you asked for: {'; '.join(say(v) for v in task.tell)}."] if task.tell else []
     return " ".join(parts + [DONE_TEXT])
 
 
@@ -74,7 +74,7 @@ def _served(sc: Any) -> dict[int, Any]:
 def _propose(g: Any, intent: Any = None) -> str:
     args = [f"{humanize(k)} {say(v)}" for k, v in g.arguments.items() if v is not None]
     said = "" if not args else " with " + (args[0] if len(args) == 1 else ", ".join(args[:-1]) + " and " + args[-1])
-    check = f"You wanted this only if {_your(intent.condition)}, and I checked that it is. " if intent is not None and intent.condition else ""
+    check = f"You wanted this only if {_your(intent.condition)}; I checked, and it does hold. " if intent is not None and intent.condition else ""
     return f"{check}Here is what I will do: {action_phrase(g.tool)}{said}. Would you like me to proceed?"
 
 

@@ -209,7 +209,9 @@ def opening(task: Task) -> str:
     parts = []
     reason = sc.reason.strip()
     if reason and reason.lower().rstrip(".") not in goal.lower():
-        parts.append("Hi, " + reason[0].lower() + reason[1:].rstrip(".") + "." if not reason.lower().startswith(("hi", "hello")) else _sentence(reason))
+        keep = re.match(r"(I\b|I'|[A-Z]{2}|[A-Z][a-z]*[A-Z])", reason)  # "I am ...", "UPS lost ...": keep the capital
+        first = reason if keep else reason[0].lower() + reason[1:]
+        parts.append(_sentence(reason) if reason.lower().startswith(("hi", "hello")) else "Hi, " + first.rstrip(".") + ".")
     if goal:
         parts.append(_sentence(goal))
     return " ".join(parts) or task.instruction

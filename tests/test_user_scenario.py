@@ -319,3 +319,42 @@ def test_rule_judge_flags_a_user_who_says_what_it_cannot_know(examples_build):
     assert v.user_error and "unknown info" in v.reason
     echo = leak[:2] + [{"role": "assistant", "content": f"I found {h}. Shall I proceed?"}, {"role": "user", "content": f"Yes, {h}."}]
     assert not any("unknown info" in e for e in RuleJudge().judge_sync(t, echo).errors)  # repeating the agent is fine
+
+
+# --------------------------------------------------------------------------- golden dialogues (SFT data)
+
+GOLDEN_DIALOGUES = Path(__file__).parent / "golden" / "dialogues" / "shop.txt"
+
+
+def _transcript(ep) -> str:
+    out = []
+    for m in ep.messages[1:]:
+        if m["role"] == "tool":
+            out.append(f"  [tool {m.get('name', '')}] {m['content']}")
+            continue
+        calls = " ".join(f"<{c['function']['name']} {c['function']['arguments']}>" for c in m.get("tool_calls") or [])
+        out.append(f"{m['role'].upper()}: {(m.get('content') or '')} {calls}".rstrip())
+    return "\n".join(out)
+
+
+def test_golden_dialogues(tmp_path, update_golden):
+    """The oracle's dialogues on the hand-written shop build (1.0-style tasks, and one given a scenario):
+    what `forgec sft` trains on, byte for byte. `pytest --update-golden` rewrites them."""
+    b = load(make_build(tmp_path / "b"))
+    tasks = list(b.tasks)
+    t = b.task("shop/move_by_email")
+    tasks.append(_with_scenario(t, persona="Alan, moving house", reason_for_call="I am moving next week",
+                                known_info={"email": "alan@example.com", "address": "9 Oak Rd", "name": "Alan Poe"},
+                                unknown_info=["order id"], task_instructions="please send my pending order to my new address",
+                                intents=[ScenarioIntent(text="ship my pending order to my new address",
+                                                        condition="it has not shipped yet")]))
+    parts = []
+    for t in tasks:
+        ep = run_episode(b, t, OracleAgent(t), ScriptedUser(t), judge=RuleJudge())
+        assert ep.reward == 1.0 and not ep.user_error, (t.id, ep.judge)
+        parts.append(f"===== {t.id}{' (scenario)' if t.user.scenario else ''}\n{_transcript(ep)}\n")
+    text = "\n".join(parts)
+    if update_golden:
+        GOLDEN_DIALOGUES.parent.mkdir(parents=True, exist_ok=True)
+        GOLDEN_DIALOGUES.write_text(text, encoding="utf-8")
+    assert GOLDEN_DIALOGUES.read_text(encoding="utf-8") == text, "run pytest tests/test_user_scenario.py --update-golden"
