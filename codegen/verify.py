@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from types import ModuleType
 from typing import Any
 
+from forgec.lang import ast as A
 from forgec.runtime import envrt
 from forgec.runtime.envrt import ToolError
 
@@ -391,6 +392,7 @@ class _Run:
     scratch_after_step: int = 2  # from-scratch hashing is slow; a few checks per tool catch
     scratch_checks: int = 2  # aliasing and stale digests
     last_err: str = ""
+    requires: dict = field(default_factory=dict)  # param -> documented (field, op, value) its record must meet
 
     def values_of(self, e: Any) -> _Values:  # a pure function of the state: shared by equal states
         h = e.state_hash()
@@ -414,7 +416,52 @@ class _Run:
             env = self.base_env.fork()  # earlier calls used up the records (deletes): start over
             self.vals, self.vals_age = self.values_of(env), 0
             args = gen_args(self.params, self.rng, self.vals, schema)
+        if args is not None and self.requires:
+            _meet_requires(args, self.params, self.requires, env.state, schema, self.rng)
         return env, args
+
+
+def tool_requires(env_decl: Any, tool: str) -> dict[str, list[tuple[str, str, Any]]]:
+    """The documented state a tool's key arguments must be in: `require p.f == "v"` (and `!=`,
+    joined by `and`) at the top of its body, per param. Verification draws keys whose record
+    meets them (when some does), so a tool that only acts on pending orders is tried on one."""
+    out: dict[str, list[tuple[str, str, Any]]] = {}
+    decl = next((t for t in getattr(env_decl, "tools", ()) if t.name == tool), None)
+    if decl is None or not decl.body:
+        return out
+
+    def walk(c: Any) -> None:
+        if isinstance(c, A.Binary) and c.op == "and":
+            walk(c.left)
+            walk(c.right)
+        elif (isinstance(c, A.Binary) and c.op in ("==", "!=") and isinstance(c.right, A.Literal)
+              and isinstance(c.left, A.Attr) and isinstance(c.left.obj, A.Name)):
+            out.setdefault(c.left.obj.id, []).append((c.left.name, c.op, c.right.value))
+
+    for st in decl.body:
+        if isinstance(st, A.Require):
+            walk(st.cond)
+    return out
+
+
+def _meet_requires(args: dict, params: list[dict], requires: dict, state: dict, schema: dict, rng: random.Random) -> None:
+    """Swap a drawn key for one whose record meets the tool's documented requires (if any does)."""
+    for p in params:
+        name, tj = p["name"], p["type"]
+        if name not in args or name not in requires or tj.get("type") != "ref":
+            continue
+        coll = (state.get("entities") or {}).get(tj["entity"]) or {}
+        kf = schema["entities"][tj["entity"]]["key"]
+
+        def meets(rec: dict) -> bool:
+            return all((rec.get(f) == v) == (op == "==") for f, op, v in requires[name])
+
+        cur = next((r for r in coll.values() if r.get(kf) == args[name]), None)
+        if cur is not None and meets(cur):
+            continue
+        good = [r[kf] for _, r in sorted(coll.items()) if meets(r)]
+        if good:
+            args[name] = rng.choice(good)
 
 
 def verify_tool(module: ModuleType, tool: str, base: dict, seed: int, calls: int, env_decl: Any = None, small: dict | None = None,
@@ -430,7 +477,7 @@ def verify_tool(module: ModuleType, tool: str, base: dict, seed: int, calls: int
     elif small_env is not None:
         checked = {base_env.state_hash(), small_env.state_hash()}
     run = _Run(module, tool, rep, random.Random(f"forgec-verify:{seed}:{tool}"), module.TOOL_PARAMS.get(tool, []), base_env, small_env, small,
-               values_cache if values_cache is not None else {}, base_env.state_hash())
+               values_cache if values_cache is not None else {}, base_env.state_hash(), requires=tool_requires(env_decl, tool))
     env = _valid_calls(run, calls, kind in WRITE_KINDS or (kind == "action" and writes))
     final_hash = env.state_hash()
     if rep.verified and final_hash not in checked and envrt.state_hash(env.state, getattr(env, "_LOG", ())) != final_hash:

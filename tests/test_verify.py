@@ -220,3 +220,21 @@ def test_generated_calls_make_multi_field_searches_hit(tmp_path):
     assert len(dates) <= 5  # event days are shared across records
     rep = verify_env(m, env, seed=0, calls_per_tool=20).tools[0]
     assert rep.verified and rep.nonempty_results >= 10
+
+
+def test_keys_meet_the_documented_requires(broken_module):
+    """A tool that only acts on an open note is tried on open notes when the state has some:
+    with 3 open notes among 40, random keys would fail ~92% of calls; every call succeeds
+    (each closes one, so 3 calls use them up)."""
+    from forgec.codegen.verify import tool_requires, verify_tool
+
+    assert tool_requires(BROKEN, "close_note") == {"note_id": [("status", "==", "open")]}
+    assert tool_requires(BROKEN, "get_note") == {}
+    notes = {f"n{i:02d}": {"note_id": f"n{i:02d}", "text": f"t{i}", "status": "done", "due": None} for i in range(40)}
+    for k in ("n05", "n17", "n30"):
+        notes[k]["status"] = "open"
+    rep = verify_tool(broken_module, "close_note", {"entities": {"Note": notes}, "globals": {}}, seed=3, calls=3, env_decl=BROKEN)
+    assert rep.verified and rep.errors == 0 and rep.successes == 3 and rep.changed_state == 3
+    # a requirement no record meets keeps the drawn key (the call fails as documented)
+    rep = verify_tool(broken_module, "archive_note", {"entities": {"Note": notes}, "globals": {}}, seed=3, calls=4, env_decl=BROKEN)
+    assert not rep.verified and "no successful call" in rep.reason
