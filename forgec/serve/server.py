@@ -122,9 +122,18 @@ def build_server(table: SessionTable, *, transport: str, docs: list | None = Non
             session_for(ctx, table)  # the session's env exists from its first request (the harness can reset or read it)
         return types.ListToolsResult(tools=tools)
 
+    validators = _output_validators(tools)
+    warned: set[str] = set()
+
     async def on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         s = session_for(ctx, table)
-        return call_result(s.call(params.name, params.arguments if params.arguments is not None else {}))
+        res = call_result(s.call(params.name, params.arguments if params.arguments is not None else {}))
+        v = validators.get(params.name)
+        if v is not None and not res.is_error and params.name not in warned and not v.is_valid(res.structured_content):
+            warned.add(params.name)  # the recorded results kept the doc's schema, this one does not: say so, once
+            eprint(f"forgec serve: warning: a result of {params.name} does not match the output schema of the docs "
+                   "(MCP clients that validate results will reject it)")
+        return res
 
     server = Server(f"forgec-{world.name}", version=forgec.__version__,
                     instructions=f"Tools of the {world.name} environment (a forgec simulation: calls change only this session's state).",
@@ -138,6 +147,12 @@ def build_server(table: SessionTable, *, transport: str, docs: list | None = Non
         for method in EVAL_METHODS:
             server.add_request_handler(method, _EvalParams, _stdio_eval(table, method))
     return server
+
+
+def _output_validators(tools: list[types.Tool]) -> dict[str, Any]:
+    from jsonschema.validators import validator_for
+
+    return {t.name: validator_for(t.output_schema)(t.output_schema) for t in tools if t.output_schema is not None}
 
 
 def _stdio_eval(table: SessionTable, method: str):
