@@ -404,3 +404,20 @@ def test_library_runs_as_its_docs_say():
     assert E["Patron"]["p1"]["email_alerts"] is False
     env.step("block_patron", {"patron_id": "p1", "reason": "damage"})
     assert (E["Patron"]["p1"]["status"], E["Patron"]["p1"]["reason"]) == ("blocked", "damage")
+
+
+def test_reader_never_fails_and_cites_its_own_sentences():
+    """Random word soup from the patterns' vocabulary: no exception, every fact cites a sentence
+    of the text it was read from (deterministic seed)."""
+    import random
+
+    rng = random.Random(7)
+    vocab = ("the a line status set to Active records suspension_start_date as today's date enable roaming for turn off "
+             "adds 5 GB of data line's data_refuelled_gb must be only once if when is cannot 'x' `y` owner of belong same "
+             "model between and at most 500 refund credits amount balance wallet_balance marks . ; , e.g. 2.5").split()
+    for _ in range(300):
+        text = " ".join(rng.choice(vocab) for _ in range(rng.randint(1, 120)))
+        sents = prose.sentences(text)
+        for f in prose.read.__wrapped__(text):
+            assert f.sentence in sents
+        prose.allowed_values.__wrapped__(text)
