@@ -311,7 +311,11 @@ def render_instruction(
 
 def _said_in(goal: str, value: Any) -> bool:
     """The goal already states this value, as `say` spells it (a whole word, or a $ amount)."""
-    if value is None or isinstance(value, (bool, dict, list)):
+    if isinstance(value, list):
+        return bool(value) and all(_said_in(goal, x) for x in value)
+    if isinstance(value, dict):
+        return bool(value) and all(_said_in(goal, x) for x in value.values() if x is not None)
+    if value is None or isinstance(value, bool):
         return False
     said = say(value)
     if not said.strip():

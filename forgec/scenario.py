@@ -27,6 +27,7 @@ templates (forgec/wording.py) with verbs and nouns from the docs.
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import re
@@ -90,6 +91,8 @@ class _Model:
         self.key_names = {norm(e.key): e.name for e in env.entities}
         for e in env.entities:
             self.key_names.setdefault(norm(e.name) + "_id", e.name)
+        self._natural: dict[str, list[str]] = {}
+        self._owned: dict[str, dict[str, list[str]]] = {}
         self.user = self._user_entity()
         if self.user is None:  # a store with no user (a knowledge graph): `entityName` and a relation's `from`/`to` name nodes
             for e in env.entities:
@@ -136,6 +139,11 @@ class _Model:
 
     def natural_fields(self, ent: str) -> list[str]:
         """Fields a person can name a record by: scalars that are not keys, references or ids."""
+        if ent not in self._natural:
+            self._natural[ent] = self._natural_fields(ent)
+        return self._natural[ent]
+
+    def _natural_fields(self, ent: str) -> list[str]:
         e = self.decl[ent]
         out = []
         for f in e.fields:
@@ -180,7 +188,12 @@ class _Model:
         return out
 
     def owned(self, ukey: str) -> dict[str, list[str]]:
-        """entity -> keys of the user's records (in the order the user's record lists them)."""
+        """entity -> keys of the user's records (in the order the user's record lists them), on the world state."""
+        if ukey not in self._owned:
+            self._owned[ukey] = self._owned_records(ukey)
+        return self._owned[ukey]
+
+    def _owned_records(self, ukey: str) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
         urec = (self.ents.get(self.user) or {}).get(ukey) or {}
         for ent, fld in self.user_list_field.items():
@@ -262,6 +275,19 @@ class _Model:
             self.writes[tool] = True
             return None
         return None if isinstance(r, BaseException) else r
+
+
+def _inner_values(rec: dict, name: str) -> list:
+    """Scalar values of field `name` (or its singular) inside the record's lists of records:
+    `branch_name` of each of a repo's `branches`, `file` of each of its `files`."""
+    want = {norm(name), singular(norm(name))}
+    out = []
+    for v in rec.values():
+        if isinstance(v, list):
+            for x in v:
+                if isinstance(x, dict):
+                    out += [y for k, y in x.items() if norm(k) in want and isinstance(y, (str, int)) and not isinstance(y, bool)]
+    return out
 
 
 def _field_anywhere(rec: dict, name: str) -> Any:
@@ -522,16 +548,30 @@ _CANCEL_VERBS = {"cancel", "delete", "remove", "close", "revoke", "withdraw", "a
 _CHANGE_VERBS = {"change", "update", "modify", "set", "edit", "move", "rename", "replace", "patch", "switch"}
 
 
+def base_verb(w: str) -> str:
+    """A description's third-person verb as the user says it: "switches" -> "switch", "records" ->
+    "record", "unstages" -> "unstage", "applies" -> "apply" (other words unchanged)."""
+    lw = w.lower()
+    if len(lw) > 4 and lw.endswith("ies"):
+        return lw[:-3] + "y"
+    if len(lw) > 4 and lw.endswith(("ches", "shes", "sses", "xes", "zes")):
+        return lw[:-2]
+    if len(lw) > 3 and lw.endswith("s") and not lw.endswith(("ss", "us", "is")):
+        return lw[:-1]
+    return lw
+
+
 def _doc_verb(doc: str) -> str:
     w = re.findall(r"[A-Za-z]+", doc or "")
-    return w[0].lower() if w else ""
+    return base_verb(w[0]) if w else ""
 
 
 def _clause(doc: str) -> str:
     """The description's first clause: "Cancel a confirmed reservation", "Add travel credit to a user's balance"."""
     s = re.split(r"(?<=[a-z0-9)])\.\s|;|,| \(| - | — | e\.g\.| and (?:refund|return|recompute|update|mark|charge)|: |\bsee\b", (doc or "").strip(), maxsplit=1)[0]
     s = re.split(r"(?<=[a-z]) (?=[A-Z][a-z]* [a-z])", s.strip(), maxsplit=1)[0]  # "Cancel an order Cancel a pending ...": summary, then description
-    s = re.split(r" (?:that|which|whose|who|if|when|unless|so that|only if)\b| or (?=(?:\w+ ){1,2}(?:an?|the)\b)", s.strip(), maxsplit=1)[0].strip().rstrip(".")
+    s = re.split(r" (?:that|which|whose|who|if|when|unless|so that|only if)\b| or (?=(?:\w+ ){1,2}(?:an?|the)\b)| (?:from|with|using|in) an? optional\b",
+                 s.strip(), maxsplit=1)[0].strip().rstrip(".")
     return s if 2 <= len(s.split()) <= 14 and not re.search(r"[`_(){}\[\]]", s) else ""
 
 
@@ -723,6 +763,19 @@ class _Sampler:
         if ke is not None and rec_name is not None and ke == rec_ent and not is_list:
             key = m.decl[ke].key
             return (A.Attr(A.Name(rec_name), key) if isinstance(rec_name, str) else rec_name), rec[key]
+        inner = _inner_values(rec, p.name) if rec and ke is None else []
+        if inner and (depth == 0 or not is_list):
+            # a name inside the acted-on record (a file of the repo, one of its branches): the user knows it
+            creating = self.m.kinds.get(tool.name) == "create" or _doc_verb(tool.doc) in ("create", "add", "new", "make")
+            if creating and not is_list:
+                v = f"{sc.rng.choice(['feature', 'fix', 'release'])}-{sc.rng.choice(['login', 'search', 'docs', 'cache'])}"
+                if v in inner:
+                    return None
+            else:
+                v = sc.rng.choice(sorted(set(inner), key=str))
+                v = [v] if is_list else v
+            said.append(_say_param(singular(p.name) if is_list else p.name, v[0] if is_list else v))
+            return sc.fact(p.name, v), v
         if is_list and isinstance(rec_name, str) and rec and p.name in rec and isinstance(rec[p.name], list) and rec[p.name]:
             said.append(f"all the {humanize(p.name).removesuffix(' ids').removesuffix(' id')}s in it" if p.name.endswith("ids") else f"all its {humanize(p.name)}")
             return A.Attr(A.Name(rec_name), p.name), rec[p.name]
@@ -1002,8 +1055,9 @@ class _Sampler:
         key = m.decl[ent].key
         recs = (sc.env.state.get("entities", {}) or {}).get(ent) or {}
         vals = sorted(recs)
-        if not vals or sum(looks_like_id(v) for v in vals) * 2 > len(vals):
-            raise _Skip("no-lookup")
+        natural_key = re.search(r"(path|name|title|slug|file|dir|directory|folder|url)$", norm(key))
+        if not vals or (sum(looks_like_id(v) for v in vals) * 2 > len(vals) and not natural_key):
+            raise _Skip("no-lookup")  # ids the owner never sees; a path or name is theirs to say
         k = sc.rng.choice(vals)
         rec = recs[k]
         noun = rec.get("kind") if isinstance(rec.get("kind"), str) and len(rec.get("kind")) < 20 else humanize(ent)
@@ -1090,6 +1144,7 @@ class _Sampler:
         opts = []
         if clause:
             c = clause[0].lower() + clause[1:]
+            c = re.sub(r"^\w+", lambda mm: base_verb(mm.group(0)), c, count=1)  # "Switches branches" -> "switch branches"
             c = re.sub(r"\b(a|an|the|one|this)\s+(user|customer|member|client|account holder|person)'s\b", "my", c)
             c = re.sub(r"\bfor (a|an|the) (user|customer|member|client)\b", "for me", c)
             c = re.sub(r"\b(of|to) (a|an|the) (user|customer|member|client)\b", r"\1 my account", c)
@@ -1100,7 +1155,7 @@ class _Sampler:
             if target and ent_noun and ent_noun not in c and len(twords.split()) >= 3 and twords.split()[-2] in c:
                 ent_noun = twords.split()[-2]  # a record named by its key: "the file /a/b.md"
             if target and ent_noun:
-                pat = rf"\b(a|an|the|one|this|that)\s+(?:(?!(?:of|to|for|a|an|the|from|in|on)\b)[a-z-]+\s+){{0,3}}?{re.escape(ent_noun)}s?\b(?!')"
+                pat = rf"\b(a|an|the|one|this|that)\s+(?:(?!(?:of|to|for|a|an|the|from|in|on)\b)[a-z-]+\s+){{0,3}}?{re.escape(ent_noun)}(?:s|es|sitory|sitories)?\b(?!')"
                 if re.search(pat, c):
                     c = re.sub(pat, lambda _m: twords, c, count=1)
                 else:
@@ -1120,7 +1175,7 @@ class _Sampler:
                 c += " to " + (money(v) if _MONEY.search(norm(vals[0][0])) and isinstance(v, (int, float)) else say(v).replace("_", " ") if isinstance(v, str) and re.fullmatch(r"[a-z_]+", v) else say(v))
                 rest = []
             if rest:
-                c += _join_said(c, rest, to=kind == "update")
+                c += _join_said(c, rest, to=kind == "update" and _doc_verb(c) in _CHANGE_VERBS)
             opts.append(c)
         verb = _doc_verb(t.doc) or norm(t.name).split("_")[0]
         all_said = [w for _, _, w in [x for x in said if isinstance(x, tuple)]] + [x for x in said if not isinstance(x, tuple)]
@@ -1424,16 +1479,21 @@ def _join_said(c: str, said: list[str], to: bool = True) -> str:
 
 
 def _names_tool(text: str, tools: list[str]) -> bool:
-    low = text.lower()
+    """Whether `text` names a tool: its identifier, or all its words in a row (verb-particle
+    names such as check_in excepted: "check in" is plain English)."""
+    return _tool_pattern(tuple(tools)).search(text.lower()) is not None
+
+
+@functools.lru_cache(maxsize=256)
+def _tool_pattern(tools: tuple[str, ...]) -> re.Pattern:
+    alts = []
     for t in tools:
+        alts.append(re.escape(t.lower()))
         ws = W.split_name(t)
-        if re.search(rf"(?<![\w]){re.escape(t.lower())}(?![\w])", low):
-            return True
         if len(ws) < 2 or (len(ws) == 2 and ws[1] in ("in", "out", "up", "off", "on", "down", "over", "back", "away")):
             continue
-        if re.search(r"(?<![\w])" + r"[\s_-]+".join(map(re.escape, ws)) + r"(?![\w])", low):
-            return True
-    return False
+        alts.append(r"[\s_-]+".join(map(re.escape, ws)))
+    return re.compile(r"(?<![\w])(?:" + "|".join(alts) + r")(?![\w])") if alts else re.compile(r"(?!x)x")
 
 
 def _mentions_user(m: _Model, t: A.ToolDecl) -> bool:
