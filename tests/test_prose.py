@@ -155,6 +155,17 @@ def test_allowed_values(desc, values):
     assert (got[0] if got else None) == values
 
 
+@pytest.mark.parametrize("desc,param,values", [
+    ("Stop a patron from borrowing. The reason must be one of: overdue, damage, fraud.", "reason", ("overdue", "damage", "fraud")),
+    ("Pauses a ride. The hold reason should be either `shop`, `lunch` or `repair`.", "hold_reason", ("shop", "lunch", "repair")),
+    ("Cancel an order. The reason can only be either 'no longer needed' or 'ordered by mistake'.", "reason", ("no longer needed", "ordered by mistake")),
+    ("Cancel an order. The status must be one of: a, b.", "reason", None),
+])
+def test_allowed_values_stated_in_the_tool_prose(desc, param, values):
+    got = prose.allowed_for(desc, param)
+    assert (got[0] if got else None) == values
+
+
 # --------------------------------------------------------------------------- goldens and round trip
 
 

@@ -158,7 +158,7 @@ def tool_params(s: Schema, v: ToolView, tm: TypeMapper) -> list[ParamOut]:
             ty = tm.map(p.type, hint)
         else:
             ty = tm.field_type(p.name, p.type)
-            closed = prose.allowed_values(p.description or "") if ty == STR else None
+            closed = (prose.allowed_values(p.description or "") or prose.allowed_for(v.tool.description or "", p.name)) if ty == STR else None
             if closed:
                 ty = A.EnumType(closed[0])  # "either 'lost device' or 'travel'": a closed set
         default: A.Expr | None = None

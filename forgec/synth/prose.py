@@ -310,6 +310,22 @@ def allowed_values(description: str) -> tuple[tuple[str, ...], str] | None:
     return None
 
 
+@lru_cache(maxsize=4096)
+def allowed_for(description: str, param: str) -> tuple[tuple[str, ...], str] | None:
+    """A closed set the *tool's* prose states for one parameter: "The reason can only be either
+    'no longer needed' or 'ordered by mistake'" -> the values for `reason`."""
+    pw = [w for w in words(param) if w not in ("id",)]
+    for sent in sentences(description):
+        for m in _ONE_OF.finditer(sent.lower()):
+            before = words(re.sub(r"[^a-z0-9_ ]", " ", sent.lower()[: m.start()]))
+            if not pw or not any(before[i : i + len(pw)] == pw for i in range(len(before) - len(pw) + 1)):
+                continue
+            got = _closed_set(sent[len(sent) - len(m.group("rest")):], m.group(0).lower())
+            if got:
+                return got, sent
+    return None
+
+
 def _closed_set(rest: str, lead: str) -> tuple[str, ...] | None:
     quoted = [a or b or c for a, b, c in _QUOTED.findall(rest)]
     if len(quoted) >= 2 and re.fullmatch(r"[\s,:]*(?:(?:'[^']*'|\"[^\"]*\"|`[^`]*`)\s*(?:,\s*(?:or\s+)?|\bor\b|\band\b)?\s*)+[.;]?\s*", rest):
@@ -411,5 +427,5 @@ NUMS = (A.PrimType("int"), A.PrimType("float"))
 # the statements the facts become live in prose_effects.py (imported last: it reads this module)
 from .prose_effects import bounds, changes, cite_existing, moves_money, notes  # noqa: E402
 
-__all__ = ["Fact", "read", "read_sentence", "sentences", "allowed_values", "names_entity", "field_named", "state_facts",
+__all__ = ["Fact", "read", "read_sentence", "sentences", "allowed_values", "allowed_for", "names_entity", "field_named", "state_facts",
            "amounts", "once_field", "returned", "cite", "changes", "cite_existing", "moves_money", "notes", "bounds"]
