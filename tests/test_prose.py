@@ -432,3 +432,17 @@ def test_reader_never_fails_and_cites_its_own_sentences():
         for f in prose.read.__wrapped__(text):
             assert f.sentence in sents
         prose.allowed_values.__wrapped__(text)
+
+
+def test_forgec_fmt_keeps_the_citations(tmp_path: Path):
+    """`forgec fmt --check` on a synthesized env.forge: already canonical, citations included."""
+    import subprocess
+    import sys
+
+    f = tmp_path / "env.forge"
+    f.write_text(_text(_synth(FIX / "telecom_openai.json")), encoding="utf-8")
+    before = f.read_text(encoding="utf-8")
+    r = subprocess.run([sys.executable, "-m", "forgec", "fmt", "--check", str(f)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = subprocess.run([sys.executable, "-m", "forgec", "fmt", str(f)], capture_output=True, text=True)
+    assert r.returncode == 0 and f.read_text(encoding="utf-8") == before and before.count("// from: ") >= 10
