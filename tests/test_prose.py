@@ -224,7 +224,7 @@ def test_telecom_runs_as_its_docs_say():
 
     mod = _env(FIX / "telecom_openai.json")
     line = {"customer_id": "c1", "reason": "travel", "plan_id": "p1", "suspension_start_date": None, "grant_loyalty_bonus_done": False,
-            "international_roaming_enabled": False, "data_refuelled_gb": 0.5}
+            "roaming_enabled": False, "data_refuelled_gb": 0.5}
     env = mod.Env({
         "entities": {
             "Customer": {"c1": {"customer_id": "c1", "lines": ["l1", "l2"], "bills": ["b1"], "phone_number": ""},
@@ -249,9 +249,9 @@ def test_telecom_runs_as_its_docs_say():
     env.step("resume_line", {"customer_id": "c1", "line_id": "l1"})
     assert E["Line"]["l1"]["status"] == "Active" and E["Line"]["l1"]["suspension_start_date"] is None
     env.step("enable_roaming", {"customer_id": "c1", "line_id": "l1"})
-    assert E["Line"]["l1"]["international_roaming_enabled"] is True
+    assert E["Line"]["l1"]["roaming_enabled"] is True
     env.step("disable_roaming", {"customer_id": "c1", "line_id": "l1"})
-    assert E["Line"]["l1"]["international_roaming_enabled"] is False
+    assert E["Line"]["l1"]["roaming_enabled"] is False
     err = env.step("refuel_data", {"customer_id": "c1", "line_id": "l1", "gb_amount": -1.0})
     assert isinstance(err, ToolError) and err.message == "gb_amount must be positive"
     env.step("refuel_data", {"customer_id": "c1", "line_id": "l1", "gb_amount": 2.0})

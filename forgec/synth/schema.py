@@ -1116,7 +1116,8 @@ def _fields_from_prose(s: Schema, tm: TypeMapper) -> None:
                     continue  # "Enables the user": a state of the record, not a flag
                 name = prose.field_named(e.fields, f.field, (prose.BOOL,))
                 if name is None:  # "Turns email_alerts off": that field; "Turn on roaming": roaming_enabled
-                    name = ident(f.field) if "_" in f.field and " " not in f.field else ident(snake("_".join(tokens(f.field.replace("-", " "))[-2:]))) + "_enabled"
+                    # the head word ("international roaming" -> roaming_enabled; "auto-renewal" is one word)
+                    name = ident(f.field) if "_" in f.field and " " not in f.field else ident(snake(f.field.split()[-1].replace("-", "_"))) + "_enabled"
                 e.fields.setdefault(name, Field(name, A.PrimType("bool"), f"on/off, switched by {v.tool.name}"))
             elif f.kind == "count":
                 name = count_field(e, f)
