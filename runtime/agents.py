@@ -206,6 +206,16 @@ class OracleAgent:
         self.task = task
         self._steps = oracle_script(task)
 
+    def limits(self, base: Any = None) -> Any:
+        """Episode limits that fit this task's dialogue (a long gold path needs more than 30 turns)."""
+        from dataclasses import replace
+
+        from forgec.runtime.episode import EpisodeLimits
+
+        base = base or EpisodeLimits()
+        return replace(base, max_turns=max(base.max_turns, len(self._steps) + 1),
+                       max_tool_calls=max(base.max_tool_calls, len(self.task.gold_calls)))
+
     def act_sync(self, messages: list[dict], tools: list[dict]) -> AgentReply:
         turn = sum(1 for m in messages if m.get("role") == "assistant")
         if turn >= len(self._steps):

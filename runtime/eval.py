@@ -205,7 +205,8 @@ def oracle_self_check(build: Any, tasks: list[str] | None = None) -> dict:
     chosen = build.tasks_for(tasks)
     per_env: dict[str, dict[str, int]] = {}
     for t in chosen:
-        ep = run_episode_sync(build, t, OracleAgent(t), ScriptedUser(t))
+        agent = OracleAgent(t)
+        ep = run_episode_sync(build, t, agent, ScriptedUser(t), limits=agent.limits())
         pe = per_env.setdefault(t.env, {"tasks": 0, "passed": 0, "pass_rate": 1.0, "failures": []})
         pe["tasks"] += 1
         if ep.reward >= 1.0:

@@ -185,17 +185,18 @@ class ScriptedUser:
       once, `###STOP###` at the next one;
     * any other confirmation question -> yes; an offer of help -> its request again; any other
       question -> "I don't know that."
-    Stops after `max_turns` replies (confirmations of the task's writes not counted).
+    Stops after `max_turns` replies (default 10, or 3 + the number of writes; confirmations not counted).
     """
 
-    def __init__(self, task: Task, max_turns: int = 10):
+    def __init__(self, task: Task, max_turns: int | None = None):
         from forgec.runtime.scenario import opening, said_facts, scenario_of
 
         self.task = task
         self.scenario = scenario_of(task)
         self.facts = said_facts(self.scenario.known)
         self.opening = opening(task)
-        self.max_turns = max_turns
+        # default: 10 replies, more for a task with many writes (each may need its own facts)
+        self.max_turns = max_turns if max_turns is not None else max(10, 3 + len(self.scenario.writes))
 
     def reply_sync(self, messages: list[dict]) -> UserReply:
         turns = visible_turns(messages)

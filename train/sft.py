@@ -24,7 +24,8 @@ def oracle_samples(build, tasks, tok, cfg: TrainConfig):
 
     out = []
     for t in tasks:
-        ep = run_episode(build, t, OracleAgent(t), ScriptedUser(t))
+        agent = OracleAgent(t)
+        ep = run_episode(build, t, agent, ScriptedUser(t), limits=agent.limits())
         if ep.reward < 1.0:
             continue  # only trajectories that solve the task teach the policy
         for s in messages_to_samples(tok, ep.messages, build.envs[t.env].TOOLS, cfg.template.system_prompt, cfg.template.keep_thinking):

@@ -171,7 +171,8 @@ def oracle_texts(build: Any, cfg: TrainConfig, limit: int = 200) -> list[str]:
 
     texts = []
     for t in build.tasks[:limit]:
-        ep = run_episode(build, t, OracleAgent(t), ScriptedUser(t))
+        agent = OracleAgent(t)
+        ep = run_episode(build, t, agent, ScriptedUser(t), limits=agent.limits())
         texts.append(render_conversation(ep.messages, build.envs[t.env].TOOLS, cfg.template.system_prompt))
     return texts
 
