@@ -446,3 +446,26 @@ def test_forgec_fmt_keeps_the_citations(tmp_path: Path):
     assert r.returncode == 0, r.stdout + r.stderr
     r = subprocess.run([sys.executable, "-m", "forgec", "fmt", str(f)], capture_output=True, text=True)
     assert r.returncode == 0 and f.read_text(encoding="utf-8") == before and before.count("// from: ") >= 10
+
+
+def test_counts_on_another_record_keep_the_named_target():
+    """"Assign a ticket to an agent. Increments the agent's open_tickets by 1.": the tool is
+    about the ticket (its name says so; the prose only counts on the agent) — the ticket still
+    gets its agent, and the agent's count goes up."""
+    from forgec import ir
+
+    S, I = ir.Type(kind="string"), ir.Type(kind="integer")
+    def obj(**fs):
+        return ir.Type(kind="object", fields=tuple(ir.Field_(name=k, type=t, required=True) for k, t in fs.items()))
+    tools = (
+        ir.Tool(name="get_agent", description="Get an agent.", params=(ir.Param(name="agent_id", type=S, required=True),), returns=obj(agent_id=S, open_tickets=I)),
+        ir.Tool(name="get_ticket", description="Get a ticket.", params=(ir.Param(name="ticket_id", type=S, required=True),), returns=obj(ticket_id=S)),
+        ir.Tool(name="assign_ticket", description="Assign a ticket to an agent. Increments the agent's open_tickets by 1.",
+                params=(ir.Param(name="ticket_id", type=S, required=True), ir.Param(name="agent_id", type=S, required=True))),
+    )
+    decl, _ = synthesize(ir.Environment(name="hd", tools=tools))
+    t = decl.tool("assign_ticket")
+    assert t.params[0].type == A.NamedType("Ticket") and t.returns == A.NamedType("Ticket")
+    assert A.Set(A.Attr(A.Name("ticket_id"), "agent_id"), A.Attr(A.Name("agent_id"), "agent_id")) in t.body
+    cur = A.Attr(A.Name("agent_id"), "open_tickets")
+    assert A.Set(cur, A.Binary("+", cur, A.Literal(1))) in t.body

@@ -693,7 +693,7 @@ def _param_changes(s: Schema, e: Entity, v: ToolView, pmap, k: str, grouped: set
             continue
         if (money and wire in AMOUNT_PARAMS) or wire in prose.amounts(v.facts):
             continue
-        if wire in v.refs and prose.state_facts(v.facts) and not any(f.kind == "record" and ident(f.field) == ident(wire) for f in v.facts):
+        if wire in v.refs and prose.says_own_change(v) and not any(f.kind == "record" and ident(f.field) == ident(wire) for f in v.facts):
             continue  # the docs say what changes; an owner's id passed along is no new value
         pair = "new_" + wire
         if pair in wires and fname in e.fields and isinstance(strip_optional(ptype), A.ListType):
@@ -918,7 +918,7 @@ def _delete(s: Schema, v: ToolView, pmap):
             # the documented extras of a cancellation (`reason`, also inside a request body)
             if wire == v.key_param or fname not in e.fields or fname == e.key or fname == "status":
                 continue
-            if wire in v.refs and prose.state_facts(v.facts):
+            if wire in v.refs and prose.says_own_change(v):
                 continue  # the docs say what changes; a record passed along is no stored extra
             if not _type_eq(strip_optional(e.fields[fname].type), strip_optional(ptype)):
                 continue

@@ -409,6 +409,14 @@ def returned(facts, entities) -> tuple[str, Fact] | None:
     return None
 
 
+def says_own_change(v) -> bool:
+    """Whether the description says how the tool's own record changes (its status, a recorded
+    value, a flag, a count, a balance): then a record passed along (the owner's id) is no new
+    value. Changes said only of other records ("increments the agent's open_tickets") are not."""
+    return any(f.kind in ("status", "record", "toggle", "assign", "count", "money") and (not f.conditional or f.when)
+               and (not f.subject or (v.target and names_entity(f.subject, v.target))) for f in v.facts)
+
+
 def state_facts(facts) -> list[Fact]:
     """The facts that change state (not preconditions)."""
     return [f for f in facts if f.kind in ("status", "record", "toggle", "money", "count", "assign")]
@@ -428,4 +436,4 @@ NUMS = (A.PrimType("int"), A.PrimType("float"))
 from .prose_effects import bounds, changes, cite_existing, moves_money, notes  # noqa: E402
 
 __all__ = ["Fact", "read", "read_sentence", "sentences", "allowed_values", "allowed_for", "names_entity", "field_named", "state_facts",
-           "amounts", "once_field", "returned", "cite", "changes", "cite_existing", "moves_money", "notes", "bounds"]
+           "amounts", "once_field", "returned", "says_own_change", "cite", "changes", "cite_existing", "moves_money", "notes", "bounds"]

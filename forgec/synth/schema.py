@@ -772,7 +772,9 @@ def _bind_key_param(s: Schema, v: ToolView) -> None:
             if last and pname == last[-1]:
                 pick = (pname, ent)
     said = _prose_subject(s, v, [en for _pn, en in cands])
-    if said and (pick is None or (pick[1] != said and not segs)):
+    if said and pick is not None and (segs or not _prose_subject(s, v, [en for _pn, en in cands], own=True) or _prose_names(v, pick[1])):
+        said = None  # the name's record stays: the prose changes it too, or only counts/pays on another
+    if said:
         # "Sets the line status ...", "Stores the plan_id on the line": the record the prose changes
         pick = next((pn, en) for pn, en in cands if en == said)
     if pick is None:
@@ -788,10 +790,19 @@ def _bind_key_param(s: Schema, v: ToolView) -> None:
         v.kind = "delete" if v.verb in ("cancel", "close", "archive", "terminate", "revoke") else "update"
 
 
-def _prose_subject(s: Schema, v: ToolView, ents: list[str]) -> str | None:
+def _prose_names(v: ToolView, ent: str) -> bool:
+    """Whether some state change in the description is said of `ent`'s records."""
+    return any(f.subject and prose.names_entity(f.subject, ent) for f in prose.state_facts(v.facts))
+
+
+def _prose_subject(s: Schema, v: ToolView, ents: list[str], own: bool = False) -> str | None:
     """The one entity among `ents` that the description's state changes name ("Sets the line
-    status to ...", "Turn roaming on for a line"); money moves name the payer, so count last."""
+    status to ...", "Turn roaming on for a line"); money moves name the payer, so count last.
+    `own`: only changes of the record itself (status, recorded values, flags, assignments), not
+    the counts and money a tool moves on other records ("increments the agent's open_tickets")."""
     facts = [f for f in prose.state_facts(v.facts) if f.subject and (not f.conditional or f.when)]
+    if own:
+        facts = [f for f in facts if f.kind in ("status", "record", "toggle", "assign")]
     for group in ([f for f in facts if f.kind != "money"], [f for f in facts if f.kind == "money"]):
         hit = {e for f in group for e in ents if prose.names_entity(f.subject, e)}
         if len(hit) == 1:
@@ -1092,6 +1103,11 @@ def _fields_from_prose(s: Schema, tm: TypeMapper) -> None:
     for v in s.views.values():
         if v.target is None or v.kind not in ("update", "delete", "action"):
             continue
+        for p in v.tool.params:  # "The hold reason should be either ...": the field it fills holds one of those
+            f = s.entities[v.target].fields.get(ident(p.name))
+            closed = prose.allowed_for(v.tool.description or "", p.name) if f is not None and f.type == A.PrimType("str") else None
+            if closed:
+                f.type = A.EnumType(closed[0])
         if any(f.kind == "once" for f in v.facts) and v.key_param:
             name = prose.once_field(v)
             s.entities[v.target].fields.setdefault(name, Field(name, A.PrimType("bool"), f"{v.tool.name} was used on this record (documented as allowed once)"))
