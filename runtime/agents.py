@@ -21,7 +21,7 @@ from forgec.runtime.llmclient import LazyClient, LLMError, RetryPolicy, chat, us
 from forgec.runtime.toolcalls import parse_hermes, parse_openai_tool_calls, render_hermes_call
 from forgec.runtime.types import AgentReply, ToolCall
 from forgec.runtime.scenario import WRITE_VERBS, action_phrase, is_personal
-from forgec.runtime.users import say
+from forgec.runtime.users import _PERSONAL_RE, say
 from forgec.wording import humanize, split_name
 from forgec.tasks import Task
 
@@ -42,7 +42,7 @@ def _ask(task: Task, facts: list[str], first: bool) -> str:
     items = []
     for k in facts:
         words = humanize(k)
-        items.append(("your " if is_personal(k) else "the ") + words)
+        items.append(("your " if _PERSONAL_RE.search(words) else "the ") + words)  # as the user will say it: "My ..."
     listed = items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
     if first:
         return f"Hello! I can help you with that. To get started, could you please give me {listed}?"

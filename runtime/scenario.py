@@ -178,8 +178,9 @@ def said_names(facts: dict[str, Any]) -> dict[str, list[str]]:
     return out
 
 
+# (not "address": a new shipping address is a detail of the change, asked for when the change needs it)
 _PERSONAL = frozenset(("name", "email", "phone", "zip", "postal", "user", "username", "account", "customer", "member", "login",
-                       "birth", "dob", "address", "passport", "mobile"))
+                       "birth", "dob", "passport", "mobile"))
 
 
 def is_personal(name: str) -> bool:
