@@ -46,6 +46,15 @@ from forgec import wording as W
 
 _USERISH = ("user", "customer", "member", "client", "account", "person", "profile", "patient", "owner", "guest", "passenger")
 _MONEY = re.compile(r"(^|_)(price|cost|fare|total|amount|balance|fee|refund|spent|paid)(_|$)")
+_NOT_MONEY = re.compile(r"(count|bags|baggages|items|nights|seats|passengers|quantity|tickets|connections)$")
+
+
+def is_money(name: str) -> bool:
+    """A field or parameter that holds an amount of money (`total_price`, not `total_baggages`)."""
+    n = norm(name)
+    return bool(_MONEY.search(n)) and not _NOT_MONEY.search(n)
+
+
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ][\d:]+)?$")
 _SECRET = re.compile(r"(^|_)(id|ids|key|hash|token|password|secret|uuid|sha|etag)$")
 _COUNTISH = re.compile(r"(^|_)(count|quantity|qty|seats|bags|baggages?|passengers|guests|nights|copies|tickets|items|units|number)(_|$)|s$")
@@ -92,6 +101,7 @@ class _Model:
         for e in env.entities:
             self.key_names.setdefault(norm(e.name) + "_id", e.name)
         self._natural: dict[str, list[str]] = {}
+        self._keyent: dict[tuple, str | None] = {}
         self._owned: dict[str, dict[str, list[str]]] = {}
         self.user = self._user_entity()
         if self.user is None:  # a store with no user (a knowledge graph): `entityName` and a relation's `from`/`to` name nodes
@@ -114,6 +124,12 @@ class _Model:
 
     # ----- types
     def key_entity(self, name: str, t: A.TypeExpr) -> str | None:
+        k = (name, t)
+        if k not in self._keyent:
+            self._keyent[k] = self._key_entity(name, t)
+        return self._keyent[k]
+
+    def _key_entity(self, name: str, t: A.TypeExpr) -> str | None:
         t = strip_optional(t)
         item = strip_optional(t.item) if isinstance(t, A.ListType) else t
         if isinstance(item, A.NamedType) and item.name in self.decl:
@@ -150,6 +166,8 @@ class _Model:
             t = strip_optional(f.type)
             if f.name == e.key or _SECRET.search(norm(f.name)) or self.key_entity(f.name, f.type):
                 continue
+            if re.search(r"(^|_)(reason|note|notes|comment|text|body|description|content|message|resolution|args|query|pattern)$", norm(f.name)):
+                continue  # what was written about a record, not how its owner names it
             if isinstance(t, A.EnumType) or (isinstance(t, A.PrimType) and t.name in ("str", "int", "float")):
                 out.append(f.name)
         return out
@@ -275,6 +293,30 @@ class _Model:
             self.writes[tool] = True
             return None
         return None if isinstance(r, BaseException) else r
+
+
+_ADDRESS = ("address1", "address2", "street", "city", "state", "zip", "zipcode", "postal_code", "country")
+
+
+def _address(vals: list) -> tuple[list, str] | None:
+    """Address parts among the values ("address1", "city", "zip", ...) as one line a person says:
+    "to 725 Maple Ave, Apt 2, Austin, TX 52561, USA"."""
+    got = {norm(k): (k, v) for k, v in vals if norm(k) in _ADDRESS and isinstance(v, str) and v}
+    if not ({"city"} <= got.keys() and got.keys() & {"address1", "street"}):
+        return None
+    first = [got[k][1] for k in ("address1", "street", "address2", "city") if k in got]
+    tail = " ".join(got[k][1] for k in ("state", "zip", "zipcode", "postal_code") if k in got)
+    line = ", ".join(first + ([tail] if tail else []) + ([got["country"][1]] if "country" in got else []))
+    return list(got.values()), "to " + line
+
+
+def _person_name(u: dict) -> str:
+    """"Ada Lovelace" from `name` (a string, or a record of first/last name) or `first_name` + `last_name`."""
+    n = u.get("name")
+    src = n if isinstance(n, dict) else u
+    if isinstance(n, str):
+        return n
+    return " ".join(str(src[k]) for k in ("first_name", "last_name", "firstName", "lastName") if isinstance(src.get(k), str))
 
 
 def _inner_values(rec: dict, name: str) -> list:
@@ -425,12 +467,14 @@ def qualifier(f: str, v: Any) -> str:
         return f"to {v}"
     if n in ("origin", "from", "from_city", "departure_airport"):
         return f"from {v}"
-    if _MONEY.search(n) and isinstance(v, (int, float)) and not isinstance(v, bool):
+    if is_money(n) and isinstance(v, (int, float)) and not isinstance(v, bool):
         return f"with a {w} of {money(v)}"
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return f"with {say(v)} {w}" if _COUNTISH.search(n) else f"with a {w} of {say(v)}"
     if re.search(r"(^|_)(name|title|subject)$", n):
         return f"called \"{v}\""
+    if isinstance(v, str) and re.search(r"(^|_)address$", n):
+        return f"shipping to {v}" if "ship" in n or "deliver" in n else f"at {v}"
     return f"with the {say(v).replace('_', ' ')} {w}" if len(str(v).split()) <= 3 else f"whose {w} is \"{v}\""
 
 
@@ -569,6 +613,7 @@ def _doc_verb(doc: str) -> str:
 def _clause(doc: str) -> str:
     """The description's first clause: "Cancel a confirmed reservation", "Add travel credit to a user's balance"."""
     s = re.split(r"(?<=[a-z0-9)])\.\s|;|,| \(| - | — | e\.g\.| and (?:refund|return|recompute|update|mark|charge)|: |\bsee\b", (doc or "").strip(), maxsplit=1)[0]
+    s = re.sub(r"^(?:this (?:endpoint |tool |operation |method |call )?(?:can be used|is used) to|use this to|allows? (?:you |users |the user )?to|lets you|used to)\s+", "", s.strip(), flags=re.I)
     s = re.split(r"(?<=[a-z]) (?=[A-Z][a-z]* [a-z])", s.strip(), maxsplit=1)[0]  # "Cancel an order Cancel a pending ...": summary, then description
     s = re.split(r" (?:that|which|whose|who|if|when|unless|so that|only if)\b| or (?=(?:\w+ ){1,2}(?:an?|the)\b)| (?:from|with|using|in) an? optional\b",
                  s.strip(), maxsplit=1)[0].strip().rstrip(".")
@@ -921,6 +966,12 @@ class _Sampler:
                 return rng.choice(_PHRASES.get(n.split("_")[-1], _PHRASES["text"]))
             if re.search(r"(address|street|address1)$", n):
                 return f"{rng.randint(10, 990)} {rng.choice(['Oak', 'Maple', 'Cedar', 'Lake', 'Hill'])} {rng.choice(['St', 'Ave', 'Rd'])}"
+            if re.search(r"(address2|address_line_2|line2|apartment|suite|unit)$", n):
+                return f"Apt {rng.randint(1, 40)}"
+            if n == "state" or n.endswith(("_state", "province", "region")):
+                return rng.choice(["TX", "CO", "WA", "MA"])
+            if n.endswith("country"):
+                return "USA"
             if re.search(r"(city)$", n):
                 return rng.choice(["Austin", "Denver", "Seattle", "Boston"])
             if re.search(r"(zip|zipcode|postal_code)$", n):
@@ -1081,7 +1132,7 @@ class _Sampler:
         if not isinstance(name, str):
             return None
         nums = [f for f in self.m.natural_fields(ent) if isinstance(rec.get(f), (int, float)) and not isinstance(rec.get(f), bool) and f not in changed]
-        money_f = [f for f in nums if _MONEY.search(norm(f))]
+        money_f = [f for f in nums if is_money((f))]
         if not (money_f or nums):
             return None
         f = sc.rng.choice(money_f or nums)
@@ -1103,7 +1154,7 @@ class _Sampler:
         fe = sc.fact(f"{norm(ent)}_{f}_limit", th)
         cname, cv = sc.reason("compare", (A.Attr(A.Name(name), f), fe), [v, th], {"op": (A.Literal(op), op)}, f"{f}_check")
         sc.nodes.append(A.ExpectNode(A.Binary("==", A.Name(cname), A.Literal(bool(cv)))))
-        amount = money(th) if _MONEY.search(norm(f)) else say(th)
+        amount = money(th) if is_money((f)) else say(th)
         word = "more" if op == ">" else "less"
         return f"its {humanize(f)} is {word} than {amount}", holds
 
@@ -1127,7 +1178,7 @@ class _Sampler:
             return "cancel"
         if k == "create":
             return "create"
-        if any(_MONEY.search(norm(n)) and isinstance(v, (int, float)) and not isinstance(v, bool) for n, v in scalars) and target is None:
+        if any(is_money((n)) and isinstance(v, (int, float)) and not isinstance(v, bool) for n, v in scalars) and target is None:
             return "money"
         value_args = [n for n, (e, _) in args.items() if isinstance(e, (A.Attr, A.RecordLit)) and _roots(e) == {"user"}]
         if not value_args and target is not None and len(args) <= 1:
@@ -1139,6 +1190,11 @@ class _Sampler:
         """One intent in the user's words, verbs and nouns from the docs, never the tool's name."""
         described = [x for x in said if isinstance(x, tuple)]
         plain = [x for x in said if not isinstance(x, tuple)]
+        addr = _address(vals)
+        if addr:  # address1, city, zip... said as one address
+            parts, line = addr
+            plain = [x for x in plain if not any(x.endswith(say(v)) or x.endswith(f'"{v}"') for _, v in parts)] + [line]
+            vals = [(k, v) for k, v in vals if (k, v) not in parts]
         clause = _clause(t.doc)
         ent_noun = humanize(target[1]) if target else ""
         opts = []
@@ -1172,7 +1228,7 @@ class _Sampler:
                 rest.remove(amt)
             elif len(plain) == 1 and not described and kind == "update" and len(vals) == 1 and _doc_verb(c) in _CHANGE_VERBS:
                 v = vals[0][1]
-                c += " to " + (money(v) if _MONEY.search(norm(vals[0][0])) and isinstance(v, (int, float)) else say(v).replace("_", " ") if isinstance(v, str) and re.fullmatch(r"[a-z_]+", v) else say(v))
+                c += " to " + (money(v) if is_money((vals[0][0])) and isinstance(v, (int, float)) else say(v).replace("_", " ") if isinstance(v, str) and re.fullmatch(r"[a-z_]+", v) else say(v))
                 rest = []
             if rest:
                 c += _join_said(c, rest, to=kind == "update" and _doc_verb(c) in _CHANGE_VERBS)
@@ -1248,14 +1304,14 @@ class _Sampler:
             sc.nodes.append(A.TellNode(A.Name(cname)))
             text = f"how many of {whose} {plural(noun)} are {say(v).replace('_', ' ')}"
         elif nums and roll < 0.7:
-            f = sc.rng.choice([x for x in nums if _MONEY.search(norm(x))] or nums)
+            f = sc.rng.choice([x for x in nums if is_money((x))] or nums)
             cname, total = sc.reason("sum", (expr,), [recs], {"by": f}, f"total_{f}")
             if total in (0, None):
                 raise _Skip("nothing-to-tell")
             sc.nodes.append(A.TellNode(A.Name(cname)))
-            text = (f"how much {whose} {plural(noun)} come to in total" if _MONEY.search(norm(f))
+            text = (f"how much {whose} {plural(noun)} come to in total" if is_money((f))
                     else f"what the {humanize(f)} of {whose} {plural(noun)} adds up to")
-            sc.why = "I'm keeping track of my budget" if _MONEY.search(norm(f)) else ""
+            sc.why = "I'm keeping track of my budget" if is_money((f)) else ""
         else:
             name, rec, words = self.pick(sc, ent, (expr, recs), mine=m.user is not None)
             show = [f for f in fields if _sayable(rec.get(f)) and humanize(f) not in words and say(rec.get(f)) not in words]
@@ -1318,7 +1374,7 @@ class _Sampler:
         if m.user is None:
             return ""
         u = m.ents[m.user][sc.ukey]
-        name = u.get("name") or " ".join(str(u[k]) for k in ("first_name", "last_name") if u.get(k))
+        name = _person_name(u)
         tier = next((u[f] for f in ("membership", "tier", "plan", "level", "status") if isinstance(u.get(f), str)), None)
         who = str(name) if name else f"a {humanize(m.user)}"
         return f"{who}, a {say(tier).replace('_', ' ')} member" if tier else who
@@ -1330,7 +1386,7 @@ class _Sampler:
         parts = []
         if m.user is not None:
             u = m.ents[m.user][sc.ukey]
-            name = u.get("name") or " ".join(str(u[k]) for k in ("first_name", "last_name") if u.get(k))
+            name = _person_name(u)
             ident = []
             if m.locator is not None:
                 ident = [f"my {humanize(f)} is {_q(sc.facts.get(norm(f), _field_anywhere(u, f)))}" for f in m.locator[1]]
@@ -1436,7 +1492,7 @@ def _say_param(name: str, v: Any) -> str:
     w = humanize(n)
     if isinstance(v, bool):
         return f"{w} {'on' if v else 'off'}"
-    if _MONEY.search(n) and isinstance(v, (int, float)):
+    if is_money(n) and isinstance(v, (int, float)):
         return f"{money(v)}" if n in ("amount", "total") else f"a {w} of {money(v)}"
     if isinstance(v, int) and _COUNTISH.search(n):
         if n in ("quantity", "qty", "number", "count"):
