@@ -153,11 +153,12 @@ class HFEngine:
 class VLLMEngine:
     """Token-in/token-out generation through a vLLM OpenAI-compatible `/v1/completions`."""
 
-    def __init__(self, base_url: str, model: str, eos_token_id: int, timeout: float = 300.0):
+    def __init__(self, base_url: str, model: str, eos_token_id: int, timeout: float = 300.0, max_retries: int = 2):
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.eos = eos_token_id
         self.timeout = timeout
+        self.max_retries = max_retries  # a fleet uses 0: a dead server fails over at once instead of being retried
         self._client = None
         self._loop = None
         self.tokens_generated = 0
@@ -169,7 +170,7 @@ class VLLMEngine:
 
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
-            self._client = AsyncOpenAI(base_url=self.base_url, api_key="EMPTY", timeout=self.timeout, max_retries=2)
+            self._client = AsyncOpenAI(base_url=self.base_url, api_key="EMPTY", timeout=self.timeout, max_retries=self.max_retries)
             self._loop = loop
         return self._client
 
@@ -221,6 +222,15 @@ def reload_remote(server_url: str, weights_dir: str | Path) -> bool:
     return True
 
 
+def server_healthy(server_url: str, timeout: float = 5.0) -> bool:
+    """GET /health on an OpenAI-compatible server (vLLM answers 200 once it serves)."""
+    root = server_url.rstrip("/").removesuffix("/v1")
+    try:
+        return _http("GET", f"{root}/health", timeout=timeout)[0] == 200
+    except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+        return False
+
+
 def _has_cuda() -> bool:
     try:
         import torch
@@ -247,7 +257,10 @@ class VLLMServer:
     """
 
     def __init__(self, model_dir: str | Path, port: int, python: str | None = None, served_name: str = "policy",
-                 extra_args: list[str] | None = None, log_path: str | Path | None = None, startup_timeout: float = 600.0):
+                 extra_args: list[str] | None = None, log_path: str | Path | None = None, startup_timeout: float = 600.0,
+                 host: str = "127.0.0.1", env_extra: dict[str, str] | None = None):
+        self.host = host  # 0.0.0.0 on a cluster: the trainers of other nodes reach it by this node's name
+        self.env_extra = dict(env_extra or {})  # e.g. CUDA_VISIBLE_DEVICES of this server's GPU group
         self.model_dir = str(Path(model_dir).resolve())  # the server runs in its own empty cwd
         self.port = port
         self.python = vllm_python(python)
@@ -271,7 +284,7 @@ class VLLMServer:
                 raise RuntimeError(f"port {self.port} is already in use; set rollout.vllm_port to a free port")
         atexit.register(self.stop)  # never leave a server behind when the trainer dies
         cmd = [self.python, "-m", "vllm.entrypoints.openai.api_server", "--model", self.model_dir,
-               "--served-model-name", self.served_name, "--host", "127.0.0.1", "--port", str(self.port),
+               "--served-model-name", self.served_name, "--host", self.host, "--port", str(self.port),
                "--enable-auto-tool-choice", "--tool-call-parser", "hermes", "--dtype", "float32",
                "--max-model-len", "4096", "--seed", "0", *self.extra_args]
         if not any(a.startswith("--gpu-memory-utilization") for a in self.extra_args) and not _has_cuda():
@@ -279,6 +292,7 @@ class VLLMServer:
             cmd += ["--gpu-memory-utilization", "0.1", "--enforce-eager"]
         env = dict(os.environ, VLLM_SERVER_DEV_MODE="1", HF_HUB_OFFLINE="1", VLLM_CPU_KVCACHE_SPACE=os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1"))
         env.pop("DS_ACCELERATOR", None)
+        env.update(self.env_extra)
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
         # an empty working directory: `python -m` puts the cwd first on sys.path, and a folder there named
         # like a module (measured: an output folder `z3` shadowed z3-solver inside torch.compile) breaks vLLM
@@ -406,8 +420,15 @@ class GroupSpec:
 
 
 async def run_groups(build: Any, specs: list[GroupSpec], group_size: int, agent_factory, *, max_turns: int,
-                     concurrency: int = 8, judge: bool = True) -> list[list[Any]]:
-    """G episodes per spec through the runtime's episode loop; returns episodes grouped like `specs`."""
+                     concurrency: int = 8, judge: bool = True, user_factory=None) -> list[list[Any]]:
+    """G episodes per spec through the runtime's episode loop; returns episodes grouped like `specs`.
+
+    `user_factory(task, seed)` makes the simulated user (default: the scripted user); a user
+    with a `release()` (a fleet-routed LLM user) is released when its episode ends. When the
+    agent's engine is a fleet view (`forgec.train.fleet.EpisodeEngine`), its server is released
+    at the end and the episode gets `policy_version` (the oldest version that served it),
+    `servers` and `failovers` attributes.
+    """
     from forgec.runtime.episode import EpisodeLimits, arun_episode
     from forgec.runtime.judge import RuleJudge
     from forgec.runtime.users import ScriptedUser
@@ -418,8 +439,21 @@ async def run_groups(build: Any, specs: list[GroupSpec], group_size: int, agent_
     async def one(spec: GroupSpec, j: int):
         seed = mix_seed(spec.seed, j)
         async with sem:
-            return await arun_episode(build, spec.task, agent_factory(seed), ScriptedUser(spec.task),
-                                      judge=RuleJudge() if judge else None, limits=limits, seed=seed, trial=j)
+            agent = agent_factory(seed)
+            user = user_factory(spec.task, seed) if user_factory else ScriptedUser(spec.task)
+            view = getattr(agent, "engine", None)
+            try:
+                ep = await arun_episode(build, spec.task, agent, user, judge=RuleJudge() if judge else None, limits=limits,
+                                        seed=seed, trial=j)
+            finally:
+                for party in (view, user):
+                    if hasattr(party, "release"):
+                        party.release()
+            if hasattr(view, "versions"):
+                ep.policy_version = view.version
+                ep.servers = list(view.servers)
+                ep.failovers = view.failovers
+            return ep
 
     flat = await asyncio.gather(*(one(s, j) for s in specs for j in range(group_size)))
     return [list(flat[i * group_size:(i + 1) * group_size]) for i in range(len(specs))]

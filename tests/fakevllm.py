@@ -1,0 +1,116 @@
+"""A tiny fake of the parts of a vLLM OpenAI server the rollout fleet uses (real HTTP on 127.0.0.1).
+
+* `POST /v1/completions` (token ids in, `token_ids` + `logprobs.token_logprobs` out): the reply is
+  a pure function of the prompt and the loaded weights' version, so a test can tell which
+  weights served a request; every prompt is recorded with the server's name;
+* `POST /collective_rpc` with `reload_weights`: loads `<weights_path>/version` (an integer file);
+  `refuse_reload=True` answers 404 like a server without VLLM_SERVER_DEV_MODE;
+* `GET /health`, `POST /reset_prefix_cache`;
+* `delay` seconds before each completion (concurrency shows up), `hang=True` never answers in time;
+* `kill()` closes the listening socket: new connections are refused, like a dead server.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+
+class FakeVLLM:
+    def __init__(self, name: str = "s", eos: int = 0, delay: float = 0.0, port: int = 0):
+        self.name, self.eos, self.delay = name, eos, delay
+        self.version = 0
+        self.hang = False
+        self.refuse_reload = False
+        self.prompts: list[list[int]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._port = port
+        self._httpd: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def reply(self, prompt: list[int], max_tokens: int) -> tuple[list[int], list[float]]:
+        n = max(1, min(max_tokens, 3))
+        ids = [1 + (self.version * 7 + len(prompt) + k) % 50 for k in range(n - 1)] + [self.eos]
+        return ids, [-0.5 - 0.1 * self.version] * n
+
+    def start(self) -> "FakeVLLM":
+        fake = self
+
+        class H(BaseHTTPRequestHandler):
+            def log_message(self, *a):  # quiet
+                pass
+
+            def _send(self, code: int, obj: dict) -> None:
+                data = json.dumps(obj).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                self._send(200, {}) if self.path == "/health" else self._send(404, {"error": "no"})
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                if self.path == "/v1/completions":
+                    with fake._lock:
+                        fake.prompts.append(list(body["prompt"]))
+                        fake.in_flight += 1
+                        fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                    try:
+                        time.sleep(60.0 if fake.hang else fake.delay)
+                        ids, lps = fake.reply(body["prompt"], int(body.get("max_tokens", 16)))
+                    finally:
+                        with fake._lock:
+                            fake.in_flight -= 1
+                    self._send(200, {"id": "cmpl", "object": "text_completion", "created": 0, "model": body.get("model"),
+                                     "choices": [{"index": 0, "text": "", "finish_reason": "stop", "token_ids": ids,
+                                                  "logprobs": {"token_logprobs": lps, "tokens": [str(i) for i in ids],
+                                                               "top_logprobs": None, "text_offset": [0] * len(ids)}}],
+                                     "usage": {"prompt_tokens": len(body["prompt"]), "completion_tokens": len(ids),
+                                               "total_tokens": len(body["prompt"]) + len(ids)}})
+                elif self.path == "/collective_rpc" and body.get("method") == "reload_weights" and not fake.refuse_reload:
+                    fake.version = int((Path(body["kwargs"]["weights_path"]) / "version").read_text())
+                    self._send(200, {"results": [None]})
+                elif self.path == "/reset_prefix_cache":
+                    self._send(200, {})
+                else:
+                    self._send(404, {"error": "not found"})
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", self._port), H)
+        self._httpd.daemon_threads = True
+        self.port = self._httpd.server_address[1]
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        return self
+
+    def kill(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def revive(self) -> None:
+        """Listen again on the same port (a restarted server)."""
+        self._port = self.port
+        self.start()
+
+    def __enter__(self) -> "FakeVLLM":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.kill()
+
+
+def port_is_closed(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) != 0
