@@ -1370,6 +1370,13 @@ def _status_fields(s: Schema) -> None:
         if v.target is not None and v.kind in ("update", "delete", "action") and v.key_param:
             _status_from_desc(s, v)
             _prose_forbidden(s, v)
+    for v in s.views.values():
+        f = s.entities[v.target].fields.get("status") if v.target in s.entities else None
+        t = strip_optional(f.type) if f is not None else None
+        if t is not None and not isinstance(t, A.EnumType) and t != A.PrimType("str"):
+            # a documented non-text status (`status: int`): the prose's state words do not fit it
+            v.status_pre = v.status_post = None
+            v.status_allowed, v.status_forbidden = [], []
 
 
 def _norm(x: str) -> str:
