@@ -695,6 +695,7 @@ class _Sampler:
             tool, fields = m.locator
             args = {f: (sc.fact(f, _field_anywhere(urec, f)), _field_anywhere(urec, f)) for f in fields}
             name, r = sc.call(tool, args, "my_" + humanize(key_field).replace(" ", "_"))
+            sc.roots.add(name)
             sc.user_expr = A.Name(name) if not isinstance(r, dict) else A.Attr(A.Name(name), key_field)
             sc.unknown.append(humanize(key_field))
         else:
@@ -1577,7 +1578,8 @@ def _user_block(goal: str, persona: str, facts: tuple, sc: _Scenario) -> A.UserB
     if "reason" in fields and sc.why:
         kw["reason"] = sc.why
     if "unknown" in fields:
-        kw["unknown"] = tuple(dict.fromkeys(sc.unknown))
+        said = {" ".join(re.split(r"[\s_\-]+", f.name.strip().lower())) for f in facts}
+        kw["unknown"] = tuple(u for u in dict.fromkeys(sc.unknown) if " ".join(u.lower().split()) not in said)
     if "intents" in fields and hasattr(A, "Intent"):
         kw["intents"] = tuple(A.Intent(i.text, i.condition) for i in sc.intents)
     return A.UserBlock(**kw)
