@@ -189,3 +189,28 @@ def test_tool_leak_detector():
     assert task_quality.pipeline_phrase("the first reservation in the reservation ids of my account")
     assert task_quality.pipeline_phrase("the ticket returned by assign ticket")
     assert task_quality.pipeline_phrase("cancel my most recent order") is None
+
+
+# --------------------------------------------------------------------------- every corpus folder
+
+from conftest import CORPUS  # noqa: E402
+
+_CORPORA = sorted(p.name for p in CORPUS.iterdir() if p.is_dir()) if CORPUS.is_dir() else []
+
+
+@pytest.mark.parametrize("name", _CORPORA)
+def test_corpus_meets_the_bar(name, tmp_path):
+    """Real docs this project never saw: the build has no error, and its tasks name no tool, speak
+    no pipeline language, hold no redundant write, pass the oracle, and number >= 50 when the
+    env has a write tool."""
+    out = tmp_path / name
+    r = subprocess.run([sys.executable, "-m", "forgec", "compile", str(CORPUS / name), "-o", str(out), "-q", "--format", "concise"],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    for row in task_quality.analyse(out):
+        if row["has_write"]:
+            assert row["tasks"] >= 50, row
+        assert row["tool_pct"] <= 1.0, row["examples"]
+        assert row["pipeline_pct"] <= 1.0, row["examples"]
+        assert row["redundant"] == 0, row
+        assert row["oracle"] in (None, 1.0), row
