@@ -469,3 +469,48 @@ def test_counts_on_another_record_keep_the_named_target():
     assert A.Set(A.Attr(A.Name("ticket_id"), "agent_id"), A.Attr(A.Name("agent_id"), "agent_id")) in t.body
     cur = A.Attr(A.Name("agent_id"), "open_tickets")
     assert A.Set(cur, A.Binary("+", cur, A.Literal(1))) in t.body
+
+
+def test_random_docs_in_the_patterns_synthesize_to_checkable_envs():
+    """Tools described with random mixes of the patterns (random nouns, fields, states, types):
+    every synthesized env parses and checks clean (deterministic seed)."""
+    import random
+
+    from forgec import ir
+
+    rng = random.Random(11)
+    S, I, F, B = (ir.Type(kind=k) for k in ("string", "integer", "number", "boolean"))
+    nouns = ["line", "order", "member", "ticket", "device", "account"]
+    fields = ["credit_balance", "usage_count", "notes_text", "level", "flag_on", "start_date"]
+    states = ["Active", "Suspended", "'closed'", "`pending`", "paid"]
+    templates = [
+        "Sets the {n} status to {st}.", "Marks the {n} as {st}.", "The {n} must be {st}.", "Only an {st} {n} can be changed.",
+        "Records {f} as today's date.", "Stores the reason.", "Turn {f} off for the {n}.", "Enables {f} for the {n}.",
+        "Credits the amount to the {n}'s {f}.", "Deducts the amount from the {n}'s {f}.", "Increases the {n}'s {f} by 1.",
+        "Adds amount GB of data to the {n}'s {f}.", "Sets the {n}'s {f} to 0.", "Clears {f}.", "May only be used once per {n}.",
+        "Fails if the {n} is {st}.", "The {o} who owns the {n}.", "The {n} must belong to the {o}.", "The amount must be at least 2.",
+        "Another {n} of the same {f}.", "Returns the {n} id.", "Refunds 3 to the {o}'s {f} if the {n} is {st}.",
+    ]
+    for round_ in range(60):
+        n, o = rng.sample(nouns, 2)
+        def field_type():
+            return rng.choice([S, I, F, B])
+        ret = ir.Type(kind="object", fields=tuple(ir.Field_(name=f, type=field_type(), required=rng.random() < 0.5) for f in rng.sample(fields, 3))
+                      + (ir.Field_(name=f"{n}_id", type=S, required=True),))
+        tools = [ir.Tool(name=f"get_{n}", description=f"Get a {n}.", params=(ir.Param(name=f"{n}_id", type=S, required=True),), returns=ret),
+                 ir.Tool(name=f"get_{o}", description=f"Get a {o}.", params=(ir.Param(name=f"{o}_id", type=S, required=True),))]
+        for j in range(4):
+            desc = " ".join(rng.choice(templates).format(n=n, o=o, f=rng.choice(fields), st=rng.choice(states)) for _ in range(rng.randint(1, 4)))
+            params = [ir.Param(name=f"{n}_id", type=S, required=True)]
+            if rng.random() < 0.6:
+                params.append(ir.Param(name=f"{o}_id", type=S, required=True, description=rng.choice(["", f"The owner of the {n}."])))
+            if rng.random() < 0.5:
+                params.append(ir.Param(name="amount", type=rng.choice([I, F]), required=True))
+            if rng.random() < 0.4:
+                params.append(ir.Param(name="reason", type=S, required=True, description=rng.choice(["", "One of: a, b, c.", "Either 'x' or 'y'."])))
+            tools.append(ir.Tool(name=f"{rng.choice(['update', 'handle', 'process', 'cancel', 'enable', 'adjust'])}_{n}_{j}", description=desc, params=tuple(params)))
+        decl, _ = synthesize(ir.Environment(name=f"fuzz{round_}", tools=tuple(tools)))
+        text = _text(decl)
+        mod, pd = lang.parse(text, "fuzz.forge")
+        cd = lang.check([mod]) if not has_errors(pd) else []
+        assert not has_errors(pd + cd), render(pd + cd, "concise") + "\n" + text

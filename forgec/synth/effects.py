@@ -715,6 +715,8 @@ def _param_changes(s: Schema, e: Entity, v: ToolView, pmap, k: str, grouped: set
             continue
         if not _type_eq(strip_optional(ftype), strip_optional(ptype)):
             continue
+        if strip_optional(ftype) == A.PrimType("int") and strip_optional(ptype) == A.PrimType("float"):
+            continue  # a float does not fit an int field (another tool documented it as an integer)
         st = A.Set(at(k, fname), expr)
         if nullable and (not isinstance(ftype, A.OptionalType) or guard != expr):
             changes.append(A.If(bin_("!=", guard, NULL), (st,)))
@@ -922,6 +924,8 @@ def _delete(s: Schema, v: ToolView, pmap):
                 continue  # the docs say what changes; a record passed along is no stored extra
             if not _type_eq(strip_optional(e.fields[fname].type), strip_optional(ptype)):
                 continue
+            if strip_optional(e.fields[fname].type) == A.PrimType("int") and strip_optional(ptype) == A.PrimType("float"):
+                continue  # a float does not fit an int field
             st = A.Set(at(k, fname), expr)
             if nullable and not isinstance(e.fields[fname].type, A.OptionalType):
                 st = A.If(bin_("!=", guard, NULL), (st,))

@@ -69,6 +69,8 @@ def changes(s, e, v, pmap, k: str, made: list[A.Stmt], extras: bool = True) -> l
             amt = _amount(pmap, f.amount)
             if not name or name not in ent.fields or amt is None or strip_optional(ent.fields[name].type) not in NUMS:
                 continue
+            if not _fits_number(ent.fields[name].type, amt, pmap):
+                continue
             cur = A.Attr(ref, name)
             _zero_if_null(add, cur, ent.fields[name].type, f.sentence)
             if f.sign < 0:
@@ -77,7 +79,7 @@ def changes(s, e, v, pmap, k: str, made: list[A.Stmt], extras: bool = True) -> l
         elif f.kind == "money":
             bal = field_named(ent.fields, f.field, NUMS) or balance_field(ent)
             amt = _amount(pmap, f.amount) or _total(e, k, f.amount) or _the_amount(v, pmap)
-            if bal is None or amt is None:
+            if bal is None or amt is None or not _fits_number(ent.fields[bal].type, amt, pmap):
                 continue
             cur = A.Attr(ref, bal)
             _zero_if_null(add, cur, ent.fields[bal].type, f.sentence)
@@ -87,6 +89,20 @@ def changes(s, e, v, pmap, k: str, made: list[A.Stmt], extras: bool = True) -> l
                 add(A.Require(_enough(cur, amt, ent.fields[bal].type), "insufficient balance"), f.sentence)
             add(A.Set(cur, A.Binary("+" if f.sign > 0 else "-", cur, amt)), f.sentence)
     return out
+
+
+def _fits_number(t, amt: A.Expr, pmap) -> bool:
+    """An int field takes only int amounts (a float parameter or literal would not fit)."""
+    from .schema import strip_optional
+
+    if strip_optional(t) != A.PrimType("int"):
+        return True
+    if isinstance(amt, A.Literal):
+        return isinstance(amt.value, int)
+    if isinstance(amt, A.Name):
+        p = next((p for p in pmap.values() if p.name == amt.id), None)
+        return p is not None and strip_optional(p.type) == A.PrimType("int")
+    return False
 
 
 def _enough(cur: A.Expr, amt: A.Expr, t) -> A.Expr:
