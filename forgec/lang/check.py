@@ -1047,6 +1047,9 @@ def _words(s: str) -> str:
 def _check_scenario(u: A.UserBlock, facts: set[str], err, diags: list[Diagnostic]) -> None:
     """The scenario clauses: a reason said in words, each unknown and intent said once and
     non-empty, no unknown that is also a `knows` fact, at most three intents."""
+    if u.reason and not u.reason.strip():
+        err(C.USER_CLAUSE, "the reason is blank", A.Said("", getattr(u.reason, "span", None) or u.span),
+            'say why the user calls: `reason "the kettle arrived broken"`')
     known = {_words(f): f for f in facts}
     seen: set[str] = set()
     for x in u.unknown:
@@ -1067,6 +1070,8 @@ def _check_scenario(u: A.UserBlock, facts: set[str], err, diags: list[Diagnostic
             err(C.USER_CLAUSE, "an `intent` is empty", it, 'say what the user wants: `intent "return the kettle"`')
         elif w in seen:
             err(C.USER_CLAUSE, f"intent \"{it.text}\" is said twice", it)
+        elif it.condition and not it.condition.strip():
+            err(C.USER_CLAUSE, "the intent's condition is blank", it, 'write `if "the refund is more than $50"`, or drop the `if`')
         seen.add(w)
     if len(u.intents) > 3:
         diags.append(warning(C.MANY_INTENTS, f"the user has {len(u.intents)} intents; a person asks for one to three in a call",

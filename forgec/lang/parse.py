@@ -451,11 +451,8 @@ class ForgeBuilder(Transformer):
         return ("fact", A.Fact(str(c[1]), c[3], self.sp(c[0], c[3])), None)
 
     def user_reason(self, c):
-        text, sp = self.unquote(c[1]), self.sp(c[0], c[1])
-        if not text.strip():  # (the AST's "" means "no reason"; an empty one is only visible here)
-            self.diags.append(error(C.USER_CLAUSE, "the reason is empty", sp,
-                                    help='say why the user calls: `reason "the kettle arrived broken"`'))
-        return ("reason", text, sp)
+        sp = self.sp(c[0], c[1])
+        return ("reason", A.Said(self.unquote(c[1]), sp), sp)
 
     def user_unknown(self, c):
         return ("unknown", self.unquote(c[1]), self.sp(c[0], c[1]))
@@ -463,11 +460,8 @@ class ForgeBuilder(Transformer):
     def user_intent(self, c):
         cond = "" if c[3] is None else self.unquote(c[3])
         last = c[3] if c[3] is not None else c[1]
-        sp = self.sp(c[0], last)
-        if c[3] is not None and not cond.strip():
-            self.diags.append(error(C.USER_CLAUSE, "the intent's condition is empty", sp,
-                                    help='write `if "the refund is more than $50"`, or drop the `if`'))
-        return ("intent", A.Intent(self.unquote(c[1]), cond, sp), None)
+        # (`if ""` is no condition: the AST cannot tell them apart, and the formatter drops it)
+        return ("intent", A.Intent(self.unquote(c[1]), cond, self.sp(c[0], last)), None)
 
     def call_node(self, c):
         args, kwargs = self._split_args(c[5:-1])
