@@ -766,7 +766,16 @@ class _Sampler:
             raise _Skip("no-candidate")
         target = sc.rng.choice(cands)
         fields = [f for f in self.m.natural_fields(ent) if all(f in r for r in recs)]
-        ref = refer(recs, target, fields, sc.rng, superlatives, status_last=not mine)
+        joins = self.joins(ent, recs) if mine and len(recs) > 1 else []
+        ref = None
+        if not (joins and sc.rng.random() < 0.5):
+            ref = refer(recs, target, fields, sc.rng, superlatives, status_last=not mine)
+        if ref is None and joins:
+            got = self.pick_joined(sc, ent, lst, target, joins, noun or humanize(ent))
+            if got is not None:
+                return got
+        if ref is None:
+            ref = refer(recs, target, fields, sc.rng, superlatives, status_last=not mine)
         if ref is None:
             raise _Skip("no-referring-expression")
         noun = noun or humanize(ent)
@@ -784,6 +793,65 @@ class _Sampler:
         if len(recs) == 1 and mine:
             words = f"my {noun}"
         return name, rec, words
+
+    def joins(self, ent: str, recs: list[dict]) -> list[tuple[str, str]]:
+        """(reference field, entity) of records each of `recs` points to that a person names them by:
+        a reservation by its flight ("my reservation on the flight to LAX on 2024-05-17")."""
+        m = self.m
+        out = []
+        for f in m.decl[ent].fields:
+            t = strip_optional(f.type)
+            if isinstance(t, A.ListType):
+                continue
+            other = m.key_entity(f.name, f.type)
+            if other and other not in (ent, m.user) and other in m.getter and m.natural_fields(other) and all(r.get(f.name) is not None for r in recs):
+                out.append((f.name, other))
+        return out
+
+    def pick_joined(self, sc: _Scenario, ent: str, lst: tuple[A.Expr, list[dict]], target: int, joins: list, noun: str):
+        """The target named by the record it points to: fetch each one (the agent's lookups), pick the
+        pointed-to record by its attributes, then the user's record that points to it."""
+        m = self.m
+        expr, recs = lst
+        fld, other = joins[sc.rng.randrange(len(joins))]
+        okey = m.decl[other].key
+        tool = m.tools[m.getter[other]]
+        p = m.required(tool)[0]
+        keys = [r[fld] for r in recs]
+        if keys.count(keys[target]) > 1 or len(set(map(str, keys))) > 6:
+            return None  # two of the user's records on the same one: it names neither
+        distinct = list(dict.fromkeys(keys))
+        state = (sc.env.state.get("entities", {}) or {}).get(other) or {}
+        rows = [state.get(str(k)) for k in distinct]
+        if any(not isinstance(r, dict) for r in rows):
+            return None
+        t_idx = distinct.index(keys[target])
+        fields = [f for f in m.natural_fields(other) if all(f in r for r in rows)]
+        ref = refer(rows, t_idx, fields, sc.rng, False, status_last=True) or refer(rows, t_idx, fields, sc.rng, True, status_last=True)
+        if ref is None or (not ref.attrs and not ref.op):
+            return None
+        items = []
+        for i, k in enumerate(distinct):
+            j = keys.index(k)
+            elem = A.Index(expr, A.Literal(j)) if not isinstance(expr, A.ListLit) else expr.items[j]
+            name, r = sc.call(tool.name, {p.name: (A.Attr(elem, fld), k)}, f"{norm(other)}_{i + 1}")
+            sc.roots.add(name)
+            items.append((A.Name(name), r))
+        onoun = humanize(other)
+        cur, cur_v = A.ListLit(tuple(e for e, _ in items)), [r for _, r in items]
+        for f, v in ref.attrs:
+            name, cur_v = sc.reason("filter", (cur,), [cur_v], {"by": f, "eq": (sc.fact(f"{onoun}_{f}", v), v)}, f"{_word(v)}_{plural(norm(onoun))}")
+            cur = A.Name(name)
+        if ref.op:
+            oname, orec = sc.reason(ref.op, (cur,), [cur_v], {"by": ref.by}, f"{'lowest' if ref.op == 'argmin' else 'highest'}_{ref.by}_{norm(onoun)}")
+        else:
+            oname, orec = sc.reason("first", (cur,), [cur_v], {}, f"the_{norm(onoun)}")
+        fname, found = sc.reason("filter", (expr,), [recs], {"by": fld, "eq": (A.Attr(A.Name(oname), okey), orec.get(okey))}, f"{norm(noun)}_on_it")
+        name, rec = sc.reason("first", (A.Name(fname),), [found], {}, f"the_{norm(noun)}")
+        if rec != recs[target]:
+            raise _Skip("referring-mismatch")
+        words = describe(onoun, ref, mine=False)
+        return name, rec, f"my {noun} for {words}"
 
     # ----- arguments
     def arg(self, sc: _Scenario, tool: A.ToolDecl, p: A.ParamDecl, target: tuple[str, str, dict] | None,
