@@ -514,3 +514,10 @@ def test_random_docs_in_the_patterns_synthesize_to_checkable_envs():
         mod, pd = lang.parse(text, "fuzz.forge")
         cd = lang.check([mod]) if not has_errors(pd) else []
         assert not has_errors(pd + cd), render(pd + cd, "concise") + "\n" + text
+        if round_ < 12:  # and they run: no call of a generated tool ends in an internal error
+            from forgec.codegen.verify import verify_env
+
+            tmp = Path(tempfile.mkdtemp()) / "env.py"
+            tmp.write_text(emit_env(mod.envs[0], "fuzz.forge"), encoding="utf-8")
+            rep = verify_env(load_env_module(tmp), mod.envs[0], seed=round_, calls_per_tool=8)
+            assert not [t.reason for t in rep.tools if t.reason and "internal error" in t.reason], text

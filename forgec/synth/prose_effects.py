@@ -365,11 +365,9 @@ def moves_money(s, e, v, pmap, k: str) -> bool:
 
 def _total(e, k: str, phrase: str) -> A.Expr | None:
     """"refunds the total / the price / the refund": the record's own total."""
-    from .schema import strip_optional
-
     if phrase not in ("total", "price", "refund", "total price", "cost", "amount"):
         return None
-    f = next((f for f in ("total", "total_price", "amount", "price", "cost") if f in e.fields and strip_optional(e.fields[f].type) in NUMS), None)
+    f = next((f for f in ("total", "total_price", "amount", "price", "cost") if f in e.fields and e.fields[f].type in NUMS), None)  # never null
     return A.Attr(A.Name(k), f) if f else None
 
 
