@@ -75,7 +75,11 @@ def _propose(g: Any, intent: Any = None) -> str:
     args = [f"{humanize(k)} {say(v)}" for k, v in g.arguments.items() if v is not None]
     said = "" if not args else " with " + (args[0] if len(args) == 1 else ", ".join(args[:-1]) + " and " + args[-1])
     check = f"You wanted this only if {_your(intent.condition)}; I checked, and it does hold. " if intent is not None and intent.condition else ""
-    return f"{check}Here is what I will do: {action_phrase(g.tool)}{said}. Would you like me to proceed?"
+    act = action_phrase(g.tool)
+    if intent is not None and intent.text.strip().rstrip(".").lower() != act:  # the user's own words for it, then the action
+        goal = _your(intent.text.strip().rstrip("."))
+        return f"{check}To {goal[:1].lower() + goal[1:]}, I will {act}{said}. Would you like me to proceed?"
+    return f"{check}Here is what I will do: {act}{said}. Would you like me to proceed?"
 
 
 def _uses(fact: Any, name: str, g: Any) -> bool:
@@ -107,8 +111,7 @@ def oracle_script(task: Task) -> list[tuple[str, Any]]:
     reads before a write) -> ask for any further facts that write needs -> state the write and ask
     for confirmation -> do it -> ... -> report (the `tell` values and completion). A read-only task
     has no confirmation step."""
-    from forgec.runtime.reward import told
-    from forgec.runtime.scenario import opening, said_names, scenario_of
+    from forgec.runtime.scenario import opening, said_names, scenario_of, states_arguments
 
     sc = scenario_of(task)
     writes = {id(g) for g in sc.writes}
@@ -126,7 +129,7 @@ def oracle_script(task: Task) -> list[tuple[str, Any]]:
         segs.append((reads, None))
     # facts the user already said when it opened ("I'm Ann; my user id is ann_1") are not asked again
     said = opening(task)
-    facts = {k: v for k, v in task.user.facts.items() if not told(v, said)}
+    facts = {k: v for k, v in task.user.facts.items() if not states_arguments(said, {k: v})}  # "basic economy" says basic_economy
     first_use: dict[str, int] = {}
     for k in facts:
         for si, (rs, w) in enumerate(segs):

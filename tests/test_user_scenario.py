@@ -76,7 +76,7 @@ from forgec.runtime.agents import OracleAgent  # noqa: E402
 from forgec.runtime.episode import run_episode  # noqa: E402
 from forgec.runtime.judge import RuleJudge  # noqa: E402
 from forgec.runtime.reward import told  # noqa: E402
-from forgec.runtime.scenario import is_personal, opening, proposal_matches, said_facts, scenario_of  # noqa: E402
+from forgec.runtime.scenario import is_personal, opening, proposal_matches, said_facts, scenario_of, states_arguments  # noqa: E402
 from forgec.runtime.users import CONFIRM, REFUSE, STOP, ScriptedUser, facts_mentioned, reports_completion  # noqa: E402
 from forgec.tasks import ScenarioIntent, UserScenario  # noqa: E402
 
@@ -105,7 +105,7 @@ def _dialogue_problems(task, ep) -> list[str]:
     seen_tools: list[str] = []  # tool results so far (what the agent has looked up)
     asked_any = False
     # identify: the agent asks for the user's identifying facts before any call, unless the user said them when it opened
-    must_identify = any(is_personal(n) and not told(v, opening(task)) for n, v in said_facts(task.user.facts).items())
+    must_identify = any(is_personal(n) and not states_arguments(opening(task), {n: v}) for n, v in said_facts(task.user.facts).items())
     for i, m in enumerate(msgs):
         role, text = m["role"], m.get("content") or ""
         if role == "tool":
