@@ -437,6 +437,9 @@ def tool_requires(env_decl: Any, tool: str) -> dict[str, list[tuple[str, str, An
         elif (isinstance(c, A.Binary) and c.op in ("==", "!=") and isinstance(c.right, A.Literal)
               and isinstance(c.left, A.Attr) and isinstance(c.left.obj, A.Name)):
             out.setdefault(c.left.obj.id, []).append((c.left.name, c.op, c.right.value))
+        elif (isinstance(c, A.Binary) and c.op in ("<", "<=", ">", ">=") and isinstance(c.left, A.Name)
+              and isinstance(c.right, A.Literal) and type(c.right.value) in (int, float)):
+            out.setdefault(c.left.id, []).append(("", c.op, c.right.value))  # a documented bound on a number
 
     for st in decl.body:
         if isinstance(st, A.Require):
@@ -448,6 +451,9 @@ def _meet_requires(args: dict, params: list[dict], requires: dict, state: dict, 
     """Swap a drawn key for one whose record meets the tool's documented requires (if any does)."""
     for p in params:
         name, tj = p["name"], p["type"]
+        if name in args and name in requires and type(args[name]) in (int, float):
+            args[name] = _within(args[name], requires[name], tj.get("type") == "int", rng)
+            continue
         if name not in args or name not in requires or tj.get("type") != "ref":
             continue
         coll = (state.get("entities") or {}).get(tj["entity"]) or {}
@@ -462,6 +468,30 @@ def _meet_requires(args: dict, params: list[dict], requires: dict, state: dict, 
         good = [r[kf] for _, r in sorted(coll.items()) if meets(r)]
         if good:
             args[name] = rng.choice(good)
+
+
+def _within(v: int | float, bounds: list, integral: bool, rng: random.Random) -> int | float:
+    """`v` when it meets the documented bounds, else a value drawn inside them."""
+    lo = hi = None
+    for f, op, b in bounds:
+        if f != "":
+            continue
+        step = 1 if integral else 0.01
+        if op in (">", ">="):
+            b = b + step if op == ">" else b
+            lo = b if lo is None else max(lo, b)
+        elif op in ("<", "<="):
+            b = b - step if op == "<" else b
+            hi = b if hi is None else min(hi, b)
+    if (lo is None or v >= lo) and (hi is None or v <= hi):
+        return v
+    lo2 = lo if lo is not None else (hi - 100 if hi is not None else 0)
+    hi2 = hi if hi is not None else lo2 + 100
+    if lo2 > hi2:
+        return v  # no value meets them: the call fails as documented
+    if integral:
+        return rng.randint(int(-(-lo2 // 1)), int(hi2 // 1)) if int(-(-lo2 // 1)) <= int(hi2 // 1) else v
+    return round(rng.uniform(lo2, hi2), 2)
 
 
 def verify_tool(module: ModuleType, tool: str, base: dict, seed: int, calls: int, env_decl: Any = None, small: dict | None = None,

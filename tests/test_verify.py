@@ -238,3 +238,20 @@ def test_keys_meet_the_documented_requires(broken_module):
     # a requirement no record meets keeps the drawn key (the call fails as documented)
     rep = verify_tool(broken_module, "archive_note", {"entities": {"Note": notes}, "globals": {}}, seed=3, calls=4, env_decl=BROKEN)
     assert not rep.verified and "no successful call" in rep.reason
+
+
+def test_numbers_meet_documented_bounds():
+    """`require amount > 0` and `require amount <= 10` (docs: "between 1 and 10") draw inside."""
+    import random
+
+    from forgec.codegen.verify import _within
+
+    rng = random.Random(0)
+    b = [("", ">", 0), ("", "<=", 10)]
+    for v in (-5, 0, 11, 1_000_000, 3):
+        w = _within(v, b, True, rng)
+        assert type(w) is int and 1 <= w <= 10
+    assert _within(3, b, True, rng) == 3  # already inside: kept
+    w = _within(-2.5, [("", ">=", 0.5), ("", "<", 2)], False, rng)
+    assert 0.5 <= w <= 1.99
+    assert _within(7, [("", ">", 5), ("", "<", 5)], True, rng) == 7  # nothing meets both: kept
