@@ -358,3 +358,22 @@ def test_golden_dialogues(tmp_path, update_golden):
         GOLDEN_DIALOGUES.parent.mkdir(parents=True, exist_ok=True)
         GOLDEN_DIALOGUES.write_text(text, encoding="utf-8")
     assert GOLDEN_DIALOGUES.read_text(encoding="utf-8") == text, "run pytest tests/test_user_scenario.py --update-golden"
+
+
+@pytest.mark.parametrize("corpus", ["tau_bench_retail", "mcp_server_memory", "openapi_jupyter_server"])
+def test_dialogues_on_real_docs(corpus, tmp_path):
+    """The same dialogue checks on docs this project did not write (an OpenAI-tools CS domain, an MCP
+    tools/list, an OpenAPI spec): oracle 1.0, no user error, the order holds."""
+    import forgec.build as B
+
+    src = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / corpus
+    assert src.is_dir(), f"the corpus is missing: {src} (see /work/shared/corpus/README.md)"
+    res = B.compile_build(B.CompileOptions(inputs=[src], out=tmp_path / "b", tasks_per_env=40))
+    assert not [d for d in res.diagnostics if d.is_error], res.diagnostics
+    b = load(tmp_path / "b")
+    assert len(b.tasks) >= 40
+    for t in b.tasks:
+        agent = OracleAgent(t)
+        ep = run_episode(b, t, agent, ScriptedUser(t), judge=RuleJudge(), limits=agent.limits())
+        assert ep.reward == 1.0 and not ep.user_error, (t.id, ep.end_reason, ep.judge)
+        assert _dialogue_problems(t, ep) == [], t.id
