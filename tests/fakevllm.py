@@ -3,7 +3,8 @@
 * `POST /v1/completions` (token ids in, `token_ids` + `logprobs.token_logprobs` out): the reply is
   a pure function of the prompt and the loaded weights' version, so a test can tell which
   weights served a request; every prompt is recorded with the server's name;
-* `POST /collective_rpc` with `reload_weights`: loads `<weights_path>/version` (an integer file);
+* `POST /collective_rpc` with `reload_weights`: loads `<weights_path>/version` (an integer file; without
+  one the version goes up by one);
   `refuse_reload=True` answers 404 like a server without VLLM_SERVER_DEV_MODE;
 * `GET /health`, `POST /reset_prefix_cache`;
 * `delay` seconds before each completion (concurrency shows up), `hang=True` never answers in time;
@@ -27,6 +28,7 @@ class FakeVLLM:
         self.hang = False
         self.refuse_reload = False
         self.prompts: list[list[int]] = []
+        self.reloads: list[str] = []
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
@@ -80,7 +82,9 @@ class FakeVLLM:
                                      "usage": {"prompt_tokens": len(body["prompt"]), "completion_tokens": len(ids),
                                                "total_tokens": len(body["prompt"]) + len(ids)}})
                 elif self.path == "/collective_rpc" and body.get("method") == "reload_weights" and not fake.refuse_reload:
-                    fake.version = int((Path(body["kwargs"]["weights_path"]) / "version").read_text())
+                    vf = Path(body["kwargs"]["weights_path"]) / "version"
+                    fake.version = int(vf.read_text()) if vf.exists() else fake.version + 1
+                    fake.reloads.append(body["kwargs"]["weights_path"])
                     self._send(200, {"results": [None]})
                 elif self.path == "/reset_prefix_cache":
                     self._send(200, {})

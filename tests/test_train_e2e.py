@@ -23,7 +23,7 @@ import pytest
 # rollouts small enough for CI on 2 cores; timing fields differ run to run
 TRAIN_SETS = ["rollout.tasks_per_step=4", "rollout.group_size=3", "rollout.max_new_tokens=40", "rollout.max_turns=3",
               "algo.max_refill_rounds=1", "checkpoint.every=1", "checkpoint.keep_last=2", "logging.tensorboard=true"]
-TIMING = {"rollout_s", "update_s", "sync_s", "rollout_tokens_per_s", "update_tokens_per_s"}
+TIMING = {"rollout_s", "update_s", "sync_s", "rollout_tokens_per_s", "update_tokens_per_s", "servers", "trainer_wait_s", "env_user_share", "step_s"}
 
 
 def forgec(*args: str, cwd: Path, env_extra: dict | None = None, timeout: int = 600) -> subprocess.CompletedProcess:

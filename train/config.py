@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 CONFIG_DIRS = [
     Path(__file__).resolve().parent / "configs",  # installed package data
@@ -65,6 +65,22 @@ class RolloutConfig(_Section):
     vllm_extra_args: list[str] = Field(default_factory=list, description="vllm: extra `vllm serve` arguments (e.g. --tensor-parallel-size 2)")
     weight_sync: Literal["auto", "reload", "restart"] = Field("auto", description="vllm: how new weights reach the server. `reload`: save to shared storage and call the server's reload_weights; `restart`: save and restart the server; `auto`: reload when the server offers it, else restart")
     sync_dir: str | None = Field(None, description="vllm: shared folder the weights are saved to (default: <output>/policy)")
+    vllm_base_urls: list[str] = Field(default_factory=list, description="vllm: a fleet of running servers (http://host:port/v1 each); every process routes its episodes over all of them (least loaded, one episode on one server, failover). Wins over vllm_base_url")
+    servers_per_node: int = Field(1, ge=1, description="vllm, no URLs given: servers forgec starts on each node (by local rank 0; ports vllm_port, vllm_port+1, ...)")
+    tensor_parallel_size: int = Field(1, ge=1, description="vllm: --tensor-parallel-size of each server forgec starts; on GPU, server k of a node gets the k-th group of this many GPUs after the trainer's (cluster.rollout_gpus_per_node)")
+    vllm_host: str = Field("127.0.0.1", description="vllm: address the servers forgec starts listen on; multi-node: 0.0.0.0 (other nodes reach them by this node's hostname)")
+    request_timeout: float = Field(300.0, gt=0.0, description="seconds before a rollout request counts as a dead server: it is taken out and the episode continues on another")
+    user: Literal["scripted", "llm"] = Field("scripted", description="simulated user: `scripted` (rule-based, no model) or `llm` (an OpenAI-compatible endpoint pool, user_base_urls)")
+    user_base_urls: list[str] = Field(default_factory=list, description="user=llm: the simulated user's own endpoint pool (a different model); each episode's user is pinned to the least-loaded one")
+    user_model: str = Field("user", description="user=llm: model name the user endpoints serve")
+    max_staleness: int = Field(0, ge=0, description="asynchronous rollouts (AReaL-style): a producer keeps generating while the trainer updates; an episode may be at most this many policy versions older than the update that trains on it (older ones are dropped and counted). 0 = synchronous: rollouts and updates alternate. >0: the loss's PPO ratio is taken against the behaviour log-probs stored with each rollout")
+
+
+class ClusterConfig(_Section):
+    nodes: int = Field(1, ge=1, description="nodes the trainer runs on; checked at start against the launcher's WORLD_SIZE / LOCAL_WORLD_SIZE")
+    procs_per_node: int | None = Field(None, ge=1, description="trainer processes per node (one per training GPU); None = not checked")
+    gpus_per_node: int = Field(0, ge=0, description="GPUs per node (0 = CPU); checked at start against what torch sees")
+    rollout_gpus_per_node: int = Field(0, ge=0, description="GPUs per node left to the vLLM servers forgec starts (after the trainer's procs_per_node); servers_per_node x tensor_parallel_size must fit")
 
 
 class AlgoConfig(_Section):
@@ -127,6 +143,34 @@ class TrainConfig(_Section):
     sft: SFTConfig = Field(default_factory=SFTConfig, description="`forgec sft` warm start on oracle trajectories")
     checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig, description="checkpoints")
     logging: LoggingConfig = Field(default_factory=LoggingConfig, description="metrics")
+    cluster: ClusterConfig = Field(default_factory=ClusterConfig, description="multi-node layout (docs/cluster.md)")
+
+    @model_validator(mode="after")
+    def _cluster_fits(self) -> "TrainConfig":
+        for msg in cluster_problems(self):
+            raise ValueError(msg)
+        return self
+
+
+def cluster_problems(cfg: "TrainConfig") -> list[str]:
+    """What makes the cluster layout impossible, from the config alone (`--show-config` reports it)."""
+    c, r = cfg.cluster, cfg.rollout
+    out = []
+    if c.gpus_per_node:
+        trainer = c.procs_per_node or 0
+        if trainer + c.rollout_gpus_per_node > c.gpus_per_node:
+            out.append(f"cluster: procs_per_node ({trainer}) + rollout_gpus_per_node ({c.rollout_gpus_per_node}) "
+                       f"exceed gpus_per_node ({c.gpus_per_node})")
+        started = r.backend == "vllm" and not r.vllm_base_urls and not r.vllm_base_url
+        if started and c.rollout_gpus_per_node and r.servers_per_node * r.tensor_parallel_size > c.rollout_gpus_per_node:
+            out.append(f"cluster: rollout.servers_per_node ({r.servers_per_node}) x rollout.tensor_parallel_size "
+                       f"({r.tensor_parallel_size}) need {r.servers_per_node * r.tensor_parallel_size} GPUs per node, "
+                       f"rollout_gpus_per_node is {c.rollout_gpus_per_node}")
+    elif c.rollout_gpus_per_node:
+        out.append("cluster: rollout_gpus_per_node needs gpus_per_node")
+    if r.user == "llm" and not r.user_base_urls:
+        out.append("rollout: user=llm needs rollout.user_base_urls (the simulated user's endpoints)")
+    return out
 
 
 class ConfigError(ValueError):
@@ -188,7 +232,8 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         lines = []
         for err in e.errors():
             loc = ".".join(str(x) for x in err["loc"])
-            lines.append(f"{loc}: {err['msg']}")
+            msg = err["msg"].removeprefix("Value error, ")
+            lines.append(f"{loc}: {msg}" if loc else msg)
         raise ConfigError("invalid training config:\n  " + "\n  ".join(lines)) from None
 
 

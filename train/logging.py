@@ -21,6 +21,15 @@ def _clean(v: Any) -> Any:
     return v
 
 
+def _flat(d: dict, prefix: str):
+    """Nested numeric metrics as (a/b/c, value) pairs (per-server throughput is two levels deep)."""
+    for k, v in d.items():
+        if isinstance(v, dict):
+            yield from _flat(v, f"{prefix}/{k}")
+        elif isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v)):
+            yield f"{prefix}/{k}", v
+
+
 class MetricsLogger:
     def __init__(self, out_dir: str | Path, enabled: bool = True, tensorboard: bool = True, progress: bool = True,
                  total_steps: int = 0, name: str = "metrics"):
@@ -66,9 +75,8 @@ class MetricsLogger:
                 if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v)):
                     self.tb.add_scalar(k, v, step)
                 elif isinstance(v, dict):
-                    for k2, v2 in v.items():
-                        if isinstance(v2, (int, float)) and not isinstance(v2, bool):
-                            self.tb.add_scalar(f"{k}/{k2}", v2, step)
+                    for k2, v2 in _flat(v, k):
+                        self.tb.add_scalar(k2, v2, step)
             self.tb.flush()
         if self.progress is not None:
             self.progress.update(self._task, completed=step, info=info)

@@ -23,6 +23,7 @@ import contextlib
 import math
 import os
 import random
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -249,6 +250,23 @@ def collate(samples: list[Sample], pad_id: int, device: Any):
     return ids.to(device), att.to(device), mask.to(device), adv.to(device)
 
 
+def behaviour_logprobs(samples: list[Sample], fallback: Any):
+    """[B, T-1] log-probs the rollout policy gave each token (position t-1 = token t), as `collate` lays them out.
+
+    Rows without stored log-probs (rendered, not rolled out) keep `fallback`'s row.
+    """
+    import torch
+
+    out = fallback.detach().clone()
+    for i, s in enumerate(samples):
+        lps = s.rollout_logprobs
+        if lps is None or len(lps) != len(s.input_ids):
+            continue
+        n = len(lps)
+        out[i, : n - 1] = torch.tensor(lps[1:], dtype=out.dtype, device=out.device)
+    return out
+
+
 # ---------------------------------------------------------------- task sampling
 
 
@@ -298,6 +316,29 @@ class GroupResult:
     spec: GroupSpec
     episodes: list[Any]
     rollouts: list[Rollout]
+    version: int | None = None  # the oldest policy version that served any of its episodes
+
+
+def drop_stale(groups: list[GroupResult], version: int, max_staleness: int) -> tuple[list[GroupResult], int]:
+    """Groups an update at policy `version` may train on (served by version >= version - max_staleness),
+    and the number of episodes dropped. A group goes as a whole: its advantages need all its rollouts."""
+    bound = version - max_staleness
+    kept = [g for g in groups if g.version is None or g.version >= bound]
+    return kept, sum(len(g.episodes) for g in groups if g.version is not None and g.version < bound)
+
+
+def check_cluster(cfg: TrainConfig) -> None:
+    """Before DeepSpeed starts: the launcher's layout matches `cluster` (else a clear error, not a hang)."""
+    from forgec.train.cluster import check_environment
+
+    cuda = None
+    if cfg.cluster.gpus_per_node:
+        import torch
+
+        cuda = torch.cuda.device_count()
+    errs = check_environment(cfg, os.environ, cuda)
+    if errs:
+        raise RuntimeError("the cluster does not match the config:\n  " + "\n  ".join(errs))
 
 
 class Trainer:
@@ -308,6 +349,7 @@ class Trainer:
         from forgec.runtime.loader import load
 
         self.cfg = cfg
+        check_cluster(cfg)
         self.rank, self.world = init_distributed()
         if cfg.deepspeed.cpu_threads and not use_gpu():
             torch.set_num_threads(cfg.deepspeed.cpu_threads)
@@ -357,23 +399,73 @@ class Trainer:
     # ------------------------------------------------------------ rollout backend
 
     def _make_backend(self):
-        from forgec.train.rollout import HFEngine, VLLMEngine, VLLMServer
+        """The rollout fleet: the local model (hf) or vLLM servers (given URLs, or started per node)."""
+        from forgec.train.fleet import Fleet
+        from forgec.train.rollout import HFEngine
 
         cfg = self.cfg.rollout
+        self.servers: list = []  # vLLM servers this process started
+        self.started_urls: list[str] = []  # every rank's started servers (empty when the config names URLs)
+        self.version = self.start_step  # policy version = updates applied (and pushed to the rollout engines)
+        self._version_cond = threading.Condition()
+        self._hf_copy = None
         if cfg.backend == "hf":
-            return HFEngine(self.engine.module, self.eos_id, self.pad_id)
-        base = cfg.vllm_base_url
+            model = self.engine.module
+            if cfg.max_staleness > 0:
+                # asynchronous: the producer generates with its own copy while the trainer updates the original
+                model = load_model(self.model_path, self.cfg, self.ds_conf).to(self.device)
+                model.requires_grad_(False)
+                self._hf_copy = model
+                self._hf_lock = threading.Lock()
+                self._refresh_copy()
+                eng = _LockedHFEngine(model, self.eos_id, self.pad_id, lock=self._hf_lock)
+            else:
+                eng = HFEngine(model, self.eos_id, self.pad_id)
+            self.fleet = Fleet({"local": eng}, version=self.version)
+            return eng
         self.sync_dir = Path(cfg.sync_dir or (self.out / "policy"))
         self._save_policy(self.sync_dir)
-        if base is None:
-            if self.rank == 0:
-                self.server = VLLMServer(self.sync_dir, cfg.vllm_port, cfg.vllm_python, served_name=cfg.vllm_served_name,
-                                         extra_args=cfg.vllm_extra_args,
-                                         log_path=self.out / "vllm.log")
-                self.server.start()
-            barrier()
-            base = f"http://127.0.0.1:{cfg.vllm_port}/v1"
-        return VLLMEngine(base, cfg.vllm_served_name, self.eos_id)
+        urls = list(cfg.vllm_base_urls) or ([cfg.vllm_base_url] if cfg.vllm_base_url else [])
+        if not urls:
+            mine = self._start_servers() if int(os.environ.get("LOCAL_RANK", "0")) == 0 else []
+            self.started_urls = [u for part in all_gather_objects(mine) for u in part]
+            urls = self.started_urls
+        self.server = self.servers[0] if self.servers else None
+        self.fleet = Fleet.of_urls(urls, cfg.vllm_served_name, self.eos_id, timeout=cfg.request_timeout, max_retries=0)
+        self.fleet.set_version(self.version)
+        return self.fleet.endpoints[0].engine
+
+    def _start_servers(self) -> list[str]:
+        """This node's servers (cluster.server_layout), started in parallel; their URLs as other nodes reach them."""
+        import socket
+        from concurrent.futures import ThreadPoolExecutor
+
+        from forgec.train.cluster import server_layout
+        from forgec.train.rollout import VLLMServer
+
+        cfg = self.cfg.rollout
+        node = self.rank // max(int(os.environ.get("LOCAL_WORLD_SIZE", self.world)), 1)
+        layout = server_layout(self.cfg)
+        for k, s in enumerate(layout):
+            extra = list(cfg.vllm_extra_args)
+            if cfg.tensor_parallel_size > 1 and not any(a.startswith("--tensor-parallel-size") for a in extra):
+                extra += ["--tensor-parallel-size", str(cfg.tensor_parallel_size)]
+            env = {"CUDA_VISIBLE_DEVICES": ",".join(map(str, s["gpus"]))} if s["gpus"] else {}
+            log = self.out / ("vllm.log" if len(layout) == 1 and node == 0 else f"vllm-node{node}-{k}.log")
+            self.servers.append(VLLMServer(self.sync_dir, s["port"], cfg.vllm_python, served_name=cfg.vllm_served_name,
+                                           extra_args=extra, log_path=log, host=cfg.vllm_host, env_extra=env))
+        with ThreadPoolExecutor(len(self.servers) or 1) as ex:
+            list(ex.map(lambda srv: srv.start(), self.servers))
+        host = "127.0.0.1" if cfg.vllm_host in ("127.0.0.1", "localhost") else socket.getfqdn()
+        return [f"http://{host}:{srv.port}/v1" for srv in self.servers]
+
+    def _refresh_copy(self) -> None:
+        """hf + asynchronous: copy the trained weights into the producer's model (ZeRO-3: gathered, every rank)."""
+        import torch
+
+        with gather_all_params(self.engine), self._hf_lock, torch.no_grad():
+            for dst, src in zip(self._hf_copy.parameters(), self.engine.module.parameters()):
+                dst.data.copy_(src.data.to(dst.dtype))
 
     def _save_policy(self, d: Path) -> None:
         from forgec.train.checkpoint import export_hf
@@ -382,20 +474,67 @@ class Trainer:
         barrier()
 
     def _push_weights(self) -> str:
+        """New weights to every rollout engine; bumps the policy version the fleet reports."""
+        how = "none"
+        new_version = self.version + 1
         if self.cfg.rollout.backend != "vllm":
-            return "none"
-        self._save_policy(self.sync_dir)
-        how = "reload"
-        if self.rank == 0 and self.server is not None:
-            how = self.server.sync(self.sync_dir, self.cfg.rollout.weight_sync)
-        elif self.rank == 0:
-            from forgec.train.rollout import reload_remote
-
-            if not reload_remote(self.cfg.rollout.vllm_base_url, self.sync_dir):
-                raise RuntimeError(f"the vLLM server at {self.cfg.rollout.vllm_base_url} refused reload_weights; start it with "
-                                   "VLLM_SERVER_DEV_MODE=1 and give it read access to rollout.sync_dir")
-        barrier()
+            if self._hf_copy is not None:
+                self._refresh_copy()
+                how = "copy"
+            self.fleet.set_version(new_version)
+        else:
+            how = self._sync_fleet(new_version)
+        with self._version_cond:
+            self.version = new_version
+            self._version_cond.notify_all()
         return how
+
+    def _sync_fleet(self, new_version: int) -> str:
+        """Save once to shared storage, then every server loads it: the node that started a server syncs it
+        (reload, or restart), rank 0 reloads servers given by URL. A server that fails is taken out (the run
+        goes on with the rest) and comes back at a later sync that reaches it."""
+        from forgec.train.fleet import fleet_consistent, sync_servers
+
+        r = self.cfg.rollout
+        self._save_policy(self.sync_dir)
+        self.fleet.pause()  # asynchronous producer: requests wait during the sync instead of failing over
+        barrier()
+        try:
+            if self.servers:
+                res = sync_servers({srv_url: srv for srv_url, srv in zip(self._my_urls(), self.servers)}, self.sync_dir, r.weight_sync)
+            elif self.rank == 0 and not self.started_urls:
+                res = sync_servers({e.name: None for e in self.fleet.endpoints}, self.sync_dir, r.weight_sync)
+            else:
+                res = {}
+            merged: dict[str, str] = {}
+            for part in all_gather_objects(res):
+                merged.update(part)
+            ok = [u for u, how in merged.items() if not how.startswith("error")]
+            for e in self.fleet.endpoints:
+                how = merged.get(e.name, "error: not synced")
+                if how.startswith("error"):
+                    self.fleet.take_out(e, RuntimeError(f"weight sync failed: {how}"))
+                else:
+                    e.alive, e.error = True, None
+            if not ok:
+                raise RuntimeError("no rollout server took the new weights: " + "; ".join(f"{u}: {h}" for u, h in merged.items()))
+            self.fleet.set_version(new_version, ok)
+            self._fleet_consistent = fleet_consistent(ok, r.vllm_served_name, self._probe_prompt()) if self.rank == 0 else None
+            barrier()
+        finally:
+            self.fleet.resume()
+        return ",".join(sorted({h for h in merged.values() if not h.startswith("error")}))
+
+    def _my_urls(self) -> list[str]:
+        import socket
+
+        host = "127.0.0.1" if self.cfg.rollout.vllm_host in ("127.0.0.1", "localhost") else socket.getfqdn()
+        return [f"http://{host}:{srv.port}/v1" for srv in self.servers]
+
+    def _probe_prompt(self) -> list[int]:
+        from forgec.train.tokenize import tokenize_text
+
+        return tokenize_text(self.tok, "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n")
 
     # ------------------------------------------------------------ rollouts
 
@@ -404,8 +543,28 @@ class Trainer:
 
         r = self.cfg.rollout
         sampling = Sampling(r.max_new_tokens, r.temperature, r.top_p)
-        return lambda seed: PolicyAgent(self.engine_backend, self.tok, sampling, seed, None, self.cfg.template.keep_thinking,
+        return lambda seed: PolicyAgent(self.fleet.episode(), self.tok, sampling, seed, None, self.cfg.template.keep_thinking,
                                         r.max_context_tokens)
+
+    def _user_factory(self):
+        """None = the scripted user; user=llm: an LLMUser pinned to the least-loaded endpoint of the user pool."""
+        r = self.cfg.rollout
+        if r.user != "llm":
+            return None
+        from forgec.runtime.users import LLMUser
+
+        if getattr(self, "user_pool", None) is None:
+            from forgec.train.fleet import Fleet
+
+            self.user_pool = Fleet({u: None for u in r.user_base_urls})
+
+        def make(task, seed):
+            ep = self.user_pool.assign()
+            user = LLMUser(task, ep.name, r.user_model, seed=seed, timeout=r.request_timeout)
+            user.release = lambda: self.user_pool.release(ep)
+            return user
+
+        return make
 
     def _run(self, specs: list[GroupSpec]) -> list[GroupResult]:
         from forgec.train.rollout import run_groups
@@ -416,22 +575,40 @@ class Trainer:
         # hf: every episode in flight at once, so each turn is one batched generate; vllm: bounded requests
         conc = len(specs) * G if self.cfg.rollout.backend == "hf" else self.cfg.rollout.concurrency
         groups = asyncio.run(run_groups(self.build, specs, G, self._agent_factory(), max_turns=self.cfg.rollout.max_turns,
-                                        concurrency=conc))
+                                        concurrency=conc, user_factory=self._user_factory()))
         eps_all = [e for eps in groups for e in eps]
         failed = [e for e in eps_all if e.end_reason in ("agent_error", "error") and not (e.error or "").startswith("context limit")]
         if eps_all and len(failed) * 2 > len(eps_all):
-            # the policy backend is broken (e.g. the vLLM server died): stop instead of training on nothing
+            # the policy backend is broken (e.g. every vLLM server died): stop instead of training on nothing
             raise RuntimeError(f"{len(failed)}/{len(eps_all)} rollouts failed; first error: {failed[0].error}")
         out = []
+        tally = self._tally
         for spec, eps in zip(specs, groups):
             rs = [Rollout(env=spec.task.env, task_id=spec.task.id, reward=float(e.reward), masked=bool(e.user_error),
                           group=spec.group) for e in eps]
             self._context_limited += sum(1 for e in eps if (e.error or "").startswith("context limit"))
-            out.append(GroupResult(spec, eps, rs))
+            versions = [v for v in (getattr(e, "policy_version", None) for e in eps) if v is not None]
+            out.append(GroupResult(spec, eps, rs, min(versions) if versions else None))
+            for e in eps:
+                tally["gen_tokens"] += sum(len(x.token_ids or []) for x in e.replies)
+                for k in ("total_s", "agent_s", "user_s", "env_s"):
+                    tally[k] += float(e.timings.get(k, 0.0))
+                tally["failovers"] += int(getattr(e, "failovers", 0))
         return out
 
     def collect(self, step: int) -> tuple[list[GroupResult], dict]:
-        """This rank's groups for the step, after dynamic filtering with bounded refill."""
+        """This rank's groups for the step, after dynamic filtering with bounded refill.
+
+        stats["tally"]: generated tokens, summed episode timings, failovers, context-limited episodes.
+        One caller at a time (the main thread, or the asynchronous producer).
+        """
+        self._tally = {"gen_tokens": 0, "total_s": 0.0, "agent_s": 0.0, "user_s": 0.0, "env_s": 0.0, "failovers": 0}
+        self._context_limited = 0
+        groups, stats = self._collect(step)
+        stats["tally"] = dict(self._tally, context_limited=self._context_limited)
+        return groups, stats
+
+    def _collect(self, step: int) -> tuple[list[GroupResult], dict]:
         cfg = self.cfg
         B = cfg.rollout.tasks_per_step
         tasks = self.sampler.batch(step, B)
@@ -517,6 +694,9 @@ class Trainer:
                     ids, att, mask, adv = collate(ch, self.pad_id, self.device)
                     logp = self._logprobs(engine, ids, att, mask)
                     old_lp = old[(mi, ci)] if need_old else logp.detach()
+                    if cfg.rollout.max_staleness > 0:
+                        # asynchronous: the ratio is against the policy that generated the tokens (stored log-probs)
+                        old_lp = behaviour_logprobs(ch, old_lp)
                     ref_lp = None
                     if self.ref is not None:
                         with torch.no_grad():
@@ -557,23 +737,37 @@ class Trainer:
             with torch.no_grad():
                 return float(sum(p.detach().float().abs().sum() for p in self.engine.module.parameters()))
 
-    def train_step(self, step: int) -> dict:
-        cfg = self.cfg
+    def rollouts_now(self, step: int) -> dict:
+        """Synchronous rollouts for `step` with the current weights (hf: ZeRO-3 gathers them once)."""
         t0 = time.perf_counter()
-        tok_before = self.engine_backend.tokens_generated
-        self._context_limited = 0
-        ctx = gather_all_params(self.engine) if cfg.rollout.backend == "hf" else contextlib.nullcontext()
+        ctx = gather_all_params(self.engine) if self.cfg.rollout.backend == "hf" else contextlib.nullcontext()
         with ctx:
             groups, fstats = self.collect(step)
         rollout_s = time.perf_counter() - t0
-        gen_tokens = self.engine_backend.tokens_generated - tok_before
+        return {"step": step, "groups": groups, "stats": fstats, "rollout_s": rollout_s, "wait_s": rollout_s}
+
+    def train_step(self, step: int, rollouts: dict | None = None) -> dict:
+        """One update on `rollouts` (from the asynchronous producer), or on rollouts made now."""
+        cfg = self.cfg
+        if rollouts is None:
+            rollouts = self.rollouts_now(step)
+        groups, fstats = rollouts["groups"], rollouts["stats"]
+        rollout_s = rollouts["rollout_s"]
+        tally = fstats["tally"]
+        gen_tokens = tally["gen_tokens"]
+        # bounded staleness: groups served by a policy older than the bound are dropped (counted)
+        stale = 0
+        if cfg.rollout.max_staleness > 0:
+            groups, stale = drop_stale(groups, self.version, cfg.rollout.max_staleness)
+        lags = [self.version - g.version for g in groups if g.version is not None]
         # advantages over the whole batch (every rank's kept groups)
         mine = [r for g in groups for r in g.rollouts]
         everyone = all_gather_objects(([(r.env, r.task_id, r.reward, r.masked, r.group) for r in mine],
                                        [(r.env, r.reward, r.masked) for r in fstats["all_episodes"]],
-                                       {k: v for k, v in fstats.items() if k != "all_episodes"}, gen_tokens, self._context_limited))
+                                       {k: v for k, v in fstats.items() if k not in ("all_episodes", "tally")}, gen_tokens,
+                                       tally["context_limited"], (tally, stale, lags, rollouts["wait_s"])))
         batch = []
-        for rank_i, (rows, _, _, _, _) in enumerate(everyone):
+        for rank_i, (rows, *_rest) in enumerate(everyone):
             for env, tid, rew, masked, grp in rows:
                 batch.append(Rollout(env, tid, rew, masked, group=grp * 1000 + rank_i))
         compute_advantages(batch, cfg.algo.advantage, cfg.algo.eps_std, cfg.algo.meu_mask)
@@ -585,8 +779,10 @@ class Trainer:
         upd = self.update(samples)
         update_s = time.perf_counter() - t1
         t2 = time.perf_counter()
+        version_used = self.version
         sync = self._push_weights()
         sync_s = time.perf_counter() - t2
+        servers = self._throughput()
         # metrics over every episode played this step (including filtered groups)
         played = [x for e in everyone for x in e[1]]
         rewards_env: dict[str, list[float]] = {}
@@ -614,8 +810,45 @@ class Trainer:
             "weight_sync": sync,
             "rollout_tokens_per_s": gen_total / max(rollout_s, 1e-9) / max(self.world, 1),
             "update_tokens_per_s": upd["loss_tokens"] / max(update_s, 1e-9),
+            **self._step_accounting(everyone, version_used, servers),
         }
         return m
+
+    def _throughput(self) -> dict:
+        """Per server over this step's wall clock, every rank's traffic summed (busy share: the busiest client's view)."""
+        merged: dict[str, dict] = {}
+        for part in all_gather_objects(self.fleet.take_stats()):
+            for name, st in part.items():
+                cur = merged.setdefault(name, {"tokens": 0, "requests": 0, "failures": 0, "busy_share": 0.0, "window_s": 0.0,
+                                               "alive": st["alive"], "version": st["version"]})
+                cur["tokens"] += st["tokens"]
+                cur["requests"] += st["requests"]
+                cur["failures"] += st["failures"]
+                cur["busy_share"] = max(cur["busy_share"], st["busy_share"])
+                cur["window_s"] = max(cur["window_s"], st["window_s"])
+                cur["alive"] = cur["alive"] and st["alive"]
+        for st in merged.values():
+            st["tokens_per_s"] = st["tokens"] / max(st["window_s"], 1e-9)
+        return merged
+
+    def _step_accounting(self, everyone: list, version_used: int, servers: dict) -> dict:
+        """Throughput and asynchrony metrics (all timing-dependent, like rollout_s)."""
+        tallies = [e[5][0] for e in everyone]
+        tot = {k: sum(t[k] for t in tallies) for k in ("total_s", "agent_s", "user_s", "env_s", "failovers")}
+        lags = [x for e in everyone for x in e[5][2]]
+        out = {
+            "policy_version": version_used,
+            "stale_dropped": sum(e[5][1] for e in everyone),
+            "staleness_mean": sum(lags) / len(lags) if lags else 0.0,
+            "trainer_wait_s": max(e[5][3] for e in everyone),
+            "env_user_share": (tot["user_s"] + tot["env_s"]) / tot["total_s"] if tot["total_s"] > 0 else 0.0,
+            "failovers": tot["failovers"],
+            "servers": {n: {k: st[k] for k in ("tokens_per_s", "busy_share", "requests", "tokens", "failures", "alive", "version")}
+                        for n, st in servers.items()},
+        }
+        if getattr(self, "_fleet_consistent", None) is not None:
+            out["servers_consistent"] = self._fleet_consistent
+        return out
 
     def run(self) -> dict:
         try:
@@ -628,17 +861,28 @@ class Trainer:
         from forgec.train.checkpoint import export_hf
 
         last = {}
-        for step in range(self.start_step, cfg.optim.steps):
-            m = self.train_step(step)
-            m["param_checksum"] = self.param_checksum()
-            done = step + 1
-            self.history.append({k: v for k, v in m.items() if k in ("reward_mean", "pass_rate", "loss")})
-            # trained/filtered groups: a loss of 0 with 0 trained groups means dynamic filtering left no signal
-            self.logger.log(done, m, info=f"reward {m['reward_mean']:.3f} loss {m['loss']:.4f} "
-                                          f"groups trained {m.get('trained_groups', '-')} filtered {m.get('filtered_groups', '-')}")
-            last = m
-            if cfg.checkpoint.every and done % cfg.checkpoint.every == 0 and done < cfg.optim.steps:
-                self._checkpoint(done)
+        producer = None
+        if cfg.rollout.max_staleness > 0 and self.start_step < cfg.optim.steps:
+            producer = RolloutProducer(self, self.start_step, cfg.optim.steps, cfg.rollout.max_staleness)
+            producer.start()
+        try:
+            for step in range(self.start_step, cfg.optim.steps):
+                t_step = time.perf_counter()
+                m = self.train_step(step, producer.get(step) if producer else None)
+                m["step_s"] = time.perf_counter() - t_step  # wall clock of the step, rollout wait included
+                m["param_checksum"] = self.param_checksum()
+                done = step + 1
+                self.history.append({k: v for k, v in m.items() if k in ("reward_mean", "pass_rate", "loss")})
+                # trained/filtered groups: a loss of 0 with 0 trained groups means dynamic filtering left no signal
+                self.logger.log(done, m, info=f"reward {m['reward_mean']:.3f} loss {m['loss']:.4f} "
+                                              f"groups trained {m.get('trained_groups', '-')} filtered {m.get('filtered_groups', '-')}"
+                                              f"  {throughput_line(m)}")
+                last = m
+                if cfg.checkpoint.every and done % cfg.checkpoint.every == 0 and done < cfg.optim.steps:
+                    self._checkpoint(done)
+        finally:
+            if producer is not None:
+                producer.stop()
         if self.start_step < cfg.optim.steps:  # the final state, always resumable
             self._checkpoint(cfg.optim.steps)
         if cfg.checkpoint.export_hf:
@@ -656,6 +900,77 @@ class Trainer:
 
     def close(self) -> None:
         self.logger.close()
-        if self.server is not None:
-            self.server.stop()
-            self.server = None
+        for srv in getattr(self, "servers", []) or ([self.server] if self.server is not None else []):
+            srv.stop()
+        self.servers = []
+        self.server = None
+
+
+def throughput_line(m: dict) -> str:
+    """The progress line's throughput part: generated tok/s per server, busy share, trainer wait, env+user share."""
+    srv = m.get("servers") or {}
+    parts = []
+    for i, (name, st) in enumerate(sorted(srv.items())):
+        label = "local" if name == "local" else f"s{i}"
+        parts.append(f"{label} {st['tokens_per_s']:.0f}tok/s {100 * st['busy_share']:.0f}%" + ("" if st["alive"] else " OUT"))
+    extra = f"wait {m.get('trainer_wait_s', 0.0):.1f}s env+user {100 * m.get('env_user_share', 0.0):.0f}%"
+    if m.get("stale_dropped"):
+        extra += f" stale-dropped {m['stale_dropped']}"
+    return " | ".join(parts + [extra])
+
+
+class RolloutProducer(threading.Thread):
+    """Asynchronous rollouts (AReaL-style): generates step s's episodes as soon as the policy version is
+    at least s - max_staleness, while the trainer updates on earlier steps. Only local work (no collectives):
+    every rank runs its own producer; the main threads stay in lockstep."""
+
+    def __init__(self, trainer: Trainer, start: int, end: int, max_staleness: int):
+        super().__init__(daemon=True, name="forgec-rollouts")
+        import queue
+
+        self.t, self.first, self.end, self.bound = trainer, start, end, max_staleness
+        self.q: queue.Queue = queue.Queue()
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        t = self.t
+        try:
+            for s in range(self.first, self.end):
+                with t._version_cond:
+                    while t.version < s - self.bound and not self._halt.is_set():
+                        t._version_cond.wait(0.1)
+                if self._halt.is_set():
+                    return
+                t0 = time.perf_counter()
+                groups, stats = t.collect(s)
+                self.q.put({"step": s, "groups": groups, "stats": stats, "rollout_s": time.perf_counter() - t0})
+        except BaseException as e:  # noqa: BLE001 - handed to the trainer, which raises it
+            self.q.put(e)
+
+    def get(self, step: int) -> dict:
+        t0 = time.perf_counter()
+        item = self.q.get()
+        if isinstance(item, BaseException):
+            raise RuntimeError(f"the rollout producer failed: {type(item).__name__}: {item}") from item
+        assert item["step"] == step, (item["step"], step)
+        item["wait_s"] = time.perf_counter() - t0
+        return item
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.t.fleet.resume()
+        self.join(timeout=5.0)
+
+
+class _LockedHFEngine:
+    """HFEngine on the producer's model copy; the lock keeps a weight refresh out of a running generate."""
+
+    def __new__(cls, model: Any, eos: int, pad: int, lock: Any):
+        from forgec.train.rollout import HFEngine
+
+        class Locked(HFEngine):
+            def generate_batch(self, *a, **k):
+                with lock:
+                    return super().generate_batch(*a, **k)
+
+        return Locked(model, eos, pad)

@@ -81,6 +81,9 @@ def show_config(cfg) -> None:
     typer.echo(config_help_markdown())
     typer.echo("## Resolved configuration\n")
     typer.echo(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=True))
+    from forgec.train.cluster import plan_text
+
+    typer.echo(plan_text(cfg))
 
 
 def command(
