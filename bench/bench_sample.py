@@ -1,12 +1,14 @@
 """Benchmark: tool graph build + sampling of 1,000 blueprints for a 30-tool env (goal: < 2 s on one core).
 
+`--sampler scenario` runs the user-scenario sampler (the compile default) on the same env.
+
 The env is generated as .forge text (6 linked entities x 5 tools: get, search by
 status, update a number, close, create), then goes through the real pipeline:
 parse + check, codegen (`emit_env`), world state (`generate_state`), then
 `build_graph` and `sample_blueprints` (which executes every sampled call).
 Prints a table of the measured numbers against the goal.
 
-    python bench/bench_sample.py [--tasks 1000] [--seed 0] [--state-size 30] [--profile]
+    python bench/bench_sample.py [--tasks 1000] [--seed 0] [--state-size 30] [--profile] [--sampler walk|scenario]
 """
 
 from __future__ import annotations
@@ -101,6 +103,9 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--state-size", type=int, default=30)
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--sampler", choices=("walk", "scenario"), default="walk",
+                    help="walk (AutoForge, the DAG-statistics goals below) or scenario (forgec/scenario.py; its tasks are "
+                         "shorter by design: a user's lookups and 1-3 writes, not a walk of >= 4 calls)")
     ap.add_argument("--repeat", type=int, default=3, help="runs; the best is reported (shared machines are noisy)")
     a = ap.parse_args()
 
@@ -136,7 +141,12 @@ def main() -> int:
             prof = cProfile.Profile()
             prof.enable()
         t0 = time.perf_counter()
-        res = sample_blueprints(env, module, world, graph, cfg)
+        if a.sampler == "scenario":
+            from forgec.scenario import sample_scenarios
+
+            res = sample_scenarios(env, module, world, graph, cfg)
+        else:
+            res = sample_blueprints(env, module, world, graph, cfg)
         t_sample = time.perf_counter() - t0
         if a.profile:
             prof.disable()

@@ -626,8 +626,22 @@ class _Sampler:
         self.cfg = cfg
         self.env = env
         self.tool_names = sorted(self.m.tools)
-        self.write_tools = [t for t in self.tool_names if self.m.writes[t] and not (self.m.kinds.get(t) == "action" and "conservative" in self.m.tools[t].annotations)]
+        self.write_tools = [t for t in self.tool_names if self.m.writes[t] and not (self.m.kinds.get(t) == "action" and "conservative" in self.m.tools[t].annotations)
+                            and self.users_business(t)]
         self.coverage: Counter = Counter({t: 0 for t in graph.tools})
+
+    def users_business(self, tool: str) -> bool:
+        """A write a user may ask for: it acts on a record a user owns, or names the user (an admin's
+        price change is nobody's intent). Decided once, so attempts are not spent on the rest."""
+        m = self.m
+        if m.user is None:
+            return True
+        t = m.tools[tool]
+        for p in m.required(t):
+            ke = m.key_entity(p.name, p.type)
+            if ke and ke != m.user and not isinstance(strip_optional(p.type), A.ListType) and (m.owner_field.get(ke) or ke in m.user_list_field):
+                return True
+        return any(m.key_entity(p.name, p.type) == m.user for p in t.params) or _mentions_user(m, t)
 
     # ----- one task
     def build(self, rng: random.Random) -> tuple[A.BlueprintDecl, _Scenario]:
@@ -851,7 +865,8 @@ class _Sampler:
         if rec != recs[target]:
             raise _Skip("referring-mismatch")
         words = describe(onoun, ref, mine=False)
-        return name, rec, f"my {noun} for {words}"
+        prep = "assigned to" if "assign" in norm(fld) else "for"
+        return name, rec, f"my {noun} {prep} {words}"
 
     # ----- arguments
     def arg(self, sc: _Scenario, tool: A.ToolDecl, p: A.ParamDecl, target: tuple[str, str, dict] | None,
@@ -985,10 +1000,10 @@ class _Sampler:
                     break
             if like is None:
                 continue
-            args = {p.name: (sc.fact(p.name, like[p.name]), like[p.name]) for p in req}
-            r = sc.env.step(name, jcopy({k: v for k, (_, v) in args.items()}))
+            r = sc.env.step(name, jcopy({p.name: like[p.name] for p in req}))
             if not isinstance(r, list) or not r or not isinstance(r[0], dict) or m.entity_of(r[0]) != ent:
                 continue
+            args = {p.name: (sc.fact(p.name, like[p.name]), like[p.name]) for p in req}  # facts only for the search used
             node, r = sc.call(name, args, plural(norm(ent)))
             return (A.Name(node), r), tuple((p.name, like[p.name]) for p in req)
         return None
@@ -1372,8 +1387,8 @@ class _Sampler:
             cname, _ = sc.reason("count", (A.Name(name),), [lst], {}, f"n_{plural(norm(ent))}")
             sc.nodes.append(A.TellNode(A.Name(cname)))
             text = f"how many of {whose} {plural(noun)} are {say(v).replace('_', ' ')}"
-        elif nums and roll < 0.7:
-            f = sc.rng.choice([x for x in nums if is_money((x))] or nums)
+        elif [x for x in nums if is_money(x)] and roll < 0.7:
+            f = sc.rng.choice([x for x in nums if is_money(x)])
             cname, total = sc.reason("sum", (expr,), [recs], {"by": f}, f"total_{f}")
             if total in (0, None):
                 raise _Skip("nothing-to-tell")
@@ -1465,8 +1480,9 @@ class _Sampler:
             lead = f"I'm {name}; " if name else "Hi, "
             parts.append((lead + " and ".join(ident) + ".").replace("Hi, my", "Hi, my"))
         first = sc.intents[0]
-        reason = sc.why or rng.choice(_REASONS.get(first.kind, _REASONS["update"]))
-        sc.why = reason
+        own = re.search(r"because (.+?)(?:,|$)|\(reason: ([^)]+)\)", first.text)
+        reason = "" if own else sc.why or rng.choice(_REASONS.get(first.kind, _REASONS["update"]))
+        sc.why = reason or (own.group(1) or own.group(2) if own else "")
         sentences = []
         for i, it in enumerate(sc.intents):
             if it.kind == "question":
@@ -1588,7 +1604,7 @@ def humanize_in(phrase: str, clause: str) -> bool:
 def _join_said(c: str, said: list[str], to: bool = True) -> str:
     if not said:
         return ""
-    lead = [s for s in said if s.startswith(("because", "to ", "all "))]
+    lead = [s for s in said if s.startswith(("because", "to ", "all ", "("))]
     rest = [s for s in said if s not in lead]
     out = ""
     if rest:
