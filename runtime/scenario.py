@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from forgec.runtime.reward import told
+from forgec.runtime.reward import ToldIndex, told
 from forgec.tasks import GoldCall, ScenarioIntent, Task
 from forgec.wording import humanize, split_name
 
@@ -98,8 +100,26 @@ def _is_id_name(name: str) -> bool:
     return bool(w) and w[-1] in _ID_TAIL
 
 
+_RECENT: "OrderedDict[int, tuple[Task, Scenario]]" = OrderedDict()
+_LOCK = threading.Lock()
+
+
 def scenario_of(task: Task) -> Scenario:
-    """The task's scenario with defaults for what it does not say (1.0 tasks have none)."""
+    """The task's scenario with defaults for what it does not say (1.0 tasks have none). The agent,
+    the user and the judge of one episode ask for the same task: the last few are kept (by identity)."""
+    with _LOCK:
+        hit = _RECENT.get(id(task))
+    if hit is not None and hit[0] is task:
+        return hit[1]
+    sc = _scenario(task)
+    with _LOCK:
+        _RECENT[id(task)] = (task, sc)
+        if len(_RECENT) > 64:
+            _RECENT.popitem(last=False)
+    return sc
+
+
+def _scenario(task: Task) -> Scenario:
     s = task.user.scenario
     known = dict(s.known_info) if s else {}
     known.update(task.user.facts)
@@ -258,20 +278,28 @@ def states_arguments(text: str, args: dict[str, Any]) -> bool:
     words or more) by most of its words, since an agent may paraphrase a comment."""
     leaves: list = []
     _leaves([v for v in args.values()], leaves)
-    low = text.lower()
-    words = set(_WORD_RE.findall(low))
+    index = _told_index(text)
+    words: set[str] | None = None
     for v in leaves:
-        if v is None or isinstance(v, bool) or told(v, text):
+        if v is None or isinstance(v, bool) or told(v, index):
             continue
         if isinstance(v, str):
             spaced = re.sub(r"[_\-]+", " ", v).strip()
-            if spaced != v and told(spaced, text):
+            if spaced != v and told(spaced, index):
                 continue
             ws = _WORD_RE.findall(v.lower())
+            if words is None:
+                words = set(_WORD_RE.findall(text.lower()))
             if len(ws) >= 4 and sum(w in words for w in ws) >= 0.6 * len(ws):
                 continue
         return False
     return True
+
+
+@functools.lru_cache(maxsize=512)
+def _told_index(text: str) -> ToldIndex:
+    """One parse of a text for many `told` checks (a proposal is checked against every write)."""
+    return ToldIndex(text)
 
 
 def proposal_matches(text: str, call: GoldCall) -> bool:
