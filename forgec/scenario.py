@@ -669,6 +669,13 @@ class _Sampler:
                     keep = (len(sc.nodes), dict(sc.facts), len(sc.writes), len(sc.unknown), set(sc.names), sc.user_node,
                             set(sc.roots), set(sc.targets))
                     try:
+                        if rng.random() < 0.15:
+                            try:
+                                self.intent_all(sc, t)
+                                break
+                            except _Skip as s:
+                                if s.reason != "no-all-intent":
+                                    raise
                         self.intent(sc, t, conditional=conditional)
                         break
                     except _Skip as s:
@@ -1147,6 +1154,40 @@ class _Sampler:
             # lookups only the write needed (the new agent, the new flight) go with it
             sc.nodes = sc.nodes[:n0] + sc.nodes[n1:]
         sc.intents.append(intent)
+
+    def intent_all(self, sc: _Scenario, tool: str) -> None:
+        """"close all my resolved tickets": a filter a person says, then the write once per record it keeps."""
+        m = self.m
+        t = m.tools[tool]
+        req = m.required(t)
+        if m.user is None or len(req) != 1 or len(t.params) != 1:
+            raise _Skip("no-all-intent")
+        p = req[0]
+        ent = m.key_entity(p.name, p.type)
+        if not ent or ent == m.user or isinstance(strip_optional(p.type), A.ListType) or not (m.owner_field.get(ent) or ent in m.user_list_field):
+            raise _Skip("no-all-intent")
+        expr, recs = self.records(sc, ent)
+        kf = m.decl[ent].key
+        stat = [f for f in m.natural_fields(ent) if is_status(f) and all(isinstance(r.get(f), str) for r in recs)]
+        if not stat:
+            raise _Skip("no-all-intent")
+        f = stat[0]
+        groups = Counter(r[f] for r in recs)
+        vals = sorted(v for v, c in groups.items() if c >= 2 and not any((ent, r.get(kf)) in sc.targets for r in recs if r[f] == v))
+        if not vals:
+            raise _Skip("no-all-intent")
+        v = sc.rng.choice(vals)
+        noun = humanize(ent)
+        fname, kept = sc.reason("filter", (expr,), [recs], {"by": f, "eq": (sc.fact(f"{noun}_{f}", v), v)}, f"{_word(v)}_{plural(norm(noun))}")
+        base = _participle_base(tool, ent)
+        for i, r in enumerate(kept):
+            sc.call(tool, {p.name: (A.Attr(A.Index(A.Name(fname), A.Literal(i)), kf), r[kf])}, base)
+            sc.targets.add((ent, r[kf]))
+        sc.unknown.append(humanize(kf))
+        twords = f"all my {say(v).replace('_', ' ')} {plural(noun)}"
+        kind = self.kind_of(t, {p.name: (None, None)}, (fname, ent, kept[0]))
+        text = self.words(sc, t, kind, twords, [], (fname, ent, kept[0]), [])
+        sc.intents.append(_Intent(kind, text, "", tool, True))
 
     def new_name(self, sc: _Scenario, ent: str) -> str:
         recs = (sc.env.state.get("entities", {}) or {}).get(ent) or {}

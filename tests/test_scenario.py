@@ -214,3 +214,43 @@ def test_corpus_meets_the_bar(name, tmp_path):
         assert row["pipeline_pct"] <= 1.0, row["examples"]
         assert row["redundant"] == 0, row
         assert row["oracle"] in (None, 1.0), row
+
+
+def _env_of(build: Path, env: str):
+    from forgec import lang
+    from forgec.codegen import load_env_module
+
+    src = next((build / "src" / env).glob("*.forge"))
+    m, _ = lang.parse(src.read_text(encoding="utf-8"), str(src))
+    world = json.loads((build / "states" / f"{env}.json").read_text())
+    return m.envs[0], load_env_module(build / "envs" / env / "env.py"), world
+
+
+def test_all_my_records_intent(examples_build):
+    """'close all my resolved tickets': one filter the user states, then the write once per record it
+    keeps; lowering runs it and the gold diff closes exactly those tickets."""
+    from forgec.graph import build_graph
+    from forgec.lower import lower_blueprint
+    from forgec.sample import SampleConfig
+    from forgec.scenario import _Sampler, _Scenario
+
+    env, module, world = _env_of(examples_build, "helpdesk")
+    ents = world["entities"]
+    cust = sorted(ents["Customer"])[0]
+    mine = [k for k, t in ents["Ticket"].items() if t["customer_id"] == cust]
+    assert len(mine) >= 2
+    for k in mine[:2]:
+        ents["Ticket"][k]["status"] = "resolved"
+    for k in mine[2:]:
+        ents["Ticket"][k]["status"] = "open"
+    s = _Sampler(env, module, world, build_graph(env), SampleConfig())
+    sc = _Scenario(s.m, random.Random(1), cust)
+    s.identify(sc)
+    s.intent_all(sc, "close_ticket")
+    decl = s.finish(sc)
+    assert "close all my resolved tickets" in decl.user.goal
+    lr = lower_blueprint(decl, module, world, env_name="helpdesk", blueprint_path="x.forge", blueprint_hash="0", seed=0)
+    closed = sorted(g.arguments["ticket_id"] for g in lr.task.gold_calls if g.tool == "close_ticket")
+    assert closed == sorted(mine[:2])
+    assert all(lr.env.state["entities"]["Ticket"][k]["status"] == "closed" for k in closed)
+    assert str(mine[0]) not in lr.task.instruction  # ids stay unknown
