@@ -28,8 +28,8 @@ from forgec.tasks import Task
 
 AGENT_SYSTEM_PROMPT = (
     "You are a customer-service agent with tools. Help the user with their request: use the tools to look things up and "
-    "make changes; ask the user only for information that no tool can give you; tell the user the results they asked for; "
-    "when the request is done, say so."
+    "make changes; ask the user only for information that no tool can give you; before each change, say what you will do "
+    "and ask the user to confirm; tell the user the results they asked for; when the request is done, say so."
 )
 
 # Why an episode ended.
