@@ -1353,7 +1353,11 @@ class _Sampler:
                 rest.remove(amt)
             elif len(plain) == 1 and not described and kind == "update" and len(vals) == 1 and _doc_verb(c) in _CHANGE_VERBS:
                 v = vals[0][1]
-                c += " to " + (money(v) if is_money((vals[0][0])) and isinstance(v, (int, float)) else say(v).replace("_", " ") if isinstance(v, str) and re.fullmatch(r"[a-z_]+", v) else say(v))
+                to = " to " + (money(v) if is_money((vals[0][0])) and isinstance(v, (int, float)) else say(v).replace("_", " ") if isinstance(v, str) and re.fullmatch(r"[a-z_]+", v) else say(v))
+                m_of = re.match(rf"^(.*?) (of|for|on) ({re.escape(twords)})$", c) if twords and re.search(r"\b(from|to|on|for)\b", twords) else None
+                # "set the number of bags of my reservation for the flight from DFW to 1" reads as a route:
+                # the value goes first, "... to 1 for my reservation for the flight from DFW"
+                c = f"{m_of.group(1)}{to} for {m_of.group(3)}" if m_of else c + to
                 rest = []
             if rest:
                 c += _join_said(c, rest, to=kind == "update" and _doc_verb(c) in _CHANGE_VERBS)
