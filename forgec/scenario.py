@@ -512,6 +512,7 @@ class _Scenario:
         self.user_expr: A.Expr | None = None  # how the blueprint refers to the user's key
         self.user_node: str | None = None
         self.targets: set = set()  # (entity, key) of records an intent already acts on
+        self.place: tuple | None = None  # (city, state, zip prefix) the scenario's addresses use
         self.why = ""  # why the user calls (the user block's `reason`)
 
     # ----- names, facts
@@ -1059,14 +1060,17 @@ class _Sampler:
                 return f"{rng.randint(10, 990)} {rng.choice(['Oak', 'Maple', 'Cedar', 'Lake', 'Hill'])} {rng.choice(['St', 'Ave', 'Rd'])}"
             if re.search(r"(address2|address_line_2|line2|apartment|suite|unit)$", n):
                 return f"Apt {rng.randint(1, 40)}"
-            if n == "state" or n.endswith(("_state", "province", "region")):
-                return rng.choice(["TX", "CO", "WA", "MA"])
-            if n.endswith("country"):
+            place = sc.place or rng.choice(_PLACES)  # one city, its state and zip for the whole scenario
+            sc.place = place
+            postal = any(norm(q.name) in ("city", "zip", "zipcode", "postal_code", "address1") for q in tool.params)
+            if n in ("state", "province", "region") and postal:
+                return place[1]
+            if n.endswith("country") and postal:
                 return "USA"
             if re.search(r"(city)$", n):
-                return rng.choice(["Austin", "Denver", "Seattle", "Boston"])
+                return place[0]
             if re.search(r"(zip|zipcode|postal_code)$", n):
-                return f"{rng.randint(10000, 99999)}"
+                return f"{place[2]}{rng.randint(10, 99)}"
             if re.search(r"(name)$", n):
                 return rng.choice(["Weekend plan", "Project notes", "Quarterly review", "Travel ideas"])
             if rec and re.search(r"(destination|dest|new_path|target|to)$", n):
@@ -1554,6 +1558,8 @@ class _Sampler:
 _NONE = object()
 
 _NEW_NAMES = ["Maya Lindqvist", "Tomas Reyes", "Grace Adeyemi", "Noah Fischer", "Ines Moreau", "Ravi Menon"]
+_PLACES = [("Austin", "TX", "787"), ("Denver", "CO", "802"), ("Seattle", "WA", "981"), ("Boston", "MA", "021")]
+
 _PHRASES = {
     "observation": ["Prefers tea over coffee", "Moved to Berlin last month", "Is learning Japanese", "Presented at the spring conference"],
     "reason": ["I no longer need it", "my plans changed", "I found a better option"],
