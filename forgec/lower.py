@@ -291,7 +291,7 @@ def render_instruction(
     """
     usage = usage or {}
     goal = goal.strip().rstrip(".")
-    if goal and not goal.lower().startswith(("i ", "i'", "please", "can ", "could ")):
+    if goal and not goal.lower().startswith(("i ", "i'", "please", "can ", "could ", "my ", "hi,", "hello")):
         goal = "I want to " + goal[0].lower() + goal[1:]
     parts = [goal[:1].upper() + goal[1:] + ("" if goal.endswith(("?", "!")) else ".")] if goal else []
     flat = [(k, n, v) for k, n, v in _flatten_facts(facts) if v is not None]
