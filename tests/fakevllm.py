@@ -22,8 +22,10 @@ from pathlib import Path
 
 
 class FakeVLLM:
-    def __init__(self, name: str = "s", eos: int = 0, delay: float = 0.0, port: int = 0):
-        self.name, self.eos, self.delay = name, eos, delay
+    def __init__(self, name: str = "s", eos: int = 0, delay: float = 0.0, port: int = 0, capacity: int = 0, tokens: int = 3):
+        self.name, self.eos, self.delay, self.tokens = name, eos, delay, tokens
+        # capacity > 0: at most this many requests generate at once (an engine's batch limit); the rest queue
+        self._slots = threading.Semaphore(capacity) if capacity else None
         self.version = 0
         self.hang = False
         self.refuse_reload = False
@@ -40,7 +42,7 @@ class FakeVLLM:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def reply(self, prompt: list[int], max_tokens: int) -> tuple[list[int], list[float]]:
-        n = max(1, min(max_tokens, 3))
+        n = max(1, min(max_tokens, self.tokens))
         ids = [1 + (self.version * 7 + len(prompt) + k) % 50 for k in range(n - 1)] + [self.eos]
         return ids, [-0.5 - 0.1 * self.version] * n
 
@@ -70,7 +72,11 @@ class FakeVLLM:
                         fake.in_flight += 1
                         fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
                     try:
-                        time.sleep(60.0 if fake.hang else fake.delay)
+                        if fake._slots is not None:
+                            with fake._slots:
+                                time.sleep(fake.delay)
+                        else:
+                            time.sleep(60.0 if fake.hang else fake.delay)
                         ids, lps = fake.reply(body["prompt"], int(body.get("max_tokens", 16)))
                     finally:
                         with fake._lock:
