@@ -311,7 +311,17 @@ def proposes_write(text: str, writes: tuple[GoldCall, ...]) -> bool:
     words = set(_WORD_RE.findall(text.lower()))
     if any(names_action(text, g.tool) for g in writes):
         return True
-    return any(w in WRITE_VERBS for w in words)
+    if any(w in _TEXT_VERBS for w in words):
+        return True
+    return _AMBIGUOUS_RE.search(text.lower()) is not None
+
+
+# words that are write verbs in a tool name but often nouns in a sentence ("look up your order",
+# "the book you bought"): in text they propose a change only as a verb ("order a", "book the", "check in")
+_AMBIGUOUS = frozenset("book order return check post rate tag mark set open put move place charge issue".split())
+_TEXT_VERBS = WRITE_VERBS - _AMBIGUOUS
+_AMBIGUOUS_RE = re.compile(r"\b(?:i(?:'ll| will| can| would)?|let me|shall i|should i|to)\s+(?:" + "|".join(sorted(_AMBIGUOUS - {"check"}))
+                           + r")\b|\bcheck(?:ing)?\s+(?:you\s+)?(?:in|out)\b")
 
 
 def action_phrase(tool: str) -> str:

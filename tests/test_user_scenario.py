@@ -377,3 +377,19 @@ def test_dialogues_on_real_docs(corpus, tmp_path):
         ep = run_episode(b, t, agent, ScriptedUser(t), judge=RuleJudge(), limits=agent.limits())
         assert ep.reward == 1.0 and not ep.user_error, (t.id, ep.end_reason, ep.judge)
         assert _dialogue_problems(t, ep) == [], t.id
+
+
+def test_a_noun_that_is_also_a_verb_is_no_proposal(examples_build):
+    from forgec.runtime.scenario import proposes_write
+
+    assert not proposes_write("Shall I look up your order?", ())
+    assert not proposes_write("Would you like me to check the book you bought?", ())
+    assert proposes_write("Shall I order a new one for you?", ())
+    assert proposes_write("I'll book the 9:00 flight. Shall I proceed?", ())
+    assert proposes_write("Should I check you in now?", ())
+    assert proposes_write("Shall I cancel it?", ())
+    t = next(t for t in examples_build.tasks if t.read_only)
+    u = ScriptedUser(t)
+    convo = [{"role": "system", "content": "s"}, {"role": "user", "content": opening(t)},
+             {"role": "assistant", "content": "Shall I look up your order?"}]
+    assert u.reply_sync(convo).content == CONFIRM  # a lookup: go ahead
