@@ -323,6 +323,7 @@ def _said_in(goal: str, value: Any) -> bool:
     alts = {said, said.replace("_", " ")}
     if isinstance(value, (int, float)):
         alts.add(f"{value:,.2f}".rstrip("0").rstrip(".") if isinstance(value, float) else f"{value:,}")
+        alts.add(f"{value:,.2f}")  # "$580.50"
     return any(re.search(rf"(?<![\w.]){re.escape(a)}(?![\w]|\.\d)", goal, re.IGNORECASE) for a in alts)
 
 
