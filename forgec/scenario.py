@@ -479,7 +479,10 @@ def qualifier(f: str, v: Any) -> str:
 
 
 def money(v: Any) -> str:
-    return "$" + (f"{v:,.2f}".rstrip("0").rstrip(".") if isinstance(v, float) else f"{v:,}")
+    """$580.50, $1,200, $50 (cents only when there are some)."""
+    if isinstance(v, float) and not v.is_integer():
+        return f"${v:,.2f}"
+    return f"${int(v):,}"
 
 
 # --------------------------------------------------------------------------- one scenario under construction

@@ -254,3 +254,52 @@ def test_all_my_records_intent(examples_build):
     assert closed == sorted(mine[:2])
     assert all(lr.env.state["entities"]["Ticket"][k]["status"] == "closed" for k in closed)
     assert str(mine[0]) not in lr.task.instruction  # ids stay unknown
+
+
+# --------------------------------------------------------------------------- wording rules, hand-checked
+
+
+def test_doc_clauses_and_verbs():
+    from forgec.scenario import _clause, _doc_verb, base_verb
+
+    # OpenAI-tools style (tau-bench), OpenAPI summary + description, MCP third-person prose
+    assert _clause("Cancel a confirmed reservation and refund its total price to the owner's balance.") == "Cancel a confirmed reservation"
+    assert _clause("Cancel an order Cancel a pending or paid order (not a shipped one).") == "Cancel an order"
+    assert _clause("Switches branches") == "Switches branches"
+    assert _clause("Create a new file or completely overwrite an existing file with new content.") == "Create a new file"
+    assert _clause("Creates a new branch from an optional base branch") == "Creates a new branch"
+    assert _clause("This can be used to rename a session.") == "rename a session"
+    assert _clause("Change the priority of a ticket that is not closed.") == "Change the priority of a ticket"
+    assert _clause("Add travel credit to a user's balance, e.g. as a goodwill gesture.") == "Add travel credit to a user's balance"
+    assert _clause("") == "" and _clause("See `pay_order`.") == ""
+    assert [base_verb(w) for w in ("Switches", "records", "unstages", "applies", "cancel", "access")] == \
+        ["switch", "record", "unstage", "apply", "cancel", "access"]
+    assert _doc_verb("Records changes to the repository") == "record"
+
+
+def test_referring_words():
+    from forgec.scenario import Referring, _address, describe, qualifier
+
+    assert describe("reservation", Referring((("status", "confirmed"),))) == "my confirmed reservation"
+    assert describe("flight", Referring((("origin", "JFK"), ("destination", "LAX"), ("date", "2024-05-17"))), mine=False) == \
+        "the flight from JFK to LAX on 2024-05-17"
+    assert describe("order", Referring((), "argmax", "total")) == "my most expensive order"
+    assert describe("order", Referring((("status", "paid"),), "argmin", "created_at")) == "my oldest paid order"
+    assert qualifier("total_price", 580.5) == "with a total price of $580.50"
+    assert qualifier("seats", 2) == "with 2 seats"
+    assert qualifier("title", "Dune") == 'called "Dune"'
+    assert qualifier("shipping_address", "12 Oak St") == "shipping to 12 Oak St"
+    parts, line = _address([("address1", "12 Oak St"), ("address2", "Apt 4"), ("city", "Austin"), ("state", "TX"),
+                            ("zip", "78701"), ("country", "USA"), ("amount", 5)])
+    assert line == "to 12 Oak St, Apt 4, Austin, TX 78701, USA" and len(parts) == 6
+
+
+def test_tool_names_in_words():
+    from forgec.scenario import _names_tool
+
+    tools = ["cancel_pending_order", "check_in", "add_travel_credit", "git_add"]
+    assert _names_tool("please cancel pending order #1", tools)
+    assert _names_tool("I'd like to add travel credit to my balance", tools)
+    assert not _names_tool("I'd like to add $50 of travel credit to my balance", tools)
+    assert not _names_tool("check in all passengers of my reservation", tools)
+    assert _names_tool("run git_add on it", tools) and not _names_tool("add file contents to the staging area", tools)
