@@ -515,6 +515,7 @@ class _Scenario:
         self.user_expr: A.Expr | None = None  # how the blueprint refers to the user's key
         self.user_node: str | None = None
         self.targets: set = set()  # (entity, key) of records an intent already acts on
+        self.described: tuple | None = None  # (node, entity, record) of the last record the user described
         self.place: tuple | None = None  # (city, state, zip prefix) the scenario's addresses use
         self.why = ""  # why the user calls (the user block's `reason`)
 
@@ -982,6 +983,7 @@ class _Sampler:
         sc.roots.add(lst[0].id if isinstance(lst[0], A.Name) else "")
         name, r, words = self.pick(sc, ent, lst, mine=False, where=where, superlatives=True, pre=pre)
         said.append(("described", humanize(ent), words))
+        sc.described = (name, ent, r)
         sc.unknown.append(humanize(m.decl[ent].key))
         key = m.decl[ent].key
         return A.Attr(A.Name(name), key), r[key]
@@ -1140,10 +1142,17 @@ class _Sampler:
         self.plausible(t, args)
         kind = self.kind_of(t, args, target)
         cond_text, holds = "", True
-        if conditional and target is not None:
-            c = self.condition(sc, target, {n for name, (_, v) in args.items() for n, _x in _scalar_items(name, v)})
+        on_new = (any(isinstance(x, tuple) for x in said) and sc.described is not None and sc.rng.random() < 0.5
+                  and re.search(r"\b(price|prices|cost|fare|charged?|pay|paid|total)\b", t.doc or "") is not None)  # money is at stake
+        if conditional and (target is not None or on_new):
+            if on_new:  # "if the new flight's price is less than $300": judged on the record the user described
+                c = self.condition(sc, sc.described, set(), whose=f"the {humanize(sc.described[1])}'s")
+            else:
+                c = self.condition(sc, target, {n for name, (_, v) in args.items() for n, _x in _scalar_items(name, v)})
             if c is not None:
                 cond_text, holds = c
+                if on_new:
+                    n1 = n0  # the described record's lookups stay: the condition reads them
         vals = [(k, v) for k, (e, v) in args.items() if isinstance(e, A.Attr) and isinstance(e.obj, A.Name) and e.obj.id == "user" and e != sc.user_expr]
         text = self.words(sc, t, kind, twords, said, target, vals)
         intent = _Intent(kind, text, cond_text, tool, holds)
@@ -1257,7 +1266,8 @@ class _Sampler:
         e = sc.fact(key, rec.get(key, k))
         return (e, ent, rec), f"the {noun} {rec.get(key, k)}"
 
-    def condition(self, sc: _Scenario, target: tuple[str, str, dict], changed: set[str] = frozenset()) -> tuple[str, bool] | None:
+    def condition(self, sc: _Scenario, target: tuple[str, str, dict], changed: set[str] = frozenset(),
+                  whose: str = "its") -> tuple[str, bool] | None:
         """"if its total price is more than $300": a `compare` node pinned by `expect` (never on a
         field the write itself changes)."""
         name, ent, rec = target
@@ -1288,7 +1298,7 @@ class _Sampler:
         sc.nodes.append(A.ExpectNode(A.Binary("==", A.Name(cname), A.Literal(bool(cv)))))
         amount = money(th) if is_money((f)) else say(th)
         word = "more" if op == ">" else "less"
-        return f"its {humanize(f)} is {word} than {amount}", holds
+        return f"{whose} {humanize(f)} is {word} than {amount}", holds
 
     def plausible(self, t: A.ToolDecl, args: dict) -> None:
         """Values a person would ask for: a few bags, not 20; amounts within what the docs allow."""
@@ -1441,12 +1451,19 @@ class _Sampler:
             text = f"how many of {whose} {plural(noun)} are {say(v).replace('_', ' ')}"
         elif [x for x in nums if is_money(x)] and roll < 0.7:
             f = sc.rng.choice([x for x in nums if is_money(x)])
-            cname, total = sc.reason("sum", (expr,), [recs], {"by": f}, f"total_{f}")
+            src, vals, adj = expr, recs, ""
+            if stat and sc.rng.random() < 0.5:  # "how much did I spend on my paid orders?"
+                g = stat[0]
+                pick = [v for v in sorted({r[g] for r in recs}) if 0 < sum(r[g] == v for r in recs) < len(recs)]
+                if pick:
+                    v = sc.rng.choice(pick)
+                    fname, vals = sc.reason("filter", (expr,), [recs], {"by": g, "eq": (sc.fact(f"{norm(ent)}_{g}", v), v)}, f"{_word(v)}_{plural(norm(ent))}")
+                    src, adj = A.Name(fname), say(v).replace("_", " ") + " "
+            cname, total = sc.reason("sum", (src,), [vals], {"by": f}, f"total_{f}")
             if total in (0, None):
                 raise _Skip("nothing-to-tell")
             sc.nodes.append(A.TellNode(A.Name(cname)))
-            text = (f"how much {whose} {plural(noun)} come to in total" if is_money((f))
-                    else f"what the {humanize(f)} of {whose} {plural(noun)} adds up to")
+            text = f"how much {whose} {adj}{plural(noun)} come to in total"
             sc.why = "I'm keeping track of my budget" if is_money((f)) else ""
         else:
             name, rec, words = self.pick(sc, ent, (expr, recs), mine=m.user is not None)
