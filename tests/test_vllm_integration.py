@@ -136,3 +136,62 @@ def test_forgec_train_with_the_vllm_backend(setup):
     assert [x["step"] for x in recs] == [1, 2]
     assert all(x["weight_sync"] == "reload" and math.isfinite(x["loss"]) and x["gen_tokens"] > 0 for x in recs)
     assert Path(root / "rl-vllm" / "policy" / "model.safetensors").exists()
+
+
+def test_two_servers_a_two_process_trainer_async_and_a_server_killed_mid_run(setup):
+    """The cluster path on CPU: two real vLLM servers, `torchrun --nproc_per_node 2`, max_staleness 1.
+    Requests spread over both (each >= 30%), every update reaches both (versions match, the served
+    outputs change), and killing one after step 1 loses no step."""
+    import threading
+    import time
+
+    from forgec.train.fleet import fingerprint
+    from forgec.train.rollout import VLLMServer
+
+    root, _build, model_dir = setup
+    env = dict(os.environ, HF_HUB_OFFLINE="1", DS_ACCELERATOR="cpu")
+    a = VLLMServer(model_dir, free_port(), log_path=root / "fleet-a.log")
+    b = VLLMServer(model_dir, free_port(), log_path=root / "fleet-b.log")
+    threads = [threading.Thread(target=s.start) for s in (a, b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        probe = [1, 2, 3, 4]
+        before = fingerprint(b.base_url, "policy", probe)
+        metrics = root / "rl-fleet" / "metrics.jsonl"
+
+        def kill_a_after_step_1():
+            for _ in range(12000):
+                if metrics.exists() and metrics.read_text().count("\n") >= 1:
+                    a.stop()
+                    return
+                time.sleep(0.1)
+
+        threading.Thread(target=kill_a_after_step_1, daemon=True).start()
+        args = ["train", "build", "-c", "cluster-cpu", "-o", "rl-fleet", "--set", f"model.path={model_dir}",
+                "--set", f"rollout.vllm_base_urls=[{a.base_url}, {b.base_url}]", "--set", "optim.steps=3",
+                "--set", "rollout.tasks_per_step=4", "--set", "rollout.group_size=3", "--set", "rollout.max_new_tokens=40",
+                "--set", "rollout.max_turns=2", "--set", "rollout.request_timeout=120",
+                # the untrained tiny model earns no reward (zero advantages): AdamW's decoupled weight decay still
+                # moves every weight each step, so the served outputs must change after a sync
+                "--set", "optim.lr=0.01", "--set", "optim.weight_decay=1.0"]
+        r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", str(free_port()),
+                            "-m", "forgec", *args], cwd=root, env=env, capture_output=True, text=True, timeout=2400)
+        assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
+        recs = [json.loads(x) for x in metrics.read_text().splitlines()]
+        assert [x["step"] for x in recs] == [1, 2, 3]
+        assert all(math.isfinite(x["loss"]) for x in recs)
+        s1 = recs[0]["servers"]
+        n = sum(v["requests"] for v in s1.values())
+        assert all(v["requests"] >= 0.3 * n for v in s1.values()), s1
+        assert {v["version"] for v in s1.values()} == {1} and recs[0]["servers_consistent"] is True
+        assert recs[1]["servers"][a.base_url]["alive"] is False
+        assert recs[-1]["servers"][b.base_url]["version"] == 3
+        sums = [x["param_checksum"] for x in recs]
+        assert sums[0] > sums[1] > sums[2]  # the weights moved every step
+        assert fingerprint(b.base_url, "policy", probe) != before  # the served policy changed
+    finally:
+        a.stop()
+        b.stop()
