@@ -324,7 +324,20 @@ def _said_in(goal: str, value: Any) -> bool:
     if isinstance(value, (int, float)):
         alts.add(f"{value:,.2f}".rstrip("0").rstrip(".") if isinstance(value, float) else f"{value:,}")
         alts.add(f"{value:,.2f}")  # "$580.50"
-    return any(re.search(rf"(?<![\w.]){re.escape(a)}(?![\w]|\.\d)", goal, re.IGNORECASE) for a in alts)
+    low = goal.lower()
+    return any(_whole(low, a.lower()) for a in alts)
+
+
+def _whole(text: str, word: str) -> bool:
+    """`word` occurs in `text` not inside a longer word or number (no regex: called per fact per task)."""
+    i = text.find(word)
+    while i >= 0:
+        before = text[i - 1] if i else " "
+        after = text[i + len(word): i + len(word) + 2]
+        if not (before.isalnum() or before in "_.") and not (after[:1].isalnum() or after[:1] == "_" or (after[:1] == "." and after[1:2].isdigit())):
+            return True
+        i = text.find(word, i + 1)
+    return False
 
 
 def _looks_like_id(v: str) -> bool:
