@@ -1154,12 +1154,12 @@ class _Sampler:
                 if on_new:
                     n1 = n0  # the described record's lookups stay: the condition reads them
         vals = [(k, v) for k, (e, v) in args.items() if isinstance(e, A.Attr) and isinstance(e.obj, A.Name) and e.obj.id == "user" and e != sc.user_expr]
-        text = self.words(sc, t, kind, twords, said, target, vals)
-        intent = _Intent(kind, text, cond_text, tool, holds)
         base = _participle_base(tool, target[1] if target else "")
         if holds:
-            sc.call(tool, args, base)
-        else:
+            sc.call(tool, args, base)  # first: a write that fails needs no words
+        text = self.words(sc, t, kind, twords, said, target, vals)
+        intent = _Intent(kind, text, cond_text, tool, holds)
+        if not holds:
             # the agent must judge the condition, not find the write impossible: it would succeed
             probe = sc.env.fork() if hasattr(sc.env, "fork") else None
             if probe is not None:
@@ -1353,15 +1353,15 @@ class _Sampler:
             if target and ent_noun and ent_noun not in c and len(twords.split()) >= 3 and twords.split()[-2] in c:
                 ent_noun = twords.split()[-2]  # a record named by its key: "the file /a/b.md"
             if target and ent_noun:
-                pat = rf"\b(a|an|the|one|this|that)\s+(?:(?!(?:of|to|for|a|an|the|from|in|on)\b)[a-z-]+\s+){{0,3}}?{re.escape(ent_noun)}(?:s|es|sitory|sitories)?\b(?!')"
-                if re.search(pat, c):
-                    c = re.sub(pat, lambda _m: twords, c, count=1)
+                pat = _noun_pattern(ent_noun, 3, False)
+                if pat.search(c):
+                    c = pat.sub(lambda _m: twords, c, count=1)
                 else:
                     c = f"{c} for {twords}"
             for _, noun, words in list(described):
-                pat = rf"\b(a|an|another|the|one|some)\s+(?:(?!(?:of|to|for|a|an|the|from|in|on)\b)[a-z-]+\s+){{0,2}}?{re.escape(noun)}\b(?!')"
-                if re.search(pat, c):
-                    c = re.sub(pat + r"(?: of (?:the|a|an|its) [\w']+ \w+)?", lambda _m: words, c, count=1)
+                pat = _noun_pattern(noun, 2, True)
+                if pat.search(c):
+                    c = pat.sub(lambda _m: words, c, count=1)
                     described.remove((_, noun, words))
             rest = [w for _, _, w in described] + plain
             amt = next((x for x in plain if x.startswith("$")), None)
@@ -1688,6 +1688,16 @@ def _join_said(c: str, said: list[str], to: bool = True) -> str:
     for s in lead:
         out += " " + s if not s.startswith("all ") else f", {s}"
     return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _noun_pattern(noun: str, gap: int, described: bool) -> re.Pattern:
+    """"a confirmed reservation", "the repository": a noun phrase of the docs to put the user's words in."""
+    if described:  # "an agent of the ticket's team" -> the agent the user named
+        return re.compile(rf"\b(a|an|another|the|one|some)\s+(?:(?!(?:of|to|for|a|an|the|from|in|on)\b)[a-z-]+\s+){{0,{gap}}}?"
+                          rf"{re.escape(noun)}\b(?!')(?: of (?:the|a|an|its) [\w']+ \w+)?")
+    return re.compile(rf"\b(a|an|the|one|this|that)\s+(?:(?!(?:of|to|for|a|an|the|from|in|on)\b)[a-z-]+\s+){{0,{gap}}}?"
+                      rf"{re.escape(noun)}(?:s|es|sitory|sitories)?\b(?!')")
 
 
 def _names_tool(text: str, tools: list[str]) -> bool:
