@@ -977,7 +977,8 @@ def _refine(task: Any, lr: Any, opts: CompileOptions, out: EnvOutput) -> Any:
     if key not in _CHATS:
         _CHATS[key] = Chat(opts.llm, opts.out.parent / ".forgec-cache")
     text, why = refine_instruction(
-        task.instruction, task.user.facts, task.user.persona, [g.tool for g in task.gold_calls], lr.hidden_values, _CHATS[key]
+        task.instruction, task.user.facts, task.user.persona, [g.tool for g in task.gold_calls], lr.hidden_values, _CHATS[key],
+        unknown=list(task.user.scenario.unknown_info) if getattr(task.user, "scenario", None) else [],
     )
     if why:
         out.diagnostics.append(D.info(REFINE_REJECTED, f"{task.id}: {why}", Span(task.blueprint.path)))
