@@ -12,12 +12,19 @@ rebuild is reproducible offline.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from forgec.lower import _flatten_facts, instruction_leaks
 from forgec.scenario import _names_tool
 from forgec.wording import say
 from forgec.synth.llm import Chat, LLMError
+
+def _states(text: str, item: str) -> bool:
+    """The text gives a value for `item` ("order id is #W1", "order id: #W1", "order id #W1")."""
+    words = r"[\s_-]+".join(map(re.escape, item.lower().split()))
+    return re.search(rf"\b{words}\s*(?:is|was|=|:|#)?\s*[\"'#]?[A-Za-z0-9_#-]*\d", text.lower()) is not None
+
 
 SYSTEM = (
     "You rewrite task instructions for a simulated customer talking to a support agent. "
@@ -28,7 +35,8 @@ SYSTEM = (
 )
 
 
-def refine_instruction(instruction: str, facts: dict[str, Any], persona: str, tools: list[str], hidden: list[Any], chat: Chat) -> tuple[str, str | None]:
+def refine_instruction(instruction: str, facts: dict[str, Any], persona: str, tools: list[str], hidden: list[Any], chat: Chat,
+                       unknown: list[str] = ()) -> tuple[str, str | None]:
     """(instruction, rejection reason or None); falls back to `instruction` on any problem."""
     user = json.dumps({"instruction": instruction, "persona": persona}, ensure_ascii=False, sort_keys=True)
     try:
@@ -47,6 +55,9 @@ def refine_instruction(instruction: str, facts: dict[str, Any], persona: str, to
     named = [t for t in tools if _names_tool(text, [t])]
     if named:  # "cancel pending order": a tool's words in a row name it as surely as its identifier
         leaks = sorted(set(leaks) | {f"names the tool {t!r}" for t in named})
+    told = [u for u in unknown if _states(text, u)]
+    if told:  # "my reservation id is ...": the scenario says the user does not know it
+        leaks = sorted(set(leaks) | {f"states the unknown {u!r}" for u in told})
     if leaks:
         return instruction, "; ".join(leaks)
     return text, None

@@ -76,3 +76,16 @@ def test_tool_words_in_a_row_are_a_leak(tmp_path):
         assert text == tmpl and "names the tool 'cancel_pending_order'" in why
         text, why = refine_instruction(tmpl + " (2)", {"user_id": "u_17"}, "", ["check_in"], [], chat)
         assert why is None and "check in" in text
+
+
+def test_stating_an_unknown_is_a_leak(tmp_path):
+    """The scenario's unknown info (internal ids the user does not know) may not appear with a value."""
+    tmpl = "I'd like to cancel my cheapest order. My user id is u_17."
+    with FakeServer() as srv:
+        srv.script({"content": "Hi, I'm u_17; my order id is #W12 and I want it cancelled, the cheapest one."},
+                   {"content": "Hi, I'm u_17 and I don't know my order id; please cancel my cheapest order."})
+        chat = _chat(srv, tmp_path)
+        text, why = refine_instruction(tmpl, {"user_id": "u_17"}, "", ["cancel_order"], [], chat, unknown=["order id"])
+        assert text == tmpl and "states the unknown 'order id'" in why
+        text, why = refine_instruction(tmpl + " (2)", {"user_id": "u_17"}, "", ["cancel_order"], [], chat, unknown=["order id"])
+        assert why is None and "don't know my order id" in text
