@@ -975,6 +975,15 @@ class _Sampler:
             lst, pre = (found[0], found[1]) if found else (None, ())
         if (lst is None or not lst[1]) and m.user is None:
             return self.named_node(sc, ent, said)
+        if (lst is None or not lst[1]) and re.search(r"(payment|card|voucher|coupon|certificate|wallet)", norm(ent)):
+            # a payment instrument the user holds: they tell which one (τ-bench users do), nothing to look up
+            keys = sorted((m.ents.get(ent) or {}))
+            if not keys:
+                raise _Skip("no-lookup-for-described")
+            k = sc.rng.choice(keys)
+            v = (m.ents[ent][k]).get(m.decl[ent].key, k)
+            said.append(f"paying with my {humanize(ent)} {v}")
+            return sc.fact(p.name, v), v
         if lst is None or not lst[1]:
             raise _Skip("no-lookup-for-described")
         recs = lst[1]
@@ -1301,7 +1310,14 @@ class _Sampler:
         return f"{whose} {humanize(f)} is {word} than {amount}", holds
 
     def plausible(self, t: A.ToolDecl, args: dict) -> None:
-        """Values a person would ask for: a few bags, not 20; amounts within what the docs allow."""
+        """Values a person would ask for: a few bags, not 20; amounts within what the docs allow; a
+        part no larger than its total (3 non-free bags of 2 in all)."""
+        flat = {norm(n): v for name, (_, val) in args.items() for n, v in _scalar_items(name, val)}
+        for n, v in flat.items():
+            if n.startswith("total_") and isinstance(v, (int, float)):
+                rest = n.removeprefix("total_")
+                if any(o != n and o.endswith(rest) and isinstance(x, (int, float)) and x > v for o, x in flat.items()):
+                    raise _Skip("implausible-value")
         for k, (_, v) in args.items():
             for name, x in _scalar_items(k, v):
                 n = norm(name)
@@ -1675,7 +1691,7 @@ def humanize_in(phrase: str, clause: str) -> bool:
 def _join_said(c: str, said: list[str], to: bool = True) -> str:
     if not said:
         return ""
-    lead = [s for s in said if s.startswith(("because", "to ", "all ", "("))]
+    lead = [s for s in said if s.startswith(("because", "to ", "all ", "(", "paying with"))]
     rest = [s for s in said if s not in lead]
     out = ""
     if rest:
@@ -1686,7 +1702,7 @@ def _join_said(c: str, said: list[str], to: bool = True) -> str:
         if rest:
             out += " with " + ", ".join(rest[:-1]) + (" and " if len(rest) > 1 else "") + rest[-1]
     for s in lead:
-        out += " " + s if not s.startswith("all ") else f", {s}"
+        out += f", {s}" if s.startswith(("all ", "paying with")) else " " + s
     return out
 
 
