@@ -1587,8 +1587,6 @@ class _Sampler:
             text = text[0].upper() + text[1:]
         return text
 
-    def blueprint_ok(self, decl: A.BlueprintDecl) -> bool:
-        return not _names_tool(decl.user.goal, self.tool_names)
 
 
 _NONE = object()
@@ -1680,12 +1678,6 @@ def _say_param(name: str, v: Any) -> str:
             return f"{w} \"{v}\""
         return f"the {vv} {w}" if re.fullmatch(r"[a-z_ ]+", v) else f"{w} {vv}"
     return f"{w} {say(v)}"
-
-
-def humanize_in(phrase: str, clause: str) -> bool:
-    """The clause already names what the value is for ("change the priority of ..." + "priority 4")."""
-    words = phrase.split()
-    return len(words) >= 2 and " ".join(words[:-1]).removeprefix("the ") in clause
 
 
 def _join_said(c: str, said: list[str], to: bool = True) -> str:
