@@ -42,7 +42,7 @@ from forgec.manifest import (
 from forgec.swap import clean_dead, recover_build, swap_in  # noqa: F401 - recover_build re-exported
 
 # Bumped whenever a stage's output for the same input changes, to invalidate caches.
-PIPELINE_VERSION = f"{__version__}+2"  # +2: validators refuse lone surrogates and out-of-range numbers
+PIPELINE_VERSION = f"{__version__}+3"  # +3: shapes, prose effects, log-only entities, the scenario sampler
 
 T = TypeVar("T")
 

@@ -27,5 +27,7 @@ def test_lowering_user_and_judge_share_one_spelling():
     assert lower.say is users.say is judge.say is refine.say is wording.say
     assert lower.humanize is wording.humanize
     value = 98765.4321
-    assert users.fact_sentence("refund_amount", value) == "My refund amount is 98765.4321."
+    # the user's own facts are "my ...", the rest "the ..." (both spell the number the same way)
+    assert users.fact_sentence("refund_amount", value) == "The refund amount is 98765.4321."
+    assert users.fact_sentence("user_email", "a@b.c") == "My user email is a@b.c."
     assert lower._fact_sentence("refund_amount", value, None, False, {}).endswith("98765.4321.")
