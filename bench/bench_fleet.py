@@ -46,7 +46,8 @@ async def fleet_run(urls: list[str], a, eos: int, prompt0: list[int]) -> tuple[f
                 view.release()
             return n
 
-    await episode(-1)  # warm the clients
+    # warm every server (a vLLM server's first requests are slow) and the clients, outside the timing
+    await asyncio.gather(*(episode(-1 - k) for k in range(2 * len(urls))))
     fleet.take_stats()
     t0 = time.perf_counter()
     toks = sum(await asyncio.gather(*(episode(i) for i in range(a.episodes))))

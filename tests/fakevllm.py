@@ -97,7 +97,10 @@ class FakeVLLM:
                 else:
                     self._send(404, {"error": "not found"})
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", self._port), H)
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 256  # many clients connect at once (the default backlog of 5 refuses them)
+
+        self._httpd = Server(("127.0.0.1", self._port), H)
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
         threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
