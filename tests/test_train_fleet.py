@@ -163,3 +163,32 @@ def test_pause_holds_requests_until_resume():
 
         asyncio.run(main())
         assert len(a.prompts) == 1
+
+
+def test_the_simulated_user_has_its_own_pool_pinned_per_episode(tmp_path):
+    """rollout.user=llm: each episode's LLM user goes to the user server with the fewest episodes, and is released."""
+    from fakeserver import FakeServer
+
+    from forgec.runtime.loader import load
+    from forgec.train.config import load_config
+    from forgec.train.toybuild import make_toy_build
+    from forgec.train.trainer import Trainer
+
+    build = load(make_toy_build(tmp_path / "build", tasks_per_env=2))
+    with FakeServer(lambda body: {"content": "Please do it."}) as u1, FakeServer(lambda body: {"content": "Thanks."}) as u2:
+        t = Trainer.__new__(Trainer)  # only the config is needed to make users
+        t.cfg = load_config("cpu-tiny", ["rollout.user=llm", f"rollout.user_base_urls=[{u1.url}, {u2.url}]", "rollout.user_model=sim"])
+        make = t._user_factory()
+        users = [make(build.tasks[0], seed) for seed in range(4)]
+        assert [e.episodes for e in t.user_pool.endpoints] == [2, 2]
+        msgs = [{"role": "user", "content": "Turn on the light."}, {"role": "assistant", "content": "Which one?"}]
+
+        async def replies():
+            return await asyncio.gather(*(u.reply(msgs) for u in users))
+
+        out = asyncio.run(replies())
+        assert sorted(r.content for r in out) == ["Please do it.", "Please do it.", "Thanks.", "Thanks."]
+        assert len(u1.requests) == len(u2.requests) == 2 and u1.requests[0]["model"] == "sim"
+        for u in users:
+            u.release()
+        assert [e.episodes for e in t.user_pool.endpoints] == [0, 0]
