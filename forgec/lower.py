@@ -298,7 +298,7 @@ def render_instruction(
     counts: dict[str, int] = {}
     for _, n, _v in flat:
         counts[n] = counts.get(n, 0) + 1
-    if flat and all(_said_in(goal, v) for _, _, v in flat):
+    if flat and all(_said_in(goal, v, n) for _, n, v in flat):
         return " ".join(parts)  # a scenario's goal weaves every fact in ("my order with the blue kettle"): not twice
     seen: set[str] = set()
     for fact, name, value in flat:
@@ -309,12 +309,18 @@ def render_instruction(
     return " ".join(parts)
 
 
-def _said_in(goal: str, value: Any) -> bool:
-    """The goal already states this value, as `say` spells it (a whole word, or a $ amount)."""
+def _said_in(goal: str, value: Any, name: str | None = None) -> bool:
+    """The goal already states this value, as `say` spells it (a whole word, or a $ amount); a
+    bool of a named parameter as its act ("lock the doors" for unlock=false, "turn it off"), an
+    enum value with its underscores as spaces ("rear left")."""
     if isinstance(value, list):
-        return bool(value) and all(_said_in(goal, x) for x in value)
+        return bool(value) and all(_said_in(goal, x, name) for x in value)
     if isinstance(value, dict):
-        return bool(value) and all(_said_in(goal, x) for x in value.values() if x is not None)
+        return bool(value) and all(_said_in(goal, x, k) for k, x in value.items() if x is not None)
+    if isinstance(value, bool) and name:
+        from forgec.devicewords import bool_said
+
+        return bool_said(goal, name, value)
     if value is None or isinstance(value, bool):
         return False
     said = say(value)

@@ -634,6 +634,8 @@ class _Sampler:
         self.write_tools = [t for t in self.tool_names if self.m.writes[t] and not (self.m.kinds.get(t) == "action" and "conservative" in self.m.tools[t].annotations)
                             and self.users_business(t)]
         self.coverage: Counter = Counter({t: 0 for t in graph.tools})
+        self._scalars: list = []  # the current intent's scalar arguments (control/with_units word them)
+        self._units: dict[str, str] = {}
 
     def users_business(self, tool: str) -> bool:
         """A write a user may ask for: it acts on a record a user owns, or names the user (an admin's
@@ -1166,6 +1168,7 @@ class _Sampler:
         base = _participle_base(tool, target[1] if target else "")
         if holds:
             sc.call(tool, args, base)  # first: a write that fails needs no words
+        self._scalars = [(n, v) for name, (_, val) in args.items() for n, v in _scalar_items(name, val)]  # for `control`
         text = self.words(sc, t, kind, twords, said, target, vals)
         intent = _Intent(kind, text, cond_text, tool, holds)
         if not holds:
@@ -1336,12 +1339,18 @@ class _Sampler:
             return "cancel"
         if k == "create":
             return "create"
-        if any(is_money((n)) and isinstance(v, (int, float)) and not isinstance(v, bool) for n, v in scalars) and target is None:
+        if any(is_money((n)) and isinstance(v, (int, float)) and not isinstance(v, bool) and not self._unit(t, n) for n, v in scalars) and target is None:
             return "money"
         value_args = [n for n, (e, _) in args.items() if isinstance(e, (A.Attr, A.RecordLit)) and _roots(e) == {"user"}]
         if not value_args and target is not None and len(args) <= 1:
             return "status"
         return "update"
+
+    def _unit(self, t: A.ToolDecl, name: str) -> str | None:
+        """The physical unit a number of `t` is in (gallons of fuel are no money)."""
+        from forgec.devicewords import unit_of
+
+        return unit_of(name, next((p.doc or "" for p in t.params if p.name == name), ""), t.doc or "")
 
     # ----- words
     def words(self, sc: _Scenario, t: A.ToolDecl, kind: str, twords: str, said: list, target, vals: list) -> str:
@@ -1356,9 +1365,13 @@ class _Sampler:
         clause = _clause(t.doc)
         ent_noun = humanize(target[1]) if target else ""
         opts = []
+        ctl = None if target else self.control(t, plain, vals)
+        if ctl:
+            opts.append(ctl)
         if clause:
             c = clause[0].lower() + clause[1:]
             c = re.sub(r"^\w+", lambda mm: base_verb(mm.group(0)), c, count=1)  # "Switches branches" -> "switch branches"
+            c, plain = self.with_units(t, c, plain)
             c = re.sub(r"\b(a|an|the|one|this)\s+(user|customer|member|client|account holder|person)'s\b", "my", c)
             c = re.sub(r"\bfor (a|an|the) (user|customer|member|client)\b", "for me", c)
             c = re.sub(r"\b(of|to) (a|an|the) (user|customer|member|client)\b", r"\1 my account", c)
@@ -1387,6 +1400,8 @@ class _Sampler:
             elif len(plain) == 1 and not described and kind == "update" and len(vals) == 1 and _doc_verb(c) in _CHANGE_VERBS:
                 v = vals[0][1]
                 to = " to " + (money(v) if is_money((vals[0][0])) and isinstance(v, (int, float)) else say(v).replace("_", " ") if isinstance(v, str) and re.fullmatch(r"[a-z_]+", v) else say(v))
+                if vals[0][0] in self._units and not isinstance(v, bool) and isinstance(v, (int, float)):
+                    to = f" to {say(v)} {self._units[vals[0][0]]}"  # "set the temperature the thermostat aims for to 25 degrees"
                 m_of = re.match(rf"^(.*?) (of|for|on) ({re.escape(twords)})$", c) if twords and re.search(r"\b(from|to|on|for)\b", twords) else None
                 # "set the number of bags of my reservation for the flight from DFW to 1" reads as a route:
                 # the value goes first, "... to 1 for my reservation for the flight from DFW"
@@ -1410,6 +1425,57 @@ class _Sampler:
             if not _names_tool(o, self.tool_names):
                 return o
         raise _Skip("tool-words")
+
+    def with_units(self, t: A.ToolDecl, c: str, plain: list) -> tuple[str, list]:
+        """Numbers in their unit: "climb to a hover altitude of 20 meters", "set the cabin
+        temperature to 25 degrees"; a number the clause does not name is said "a speed of 50 km/h"."""
+        from forgec.devicewords import unit_of
+
+        docs = {p.name: p.doc or "" for p in t.params}
+        self._units = {}
+        for k, v in getattr(self, "_scalars", None) or []:
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                continue
+            unit = unit_of(k, docs.get(k, ""), t.doc or "")
+            if unit is not None:
+                self._units[k] = unit
+            old = _say_param(k, v)
+            if unit is None or old not in plain:
+                continue
+            w = humanize(norm(k))
+            head = w.split()[-1]
+            num = f"{say(v)} {unit}"
+            pat = re.compile(rf"\b(?:a|an|the) (?:[a-z]+ )?{re.escape(head)}\b(?! of\b)")
+            mm = pat.search(c)
+            plain = [x for x in plain if x != old]
+            if mm:
+                prep = " to " if _doc_verb(c) in _CHANGE_VERBS and not re.search(r"\bto\s*$", c[:mm.start()]) else " of "
+                c = c[:mm.end()] + prep + num + c[mm.end():]
+            else:
+                plain.append(f"{'an' if w[0] in 'aeiou' else 'a'} {w} of {num}")
+        return c, plain
+
+    def control(self, t: A.ToolDecl, plain: list, vals: list) -> str | None:
+        """A device control in the user's words ("lock the driver door", "turn cruise control off
+        with speed 100"): the bool/enum argument becomes the docs' verb (forgec/devicewords.py)."""
+        from forgec.devicewords import control_phrase, fold_said
+
+        docs = {p.name: p.doc or "" for p in t.params}
+        for p in t.params:
+            for f in record_fields(self.m.env, strip_optional(p.type)) or ():
+                docs.setdefault(f.name, f.doc or "")
+        flat = list(getattr(self, "_scalars", None) or vals)
+        scalars = [(k, v, docs.get(k, "")) for k, v in flat if isinstance(v, (bool, str))]
+        got = control_phrase(t.doc or "", scalars)
+        if got is None:
+            return None
+        phrase, used = got
+        if _names_tool(phrase, self.tool_names):  # "close the garage door" names garage_door: "close the door"
+            phrase = re.sub(r"\b(the|my) (?:[a-z]+ )+([a-z]+)$", r"\1 \2", phrase)
+        rest = [x for x in plain if not any(x == _say_param(k, v) for k, v in flat if k in used)]
+        phrase, rest = fold_said(phrase, rest)
+        phrase, rest = self.with_units(t, phrase, rest)
+        return phrase + _join_said(phrase, rest, to=False)
 
     # ----- read-only tasks
     def ask_by_key(self, sc: _Scenario) -> bool:
@@ -1442,11 +1508,62 @@ class _Sampler:
             return True
         return False
 
+    def ask_state(self, sc: _Scenario) -> bool:  # noqa: C901 - one walk over the reads
+        """A question about a device's current state, through a read returning it ("what the fuel
+        level is", "whether the garage light is on"): envs with no records (a car, a home hub) have
+        nothing else to ask. A read taking a choice (`displayCarStatus(option: "fuel"|...)`) is asked
+        with the choice the user names (the fuel level, asked with option "fuel")."""
+        from forgec.lower import _said_in
+
+        m = self.m
+        reads = []
+        for name, t in sorted(m.tools.items()):
+            req = m.required(t)
+            if m.writes[name] or len(req) > 1 or any(m.key_entity(p.name, p.type) for p in t.params):
+                continue
+            if req and not isinstance(strip_optional(req[0].type), A.EnumType):
+                continue
+            reads.append((name, req[0] if req else None))
+        sc.rng.shuffle(reads)
+        for name, p in reads:
+            opts = [None] if p is None else list(strip_optional(p.type).values)
+            opt = sc.rng.choice(opts)
+            r = sc.env.step(name, jcopy({p.name: opt} if p is not None else {}))
+            if not isinstance(r, dict):
+                continue
+            leaves = [((k,), v) for k, v in r.items()] + [((k, k2), v2) for k, v in r.items() if isinstance(v, dict) for k2, v2 in v.items()]
+            leaves = [(path, v) for path, v in leaves if (isinstance(v, bool) and len(humanize(norm(path[-1])).split()) > 1) or _sayable(v)]
+            if opt is not None:  # the choice the user names is said: its word is in the field's name
+                stem = singular(norm(str(opt)))
+                leaves = [(path, v) for path, v in leaves if stem in {singular(w) for w in humanize(norm(path[-1])).split()}]
+            asks = []
+            for path, v in sorted(leaves, key=str):
+                w = humanize(norm(path[-1]))
+                ws = w.split()
+                text = f"whether the {' '.join(ws[:-1])} is {ws[-1]}" if isinstance(v, bool) else f"what the {w} is"
+                if opt is not None and not _said_in(text, opt):
+                    text += f" for the {say(opt).replace('_', ' ')}"  # "what the headlight mode is for the headlights"
+                if not _names_tool(text, self.tool_names):  # "the thermostat power" names thermostat_power
+                    asks.append((path, text))
+            if not asks:
+                continue
+            path, text = sc.rng.choice(asks)
+            args = {p.name: (sc.fact(p.name, opt), opt)} if p is not None else {}
+            cname, _ = sc.call(name, args, "state")
+            e: A.Expr = A.Name(cname)
+            for f in path:
+                e = A.Attr(e, f)
+            sc.nodes.append(A.TellNode(e))
+            sc.why = sc.why or sc.rng.choice(["I want to double-check before I head out", "I'm just curious", "I want to be sure"])
+            sc.intents.append(_Intent("question", text, tool=""))
+            return True
+        return False
+
     def question(self, sc: _Scenario) -> None:
         m = self.m
         ents = sorted(m.owned(sc.ukey)) if m.user is not None else sorted(m.lister_all)
         ents = [e for e in ents if e in m.lister_by_user or (e in m.user_list_field and e in m.getter) or (m.user is None and e in m.lister_all)]
-        if not ents and m.user is None and self.ask_by_key(sc):
+        if not ents and m.user is None and (self.ask_by_key(sc) or self.ask_state(sc)):
             return
         if not ents:
             raise _Skip("nothing-to-ask")
@@ -1526,7 +1643,7 @@ class _Sampler:
         goal = self.instruction(sc)
         from forgec.lower import _flatten_facts, _said_in
 
-        if not all(_said_in(goal, v) for _, _, v in _flatten_facts(sc.facts) if v is not None):
+        if not all(_said_in(goal, v, n) for _, n, v in _flatten_facts(sc.facts) if v is not None):
             raise _Skip("fact-unsaid")  # every fact the user knows is in the instruction, said once
         persona = self.persona(sc)
         facts = tuple(A.Fact(k, _lit(v)) for k, v in sorted(sc.facts.items()))
