@@ -137,11 +137,21 @@ def main() -> None:
           f"2 servers / 1 server: {(two[2] / two[1]) / (one[2] / one[1]):.2f}x")
 
 
+def reset_caches(urls: list[str]) -> None:
+    """Empty every server's prefix cache, so no side finds the prompts another side sent already cached."""
+    from forgec.train.rollout import _http
+
+    for u in urls:
+        _http("POST", u.removesuffix("/v1") + "/reset_prefix_cache")
+
+
 def bench_rows(urls: list[str], a, eos: int, prompt0: list[int]) -> list:
     rows = []
+    reset_caches(urls)
     wall, toks = asyncio.run(raw_run(urls[0], a, eos, prompt0))
     rows.append(("raw OpenAI client, 1", wall, toks, ""))
     for k in (1, 2):
+        reset_caches(urls)
         wall, toks, st = asyncio.run(fleet_run(urls[:k], a, eos, prompt0))
         per = ", ".join(f"{s['requests']} req {100 * s['busy_share']:.0f}%" for s in st.values())
         rows.append((f"fleet, {k} server{'s' if k > 1 else ''}", wall, toks, per))
