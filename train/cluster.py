@@ -32,7 +32,7 @@ def plan(cfg: Any) -> list[dict]:
     c, r = cfg.cluster, cfg.rollout
     servers = server_layout(cfg)
     nodes = []
-    for n in range(c.nodes):
+    for n in range(c.nodes or 1):
         ranks = list(range(n * c.procs_per_node, (n + 1) * c.procs_per_node)) if c.procs_per_node else None
         nodes.append({"node": n, "trainer_ranks": ranks, "servers": servers})
     if r.backend == "vllm" and (r.vllm_base_urls or r.vllm_base_url):
@@ -66,19 +66,20 @@ def check_environment(cfg: Any, env: Mapping[str, str], cuda_devices: int | None
     world = int(env.get("WORLD_SIZE", "1"))
     local = env.get("LOCAL_WORLD_SIZE") or env.get("SLURM_NTASKS_PER_NODE")
     nnodes = env.get("SLURM_NNODES") or env.get("GROUP_WORLD_SIZE")
-    if nnodes is not None and nnodes.isdigit() and int(nnodes) != c.nodes:
-        errs.append(f"the launcher started {nnodes} nodes but cluster.nodes is {c.nodes} "
-                    f"(set --set cluster.nodes={nnodes}, or fix the hostfile / #SBATCH --nodes)")
-    if c.procs_per_node is not None:
-        want = c.nodes * c.procs_per_node
-        if world != want:
-            errs.append(f"WORLD_SIZE is {world} but cluster.nodes x cluster.procs_per_node = {c.nodes} x {c.procs_per_node} = {want} "
-                        "(check the hostfile's slots=, --num_gpus / --nproc_per_node, or the cluster section)")
-        if local is not None and local.isdigit() and int(local) != c.procs_per_node:
-            errs.append(f"{local} trainer processes on this node but cluster.procs_per_node is {c.procs_per_node} "
-                        "(the launcher's --nproc_per_node / --num_gpus / slots=)")
-    elif world % c.nodes:
-        errs.append(f"WORLD_SIZE {world} is not a multiple of cluster.nodes {c.nodes}")
+    if c.nodes is not None:  # a declared layout: hold the launcher to it
+        if nnodes is not None and nnodes.isdigit() and int(nnodes) != c.nodes:
+            errs.append(f"the launcher started {nnodes} nodes but cluster.nodes is {c.nodes} "
+                        f"(set --set cluster.nodes={nnodes}, or fix the hostfile / #SBATCH --nodes)")
+        if c.procs_per_node is not None:
+            want = c.nodes * c.procs_per_node
+            if world != want:
+                errs.append(f"WORLD_SIZE is {world} but cluster.nodes x cluster.procs_per_node = {c.nodes} x {c.procs_per_node} = {want} "
+                            "(check the hostfile's slots=, --num_gpus / --nproc_per_node, or the cluster section)")
+            if local is not None and local.isdigit() and int(local) != c.procs_per_node:
+                errs.append(f"{local} trainer processes on this node but cluster.procs_per_node is {c.procs_per_node} "
+                            "(the launcher's --nproc_per_node / --num_gpus / slots=)")
+        elif world % c.nodes:
+            errs.append(f"WORLD_SIZE {world} is not a multiple of cluster.nodes {c.nodes}")
     if c.gpus_per_node and cuda_devices is not None:
         # the deepspeed launcher narrows CUDA_VISIBLE_DEVICES to the trainer's slots; the servers get theirs explicitly
         need = (c.procs_per_node or 1) if env.get("CUDA_VISIBLE_DEVICES") else c.gpus_per_node

@@ -77,7 +77,7 @@ class RolloutConfig(_Section):
 
 
 class ClusterConfig(_Section):
-    nodes: int = Field(1, ge=1, description="nodes the trainer runs on; checked at start against the launcher's WORLD_SIZE / LOCAL_WORLD_SIZE")
+    nodes: int | None = Field(None, ge=1, description="nodes the trainer runs on; checked at start against the launcher (SLURM_NNODES, torchrun's GROUP_WORLD_SIZE, WORLD_SIZE with procs_per_node); None = not checked")
     procs_per_node: int | None = Field(None, ge=1, description="trainer processes per node (one per training GPU); None = not checked")
     gpus_per_node: int = Field(0, ge=0, description="GPUs per node (0 = CPU); checked at start against what torch sees")
     rollout_gpus_per_node: int = Field(0, ge=0, description="GPUs per node left to the vLLM servers forgec starts (after the trainer's procs_per_node); servers_per_node x tensor_parallel_size must fit")
