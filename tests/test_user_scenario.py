@@ -11,7 +11,7 @@ from forgec.lang import ast as A
 from forgec.runtime.loader import BuildError, load, record_files
 from forgec.tasks import TASK_SCHEMA_VERSION, Task
 from runtime_build import make_build
-from tests.test_lower import CANCEL, CHEAPEST, GET, PENDING, bp, lower
+from test_lower import CANCEL, CHEAPEST, GET, PENDING, bp, lower
 
 # --------------------------------------------------------------------------- schema + lowering
 
