@@ -56,16 +56,17 @@ def warm(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("async")
     make_toy_build(root / "build", tasks_per_env=8)
-    r = run_forgec("sft", "build", "-c", "cpu-tiny", "-o", "sft", *sets(["sft.epochs=30", "sft.lr=0.005"]), cwd=root)
-    assert r.returncode == 0, r.stderr[-3000:]
     return root
 
 
-RUN = ["model.path=sft/final", "optim.steps=3", "rollout.tasks_per_step=4", "rollout.group_size=3", "rollout.max_new_tokens=40",
+# the tiny model (built on the fly) rarely earns a reward, so advantages may all be 0: AdamW's decoupled
+# weight decay still moves every weight each step, so the producer's copy and the trainer really diverge
+RUN = ["optim.lr=0.01", "optim.weight_decay=1.0", "optim.steps=3", "rollout.tasks_per_step=4", "rollout.group_size=3", "rollout.max_new_tokens=40",
        "rollout.max_turns=3", "algo.dynamic_filtering=false", "checkpoint.every=0", "logging.tensorboard=false"]
 
 
 def test_max_staleness_1_trains_with_finite_losses(warm):
+    """Every step updates (loss tokens, no skip); losses and the behaviour-ratio KL are finite."""
     r = run_forgec("train", "build", "-c", "cpu-tiny", "-o", "rl-async", *sets([*RUN, "rollout.max_staleness=1"]), cwd=warm)
     assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
     recs = [json.loads(x) for x in (warm / "rl-async" / "metrics.jsonl").read_text().splitlines()]
@@ -82,5 +83,6 @@ def test_max_staleness_1_trains_with_finite_losses(warm):
     assert srv["tokens"] >= 0 and 0.0 <= srv["busy_share"] <= 1.0
     # the progress line carries the throughput
     assert "tok/s" in r.stderr and "wait" in r.stderr
-    # parameters moved
-    assert len({x["param_checksum"] for x in recs}) > 1
+    # parameters moved every step
+    sums = [x["param_checksum"] for x in recs]
+    assert sums[0] > sums[1] > sums[2]
