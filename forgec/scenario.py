@@ -591,6 +591,7 @@ _REASONS = {
     "money": ["as we agreed earlier", "to settle things", "before my next purchase"],
     "create": ["I need it soon", "it's urgent", "I'd like it sorted today"],
     "question": ["I want to double-check my account", "I'm just curious", "I'm planning ahead"],
+    "control": ["before I forget", "I'm getting things ready", "while I'm thinking of it"],
 }
 _OPENERS = ["I'd like to", "Could you please", "I want to", "Please"]
 _CANCEL_VERBS = {"cancel", "delete", "remove", "close", "revoke", "withdraw", "archive", "drop", "unsubscribe", "terminate", "discard"}
@@ -636,6 +637,7 @@ class _Sampler:
         self.coverage: Counter = Counter({t: 0 for t in graph.tools})
         self._scalars: list = []  # the current intent's scalar arguments (control/with_units word them)
         self._units: dict[str, str] = {}
+        self._ctl_used = False
 
     def users_business(self, tool: str) -> bool:
         """A write a user may ask for: it acts on a record a user owns, or names the user (an admin's
@@ -1169,7 +1171,10 @@ class _Sampler:
         if holds:
             sc.call(tool, args, base)  # first: a write that fails needs no words
         self._scalars = [(n, v) for name, (_, val) in args.items() for n, v in _scalar_items(name, val)]  # for `control`
+        self._ctl_used = False
         text = self.words(sc, t, kind, twords, said, target, vals)
+        if self._ctl_used or (target is None and kind in ("update", "money", "status") and not any(m.ents.values())):
+            kind = "control"  # a device control (an env with no records): its own reasons
         intent = _Intent(kind, text, cond_text, tool, holds)
         if not holds:
             # the agent must judge the condition, not find the write impossible: it would succeed
@@ -1423,6 +1428,7 @@ class _Sampler:
             opts.append(f"{verb} a new {ent_noun or 'one'}{_join_said('', all_said)}".replace("  ", " "))
         for o in opts:
             if not _names_tool(o, self.tool_names):
+                self._ctl_used = o == ctl
                 return o
         raise _Skip("tool-words")
 
@@ -1451,6 +1457,8 @@ class _Sampler:
             if mm:
                 prep = " to " if _doc_verb(c) in _CHANGE_VERBS and not re.search(r"\bto\s*$", c[:mm.start()]) else " of "
                 c = c[:mm.end()] + prep + num + c[mm.end():]
+            elif re.search(rf"\bat an? (?:[a-z]+ )?{re.escape(head)}\b", t.doc or "", re.I):  # "on or off at a speed"
+                c = f"{c} at {num}"
             else:
                 plain.append(f"{'an' if w[0] in 'aeiou' else 'a'} {w} of {num}")
         return c, plain
