@@ -1059,6 +1059,8 @@ class _Sampler:
             return rng.choice(opts) if opts else _NONE
         if t.name == "float":
             opts = [v for v in (20.0, 25.0, 50.0, 75.0, 100.0, 150.0) if lo <= v <= hi and v != cur]
+            if not opts and 0 < hi <= 1:  # a fraction ("a position from 0 to 1"): halfway or all the way
+                opts = [v for v in (0.5, 1.0) if lo <= v <= hi and v != cur]
             return rng.choice(opts) if opts else _NONE
         if t.name == "str":
             from forgec.stdlib.sql_state import sql_arg  # a SQL statement over the state's tables
@@ -1446,6 +1448,12 @@ class _Sampler:
             if unit is not None:
                 self._units[k] = unit
             old = _say_param(k, v)
+            head = humanize(norm(k)).split()[-1]
+            rng_m = re.search(rf"\b(?:a|an|the) (?:[a-z]+ )?{re.escape(head)} from [\d.]+(?: to [\d.]+)?$", c)
+            if rng_m and old in plain:  # "to a position from 0" (the docs' range, cut): "to a position of 0.5"
+                plain = [x for x in plain if x != old]
+                c = c[:rng_m.start()] + re.sub(r" from [\d.]+(?: to [\d.]+)?$", "", rng_m.group(0)) + f" of {say(v)}" + (f" {unit}" if unit else "")
+                continue
             if unit is None or old not in plain:
                 continue
             w = humanize(norm(k))
