@@ -1221,6 +1221,7 @@ class _Sampler:
         sc.unknown.append(humanize(kf))
         twords = f"all my {say(v).replace('_', ' ')} {plural(noun)}"
         kind = self.kind_of(t, {p.name: (None, None)}, (fname, ent, kept[0]))
+        self._scalars = []  # nothing said but the filter
         text = self.words(sc, t, kind, twords, [], (fname, ent, kept[0]), [])
         sc.intents.append(_Intent(kind, text, "", tool, True))
 
