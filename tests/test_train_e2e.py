@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 # rollouts small enough for CI on 2 cores; timing fields differ run to run
-TRAIN_SETS = ["rollout.tasks_per_step=4", "rollout.group_size=3", "rollout.max_new_tokens=40", "rollout.max_turns=3",
-              "algo.max_refill_rounds=1", "checkpoint.every=1", "checkpoint.keep_last=2", "logging.tensorboard=true"]
+TRAIN_SETS = ["rollout.tasks_per_step=4", "rollout.group_size=4", "rollout.max_new_tokens=40", "rollout.max_turns=5",
+              "algo.max_refill_rounds=3", "checkpoint.every=1", "checkpoint.keep_last=2", "logging.tensorboard=true"]
 TIMING = {"rollout_s", "update_s", "sync_s", "rollout_tokens_per_s", "update_tokens_per_s", "servers", "trainer_wait_s", "env_user_share", "step_s"}
 
 
