@@ -100,3 +100,17 @@ def test_output_independent_of_hash_seed():
         env = dict(os.environ, PYTHONHASHSEED=seed)
         outs.append(subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, check=True).stdout)
     assert outs[0] == outs[1] and len(outs[0]) > 1000
+
+
+def test_exchange_needs_two_lists():
+    """Found by the fuzz test: `item_ids` (a list) beside a single `new_item_ids` is no one-for-one
+    exchange (the rule iterated over a str); the env must still check."""
+    from forgec import ir
+    from forgec.lang import check as lang_check
+    from forgec.lang import ast as A
+    from forgec.synth import synthesize
+
+    S = ir.Type(kind="string")
+    t = ir.Tool(name="create", description="", params=(ir.Param(name="new_item_ids", type=S), ir.Param(name="item_ids", type=ir.Type(kind="array", items=S))))
+    decl, _ = synthesize(ir.Environment(name="fuzz", tools=(t,)))
+    assert not [d for d in lang_check([A.Module(file="fuzz.forge", items=(decl,))]) if d.is_error]

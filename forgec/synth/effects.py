@@ -696,7 +696,7 @@ def _param_changes(s: Schema, e: Entity, v: ToolView, pmap, k: str, grouped: set
         if wire in v.refs and prose.says_own_change(v) and not any(f.kind == "record" and ident(f.field) == ident(wire) for f in v.facts):
             continue  # the docs say what changes; an owner's id passed along is no new value
         pair = "new_" + wire
-        if pair in wires and fname in e.fields and isinstance(strip_optional(ptype), A.ListType):
+        if pair in wires and fname in e.fields and isinstance(strip_optional(ptype), A.ListType) and isinstance(strip_optional(by_wire[pair][2]), A.ListType):
             changes += _exchange(at(k, fname), wire, expr, pair, by_wire[pair][1])
             continue
         if wire.startswith("new_") and wire[4:] in wires:
