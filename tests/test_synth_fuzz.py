@@ -114,3 +114,16 @@ def test_exchange_needs_two_lists():
     t = ir.Tool(name="create", description="", params=(ir.Param(name="new_item_ids", type=S), ir.Param(name="item_ids", type=ir.Type(kind="array", items=S))))
     decl, _ = synthesize(ir.Environment(name="fuzz", tools=(t,)))
     assert not [d for d in lang_check([A.Module(file="fuzz.forge", items=(decl,))]) if d.is_error]
+
+
+def test_a_float_param_does_not_fill_an_int_field():
+    """Found by the fuzz test: `order(email: float?)` documented to return {order_id: {email: int?}}."""
+    from forgec import ir
+    from forgec.lang import check as lang_check
+    from forgec.lang import ast as A
+    from forgec.synth import synthesize
+
+    rec = ir.Type(kind="object", fields=(ir.Field_(name="order_id", type=ir.Type(kind="object", fields=(ir.Field_(name="email", type=ir.Type(kind="integer")),))),))
+    t = ir.Tool(name="order", description="", params=(ir.Param(name="email", type=ir.Type(kind="number")),), returns=rec)
+    decl, _ = synthesize(ir.Environment(name="fuzz", tools=(t,)))
+    assert not [d for d in lang_check([A.Module(file="fuzz.forge", items=(decl,))]) if d.is_error]

@@ -1016,6 +1016,8 @@ def _fill_field(s: Schema, fname: str, t: A.TypeExpr, pmap, used, depth) -> A.Ex
     base = strip_optional(t)
     for p in pmap.values():
         if p.name == fname and _type_eq(base, strip_optional(p.type)):
+            if base == A.PrimType("int") and strip_optional(p.type) == A.PrimType("float"):
+                continue  # a float does not fit an int field
             ent = _entity_in(s, base)
             if ent is None:
                 used[0] += 1
