@@ -1,6 +1,6 @@
 """Learning check: on a deliberately easy built env, SFT + ERPO on a tiny model raises the mean reward (CPU).
 
-    python bench/learning_check.py [--steps 16] [--sft-epochs 30] [--tasks 4] [--group 8] [--lr 1e-3] [--async K]
+    python bench/learning_check.py [--steps 16] [--sft-epochs 45] [--tasks 4] [--group 8] [--lr 1e-3] [--async K]
     python bench/learning_check.py --compare-async 1     # synchronous vs max_staleness=1, wall clock per step
 
 `--async K` trains with asynchronous rollouts (rollout.max_staleness=K).
@@ -33,7 +33,7 @@ def forgec(args: list[str], cwd: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=16)
-    ap.add_argument("--sft-epochs", type=int, default=30)
+    ap.add_argument("--sft-epochs", type=int, default=45)
     ap.add_argument("--tasks", type=int, default=4)
     ap.add_argument("--group", type=int, default=8)
     ap.add_argument("--lr", type=float, default=1e-3)
@@ -55,7 +55,7 @@ def main() -> None:
     def rl(out: str, staleness: int) -> list[dict]:
         forgec(["train", "build", "-c", "cpu-tiny", "-o", out, *sets([
             "model.path=sft/final", f"optim.steps={a.steps}", f"rollout.tasks_per_step={a.tasks}", f"rollout.group_size={a.group}",
-            "rollout.max_new_tokens=40", "rollout.max_turns=2", f"algo.advantage={a.advantage}", f"optim.lr={a.lr}",
+            "rollout.max_new_tokens=40", "rollout.max_turns=4", f"algo.advantage={a.advantage}", f"optim.lr={a.lr}",
             "algo.max_refill_rounds=1", "checkpoint.every=0", "logging.tensorboard=false", f"rollout.max_staleness={staleness}"])], root)
         return [json.loads(x) for x in (root / out / "metrics.jsonl").read_text().splitlines()]
 
