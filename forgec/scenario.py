@@ -31,6 +31,7 @@ import functools
 import os
 import random
 import re
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +42,7 @@ from forgec.runtime.envrt import jcopy
 from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, _format_text, _lit, blueprint_stats, plural,
                            superlative)
 from forgec.stdlib import ops as OPS
+from forgec.reasons import reason_for
 from forgec.wording import humanize, norm, say
 from forgec import wording as W
 
@@ -495,6 +497,7 @@ class _Intent:
     condition: str = ""
     tool: str = ""
     done: bool = True  # False: its condition does not hold, the write is not in the gold path
+    ground: tuple = ()  # (verb, doc, entity, record, described, args): what forgec.reasons grounds the reason in
 
 
 class _Scenario:
@@ -518,6 +521,7 @@ class _Scenario:
         self.described: tuple | None = None  # (node, entity, record) of the last record the user described
         self.place: tuple | None = None  # (city, state, zip prefix) the scenario's addresses use
         self.why = ""  # why the user calls (the user block's `reason`)
+        self.ask_why = ""  # why the user asks (a question's reason, set by the sampler's question())
 
     # ----- names, facts
     def fresh(self, base: str) -> str:
@@ -584,15 +588,6 @@ class _Scenario:
 # --------------------------------------------------------------------------- the sampler
 
 
-_REASONS = {
-    "cancel": ["my plans changed", "I no longer need it", "I made it by mistake"],
-    "update": ["something changed on my side", "I need to correct it", "my plans changed a bit"],
-    "status": ["it's time", "I'm ready for that now", "I'd like to get it done today"],
-    "money": ["as we agreed earlier", "to settle things", "before my next purchase"],
-    "create": ["I need it soon", "it's urgent", "I'd like it sorted today"],
-    "question": ["I want to double-check my account", "I'm just curious", "I'm planning ahead"],
-    "control": ["before I forget", "I'm getting things ready", "while I'm thinking of it"],
-}
 _OPENERS = ["I'd like to", "Could you please", "I want to", "Please"]
 _CANCEL_VERBS = {"cancel", "delete", "remove", "close", "revoke", "withdraw", "archive", "drop", "unsubscribe", "terminate", "discard"}
 _CHANGE_VERBS = {"change", "update", "modify", "set", "edit", "move", "rename", "replace", "patch", "switch"}
@@ -624,6 +619,17 @@ def _clause(doc: str) -> str:
     s = re.split(r" (?:that|which|whose|who|if|when|unless|so that|only if)\b| or (?=(?:\w+ ){1,2}(?:an?|the)\b)| (?:from|with|using|in) an? optional\b",
                  s.strip(), maxsplit=1)[0].strip().rstrip(".")
     return s if 2 <= len(s.split()) <= 14 and not re.search(r"[`_(){}\[\]]", s) else ""
+
+
+def _ask_why(noun: str, what: str) -> str:
+    """Why a person asks about their records: planning trips, waiting on deliveries, a lost confirmation; "" otherwise."""
+    travel = re.search(r"\b(reservation|booking|flight|trip)\b", noun)
+    if what == "count":
+        return ("I'm planning my trips for the next weeks" if travel else "I'm waiting on some deliveries" if "order" in noun
+                else "I want to see where my support requests stand" if re.search(r"\b(ticket|issue|case)\b", noun) else "")
+    if travel or "order" in noun:
+        return f"I can't find the confirmation email for my {noun}"
+    return f"I lost track of my {noun}" if re.search(r"\b(ticket|issue|case)\b", noun) else ""
 
 
 class _Sampler:
@@ -1177,7 +1183,10 @@ class _Sampler:
         text = self.words(sc, t, kind, twords, said, target, vals)
         if self._ctl_used or (target is None and kind in ("update", "money", "status") and not any(m.ents.values())):
             kind = "control"  # a device control (an env with no records): its own reasons
-        intent = _Intent(kind, text, cond_text, tool, holds)
+        intent = _Intent(kind, text, cond_text, tool, holds,
+                         (_doc_verb(t.doc), t.doc or "", target[1] if target else "", target[2] if target else None,
+                          sc.described[1:] if sc.described and any(isinstance(x, tuple) for x in said) else None,
+                          {k: v for k, (_, v) in args.items()}))
         if not holds:
             # the agent must judge the condition, not find the write impossible: it would succeed
             probe = sc.env.fork() if hasattr(sc.env, "fork") else None
@@ -1223,7 +1232,7 @@ class _Sampler:
         kind = self.kind_of(t, {p.name: (None, None)}, (fname, ent, kept[0]))
         self._scalars = []  # nothing said but the filter
         text = self.words(sc, t, kind, twords, [], (fname, ent, kept[0]), [])
-        sc.intents.append(_Intent(kind, text, "", tool, True))
+        sc.intents.append(_Intent(kind, text, "", tool, True, (_doc_verb(t.doc), t.doc or "", ent, kept[0], None, {})))
 
     def new_name(self, sc: _Scenario, ent: str) -> str:
         recs = (sc.env.state.get("entities", {}) or {}).get(ent) or {}
@@ -1571,7 +1580,7 @@ class _Sampler:
             for f in path:
                 e = A.Attr(e, f)
             sc.nodes.append(A.TellNode(e))
-            sc.why = sc.why or sc.rng.choice(["I want to double-check before I head out", "I'm just curious", "I want to be sure"])
+            sc.why = sc.why or sc.rng.choice(["I want to double-check before I head out", "I want to be sure before I leave", "I'm about to set off"])
             sc.intents.append(_Intent("question", text, tool=""))
             return True
         return False
@@ -1599,6 +1608,7 @@ class _Sampler:
             cname, _ = sc.reason("count", (A.Name(name),), [lst], {}, f"n_{plural(norm(ent))}")
             sc.nodes.append(A.TellNode(A.Name(cname)))
             text = f"how many of {whose} {plural(noun)} are {say(v).replace('_', ' ')}"
+            sc.ask_why = _ask_why(noun, "count") if m.user is not None else ""
         elif [x for x in nums if is_money(x)] and roll < 0.7:
             f = sc.rng.choice([x for x in nums if is_money(x)])
             src, vals, adj = expr, recs, ""
@@ -1614,7 +1624,7 @@ class _Sampler:
                 raise _Skip("nothing-to-tell")
             sc.nodes.append(A.TellNode(A.Name(cname)))
             text = f"how much {whose} {adj}{plural(noun)} come to in total"
-            sc.why = "I'm keeping track of my budget" if is_money((f)) else ""
+            sc.why = "I want to compare my spending with my bank statement"  # set as before: the sampler's stream is unchanged
         else:
             name, rec, words = self.pick(sc, ent, (expr, recs), mine=m.user is not None)
             show = [f for f in fields if _sayable(rec.get(f)) and humanize(f) not in words and say(rec.get(f)) not in words]
@@ -1629,6 +1639,7 @@ class _Sampler:
                 text = f"what {w} {words} has"
             else:
                 text = f"what the {w} of {words} is"
+            sc.ask_why = _ask_why(noun, "detail") if m.user is not None else ""
         sc.intents.append(_Intent("question", text, tool=""))
 
     # ----- coherence
@@ -1682,6 +1693,21 @@ class _Sampler:
         who = str(name) if name else f"a {humanize(m.user)}"
         return f"{who}, a {say(tier).replace('_', ' ')} member" if tier else who
 
+    def grounded(self, it: _Intent, salt: int) -> str:
+        """Why the user calls, from the first intent's kind, verb, noun and target record (forgec.reasons); "" when none fits."""
+        if not it.ground:
+            return ""
+        verb, doc, ent, rec, described, args = it.ground
+        nouns = {humanize(e) for e in self.m.decl}
+        hint = {}  # what the referring expression says of the record ("the flight to JFK", "on 2024-05-17")
+        mm = re.search(r"\bflights? to ([A-Z][A-Za-z]+)", it.text)
+        if mm:
+            hint["destination"] = mm.group(1)
+        mm = re.search(r"\bon (\d{4}-\d\d-\d\d)", it.text)
+        if mm:
+            hint["date"] = mm.group(1)
+        return reason_for(it.kind, verb, doc, ent, rec, described, args, nouns, salt + zlib.crc32(it.text.encode()), hint)
+
     def instruction(self, sc: _Scenario) -> str:
         """The whole instruction: who I am, why I call, then each intent (and its condition) in order."""
         rng = sc.rng
@@ -1700,12 +1726,14 @@ class _Sampler:
             parts.append((lead + " and ".join(ident) + ".").replace("Hi, my", "Hi, my"))
         first = sc.intents[0]
         own = re.search(r"because (.+?)(?:,|$)|\(reason: ([^)]+)\)", first.text)
-        reason = "" if own else sc.why or rng.choice(_REASONS.get(first.kind, _REASONS["update"]))
+        salt = None if own or sc.why else rng.randrange(3)  # the draw the old fixed phrasings took: the stream stays as it was
+        reason = "" if own else sc.why or sc.ask_why or self.grounded(first, salt or 0)
         sc.why = reason or (own.group(1) or own.group(2) if own else "")
         sentences = []
         for i, it in enumerate(sc.intents):
             if it.kind == "question":
-                s = f"{reason[0].upper()}{reason[1:]}. {rng.choice(['Could you tell me', 'Can you check', 'Can you look up'])} {it.text}?"
+                ask = rng.choice(['Could you tell me', 'Can you check', 'Can you look up'])
+                s = f"{reason[0].upper()}{reason[1:]}. {ask} {it.text}?" if reason else f"{ask} {it.text}?"
                 reason = ""
             else:
                 opener = rng.choice(_OPENERS) if i == 0 else rng.choice(["Also, please", "After that, please", "Then I'd like to", "And please"])
