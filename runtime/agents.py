@@ -71,15 +71,117 @@ def _served(sc: Any) -> dict[int, Any]:
     return out
 
 
+_PREPS = frozenset("to from for by with of in on at into".split())
+_PARTICLES = frozenset("in out up off on down over back away".split())
+_SALIENT = ("title", "name", "destination", "origin", "date", "amount", "total", "price", "quantity")
+
+
+def _words(tool: str) -> tuple[str, list[str]]:
+    ws = split_name(tool)
+    return (ws[0] if ws else tool), ws[1:]
+
+
+_TO_VERBS = frozenset("add assign transfer move send forward give grant credit attach link".split())
+
+
+def participle_of(word: str) -> str:
+    """The base verb of a participle this module wrote ("assigned" -> "assign"), so a report keeps the proposal's wording."""
+    from forgec.sample import participle
+
+    return next((v for v in _TO_VERBS if participle(v) == word), word)
+
+
+def _id_noun(key: str) -> str | None:
+    """`reservation_id` -> "reservation"; None for a key that is no id."""
+    ws = split_name(key)
+    return " ".join(ws[:-1]) if len(ws) > 1 and ws[-1] in ("id", "ids", "number", "code") else None
+
+
+def _action(g: Any, verb: str) -> tuple[str, set[str]]:
+    """The write said in plain words, never the tool's name or all its words in a row: "cancel your
+    reservation X4UC80", "update your address on order o_3 to 9 Oak Rd", "turn off light L1"; with
+    the argument keys it said. A determiner or the record's id splits the tool's words."""
+    _, rest = _words(g.tool)
+    args = {k: v for k, v in g.arguments.items() if v is not None}
+    used: set[str] = set()
+    obj = " ".join(rest)
+    if len(rest) == 1 and rest[0] in _PARTICLES:  # turn_off: plain English, the object follows
+        head = f"{verb} {rest[0]}"
+        obj = ""
+    elif rest and rest[0] in _PREPS:  # send_to_user -> "send it to user u_1"
+        head = f"{verb} it {obj}"
+    else:
+        head = f"{verb} your {obj}" if obj else verb
+    # the record's own id right after its noun ("your reservation X4UC80"), the others after "on"/"for"
+    for k, v in args.items():
+        n = _id_noun(k)
+        if n and obj and (obj == n or obj.endswith(" " + n)) and isinstance(v, (str, int)):
+            head += f" {say(v)}"
+            used.add(k)
+            break
+    for k, v in args.items():  # "add your travel credit of 150"
+        if k not in used and obj and split_name(k)[-1] in ("amount", "quantity", "count") and isinstance(v, (int, float)):
+            head += f" of {say(v)}"
+            used.add(k)
+    tail = []
+    to = verb.split()[0] in _TO_VERBS or participle_of(verb) in _TO_VERBS
+    for k, v in args.items():
+        n = _id_noun(k)
+        if k in used or n is None:
+            continue
+        prep = "" if not (obj or tail) else "to" if to and not tail else "for"
+        tail.append(f"{prep} {n} {say(v)}".strip())
+        used.add(k)
+    head = " ".join([head] + tail)
+    # a value for the field the action names: "update your address ... to 9 Oak Rd"
+    for k, v in args.items():
+        if k not in used and obj and set(split_name(k)) & set(rest) and not isinstance(v, (dict, list)):
+            head += f" to {say(v)}"
+            used.add(k)
+            break
+    return head, used
+
+
+def _details(g: Any, used: set[str]) -> str:
+    """The other values the user must check, then what the record is (its title, destination, date...)."""
+    flat = {}
+    for k, v in g.arguments.items():  # a request body's fields are said one by one ("amount: 150"), not as "body"
+        if k not in used and v is not None:
+            flat.update({ik: iv for ik, iv in v.items() if iv is not None} if isinstance(v, dict) else {k: v})
+    bits = [f"{humanize(k)}: {_plain(v)}" for k, v in flat.items()]
+    r = g.result if isinstance(g.result, dict) else {}
+    said = {json.dumps(v, sort_keys=True) for v in g.arguments.values()}
+    for k, v in r.items():
+        if len(bits) >= 4:
+            break
+        if isinstance(v, (str, int, float)) and not isinstance(v, bool) and json.dumps(v, sort_keys=True) not in said \
+                and any(w in split_name(k) for w in _SALIENT) and _id_noun(k) is None:
+            bits.append(f"{humanize(k)} {say(v)}")
+    return f" ({'; '.join(bits)})" if bits else ""
+
+
+def _names_tool(text: str, tools: list[str]) -> bool:
+    from forgec.scenario import _names_tool as names  # the rule the scenario's wording follows
+
+    return names(text, tools)
+
+
+def _plain(v: Any) -> str:
+    """A value as said: an enum-like `no_longer_needed` as "no longer needed" (the user's matching reads both)."""
+    return v.replace("_", " ") if isinstance(v, str) and re.fullmatch(r"[a-z]+(?:_[a-z]+)+", v) else say(v)
+
+
 def _propose(g: Any, intent: Any = None) -> str:
-    args = [f"{humanize(k)} {say(v)}" for k, v in g.arguments.items() if v is not None]
-    said = "" if not args else " with " + (args[0] if len(args) == 1 else ", ".join(args[:-1]) + " and " + args[-1])
+    """A proposal in plain words: what will change on which record, with the values that matter."""
+    verb, _ = _words(g.tool)
+    act, used = _action(g, verb)
+    said = act + _details(g, used)
     check = f"You wanted this only if {_your(intent.condition)}; I checked, and it does hold. " if intent is not None and intent.condition else ""
-    act = action_phrase(g.tool)
-    if intent is not None and intent.text.strip().rstrip(".").lower() != act:  # the user's own words for it, then the action
+    said_words = set(re.findall(r"[a-z]+", intent.text.lower())) if intent is not None else set()
+    if intent is not None and not _names_tool(intent.text, [g.tool]) and not said_words <= set(split_name(g.tool)):  # the user's own words for it (not the tool's), then the action
         goal = _your(intent.text.strip().rstrip("."))
-        return f"{check}To {goal[:1].lower() + goal[1:]}, I will {act}{said}. Would you like me to proceed?"
-    return f"{check}Here is what I will do: {act}{said}. Would you like me to proceed?"
+        return f"{check}To {goal[:1].lower() + goal[1:]}, I'll {said}. Shall I proceed?"
+    return f"{check}I'll {said}. Shall I proceed?"
 
 
 def _uses(fact: Any, name: str, g: Any) -> bool:
@@ -171,23 +273,27 @@ def oracle_script(task: Task) -> list[tuple[str, Any]]:
 
 
 def _outcome(g: Any) -> str:
-    """What a write produced, as an agent reports it: a new id it returned and the record's status."""
+    """What a write did, in the past tense: "cancelled your order o_1 (a new id it returned; status now cancelled)"."""
+    from forgec.sample import participle
+
+    verb, _ = _words(g.tool)
+    act, _used = _action(g, participle(verb))
     r = g.result if isinstance(g.result, dict) else {}
     said = {json.dumps(v, sort_keys=True) for v in g.arguments.values()}
     tool_words = set(split_name(g.tool))
-    bits = [f"{humanize(k)} {say(v)}" for k, v in r.items()  # the id of the record the write made (reservation_id of book_reservation)
-            if isinstance(v, (str, int)) and not isinstance(v, bool) and k.endswith("_id") and json.dumps(v) not in said
+    bits = [f"the new {_id_noun(k)} is {say(v)}" for k, v in r.items()  # the id of the record the write made
+            if isinstance(v, (str, int)) and not isinstance(v, bool) and _id_noun(k) and json.dumps(v) not in said
             and set(split_name(k)[:-1]) <= tool_words][:1]
     if isinstance(r.get("status"), str):
-        bits.append(f"status {r['status']}")
-    return action_phrase(g.tool) + (f" ({', '.join(bits)})" if bits else "")
+        bits.append(f"its status is now {say(r['status'])}")
+    return act + (f" ({'; '.join(bits)})" if bits else "")
 
 
 def _report(task: Task, sc: Any) -> str:
     done = [_outcome(g) for g in sc.writes]
     parts = []
     if done:
-        parts.append("I have taken care of everything: " + "; ".join(done) + ".")
+        parts.append("All done: I " + "; ".join(done) + ".")
     used = set(map(id, _served(sc).values()))
     for it in sc.intents:  # a conditional intent no write served: its condition did not hold
         if it.condition and id(it) not in used and set(re.findall(r"[a-z]+", it.text.lower())) & WRITE_VERBS:

@@ -53,7 +53,7 @@ def sft_model(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("e2e")
     make_toy_build(root / "build", tasks_per_env=8)
-    r = forgec("sft", "build", "-c", "cpu-tiny", "-o", "sft", *sets(["sft.epochs=30", "sft.lr=0.005"]), cwd=root)
+    r = forgec("sft", "build", "-c", "cpu-tiny", "-o", "sft", *sets(["sft.epochs=45", "sft.lr=0.005"]), cwd=root)
     assert r.returncode == 0, r.stderr[-3000:]
     recs = metrics(root / "sft" / "sft_metrics.jsonl")
     losses = [x["loss"] for x in recs]

@@ -393,3 +393,31 @@ def test_a_noun_that_is_also_a_verb_is_no_proposal(examples_build):
     convo = [{"role": "system", "content": "s"}, {"role": "user", "content": opening(t)},
              {"role": "assistant", "content": "Shall I look up your order?"}]
     assert u.reply_sync(convo).content == CONFIRM  # a lookup: go ahead
+
+
+def test_the_oracle_speaks_in_plain_words_not_tool_names(examples_build):
+    """Over 100 oracle dialogues per example env, no agent turn names a tool: its identifier or all its
+    words in a row (the rule of forgec/scenario.py's `_names_tool`; verb-particle names like check_in and
+    one-word names, which are plain words, excepted), and no proposal dumps "with <arg> <value>"."""
+    import re
+
+    from forgec.scenario import _names_tool
+    from forgec.wording import split_name
+
+    tools: dict[str, list[str]] = {}
+    for t in examples_build.tasks:
+        if t.env not in tools:
+            names = [x["function"]["name"] for x in examples_build.tools(t.env)]
+            tools[t.env] = [n for n in names if len(split_name(n)) > 1]  # a one-word name is a plain word
+    per_env: dict[str, int] = {}
+    bad = []
+    for t in examples_build.tasks:
+        names = tools[t.env]
+        ep = run_episode(examples_build, t, OracleAgent(t), ScriptedUser(t), judge=RuleJudge())
+        per_env[t.env] = per_env.get(t.env, 0) + 1
+        for m in ep.messages:
+            text = m.get("content") or ""
+            if m["role"] == "assistant" and text and (_names_tool(text, names) or re.search(r"\bwith \w+ id\b", text)):
+                bad.append((t.id, text))
+    assert min(per_env.values()) >= 100
+    assert bad == [], bad[:5]
