@@ -20,7 +20,7 @@ from forgec.runtime.envrt import jcopy  # the env may keep argument lists in its
 from forgec.runtime.llmclient import LazyClient, LLMError, RetryPolicy, chat, usage_of
 from forgec.runtime.toolcalls import parse_hermes, parse_openai_tool_calls, render_hermes_call
 from forgec.runtime.types import AgentReply, ToolCall
-from forgec.runtime.scenario import WRITE_VERBS, action_phrase, is_personal
+from forgec.runtime.scenario import WRITE_VERBS, _leaves, action_phrase, is_personal
 from forgec.runtime.users import _PERSONAL_RE, say
 from forgec.wording import humanize, split_name
 from forgec.tasks import Task
@@ -189,21 +189,10 @@ def _uses(fact: Any, name: str, g: Any) -> bool:
     if name in g.arguments:
         return True
     leaves: list = []
-    _flat(fact, leaves)
+    _leaves(fact, leaves)
     args: list = []
-    _flat(g.arguments, args)
+    _leaves(g.arguments, args)
     return any(x is not None and not isinstance(x, bool) and any(x == y for y in args) for x in leaves)
-
-
-def _flat(v: Any, out: list) -> None:
-    if isinstance(v, dict):
-        for x in v.values():
-            _flat(x, out)
-    elif isinstance(v, list):
-        for x in v:
-            _flat(x, out)
-    else:
-        out.append(v)
 
 
 def oracle_script(task: Task) -> list[tuple[str, Any]]:

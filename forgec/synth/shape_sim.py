@@ -13,12 +13,9 @@ from __future__ import annotations
 import json
 import re
 
-from forgec import ir, lang
-from forgec.diagnostics import has_errors, render
-from forgec.lang import ast as A
+from forgec import ir
 
 from .names import ident, singular, snake, tokens
-from .schema import Entity, Field, Record
 from .shapes import Claim
 
 ID_WORDS = {"id", "ids", "uuid", "key"}
@@ -168,29 +165,10 @@ def requirements(text: str) -> list[tuple[str, str, str, str | None]]:
 
 
 def claim_from_text(shape: str, text: str, claimed: dict[str, str], file: str) -> Claim:
-    """Parse and check the shape's env text; the Claim for the tools in `claimed`
-    (documented name -> identifier in the text)."""
-    mod, diags = lang.parse(text, file)
-    if not has_errors(diags):
-        diags += lang.check([mod])
-    if has_errors(diags):
-        raise AssertionError(f"shape `{shape}` wrote a model that does not check:\n{render(diags, 'concise', {file: text})}\n{text}")
-    env = mod.envs[0]
-    c = Claim(shape=shape)
-    fld = lambda f: Field(f.name, f.type, f.doc or "", f.default)
-    for r in env.records:
-        c.records[r.name] = Record(r.name, {f.name: fld(f) for f in r.fields}, r.doc or "")
-    for e in env.entities:
-        kf = next((f for f in e.fields if f.name == e.key), None)
-        kt = "int" if kf is not None and isinstance(kf.type, A.PrimType) and kf.type.name == "int" else "str"
-        c.entities[e.name] = Entity(e.name, e.key, kt, {f.name: fld(f) for f in e.fields}, e.doc or "")
-    if env.state is not None:
-        for f in env.state.fields:
-            c.globals[f.name] = fld(f)
-    by_ident = {t.name: t for t in env.tools}
-    for wire, name in claimed.items():
-        c.tools[wire] = by_ident[name]
-    return c
+    """Parse and check the shape's env text; the Claim for the tools in `claimed` (shape_kit's)."""
+    from .shape_kit import forge_claim
+
+    return forge_claim(shape, text, claimed, file)
 
 
 def cited(c: Claim, cites: dict[str, tuple]) -> Claim:
