@@ -1486,6 +1486,7 @@ class EnvBase:
     _LOG: frozenset = frozenset()  # LOG_ENTITIES: not in the state hash
     PYTHON_TOOLS: dict = {}
     _MODULE: ModuleType | None = None
+    _TENANT: str | None = None  # the sandbox worker's owner for python tools (None: this env module)
 
     def __init__(self, state: dict | None = None, *, trusted: bool = False):
         self.reset(state if state is not None else {}, trusted=trusted)
@@ -1568,6 +1569,7 @@ class EnvBase:
         self._G = G
         self._state = {"entities": C, "globals": G}
         self._own = own  # None: every record is private; else the (E, key)s whose record is private
+        self._shared: set = set()  # entities whose collection dict (and digest table) a fork shares: copy before changing
         self._cow: list = []  # shared records written by the running step: (E, key, record, snapshot)
         self._undo: list = []
         self._touched: set = set()
@@ -1592,29 +1594,45 @@ class EnvBase:
         return jcopy(self.state)
 
     def fork(self) -> "EnvBase":
-        """An independent Env with this state and its hash caches, copy-on-write.
+        """An independent Env with this state and its hash caches, copy-on-write at two levels.
 
-        O(collections) Python work (each collection and digest table is copied by one C-level
-        `dict()`); records are shared until either env writes one (see the class docstring),
-        so a fork that writes a few records costs a few record copies, not a deep copy.
+        O(number of collections): collection dicts and their digest tables are shared with
+        this env until either side changes one (`_own_coll` copies it then, one C-level
+        `dict()`), and records are shared until either env writes one (see the class
+        docstring). A fork that reads costs a few small dicts; one that writes costs the
+        collections it wrote to (their key index, not their records) plus the records it
+        changed. `forgec serve` keeps a thousand sessions on one world state this way.
         """
         if self._undo:
             raise RuntimeError("fork() during a step")
+        for e in tuple(self._unsorted):  # shared collections must already be in key order
+            self._resort(e)
         new = object.__new__(type(self))
-        new._C = {e: dict(coll) for e, coll in self._C.items()}
+        new._C = dict(self._C)
         new._G = dict(self._G)  # one level: nested containers are never mutated in place
         new._state = {"entities": new._C, "globals": new._G}
         self._own = set()  # from now on every record is shared, on both sides
         new._own = set()
+        self._shared = set(self._C)  # and every collection dict and digest table
+        new._shared = set(self._C)
         new._cow, new._undo, new._touched, new._issued = [], [], set(), set()
-        new._unsorted = set(self._unsorted)
+        new._unsorted = set()
         new._ids = {e: list(st) for e, st in self._ids.items()}  # id patterns are a function of the state
         new._keysets = dict(self._keysets)  # same key sets: id patterns computed by either are shared
-        new._digests = {e: dict(d) for e, d in self._digests.items()} if self._digests is not None else None
+        new._digests = dict(self._digests) if self._digests is not None else None
         new._sums = dict(self._sums)
         new._dirty = set(self._dirty)
         new._hash = self._hash
         return new
+
+    def _own_coll(self, e: str) -> dict:
+        """The collection dict of `e`, copied first if a fork shares it (and its digest table)."""
+        if e in self._shared:
+            self._shared.discard(e)
+            self._C[e] = dict(self._C[e])
+            if self._digests is not None and e in self._digests:
+                self._digests[e] = dict(self._digests[e])
+        return self._C[e]
 
     def _sortkey(self, e: str):
         if e in self._INT_KEYS:
@@ -1622,7 +1640,7 @@ class EnvBase:
         return lambda kv: kv[0]
 
     def _resort(self, e: str) -> None:
-        coll = self._C[e]
+        coll = self._own_coll(e)
         items = sorted(coll.items(), key=self._sortkey(e))
         coll.clear()
         coll.update(items)
@@ -1651,6 +1669,8 @@ class EnvBase:
             for e, k in self._dirty:
                 if e in self._LOG:
                     continue
+                if e in self._shared:  # a fork's digest table: copy it (with its collection) before changing it
+                    self._own_coll(e)
                 d = self._digests[e]
                 old = d.pop(k, None)
                 s = self._sums[e]
@@ -1706,7 +1726,7 @@ class EnvBase:
         return self._G
 
     def _insert(self, e: str, rec: dict) -> dict:
-        coll = self._C[e]
+        coll = self._own_coll(e)
         k = _key(rec[self._KEYS[e]])
         if k in coll:
             raise ToolError(f"{e} {short(rec[self._KEYS[e]])} already exists", "precondition")
@@ -1728,7 +1748,7 @@ class EnvBase:
 
     def _delete(self, e: str, rec: dict) -> None:
         k = _key(rec[self._KEYS[e]])
-        coll = self._C[e]
+        coll = self._own_coll(e)
         if coll.get(k) is not rec:
             raise not_found(e, rec[self._KEYS[e]])
         del coll[k]
@@ -1849,9 +1869,9 @@ class EnvBase:
 
     def _commit_cow(self) -> None:
         """Move this step's writes to shared records into private copies; restore the shared ones."""
-        C, own = self._C, self._own
+        own = self._own
         for e, k, rec, snap in self._cow:
-            coll = C[e]
+            coll = self._own_coll(e)
             if coll.get(k) is rec:  # still in the state (not deleted or replaced in this step)
                 coll[k] = dict(rec)
                 own.add((e, k))
@@ -1876,7 +1896,8 @@ class EnvBase:
         from forgec.runtime import sandbox
 
         spec = self.PYTHON_TOOLS[tool]
-        result, new_state = sandbox.shared(type(self).__module__).call(  # one worker per env module
+        # one worker per env module, or per tenant (`forgec serve` gives each session its own)
+        result, new_state = sandbox.shared(self._TENANT or type(self).__module__).call(
             tool, spec["source"], tuple(spec["params"]), params, self.state, spec.get("line", 0), spec.get("file", ""), writes, self.state_hash()
         )
         if new_state is not None:

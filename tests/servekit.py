@@ -24,6 +24,8 @@ import mcp_types as types
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
 _ANY = TypeAdapter(dict)
+TOKEN = "forgec-test-eval-token-0123456789"  # the harness's evaluation token ($FORGEC_SERVE_EVAL_TOKEN of the servers started here)
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 def compile_examples(out: Path, n: int = 8) -> Path:
@@ -34,23 +36,29 @@ def compile_examples(out: Path, n: int = 8) -> Path:
 
 
 def stdio_client(build: Path, *args: str) -> Client:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "FORGEC_SERVE_EVAL_TOKEN": TOKEN}
     return Client(StdioServerParameters(command=sys.executable, args=["-m", "forgec", "serve", str(build), *args], env=env,
                                         cwd=str(REPO)))
 
 
 async def eval_request(client: Client, method: str, **params) -> dict:
-    """A stdio evaluation request (`forgec/reset|state|score`): JSON-RPC on the same pipe, not a tool."""
+    """A stdio evaluation request (`forgec/reset|state|score`): JSON-RPC on the same pipe, not a tool, carrying the token."""
+    params.setdefault("token", TOKEN)
     return await client.session.send_request(types.Request[dict, str](method=method, params=params), _ANY)
 
 
 @contextlib.contextmanager
-def http_server(build: Path, *args: str, timeout: float = 60.0):
-    """`forgec serve BUILD ARGS --transport http --port 0` as a subprocess; yields the /mcp URL; always stopped."""
+def http_server(build: Path, *args: str, timeout: float = 60.0, token: str | None = TOKEN, seen: list | None = None):
+    """`forgec serve BUILD ARGS --transport http --port 0` as a subprocess with `token` as $FORGEC_SERVE_EVAL_TOKEN
+    (None: none, the server makes one); yields the /mcp URL; what it printed before listening goes to `seen`."""
+    env = {k: v for k, v in os.environ.items() if k != "FORGEC_SERVE_EVAL_TOKEN"}
+    if token is not None:
+        env["FORGEC_SERVE_EVAL_TOKEN"] = token
     p = subprocess.Popen([sys.executable, "-m", "forgec", "serve", str(build), *args, "--transport", "http", "--port", "0"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO, start_new_session=True)
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO, start_new_session=True, env=env)
     try:
-        url, seen, t0 = None, [], time.monotonic()
+        url, t0 = None, time.monotonic()
+        seen = seen if seen is not None else []
         while url is None:
             line = p.stderr.readline()
             if not line:

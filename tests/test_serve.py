@@ -15,7 +15,7 @@ import json
 import anyio
 import jsonschema
 import pytest
-from servekit import EXAMPLES, REPO, HttpSession, compile_examples, eval_request, http_server, stdio_client
+from servekit import AUTH, EXAMPLES, REPO, HttpSession, compile_examples, eval_request, http_server, stdio_client
 from typer.testing import CliRunner
 
 from forgec.cli import app
@@ -208,7 +208,7 @@ def test_http_concurrent_sessions_are_isolated_and_scored_like_eval(build_dir, b
             tg.start_soon(one, "a", t.gold_calls, ra)
             tg.start_soon(one, "b", reads, rb)
         (sa, tools_a), (sb, tools_b) = out["a"], out["b"]
-        async with httpx2.AsyncClient(base_url=url.rsplit("/mcp", 1)[0]) as h:
+        async with httpx2.AsyncClient(base_url=url.rsplit("/mcp", 1)[0], headers=AUTH) as h:
             listing = (await h.get("/forgec/sessions")).json()
             st_a = (await h.get(f"/forgec/sessions/{sa}/state")).json()
             st_b = (await h.get(f"/forgec/sessions/{sb}/state")).json()
@@ -242,7 +242,7 @@ def test_http_bad_call_and_evaluation_channel_errors(build_dir, build):
             sid = s.session_id
         base = url.rsplit("/mcp", 1)[0]
         async with httpx2.AsyncClient(base_url=base) as h:
-            auth = {"Authorization": "Bearer sesame"}
+            auth = {"Authorization": "Bearer sesame-sesame-sesame"}
             no_auth = (await h.get(f"/forgec/sessions/{sid}/state")).status_code
             st = (await h.get(f"/forgec/sessions/{sid}/state?full=1", headers=auth)).json()
             missing = await h.get("/forgec/sessions/nope/state", headers=auth)
@@ -252,7 +252,7 @@ def test_http_bad_call_and_evaluation_channel_errors(build_dir, build):
             dropped = (await h.delete(f"/forgec/sessions/{sid}", headers=auth)).json()
         return r, no_auth, st, missing, bad_task, bad_body, tasks, dropped
 
-    with http_server(build_dir, "--task", t.id, "--eval-token", "sesame") as url:
+    with http_server(build_dir, "--task", t.id, "--eval-token", "sesame-sesame-sesame") as url:
         r, no_auth, st, missing, bad_task, bad_body, tasks, dropped = run(go, url)
     assert r.is_error and "definitely_not_a_param" in r.content[0].text
     assert no_auth == 401
@@ -273,7 +273,7 @@ def test_http_task_from_the_url(build_dir, build):
                 assert not (await s.client.call_tool(g.tool, copy.deepcopy(g.arguments))).is_error
             import httpx2
 
-            async with httpx2.AsyncClient(base_url=s.base) as h:
+            async with httpx2.AsyncClient(base_url=s.base, headers=AUTH) as h:
                 return (await h.get(f"/forgec/sessions/{s.session_id}/state")).json()
 
     async def stateless(url):

@@ -12,7 +12,7 @@ from forgec.runtime import BuildError, load
 from forgec.runtime.agents import OracleAgent, RandomAgent, oracle_final_text
 from forgec.runtime.episode import run_episode_sync
 from forgec.runtime.users import ScriptedUser
-from forgec.serve.sessions import Session, SessionTable, World, said_to_user
+from forgec.serve.sessions import Session, SessionError, SessionTable, World, said_to_user
 
 
 @pytest.fixture(scope="module")
@@ -62,25 +62,44 @@ def test_world_rejects_unknown_env_and_other_envs_tasks(shop):
         World(shop, "shop").task("shop/nope")
 
 
-def test_session_table_creates_lazily_and_drops_least_recently_used(shop):
+def test_session_table_refuses_past_its_caps_and_never_evicts_a_live_session(shop):
     t = shop.task("shop/order_total")
-    tab = SessionTable(World(shop, "shop"), t, max_sessions=3, idle_s=None)
-    assert tab.get("a", create=False) is None
-    a, b, c = tab.get("a"), tab.get("b"), tab.get("c")
-    assert a.task is t and tab.get("a") is a  # touching a makes b the oldest
-    tab.get("d")
-    assert [s["session"] for s in tab.list()] == ["c", "a", "d"]
+    tab = SessionTable(World(shop, "shop"), t, max_sessions=3, max_per_client=2, idle_s=None)
+    with pytest.raises(SessionError) as e:
+        tab.get("a")
+    assert e.value.code == "unknown-session"
+    a, b = tab.create("a", client="10.0.0.1"), tab.create("b", client="10.0.0.1")
+    assert a.task is t and tab.get("a") is a
+    with pytest.raises(SessionError) as e:  # a third from the same client
+        tab.create("c", client="10.0.0.1")
+    assert e.value.code == "client-full" and "per-client" in e.value.message
+    c = tab.create("c", client="10.0.0.2")
+    with pytest.raises(SessionError) as e:  # the server is full: refused, and nobody was pushed out
+        tab.create("d", client="10.0.0.3")
+    assert e.value.code == "server-full" and [s["session"] for s in tab.list()] == ["b", "a", "c"]
     assert tab.drop("c") and not tab.drop("c") and len(tab) == 2
-    other = tab.get("e", task=shop.task("shop/cancel_order"))
-    assert other.task.id == "shop/cancel_order" and b is not other
+    with pytest.raises(SessionError) as e:  # a dropped id is an error at its next use, never a fresh session
+        tab.get("c")
+    assert e.value.code == "session-expired" and "dropped" in e.value.message
+    other = tab.create("e", task=shop.task("shop/cancel_order"))
+    assert other.task.id == "shop/cancel_order" and b is not other and c is not other
 
 
-def test_session_table_reaps_idle_sessions(shop):
-    tab = SessionTable(World(shop, "shop"), None, idle_s=60)
-    old = tab.get("old")
+def test_session_table_reaps_idle_sessions_and_says_so(shop):
+    tab = SessionTable(World(shop, "shop"), None, max_sessions=2, idle_s=60)
+    old = tab.create("old")
+    tab.create("mid")
     old.last_used -= 61
-    tab.get("new")
-    assert [s["session"] for s in tab.list()] == ["new"]
+    tab.create("new")  # the server was full; the idle session made room
+    assert [s["session"] for s in tab.list()] == ["mid", "new"]
+    with pytest.raises(SessionError) as e:
+        tab.get("old")
+    assert e.value.code == "session-expired" and "idle" in e.value.message
+    mid = tab.get("mid")
+    mid.last_used -= 61  # idle past the limit at its next call, even when nothing else reaped it
+    with pytest.raises(SessionError) as e:
+        tab.get("mid")
+    assert e.value.code == "session-expired"
 
 
 def test_said_to_user_joins_assistant_text_only():

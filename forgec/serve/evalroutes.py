@@ -11,13 +11,21 @@ response header of the agent's connection):
     POST   /forgec/sessions/{id}/score        {"said": TEXT} or {"messages": [...]}: reward as `forgec eval` computes it
     DELETE /forgec/sessions/{id}              forget the session's env
 
-With `--eval-token` (or $FORGEC_SERVE_EVAL_TOKEN) every route needs
-`Authorization: Bearer TOKEN`, for servers bound beyond localhost.
+The channel is closed by default (issue 25: an agent under training whose tool
+calls or code can reach the score and the gold state is reward hacking by
+construction). Every route needs `Authorization: Bearer TOKEN` (the token
+`forgec serve` generated or was given), is held to the same Host/Origin rules
+as `/mcp` (no DNS rebinding, no CORS: a browser page cannot read or post), and
+takes JSON bodies only (`Content-Type: application/json`, so a cross-origin
+`text/plain` form post is refused before it is read). Bodies are bounded by
+the server-wide limit (`security.body_limit`).
 """
 
 from __future__ import annotations
 
 import hmac
+import json
+from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -25,11 +33,13 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from forgec.runtime.loader import BuildError
-from forgec.serve.sessions import SessionTable, said_to_user
+from forgec.serve.sessions import SessionError, SessionTable, said_to_user
+
+_STATUS = {"unknown-session": 404, "session-expired": 410, "server-full": 503, "client-full": 429, "session-exists": 409}
 
 
-def _err(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+def _err(status: int, message: str, code: str | None = None) -> JSONResponse:
+    return JSONResponse({"error": message, **({"code": code} if code else {})}, status_code=status)
 
 
 async def _body(request: Request) -> dict | JSONResponse:
@@ -37,34 +47,48 @@ async def _body(request: Request) -> dict | JSONResponse:
     if not raw.strip():
         return {}
     try:
-        import json
-
         obj = json.loads(raw)
+    except RecursionError:
+        return _err(400, "the body is nested too deeply")
     except ValueError as e:
         return _err(400, f"the body is not JSON: {e}")
     return obj if isinstance(obj, dict) else _err(400, "the body must be a JSON object")
 
 
-def routes(table: SessionTable, token: str | None = None) -> list[Route]:
+def token_ok(token: str, got: str | None) -> bool:
+    """Constant-time check of a presented token (a bearer header's or a stdio request's) against `token`."""
+    return isinstance(got, str) and hmac.compare_digest(got.encode("utf-8", "replace"), token.encode())
+
+
+def routes(table: SessionTable, token: str, security: Any = None,
+           transport_has: Callable[[str], bool] = lambda sid: False) -> list[Route]:
+    """The `/forgec` routes; `security`: the SDK's TransportSecurityMiddleware `/mcp` uses (Host, Origin,
+    Content-Type); `transport_has(sid)`: whether the MCP transport issued `sid` (so reset may make its env)."""
+    if not token:
+        raise ValueError("the evaluation channel needs a token")
     world = table.world
+    bearer = f"Bearer {token}"
 
     def guard(fn):
         async def wrapped(request: Request):
-            if token:
-                got = request.headers.get("authorization", "")
-                if not hmac.compare_digest(got.encode(), f"Bearer {token}".encode()):
-                    return _err(401, "the evaluation channel needs Authorization: Bearer <--eval-token>")
+            if security is not None:
+                refused = await security.validate_request(request, is_post=request.method == "POST")
+                if refused is not None:
+                    return refused
+            if not token_ok(bearer, request.headers.get("authorization")):
+                return _err(401, "the evaluation channel needs Authorization: Bearer <token> (printed by forgec serve "
+                                 "at start, or given with --eval-token-file / $FORGEC_SERVE_EVAL_TOKEN)")
             try:
                 return await fn(request)
+            except SessionError as e:
+                return _err(_STATUS.get(e.code, 400), e.message, e.code)
             except BuildError as e:
                 return _err(404 if e.code in ("unknown-task", "unknown-env") else 500, f"{e.message} ({e.help})")
             except ValueError as e:
                 return _err(409, str(e))
+            except RecursionError:
+                return _err(400, "the request is nested too deeply")
         return wrapped
-
-    def session(request: Request, create: bool = False) -> Any:
-        sid = request.path_params["sid"]
-        return table.get(sid, create=create)
 
     async def tasks(request: Request):
         return JSONResponse([{"id": t.id, "instruction": t.instruction, "user": t.user.model_dump(mode="json"),
@@ -81,23 +105,23 @@ def routes(table: SessionTable, token: str | None = None) -> list[Route]:
         if tid is not None and not isinstance(tid, str):
             return _err(400, "task must be a task id string or null")
         task = world.task(tid) if tid else None
-        s = session(request, create=True)
+        sid = request.path_params["sid"]
+        if not table.held(sid) and transport_has(sid):  # an MCP session that made no tool request yet
+            s = table.create(sid, task=task, client=request.client.host if request.client else "")
+        else:
+            s = table.get(sid)
         s.reset(task)
         return JSONResponse(s.state())
 
     async def state(request: Request):
-        s = session(request)
-        if s is None:
-            return _err(404, f"no session {request.path_params['sid']!r} (it made no request yet, or ended)")
+        s = table.get(request.path_params["sid"])
         return JSONResponse(s.state(full=request.query_params.get("full") in ("1", "true", "yes")))
 
     async def score(request: Request):
         body = await _body(request)
         if isinstance(body, JSONResponse):
             return body
-        s = session(request)
-        if s is None:
-            return _err(404, f"no session {request.path_params['sid']!r}")
+        s = table.get(request.path_params["sid"])
         said = body.get("said")
         if said is None:
             msgs = body.get("messages") or []

@@ -21,6 +21,9 @@ The evaluation channel is not a tool, so the agent never sees it: over HTTP it
 is `/forgec/...` routes on the same server (`evalroutes.py`); over stdio, the
 process that owns the pipe sends the JSON-RPC requests `forgec/reset`,
 `forgec/state` and `forgec/score`. Both score with `runtime.reward`, as `forgec eval`.
+Both need the evaluation token (`security.py`): over HTTP as a bearer header,
+over stdio as the request's `token` param; without it nothing but the tools
+is reachable.
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 import forgec
 from forgec.runtime.loader import BuildError
-from forgec.serve.sessions import Session, SessionTable, said_to_user
+from forgec.serve.evalroutes import token_ok
+from forgec.serve.sessions import Session, SessionError, SessionTable, said_to_user
 
 STDIO_SESSION = "stdio"
 EVAL_METHODS = ("forgec/reset", "forgec/state", "forgec/score")
@@ -95,9 +99,20 @@ def _task_from_query(ctx: Any, table: SessionTable):
 
 
 def session_for(ctx: Any, table: SessionTable) -> Session:
+    """The session of this MCP request: made at its first request, an error once the table let it go."""
     sid = _session_id(ctx)
-    s = table.get(sid, create=False)
-    return s if s is not None else table.get(sid, task=_task_from_query(ctx, table))
+    try:
+        if table.held(sid) or sid == STDIO_SESSION:
+            return table.get(sid)
+        try:
+            return table.get(sid)  # raises session-expired for an id the table reaped or dropped
+        except SessionError as e:
+            if e.code != "unknown-session":
+                raise
+        client = ctx.request.client.host if ctx.request is not None and ctx.request.client else ""
+        return table.create(sid, task=_task_from_query(ctx, table), client=client)
+    except SessionError as e:
+        raise MCPError(types.INVALID_REQUEST, f"{e.message} [{e.code}]") from None
 
 
 class _EvalParams(types.RequestParams):
@@ -107,10 +122,12 @@ class _EvalParams(types.RequestParams):
     said: str | None = None
     messages: list[dict] | None = None
     full: bool = False
+    token: str | None = None
 
 
-def build_server(table: SessionTable, *, transport: str, docs: list | None = None) -> Server:
-    """The MCP server for one env; `table` holds its sessions; `docs`: the doc files for titles/annotations/output schemas."""
+def build_server(table: SessionTable, *, transport: str, token: str, docs: list | None = None) -> Server:
+    """The MCP server for one env; `table` holds its sessions; `token`: the evaluation channel's (stdio requests
+    carry it as their `token` param); `docs`: the doc files for titles/annotations/output schemas."""
     from forgec.serve.docmeta import doc_meta
 
     world = table.world
@@ -145,7 +162,7 @@ def build_server(table: SessionTable, *, transport: str, docs: list | None = Non
         server.add_request_handler("server/discover", types.RequestParams, on_discover)
     else:
         for method in EVAL_METHODS:
-            server.add_request_handler(method, _EvalParams, _stdio_eval(table, method))
+            server.add_request_handler(method, _EvalParams, _stdio_eval(table, method, token))
     return server
 
 
@@ -155,8 +172,11 @@ def _output_validators(tools: list[types.Tool]) -> dict[str, Any]:
     return {t.name: validator_for(t.output_schema)(t.output_schema) for t in tools if t.output_schema is not None}
 
 
-def _stdio_eval(table: SessionTable, method: str):
+def _stdio_eval(table: SessionTable, method: str, token: str):
     async def handler(ctx, params: _EvalParams) -> dict:
+        if not token_ok(token, params.token):
+            raise MCPError(types.INVALID_REQUEST, f"{method} needs the evaluation token as its 'token' param (start "
+                                                  "forgec serve with $FORGEC_SERVE_EVAL_TOKEN or --eval-token-file)")
         s = table.get(STDIO_SESSION)
         try:
             if method == "forgec/reset":
@@ -174,17 +194,71 @@ def _stdio_eval(table: SessionTable, method: str):
 
 
 async def serve_stdio(server: Server) -> None:
+    """Serve on stdin/stdout; a line that is not a JSON-RPC message gets a JSON-RPC error reply (never silence)."""
     from mcp.server.stdio import stdio_server
 
     async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+        await server.run(_ReplyToBadLines(read, write), write, server.create_initialization_options())
 
 
-def http_app(server: Server, table: SessionTable, *, host: str, eval_token: str | None = None):
+class _ReplyToBadLines:
+    """The SDK's stdio read stream, where a line it could not parse (deep nesting, a lone surrogate in the id, not
+    JSON) arrives as an exception the server drops, so the client waits forever: answer it with a JSON-RPC error
+    (id null, as the spec says when the id cannot be read) and go on."""
+
+    def __init__(self, read: Any, write: Any):
+        self._read, self._write = read, write
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        from mcp.shared.message import SessionMessage
+
+        while True:
+            item = await self._read.__anext__()
+            if not isinstance(item, Exception):
+                return item
+            err = types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(
+                code=types.PARSE_ERROR, message="the message is not a JSON-RPC message forgec serve can read "
+                                                "(not JSON, nested too deeply, or an id that is not valid text)"))
+            try:
+                await self._write.send(SessionMessage(err))
+            except Exception:  # noqa: BLE001 - the client went away: nothing to answer
+                pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._read, name)
+
+    async def __aenter__(self):
+        await self._read.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc):
+        return await self._read.__aexit__(*exc)
+
+
+def http_app(server: Server, table: SessionTable, *, host: str, token: str, body_limit: int,
+             allowed_hosts: list[str] | None = None):
+    """The Starlette app: `/mcp` and the `/forgec` routes, both held to one Host/Origin policy, every body bounded."""
+    from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecurityMiddleware
+
     from forgec.serve.evalroutes import routes
+    from forgec.serve.security import transport_security
 
-    return server.streamable_http_app(host=host, custom_starlette_routes=routes(table, eval_token),
-                                      session_idle_timeout=table.idle_s)
+    settings = transport_security(host, allowed_hosts or [])
+    manager_box: list = []
+
+    def transport_has(sid: str) -> bool:
+        mgr = manager_box[0] if manager_box else None
+        return sid in (getattr(mgr, "_server_instances", None) or {})
+
+    app = server.streamable_http_app(host=host, transport_security=settings, max_request_body_size=body_limit,
+                                     max_sessions=table.max_sessions, session_idle_timeout=table.idle_s,
+                                     custom_starlette_routes=routes(table, token, TransportSecurityMiddleware(settings),
+                                                                    transport_has))
+    manager_box.append(getattr(server, "_session_manager", None))
+    return RequestBodyLimitMiddleware(app, body_limit)
 
 
 def serve_http(app: Any, host: str, port: int, *, announce=None) -> None:

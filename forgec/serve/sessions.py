@@ -8,8 +8,20 @@ through `runtime.reward.compute_reward` against the task's gold state hash and
 final state and the same text said to the user would.
 
 `SessionTable` maps session ids (the MCP `Mcp-Session-Id`, or "stdio") to
-sessions, creates them lazily, and drops the least recently used ones past a
-cap or after an idle timeout, so clients that vanish cannot grow the server.
+sessions. It is bounded and never surprising (issue 25):
+
+* a session costs its writes, not the world: every env is a copy-on-write fork
+  of one prototype per initial state (`EnvBase.fork`), so a thousand sessions
+  on a 4 MB world hold one copy of it;
+* a global cap and a per-client cap refuse a new session with `SessionError`
+  (`server-full`, `client-full`) instead of evicting someone else's; only
+  sessions idle past `idle_s` are reaped to make room;
+* an id the table does not hold is an error (`unknown-session`), and one it
+  reaped or dropped is `session-expired`: a session is never silently made
+  again at its initial state with its task lost;
+* each session's python tools run in their own sandbox worker (the env's
+  tenant is the session), so a hostile body cannot pass one session's
+  arguments or state to another through a shared worker.
 """
 
 from __future__ import annotations
@@ -34,6 +46,14 @@ def said_to_user(messages: list[dict]) -> str:
                      if isinstance(m, dict) and m.get("role") == "assistant" and isinstance(m.get("content") or "", str))
 
 
+class SessionError(Exception):
+    """A session request the table refuses; `code` is one of unknown-session, session-expired, server-full, client-full."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
 class World:
     """One environment of a build: its tools and its world state (read once, checked against the manifest)."""
 
@@ -46,6 +66,7 @@ class World:
         self.tools: list[dict] = list(self.module.TOOLS)
         self.tool_names = frozenset(t["function"]["name"] for t in self.tools)
         self._world: dict | None = None
+        self._world_proto: Any = None
 
     def world_state(self) -> dict:
         """states/<env>.json, the state every task of the env starts from (checked against manifest.json)."""
@@ -64,10 +85,20 @@ class World:
             self._world = json.loads(data)
         return self._world
 
-    def new_env(self, task: Task | None) -> Any:
+    def new_env(self, task: Task | None, tenant: str | None = None) -> Any:
+        """A fresh env at `task`'s initial state (or the world state): a copy-on-write fork of one prototype
+        per initial state; `tenant` owns its python tools' sandbox worker."""
         if task is None:
-            return self.module.Env(self.world_state())
-        return self.build.new_env(self.name, task)
+            if self._world_proto is None:
+                self._world_proto = self.module.Env(self.world_state())
+                self._world_proto.state_hash()  # digests once; forks inherit them
+            proto = self._world_proto
+            env = proto.fork() if hasattr(proto, "fork") else self.module.Env(self.world_state())
+        else:
+            env = self.build.new_env(self.name, task)
+        if tenant is not None:
+            env._TENANT = f"{self.module.__name__}#{tenant}"
+        return env
 
     def task(self, task_id: str) -> Task:
         t = self.build.task(task_id)
@@ -84,6 +115,7 @@ class Session:
     id: str
     world: World
     task: Task | None = None
+    client: str = ""
     env: Any = None
     calls: int = 0
     errors: int = 0
@@ -92,11 +124,12 @@ class Session:
 
     def __post_init__(self) -> None:
         if self.env is None:
-            self.env = self.world.new_env(self.task)
+            self.env = self.world.new_env(self.task, self.id)
 
     def reset(self, task: Task | None) -> None:
-        self.task, self.env = task, self.world.new_env(task)
+        self.task, self.env = task, self.world.new_env(task, self.id)
         self.calls = self.errors = 0
+        self.last_used = time.monotonic()
 
     def call(self, name: str, arguments: Any) -> CallOutcome:
         self.last_used = time.monotonic()
@@ -133,26 +166,59 @@ class Session:
 
 
 class SessionTable:
-    """Sessions by id: created on first use at the default task, least recently used dropped past `max_sessions`."""
+    """Sessions by id, bounded: `max_sessions` in all and `max_per_client` per client address; idle ones reaped.
 
-    def __init__(self, world: World, default_task: Task | None, *, max_sessions: int = 10_000, idle_s: float | None = 1800.0):
+    `create` is the only way in (the MCP transport calls it for a session id its own
+    handshake issued); `get` of an id not held raises `SessionError`.
+    """
+
+    def __init__(self, world: World, default_task: Task | None, *, max_sessions: int = 1000,
+                 max_per_client: int | None = None, idle_s: float | None = 1800.0):
         self.world, self.default_task = world, default_task
         self.max_sessions, self.idle_s = max_sessions, idle_s
+        self.max_per_client = max_per_client if max_per_client is not None else max_sessions
         self._s: OrderedDict[str, Session] = OrderedDict()
+        self._gone: OrderedDict[str, str] = OrderedDict()  # ids reaped or dropped -> why (bounded memory of them)
 
-    def get(self, sid: str, *, create: bool = True, task: Task | None = None) -> Session | None:
-        s = self._s.get(sid)
-        if s is not None:
-            self._s.move_to_end(sid)
-            return s
-        if not create:
-            return None
-        self._reap()
-        s = self._s[sid] = Session(sid, self.world, task if task is not None else self.default_task)
+    def create(self, sid: str, *, task: Task | None = None, client: str = "") -> Session:
+        """A new session at `task` (default: the table's task); refused past a cap, never by evicting a live session."""
+        if sid in self._s:
+            raise SessionError("session-exists", f"session {sid!r} exists already")
+        self.reap()
+        if len(self._s) >= self.max_sessions:
+            raise SessionError("server-full", f"the server holds {len(self._s)} sessions, its --max-sessions; "
+                                              "end one (DELETE /forgec/sessions/ID) or wait for idle ones to be reaped")
+        if client and sum(1 for s in self._s.values() if s.client == client) >= self.max_per_client:
+            raise SessionError("client-full", f"this client holds {self.max_per_client} sessions, the per-client cap "
+                                              "(--max-sessions-per-client); end one first")
+        self._gone.pop(sid, None)
+        s = self._s[sid] = Session(sid, self.world, task if task is not None else self.default_task, client=client)
         return s
 
+    def get(self, sid: str) -> Session:
+        """The live session `sid`; `SessionError` if the table never held it or let it go."""
+        s = self._s.get(sid)
+        if s is None:
+            why = self._gone.get(sid)
+            if why is not None:
+                raise SessionError("session-expired", f"session {sid!r} ended ({why}); its state is gone: start a new session")
+            raise SessionError("unknown-session", f"no session {sid!r}")
+        if self.idle_s is not None and time.monotonic() - s.last_used > self.idle_s:
+            self._forget(sid, f"idle for more than {self.idle_s:g} s")
+            raise SessionError("session-expired", f"session {sid!r} ended (idle for more than {self.idle_s:g} s); "
+                                                  "its state is gone: start a new session")
+        self._s.move_to_end(sid)
+        s.last_used = time.monotonic()
+        return s
+
+    def held(self, sid: str) -> bool:
+        return sid in self._s
+
     def drop(self, sid: str) -> bool:
-        return self._s.pop(sid, None) is not None
+        if sid not in self._s:
+            return False
+        self._forget(sid, "dropped by the harness")
+        return True
 
     def list(self) -> list[dict]:
         return [s.info() for s in self._s.values()]
@@ -160,10 +226,30 @@ class SessionTable:
     def __len__(self) -> int:
         return len(self._s)
 
-    def _reap(self) -> None:
+    def reap(self) -> int:
+        """Forget sessions idle past `idle_s`; how many went."""
+        if self.idle_s is None:
+            return 0
         now = time.monotonic()
-        if self.idle_s is not None:
-            for sid in [k for k, s in self._s.items() if now - s.last_used > self.idle_s]:
-                del self._s[sid]
-        while len(self._s) >= self.max_sessions:
-            self._s.popitem(last=False)
+        old = [k for k, s in self._s.items() if now - s.last_used > self.idle_s]
+        for sid in old:
+            self._forget(sid, f"idle for more than {self.idle_s:g} s")
+        return len(old)
+
+    def _forget(self, sid: str, why: str) -> None:
+        s = self._s.pop(sid)
+        _release_sandbox(s.env)
+        self._gone[sid] = why
+        while len(self._gone) > 100_000:
+            self._gone.popitem(last=False)
+
+
+def _release_sandbox(env: Any) -> None:
+    """Close the sandbox worker of a session's python tools, if one was started."""
+    tenant = getattr(env, "_TENANT", None)
+    if tenant:
+        from forgec.runtime import sandbox
+
+        release = getattr(sandbox, "release", None)
+        if release is not None:
+            release(tenant)
