@@ -147,9 +147,24 @@ class ParsedText:
     reasoning: str | None
 
 
+END_OF_TURN = ("<|im_end|>", "<|eot_id|>", "<|end|>")  # end markers a decode that keeps special tokens leaves in
+
+
 def parse_hermes(text: str, id_prefix: str = "call") -> ParsedText:
-    """Split Hermes/Qwen model output into user-facing text, tool calls and reasoning."""
+    """Split Hermes/Qwen model output into user-facing text, tool calls and reasoning.
+
+    The one parser of model output: training rollouts (`train/rollout.py`), `forgec eval`'s
+    text agents, `play`, `serve` and `forgec.gym` all call it, so the same text is the same
+    turn (and the same reward) everywhere. Think blocks anywhere (or only their closing tag,
+    for templates that open `<think>` in the prompt); every `<tool_call>` block, including an
+    unterminated last one (generation cut off: an error observation, not silence) and a JSON
+    list of calls in one block; end-of-turn markers dropped. Golden table:
+    tests/test_toolcalls_golden.py.
+    """
     text = text or ""
+    for mark in END_OF_TURN:
+        if mark in text:
+            text = text.replace(mark, "")
     reasoning = None
     thinks = _THINK_RE.findall(text)
     if thinks:

@@ -12,7 +12,8 @@ import json
 
 import pytest
 
-from forgec.train.template import parse_hermes, render_conversation, render_segments
+from forgec.runtime.toolcalls import parse_hermes
+from forgec.train.template import render_conversation, render_segments
 
 TOOLS = [{"type": "function", "function": {"name": "turn_on", "description": "Turn a light on.",
           "parameters": {"type": "object", "properties": {"light_id": {"type": "string"}}, "required": ["light_id"]}}}]
@@ -85,7 +86,7 @@ def test_parse_hermes_roundtrip():
     body = '<think>\nplan it\n</think>\n\nOn it.\n<tool_call>\n{"name": "turn_on", "arguments": {"light_id": "L3"}}\n</tool_call>\n<tool_call>\nnot json\n</tool_call><|im_end|>'
     p = parse_hermes(body)
     assert p.reasoning == "plan it" and p.content == "On it."
-    assert p.tool_calls == [("turn_on", {"light_id": "L3"}), ("", "not json")]
+    assert [(c.name, c.arguments) for c in p.tool_calls] == [("turn_on", {"light_id": "L3"}), ("", "not json")]
     assert parse_hermes("plain answer<|im_end|>").tool_calls == []
 
 

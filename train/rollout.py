@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from forgec.runtime.types import AgentReply, ToolCall
-from forgec.train.template import IM_END, parse_hermes, render_segments
+from forgec.runtime.types import AgentReply
+from forgec.runtime.toolcalls import parse_hermes
+from forgec.train.template import IM_END, render_segments
 from forgec.train.tokenize import tokenize_text
 
 
@@ -402,8 +403,8 @@ class PolicyAgent:
         self._ids = prompt + ids
         self._ended = bool(ids) and ids[-1] == self._im_end
         text = self.tok.decode(ids, skip_special_tokens=False)
-        parsed = parse_hermes(text)
-        calls = [ToolCall(id=f"call_{self.turn}_{i}", name=name, arguments=args) for i, (name, args) in enumerate(parsed.tool_calls)]
+        parsed = parse_hermes(text, f"call_{self.turn}")  # the parser `forgec eval` uses: same text, same turn
+        calls = parsed.tool_calls
         self.turn += 1
         return AgentReply(content=parsed.content, tool_calls=calls, raw=text, reasoning=parsed.reasoning, prompt_token_ids=prompt,
                           token_ids=ids, logprobs=logprobs, usage={"prompt_tokens": len(prompt), "completion_tokens": len(ids)})

@@ -21,7 +21,6 @@ vLLM's chat endpoint; a test checks both give identical text.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,46 +142,7 @@ def render_conversation(messages: list[dict], tools: list[dict] | None = None, s
     return "".join(s.text for s in render_segments(messages, tools, system, keep_thinking, add_generation_prompt))
 
 
-# ---------------------------------------------------------------- parsing generated text
-
-_TOOL_CALL_RE = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
-
-
-@dataclass
-class ParsedTurn:
-    content: str
-    reasoning: str | None
-    tool_calls: list[tuple[str, Any]]  # (name, arguments: dict, or the raw string when it did not parse)
-
-
-def parse_hermes(text: str) -> ParsedTurn:
-    """Split a generated assistant body into reasoning, user-facing text and Hermes tool calls."""
-    body = text.replace(IM_END, "")
-    reasoning = None
-    m = re.match(r"\s*<think>\n?(.*?)\n?</think>\s*", body, re.S)
-    if m:
-        reasoning = m.group(1).strip()
-        body = body[m.end():]
-    calls: list[tuple[str, Any]] = []
-    for raw in _TOOL_CALL_RE.findall(body):
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError:
-            calls.append(("", raw))
-            continue
-        if not isinstance(obj, dict):
-            calls.append(("", raw))
-            continue
-        args = obj.get("arguments", {})
-        if isinstance(args, str):
-            try:
-                args = json.loads(args)
-            except json.JSONDecodeError:
-                pass
-        calls.append((str(obj.get("name", "")), args))
-    content = _TOOL_CALL_RE.sub("", body)
-    content = re.sub(r"<tool_call>.*\Z", "", content, flags=re.S)  # an unterminated call
-    return ParsedTurn(content=content.strip(), reasoning=reasoning, tool_calls=calls)
+# Parsing generated text: `forgec.runtime.toolcalls.parse_hermes`, the one parser training and eval share.
 
 
 # ---------------------------------------------------------------- the same template in Jinja
