@@ -85,7 +85,7 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from forgec.runtime.loader import load
     from forgec.train.config import TrainConfig
-    from forgec.train.rollout import VLLMServer, _http
+    from forgec.train.rollout import VLLMServer, http_json
     from forgec.train.tiny import build_tiny_model
     from forgec.train.toybuild import make_toy_build
     from forgec.train.trainer import oracle_texts
@@ -99,7 +99,7 @@ def main() -> None:
         tasks = [t.id for t in build.tasks[: a.tasks]]
         asyncio.run(forgec_eval(build, server.base_url, tasks[:2], argparse.Namespace(**{**vars(a), "k": 1})))  # warm-up
         # the prefix cache is emptied before each timed side (the replay would otherwise find every prompt cached)
-        reset = lambda: _http("POST", f"http://127.0.0.1:{server.port}/reset_prefix_cache")  # noqa: E731
+        reset = lambda: http_json("POST", f"http://127.0.0.1:{server.port}/reset_prefix_cache")  # noqa: E731
         reset()
         wall_f, tok_f, eps = asyncio.run(forgec_eval(build, server.base_url, tasks, a))
         reset()

@@ -139,10 +139,10 @@ def main() -> None:
 
 def reset_caches(urls: list[str]) -> None:
     """Empty every server's prefix cache, so no side finds the prompts another side sent already cached."""
-    from forgec.train.rollout import _http
+    from forgec.train.rollout import http_json
 
     for u in urls:
-        _http("POST", u.removesuffix("/v1") + "/reset_prefix_cache")
+        http_json("POST", u.removesuffix("/v1") + "/reset_prefix_cache")
 
 
 def bench_rows(urls: list[str], a, eos: int, prompt0: list[int]) -> list:

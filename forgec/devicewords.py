@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from forgec.wording import base_verb as _base
+
 # a verb and its opposite; either side may be the parameter's own word (unlock, armed, muted)
 _PAIRS = [("on", "off"), ("lock", "unlock"), ("enable", "disable"), ("activate", "deactivate"), ("open", "close"),
           ("start", "stop"), ("arm", "disarm"), ("engage", "release"), ("mute", "unmute"), ("show", "hide"),
@@ -44,12 +46,6 @@ def _words(name: str) -> list[str]:
 
 def _first_sentence(doc: str) -> str:
     return re.split(r"(?<=[a-z0-9)])\.(?:\s|$)", (doc or "").strip(), maxsplit=1)[0].strip()
-
-
-def _base(w: str) -> str:
-    from forgec.scenario import base_verb
-
-    return base_verb(w)
 
 
 def _own(name: str) -> str | None:

@@ -26,7 +26,7 @@ from forgec.lang.builtins import BUILTINS, OPERATORS, UNARY
 from forgec.runtime import envrt
 from forgec.runtime.envrt import ToolError
 from forgec.stdlib import ops as OPS
-from forgec.tasks import BlueprintRef, DiffEntry, GoldCall, ScenarioIntent, Task, TaskStats, UserScenario, UserSpec
+from forgec.tasks import BlueprintRef, DiffEntry, GoldCall, ScenarioIntent, Task, TaskStats, UserScenario, UserSpec, state_diff
 
 
 class Rejected(Exception):
@@ -213,39 +213,11 @@ def dag_stats(bp: A.BlueprintDecl, writes: Mapping[str, bool] | None = None, edg
 # --------------------------------------------------------------------------- state diff
 
 
-def state_diff(before: Any, after: Any, path: str = "") -> list[DiffEntry]:
-    """Structural diff of two JSON states (dict keys sorted; lists compared as values)."""
-    out: list[DiffEntry] = []
-    if before == after and type(before) is type(after):
-        return out  # C-speed equality prunes unchanged subtrees
-    if isinstance(before, dict) and isinstance(after, dict):
-        for k in sorted(set(before) | set(after), key=str):
-            if k in before and k in after:
-                b, a = before[k], after[k]
-                if b == a and type(b) is type(a):
-                    continue  # unchanged record: no recursive call (most keys of a changed collection)
-            p = f"{path}/{_escape(str(k))}"
-            if k not in after:
-                out.append(DiffEntry(op="remove", path=p, before=before[k]))
-            elif k not in before:
-                out.append(DiffEntry(op="add", path=p, after=after[k]))
-            else:
-                out.extend(state_diff(before[k], after[k], p))
-        return out
-    if before != after or type(before) is not type(after):
-        out.append(DiffEntry(op="change", path=path or "/", before=before, after=after))
-    return out
-
-
 def _without_logs(state: dict, logs) -> dict:
     """`state` without the env's LOG_ENTITIES (log-only calls' records are no state the reward compares)."""
     if not logs:
         return state
     return {**state, "entities": {e: c for e, c in (state.get("entities") or {}).items() if e not in logs}}
-
-
-def _escape(k: str) -> str:
-    return k.replace("~", "~0").replace("/", "~1")
 
 
 # --------------------------------------------------------------------------- instructions
@@ -254,7 +226,7 @@ def _escape(k: str) -> str:
 _PERSONAL = re.compile(r"(^|_)(id|ids|email|name|phone|address|zip|zipcode|dob|username|account|city|country|state|street)$")
 
 
-def _flatten_facts(facts: dict[str, Any]) -> list[tuple[str, str, Any]]:
+def flatten_facts(facts: dict[str, Any]) -> list[tuple[str, str, Any]]:
     """(fact, name to say, value); record-valued facts (a request body) are said field by field."""
     out: list[tuple[str, str, Any]] = []
     for k in sorted(facts):
@@ -294,11 +266,11 @@ def render_instruction(
     if goal and not goal.lower().startswith(("i ", "i'", "please", "can ", "could ", "my ", "hi,", "hello")):
         goal = "I want to " + goal[0].lower() + goal[1:]
     parts = [goal[:1].upper() + goal[1:] + ("" if goal.endswith(("?", "!")) else ".")] if goal else []
-    flat = [(k, n, v) for k, n, v in _flatten_facts(facts) if v is not None]
+    flat = [(k, n, v) for k, n, v in flatten_facts(facts) if v is not None]
     counts: dict[str, int] = {}
     for _, n, _v in flat:
         counts[n] = counts.get(n, 0) + 1
-    if flat and all(_said_in(goal, v, n) for _, n, v in flat):
+    if flat and all(said_in(goal, v, n) for _, n, v in flat):
         return " ".join(parts)  # a scenario's goal weaves every fact in ("my order with the blue kettle"): not twice
     seen: set[str] = set()
     for fact, name, value in flat:
@@ -309,14 +281,14 @@ def render_instruction(
     return " ".join(parts)
 
 
-def _said_in(goal: str, value: Any, name: str | None = None) -> bool:
+def said_in(goal: str, value: Any, name: str | None = None) -> bool:
     """The goal already states this value, as `say` spells it (a whole word, or a $ amount); a
     bool of a named parameter as its act ("lock the doors" for unlock=false, "turn it off"), an
     enum value with its underscores as spaces ("rear left")."""
     if isinstance(value, list):
-        return bool(value) and all(_said_in(goal, x, name) for x in value)
+        return bool(value) and all(said_in(goal, x, name) for x in value)
     if isinstance(value, dict):
-        return bool(value) and all(_said_in(goal, x, k) for k, x in value.items() if x is not None)
+        return bool(value) and all(said_in(goal, x, k) for k, x in value.items() if x is not None)
     if isinstance(value, bool) and name:
         from forgec.devicewords import bool_said
 
@@ -516,10 +488,10 @@ def _told_facts(run: _GoldRun) -> dict[str, Any]:
 def _hidden_values(hidden: list[Any], used: dict[str, Any]) -> list[Any]:
     """Looked-up / computed values, less those the user says anyway."""
     fact_values = {json.dumps(v, sort_keys=True) for v in used.values()}
-    fact_values |= {json.dumps(v, sort_keys=True) for _, _, v in _flatten_facts(used)}
+    fact_values |= {json.dumps(v, sort_keys=True) for _, _, v in flatten_facts(used)}
     # equal JSON text implies equal Python scalars, so a cheap membership test rules most values out
     fact_scalars = {v for v in used.values() if not isinstance(v, (dict, list))}
-    fact_scalars |= {v for _, _, v in _flatten_facts(used) if not isinstance(v, (dict, list))}
+    fact_scalars |= {v for _, _, v in flatten_facts(used) if not isinstance(v, (dict, list))}
     return [h for h in hidden if h not in fact_scalars or json.dumps(h, sort_keys=True) not in fact_values]
 
 

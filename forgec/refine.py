@@ -15,8 +15,8 @@ import json
 import re
 from typing import Any
 
-from forgec.lower import _flatten_facts, instruction_leaks
-from forgec.scenario import _names_tool
+from forgec.lower import flatten_facts, instruction_leaks
+from forgec.wording import names_tool
 from forgec.wording import say
 from forgec.synth.llm import Chat, LLMError
 
@@ -48,11 +48,11 @@ def refine_instruction(instruction: str, facts: dict[str, Any], persona: str, to
         return instruction, "empty reply"
     if not text.isascii() and any(0xD800 <= ord(c) <= 0xDFFF for c in text):  # "\udfff" in the LLM's JSON: not UTF-8 text
         return instruction, "reply is not valid Unicode text (a lone surrogate)"
-    missing = sorted({k for k, _n, v in _flatten_facts(facts) if not isinstance(v, bool) and say(v).lower() not in text.lower()})
+    missing = sorted({k for k, _n, v in flatten_facts(facts) if not isinstance(v, bool) and say(v).lower() not in text.lower()})
     if missing:
         return instruction, f"drops the fact(s) {', '.join(missing)}"
     leaks = instruction_leaks(text, tools, hidden)
-    named = [t for t in tools if _names_tool(text, [t])]
+    named = [t for t in tools if names_tool(text, [t])]
     if named:  # "cancel pending order": a tool's words in a row name it as surely as its identifier
         leaks = sorted(set(leaks) | {f"names the tool {t!r}" for t in named})
     told = [u for u in unknown if _states(text, u)]

@@ -50,7 +50,7 @@ from forgec.lang import ast as A
 from forgec.lang.check import node_reads
 from forgec.runtime.envrt import jcopy
 from forgec.stdlib import ops as OPS
-from forgec.wording import humanize
+from forgec.wording import humanize, participle
 
 _REVISIT = [0.2 ** k for k in range(32)]  # revisit penalty by times a tool was used
 
@@ -213,12 +213,12 @@ def _is_error(v: Any) -> bool:
     return isinstance(v, BaseException)
 
 
-def _lit(v: Any) -> A.Expr:
+def literal_expr(v: Any) -> A.Expr:
     """A JSON value as a literal expression."""
     if isinstance(v, list):
-        return A.ListLit(tuple(_lit(x) for x in v))
+        return A.ListLit(tuple(literal_expr(x) for x in v))
     if isinstance(v, dict):
-        return A.RecordLit(tuple(A.FieldInit(k, _lit(x)) for k, x in v.items()))
+        return A.RecordLit(tuple(A.FieldInit(k, literal_expr(x)) for k, x in v.items()))
     return A.Literal(v)
 
 
@@ -441,7 +441,7 @@ class _Task:
             if ks is not None and ks.kind == "field":
                 kw_ast.append(A.Arg(k, A.Name(v)))
             else:
-                kw_ast.append(A.Arg(k, _lit(v)))
+                kw_ast.append(A.Arg(k, literal_expr(v)))
             kw_vals[k] = v
         try:
             value = OPS.apply(op, list(arg_values), kw_vals)
@@ -1303,7 +1303,7 @@ class _Sampler:
         used = set()
         for a in asts:
             _facts_used(a, used)
-        facts = tuple(A.Fact(k, _lit(v)) for k, v in task.facts.items() if k in used)
+        facts = tuple(A.Fact(k, literal_expr(v)) for k, v in task.facts.items() if k in used)
         goal = self.goal(task, nodes)
         base = (writes[-1].tool + "_after_" + nodes[0].tool) if writes else ("lookup_" + nodes[0].tool)
         return A.BlueprintDecl(base, self.env.name, A.UserBlock(goal, "", facts), tuple(asts))
@@ -1381,27 +1381,12 @@ class _Sampler:
         return " ".join(humanize(singular(w)) for w in self.noun(tool).split()) if tool else "item"
 
 
-_IRREGULAR = {"send": "sent", "pay": "paid", "buy": "bought", "make": "made", "get": "got", "set": "set", "put": "put",
-              "run": "ran", "give": "given", "take": "taken", "write": "written", "cancel": "cancelled", "transfer": "transferred"}
-
-
-def participle(verb: str) -> str:
-    """`book` -> `booked`, `update` -> `updated`, `modify` -> `modified` (for node names only)."""
-    if verb in _IRREGULAR:
-        return _IRREGULAR[verb]
-    if verb.endswith("e"):
-        return verb + "d"
-    if len(verb) > 2 and verb.endswith("y") and verb[-2] not in "aeiou":
-        return verb[:-1] + "ied"
-    return verb + "ed"
-
-
 def _facts_used(e: Any, out: set[str]) -> None:
     """Names of the `user.<fact>` references in an expression."""
     out.update(n.name for n in A.walk(e) if isinstance(n, A.Attr) and isinstance(n.obj, A.Name) and n.obj.id == "user")
 
 
-def _format_text(decl: A.BlueprintDecl, header: list[str], file: str) -> str:
+def format_blueprint_text(decl: A.BlueprintDecl, header: list[str], file: str) -> str:
     from forgec import lang
 
     from forgec.diagnostics import Span
@@ -1452,7 +1437,7 @@ def sample_blueprints(env: A.EnvDecl, module: Any, world_state: dict, graph: Too
             f"blueprint sampled by forgec: env {env.name}, seed {cfg.seed}, attempt {attempts}",
             "stats: " + ", ".join(f"{k} {v}" for k, v in stats.items()),
         ]
-        text = _format_text(decl, header, f"{name}.forge")
+        text = format_blueprint_text(decl, header, f"{name}.forge")
         out.append(SampledBlueprint(name, decl, text, stats))
     return SampleResult(out, dict(sorted(s.coverage.items())), dict(sorted(rejected.items())), attempts, merged)
 

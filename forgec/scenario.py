@@ -39,11 +39,11 @@ from typing import Any
 from forgec.graph import ToolGraph, prim_class, record_fields, singular, strip_optional
 from forgec.lang import ast as A
 from forgec.runtime.envrt import jcopy
-from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, _format_text, _lit, blueprint_stats, plural,
+from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, blueprint_stats, format_blueprint_text, literal_expr, plural,
                            superlative)
 from forgec.stdlib import ops as OPS
 from forgec.reasons import reason_for
-from forgec.wording import humanize, norm, say
+from forgec.wording import base_verb, humanize, names_tool, norm, participle, say
 from forgec import wording as W
 
 _USERISH = ("user", "customer", "member", "client", "account", "person", "profile", "patient", "owner", "guest", "passenger")
@@ -591,19 +591,6 @@ class _Scenario:
 _OPENERS = ["I'd like to", "Could you please", "I want to", "Please"]
 _CANCEL_VERBS = {"cancel", "delete", "remove", "close", "revoke", "withdraw", "archive", "drop", "unsubscribe", "terminate", "discard"}
 _CHANGE_VERBS = {"change", "update", "modify", "set", "edit", "move", "rename", "replace", "patch", "switch"}
-
-
-def base_verb(w: str) -> str:
-    """A description's third-person verb as the user says it: "switches" -> "switch", "records" ->
-    "record", "unstages" -> "unstage", "applies" -> "apply" (other words unchanged)."""
-    lw = w.lower()
-    if len(lw) > 4 and lw.endswith("ies"):
-        return lw[:-3] + "y"
-    if len(lw) > 4 and lw.endswith(("ches", "shes", "sses", "xes", "zes")):
-        return lw[:-2]
-    if len(lw) > 3 and lw.endswith("s") and not lw.endswith(("ss", "us", "is")):
-        return lw[:-1]
-    return lw
 
 
 def _doc_verb(doc: str) -> str:
@@ -1439,7 +1426,7 @@ class _Sampler:
         else:
             opts.append(f"{verb} a new {ent_noun or 'one'}{_join_said('', all_said)}".replace("  ", " "))
         for o in opts:
-            if not _names_tool(o, self.tool_names):
+            if not names_tool(o, self.tool_names):
                 self._ctl_used = o == ctl
                 return o
         raise _Skip("tool-words")
@@ -1496,7 +1483,7 @@ class _Sampler:
         if got is None:
             return None
         phrase, used = got
-        if _names_tool(phrase, self.tool_names):  # "close the garage door" names garage_door: "close the door"
+        if names_tool(phrase, self.tool_names):  # "close the garage door" names garage_door: "close the door"
             phrase = re.sub(r"\b(the|my) (?:[a-z]+ )+([a-z]+)$", r"\1 \2", phrase)
         rest = [x for x in plain if not any(x == _say_param(k, v) for k, v in flat if k in used)]
         phrase, rest = fold_said(phrase, rest)
@@ -1539,7 +1526,7 @@ class _Sampler:
         level is", "whether the garage light is on"): envs with no records (a car, a home hub) have
         nothing else to ask. A read taking a choice (`displayCarStatus(option: "fuel"|...)`) is asked
         with the choice the user names (the fuel level, asked with option "fuel")."""
-        from forgec.lower import _said_in
+        from forgec.lower import said_in
 
         m = self.m
         reads = []
@@ -1567,9 +1554,9 @@ class _Sampler:
                 w = humanize(norm(path[-1]))
                 ws = w.split()
                 text = f"whether the {' '.join(ws[:-1])} is {ws[-1]}" if isinstance(v, bool) else f"what the {w} is"
-                if opt is not None and not _said_in(text, opt):
+                if opt is not None and not said_in(text, opt):
                     text += f" for the {say(opt).replace('_', ' ')}"  # "what the headlight mode is for the headlights"
-                if not _names_tool(text, self.tool_names):  # "the thermostat power" names thermostat_power
+                if not names_tool(text, self.tool_names):  # "the thermostat power" names thermostat_power
                     asks.append((path, text))
             if not asks:
                 continue
@@ -1669,12 +1656,12 @@ class _Sampler:
     def finish(self, sc: _Scenario) -> A.BlueprintDecl:
         m = self.m
         goal = self.instruction(sc)
-        from forgec.lower import _flatten_facts, _said_in
+        from forgec.lower import flatten_facts, said_in
 
-        if not all(_said_in(goal, v, n) for _, n, v in _flatten_facts(sc.facts) if v is not None):
+        if not all(said_in(goal, v, n) for _, n, v in flatten_facts(sc.facts) if v is not None):
             raise _Skip("fact-unsaid")  # every fact the user knows is in the instruction, said once
         persona = self.persona(sc)
-        facts = tuple(A.Fact(k, _lit(v)) for k, v in sorted(sc.facts.items()))
+        facts = tuple(A.Fact(k, literal_expr(v)) for k, v in sorted(sc.facts.items()))
         texts = [" ".join(i.text.split()).lower() for i in sc.intents]
         if len(set(texts)) != len(texts):
             raise _Skip("repeated-intent")
@@ -1870,24 +1857,6 @@ def _noun_pattern(noun: str, gap: int, described: bool) -> re.Pattern:
                       rf"{re.escape(noun)}(?:s|es|sitory|sitories)?\b(?!')")
 
 
-def _names_tool(text: str, tools: list[str]) -> bool:
-    """Whether `text` names a tool: its identifier, or all its words in a row (verb-particle
-    names such as check_in excepted: "check in" is plain English)."""
-    return _tool_pattern(tuple(tools)).search(text.lower()) is not None
-
-
-@functools.lru_cache(maxsize=256)
-def _tool_pattern(tools: tuple[str, ...]) -> re.Pattern:
-    alts = []
-    for t in tools:
-        alts.append(re.escape(t.lower()))
-        ws = W.split_name(t)
-        if len(ws) < 2 or (len(ws) == 2 and ws[1] in ("in", "out", "up", "off", "on", "down", "over", "back", "away")):
-            continue
-        alts.append(r"[\s_-]+".join(map(re.escape, ws)))
-    return re.compile(r"(?<![\w])(?:" + "|".join(alts) + r")(?![\w])") if alts else re.compile(r"(?!x)x")
-
-
 def _mentions_user(m: _Model, t: A.ToolDecl) -> bool:
     """A write whose body record names the user (`body.user_id`)."""
     if m.user is None:
@@ -1900,7 +1869,6 @@ def _mentions_user(m: _Model, t: A.ToolDecl) -> bool:
 
 
 def _participle_base(tool: str, ent: str) -> str:
-    from forgec.sample import participle
 
     parts = norm(tool).split("_")
     return participle(parts[0]) + "_" + (norm(ent) if ent else parts[-1])
@@ -1966,6 +1934,6 @@ def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Tool
             header.append("the user does not know: " + ", ".join(dict.fromkeys(sc.unknown)))
         for i in sc.intents:
             header.append(f"intent ({i.kind}{', condition holds' if i.condition and i.done else ', condition fails' if i.condition else ''}): {i.text}")
-        text = _format_text(decl, header, f"{name}.forge")
+        text = format_blueprint_text(decl, header, f"{name}.forge")
         out.append(SampledBlueprint(name, decl, text, stats))
     return SampleResult(out, dict(sorted(s.coverage.items())), dict(sorted(rejected.items())), attempts, 0)

@@ -101,3 +101,33 @@ class Task(BaseModel):
 
 def task_json_schema() -> dict:
     return Task.model_json_schema()
+
+
+def state_diff(before: Any, after: Any, path: str = "") -> list[DiffEntry]:
+    """Structural diff of two JSON states in the `gold_diff` format (dict keys sorted; lists compared as values).
+
+    Here, beside the schema, because the compiler (gold diffs) and the runtime (serve, reward) both speak it."""
+    out: list[DiffEntry] = []
+    if before == after and type(before) is type(after):
+        return out  # C-speed equality prunes unchanged subtrees
+    if isinstance(before, dict) and isinstance(after, dict):
+        for k in sorted(set(before) | set(after), key=str):
+            if k in before and k in after:
+                b, a = before[k], after[k]
+                if b == a and type(b) is type(a):
+                    continue  # unchanged record: no recursive call (most keys of a changed collection)
+            p = f"{path}/{_escape(str(k))}"
+            if k not in after:
+                out.append(DiffEntry(op="remove", path=p, before=before[k]))
+            elif k not in before:
+                out.append(DiffEntry(op="add", path=p, after=after[k]))
+            else:
+                out.extend(state_diff(before[k], after[k], p))
+        return out
+    if before != after or type(before) is not type(after):
+        out.append(DiffEntry(op="change", path=path or "/", before=before, after=after))
+    return out
+
+
+def _escape(k: str) -> str:
+    return k.replace("~", "~0").replace("/", "~1")

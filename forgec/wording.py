@@ -2,7 +2,9 @@
 
 The instruction a task carries (forgec/lower.py, forgec/refine.py) and what the scripted user
 says during an episode (runtime/users.py) must state a fact the same way, or the judge and the
-agent see two different values for one fact. Both import these three functions.
+agent see two different values for one fact. Both import these functions; the runtime's
+oracle agent words its proposals with the same `participle` and checks its text with the same
+`names_tool` rule, which is why they live here, below both the compiler and the runtime.
 """
 
 from __future__ import annotations
@@ -51,3 +53,49 @@ def say(value: Any) -> str:
     if isinstance(value, dict):
         return "; ".join(f"{humanize(str(k))}: {say(v)}" for k, v in sorted(value.items()))
     return json.dumps(value, sort_keys=True, default=str)
+
+
+_IRREGULAR = {"send": "sent", "pay": "paid", "buy": "bought", "make": "made", "get": "got", "set": "set", "put": "put",
+              "run": "ran", "give": "given", "take": "taken", "write": "written", "cancel": "cancelled", "transfer": "transferred"}
+
+
+def participle(verb: str) -> str:
+    """`book` -> `booked`, `update` -> `updated`, `modify` -> `modified` (for node names only)."""
+    if verb in _IRREGULAR:
+        return _IRREGULAR[verb]
+    if verb.endswith("e"):
+        return verb + "d"
+    if len(verb) > 2 and verb.endswith("y") and verb[-2] not in "aeiou":
+        return verb[:-1] + "ied"
+    return verb + "ed"
+
+
+def names_tool(text: str, tools: list[str]) -> bool:
+    """Whether `text` names a tool: its identifier, or all its words in a row (verb-particle
+    names such as check_in excepted: "check in" is plain English)."""
+    return _tool_pattern(tuple(tools)).search(text.lower()) is not None
+
+
+@functools.lru_cache(maxsize=256)
+def _tool_pattern(tools: tuple[str, ...]) -> re.Pattern:
+    alts = []
+    for t in tools:
+        alts.append(re.escape(t.lower()))
+        ws = split_name(t)
+        if len(ws) < 2 or (len(ws) == 2 and ws[1] in ("in", "out", "up", "off", "on", "down", "over", "back", "away")):
+            continue
+        alts.append(r"[\s_-]+".join(map(re.escape, ws)))
+    return re.compile(r"(?<![\w])(?:" + "|".join(alts) + r")(?![\w])") if alts else re.compile(r"(?!x)x")
+
+
+def base_verb(w: str) -> str:
+    """A description's third-person verb as the user says it: "switches" -> "switch", "records" ->
+    "record", "unstages" -> "unstage", "applies" -> "apply" (other words unchanged)."""
+    lw = w.lower()
+    if len(lw) > 4 and lw.endswith("ies"):
+        return lw[:-3] + "y"
+    if len(lw) > 4 and lw.endswith(("ches", "shes", "sses", "xes", "zes")):
+        return lw[:-2]
+    if len(lw) > 3 and lw.endswith("s") and not lw.endswith(("ss", "us", "is")):
+        return lw[:-1]
+    return lw

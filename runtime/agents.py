@@ -20,9 +20,9 @@ from forgec.runtime.envrt import jcopy  # the env may keep argument lists in its
 from forgec.runtime.llmclient import LazyClient, LLMError, RetryPolicy, chat, usage_of
 from forgec.runtime.toolcalls import parse_hermes, parse_openai_tool_calls, render_hermes_call
 from forgec.runtime.types import AgentReply, ToolCall
-from forgec.runtime.scenario import WRITE_VERBS, _leaves, action_phrase, is_personal
-from forgec.runtime.users import _PERSONAL_RE, say
-from forgec.wording import humanize, split_name
+from forgec.runtime.scenario import WRITE_VERBS, arg_leaves, action_phrase, is_personal
+from forgec.runtime.users import PERSONAL_RE, say
+from forgec.wording import humanize, names_tool, participle, split_name
 from forgec.tasks import Task
 
 DONE_TEXT = "Your request has been completed."
@@ -42,7 +42,7 @@ def _ask(task: Task, facts: list[str], first: bool) -> str:
     items = []
     for k in facts:
         words = humanize(k)
-        items.append(("your " if _PERSONAL_RE.search(words) else "the ") + words)  # as the user will say it: "My ..."
+        items.append(("your " if PERSONAL_RE.search(words) else "the ") + words)  # as the user will say it: "My ..."
     listed = items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
     if first:
         return f"Hello! I can help you with that. To get started, could you please give me {listed}?"
@@ -86,8 +86,6 @@ _TO_VERBS = frozenset("add assign transfer move send forward give grant credit a
 
 def participle_of(word: str) -> str:
     """The base verb of a participle this module wrote ("assigned" -> "assign"), so a report keeps the proposal's wording."""
-    from forgec.sample import participle
-
     return next((v for v in _TO_VERBS if participle(v) == word), word)
 
 
@@ -160,12 +158,6 @@ def _details(g: Any, used: set[str]) -> str:
     return f" ({'; '.join(bits)})" if bits else ""
 
 
-def _names_tool(text: str, tools: list[str]) -> bool:
-    from forgec.scenario import _names_tool as names  # the rule the scenario's wording follows
-
-    return names(text, tools)
-
-
 def _plain(v: Any) -> str:
     """A value as said: an enum-like `no_longer_needed` as "no longer needed" (the user's matching reads both)."""
     return v.replace("_", " ") if isinstance(v, str) and re.fullmatch(r"[a-z]+(?:_[a-z]+)+", v) else say(v)
@@ -178,7 +170,7 @@ def _propose(g: Any, intent: Any = None) -> str:
     said = act + _details(g, used)
     check = f"You wanted this only if {_your(intent.condition)}; I checked, and it does hold. " if intent is not None and intent.condition else ""
     said_words = set(re.findall(r"[a-z]+", intent.text.lower())) if intent is not None else set()
-    if intent is not None and not _names_tool(intent.text, [g.tool]) and not said_words <= set(split_name(g.tool)):  # the user's own words for it (not the tool's), then the action
+    if intent is not None and not names_tool(intent.text, [g.tool]) and not said_words <= set(split_name(g.tool)):  # the user's own words for it (not the tool's), then the action
         goal = _your(intent.text.strip().rstrip("."))
         return f"{check}To {goal[:1].lower() + goal[1:]}, I'll {said}. Shall I proceed?"
     return f"{check}I'll {said}. Shall I proceed?"
@@ -189,9 +181,9 @@ def _uses(fact: Any, name: str, g: Any) -> bool:
     if name in g.arguments:
         return True
     leaves: list = []
-    _leaves(fact, leaves)
+    arg_leaves(fact, leaves)
     args: list = []
-    _leaves(g.arguments, args)
+    arg_leaves(g.arguments, args)
     return any(x is not None and not isinstance(x, bool) and any(x == y for y in args) for x in leaves)
 
 
@@ -263,8 +255,6 @@ def oracle_script(task: Task) -> list[tuple[str, Any]]:
 
 def _outcome(g: Any) -> str:
     """What a write did, in the past tense: "cancelled your order o_1 (a new id it returned; status now cancelled)"."""
-    from forgec.sample import participle
-
     verb, _ = _words(g.tool)
     act, _used = _action(g, participle(verb))
     r = g.result if isinstance(g.result, dict) else {}

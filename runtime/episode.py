@@ -125,7 +125,7 @@ def _finite(v: Any) -> Any:
     return v
 
 
-class _Failure:
+class EpisodeFailure:
     """An exception raised by a party, passed back into the loop instead of its answer."""
 
     def __init__(self, exc: BaseException):
@@ -152,7 +152,7 @@ def _make_env(ep: Episode, build: Any, task: Task) -> tuple[Any, frozenset[str]]
 def _user_turn(ep: Episode) -> Generator[tuple[str, Any], Any, bool]:
     """Ask the user; record the reply. False when the episode ends (user stop or failure)."""
     u = yield ("user", ep.messages)
-    if isinstance(u, _Failure):
+    if isinstance(u, EpisodeFailure):
         ep.end_reason, ep.error = END_USER_FAILURE, f"user failed: {type(u.exc).__name__}: {u.exc}"
         return False
     if not isinstance(u, UserReply):
@@ -187,7 +187,7 @@ def _clean_call(c: ToolCall) -> ToolCall:
 
 def _accept_reply(ep: Episode, r: Any) -> bool:
     """Record the agent's reply (text made encodable). False when it ends the episode (a failure or an error reply)."""
-    if isinstance(r, _Failure):
+    if isinstance(r, EpisodeFailure):
         ep.end_reason, ep.error = END_AGENT_ERROR, f"agent failed: {type(r.exc).__name__}: {r.exc}"
         return False
     if not isinstance(r, AgentReply):
@@ -272,7 +272,7 @@ def _score(ep: Episode, build: Any, task: Task, env: Any) -> None:
     ep.timings["env_s"] += time.perf_counter() - t
 
 
-def _loop(ep: Episode, build: Any, task: Task, limits: EpisodeLimits, want_judge: bool) -> Generator[tuple[str, Any], Any, Episode]:
+def episode_loop(ep: Episode, build: Any, task: Task, limits: EpisodeLimits, want_judge: bool) -> Generator[tuple[str, Any], Any, Episode]:
     """The episode as a generator: yields ("user"|"agent", messages) or ("judge", messages), receives answers."""
     t0 = time.perf_counter()
     made = _make_env(ep, build, task)
@@ -289,7 +289,7 @@ def _loop(ep: Episode, build: Any, task: Task, limits: EpisodeLimits, want_judge
     _score(ep, build, task, env)
     if want_judge:
         v = yield ("judge", ep.messages)
-        if isinstance(v, _Failure):
+        if isinstance(v, EpisodeFailure):
             ep.judge = JudgeVerdict(user_error=False, reason="judge failed", judge="?", error=f"{type(v.exc).__name__}: {v.exc}")
         else:
             ep.judge = v
@@ -305,7 +305,7 @@ def run_episode_sync(build: Any, task: Task, agent: Any, user: Any, *, judge: An
                      seed: int = 0, trial: int = 0) -> Episode:
     """The loop without an event loop; agent/user/judge must offer act_sync/reply_sync/judge_sync."""
     ep = Episode(task_id=task.id, env=task.env, seed=seed, trial=trial)
-    gen = _loop(ep, build, task, limits, judge is not None)
+    gen = episode_loop(ep, build, task, limits, judge is not None)
     tm = ep.timings
     answer: Any = None
     try:
@@ -321,7 +321,7 @@ def run_episode_sync(build: Any, task: Task, agent: Any, user: Any, *, judge: An
                 else:
                     answer = judge.judge_sync(task, msgs)
             except Exception as e:  # noqa: BLE001
-                answer = _Failure(e)
+                answer = EpisodeFailure(e)
             dt = time.perf_counter() - t
             tm[f"{kind}_s"] += dt
             req = gen.send(answer)
@@ -333,7 +333,7 @@ async def arun_episode(build: Any, task: Task, agent: Any, user: Any, *, judge: 
                        seed: int = 0, trial: int = 0) -> Episode:
     """The loop for async parties (LLM endpoints, HF models in threads); many can run concurrently."""
     ep = Episode(task_id=task.id, env=task.env, seed=seed, trial=trial)
-    gen = _loop(ep, build, task, limits, judge is not None)
+    gen = episode_loop(ep, build, task, limits, judge is not None)
     tm = ep.timings
     try:
         req = next(gen)
@@ -351,7 +351,7 @@ async def arun_episode(build: Any, task: Task, agent: Any, user: Any, *, judge: 
                 gen.close()
                 raise
             except Exception as e:  # noqa: BLE001
-                answer = _Failure(e)
+                answer = EpisodeFailure(e)
             dt = time.perf_counter() - t
             tm[f"{kind}_s"] += dt
             req = gen.send(answer)

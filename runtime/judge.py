@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 
 from forgec.runtime.llmclient import LazyClient, LLMError, RetryPolicy, chat
 from forgec.runtime.reward import told
-from forgec.runtime.users import _CONFIRM_RE, STOP, facts_mentioned, is_question, reports_completion, say, split_name, visible_turns
+from forgec.runtime.users import CONFIRM_RE, STOP, facts_mentioned, is_question, reports_completion, say, split_name, visible_turns
 from forgec.tasks import Task
 
 
@@ -78,7 +78,7 @@ class RuleJudge:
             if stopped and waiting:
                 errors.append("stopped early: the user ended the conversation while the agent was waiting for an answer")
             # a proposal of a change is confirmed or refused, not a question about the facts it mentions
-            proposal = waiting and _CONFIRM_RE.search(agent_text.lower()) and proposes_write(agent_text, sc.writes)
+            proposal = waiting and CONFIRM_RE.search(agent_text.lower()) and proposes_write(agent_text, sc.writes)
             if waiting and not stopped and not proposal:
                 for name in facts_mentioned(agent_text, facts):
                     if not told(facts[name], body):

@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from forgec.tasks import state_diff as _diff
+
 _NUM_RE = re.compile(r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])|(?<![\w.])[-+]?\.\d+(?![\w])")
 _WS_RE = re.compile(r"\s+")
 _MAX_LEAVES = 200
@@ -177,6 +179,4 @@ def diff_against_gold(initial: dict, final: dict, gold_diff: list) -> dict:
 
 def state_diff(before: Any, after: Any, path: str = "") -> list[dict]:
     """Structural diff of two JSON states in the task file's `gold_diff` format (the compiler's own diff)."""
-    from forgec.lower import state_diff as _diff
-
     return [d.model_dump() for d in _diff(before, after, path)]

@@ -84,13 +84,13 @@ def _tool_kind(tool: str) -> str:
     return "?"
 
 
-def _leaves(v: Any, out: list) -> None:
+def arg_leaves(v: Any, out: list) -> None:
     if isinstance(v, dict):
         for x in v.values():
-            _leaves(x, out)
+            arg_leaves(x, out)
     elif isinstance(v, list):
         for x in v:
-            _leaves(x, out)
+            arg_leaves(x, out)
     else:
         out.append(v)
 
@@ -125,7 +125,7 @@ def _scenario(task: Task) -> Scenario:
     known.update(task.user.facts)
     known = {k: v for k, v in known.items() if v is not None}
     known_vals: list = []
-    _leaves(list(known.values()), known_vals)
+    arg_leaves(list(known.values()), known_vals)
     said = {str(v).lower() for v in known_vals if v is not None}
     unknown: list[str] = list(s.unknown_info) if s else []
     hidden: list[Any] = []
@@ -277,7 +277,7 @@ def states_arguments(text: str, args: dict[str, Any]) -> bool:
     any spelling), an enum-like `no_longer_needed` also as "no longer needed", free text (four
     words or more) by most of its words, since an agent may paraphrase a comment."""
     leaves: list = []
-    _leaves([v for v in args.values()], leaves)
+    arg_leaves([v for v in args.values()], leaves)
     index = _told_index(text)
     words: set[str] | None = None
     for v in leaves:

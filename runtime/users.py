@@ -57,7 +57,7 @@ _DONE_RE = re.compile(
     r"\b(done|completed?|finished|all set|successfully|taken care of|anything else)\b"
 )
 _HELP_RE = re.compile(r"\b(help|assist|how can i|what can i do)\b")
-_CONFIRM_RE = re.compile(
+CONFIRM_RE = re.compile(
     r"\b(confirm|proceed|go ahead|shall i|should i|do you want|would you like|is that (right|correct|ok)|are you sure|yes or no|\(y/n\))"
 )
 CONFIRM = "Yes, please go ahead."
@@ -136,14 +136,14 @@ def facts_mentioned(text: str, facts: dict[str, Any]) -> list[str]:
     return hits
 
 
-_PERSONAL_RE = re.compile(r"\b(name|email|e-mail|phone|mobile|zip|postal|user|username|account|customer|member|login|birth|dob|"
+PERSONAL_RE = re.compile(r"\b(name|email|e-mail|phone|mobile|zip|postal|user|username|account|customer|member|login|birth|dob|"
                           r"address|passport|id|ids|password|card)\b")
 
 
 def fact_sentence(name: str, value: Any) -> str:
     """"My email is a@b.c." for what is the user's own; "The cabin is economy." for the rest."""
     words = " ".join(split_name(name))
-    return f"{'My' if _PERSONAL_RE.search(words) else 'The'} {words} is {say(value)}."
+    return f"{'My' if PERSONAL_RE.search(words) else 'The'} {words} is {say(value)}."
 
 
 def is_question(text: str) -> bool:
@@ -208,7 +208,7 @@ class ScriptedUser:
         last = turns[-1][1] if turns and turns[-1][0] == "agent" else ""
         question = is_question(last)
         low = last.lower()
-        if question and _CONFIRM_RE.search(low) and self._proposes(last):
+        if question and CONFIRM_RE.search(low) and self._proposes(last):
             return UserReply(CONFIRM if self._wanted(last) else REFUSE)
         asked = facts_mentioned(last, self.facts) if last else []
         done = reports_completion(last)
@@ -226,7 +226,7 @@ class ScriptedUser:
             if turns[-2:-1] == [("user", NUDGE)]:
                 return UserReply(STOP, stop=True)
             return UserReply(NUDGE)
-        if _CONFIRM_RE.search(low):
+        if CONFIRM_RE.search(low):
             return UserReply(CONFIRM)
         if _HELP_RE.search(low):
             return UserReply(self.opening)

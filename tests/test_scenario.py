@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgec.lower import _said_in
+from forgec.lower import said_in
 from forgec.scenario import Referring, describe, refer, select
 from forgec.stdlib import ops as OPS
 
@@ -77,7 +77,7 @@ def test_referring_expression_selects_exactly_one(records, target, seed):
     words = describe("order", ref)
     assert words.startswith("my ") and "order" in words
     for f, v in ref.attrs:  # every attribute the expression uses is said (as the lowering checks it)
-        assert _said_in(words, v), (words, f, v)
+        assert said_in(words, v), (words, f, v)
 
 
 def test_referring_prefers_fewest_attributes():
@@ -260,7 +260,8 @@ def test_all_my_records_intent(examples_build):
 
 
 def test_doc_clauses_and_verbs():
-    from forgec.scenario import _clause, _doc_verb, base_verb
+    from forgec.scenario import _clause, _doc_verb
+    from forgec.wording import base_verb
 
     # OpenAI-tools style (tau-bench), OpenAPI summary + description, MCP third-person prose
     assert _clause("Cancel a confirmed reservation and refund its total price to the owner's balance.") == "Cancel a confirmed reservation"
@@ -295,7 +296,7 @@ def test_referring_words():
 
 
 def test_tool_names_in_words():
-    from forgec.scenario import _names_tool
+    from forgec.wording import names_tool as _names_tool
 
     tools = ["cancel_pending_order", "check_in", "add_travel_credit", "git_add"]
     assert _names_tool("please cancel pending order #1", tools)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from forgec.devicewords import bool_said, control_phrase, unit_of
-from forgec.lower import _said_in, render_instruction
+from forgec.lower import said_in, render_instruction
 
 ROOT = Path(__file__).resolve().parent.parent
 SIM = Path(__file__).parent / "fixtures" / "sim"
@@ -82,9 +82,9 @@ def test_bool_said_and_said_in():
     assert bool_said("I'd like to start recording video.", "recording", True)
     assert not bool_said("I'd like to stop recording video.", "recording", True)
     # the lowering's check: a bool is said only with its name; an enum value with spaces
-    assert not _said_in("lock the doors", False)
-    assert _said_in("lock the doors", False, "unlock")
-    assert _said_in("unlock the rear left door", ["rear_left"], "door")
+    assert not said_in("lock the doors", False)
+    assert said_in("lock the doors", False, "unlock")
+    assert said_in("unlock the rear left door", ["rear_left"], "door")
     # a goal that says every fact gets no "The unlock should be false." sentence appended
     goal = "Please lock the rear left door of the car."
     assert render_instruction(goal, "", {"unlock": False, "door": ["rear_left"]}) == goal

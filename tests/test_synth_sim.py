@@ -24,7 +24,7 @@ from forgec.codegen import emit_env, load_env_module
 from forgec.diagnostics import has_errors
 from forgec.frontends import read_paths
 from forgec.lang import ast as A
-from forgec.lang.check import _has_write
+from forgec.lang.check import has_write
 from forgec.runtime.envrt import ToolError
 from forgec.synth import synthesize
 from test_golden_pipeline import check_golden
@@ -106,7 +106,7 @@ def test_read_write_kinds_match_hand_labels() -> None:
 @pytest.mark.parametrize("name", ["math_bfcl.jsonl", "converter_mcp.json"])
 def test_pure_tools_are_reads_that_never_write(name: str) -> None:
     for t in decl_of(SIM / name).tools:
-        assert kind(t) == "read" and not _has_write(t.body), t.name
+        assert kind(t) == "read" and not has_write(t.body), t.name
 
 
 def test_tau_calculate_and_handoff_are_reads(tmp_path: Path) -> None:
@@ -115,7 +115,7 @@ def test_tau_calculate_and_handoff_are_reads(tmp_path: Path) -> None:
         decl, _ = synthesize(envs[0])
         tools = {t.name: t for t in decl.tools}
         for n in ("calculate", "transfer_to_human_agents", "think"):
-            assert kind(tools[n]) == "read" and not _has_write(tools[n].body) and "conservative" not in tools[n].annotations, (dom, n)
+            assert kind(tools[n]) == "read" and not has_write(tools[n].body) and "conservative" not in tools[n].annotations, (dom, n)
     only = A.EnvDecl(decl.name, None, (), (), (tools["calculate"], tools["transfer_to_human_agents"]))
     env = env_of(only, tmp_path)
     assert env.step("calculate", {"expression": "(1.5 + 2) * -3 / 2"}) == -5.25
@@ -271,7 +271,7 @@ def test_documented_no_change_is_a_read_of_its_arguments(tmp_path: Path) -> None
                    params=(ir.Param(name="recipient", type=S, required=True), ir.Param(name="copies", type=I, required=True)))
     decl, _ = synthesize(ir.Environment(name="labels", tools=(tool,)))
     t = decl.tools[0]
-    assert kind(t) == "read" and not _has_write(t.body) and "conservative" not in t.annotations
+    assert kind(t) == "read" and not has_write(t.body) and "conservative" not in t.annotations
     env = env_of(decl, tmp_path)
     assert env.step("preview_label", {"recipient": "Ana", "copies": 2}) == {"recipient": "Ana", "copies": 2}
 

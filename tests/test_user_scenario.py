@@ -397,11 +397,11 @@ def test_a_noun_that_is_also_a_verb_is_no_proposal(examples_build):
 
 def test_the_oracle_speaks_in_plain_words_not_tool_names(examples_build):
     """Over 100 oracle dialogues per example env, no agent turn names a tool: its identifier or all its
-    words in a row (the rule of forgec/scenario.py's `_names_tool`; verb-particle names like check_in and
+    words in a row (the rule of forgec/wording.py's `names_tool`; verb-particle names like check_in and
     one-word names, which are plain words, excepted), and no proposal dumps "with <arg> <value>"."""
     import re
 
-    from forgec.scenario import _names_tool
+    from forgec.wording import names_tool as _names_tool
     from forgec.wording import split_name
 
     tools: dict[str, list[str]] = {}

@@ -276,12 +276,12 @@ def fingerprint(url: str, model: str, prompt_ids: list[int], tokens: int = 4, ti
     """Greedy ids and log-probs of a fixed prompt: what the served weights say (None when unreachable)."""
     import json
 
-    from forgec.train.rollout import _http
+    from forgec.train.rollout import http_json
 
     body = {"model": model, "prompt": prompt_ids, "max_tokens": tokens, "temperature": 0, "logprobs": 1,
             "return_token_ids": True, "skip_special_tokens": False}
     try:
-        code, text = _http("POST", url.rstrip("/") + "/completions", body, timeout=timeout)
+        code, text = http_json("POST", url.rstrip("/") + "/completions", body, timeout=timeout)
     except OSError:
         return None
     if code != 200:

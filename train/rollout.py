@@ -200,7 +200,7 @@ class VLLMEngine:
         return list(ids), logprobs
 
 
-def _http(method: str, url: str, body: dict | None = None, timeout: float = 600.0) -> tuple[int, str]:
+def http_json(method: str, url: str, body: dict | None = None, timeout: float = 600.0) -> tuple[int, str]:
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
     try:
@@ -216,10 +216,10 @@ def reload_remote(server_url: str, weights_dir: str | Path) -> bool:
     `weights_dir` must be readable by the server (shared storage). False when the server lacks the API.
     """
     root = server_url.rstrip("/").removesuffix("/v1")
-    code, _ = _http("POST", f"{root}/collective_rpc", {"method": "reload_weights", "kwargs": {"weights_path": str(Path(weights_dir).resolve())}})
+    code, _ = http_json("POST", f"{root}/collective_rpc", {"method": "reload_weights", "kwargs": {"weights_path": str(Path(weights_dir).resolve())}})
     if code != 200:
         return False
-    _http("POST", f"{root}/reset_prefix_cache")
+    http_json("POST", f"{root}/reset_prefix_cache")
     return True
 
 
@@ -227,7 +227,7 @@ def server_healthy(server_url: str, timeout: float = 5.0) -> bool:
     """GET /health on an OpenAI-compatible server (vLLM answers 200 once it serves)."""
     root = server_url.rstrip("/").removesuffix("/v1")
     try:
-        return _http("GET", f"{root}/health", timeout=timeout)[0] == 200
+        return http_json("GET", f"{root}/health", timeout=timeout)[0] == 200
     except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
         return False
 
@@ -307,7 +307,7 @@ class VLLMServer:
             if self.proc is not None and self.proc.poll() is not None:
                 raise RuntimeError(f"vLLM server exited with code {self.proc.returncode} (log: {self.log_path})")
             try:
-                code, _ = _http("GET", f"http://127.0.0.1:{self.port}/health", timeout=5)
+                code, _ = http_json("GET", f"http://127.0.0.1:{self.port}/health", timeout=5)
                 if code == 200:
                     return
             except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):

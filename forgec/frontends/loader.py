@@ -51,7 +51,7 @@ def join_pointer(base: str, *tokens: Any) -> str:
 
 _WS = re.compile(r"[ \t\n\r]*")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_SCAN = json.JSONDecoder().raw_decode  # C scanner: skips one value at a given offset
+SCAN = json.JSONDecoder().raw_decode  # C scanner: skips one value at a given offset
 
 
 class JsonLocator:
@@ -89,14 +89,14 @@ class JsonLocator:
                 j = _WS.match(text, m.end()).end() + 1  # past ':'
                 j = _WS.match(text, j).end()
                 self.spans[ptr + "/" + escape_pointer_token(key)] = (i, m.end(), j)  # last wins, as in json.loads
-                _, k = _SCAN(text, j)
+                _, k = SCAN(text, j)
                 i = _WS.match(text, k).end()
                 if i < self.end and text[i] == ",":
                     i = _WS.match(text, i + 1).end()
         else:
             n = 0
             while i < self.end and text[i] != "]":
-                _, k = _SCAN(text, i)
+                _, k = SCAN(text, i)
                 self.spans[ptr + "/" + str(n)] = (i, k if text[i] not in "{[" else i + 1, i)
                 n += 1
                 i = _WS.match(text, k).end()

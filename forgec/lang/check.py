@@ -162,7 +162,7 @@ class EnvTypes:
             elif tool.python is not None or tool.body is None:
                 got = not any(a in ("read", "search") for a in tool.annotations)
             else:
-                got = _has_write(tool.body)
+                got = has_write(tool.body)
             self._writes[id(tool)] = got
         return got
 
@@ -245,13 +245,13 @@ def _written(et: "EnvTypes", target) -> set[str]:
         return {"*"} if is_loose(t) else set()  # a global (`state.x`) or a local value: no entity
 
 
-def _has_write(stmts) -> bool:
+def has_write(stmts) -> bool:
     for s in stmts:
         if isinstance(s, WRITE_STMTS):
             return True
-        if isinstance(s, A.For) and _has_write(s.body):
+        if isinstance(s, A.For) and has_write(s.body):
             return True
-        if isinstance(s, A.If) and (_has_write(s.then) or _has_write(s.orelse)):
+        if isinstance(s, A.If) and (has_write(s.then) or has_write(s.orelse)):
             return True
     return False
 
@@ -1434,6 +1434,11 @@ def _check_modules(modules: list[A.Module], roots=None) -> tuple[list[Diagnostic
     return diags, types, all_mods
 
 
+def link_outside(path) -> Diagnostic:
+    """A .forge file found in a folder that is a symlink leading outside the folders read (`check` and `compile`)."""
+    return error(C.IMPORT_OUTSIDE, f"{path} is a symlink that leads outside the folders being read; it was not read", Span(str(path)))
+
+
 def load(paths, roots=None) -> tuple[list[A.Module], list[Diagnostic]]:
     """Read .forge files (folders recursively, sorted), parse them, and follow their imports
     (imported files come after the named ones; each file once). Missing imports are
@@ -1450,8 +1455,7 @@ def load(paths, roots=None) -> tuple[list[A.Module], list[Diagnostic]]:
                 if not q.is_file():
                     continue
                 if not confine.within(q, roots):
-                    diags.append(error(C.IMPORT_OUTSIDE, f"{q} is a symlink that leads outside the folders being read; "
-                                                         "it was not read", Span(str(q))))
+                    diags.append(link_outside(q))
                     continue
                 files.append(str(q))
         elif p.is_file():

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from forgec import ir
 from forgec.diagnostics import Diagnostic, Span, warning
 from forgec.lang import ast as A
-from forgec.lang.check import _has_write
+from forgec.lang.check import has_write
 
 from . import codes, prose
 from .pure import pure_effect
@@ -40,7 +40,7 @@ from .schema import (
     Schema,
     ToolView,
     TypeMapper,
-    _range_field,
+    range_field,
     ensure_action_log,
     field_path,
     strip_optional,
@@ -229,7 +229,7 @@ def build_tool(s: Schema, v: ToolView, tm: TypeMapper) -> Built:
                 help="edit its effect in env.forge (or use `--synth llm`); the call is recorded in `ActionLog`",
             )
         )
-    if v.kind in ("read", "search") and _has_write(body or ()):  # the checker's own test: kinds agree
+    if v.kind in ("read", "search") and has_write(body or ()):  # the checker's own test: kinds agree
         kind = "action"
     ann = [kind] + (["conservative"] if conservative else [])  # stored without "@"
     cited = v.cited + ([] if conservative else prose.cite_existing(v, body))
@@ -238,7 +238,7 @@ def build_tool(s: Schema, v: ToolView, tm: TypeMapper) -> Built:
         name=v.name,
         params=tuple(A.ParamDecl(p.name, p.type, p.default, p.doc) for p in params),
         returns=ret,
-        doc=_doc(v.tool.description),
+        doc=tool_doc(v.tool.description),
         body=tuple(body),
         annotations=tuple(ann),
         notes=notes,
@@ -250,7 +250,7 @@ class _NoRule(Exception):
     pass
 
 
-def _doc(desc: str) -> str:
+def tool_doc(desc: str) -> str:
     d = " ".join((desc or "").split())
     return d
 
@@ -322,7 +322,7 @@ def _filters(s: Schema, e: Entity, v: ToolView, pmap) -> list[A.Expr]:
         path = field_path(s, e, p.name)
         cmp_op = "=="
         if path is None:
-            rf = _range_field(wire)
+            rf = range_field(wire)
             if rf is None:
                 continue
             path = field_path(s, e, ident(rf))
@@ -972,9 +972,9 @@ EFFECT_OF_KIND = {"read": _read, "search": _search, "create": _create, "update":
 
 
 def _no_change(v: ToolView) -> bool:
-    from .schema import _no_change_desc
+    from .schema import no_change_desc
 
-    return _no_change_desc(v.tool.description)
+    return no_change_desc(v.tool.description)
 
 
 def _computed(s: Schema, v: ToolView, pmap):

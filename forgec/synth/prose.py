@@ -157,12 +157,12 @@ def _bounds(low: str, sent: str) -> list[Fact]:
         for part in re.split(r"\s*(?:,\s*and|\band\b|,)\s*(?=(?:at|no|not|positive|non|greater|more|less|fewer|between|strictly|a\s+m))", m.group("rest")):
             b = _BETWEEN.match(part)
             if b:
-                out += [Fact("bound", sent, subj, ">=", _num(b.group("a"))), Fact("bound", sent, subj, "<=", _num(b.group("b")))]
+                out += [Fact("bound", sent, subj, ">=", parse_num(b.group("a"))), Fact("bound", sent, subj, "<=", parse_num(b.group("b")))]
                 continue
             for rx, op, n in _BOUNDS:
                 hit = rx.match(part)
                 if hit:
-                    out.append(Fact("bound", sent, subj, op, n if n is not None else _num(hit.group("n"))))
+                    out.append(Fact("bound", sent, subj, op, n if n is not None else parse_num(hit.group("n"))))
                     break
     return out
 
@@ -260,7 +260,7 @@ def _literal(x: str):
         return 0
     if x in ("null", "none", "empty"):
         return None
-    return _num(x)
+    return parse_num(x)
 
 
 _WHEN = re.compile(rf"^\W*(?:\w+\W+){{0,3}}?(?:if|when|only\s+when)\s+(?:it|the\s+(?P<subj>[a-z][a-z ]{{0,30}}?)|its\s+status)\s+(?:is|was)\s+(?:already\s+|still\s+)?{_QVAL}(?=\s*(?:[.;,]|$))")
@@ -337,7 +337,7 @@ def _closed_set(rest: str, lead: str) -> tuple[str, ...] | None:
     return None
 
 
-def _num(x: str):
+def parse_num(x: str):
     if re.fullmatch(r"\d+", x or ""):
         return int(x)
     if re.fullmatch(r"\d+\.\d+", x or ""):

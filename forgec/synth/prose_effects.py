@@ -11,7 +11,7 @@ import re
 
 from forgec.lang import ast as A
 
-from .prose import BOOL, NUMS, Fact, _num, cite, field_named, names_entity, once_field, read, words
+from .prose import BOOL, NUMS, Fact, parse_num, cite, field_named, names_entity, once_field, read, words
 
 
 def changes(s, e, v, pmap, k: str, made: list[A.Stmt], extras: bool = True) -> list[tuple[A.Stmt, str]]:
@@ -322,7 +322,7 @@ def _amount(pmap, phrase: str) -> A.Expr | None:
     from .names import ident
     from .schema import strip_optional
 
-    n = _num(phrase)
+    n = parse_num(phrase)
     if n is not None:
         return A.Literal(n)
     p = pmap.get(phrase) or next((p for p in pmap.values() if p.name == ident(phrase)), None)

@@ -34,12 +34,12 @@ FLOAT = A.PrimType("float")
 STR = A.PrimType("str")
 
 # unit -> (kind, factor to the kind's base unit, offset): base = value * factor + offset
-_UNITS: dict[str, tuple[str, F, F]] = {}
+UNITS: dict[str, tuple[str, F, F]] = {}
 
 
 def _unit(kind: str, factor, offset, *names: str) -> None:
     for n in names:
-        _UNITS[n] = (kind, F(factor), F(offset))
+        UNITS[n] = (kind, F(factor), F(offset))
 
 
 _unit("length", 1, 0, "m", "meter", "meters", "metre", "metres")
@@ -75,7 +75,7 @@ _unit("time", 3600, 0, "h", "hr", "hour", "hours")
 _unit("time", 86400, 0, "day", "days")
 
 # a unit named in prose (one letter and "in" are too common to count as a mention)
-_PROSE_UNIT = {n for n in _UNITS if len(n) > 2 and n not in ("min", "day", "days", "cup", "cups")} | {"km", "kg", "mph", "kph", "ml", "lb", "oz", "ft", "mi", "mm", "cm"}
+_PROSE_UNIT = {n for n in UNITS if len(n) > 2 and n not in ("min", "day", "days", "cup", "cups")} | {"km", "kg", "mph", "kph", "ml", "lb", "oz", "ft", "mi", "mm", "cm"}
 
 # operations a name or description may name: (op, pattern), most specific first
 _OPS: list[tuple[str, re.Pattern]] = [
@@ -131,8 +131,8 @@ def _named(ps, *words: str):
 
 def claim(env, taken: frozenset):
     """The pure tools of `env` as a shape claim (reads; no state)."""
-    from .effects import _doc, tool_params
-    from .schema import Schema, TypeMapper, _view
+    from .effects import tool_doc, tool_params
+    from .schema import Schema, TypeMapper, tool_view
     from .shapes import Claim
 
     c = Claim(shape="pure")
@@ -141,14 +141,14 @@ def claim(env, taken: frozenset):
     for t in env.tools:
         if t.name in taken or any(p.type.kind in ("object", "ref", "union") for p in t.params):
             continue
-        v = _view(t, 0)
+        v = tool_view(t, 0)
         params = tool_params(sch, v, tm)
         got = pure_effect(sch, v, {p.wire: p for p in params})
         if got is None:
             continue
         body, ret = got
         c.tools[t.name] = A.ToolDecl(name=v.name, params=tuple(A.ParamDecl(p.name, p.type, p.default, p.doc) for p in params),
-                                     returns=ret, doc=_doc(t.description), body=tuple(body), annotations=("read",))
+                                     returns=ret, doc=tool_doc(t.description), body=tuple(body), annotations=("read",))
     return c if c.tools else None
 
 
@@ -189,11 +189,11 @@ def _unchanged(v, ps):
     """Documented as changing nothing: a read whose result is a deterministic function of its
     arguments — `think` echoes its one text; another tool returns its arguments as a record
     (what it computes is not a named operation, so nothing more is claimed)."""
-    from .schema import _no_change_desc
+    from .schema import no_change_desc
 
     req = [p for p in ps if not p.optional]
     desc = v.tool.description or ""
-    if not (_no_change_desc(desc) or _NOTHING.search(desc.lower())) or not req:
+    if not (no_change_desc(desc) or _NOTHING.search(desc.lower())) or not req:
         return None
     if len(req) == 1 and req[0].type == STR:
         return [A.Return(N(req[0].name))], STR
@@ -379,7 +379,7 @@ def _pair(m):
 
 
 def _pair_of(a: str, b: str):
-    ua, ub = _UNITS.get(a), _UNITS.get(b)
+    ua, ub = UNITS.get(a), UNITS.get(b)
     if ua is None or ub is None or ua[0] != ub[0] or a == b:
         return None
     return ua, ub
@@ -391,15 +391,15 @@ def _table(x, units, text: str):
     enums = [p.type.values for p in (src, dst) if isinstance(p.type, A.EnumType)]
     if enums:
         names = list(dict.fromkeys(u for vals in enums for u in vals))
-        rows = [([u], _UNITS.get(u.lower())) for u in names]
+        rows = [([u], UNITS.get(u.lower())) for u in names]
         if any(r is None for _, r in rows):
             return None
     else:
-        mentioned = {_UNITS[w][0] for w in re.findall(r"[a-z/°]+", text) if w in _PROSE_UNIT}
+        mentioned = {UNITS[w][0] for w in re.findall(r"[a-z/°]+", text) if w in _PROSE_UNIT}
         if not mentioned:
             return None
         grouped: dict[tuple, list[str]] = {}
-        for u, r in _UNITS.items():
+        for u, r in UNITS.items():
             if r[0] in mentioned:
                 grouped.setdefault(r, []).append(u)
         rows = [(us, r) for r, us in grouped.items()]

@@ -258,7 +258,7 @@ def classify(tool: ir.Tool, prefix: int = 0) -> str:
         kind = "action"
     if destructive is True and kind in ("read", "search", "create"):
         kind = "delete" if verb in DELETE_VERBS else "update"
-    if kind == "action" and _no_change_desc(tool.description):
+    if kind == "action" and no_change_desc(tool.description):
         return "action"
     return kind
 
@@ -300,7 +300,7 @@ def _list_desc(desc: str) -> bool:
     return bool(re.match(r"\s*(list|search|find|query)\b", desc or "", re.I))
 
 
-def _no_change_desc(desc: str) -> bool:
+def no_change_desc(desc: str) -> bool:
     return bool(re.search(r"(not|never)\s+(obtain new information or )?change the (database|state)", desc or "", re.I))
 
 
@@ -441,7 +441,7 @@ def infer_schema(env: ir.Environment) -> Schema:
     prefix = common_prefix([t.name for t in tools])
     cp = _common_path(tools)
     for t in tools:
-        s.views[t.name] = _view(t, prefix, cp)
+        s.views[t.name] = tool_view(t, prefix, cp)
     _discover_entities(s)
     _bind_tools(s)
     _gather_fields(s)
@@ -473,7 +473,7 @@ def _common_path(tools: list[ir.Tool]) -> int:
     return n
 
 
-def _view(t: ir.Tool, prefix: int, common_path: int = 0) -> ToolView:
+def tool_view(t: ir.Tool, prefix: int, common_path: int = 0) -> ToolView:
     toks = _http_tokens(t, common_path) or tokens(t.name)[prefix:] or tokens(t.name)
     kind = classify(t, prefix)
     verb = _verb(toks, t.description)
@@ -1076,7 +1076,7 @@ def _fields_from_search_filters(s: Schema, tm: TypeMapper) -> None:
         for p in v.tool.params:
             if p.name in MODIFIER_PARAMS or p.name == e.key:
                 continue
-            if _range_field(p.name) or field_path(s, e, ident(p.name)) is not None:
+            if range_field(p.name) or field_path(s, e, ident(p.name)) is not None:
                 continue
             if p.name in v.refs:
                 e.fields.setdefault(ident(p.name), Field(ident(p.name), A.NamedType(v.refs[p.name]), p.description))
@@ -1302,7 +1302,7 @@ def amount_param(v: ToolView):
     return None
 
 
-def _range_field(pname: str) -> str | None:
+def range_field(pname: str) -> str | None:
     t = tokens(pname)
     if len(t) >= 2 and t[0] in ("min", "max", "start", "end", "from", "since", "until", "before", "after"):
         return "_".join(t[1:])

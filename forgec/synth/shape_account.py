@@ -24,7 +24,7 @@ import re
 from forgec import ir
 
 from .names import ident, singular, tokens
-from .shape_device import _session
+from .shape_device import session_entity
 from .shape_sim import cited, claim_from_text, forge_type, positive, q, sentences
 from .shapes import Claim
 
@@ -70,7 +70,7 @@ def _side(t):
 
 def _classify(t: ir.Tool) -> str | None:
     w = _w(t)
-    sess = _session(t)
+    sess = session_entity(t)
     if sess:
         return "session"
     req = [p for p in t.params if p.required]
@@ -132,7 +132,7 @@ def _model(env: ir.Environment, tools: list[ir.Tool], cls: dict) -> Claim | None
     qn = ident(_qty(places[0]).name) if places else "quantity"
     sn = next((ident(_side(t).name) for t in places if _side(t)), "side")
     names = {"side": sn, "quantity": qn}
-    session = {_session(t) for t in tools if cls[t.name] == "session"} >= {"in"}
+    session = {session_entity(t) for t in tools if cls[t.name] == "session"} >= {"in"}
     guard = next((x for t in tools if cls[t.name] == "session" for x in sentences(t.description) if NEEDS_LOGIN.search(x.lower())), None) if session else None
     # the documented quote fields a Stock carries besides its name and price
     extra: dict[str, str] = {}
@@ -207,7 +207,7 @@ def _body(t: ir.Tool, c: str, sym: str, okey: str, side_vals: tuple, guard: str 
     login = [('require state.current_user != null else "no user is signed in"', guard)] if guard else []
     s, o, qp, pp, sd = _symbol(t), _order(t), _qty(t), _price(t), _side(t)
     if c == "session":
-        kind = _session(t)
+        kind = session_entity(t)
         if kind == "in":
             from .shape_device import USER_WORDS
 

@@ -103,7 +103,7 @@ def _noun(t: ir.Tool) -> list[str]:
     return [w for w in _toks(t) if w not in VERBS and w not in STOP and w not in ("on", "off", "in", "out", "status")]
 
 
-def _session(t: ir.Tool) -> str | None:
+def session_entity(t: ir.Tool) -> str | None:
     ws = _toks(t)
     pairs = list(zip(ws, ws[1:]))
     if set(ws) & {"login", "signin", "logon", "authenticate"} or ("log", "in") in pairs or ("sign", "in") in pairs:
@@ -122,7 +122,7 @@ def _scalar(p: ir.Param) -> bool:
 def _classify(t: ir.Tool) -> str | None:
     ws = set(_toks(t))
     ps = _ps(t)
-    if _session(t):
+    if session_entity(t):
         return "session"
     writes = ws & (VERBS - READ_WORDS) - {"set"} or "set" in ws
     if (ws & READ_WORDS or (t.name.lower().endswith("status"))) and not writes and all(p.type.kind == "enum" or not p.required for p in ps):
@@ -151,7 +151,7 @@ def claim(env: ir.Environment, taken: frozenset) -> Claim | None:
     cls = {t.name: _classify(t) for t in cands}
     control = [t for t in cands if cls[t.name] in ("set", "level", "parts", "toggle") and set(_noun(t)) & CONTROL]
     session = [t for t in cands if cls[t.name] == "session"]
-    if len(control) < 2 and not ({_session(t) for t in session} >= {"in", "out"}):
+    if len(control) < 2 and not ({session_entity(t) for t in session} >= {"in", "out"}):
         return None
     mine = [t for t in cands if cls[t.name] is not None and (t in control or t in session or cls[t.name] == "read" or
                                                               (cls[t.name] in ("set", "toggle") and set(_toks(t)) & (VERBS - READ_WORDS)))]
@@ -164,14 +164,14 @@ def claim(env: ir.Environment, taken: frozenset) -> Claim | None:
 def _value_name(noun: list[str], p: ir.Param, used: dict[str, Value]) -> str:
     pt = [singular(w) for w in tokens(p.name)]
     base = p.name  # the docs' own spelling: calls drawn from the state find it under this name
-    from .pure import _UNITS
+    from .pure import UNITS
 
     rename = {"activate": "active", "enable": "enabled", "action": "", "command": "", "state": "", "status": ""}
     if set(pt) & set(noun):
         name = "_".join(noun) if set(pt) <= set(noun) and len(noun) > len(pt) else base
-    elif noun and (all(w in GENERIC for w in pt) or (len(pt) == 1 and pt[0] in _UNITS)):
+    elif noun and (all(w in GENERIC for w in pt) or (len(pt) == 1 and pt[0] in UNITS)):
         # `set_target_temperature(celsius)`: the value is the noun; `garage_door(action)`: the door
-        name = "_".join(noun + [rename.get(w, w) for w in pt if rename.get(w, w) and w not in _UNITS])
+        name = "_".join(noun + [rename.get(w, w) for w in pt if rename.get(w, w) and w not in UNITS])
     else:
         name = base if base not in used else "_".join(noun + pt)
     return ident(name)
@@ -318,10 +318,10 @@ def _needs_user(tools: list[ir.Tool]) -> dict[str, str]:
     tool's "every other control needs a signed-in user"."""
     pat = re.compile(r"\b(signed[- ]in|logged[- ]in|log(?:ged)? in first|sign(?:ed)? in first|requires? (?:a )?(?:login|sign[- ]in|authentication))\b")
     out: dict[str, str] = {}
-    every = next((s for t in tools if _session(t) == "in" for s in sentences(t.description)
+    every = next((s for t in tools if session_entity(t) == "in" for s in sentences(t.description)
                   if pat.search(s.lower()) and re.search(r"\b(every|all) other\b", s.lower())), None)
     for t in tools:
-        if _session(t):
+        if session_entity(t):
             continue
         own = next((s for s in sentences(t.description) if pat.search(s.lower())), None)
         if own or every:
@@ -410,7 +410,7 @@ def _body(plan: Plan, vals: dict[str, Value], needs_user: dict[str, str], plans:
         msg = q(sent.rstrip("."))
         pre.append((f"require {cond} else {msg}" if g is None else f"if {g} {{ require {cond} else {msg} }}", sent))
     if plan.cls == "session":
-        kind = _session(t)
+        kind = session_entity(t)
         if kind == "in":
             up = next(p for p in _ps(t) if set(tokens(p.name)) & USER_WORDS)
             return "update", pre + [f"set state.current_user = {ident(up.name)}", "return {current_user: state.current_user}"], "{current_user: str?}"
