@@ -11,16 +11,25 @@ library only) started under bubblewrap (`bwrap`):
   worker's code is passed on the command line, so not even forgec is mounted);
 * `--clearenv` (an empty environment), `--new-session`, `--die-with-parent`, `--cap-drop ALL`;
 * a seccomp filter (compiled by the system's libseccomp through ctypes, loaded by bwrap)
-  refusing fork/clone, sockets, ptrace, mounts and namespaces, when libseccomp is present;
-* resource limits set in the worker before any body runs: RLIMIT_AS, CPU (per call), NPROC 0,
-  FSIZE, NOFILE, CORE.
+  refusing fork/clone, sockets, ptrace, mounts, namespaces, SysV/POSIX IPC (shared memory,
+  message queues, semaphores: kernel memory outside RLIMIT_AS) and timers (`setitimer`, `alarm`,
+  POSIX timers, timerfd: code that would run after its call returned), when libseccomp is present;
+* resource limits set in the worker before any body runs: RLIMIT_AS, CPU (soft per call, hard
+  for the worker's whole life: WORKER_CPU seconds), NPROC 0, FSIZE, NOFILE, CORE, MSGQUEUE 0.
 
 The parent talks to it over a socketpair with length-prefixed JSON frames carrying a random
 call id (never pickle: a forged reply must not run code in the parent). One deadline covers
 sending, waiting and reading; a reply with another id, extra bytes after the reply, or any
 process or thread left in the sandbox after a call kills the whole sandbox (its pid namespace
-dies with it) and the call fails. A timeout, crash, `MemoryError` or protocol error becomes a
-`ToolError` for that call and the next call starts a fresh worker, so an episode never hangs.
+dies with it) and the call fails. So does a call that changed the worker's signal handlers or
+signal mask or (without seccomp) left a POSIX timer armed: all read from the host in /proc.
+Between calls the worker is stopped (SIGSTOP, sent through a pidfd), so no body code runs
+outside a call. A reply is refused before it is parsed when it is over FORGEC_SANDBOX_REPLY_MB
+(default 4) or would take over PARSE_FACTOR times that once parsed (`_reply_cost`). A worker
+whose lifetime CPU budget might not cover another call, or that kept over half its memory
+limit after a call, is replaced before the next call (transparently). A timeout, crash,
+`MemoryError` or protocol error becomes a `ToolError` for that call and the next call starts
+a fresh worker, so an episode never hangs.
 
 Without a usable bwrap, python bodies are refused (a `ToolError` naming the fix,
 `apt-get install bubblewrap`) unless FORGEC_UNSAFE_NO_SANDBOX=1 is set, which runs the same
@@ -49,12 +58,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from forgec.runtime.envrt import ToolError
+from forgec.runtime.errors import ToolError
 
 DEFAULT_TIME_LIMIT = 2.0  # seconds per call (wall clock: send + run + read)
 DEFAULT_MEMORY_MB = 512  # address space the worker may use beyond its start-up size
 STARTUP_TIMEOUT = 60.0
-MAX_REPLY = 64 * 1024 * 1024
+DEFAULT_REPLY_MB = 4  # largest reply (result + new state as JSON), FORGEC_SANDBOX_REPLY_MB
+PARSE_FACTOR = 8  # a reply may take at most this times the reply limit once parsed (see _reply_cost)
+WORKER_CPU = 60  # CPU seconds one worker may use in its whole life (hard RLIMIT_CPU); replaced before
+GREETING_MAX = 4096
+REPLY_ENV = "FORGEC_SANDBOX_REPLY_MB"
 UNSAFE_ENV = "FORGEC_UNSAFE_NO_SANDBOX"
 BWRAP_ENV = "FORGEC_BWRAP"  # path of bwrap (default: /usr/bin/bwrap, then PATH)
 SANDBOX_UID = 65534
@@ -66,12 +79,22 @@ DENIED_SYSCALLS = (
     "fork vfork clone clone3 socket socketpair connect bind listen accept accept4 ptrace process_vm_readv "
     "process_vm_writev mount umount2 pivot_root chroot unshare setns keyctl add_key request_key bpf perf_event_open "
     "userfaultfd io_uring_setup kexec_load kexec_file_load init_module finit_module delete_module swapon swapoff "
-    "reboot acct open_by_handle_at name_to_handle_at personality fanotify_init quotactl mknod mknodat memfd_create"
+    "reboot acct open_by_handle_at name_to_handle_at personality fanotify_init quotactl mknod mknodat memfd_create "
+    # SysV and POSIX IPC: a segment or queue outlives the call and is not charged to RLIMIT_AS
+    "shmget shmat shmdt shmctl msgget msgsnd msgrcv msgctl semget semop semtimedop semctl ipc "
+    "mq_open mq_unlink mq_timedsend mq_timedreceive mq_notify mq_getsetattr "
+    # timers: a signal handler they fire would run body code after its call returned (python
+    # start-up and the allowed modules use none of them: checked with strace)
+    "setitimer alarm timer_create timer_settime timerfd_create timerfd_settime"
 ).split()
 
 
 class _ProtocolError(Exception):
     """The worker broke the protocol (wrong id, bad frame, extra bytes): kill it."""
+
+
+class _TooBig(_ProtocolError):
+    """A reply over the size limit (refused before it is read or parsed): kill the worker."""
 
 
 # --------------------------------------------------------------------------- availability
@@ -247,26 +270,50 @@ def _send_frame(sock: socket.socket, data: bytes, deadline: float) -> None:
     sock.sendall(struct.pack(">I", len(data)) + data)
 
 
-def _recv_exact(sock: socket.socket, n: int, deadline: float) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
+def _recv_exact(sock: socket.socket, n: int, deadline: float) -> bytearray:
+    """Exactly n bytes, read into one buffer of that size (never more memory than the frame)."""
+    buf = bytearray(n)
+    view = memoryview(buf)
+    got = 0
+    while got < n:
         left = deadline - time.monotonic()
         if left <= 0:
             raise TimeoutError
         sock.settimeout(left)
-        chunk = sock.recv(min(n - len(buf), 1 << 20))
-        if not chunk:
+        k = sock.recv_into(view[got:], min(n - got, 1 << 20))
+        if not k:
             raise EOFError
-        buf += chunk
-    return bytes(buf)
+        got += k
+    view.release()
+    return buf
 
 
-def _recv_frame(sock: socket.socket, deadline: float) -> dict:
+def _mb(n: float) -> str:
+    return f"{n / 1048576:.3g} MB"
+
+
+def _reply_cost(data: bytes | bytearray, budget: int = 0) -> int:
+    """About the most `json.loads(data)` allocates, in bytes (0 when that cannot exceed `budget`):
+    an upper bound checked with tracemalloc (peak/size is up to 25 for `[[],[],...]`, 18 for
+    `{"1":[],...}`, 13 for `["ab",...]`, 5 for a long string with one astral escape): every `,`
+    `[` `:` may make a Python object of up to 64 bytes, every `{` a dict of up to 256, plus the
+    decoded text (up to 4 bytes a character once a `\\u` escape makes it wide)."""
+    if 197 * len(data) <= budget:  # no byte costs more than 5 + 192: no need to look
+        return 0
+    n = data.count(b",") + data.count(b"[") + data.count(b":")
+    return (5 if data.find(b"\\") >= 0 else 2) * len(data) + 64 * n + 192 * data.count(b"{")
+
+
+def _recv_frame(sock: socket.socket, deadline: float, limit: int = GREETING_MAX) -> dict:
     (n,) = struct.unpack(">I", _recv_exact(sock, 4, deadline))
-    if n > MAX_REPLY:
-        raise _ProtocolError(f"a reply of {n} bytes is over the {MAX_REPLY}-byte limit")
+    if n > limit:  # refused from its header: nothing of it is read
+        raise _TooBig(f"its reply is {n} bytes of JSON, over the {_mb(limit)} limit ({REPLY_ENV})")
+    data = _recv_exact(sock, n, deadline)
+    cost = _reply_cost(data, PARSE_FACTOR * limit)
+    if cost > PARSE_FACTOR * limit:
+        raise _TooBig(f"its reply would take about {_mb(cost)} once parsed, over the {_mb(PARSE_FACTOR * limit)} limit ({PARSE_FACTOR} x {REPLY_ENV})")
     try:
-        msg = json.loads(_recv_exact(sock, n, deadline))
+        msg = json.loads(data)
     except (ValueError, RecursionError) as e:
         raise _ProtocolError(f"a malformed reply ({type(e).__name__})") from None
     if type(msg) is not dict:
@@ -280,13 +327,26 @@ def _recv_frame(sock: socket.socket, deadline: float) -> dict:
 _PROC_CHILDREN = os.path.exists(f"/proc/self/task/{os.getpid()}/children")  # CONFIG_PROC_CHILDREN
 
 
+def _read_proc(path: str) -> bytes:
+    """A /proc file's bytes, with plain os.open/os.read (half the cost of open(): it runs per call)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        out = b""
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return out
+            out += chunk
+    finally:
+        os.close(fd)
+
+
 def _children(pid: int) -> list[int] | None:
     """Child pids of `pid` (None when it is gone or /proc cannot tell)."""
     if not _PROC_CHILDREN:
         return _children_by_scan(pid)
     try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return [int(x) for x in f.read().split()]
+        return [int(x) for x in _read_proc(f"/proc/{pid}/task/{pid}/children").split()]
     except (OSError, ValueError):
         return None
 
@@ -307,15 +367,49 @@ def _children_by_scan(pid: int) -> list[int] | None:
     return sorted(out)
 
 
-def _threads(pid: int) -> int:
+_STATUS_KEYS = ("Threads", "SigBlk", "SigIgn", "SigCgt", "VmRSS")
+
+
+def _status(pid: int) -> dict[str, str]:
+    """The fields of /proc/<pid>/status the leftover check reads ({} when it is gone)."""
     try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("Threads:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return 0
+        text = _read_proc(f"/proc/{pid}/status").decode("ascii", "replace")
+    except OSError:
+        return {}
+    out: dict[str, str] = {}
+    for k in _STATUS_KEYS:
+        i = text.find(f"\n{k}:")
+        if i >= 0:
+            j = text.find("\n", i + 1)
+            out[k] = text[i + len(k) + 2 : j if j >= 0 else None].strip()
+    return out
+
+
+def _threads(pid: int, status: dict[str, str] | None = None) -> int:
+    try:
+        return int((status if status is not None else _status(pid)).get("Threads", "0"))
+    except ValueError:
+        return 0
+
+
+def _timers(pid: int) -> bytes | None:
+    """/proc/<pid>/timers: the POSIX timers it armed (None where the kernel has no such file)."""
+    try:
+        return _read_proc(f"/proc/{pid}/timers")
+    except OSError:
+        return None
+
+
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system) `pid` has used, from /proc/<pid>/stat (None when it is gone)."""
+    try:
+        fields = _read_proc(f"/proc/{pid}/stat").rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _TICK
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 # --------------------------------------------------------------------------- parent side
@@ -325,15 +419,36 @@ class Sandbox:
     """A persistent sandboxed worker with a per-call deadline; killed and restarted after any failure.
 
     `unsafe=None` reads FORGEC_UNSAFE_NO_SANDBOX; `unsafe=True` runs the worker without bwrap.
+    `reply_mb=None` reads FORGEC_SANDBOX_REPLY_MB (default DEFAULT_REPLY_MB). `worker_cpu`: CPU
+    seconds one worker may use in its whole life (its hard RLIMIT_CPU, at least one call's
+    worth); the parent replaces it before a call it might not cover.
     """
 
-    def __init__(self, time_limit: float = DEFAULT_TIME_LIMIT, memory_mb: int = DEFAULT_MEMORY_MB, unsafe: bool | None = None):
+    def __init__(
+        self,
+        time_limit: float = DEFAULT_TIME_LIMIT,
+        memory_mb: int = DEFAULT_MEMORY_MB,
+        unsafe: bool | None = None,
+        reply_mb: float | None = None,
+        worker_cpu: int = WORKER_CPU,
+    ):
         self.time_limit = time_limit
         self.memory_mb = memory_mb
         self.unsafe = unsafe_requested() if unsafe is None else unsafe
+        if reply_mb is None:
+            reply_mb = float(os.environ.get(REPLY_ENV, "") or DEFAULT_REPLY_MB)
+        self.reply_max = max(GREETING_MAX, int(reply_mb * 1024 * 1024))  # bytes
+        self._cpu = max(1, int(self.time_limit + 0.999)) + 1  # the soft RLIMIT_CPU of one call
+        self.worker_cpu = max(int(worker_cpu), self._cpu + 2)
         self._proc: subprocess.Popen | None = None
         self._sock: socket.socket | None = None
         self._worker: int | None = None  # pid of the interpreter (host pid namespace)
+        self._pidfd: int | None = None  # a pidfd of the worker (SIGSTOP/SIGCONT never hit a reused pid)
+        self._stopped = False  # the worker is SIGSTOPped (between calls)
+        self._base: dict = {}  # the worker's signal masks and RSS when it was fresh
+        self._busy = 0.0  # an upper bound of the worker's CPU time (wall time while it was running)
+        self._retire = False  # replace the worker before the next call
+        self._check_timers = True  # read /proc/<pid>/timers after a call (not needed under seccomp)
         self._owner = os.getpid()
         self._lock = threading.Lock()
         self._held_key: str | None = None  # hash of the state the worker holds
@@ -342,8 +457,8 @@ class Sandbox:
     # ---- lifecycle
     def _argv(self, chan: int) -> tuple[list[str], int | None]:
         """The command line (and the seccomp memfd to pass); raises ToolError when no sandbox is usable."""
-        cpu = max(1, int(self.time_limit + 0.999)) + 1
-        cmd = [_python(), "-I", "-S", "-B", "-c", _worker_source(), str(chan), str(int(self.memory_mb)), str(cpu)]
+        limits = (chan, int(self.memory_mb), self._cpu, self.worker_cpu, self.reply_max)
+        cmd = [_python(), "-I", "-S", "-B", "-c", _worker_source(), *map(str, limits)]
         if self.unsafe:
             return cmd, None
         ok, why = availability()
@@ -358,6 +473,7 @@ class Sandbox:
         return _bwrap_argv(bwrap_path() or "bwrap", fd) + cmd, fd
 
     def _start(self) -> None:
+        t0 = time.monotonic()
         a, b = socket.socketpair()
         try:
             argv, seccomp_fd = self._argv(b.fileno())
@@ -391,6 +507,48 @@ class Sandbox:
         if self._worker is None:  # without it no call could be checked for leftovers: refuse now, clearly
             self._kill()
             raise ToolError("python tool sandbox started but its worker is not where bwrap puts it (bwrap -> reaper -> worker)", "sandbox", internal=True)
+        try:
+            self._pidfd = os.pidfd_open(self._worker)
+        except (AttributeError, OSError):  # Linux < 5.3, or not Linux: signals go by pid
+            self._pidfd = None
+        st = _status(self._worker)
+        self._base = {k: st.get(k) for k in ("SigBlk", "SigIgn", "SigCgt")}
+        self._base["rss"] = _kb(st.get("VmRSS"))
+        self._check_timers = self.unsafe or not seccomp_available()  # with seccomp no timer can be armed
+        self._busy = time.monotonic() - t0  # the worker cannot have used more CPU than this
+        self._retire = False
+        self._pause()
+
+    def _signal(self, sig: int) -> bool:
+        try:
+            if self._pidfd is not None:
+                signal.pidfd_send_signal(self._pidfd, sig)
+            elif self._worker is not None:
+                os.kill(self._worker, sig)
+            return True
+        except OSError:
+            return False
+
+    def _pause(self) -> None:
+        """Stop the worker between calls: no code of a body (a handler, a rewritten serve loop) runs
+        outside a call, and an idle worker uses no CPU."""
+        self._stopped = self._signal(signal.SIGSTOP)
+
+    def _resume(self) -> None:
+        if self._stopped:
+            self._stopped = False
+            self._signal(signal.SIGCONT)
+
+    def _worn_out(self) -> bool:
+        """True when the worker's lifetime CPU (its hard RLIMIT_CPU) might not cover one more call."""
+        need = self.time_limit + 1.0
+        if self._busy + need < self.worker_cpu:
+            return False
+        used = cpu_seconds(self._worker) if self._worker is not None else None
+        if used is None:
+            return True
+        self._busy = used
+        return used + need >= self.worker_cpu
 
     def _find_worker(self) -> int | None:
         """The interpreter's host pid: bwrap -> its pid-1 reaper -> the worker (or the process itself, unsafe)."""
@@ -404,12 +562,12 @@ class Sandbox:
             time.sleep(0.005)
         return None
 
-    def _alone(self) -> bool:
+    def _alone(self, status: dict[str, str] | None = None) -> bool:
         """True when the sandbox holds exactly the worker (one thread, no children, no orphans)."""
         w = self._worker
         if self.unsafe and not os.path.isdir("/proc"):
             return True  # no /proc (not Linux): nothing to check, and no isolation promised
-        if w is None or _children(w) != [] or _threads(w) != 1:
+        if w is None or _children(w) != [] or _threads(w, status) != 1:
             return False
         if self.unsafe:
             return True
@@ -444,9 +602,19 @@ class Sandbox:
                 self._sock.close()
             except OSError:
                 pass
+        self._close_pidfd()
         self._proc = self._sock = self._worker = None
         self._held_key = None
+        self._stopped = False
         self.restarts += 1
+
+    def _close_pidfd(self) -> None:
+        if self._pidfd is not None:
+            try:
+                os.close(self._pidfd)
+            except OSError:
+                pass
+            self._pidfd = None
 
     def close(self) -> None:
         with self._lock:
@@ -465,8 +633,10 @@ class Sandbox:
                 self._sock.detach()
             except OSError:
                 pass
+        self._close_pidfd()  # this process's copy; the parent keeps its own
         self._proc = self._sock = self._worker = None
         self._held_key = None
+        self._stopped = False
         self._owner = os.getpid()
 
     @property
@@ -479,13 +649,19 @@ class Sandbox:
         _send_frame(self._sock, json.dumps(req, ensure_ascii=True, separators=(",", ":")).encode("ascii"), deadline)
         if state_text is not None:
             _send_frame(self._sock, state_text, deadline)
-        reply = _recv_frame(self._sock, deadline)
+        reply = _recv_frame(self._sock, deadline, self.reply_max)
         if reply.get("id") != req["id"]:
             raise _ProtocolError("a reply for another call")
         return reply
 
     def _check_clean(self) -> str:
-        """After a call: '' when nothing is left over, else why the sandbox must go."""
+        """After a call: '' when nothing is left over, else why the sandbox must go.
+
+        Read from the host: the process tree, the thread count, the signal masks (a handler or
+        an ignored signal the body installed) and, where seccomp does not refuse timers, the
+        POSIX timers. Open file descriptors are not checked (NOFILE 32 bounds them; listing
+        /proc/<pid>/fd would cost 20 us a call). A worker that kept over half its memory limit
+        is retired (replaced before the next call) without failing this one."""
         assert self._sock is not None
         try:
             self._sock.setblocking(False)
@@ -498,8 +674,19 @@ class Sandbox:
             self._sock.setblocking(True)
         if extra:
             return "wrote extra data to the sandbox channel"
-        if not self._alone():
+        w = self._worker
+        if self.unsafe and not os.path.isdir("/proc"):
+            return ""  # no /proc (not Linux): nothing to check, and no isolation promised
+        st = _status(w) if w is not None else {}
+        if not self._alone(st):
             return "left processes or threads running in the sandbox"
+        if any(st.get(k) != self._base.get(k) for k in ("SigBlk", "SigIgn", "SigCgt")):
+            return "changed the worker's signal handlers or signal mask"
+        if self._check_timers and (_timers(w) or b"").strip():
+            return "left a timer armed in the sandbox"
+        rss, base = _kb(st.get("VmRSS")), self._base.get("rss")
+        if rss is not None and base is not None and (rss - base) * 1024 > self.memory_mb * 1024 * 1024 // 2:
+            self._retire = True  # it keeps much memory between calls: a fresh worker next time
         return ""
 
     def call(
@@ -514,7 +701,7 @@ class Sandbox:
         with self._lock:
             if self._owner != os.getpid():
                 self._forget()
-            if self._proc is None or self._proc.poll() is not None:
+            if self._proc is None or self._proc.poll() is not None or self._retire or self._worn_out():
                 if self._proc is not None:
                     self._kill()
                 self._start()
@@ -530,17 +717,24 @@ class Sandbox:
         raise ToolError(f"python tool {tool} failed: {message}{where}", "sandbox", internal=True)
 
     def _call_locked(self, tool: str, source: str, params: tuple, args: dict, state: dict, where: str, writes: bool, state_key: str | None) -> dict:
-        deadline = time.monotonic() + self.time_limit
         req = {"id": secrets.randbits(62) + 1, "tool": tool, "source": source, "params": list(params), "args": args, "key": state_key, "writes": bool(writes)}
         try:
             send_state = state_key is None or state_key != self._held_key
             text = _state_text(state) if send_state else None
+            t0 = time.monotonic()
+            deadline = t0 + self.time_limit
+            self._resume()
             reply = self._exchange(dict(req, has_state=send_state), text, deadline)
             if reply.get("need_state"):
                 req["id"] += 1
                 reply = self._exchange(dict(req, has_state=True), _state_text(state), deadline)
             self._held_key = state_key
+            if reply.get("kind") == "memory":  # the worker exits after this reply (`call` kills it): nothing to check
+                return reply
             bad = self._check_clean()
+            self._busy += time.monotonic() - t0
+            if not bad:
+                self._pause()
         except (TimeoutError, socket.timeout):
             self._kill()
             raise ToolError(f"python tool {tool} timed out after {self.time_limit:g}s{where}", "sandbox", internal=True) from None
@@ -551,6 +745,9 @@ class Sandbox:
         except (TypeError, ValueError) as e:  # arguments or state that are not JSON
             self._kill()
             raise ToolError(f"python tool {tool}: cannot send the call: {e}", "sandbox") from None
+        except _TooBig as e:
+            self._kill()
+            raise ToolError(f"python tool {tool} failed: {e}; the worker was restarted{where}", "sandbox", internal=True) from None
         except (_ProtocolError, OSError) as e:
             self._kill()
             raise ToolError(f"python tool {tool} broke the sandbox protocol ({e}); the worker was restarted{where}", "sandbox", internal=True) from None
@@ -569,6 +766,14 @@ def _worker_source() -> str:
     return _WORKER_TEXT[0]
 
 
+def _kb(v: str | None) -> int | None:
+    """'1234 kB' -> 1234."""
+    try:
+        return int(v.split()[0]) if v else None
+    except (ValueError, IndexError):
+        return None
+
+
 def _state_text(state: Any) -> bytes:
     return json.dumps(state, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
 
@@ -585,7 +790,8 @@ def shared(tenant: str | None = None) -> Sandbox:
     share a worker, so a hostile body cannot answer for another env's tools), started on first
     call and stopped at exit. A sandbox given to `install` serves every tenant.
 
-    Limits come from FORGEC_SANDBOX_TIME_LIMIT (seconds) and FORGEC_SANDBOX_MEMORY_MB. A
+    Limits come from FORGEC_SANDBOX_TIME_LIMIT (seconds), FORGEC_SANDBOX_MEMORY_MB and
+    FORGEC_SANDBOX_REPLY_MB (read by `Sandbox`). A
     forked child process gets its own workers (it never talks to its parent's).
     """
     global _INSTALLED, _SHARED_PID

@@ -2,7 +2,10 @@
 
 Standard library only, and never imported by the parent: `sandbox.py` passes this file's
 text to `python -I -S -c`, so no forgec code, site-packages or build folder need be visible
-inside the sandbox. argv: channel fd, memory limit (MB), CPU seconds per call.
+inside the sandbox. argv: channel fd, memory limit (MB), CPU seconds per call, CPU seconds
+for the worker's whole life (the hard RLIMIT_CPU: the parent restarts the worker before it is
+spent), the largest reply in bytes (FORGEC_SANDBOX_REPLY_MB; a result or state over it becomes
+an error reply here, and the parent refuses any bigger frame itself).
 
 Protocol (both directions): a frame is a 4-byte big-endian length then that many bytes of
 ASCII JSON. Requests `{"id", "tool", "source", "params", "args", "key", "has_state", "writes"}`,
@@ -30,7 +33,7 @@ _SAFE_BUILTINS = (
     "Exception ZeroDivisionError StopIteration ArithmeticError LookupError RuntimeError AssertionError NotImplementedError "
     "True False None hasattr getattr callable chr ord hash format pow object type"
 ).split()
-MAX_FRAME = 256 * 1024 * 1024
+PARSE_FACTOR = 8  # a reply may take at most this times the reply limit once parsed (see _reply_cost)
 
 
 class _Refuse(Exception):
@@ -91,17 +94,38 @@ def _recv(fd):
     return None if body is None else json.loads(body)
 
 
-def _send(fd, obj):
+def _reply_cost(data, budget=0):
+    """About the most `json.loads(data)` allocates, in bytes (a copy of sandbox._reply_cost)."""
+    if 197 * len(data) <= budget:  # no byte costs more than 5 + 192: no need to look
+        return 0
+    n = data.count(b",") + data.count(b"[") + data.count(b":")
+    return (5 if data.find(b"\\") >= 0 else 2) * len(data) + 64 * n + 192 * data.count(b"{")
+
+
+def _mb(n):
+    return f"{n / 1048576:.3g} MB"
+
+
+def _send(fd, obj, limit):
     data = json.dumps(obj, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
-    if len(data) > MAX_FRAME:
-        raise ValueError(f"reply of {len(data)} bytes is over the {MAX_FRAME}-byte limit")
+    if len(data) > limit:
+        raise ValueError(f"its reply is {len(data)} bytes of JSON, over the {_mb(limit)} limit (FORGEC_SANDBOX_REPLY_MB)")
+    cost = _reply_cost(data, PARSE_FACTOR * limit)
+    if cost > PARSE_FACTOR * limit:
+        raise ValueError(
+            f"its reply would take about {_mb(cost)} once parsed, over the {_mb(PARSE_FACTOR * limit)} limit "
+            f"({PARSE_FACTOR} x FORGEC_SANDBOX_REPLY_MB)"
+        )
     data = struct.pack(">I", len(data)) + data
     while data:
         data = data[os.write(fd, data):]
 
 
-def _limits(memory_mb):
-    """Resource limits, set before any body runs (a body may lower them, never raise the hard ones)."""
+def _limits(memory_mb, life_cpu):
+    """Resource limits, set before any body runs (a body may lower them, never raise the hard ones).
+
+    RLIMIT_CPU's hard limit covers the worker's whole life (SIGKILL when spent, whatever a body
+    does with SIGXCPU or the soft limit); `_cpu_budget` sets the soft limit per call."""
     try:
         with open("/proc/self/statm") as f:
             cur = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
@@ -114,6 +138,8 @@ def _limits(memory_mb):
         (resource.RLIMIT_NOFILE, 32),
         (resource.RLIMIT_NPROC, 0),
         (resource.RLIMIT_CORE, 0),
+        (resource.RLIMIT_MSGQUEUE, 0),
+        (resource.RLIMIT_CPU, life_cpu),
     ):
         try:
             resource.setrlimit(lim, (val, val))
@@ -163,10 +189,10 @@ def _run(msg, cache, held):
         return {"ok": False, "kind": "exception", "message": f"{type(e).__name__}: {e}{line}"}
 
 
-def main(fd, memory_mb, cpu_seconds):
+def main(fd, memory_mb, cpu_seconds, life_cpu, reply_max):
     """Serve calls until the parent closes the channel or sends null."""
-    _limits(memory_mb)
-    _send(fd, {"id": 0, "ready": True})
+    _limits(memory_mb, life_cpu)
+    _send(fd, {"id": 0, "ready": True}, reply_max)
     cache, held = {}, None  # held: (state key, state JSON text) last sent by the parent
     while True:
         msg = _recv(fd)
@@ -178,18 +204,19 @@ def main(fd, memory_mb, cpu_seconds):
                 return
             held = (msg["key"], raw)
         elif held is None or msg.get("key") is None or held[0] != msg["key"]:
-            _send(fd, {"id": msg["id"], "need_state": True})
+            _send(fd, {"id": msg["id"], "need_state": True}, reply_max)
             continue
         _cpu_budget(cpu_seconds)
         reply = _run(msg, cache, held)
         reply["id"] = msg["id"]
         try:
-            _send(fd, reply)
+            _send(fd, reply, reply_max)
         except (TypeError, ValueError) as e:
-            _send(fd, {"id": msg["id"], "ok": False, "kind": "exception", "message": f"the python tool returned a non-JSON value: {e}"})
+            what = str(e) if str(e).startswith("its reply") else f"the python tool returned a non-JSON value: {e}"
+            _send(fd, {"id": msg["id"], "ok": False, "kind": "exception", "message": what}, reply_max)
         if reply.get("kind") == "memory":
             return  # a fresh worker for the next call
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))
+    main(*map(int, sys.argv[1:6]))
