@@ -96,6 +96,27 @@ NO_TOOLS = D.define(
     why="Tools that fail verification are left out of sampling.",
     severity=D.Severity.WARNING,
 )
+CORRUPT_STATE = D.define(
+    "state-regenerated",
+    "build",
+    "states/<env>.json was changed after compile and is not a JSON object (truncated, say); it was regenerated.",
+    why="A hand-replaced state file holding a JSON object is the user's world and is validated; anything else is a "
+    "derived file gone bad, rebuilt like envs/ and tasks/ (docs/contracts.md).",
+    wrong='{"entities": {"User": {"u1": {"user_id": "u1", "na',
+    right='{"entities": {"User": {"u1": {"user_id": "u1", "name": "Ada"}}}, "globals": {}}',
+    severity=D.Severity.WARNING,
+)
+UNVERIFIED_TOOL = D.define(
+    "tool-unverified",
+    "build",
+    "A tool failed verification (a valid call raised or timed out, a replay gave another result, a write changed "
+    "nothing, ...); it is dropped: no task uses it and the runtime does not offer it to agents.",
+    why="Verification calls every tool with generated valid and invalid arguments (`forgec verify` runs the same checks). "
+    "A tool that fails them would hand an agent crashes or wrong results; the manifest lists it in `dropped_tools`.",
+    wrong='tool boom(x: str) -> any "Explodes." python """\n    raise ValueError("nope")\n"""',
+    right='tool echo(x: str) -> any "Echoes." python """\n    return x\n"""',
+    severity=D.Severity.WARNING,
+)
 NOT_A_FILE = D.define(
     "blueprint-not-a-file",
     "build",
@@ -249,6 +270,9 @@ def _user_blueprints(out: Path, env: str, known: set[str], diags: list[Diagnosti
     Every other file under blueprints/<env>/ and src/<env>/ (notes, sub-folders, a folder
     named `x.forge`) is put in `carried`: the new build holds it unchanged.
     """
+    from forgec.lang.check import link_outside
+    from forgec.lang.confine import within
+
     d = out / "blueprints" / env
     found = {}
     for sub in (d, out / "src" / env):
@@ -263,6 +287,9 @@ def _user_blueprints(out: Path, env: str, known: set[str], diags: list[Diagnosti
                     found[rel] = p.read_bytes()
                 except OSError as e:
                     diags.append(D.warning(NOT_A_FILE, f"cannot read {rel}: {e.strerror}; it is not compiled", Span(str(p))))
+            continue
+        if p.is_symlink() and p.is_file() and not within(p, [out]):  # the rule and diagnostic of `forgec check`
+            diags.append(link_outside(p))
             continue
         what = "a folder" if p.is_dir() and not p.is_symlink() else "a link or special file"
         diags.append(D.warning(NOT_A_FILE, f"{rel} is {what}, not a blueprint file; it is not compiled", Span(str(p)),
@@ -503,6 +530,24 @@ def codegen_stage(job: EnvJob) -> None:
         )
     rec.dropped_tools = sorted(t for t, r in rec.tools.items() if not r.verified)
     _warn_refused_python(job)
+    _warn_unverified(job)
+
+
+def _warn_unverified(job: EnvJob) -> None:
+    """One warning per tool that failed verification (and was run: refused python bodies have their own)."""
+    from forgec.codegen.verify import REFUSED
+
+    spans = {t.name: t.span for t in job.env_decl.tools}
+    for name, r in sorted(job.rec.tools.items()):
+        if r.verified or (r.reason or "").startswith(REFUSED):
+            continue
+        why = r.reason or "no reason recorded"
+        why = why if len(why) <= 400 else why[:400] + "..."
+        span = spans.get(name)
+        job.out.diagnostics.append(D.warning(
+            UNVERIFIED_TOOL, f"tool {name!r} of {job.name!r} failed verification and is dropped (not sampled, not served): {why}",
+            span if span is not None and span.line else Span(job.src_rel),
+            help=f"`forgec verify {job.opts.out} --env {job.name}` shows every check; fix the tool in {job.src_rel}"))
 
 
 def _warn_refused_python(job: EnvJob) -> None:
@@ -558,22 +603,43 @@ def state_stage(job: EnvJob) -> None:
 def _given_state(job: EnvJob, key: str) -> dict | None:
     """The user's world: `--state ENV=FILE`, else a hand-replaced states/<env>.json (kept under the
     generated key, so it survives recompiles); validated like any input, errors fail the env."""
-    from forgec.userstate import load_state
+    from forgec.userstate import load_doc, load_state
 
-    path, text = job.opts.states.get(job.name), None
+    path = job.opts.states.get(job.name)
     if path is None:
         data = job.prev.edited(job.pr.state) if job.prev else None
-        if data is None or not data.lstrip().startswith(b"{"):  # absent, or corrupt (not a JSON object): regenerated
+        doc = _hand_state(job, data)
+        if doc is None:  # absent, or corrupt (not a JSON object: truncated, say): regenerated
             return None
-        path, text = job.opts.out / f"states/{job.name}.json", data.decode("utf-8", "replace")
         job.rec.keys["state"] = key
+        loaded = load_doc(job.module.SCHEMA, doc)
     else:
         job.rec.keys["state"] = _key("state", PIPELINE_VERSION, "user", sha256_text(Path(path).read_bytes()) if Path(path).is_file() else path)
-    loaded = load_state(job.module.SCHEMA, path, text)
+        loaded = load_state(job.module.SCHEMA, path)
     job.out.diagnostics.extend(loaded.diagnostics)
     if loaded.world is None:
         raise EnvFailed(f"state {path}")
     return loaded.world
+
+
+def _hand_state(job: EnvJob, data: bytes | None) -> Any:
+    """A hand-replaced states/<env>.json, parsed (a `userstate` Doc), when it is a JSON object; else None.
+
+    docs/contracts.md: one that is not a JSON object (a truncated or otherwise corrupt file) is a
+    derived file gone bad and is regenerated, with a warning when it looked like a hand edit."""
+    from forgec.userstate import read_doc
+
+    if data is None or not data.lstrip().startswith(b"{"):
+        return None
+    rel = f"states/{job.name}.json"
+    doc, diags = read_doc(job.opts.out / rel, data.decode("utf-8", "replace"))
+    if doc is not None and isinstance(doc.data, dict):
+        return doc
+    why = diags[0].message if diags else "not a JSON object"
+    job.out.diagnostics.append(D.warning(CORRUPT_STATE, f"{rel} was changed and is no longer a JSON object ({why}); regenerated",
+                                         Span(str(job.opts.out / rel)),
+                                         help="a world of your own goes in as a whole JSON object (or with --state ENV=FILE)"))
+    return None
 
 
 def sample_stage(job: EnvJob) -> None:
@@ -589,12 +655,18 @@ def sample_stage(job: EnvJob) -> None:
                 files[b.path] = (data, "sampled")
         rec.stats["coverage"] = pr.stats.get("coverage", {})
         rec.stats["sampler_rejected"] = pr.stats.get("sampler_rejected", {})
+        for k in _SAMPLE_FALLBACK_STATS:  # what `_sample` records when it fell back to walks
+            if k in pr.stats:
+                rec.stats[k] = pr.stats[k]
         for t, r in pr.tools.items():
             if t in rec.tools:
                 rec.tools[t].sampled = r.sampled
         return files
 
     job.bp_files = cached(job, "sample", key, reuse, lambda: _sample(job, files))
+
+
+_SAMPLE_FALLBACK_STATS = ("sampler", "scenario_rejected")
 
 
 def _hand_blueprints(job: EnvJob) -> dict[str, tuple[bytes, str]]:
@@ -631,7 +703,7 @@ def _sample(job: EnvJob, files: dict[str, tuple[bytes, str]]) -> dict[str, tuple
         if not res.blueprints:  # no user scenario fits (a graph store: no user, no lookup listing records): walks
             rejected = res.rejected
             res = sample_blueprints(job.env_decl, job.module, job.world, graph, cfg)
-            rec.stats["sampler"] = "walk"
+            rec.stats["sampler"] = "walk"  # both keys are _SAMPLE_FALLBACK_STATS (kept when the sample is reused)
             rec.stats["scenario_rejected"] = dict(sorted(rejected.items()))
     for sb in res.blueprints:
         rel = f"blueprints/{job.name}/{sb.name}.forge"
@@ -668,7 +740,8 @@ def lower_stage(job: EnvJob) -> None:
         data, origin = job.bp_files[rel]
         job.out.files[rel] = data
         h = sha256_text(data)
-        key = _key("lower", PIPELINE_VERSION, h, rec.module.hash, rec.state.hash, opts.seed, opts.refine, getattr(opts.llm, "model", None))
+        key = _key("lower", PIPELINE_VERSION, h, rec.module.hash, rec.state.hash, opts.seed, opts.refine, getattr(opts.llm, "model", None),
+                   *([sorted(rec.dropped_tools)] if rec.dropped_tools else []))
         bname = Path(rel).stem
         brec = BlueprintRecord(path=rel, hash=h, origin=origin, cache_key=key)
         rec.blueprints[bname] = brec
@@ -792,6 +865,13 @@ def _lower_one(job: EnvJob, bp: Any, brec: BlueprintRecord, low: _Lowering, diag
                              seed=job.opts.seed, initial_state_file=f"states/{name}.json", initial_state_hash=job.init_hash,
                              base_env=job.base_env)
         task = lr.task
+        dropped = sorted({c.tool for c in task.gold_calls} & set(job.rec.dropped_tools))
+        if dropped:
+            low.reject(brec, "unverified-tool")
+            if brec.origin != "sampled":
+                diags.append(D.warning(BAD_BLUEPRINT, f"{bp.name}: calls {', '.join(dropped)}, which failed verification "
+                                       "and is not served", bp.span if bp.span.line else Span(path)))
+            return False
         if job.opts.refine == "llm" and job.opts.llm is not None:
             task = _refine(task, lr, job.opts, job.out)
         line = _task_line(task)
@@ -946,7 +1026,7 @@ def _keep_sources(job: EnvJob, why: str) -> None:
         if b.path in files:
             rec.blueprints[bname] = b.model_copy(update={"task": None, "rejected": "env-failed", "cache_key": ""})
     hand_state = job.prev.edited(pr.state) if job.prev is not None and pr is not None else None
-    if hand_state is not None and hand_state.lstrip().startswith(b"{"):  # a hand-replaced states/<env>.json is the user's data: kept (still "edited") to fix
+    if hand_state is not None and _is_json_object(hand_state):  # a hand-replaced states/<env>.json is the user's data: kept (still "edited") to fix
         files[pr.state.path], rec.state = hand_state, pr.state
     job.out.files = files
     job.out.record = rec
@@ -967,6 +1047,15 @@ REFINE_REJECTED = D.define(
 )
 
 _CHATS: dict = {}
+
+
+def _is_json_object(data: bytes) -> bool:
+    if not data.lstrip().startswith(b"{"):
+        return False
+    try:
+        return isinstance(json.loads(data), dict)
+    except ValueError:
+        return False
 
 
 def _refine(task: Any, lr: Any, opts: CompileOptions, out: EnvOutput) -> Any:

@@ -8,6 +8,8 @@ Each stage appends to a list of diagnostics; the CLI renders them ruff-style
 from __future__ import annotations
 
 import json
+import re
+import stat
 import sys
 from dataclasses import dataclass, field
 from enum import Enum
@@ -144,53 +146,99 @@ def sort_key(d: Diagnostic):
 # --------------------------------------------------------------------------- rendering
 
 
-def _source_line(span: Span, sources: dict[str, str] | None) -> str | None:
+# Text that reaches a terminal: C0/C1 controls (ESC sequences move the cursor, set the window title,
+# clear the screen), DEL, lone surrogates (unencodable) and bidirectional overrides (text that
+# reads differently from what it is) are shown escaped; tabs and newlines stay.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+MAX_EXCERPT = 160  # characters of a source line shown under a diagnostic (a window around the column)
+
+
+def _escape_char(m: re.Match) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def safe_text(text: str) -> str:
+    """`text` as it may be printed: control characters and bidi overrides escaped (`\\x1b`, `\\u202e`).
+
+    Every rendered diagnostic goes through this (message, help, notes, file name, source line),
+    so a tool name or description from the docs cannot drive the user's terminal.
+    """
+    return _UNSAFE.sub(_escape_char, text) if _UNSAFE.search(text) else text
+
+
+def _file_lines(file: str, sources: dict[str, str] | None, cache: dict[str, list[str] | None]) -> list[str] | None:
+    """The lines of `file` (from `sources`, else read once per render: `cache` holds them)."""
+    if file in cache:
+        return cache[file]
     text = None
-    if sources is not None and span.file in sources:
-        text = sources[span.file]
+    if sources is not None and file in sources:
+        text = sources[file]
     else:
         try:
-            p = Path(span.file)
-            if p.is_file() and p.stat().st_size < 50_000_000:
+            p = Path(file)
+            st = p.stat()
+            # regular, non-empty files only: a FIFO would block, /proc pseudo-files (size 0) hold secrets
+            if stat.S_ISREG(st.st_mode) and 0 < st.st_size < 50_000_000:
                 text = p.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        except (OSError, ValueError):
             text = None
-    if text is None:
-        return None
-    lines = text.splitlines()
-    if 1 <= span.line <= len(lines):
+    lines = text.splitlines() if text is not None else None
+    cache[file] = lines
+    return lines
+
+
+def _source_line(span: Span, sources: dict[str, str] | None, cache: dict[str, list[str] | None] | None = None) -> str | None:
+    lines = _file_lines(span.file, sources, {} if cache is None else cache)
+    if lines is not None and 1 <= span.line <= len(lines):
         return lines[span.line - 1]
     return None
 
 
-def render_full(d: Diagnostic, sources: dict[str, str] | None = None) -> str:
-    """ruff/rustc style: header, location arrow, source line with a caret, help."""
-    out = [f"{d.severity.value}[{d.code}]: {d.message}"]
+def _excerpt(src: str, col: int, width: int) -> tuple[str, int, int]:
+    """A short, escaped window of source line `src` around 1-based `col`: (text, caret offset, caret width)."""
+    line = src.replace("\t", " ")
+    start, end = 0, len(line)
+    if len(line) > MAX_EXCERPT:
+        start = max(0, min(col - 1 - MAX_EXCERPT // 3, len(line) - MAX_EXCERPT))
+        end = start + MAX_EXCERPT
+    head = "..." if start > 0 else ""
+    text = head + safe_text(line[start:end]) + ("..." if end < len(line) else "")
+    at = len(head) + len(safe_text(line[start:max(start, col - 1)]))
+    seg = line[col - 1:col - 1 + width]
+    shown = width + len(safe_text(seg)) - len(seg)  # escapes widen what the caret covers
+    if end < len(line):
+        shown = min(shown, len(text) - at)
+    return text, at, max(1, shown)
+
+
+def render_full(d: Diagnostic, sources: dict[str, str] | None = None, _lines: dict[str, list[str] | None] | None = None) -> str:
+    """ruff/rustc style: header, location arrow, source line with a caret, help (all text escaped: `safe_text`)."""
+    out = [f"{d.severity.value}[{d.code}]: {safe_text(d.message)}"]
     if d.span is not None:
-        out.append(f" --> {d.span}")
+        out.append(f" --> {safe_text(str(d.span))}")
         if d.span.line:
-            src = _source_line(d.span, sources)
+            src = _source_line(d.span, sources, _lines)
             if src is not None:
                 gutter = str(d.span.line)
                 pad = " " * len(gutter)
                 width = 1
                 if d.span.end_line == d.span.line and d.span.end_col > d.span.col:
                     width = d.span.end_col - d.span.col
-                col = max(d.span.col, 1)
-                expanded = src.replace("\t", " ")
+                text, at, width = _excerpt(src, max(d.span.col, 1), width)
                 out.append(f"{pad} |")
-                out.append(f"{gutter} | {expanded}")
-                out.append(f"{pad} | {' ' * (col - 1)}{'^' * width}")
+                out.append(f"{gutter} | {text}")
+                out.append(f"{pad} | {' ' * at}{'^' * width}")
     for n in d.notes:
-        out.append(f"  = note: {n}")
+        out.append(f"  = note: {safe_text(n)}")
     if d.help:
-        out.append(f"  = help: {d.help}")
+        out.append(f"  = help: {safe_text(d.help)}")
     return "\n".join(out)
 
 
 def render_concise(d: Diagnostic) -> str:
     loc = str(d.span) if d.span else "<input>"
-    return f"{loc}: {d.severity.value}[{d.code}] {d.message}"
+    return f"{safe_text(loc)}: {d.severity.value}[{d.code}] {safe_text(d.message)}"
 
 
 def render(diags: Iterable[Diagnostic], fmt: str = "full", sources: dict[str, str] | None = None) -> str:
@@ -199,7 +247,8 @@ def render(diags: Iterable[Diagnostic], fmt: str = "full", sources: dict[str, st
         return json.dumps([d.to_json() for d in diags], indent=2)
     if fmt == "concise":
         return "\n".join(render_concise(d) for d in diags)
-    return "\n\n".join(render_full(d, sources) for d in diags)
+    lines: dict[str, list[str] | None] = {}  # each file read (and split) once per render
+    return "\n\n".join(render_full(d, sources, lines) for d in diags)
 
 
 def summary_line(diags: Iterable[Diagnostic]) -> str:
@@ -281,8 +330,6 @@ def fail(code: str, message: str, span: Span | str | None = None, help: str = ""
 
 def usage_error(message: str, help: str = "") -> NoReturn:
     """A usage error the option parser cannot see (values that contradict each other): exit 2."""
-    from forgec import codes  # noqa: F401 - registers `usage`
-
     fail("usage", message, help=help, status=EXIT_USAGE)
 
 

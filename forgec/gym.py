@@ -32,7 +32,7 @@ try:
 except ImportError as e:  # pragma: no cover - the optional extra is missing
     raise ImportError("forgec.gym needs gymnasium: pip install 'forgec[serve]'") from e
 
-from forgec.runtime.episode import END_MAX_TOKENS, END_MAX_TOOL_CALLS, END_MAX_TURNS, Episode, EpisodeLimits, _Failure, _loop
+from forgec.runtime.episode import END_MAX_TOKENS, END_MAX_TOOL_CALLS, END_MAX_TURNS, Episode, EpisodeLimits, EpisodeFailure, episode_loop
 from forgec.runtime.loader import Build, load
 from forgec.runtime.toolcalls import parse_hermes, parse_openai_tool_calls, to_openai_message
 from forgec.runtime.types import AgentReply, ToolCall
@@ -79,10 +79,15 @@ def parse_action(action: Any, turn: int) -> AgentReply:
     if not isinstance(obj, dict):
         return AgentReply(error=f"an action is a string or a message object, not {type(action).__name__}")
     calls = []
-    for i, c in enumerate(obj.get("tool_calls") or []):
-        if isinstance(c, dict) and "function" in c:
+    raw_calls = obj.get("tool_calls") or []
+    if not isinstance(raw_calls, list):  # {"tool_calls": 5}: one call the agent is told it could not be parsed
+        raw_calls = [raw_calls]
+    for i, c in enumerate(raw_calls):
+        if not isinstance(c, dict):  # a bad call is the agent's mistake: an error tool message, as for bad Hermes text
+            calls.append(ToolCall(id=f"call_{turn}_{i}", name="", arguments=_text(c)))
+        elif "function" in c:
             calls.extend(parse_openai_tool_calls([c], f"call_{turn}_{i}"))
-        elif isinstance(c, dict):
+        else:
             args = c.get("arguments", {})
             if isinstance(args, str):
                 args = parse_openai_tool_calls([{"function": {"name": "", "arguments": args}}])[0].arguments
@@ -90,6 +95,13 @@ def parse_action(action: Any, turn: int) -> AgentReply:
                                   arguments=args))
     content = obj.get("content")
     return AgentReply(content=content if isinstance(content, str) else "", tool_calls=calls)
+
+
+def _text(v: Any) -> str:
+    try:
+        return json.dumps(v, ensure_ascii=False)[:200]
+    except (TypeError, ValueError):
+        return type(v).__name__
 
 
 def _default_user(task: Task) -> Any:
@@ -126,23 +138,34 @@ class ForgecEnv(gym.Env):
     # ------------------------------------------------------------------ gymnasium API
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"reset(options=...) takes a dict such as {{'task': 'env/blueprint'}}, not {type(options).__name__}")
         super().reset(seed=seed)
-        if self._gen is not None:
-            self._gen.close()
         tid = (options or {}).get("task")
         if tid is not None:
-            self.task = self.build.task(tid)
+            task = self._task_of(tid, "options['task']")
         elif self._sampler is not None:
-            t = self._sampler(self.np_random)
-            self.task = t if isinstance(t, Task) else self.build.task(t)
+            task = self._task_of(self._sampler(self.np_random), "the task sampler's result")
         else:
-            self.task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
+            task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
+        if self._gen is not None:  # a bad option above leaves the current episode as it was
+            self._gen.close()
+        self.task = task
         self._user = self.user_factory(self.task)
         self.episode = Episode(task_id=self.task.id, env=self.task.env, seed=0 if seed is None else seed)
-        self._gen = _loop(self.episode, self.build, self.task, self.limits, self.judge is not None)
+        self._gen = episode_loop(self.episode, self.build, self.task, self.limits, self.judge is not None)
         self._done = False
         self._advance(None, first=True)
         return self._obs(), self._info()
+
+    def _task_of(self, t: Any, what: str) -> Task:
+        """A Task, or the task with id `t`; a ValueError naming `what` for anything else (Gymnasium: bad options raise)."""
+        if isinstance(t, Task):
+            return t
+        if not isinstance(t, str):
+            raise ValueError(f"{what} must be a task id string such as {self.build.tasks[0].id if self.build.tasks else 'env/blueprint'!r} "
+                             f"or a Task, not {type(t).__name__} {t!r:.60}")
+        return self.build.task(t)  # an unknown id: BuildError `unknown-task`, with the nearest ids
 
     def step(self, action: Any):
         if self._done or self._gen is None:
@@ -186,7 +209,7 @@ class ForgecEnv(gym.Env):
                     else:
                         ans = self.judge.judge_sync(self.task, msgs) if hasattr(self.judge, "judge_sync") else _run(self.judge.judge(self.task, msgs))
                 except Exception as e:  # noqa: BLE001 - a failing party ends the episode, recorded (as in forgec eval)
-                    ans = _Failure(e)
+                    ans = EpisodeFailure(e)
                 req = self._gen.send(ans)
         except StopIteration:
             self._done = True

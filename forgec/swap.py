@@ -75,21 +75,41 @@ def swap_in(tmp: Path, out: Path, *, atomic: bool = True) -> None:
 
 def _restore(out: Path) -> bool:
     old = old_path(out)
-    if not out.exists() and old.is_dir():
+    if not out.exists() and _is_build(old):
         os.rename(old, out)
         return True
     return False
 
 
+def _is_build(folder: Path) -> bool:
+    """True when `folder` holds a forgec build: a manifest.json whose `metadata` names a forgec version.
+
+    `.X.old` is only ever a whole build moved aside by `swap_in`; a folder of that name that holds
+    no build (the user's own `.notes.old/`) is never renamed.
+    """
+    import json
+
+    try:
+        mp = folder / "manifest.json"
+        if folder.is_symlink() or not folder.is_dir() or mp.is_symlink() or not mp.is_file():
+            return False
+        meta = json.loads(mp.read_bytes()).get("metadata")
+        return isinstance(meta, dict) and isinstance(meta.get("forgec_version"), str)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def recover_build(path: str | Path) -> bool:
     """Finish a build swap that a kill cut short, for `path` or any folder above it.
 
-    Cheap (a few `stat`s) when there is nothing to do; True when a build was put back.
+    Only a real interrupted swap is undone: BUILD missing and `.BUILD.old` beside it holding a
+    forgec build (`_is_build`); any other folder, whatever its name, is left alone. Cheap (a few
+    `stat`s) when there is nothing to do; True when a build was put back.
     """
     try:
         p = Path(os.path.abspath(path))
         for cand in (p, *p.parents):
-            if cand.name and not cand.exists() and old_path(cand).is_dir():
+            if cand.name and not cand.exists() and old_path(cand).is_dir() and _is_build(old_path(cand)):
                 with _parent_lock(cand):
                     return _restore(cand)
     except (OSError, ValueError):  # an unusable path: the command reports it as usual

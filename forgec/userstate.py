@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from forgec.codes import BAD_STATE, STATE_MAPPING
 from forgec.diagnostics import Diagnostic, Span, error, info, warning
-from forgec.frontends.loader import _SCAN, Doc, join_pointer
+from forgec.frontends.loader import SCAN, Doc, join_pointer
 from forgec.synth.names import singular
 from forgec.wording import norm
 
@@ -52,6 +53,10 @@ class Loaded:
 def read_doc(path: Path | str, text: str | None = None) -> tuple[Doc | None, list[Diagnostic]]:
     """Parse the file keeping duplicate keys visible; a syntax error is located where json stopped."""
     file = str(path)
+    if text is None:
+        why = not_a_state_file(path)
+        if why:
+            return None, [error(BAD_STATE, f"the state file {why}", Span(file), help="give a regular UTF-8 JSON file")]
     try:
         text = Path(path).read_text(encoding="utf-8") if text is None else text
     except (OSError, UnicodeDecodeError) as e:
@@ -63,6 +68,27 @@ def read_doc(path: Path | str, text: str | None = None) -> tuple[Doc | None, lis
         return None, [error(BAD_STATE, f"the state file is not JSON: {getattr(e, 'msg', e)}", Span(file, line, col),
                             help="a state is a JSON object: {\"entities\": {...}, \"globals\": {...}} or a db.json of collections")]
     return Doc(file, text, "json", data), []
+
+
+def not_a_state_file(path: Path | str) -> str:
+    """Why `path` cannot be read as a state file ('' when it can), from `stat` alone: nothing is opened,
+    so a FIFO never blocks and a /proc or /sys pseudo-file (size 0, content made up on read) is never read."""
+    import stat as st
+
+    try:
+        s = os.stat(path)
+    except FileNotFoundError:
+        return "does not exist"
+    except (OSError, ValueError) as e:
+        return f"cannot be read ({getattr(e, 'strerror', None) or e})"
+    if st.S_ISDIR(s.st_mode):
+        return "is a folder, not a regular file"
+    if not st.S_ISREG(s.st_mode):
+        kind = "a FIFO" if st.S_ISFIFO(s.st_mode) else "a socket" if st.S_ISSOCK(s.st_mode) else "a device"
+        return f"is {kind}, not a regular file"
+    if s.st_size == 0:
+        return "is empty (or a special file such as one under /proc, which reports no size)"
+    return ""
 
 
 class _Checker:
@@ -160,7 +186,7 @@ def value_span(doc: Doc, pointer: str) -> Span:
     if hit is None:
         return span
     start = hit[2]
-    end = start + 1 if doc.text[start] in "{[" else _SCAN(doc.text, start)[1]
+    end = start + 1 if doc.text[start] in "{[" else SCAN(doc.text, start)[1]
     (line, col), (end_line, end_col) = doc._line_col(start), doc._line_col(end)
     return Span(doc.file, line, col, end_line, end_col, pointer=pointer)
 
@@ -292,6 +318,11 @@ def load_state(schema: dict, path: Path | str, text: str | None = None) -> Loade
     doc, diags = read_doc(path, text)
     if doc is None:
         return Loaded(None, diags)
+    return load_doc(schema, doc)
+
+
+def load_doc(schema: dict, doc: Doc) -> Loaded:
+    """Map (db.json) and validate an already parsed state file (`read_doc`)."""
     if not isinstance(doc.data, dict):
         return Loaded(None, [error(BAD_STATE, f"a state must be a JSON object, got {_kind(doc.data)}", value_span(doc, ""))])
     if "entities" in doc.data and not any(_match(k, list(schema["entities"])) for k in doc.data if k != "entities"):

@@ -81,6 +81,9 @@ class Build:
         self._by_id = {t.id: t for t in self.tasks}
 
     def task(self, task_id: str) -> Task:
+        if not isinstance(task_id, str):
+            raise BuildError("unknown-task", f"a task id is a string such as 'env/blueprint', not {type(task_id).__name__} {task_id!r:.60}",
+                             str(self.root), help=f"task ids are <env>/<blueprint> from {self.root}/tasks/<env>.jsonl")
         try:
             return self._by_id[task_id]
         except KeyError:
@@ -253,6 +256,24 @@ def _import_env(name: str, path: Path, build_id: str, source: bytes) -> ModuleTy
             del sys.modules[modname]
             raise BuildError("corrupt-build", f"environment {name!r} has no `{attr}`", str(path), help="recompile with `forgec compile`")
     return mod
+
+
+def _withhold(mod: ModuleType, dropped: Any) -> None:
+    """Tools the compile dropped (failed verification, manifest `dropped_tools`) are not served:
+    left out of `TOOLS` (what agents see) and of the env's dispatch (a call is `unknown-tool`).
+
+    The module object is private to this build (its name holds a hash of the manifest), so the
+    same list applies every time it is loaded; `WITHHELD_TOOLS` names them."""
+    names = {n for n in dropped if isinstance(n, str)} if isinstance(dropped, list) else set()
+    if not names:
+        return
+    mod.TOOLS = [t for t in mod.TOOLS if not (isinstance(t, dict) and isinstance(t.get("function"), dict)
+                                              and t["function"].get("name") in names)]
+    env = getattr(mod, "Env", None)
+    table = getattr(env, "_DISPATCH", None)
+    if isinstance(table, dict) and names & set(table):
+        env._DISPATCH = {k: v for k, v in table.items() if k not in names}
+    mod.WITHHELD_TOOLS = sorted(names)
 
 
 def _check_manifest(manifest: Any, where: str) -> None:
@@ -461,6 +482,8 @@ def load(build_dir: str | Path, *, allow_modified_build: bool = False) -> Build:
         data = _read_blob(root, rel, integ)
         if data is not None:
             envs[name] = _import_env(name, root / rel, build_id, data)
+            rec = manifest["envs"].get(name) if isinstance(manifest.get("envs"), dict) else None
+            _withhold(envs[name], rec.get("dropped_tools") if isinstance(rec, dict) else None)
     tasks: list[Task] = []
     for rel in integ.task_files:
         data = _read_blob(root, rel, integ)

@@ -58,17 +58,17 @@ def _print_kept(console, m) -> None:
     if kept:
         ok = sum(1 for b in kept if b.task)
         console.print(f"kept {len(kept)} hand-edited or added blueprint(s): {ok} compiled to tasks, {len(kept) - ok} rejected",
-                      highlight=False)
+                      highlight=False, markup=False)
     srcs = sorted(f"src/{n}/env.forge" for n, e in m.envs.items() if e.src_origin == "edited")
     if srcs:
-        console.print(f"kept hand-edited {', '.join(srcs)} (delete it to re-synthesize from the docs)", highlight=False)
+        console.print(f"kept hand-edited {', '.join(srcs)} (delete it to re-synthesize from the docs)", highlight=False, markup=False)
 
 
 def _print_failed(console, result) -> None:
     """Say which envs failed and that their sources (hand edits included) were kept."""
     for r in result.failed:
         console.print(f"env {r.name!r} failed: kept its previous src/ and blueprints/ ({r.kept} file(s), hand edits included); "
-                      "it has no tasks until it builds again (fix the errors above and recompile)", highlight=False)
+                      "it has no tasks until it builds again (fix the errors above and recompile)", highlight=False, markup=False)
 
 
 def _usage_problem(out: Path, inputs: list[Path], tasks: int, jobs: int, min_calls: int, max_calls: int) -> str | None:
@@ -80,7 +80,7 @@ def _usage_problem(out: Path, inputs: list[Path], tasks: int, jobs: int, min_cal
 
 
 def _state_problem(states: list[str]) -> str | None:
-    """`--state` must be ENV=FILE, once per env, naming a file that exists (else a usage error)."""
+    """`--state` must be ENV=FILE, once per env, naming a regular, non-empty file (else a usage error)."""
     seen: set[str] = set()
     for s in states:
         name, eq, f = s.partition("=")
@@ -88,8 +88,13 @@ def _state_problem(states: list[str]) -> str | None:
             return f"--state takes ENV=FILE (e.g. --state airline=db.json), got {s!r}"
         if name in seen:
             return f"--state names env {name!r} twice"
-        if not Path(f).is_file():
+        from forgec.userstate import not_a_state_file
+
+        why = not_a_state_file(f)  # from stat alone: a FIFO is never opened, /proc files never read
+        if why == "does not exist":
             return f"--state {s}: no such file {f!r}"
+        if why:
+            return f"--state {s}: {f!r} {why}"
         seen.add(name)
     return None
 
@@ -133,16 +138,17 @@ def _interrupted(out: Path) -> None:
 
 
 def _table(out: Path, m):
+    from rich.markup import escape
     from rich.table import Table
 
-    t = Table(title=f"forgec build -> {out}", caption="ok: verified tools · bps: blueprints · rej: rejected\ncalls, reason(ing nodes), (inference) edges: means per task")
+    t = Table(title=f"forgec build -> {escape(D.safe_text(str(out)))}", caption="ok: verified tools · bps: blueprints · rej: rejected\ncalls, reason(ing nodes), (inference) edges: means per task")
     for c in ("env", "tools", "ok", "bps", "tasks", "rej", "calls", "reason", "edges", "oracle"):
         t.add_column(c, justify="right" if c != "env" else "left")
     for name, e in m.envs.items():
         verified = sum(1 for r in e.tools.values() if r.verified)
         oracle = e.oracle.get("pass_rate")
         t.add_row(
-            f"{name} (failed)" if e.failed else name,
+            escape(f"{name} (failed)" if e.failed else name),
             str(len(e.tools)),
             str(verified),
             str(len(e.blueprints)),
@@ -163,8 +169,9 @@ def _report(result, console, out: Path, fmt: str, quiet: bool) -> None:
     if fmt == "json":
         print(D.render(shown, "json"))
     elif shown:
-        # soft_wrap: a diagnostic line is never broken at the console width (concise output stays one line each).
-        console.print(D.render(shown, fmt), markup=False, highlight=False, soft_wrap=True)
+        # the renderer every command uses (`forgec check` too), printed as plain text: no rich markup or
+        # emoji codes, text from the docs escaped (D.safe_text), never broken at the console width
+        typer.echo(D.render(shown, fmt), err=True)
     m = result.manifest
     if m is not None and m.envs and fmt != "json":
         console.print(_table(out, m))
@@ -204,7 +211,7 @@ def command(
     problem = _usage_problem(out, list(inputs), tasks, jobs, min_calls, max_calls) or _state_problem(state)
     if problem:
         usage_error(problem)
-    console = Console(stderr=True)
+    console = Console(stderr=True, emoji=False)  # `:skull:` in a name stays text
     if not console.is_terminal and console.width < 120:
         console.width = 120  # logs and CI: keep the summary table readable
     llm = None
