@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Iterable, Iterator, Mapping
 
 import networkx as nx
@@ -74,10 +73,7 @@ def tool_kind(t: A.ToolDecl) -> str:
 # --------------------------------------------------------------------------- types
 
 
-def strip_optional(t: A.TypeExpr) -> A.TypeExpr:
-    while isinstance(t, A.OptionalType):
-        t = t.inner
-    return t
+strip_optional = A.strip_optional  # one definition, in the AST module
 
 
 def prim_class(t: A.TypeExpr) -> str | None:

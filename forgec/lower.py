@@ -26,7 +26,7 @@ from forgec.lang.builtins import BUILTINS, OPERATORS, UNARY
 from forgec.runtime import envrt
 from forgec.runtime.envrt import ToolError
 from forgec.stdlib import ops as OPS
-from forgec.tasks import BlueprintRef, DiffEntry, GoldCall, ScenarioIntent, Task, TaskStats, UserScenario, UserSpec, state_diff
+from forgec.tasks import BlueprintRef, GoldCall, ScenarioIntent, Task, TaskStats, UserScenario, UserSpec, state_diff
 
 
 class Rejected(Exception):

@@ -20,7 +20,7 @@ from forgec.runtime.envrt import jcopy  # the env may keep argument lists in its
 from forgec.runtime.llmclient import LazyClient, LLMError, RetryPolicy, chat, usage_of
 from forgec.runtime.toolcalls import parse_hermes, parse_openai_tool_calls, render_hermes_call
 from forgec.runtime.types import AgentReply, ToolCall
-from forgec.runtime.scenario import WRITE_VERBS, arg_leaves, action_phrase, is_personal
+from forgec.runtime.scenario import WRITE_VERBS, arg_leaves, is_personal
 from forgec.runtime.users import PERSONAL_RE, say
 from forgec.wording import humanize, names_tool, participle, split_name
 from forgec.tasks import Task

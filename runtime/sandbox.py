@@ -809,11 +809,30 @@ def shared(tenant: str | None = None) -> Sandbox:
                 float(os.environ.get("FORGEC_SANDBOX_TIME_LIMIT", DEFAULT_TIME_LIMIT)),
                 int(os.environ.get("FORGEC_SANDBOX_MEMORY_MB", DEFAULT_MEMORY_MB)),
             )
-            atexit.register(sb.close)
             while len(_POOL) >= MAX_TENANTS:
                 _POOL.pop(next(iter(_POOL))).close()
         _POOL[key] = sb  # most recently used last
         return sb
+
+
+def release(tenant: str) -> bool:
+    """Stop `tenant`'s worker now (a `forgec serve` session ended); whether there was one."""
+    with _SHARED_LOCK:
+        if _SHARED_PID != os.getpid():
+            return False
+        sb = _POOL.pop(tenant, None)
+    if sb is None:
+        return False
+    sb.close()
+    return True
+
+
+@atexit.register
+def _close_pool() -> None:
+    """Stop this process's workers at exit (one hook for the pool: a hook per worker would keep every closed one)."""
+    if _SHARED_PID == os.getpid():
+        for sb in list(_POOL.values()):
+            sb.close()
 
 
 def install(sb: Sandbox | None) -> Sandbox | None:

@@ -8,7 +8,6 @@ conversation with the stop marker `###STOP###`.
 from __future__ import annotations
 
 import functools
-import json
 import random
 import re
 from typing import Any

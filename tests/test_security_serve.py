@@ -382,9 +382,11 @@ def test_each_session_has_its_own_python_tool_worker(tmp_path):
         ra1 = a.call("stash", {"x": "secret-of-a"})
         rb1 = b.call("stash", {"x": "b"})
         ra2 = a.call("stash", {"x": "a2"})
+        workers = {a.env._TENANT, b.env._TENANT} & set(sandbox._POOL)
     finally:
         tab.drop("a")
         tab.drop("b")
+    assert len(workers) == 2 and not workers & set(sandbox._POOL)  # two workers while the sessions lived; none after
     assert ra1.ok and rb1.ok and ra2.ok, (ra1, rb1, ra2)
     assert ra1.result == "None" and rb1.result == "None"  # b never sees a's argument
     assert ra2.result == "'secret-of-a'"  # (the stash works: a sees its own)

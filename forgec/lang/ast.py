@@ -119,6 +119,11 @@ class OptionalType:
 TypeExpr = Union[PrimType, EnumType, ListType, NamedType, RecordType, OptionalType]
 
 
+def strip_optional(t: "TypeExpr") -> "TypeExpr":
+    """`T?` -> `T`; any other type as it is."""
+    return t.inner if isinstance(t, OptionalType) else t
+
+
 # --------------------------------------------------------------------------- expressions
 
 

@@ -25,12 +25,12 @@ from forgec.diagnostics import Diagnostic, Span, warning
 from forgec.lang import ast as A
 from forgec.lang.check import has_write
 
-from . import codes, prose
+from . import codes, prose, prose_effects
+from .params import NULL, ParamOut, default_value, lit, tool_doc, tool_params
 from .pure import pure_effect
 from .names import ident, plural, snake, tokens
 from .schema import (
     AMOUNT_PARAMS,
-    BODY_PARAMS,
     MODIFIER_PARAMS,
     Entity,
     amount_param,
@@ -48,7 +48,6 @@ from .schema import (
 
 STR = A.PrimType("str")
 ANY = A.PrimType("any")
-NULL = A.Literal(None)
 
 
 def N(x: str) -> A.Name:
@@ -62,10 +61,6 @@ def at(obj: A.Expr | str, *names: str) -> A.Expr:
     return e
 
 
-def lit(v) -> A.Literal:
-    return A.Literal(v)
-
-
 def bin_(op: str, a: A.Expr, b: A.Expr) -> A.Binary:
     return A.Binary(op, a, b)
 
@@ -75,16 +70,6 @@ def and_all(xs: list[A.Expr]) -> A.Expr | None:
     for x in xs:
         out = x if out is None else bin_("and", out, x)
     return out
-
-
-@dataclass
-class ParamOut:
-    name: str
-    wire: str
-    type: A.TypeExpr
-    default: A.Expr | None
-    doc: str
-    optional: bool
 
 
 @dataclass
@@ -104,104 +89,7 @@ def span_of(t: ir.Tool) -> Span:
 # --------------------------------------------------------------------------- defaults
 
 
-def default_value(s: Schema, t: A.TypeExpr, depth: int = 0) -> A.Expr:
-    """A literal of type `t` for fields nobody supplies (null for optionals and references)."""
-    if isinstance(t, A.OptionalType):
-        return NULL
-    if isinstance(t, A.PrimType):
-        return {"str": lit(""), "int": lit(0), "float": lit(0.0), "bool": lit(False)}.get(t.name, NULL)
-    if isinstance(t, A.EnumType):
-        return lit(t.values[0])
-    if isinstance(t, A.ListType):
-        return A.ListLit(())
-    if isinstance(t, A.RecordType):
-        return A.RecordLit(tuple(A.FieldInit(f.name, default_value(s, f.type, depth + 1)) for f in t.fields))
-    if isinstance(t, A.NamedType):
-        rec = s.records.get(t.name)
-        if rec is not None and depth < 4:
-            inits = tuple(A.FieldInit(f.name, default_value(s, f.type, depth + 1)) for f in rec.fields.values())
-            # a record holding a required reference (or too deep) has no default: null, and
-            # fix_required_refs makes the field optional
-            if any(i.value == NULL and not isinstance(f.type, A.OptionalType) for i, f in zip(inits, rec.fields.values())):
-                return NULL
-            return A.RecordLit(inits)
-        return NULL
-    return NULL
-
-
 # --------------------------------------------------------------------------- params
-
-
-def param_name(s: Schema, wire: str) -> str:
-    """The identifier of a param; `state` would hide the globals when the env has some."""
-    name = ident(wire)
-    return name + "_" if name == "state" and s.globals else name
-
-
-def tool_params(s: Schema, v: ToolView, tm: TypeMapper) -> list[ParamOut]:
-    out: list[ParamOut] = []
-    for p in v.tool.params:
-        name = param_name(s, p.name)
-        if p.name == v.key_param and v.target:
-            ty: A.TypeExpr = A.NamedType(v.target)
-        elif p.name in v.refs:
-            ty = A.NamedType(v.refs[p.name])
-        elif p.name in v.list_refs:
-            ty = A.ListType(A.NamedType(v.list_refs[p.name]))
-        elif p.name == v.fresh_key and v.target:
-            ty = A.PrimType(s.entities[v.target].key_type)
-        elif p.type.kind == "object" and p.type.fields:
-            # a request body is the tool's own shape (`cancel_order`'s body is no `create_order` body)
-            hint = f"{v.target or v.name}_{p.name}"
-            if (p.name in BODY_PARAMS or p.location == "body") and _other_shape(s, hint, p.type):
-                hint = f"{v.name}_{p.name}"
-            ty = tm.map(p.type, hint)
-        else:
-            ty = tm.field_type(p.name, p.type)
-            closed = (prose.allowed_values(p.description or "") or prose.allowed_for(v.tool.description or "", p.name)) if ty == STR else None
-            if closed:
-                ty = A.EnumType(closed[0])  # "either 'lost device' or 'travel'": a closed set
-        default: A.Expr | None = None
-        optional = not p.required
-        if optional and p.type.kind == "object" and p.type.fields and (p.name in BODY_PARAMS or p.location == "body") and v.kind in ("create", "update"):
-            optional = False  # a spread request body is always sent (its fields carry the optionality)
-        if optional:
-            dv = p.default if p.has_default else None
-            if dv is not None and _fits(ty, dv):
-                default = lit(dv)
-            else:
-                if not isinstance(ty, A.OptionalType):
-                    ty = A.OptionalType(ty)
-                default = NULL
-        out.append(ParamOut(name, p.name, ty, default, (p.description or "").strip(), optional and (default is NULL)))
-    return out
-
-
-def _other_shape(s: Schema, hint: str, t: ir.Type) -> bool:
-    """Whether the record `hint` names already holds another tool's body of other fields
-    (`cancel_order`'s body `{reason}` is no `create_order` body `{user_id, items}`)."""
-    from .names import pascal, singular
-
-    name = pascal(singular(snake(hint)))
-    rec = s.records.get(name + "Info" if name in s.entities else name)
-    return rec is not None and set(rec.fields) != {ident(snake(f.name)) for f in t.fields}
-
-
-def _fits(t: A.TypeExpr, v) -> bool:
-    t = strip_optional(t)
-    if isinstance(t, A.PrimType):
-        return {
-            "str": isinstance(v, str),
-            "int": isinstance(v, int) and not isinstance(v, bool),
-            "float": isinstance(v, (int, float)) and not isinstance(v, bool),
-            "bool": isinstance(v, bool),
-        }.get(t.name, False)
-    if isinstance(t, A.EnumType):
-        return v in t.values
-    return False
-
-
-# --------------------------------------------------------------------------- per kind
 
 
 def build_tool(s: Schema, v: ToolView, tm: TypeMapper) -> Built:
@@ -232,8 +120,8 @@ def build_tool(s: Schema, v: ToolView, tm: TypeMapper) -> Built:
     if v.kind in ("read", "search") and has_write(body or ()):  # the checker's own test: kinds agree
         kind = "action"
     ann = [kind] + (["conservative"] if conservative else [])  # stored without "@"
-    cited = v.cited + ([] if conservative else prose.cite_existing(v, body))
-    notes = prose.notes(body, cited)
+    cited = v.cited + ([] if conservative else prose_effects.cite_existing(v, body))
+    notes = prose_effects.notes(body, cited)
     decl = A.ToolDecl(
         name=v.name,
         params=tuple(A.ParamDecl(p.name, p.type, p.default, p.doc) for p in params),
@@ -248,11 +136,6 @@ def build_tool(s: Schema, v: ToolView, tm: TypeMapper) -> Built:
 
 class _NoRule(Exception):
     pass
-
-
-def tool_doc(desc: str) -> str:
-    d = " ".join((desc or "").split())
-    return d
 
 
 def stored(s: Schema, expr: A.Expr, t: A.TypeExpr) -> A.Expr:
@@ -658,7 +541,7 @@ def _update(s: Schema, v: ToolView, pmap):
     k = _key_param(v, pmap)
     stmts: list[A.Stmt] = _status_require(e, v, k)
     changes: list[A.Stmt] = []
-    said = prose.moves_money(s, e, v, pmap, k)
+    said = prose_effects.moves_money(s, e, v, pmap, k)
     money = None if said else _balance(s, v, pmap, k)  # the prose says which way money moves
     if money:
         changes += money
@@ -729,7 +612,7 @@ def _from_prose(s: Schema, e: Entity, v: ToolView, pmap, k: str, made: list[A.St
     """The writes the description states (forgec/synth/prose.py), each cited; a precondition
     joins `requires`, a statement already in `made` is only cited."""
     out: list[A.Stmt] = []
-    for st, why in prose.changes(s, e, v, pmap, k, made):
+    for st, why in prose_effects.changes(s, e, v, pmap, k, made):
         v.cited.append((st, why))
         if any(x is st for x in made + requires + out):
             continue

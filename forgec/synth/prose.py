@@ -369,9 +369,7 @@ def field_named(fields, phrase: str, types=None) -> str | None:
     phrase's words (`roaming` -> `roaming_enabled`); `types` filters on the field's type."""
     from .names import ident, snake
 
-    from .schema import strip_optional
-
-    ok = (lambda f: True) if types is None else (lambda f: strip_optional(f.type) in types)
+    ok = (lambda f: True) if types is None else (lambda f: A.strip_optional(f.type) in types)
     exact = ident(snake(phrase.replace(" ", "_")))
     if exact in fields and ok(fields[exact]):
         return exact
@@ -432,8 +430,5 @@ BOOL = A.PrimType("bool")
 NUMS = (A.PrimType("int"), A.PrimType("float"))
 
 
-# the statements the facts become live in prose_effects.py (imported last: it reads this module)
-from .prose_effects import bounds, changes, cite_existing, moves_money, notes  # noqa: E402
-
 __all__ = ["Fact", "read", "read_sentence", "sentences", "allowed_values", "allowed_for", "names_entity", "field_named", "state_facts",
-           "amounts", "once_field", "returned", "says_own_change", "cite", "changes", "cite_existing", "moves_money", "notes", "bounds"]
+           "amounts", "once_field", "returned", "says_own_change", "cite"]

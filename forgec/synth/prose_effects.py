@@ -333,7 +333,7 @@ def _amount(pmap, phrase: str) -> A.Expr | None:
 
 def _fitting(s, t, value, clear: bool) -> A.Expr | None:
     """The literal "sets F to V" / "clears F" writes, when it fits F's type (else no statement)."""
-    from .effects import default_value
+    from .params import default_value
     from .schema import strip_optional
 
     if clear or value is None:

@@ -15,7 +15,7 @@ Only the parameters' types and words decide which argument is which (`base`/`exp
 `part`/`whole`, the int digits of a rounding); a tool whose parameters do not fit the
 operation keeps the other rules.
 
-Two entry points: `claim` is a shape (registered last in `shapes._recognizers`, so domain
+Two entry points: `claim` is a shape (registered last in `recognize.RECOGNIZERS`, so domain
 shapes such as an account's `calculate_total` go first) and takes pure tools out of schema
 inference, which would otherwise invent an entity from `sum_values(numbers)`; `pure_effect`
 is also tried by `effects.build_tool` for any tool left without an entity.
@@ -131,7 +131,7 @@ def _named(ps, *words: str):
 
 def claim(env, taken: frozenset):
     """The pure tools of `env` as a shape claim (reads; no state)."""
-    from .effects import tool_doc, tool_params
+    from .params import tool_doc, tool_params
     from .schema import Schema, TypeMapper, tool_view
     from .shapes import Claim
 

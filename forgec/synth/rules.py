@@ -9,10 +9,11 @@ from forgec.diagnostics import Diagnostic, Span, warning
 from forgec.lang import ast as A
 
 from . import codes
-from .effects import build_tool, fix_required_refs, param_name, span_of
+from .effects import build_tool, fix_required_refs, span_of
+from .params import param_name
 from .names import ident
 from .schema import Schema, TypeMapper, infer_schema
-from .shapes import claim_all
+from .recognize import claim_all
 
 
 def synthesize_rules(env: ir.Environment) -> tuple[A.EnvDecl, list[Diagnostic]]:

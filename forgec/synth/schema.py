@@ -428,8 +428,7 @@ def _optional(t: A.TypeExpr) -> A.TypeExpr:
     return t if isinstance(t, A.OptionalType) else A.OptionalType(t)
 
 
-def strip_optional(t: A.TypeExpr) -> A.TypeExpr:
-    return t.inner if isinstance(t, A.OptionalType) else t
+strip_optional = A.strip_optional  # one definition, in the AST module
 
 
 # --------------------------------------------------------------------------- inference

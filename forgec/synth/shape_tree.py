@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 
 from forgec import ir
 from forgec.lang import ast as A
 
 from .names import ident
 from .schema import Entity, Field
+from .shape_tree_rest import Op, classify_rest, rest_body  # the HTTP reading of the same operations (and their Op)
 
 ENTITY = "Node"
 CHECKPOINT = "Checkpoint"
@@ -88,16 +88,6 @@ FLAG_PATTERNS = {
     "prefixes": r"\[file\]|\[dir\]",
     "hidden": r"hidden",
 }
-
-
-@dataclass
-class Op:
-    """What one tool does to the tree and which parameter plays which role."""
-
-    op: str
-    roles: dict[str, str] = field(default_factory=dict)  # role -> param name
-    flags: set[str] = field(default_factory=set)
-    cites: dict[str, str] = field(default_factory=dict)  # flag/role -> the doc sentence it was read from
 
 
 # --------------------------------------------------------------------------- recognizing
@@ -365,7 +355,6 @@ def _body(t: ir.Tool, o: Op, env_cwd: bool, confined: bool) -> tuple[str, list[s
     """(kind annotation, body lines, return type) of one claimed tool."""
     b = _Body(env_cwd, confined, t)
     if o.op.startswith(("rest_", "cp_")):
-        from .shape_tree_rest import rest_body
 
         return rest_body(t, o, b, ENTITY, CHECKPOINT)
     R = o.roles
@@ -652,8 +641,6 @@ def _with_notes(mod: A.Module, k: int = 0) -> A.ToolDecl:
 
 
 def tree_ops(env: ir.Environment, taken: frozenset[str] = frozenset()) -> dict[str, Op]:
-    from .shape_tree_rest import classify_rest
-
     ops = {}
     for t in env.tools:
         if t.name in taken:

@@ -14,10 +14,21 @@ claimed; the rest keep the CRUD rules.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from forgec import ir
 
 from .names import ident
+
+
+@dataclass
+class Op:
+    """What one tool does to the tree and which parameter plays which role."""
+
+    op: str
+    roles: dict[str, str] = field(default_factory=dict)  # role -> param name
+    flags: set[str] = field(default_factory=set)
+    cites: dict[str, str] = field(default_factory=dict)  # flag/role -> the doc sentence it was read from
 
 MODEL_FIELDS = ("name", "path", "type")
 
@@ -44,8 +55,6 @@ def is_model(t: ir.Type | None) -> bool:
 
 def classify_rest(t: ir.Tool):
     """The operation of an HTTP tool on `.../{path}` (or `.../{path}/checkpoints[/{id}]`), or None."""
-    from .shape_tree import Op
-
     if not t.http_method or not t.http_path:
         return None
     m, hp = t.http_method.upper(), t.http_path
