@@ -42,7 +42,7 @@ from forgec.manifest import (
 from forgec.swap import clean_dead, recover_build, swap_in  # noqa: F401 - recover_build re-exported
 
 # Bumped whenever a stage's output for the same input changes, to invalidate caches.
-PIPELINE_VERSION = f"{__version__}+3"  # +3: shapes, prose effects, log-only entities, the scenario sampler
+PIPELINE_VERSION = f"{__version__}+4"  # +3: shapes, prose effects, log-only entities, the scenario sampler; +4: the quality gate
 
 T = TypeVar("T")
 
@@ -703,6 +703,9 @@ def _sample(job: EnvJob, files: dict[str, tuple[bytes, str]]) -> dict[str, tuple
         if not res.blueprints:  # no user scenario fits (a graph store: no user, no lookup listing records): walks
             rejected = res.rejected
             res = sample_blueprints(job.env_decl, job.module, job.world, graph, cfg)
+            from forgec.gate import Gate, gate_walks  # the walk's wording never reaches a scenario build's tasks
+
+            res = gate_walks(res, Gate(job.env_decl, job.module, job.world, {t: bool(w) for t, w in (getattr(job.module, "WRITES_STATE", None) or {}).items()}))
             rec.stats["sampler"] = "walk"  # both keys are _SAMPLE_FALLBACK_STATS (kept when the sample is reused)
             rec.stats["scenario_rejected"] = dict(sorted(rejected.items()))
     for sb in res.blueprints:

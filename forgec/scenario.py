@@ -1056,7 +1056,12 @@ class _Sampler:
                 opts = [v for v in (0.5, 1.0) if lo <= v <= hi and v != cur]
             return rng.choice(opts) if opts else _NONE
         if t.name == "str":
+            from forgec.gate import documented_values  # the docs list the values ("one of 'celsius', 'fahrenheit'"): one of them
             from forgec.stdlib.sql_state import sql_arg  # a SQL statement over the state's tables
+
+            listed = [v for v in documented_values(doc or "", frozenset(q.name for q in tool.params)) if v != cur]
+            if listed:
+                return rng.choice(listed)
 
             v = sql_arg(name, doc or "", sc.env.state.get("entities", {}), rng)
             if v is not None:
@@ -1895,6 +1900,9 @@ def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Tool
     """Up to `config.tasks_per_env` user-scenario blueprints for `env` (seeded, deterministic)."""
     cfg = config or SampleConfig()
     s = _Sampler(env, module, world_state, graph, cfg)
+    from forgec.gate import Gate, candidate_of
+
+    gate = Gate(env, module, world_state, s.m.writes, fresh=s.m.fresh)  # every task passes it, or is counted by reason
     max_attempts = cfg.max_attempts or 12 * max(1, cfg.tasks_per_env)
     seen: set[str] = set()
     counters: Counter = Counter()
@@ -1915,6 +1923,11 @@ def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Tool
             if os.environ.get("FORGEC_DEBUG"):
                 raise
             rejected[f"internal:{type(e).__name__}"] += 1
+            continue
+        why = gate.check(candidate_of(decl.user.goal, [i.text for i in sc.intents if i.kind != "question"], decl.nodes, sc.facts,
+                                      sc.writes, read_only=not sc.writes))
+        if why:
+            rejected[why] += 1
             continue
         key = decl.user.goal
         if key in seen:

@@ -206,13 +206,16 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
     if t == "bool":
         return rng.random() < 0.5
     if t == "int":
-        return _int_for(field_name, c, doc)
+        return _in_bounds(_int_for(field_name, c, doc), doc, rng)
     if t == "float":
         m = _RANGE_RE.search(doc or "")
         if m and int(m.group(1)) < int(m.group(2)):  # "(between 0 and 1)": inside the documented range
             return round(rng.uniform(int(m.group(1)), int(m.group(2))), 2)
-        return _float_for(field_name, c, entity)
+        return _in_bounds(_float_for(field_name, c, entity), doc, rng)
     if t == "str":
+        listed = documented_values(doc)
+        if listed:  # "one of 'celsius', 'fahrenheit'": a str the docs enumerate holds one of those, never "Apt 8"
+            return rng.choice(listed)
         return _str_for(field_name, c, entity, doc)
     if t == "list":
         n = rng.randint(1, 3)
@@ -224,6 +227,29 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
     if t == "record":
         return {}
     return _str_for(field_name, c, entity, doc)
+
+
+def documented_values(doc: str) -> list[str]:
+    """The values a field's doc lists (forgec.gate.documented_values: the gate checks states by the same rule)."""
+    from forgec.gate import documented_values as listed
+
+    return listed(doc)
+
+
+def _in_bounds(v: Any, doc: str, rng: random.Random) -> Any:
+    """`v` moved inside the bounds the doc gives ("at most 9", "between 1 and 5"): a count or an
+    amount the docs cap is drawn below the cap, not 4,849."""
+    from forgec.gate import documented_bounds
+
+    lo, hi = documented_bounds(doc)
+    if lo <= v <= hi:
+        return v
+    a = lo if lo != float("-inf") else min(hi, 0)
+    b = hi if hi != float("inf") else max(lo, 0) + 100
+    if isinstance(v, int):
+        a, b = int(-(-a // 1)), int(b // 1)
+        return rng.randint(a, b) if a <= b else v
+    return round(rng.uniform(a, b), 2) if a <= b else v
 
 
 def _singular(name: str) -> str:

@@ -125,8 +125,43 @@ def build_stats(build: Path) -> tuple[dict, list[Diagnostic]]:
         s["tools"] = len(coverage)
         s["covered"] = sum(1 for c in coverage.values() if c)
         s["rejected"] = rec.get("rejected") or {}
+        st = rec.get("stats") or {}
+        # the sampler's rejections (the quality gate's among them: forgec/gate.py), and the walk's when it fell back
+        s["sampler_rejected"] = dict(st.get("sampler_rejected") or {})
+        if st.get("scenario_rejected"):
+            s["scenario_rejected"] = dict(st["scenario_rejected"])
+        s["has_write"] = any(bool(r.get("writes_state")) for r in tools.values() if isinstance(r, dict))
         out[name] = s
     return out, diags
+
+
+FEW_TASKS = 50  # issue 21: an env with a write tool yields at least this many tasks, or says why
+
+
+def top_reasons(rejected: dict[str, int], k: int = 3) -> str:
+    """"names-tool 40, dictated-call 12": the k most frequent rejection reasons."""
+    return ", ".join(f"{r} {n}" for r, n in sorted(rejected.items(), key=lambda x: (-x[1], x[0]))[:k])
+
+
+def few_tasks_lines(stats: dict) -> list[str]:
+    """One line per env with a write tool and fewer than FEW_TASKS tasks: why (the top rejection reasons)."""
+    from forgec.gate import REASONS
+
+    out = []
+    for name, s in stats.items():
+        if not s.get("has_write") or s.get("tasks", 0) >= FEW_TASKS:
+            continue
+        rej: dict[str, int] = {}
+        for d in (s.get("scenario_rejected") or {}, s.get("sampler_rejected") or {}, s.get("rejected") or {}):
+            for r, n in d.items():
+                rej[r] = rej.get(r, 0) + n
+        if not rej:
+            out.append(f"{name}: {s.get('tasks', 0)} tasks; the sampler found nothing to reject (no scenario fits these tools)")
+            continue
+        top = sorted(rej.items(), key=lambda x: (-x[1], x[0]))[:3]
+        said = "; ".join(f"{r} {n}" + (f" ({REASONS[r]})" if r in REASONS else "") for r, n in top)
+        out.append(f"{name}: {s.get('tasks', 0)} tasks; most rejected: {said}")
+    return out
 
 
 def command(
@@ -157,6 +192,8 @@ def command(
                               f"{s['avg_width']:.2f}", f"{s['covered']}/{s['tools']}")
             console = Console(width=max(Console().width, 130))
             console.print(table)
+            for line in few_tasks_lines(stats):
+                console.print(line, markup=False, highlight=False)
             if coverage:
                 for name, s in stats.items():
                     cov = Table(title=f"{name}: calls per tool")

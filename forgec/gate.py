@@ -1,0 +1,641 @@
+"""The quality gate: a sampled task is emitted only if every check passes (issue 21).
+
+A benchmark author (../shared/review/rubric.md) takes a task when a person could say it, the
+gold path is what a competent agent would do, exactly one end state satisfies it and it is not
+trivial, and its values respect the docs. Each check below is one of those conditions, read
+from the task's own parts and from the docs (the env's types, documented values and bounds, its
+tools' preconditions and effects), never from a list of domain words. A failed check names a
+rejection reason; the sampler counts it (`manifest.json`: `envs.<env>.stats.sampler_rejected`,
+`forgec stats`), so an env that yields few tasks says why.
+
+The checks, in the order `check` runs them (cheapest first):
+
+| reason               | the task is rejected when                                                            |
+|----------------------|--------------------------------------------------------------------------------------|
+| `names-tool`         | the instruction holds a tool identifier or all of a tool's words in a row            |
+| `pipeline-words`     | the instruction speaks the pipeline's language ("returned by", "search results")     |
+| `no-verb-phrase`     | an intent is not a verb phrase (it starts with a preposition, a pronoun, a gerund...)|
+| `doc-preamble`       | an intent is built from a docs preamble about the tool ("this tool belongs to...")   |
+| `unsourced-argument` | a write's argument is neither said by the user, nor read from an earlier node        |
+| `dictated-call`      | one write and nothing else: no lookup, no decision, every argument dictated          |
+| `write-to-final`     | a write acts on a record whose state the docs make final (and the tool does not allow it) |
+| `undone-write`       | a later write restores a value an earlier write changed                              |
+| `repeated-write`     | the same write twice, or one tool setting the same field of the same record again    |
+| `value-outside-docs` | a written value lies outside the docs' enum, listed values or numeric bounds         |
+
+`Lifecycle` derives which states are final: from the env's tools (a tool that moves a record's
+state field to a value by a literal `set`, under `require` preconditions on that field), and from
+the docs' own words on the field ("Once closed, a ticket can no longer be changed").
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from forgec.lang import ast as A
+from forgec.wording import names_tool, norm
+
+# Reasons, with what each means (printed by `forgec stats` for an env that yields few tasks).
+REASONS: dict[str, str] = {
+    "names-tool": "the instruction names a tool",
+    "pipeline-words": "the instruction speaks the pipeline's language",
+    "no-verb-phrase": "an intent is not a verb phrase",
+    "doc-preamble": "an intent was built from a docs preamble about the tool",
+    "unsourced-argument": "a write argument is not said by the user nor read from the records acted on",
+    "dictated-call": "no lookup or decision: the user dictates every argument",
+    "write-to-final": "a write acts on a record in a state the docs make final",
+    "undone-write": "a later write undoes an earlier one",
+    "repeated-write": "a write is repeated",
+    "value-outside-docs": "a written value is outside the docs' enum or bounds",
+}
+
+# --------------------------------------------------------------------------- text: grammar data
+
+# English closed-class words (determiners, pronouns, prepositions, conjunctions, auxiliaries and
+# modals, sentence adverbs): none of them heads a verb phrase. Grammar of English, not of any API.
+CLOSED_CLASS = frozenset("""
+a an the this that these those each every some any all both either neither no another other such what which whose
+i me my mine you your yours he him his she her hers it its we us our ours they them their theirs who whom one
+about above across after against along among around at before behind below beneath beside besides between beyond by
+despite down during except for from in inside into like near of off on onto out outside over past per since through
+throughout till to toward towards under underneath until up upon via with within without
+and or but nor so yet if unless because although though while whereas whether than as when where why how
+is am are was were be been being has have had having do does did done will would shall should can could may might must
+also then again already still just only even not never always often usually here there very too quite really
+""".split())
+
+# Self-reference of a doc to its tool: the subject of a preamble sentence, not an act a person asks for.
+_PREAMBLE = re.compile(r"\b(?:this|the|that)\s+(?:tool|function|endpoint|operation|method|api|command|server|call|route)\b"
+                       r"|\b(?:belongs to|is used to|can be used to|allows you to|lets you|use this)\b", re.I)
+
+# The pipeline's own words: how a walk names a value ("the line returned by resume line").
+_PIPELINE = re.compile(r"\breturned by\b|\bsearch results\b|\bthe (?:first|last) [\w ]{1,40}? in the\b|\bthat [\w ]{1,40} returns\b"
+                       r"|\b(?:the )?(?:result|output|response) of\b|\bgold (?:call|path)\b|\bblueprint\b", re.I)
+
+
+def verb_phrase(text: str) -> bool:
+    """Whether `text` ("cancel my order ...") is a verb phrase a person would say after "Please":
+    its head is an open-class word in base form (not a determiner, pronoun, preposition, auxiliary
+    or sentence adverb, not a gerund or a past participle), and something follows it."""
+    words = re.findall(r"[A-Za-z][A-Za-z'-]*|\S", text.strip())
+    if len(words) < 2 or not words[0][0].isalpha():
+        return False
+    head = words[0].lower()
+    if head in CLOSED_CLASS or not head.isalpha():
+        return False
+    if len(head) > 5 and head.endswith("ing") and head != "string":
+        return False  # a gerund ("listing all ...") names an activity, not an act
+    return True
+
+
+# --------------------------------------------------------------------------- values the docs allow
+
+_LISTED = re.compile(r"\b(?:one of|either|(?:possible|allowed|valid|accepted|supported) values?(?: (?:are|is|include))?|must be|can be)\b[:\s]*"
+                     r"((?:[`'\"][^`'\"\n]{1,40}[`'\"][\s,/|]*(?:or\s+|and\s+)?){2,})", re.I)
+_QUOTED = re.compile(r"[`'\"]([^`'\"\n]{1,40})[`'\"]")
+
+
+def documented_values(doc: str, names: frozenset = frozenset()) -> list[str]:
+    """The values a parameter's or field's doc lists for it ("one of 'celsius', 'fahrenheit'";
+    "either `asc` or `desc`"); [] when the doc lists none, or when what it lists are `names` of
+    fields or parameters ("either `content_base64` or `file_path` must be given" lists fields)."""
+    return list(_listed(doc or "", frozenset(names)))
+
+
+@functools.lru_cache(maxsize=8192)
+def _listed(doc: str, names: frozenset) -> tuple[str, ...]:
+    m = _LISTED.search(doc)
+    if not m:
+        return ()
+    out: list[str] = []
+    for v in _QUOTED.findall(m.group(1)):
+        if v not in out:
+            out.append(v)
+    if any(v in names for v in out):
+        return ()
+    return tuple(out) if len(out) >= 2 else ()
+
+
+@functools.lru_cache(maxsize=8192)
+def documented_bounds(text: str) -> tuple[float, float]:
+    """(low, high) a number may take from the docs ("at most 500", "between 1 and 5", "(0-100)")."""
+    lo, hi = float("-inf"), float("inf")
+    t = (text or "").lower()
+    m = (re.search(r"\bat most (?:\$)?(-?\d+(?:\.\d+)?)", t) or re.search(r"<=\s*(-?\d+(?:\.\d+)?)", t)
+         or re.search(r"\b(?:up to|maximum(?: of)?|max(?:imum)? value(?: is)?|no more than) (?:\$)?(-?\d+(?:\.\d+)?)", t))
+    if m:
+        hi = float(m.group(1))
+    m = re.search(r"\b(?:at least|minimum(?: of)?|no less than) (?:\$)?(-?\d+(?:\.\d+)?)", t) or re.search(r">=\s*(-?\d+(?:\.\d+)?)", t)
+    if m:
+        lo = float(m.group(1))
+    m = (re.search(r"\bfrom (-?\d+(?:\.\d+)?)\s*(?:\([^)]*\)\s*)?to (-?\d+(?:\.\d+)?)", t) or re.search(r"\bbetween (-?\d+(?:\.\d+)?) and (-?\d+(?:\.\d+)?)", t)
+         or re.search(r"\((-?\d+)\s*-\s*(-?\d+)\)", t))
+    if m and float(m.group(1)) < float(m.group(2)):
+        lo, hi = float(m.group(1)), float(m.group(2))
+    if re.search(r"\bmust be positive\b|\bpositive (?:number|integer|amount)\b|> ?0\b|\bgreater than 0\b", t):
+        lo = max(lo, 0.0)
+    return lo, hi
+
+
+# --------------------------------------------------------------------------- the lifecycle
+
+# What a doc says of a state after which nothing may change: English, not a domain.
+_FINAL_PROSE = re.compile(r"\b(?:can ?not|can't|may not|no longer|cannot)\s+(?:be\s+)?(?:changed|modified|edited|updated|reopened|undone|restored|used)\b"
+                          r"|\b(?:is|are)\s+(?:final|terminal|permanent|irreversible|read-only|immutable)\b|\bterminal (?:state|status)\b", re.I)
+
+
+@dataclass
+class Lifecycle:
+    """Which values of which state fields are final, and which tools the docs allow to act there.
+
+    `final[(entity, field)]` is the set of final values; `allows[tool]` the (entity, field, value)
+    a tool's own preconditions accept (or its docs name), so that a write there is allowed."""
+
+    final: dict[tuple[str, str], set] = field(default_factory=dict)
+    allows: dict[str, set] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, env: A.EnvDecl) -> "Lifecycle":
+        """Read the lifecycle from the env: each tool's literal moves of a field of its target record
+        (`set rec.status = "cancelled"`), the values its `require`s accept as sources, and the docs'
+        own sentences on a field's values. A value is final when some tool moves records into it,
+        none moves them out of it to another value, and no tool sets the field freely (from an
+        argument: then the docs allow any change); or when the field's doc says so in plain words."""
+        lc = cls()
+        ents = {e.name: e for e in env.entities}
+        moves: dict[tuple[str, str], list[tuple[str, Any, frozenset | None]]] = {}
+        free: set[tuple[str, str]] = set()
+        for t in env.tools:
+            if not t.body:
+                continue
+            bound = _bound_records(t, ents)
+            reqs = _requires(t.body, bound)
+            for name, ent, fname, value in _sets(t.body, bound):
+                key = (ent, fname)
+                if value is _FREE:
+                    free.add(key)
+                    continue
+                moves.setdefault(key, []).append((t.name, value, reqs.get((name, fname))))
+            for (name, fname), ok in reqs.items():
+                if name in bound and not isinstance(ok, _Except):  # "require status == 'resolved'": allowed there
+                    lc.allows.setdefault(t.name, set()).update((bound[name], fname, v) for v in ok)
+        for key, ms in moves.items():
+            if key in free:
+                continue
+            ent, fname = key
+            fdecl = next((f for f in ents[ent].fields if f.name == fname), None)
+            values = _field_values(fdecl) if fdecl is not None else []
+            if not values:
+                continue  # a state field has documented values (an enum, a list in its doc); a flag or a counter is no lifecycle
+            targets = {v for _, v, _ in ms}
+            leaving: set = set()
+            for _, to, src in ms:
+                leaving |= _accepts(src, set(values) | targets) - {to}
+            fin = {v for v in targets if v not in leaving}
+            if fin:
+                lc.final[key] = fin
+        for e in env.entities:  # the docs' own words: "closed: can no longer be changed"
+            for f in e.fields:
+                for v in _field_values(f):
+                    if _final_in_prose(f.doc, v):
+                        lc.final.setdefault((e.name, f.name), set()).add(v)
+        for t in env.tools:  # a tool whose own doc names a final value acts there on purpose ("reopen a closed ticket")
+            sets = {(ent, fname, v) for name, ent, fname, v in _sets(t.body, _bound_records(t, ents))}
+            for (ent, fname), vals in lc.final.items():
+                for v in vals:
+                    if (ent, fname, v) not in sets and _doc_allows(t.doc, v):
+                        lc.allows.setdefault(t.name, set()).add((ent, fname, v))
+        return lc
+
+    def final_state(self, tool: str, ent: str, rec: dict) -> tuple[str, Any] | None:
+        """(field, value) when `rec` of `ent` is in a final state `tool` is not allowed to act in."""
+        for (e, fname), vals in sorted(self.final.items(), key=str):
+            if e == ent and rec.get(fname) in vals and (e, fname, rec.get(fname)) not in self.allows.get(tool, set()):
+                return fname, rec.get(fname)
+        return None
+
+
+_FREE = object()
+
+
+def _field_values(f: A.FieldDecl) -> list:
+    t = A.strip_optional(f.type)
+    if isinstance(t, A.EnumType):
+        return list(t.values)
+    return documented_values(f.doc)
+
+
+def _final_in_prose(doc: str, value: Any) -> bool:
+    """The field's doc says `value` is final: a sentence naming the value and saying it cannot change."""
+    if not isinstance(value, str) or not doc:
+        return False
+    v = value.lower().replace("_", " ")
+    for sent in re.split(r"(?<=[.;])\s+", doc):
+        s = sent.lower().replace("_", " ")
+        if re.search(rf"\b{re.escape(v)}\b", s) and _FINAL_PROSE.search(s):
+            return True
+    return False
+
+
+_NEGATION = re.compile(r"\b(?:not|no|never|cannot|can't|fails?|error|unless|only|must|already|except)\b", re.I)
+
+
+def _doc_allows(doc: str, value: Any) -> bool:
+    """A sentence of the tool's doc names `value` without a negation or a condition ("Reopens a closed
+    ticket"), not "Fails if the reservation is cancelled"."""
+    if not isinstance(value, str) or not doc:
+        return False
+    v = value.lower().replace("_", " ")
+    return any(re.search(rf"\b{re.escape(v)}\b", sent.lower().replace("_", " ")) and not _NEGATION.search(sent)
+               for sent in re.split(r"(?<=[.;])\s+", doc))
+
+
+def _bound_records(t: A.ToolDecl, ents: dict[str, A.EntityDecl]) -> dict[str, str]:
+    """Names in the tool's body bound to one record of an entity: its entity-typed parameters."""
+    out = {}
+    for p in t.params:
+        pt = A.strip_optional(p.type)
+        if isinstance(pt, A.NamedType) and pt.name in ents:
+            out[p.name] = pt.name
+    return out
+
+
+def _walk_stmts(body) -> list:
+    out = []
+    for s in body or ():
+        out.append(s)
+        if isinstance(s, A.If):
+            out += _walk_stmts(s.then) + _walk_stmts(s.orelse)
+        elif isinstance(s, A.For):
+            out += _walk_stmts(s.body)
+    return out
+
+
+def _sets(body, bound: dict[str, str]):
+    """(record name, entity, field, literal value or _FREE) of each `set rec.field = ...` on a bound record."""
+    for s in _walk_stmts(body):
+        if isinstance(s, A.Set) and isinstance(s.target, A.Attr) and isinstance(s.target.obj, A.Name) and s.target.obj.id in bound:
+            name = s.target.obj.id
+            v = s.value.value if isinstance(s.value, A.Literal) else _FREE
+            yield name, bound[name], s.target.name, v
+
+
+def _requires(body, bound: dict[str, str]) -> dict[tuple[str, str], frozenset]:
+    """(record name, field) -> the values the tool's top-level `require`s accept for a bound record's
+    field: a `frozenset` (== / in a literal), or an `_Except` (!= / not in: any value but these)."""
+    only: dict[tuple[str, str], frozenset] = {}
+    but: dict[tuple[str, str], frozenset] = {}
+    for s in body or ():
+        if not isinstance(s, A.Require):
+            continue
+        for cond in _conjuncts(s.cond):
+            if not (isinstance(cond, A.Binary) and isinstance(cond.left, A.Attr) and isinstance(cond.left.obj, A.Name)
+                    and cond.left.obj.id in bound):
+                continue
+            key = (cond.left.obj.id, cond.left.name)
+            if isinstance(cond.right, A.Literal):
+                lits = frozenset([cond.right.value])
+            elif isinstance(cond.right, A.ListLit) and all(isinstance(i, A.Literal) for i in cond.right.items):
+                lits = frozenset(i.value for i in cond.right.items)
+            else:
+                continue
+            if cond.op in ("==", "in"):
+                only[key] = lits if key not in only else only[key] & lits
+            elif cond.op in ("!=", "not in"):
+                but[key] = but.get(key, frozenset()) | lits
+    out: dict[tuple[str, str], frozenset] = dict(only)
+    for key, lits in but.items():
+        out[key] = only[key] - lits if key in only else _Except(lits)
+    return out
+
+
+class _Except(frozenset):
+    """Any value but these (a `require x != "a"`)."""
+
+
+def _accepts(src: frozenset | None, values: set) -> set:
+    """The values a precondition accepts among `values` (None: no precondition, all of them)."""
+    if src is None:
+        return set(values)
+    if isinstance(src, _Except):
+        return set(values) - set(src)
+    return set(src)
+
+
+def _conjuncts(e):
+    if isinstance(e, A.Binary) and e.op == "and":
+        return _conjuncts(e.left) + _conjuncts(e.right)
+    return [e]
+
+
+# --------------------------------------------------------------------------- the task under review
+
+
+@dataclass
+class Candidate:
+    """What the gate reads of a sampled task: its words, its nodes, what the user knows, and its
+    writes as run (tool, argument values) in order."""
+
+    instruction: str
+    intents: list[str]
+    nodes: tuple
+    facts: dict[str, Any]
+    writes: list[tuple[str, dict]]
+    read_only: bool = False
+
+
+@dataclass
+class Gate:
+    """The gate of one env: built once, then `check(candidate)` per sampled task."""
+
+    env: A.EnvDecl
+    module: Any
+    world: dict
+    writes: dict[str, bool]
+    fresh: Any = None  # () -> a new Env on the world state (the sampler's fork); default: module.Env(copy of world)
+    lifecycle: Lifecycle = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.lifecycle is None:
+            self.lifecycle = Lifecycle.of(self.env)
+        self.tool_names = sorted(t.name for t in self.env.tools)
+        self.tools = {t.name: t for t in self.env.tools}
+        self.ents = {e.name: e for e in self.env.entities}
+
+    def check(self, c: Candidate) -> str | None:
+        """The first reason the task fails, or None when it passes every check."""
+        for fn in (check_tool_words, check_pipeline, check_verb_phrases, check_preamble):
+            why = fn(c, self)
+            if why:
+                return why
+        if c.read_only or not c.writes:
+            return None
+        for fn in (check_sources, check_dictated):
+            why = fn(c, self)
+            if why:
+                return why
+        trace = self.replay(c.writes)
+        if trace is None:
+            return None  # the sampler already ran these writes; a replay that fails is its business
+        for fn in (check_final, check_undone, check_repeated, check_values):
+            why = fn(c, self, trace)
+            if why:
+                return why
+        return None
+
+    def replay(self, writes: list[tuple[str, dict]]) -> list[tuple[str, dict, dict, dict, list]] | None:
+        """(tool, args, state before, state after, diff) of each write, run from the world state.
+        States are copy-on-write forks (cheap); the diff is `forgec.tasks.state_diff` (unchanged
+        subtrees pruned), so a check reads only what a write changed."""
+        from forgec.runtime.envrt import jcopy
+        from forgec.tasks import state_diff
+
+        env = self.fresh() if self.fresh is not None else self.module.Env(copy.deepcopy(self.world))
+        snaps = []
+        for tool, args in writes:
+            snaps.append(env.fork() if hasattr(env, "fork") else self.module.Env(jcopy(env.state)))
+            r = env.step(tool, jcopy(args))
+            if isinstance(r, BaseException):
+                return None
+        states = [sn.state for sn in snaps] + [env.state]
+        return [(tool, args, states[i], states[i + 1], state_diff(states[i], states[i + 1]))
+                for i, (tool, args) in enumerate(writes)]
+
+    def targets(self, tool: str, args: dict, diff: list) -> list[tuple[str, Any]]:
+        """(entity, key) of the records a write acts on: named by an entity-typed argument, or changed."""
+        out: list[tuple[str, Any]] = []
+        t = self.tools.get(tool)
+        for p in (t.params if t else ()):
+            pt = A.strip_optional(p.type)
+            if isinstance(pt, A.NamedType) and pt.name in self.ents and p.name in args and isinstance(args[p.name], (str, int)):
+                out.append((pt.name, args[p.name]))
+        for d in diff:
+            parts = d.path.split("/")
+            if len(parts) >= 4 and parts[1] == "entities" and (parts[2], _unescape(parts[3])) not in out:
+                out.append((parts[2], _unescape(parts[3])))
+        return out
+
+
+# --------------------------------------------------------------------------- the checks
+
+
+def check_tool_words(c: Candidate, g: Gate) -> str | None:
+    """`names-tool`: the instruction holds a tool's identifier or all its words in a row ("cancel
+    pending order" for cancel_pending_order; verb-particle names such as check_in excepted). A
+    person asks for an act, not for a function."""
+    return "names-tool" if names_tool(c.instruction, g.tool_names) else None
+
+
+def check_pipeline(c: Candidate, g: Gate) -> str | None:
+    """`pipeline-words`: the instruction speaks of the sampler's plumbing ("the line returned by
+    resume line", "the flights that get balance returns", "the first X in the Y", "search results")."""
+    return "pipeline-words" if _PIPELINE.search(c.instruction) else None
+
+
+def check_verb_phrases(c: Candidate, g: Gate) -> str | None:
+    """`no-verb-phrase`: every intent the user states is a verb phrase ("cancel my order"), not a
+    fragment cut from a doc at the wrong place ("after all tasks are done and approved ...")."""
+    for text in c.intents:
+        if text and not verb_phrase(text):
+            return "no-verb-phrase"
+    return None
+
+
+def check_preamble(c: Candidate, g: Gate) -> str | None:
+    """`doc-preamble`: no intent is built from a docs sentence about the tool itself ("this tool
+    belongs to the vehicle control system", "use this tool to ...")."""
+    for text in c.intents:
+        if _PREAMBLE.search(text or ""):
+            return "doc-preamble"
+    return None
+
+
+def check_sources(c: Candidate, g: Gate) -> str | None:
+    """`unsourced-argument`: each argument of a write is a fact the user knows (`user.x`), a value
+    read from an earlier node (a record looked up or acted on, a reasoning node's result), or a
+    literal the instruction says. Nothing comes from nowhere."""
+    from forgec.lower import said_in
+
+    defined: set[str] = set()
+    for n in c.nodes:
+        if isinstance(n, A.CallNode):
+            if g.writes.get(n.tool):
+                for a in n.args:
+                    if not _sourced(a.value, defined, c, said_in):
+                        return "unsourced-argument"
+            defined.add(n.name)
+        elif isinstance(n, A.ReasonNode):
+            defined.add(n.name)
+    return None
+
+
+def _sourced(e: Any, defined: set[str], c: Candidate, said_in) -> bool:
+    if isinstance(e, A.Literal):
+        return e.value is None or said_in(c.instruction, e.value)
+    if isinstance(e, A.Attr) and isinstance(e.obj, A.Name) and e.obj.id == "user":
+        return e.name in c.facts
+    if isinstance(e, A.Name):
+        return e.id in defined
+    if isinstance(e, (A.ListLit,)):
+        return all(_sourced(i, defined, c, said_in) for i in e.items)
+    if isinstance(e, A.RecordLit):
+        return all(_sourced(f.value, defined, c, said_in) for f in e.fields)
+    roots = [n for n in A.walk(e) if isinstance(n, A.Name)]
+    return all(r.id in defined or r.id == "user" for r in roots) and all(
+        _sourced(n, defined, c, said_in) for n in A.walk(e) if isinstance(n, A.Attr) and isinstance(n.obj, A.Name) and n.obj.id == "user")
+
+
+def check_dictated(c: Candidate, g: Gate) -> str | None:
+    """`dictated-call`: the task needs a lookup or a decision. One write and nothing else (no read
+    call, no reasoning node) is a form the user fills in: every argument dictated. Several
+    dictated writes in order are left to the other checks (each act is still the user's)."""
+    calls = [n for n in c.nodes if isinstance(n, A.CallNode)]
+    if any(isinstance(n, A.ReasonNode) for n in c.nodes) or len(calls) != 1 or not g.writes.get(calls[0].tool):
+        return None
+    return "dictated-call"
+
+
+def check_final(c: Candidate, g: Gate, trace: list) -> str | None:
+    """`write-to-final`: no write acts on a record whose state the docs make final (`Lifecycle`:
+    a sink of the tools' literal moves, or a value the field's doc says cannot change), unless the
+    tool's own preconditions accept that state or its doc names it ("reopen a closed ticket")."""
+    for tool, args, before, after, diff in trace:
+        recs = before.get("entities") or {}
+        for ent, key in g.targets(tool, args, diff):
+            rec = (recs.get(ent) or {}).get(key)
+            if isinstance(rec, dict) and g.lifecycle.final_state(tool, ent, rec):
+                return "write-to-final"
+    return None
+
+
+def _val(v: Any) -> str:
+    return json.dumps(v, sort_keys=True, default=str)
+
+
+def check_undone(c: Candidate, g: Gate, trace: list) -> str | None:
+    """`undone-write`: no later write restores a value an earlier write changed (on, then off;
+    suspend, then resume; +50 then -50): the task would ask for two acts that cancel out."""
+    first: dict[str, str] = {}
+    last: dict[str, str] = {}
+    count: dict[str, int] = {}
+    for *_, diff in trace:
+        for d in diff:
+            first.setdefault(d.path, _val(d.before) if d.op != "add" else "<absent>")
+            last[d.path] = _val(d.after) if d.op != "remove" else "<absent>"
+            count[d.path] = count.get(d.path, 0) + 1
+    for p, n in count.items():
+        if n >= 2 and last[p] == first[p] and not _stamp(p):
+            return "undone-write"
+    return None
+
+
+def check_repeated(c: Candidate, g: Gate, trace: list) -> str | None:
+    """`repeated-write`: no write is made twice (same tool, same arguments), and no tool sets the
+    same field of the same record twice (two baggage changes, two payment requests on one
+    record): the later one makes the earlier pointless."""
+    seen: set[str] = set()
+    set_by: set[tuple[str, str]] = set()
+    for tool, args, _, _, diff in trace:
+        k = _val([tool, args])
+        if k in seen:
+            return "repeated-write"
+        seen.add(k)
+        for d in diff:
+            if d.op != "change" or _stamp(d.path):
+                continue  # a timestamp every write moves; an added record is new each time
+            if (tool, d.path) in set_by:
+                return "repeated-write"
+            set_by.add((tool, d.path))
+    return None
+
+
+def _stamp(path: str) -> bool:
+    last = norm(path.rsplit("/", 1)[-1])
+    return last.endswith(("_at", "_time", "timestamp", "_date", "_on")) or last in ("updated", "modified", "version", "etag")
+
+
+def check_values(c: Candidate, g: Gate, trace: list) -> str | None:
+    """`value-outside-docs`: every field a write sets holds a value the docs allow: a member of its
+    enum or of the values its doc lists ("one of 'celsius', 'fahrenheit'"), a number inside its
+    documented bounds; and every argument likewise for its parameter's type and doc."""
+    for tool, args, _, after, diff in trace:
+        t = g.tools.get(tool)
+        names = frozenset(p.name for p in (t.params if t else ()))
+        for p in (t.params if t else ()):
+            if p.name in args and not _allowed(args[p.name], p.type, p.doc, names):
+                return "value-outside-docs"
+        for d in diff:
+            parts = d.path.split("/")
+            if len(parts) < 4 or parts[1] != "entities" or d.op == "remove":
+                continue
+            decl = g.ents.get(parts[2])
+            rec = ((after.get("entities") or {}).get(parts[2]) or {}).get(_unescape(parts[3])) if decl else None
+            if not isinstance(rec, dict):
+                continue
+            fields = [f for f in decl.fields if len(parts) == 4 or f.name == _unescape(parts[4])]
+            fnames = frozenset(f.name for f in decl.fields)
+            for f in fields:
+                if not _allowed(rec.get(f.name), f.type, f.doc, fnames):
+                    return "value-outside-docs"
+    return None
+
+
+def _unescape(k: str) -> str:
+    return k.replace("~1", "/").replace("~0", "~")
+
+
+def _allowed(v: Any, t: A.TypeExpr, doc: str, names: frozenset | set = frozenset()) -> bool:
+    """`v` is a value the type and the doc allow (enum, listed values that are not `names`, bounds)."""
+    t = A.strip_optional(t)
+    if v is None:
+        return True
+    if isinstance(t, A.EnumType):
+        return v in t.values
+    if isinstance(t, A.PrimType) and t.name == "str" and isinstance(v, str):
+        vals = documented_values(doc, names)
+        return not vals or v in vals
+    if isinstance(t, A.PrimType) and t.name in ("int", "float") and isinstance(v, (int, float)) and not isinstance(v, bool):
+        lo, hi = documented_bounds(doc)
+        return lo <= v <= hi
+    if isinstance(t, A.ListType) and isinstance(v, list):
+        return all(_allowed(x, t.item, "") for x in v)
+    return True
+
+
+def candidate_of(instruction: str, intents: list[str], nodes: tuple, facts: dict, writes: list, read_only: bool) -> Candidate:
+    """A `Candidate` from a sampler's parts (keeps callers free of the dataclass's field order)."""
+    return Candidate(instruction, list(intents), tuple(nodes), dict(facts), list(writes), read_only)
+
+
+def gate_walks(res: Any, g: Gate) -> Any:
+    """The walk sampler's blueprints, when an env falls back to walks (no user scenario fits), through
+    the checks that read words and shape (a walk's values are not run here): its goal ("delete
+    contact, then ...") is the instruction and each ", then " clause an intent. The walk's own
+    wording ("the first event in the event search results") is rejected like any other, so it never
+    reaches a task; what is left out is counted by reason in the result's `rejected`."""
+    from forgec.sample import SampleResult
+
+    keep, rejected = [], dict(res.rejected)
+    coverage = dict(res.coverage)
+    for sb in res.blueprints:
+        goal = sb.decl.user.goal
+        facts = {f.name: getattr(f.value, "value", None) for f in sb.decl.user.facts}
+        intents = [i.text for i in sb.decl.user.intents] or [x.strip() for x in re.split(r",? then |; ", goal) if x.strip()]
+        c = Candidate(goal, intents, tuple(sb.decl.nodes), facts, [], read_only=True)
+        why = next((w for fn in (check_tool_words, check_pipeline, check_verb_phrases, check_preamble) if (w := fn(c, g))), None)
+        has_write = any(isinstance(n, A.CallNode) and g.writes.get(n.tool) for n in sb.decl.nodes)
+        if why is None and has_write:
+            why = check_sources(c, g) or check_dictated(c, g)
+        if why:
+            rejected[why] = rejected.get(why, 0) + 1
+            for n in sb.decl.nodes:
+                if isinstance(n, A.CallNode) and coverage.get(n.tool):
+                    coverage[n.tool] -= 1
+            continue
+        keep.append(sb)
+    return SampleResult(keep, coverage, dict(sorted(rejected.items())), res.attempts, res.merged)
