@@ -65,6 +65,7 @@ class _Missing:
 
 
 MISSING: Any = _Missing()
+_ABSENT: Any = object()  # a layer's "no entry" (None is a value)
 
 
 # --------------------------------------------------------------------------- canonical JSON
@@ -1427,6 +1428,109 @@ class _KeySet:
 # --------------------------------------------------------------------------- Env base
 
 
+class _Layer:
+    """A fork's view of a large shared collection (or digest table): the shared dict `base`, never changed,
+    under this env's own entries (`own`: replaced or new keys) and deletions (`gone`).
+
+    Why not a copy: `forgec serve` forks one world per session, and a session that writes one record of a
+    100,000-record collection must cost that record, not a copy of the collection's index (issue 25:
+    1,000 sessions on a 4 MB world within 1.5x one session plus their writes). Collections of up to
+    `LAYER_MIN` records are copied instead (a small copy is cheaper than a layer's Python-level reads).
+    Iteration is always in key order (`sortkey` orders new keys among the base's); `values()` and friends
+    return lists.
+    """
+
+    __slots__ = ("base", "own", "gone", "sortkey", "_new", "_order")
+
+    def __init__(self, base: dict, sortkey: Any = None, own: dict | None = None, gone: set | None = None):
+        self.base, self.sortkey = base, sortkey
+        self.own = own if own is not None else {}
+        self.gone = gone if gone is not None else set()
+        self._new = sum(1 for k in self.own if k not in base)
+        self._order: list | None = None
+
+    def copy(self) -> "_Layer":
+        return _Layer(self.base, self.sortkey, dict(self.own), set(self.gone))
+
+    def get(self, k: Any, default: Any = None) -> Any:
+        v = self.own.get(k, _ABSENT)
+        if v is not _ABSENT:
+            return v
+        if k in self.gone:
+            return default
+        return self.base.get(k, default)
+
+    def __contains__(self, k: Any) -> bool:
+        return k in self.own or (k not in self.gone and k in self.base)
+
+    def __getitem__(self, k: Any) -> Any:
+        v = self.get(k, _ABSENT)
+        if v is _ABSENT:
+            raise KeyError(k)
+        return v
+
+    def __setitem__(self, k: Any, v: Any) -> None:
+        if k not in self.own and k not in self.base:
+            self._new += 1
+            self._order = None
+        elif k in self.gone:
+            self._order = None
+        self.gone.discard(k)
+        self.own[k] = v
+
+    def __delitem__(self, k: Any) -> None:
+        if k in self.own:
+            del self.own[k]
+            if k in self.base:
+                self.gone.add(k)
+            else:
+                self._new -= 1
+        elif k in self.base and k not in self.gone:
+            self.gone.add(k)
+        else:
+            raise KeyError(k)
+        self._order = None
+
+    def pop(self, k: Any, default: Any = _ABSENT) -> Any:
+        v = self.get(k, _ABSENT)
+        if v is _ABSENT:
+            if default is _ABSENT:
+                raise KeyError(k)
+            return default
+        del self[k]
+        return v
+
+    def __len__(self) -> int:
+        return len(self.base) - len(self.gone) + self._new
+
+    def keys(self) -> list:
+        if self._order is None:
+            gone = self.gone
+            ks = [k for k in self.base if k not in gone] if gone else list(self.base)
+            if self._new:
+                ks += [k for k in self.own if k not in self.base]
+                ks.sort(key=(lambda k: self.sortkey((k, None))) if self.sortkey is not None else None)
+            self._order = ks
+        return self._order
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def __reversed__(self):
+        return reversed(self.keys())
+
+    def values(self) -> list:
+        get = self.get
+        return [get(k) for k in self.keys()]
+
+    def items(self) -> list:
+        get = self.get
+        return [(k, get(k)) for k in self.keys()]
+
+
+LAYER_MIN = 512  # a fork copies a shared collection of up to this many records; over it, it layers it
+
+
 class EnvBase:
     """State storage shared by every generated `Env` (the subclass adds schema and tools).
 
@@ -1538,6 +1642,8 @@ class EnvBase:
         self._state = {"entities": C, "globals": G}
         self._own = own  # None: every record is private; else the (E, key)s whose record is private
         self._shared: set = set()  # entities whose collection dict (and digest table) a fork shares: copy before changing
+        self._layered = False  # some collection is a `_Layer`: `state` builds plain dicts for readers
+        self._mat: dict | None = None  # that state, until the next change of a collection
         self._cow: list = []  # shared records written by the running step: (E, key, record, snapshot)
         self._undo: list = []
         self._touched: set = set()
@@ -1555,7 +1661,12 @@ class EnvBase:
         """The live state (read-only for callers; mutate only through `step`)."""
         for e in tuple(self._unsorted):
             self._resort(e)
-        return self._state
+        if not self._layered:
+            return self._state
+        if self._mat is None:  # JSON encoders, diffs and the sandbox read plain dicts; records are shared, not copied
+            self._mat = {"entities": {e: (c if type(c) is dict else dict(c.items())) for e, c in self._C.items()},
+                         "globals": self._G}
+        return self._mat
 
     def snapshot(self) -> dict:
         """A deep copy of the state, safe to keep."""
@@ -1591,16 +1702,27 @@ class EnvBase:
         new._sums = dict(self._sums)
         new._dirty = set(self._dirty)
         new._hash = self._hash
+        new._layered, new._mat = self._layered, None
         return new
 
-    def _own_coll(self, e: str) -> dict:
-        """The collection dict of `e`, copied first if a fork shares it (and its digest table)."""
+    def _own_coll(self, e: str) -> Any:
+        """The collection of `e` for changing: a private copy (or, over `LAYER_MIN` records, a `_Layer` over the
+        shared dict) first if a fork shares it, and the same for its digest table."""
+        self._mat = None
         if e in self._shared:
             self._shared.discard(e)
-            self._C[e] = dict(self._C[e])
+            self._C[e] = self._private(self._C[e], self._sortkey(e))
             if self._digests is not None and e in self._digests:
-                self._digests[e] = dict(self._digests[e])
+                self._digests[e] = self._private(self._digests[e], None)
         return self._C[e]
+
+    def _private(self, coll: Any, sortkey: Any) -> Any:
+        if type(coll) is _Layer:
+            return coll.copy()  # a layer two forks hold: each gets its own entries over the same base
+        if len(coll) <= LAYER_MIN:
+            return dict(coll)
+        self._layered = True
+        return _Layer(coll, sortkey)
 
     def _sortkey(self, e: str):
         if e in self._INT_KEYS:
@@ -1608,6 +1730,9 @@ class EnvBase:
         return lambda kv: kv[0]
 
     def _resort(self, e: str) -> None:
+        self._unsorted.discard(e)
+        if type(self._C[e]) is _Layer:
+            return  # a layer iterates in key order already
         coll = self._own_coll(e)
         items = sorted(coll.items(), key=self._sortkey(e))
         coll.clear()
@@ -1698,7 +1823,7 @@ class EnvBase:
         k = _key(rec[self._KEYS[e]])
         if k in coll:
             raise ToolError(f"{e} {short(rec[self._KEYS[e]])} already exists", "precondition")
-        last = next(reversed(coll), None) if coll else None
+        last = next(reversed(coll), None) if coll and type(coll) is dict else None  # a layer keeps key order itself
         coll[k] = rec
         self._undo.append((2, e, k))
         self._keysets[e] = _KeySet()
@@ -1777,6 +1902,7 @@ class EnvBase:
             del self._ids[e]  # another format may now dominate: recompute when next needed
 
     def _rollback(self) -> None:
+        self._mat = None
         for entry in reversed(self._undo):
             tag = entry[0]
             if tag == 0 or tag == 1:

@@ -60,6 +60,46 @@ OPS = st.one_of(
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(ops=st.lists(OPS, max_size=25), warm=st.booleans())
 def test_forks_behave_like_independent_envs(mod, ops, warm):
+    _run_ops(mod, ops, warm)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(ops=st.lists(OPS, max_size=25), warm=st.booleans())
+def test_forks_over_layered_collections_behave_like_independent_envs(mod, ops, warm, monkeypatch):
+    """Every shared collection a fork writes becomes a `_Layer` (as large ones do in `forgec serve`): same results,
+    states, key order and hashes as independent envs built from JSON."""
+    monkeypatch.setattr(envrt, "LAYER_MIN", 0)
+    _run_ops(mod, ops, warm)
+
+
+def test_a_write_to_a_large_shared_collection_costs_the_record_not_the_index(mod):
+    """A fork that changes one order of 5,000 holds that record and a few small dicts, not a copy of the index."""
+    import tracemalloc
+
+    w = world()
+    orders = w["entities"]["Order"]
+    for i in range(5000):
+        orders[f"zz{i:05d}"] = {**orders["o1"], "order_id": f"zz{i:05d}"}
+    base = mod.Env(w)
+    base.state_hash()
+    tracemalloc.start()
+    try:
+        m0 = tracemalloc.get_traced_memory()[0]
+        f = base.fork()
+        r = f.step("set_first_price", {"order_id": "zz00001", "price": 1.5})
+        f.state_hash()
+        cost = tracemalloc.get_traced_memory()[0] - m0
+    finally:
+        tracemalloc.stop()
+    assert not isinstance(r, ToolError), r
+    assert cost < 60_000, cost  # a copied index of 5,000 entries alone is ~300 kB (and its digest table as much)
+    assert f.state["entities"]["Order"]["zz00001"]["items"][0]["price"] == 1.5
+    assert base.state["entities"]["Order"]["zz00001"]["items"][0]["price"] == 10.5
+    assert f.state_hash() == envrt.state_hash(f.state) and base.state_hash() == envrt.state_hash(base.state)
+    assert list(f.state["entities"]["Order"]) == list(base.state["entities"]["Order"])  # key order kept
+
+
+def _run_ops(mod, ops, warm):
     envs = [mod.Env(world())]
     models = [mod.Env(world())]
     if warm:  # forks of a hashed env inherit the digest caches
