@@ -535,6 +535,27 @@ def max_(xs: Any, per: Any = None) -> Any:
     return max(_ordered(vals, "max"))
 
 
+def _arg_extreme(xs: Any, per: Any, fn: str, pick: Any) -> Any:
+    xs = _seq(xs, fn)
+    pairs = [(x, per(x) if per is not None else x) for x in xs]
+    pairs = [(x, v) for x, v in pairs if v is not None]
+    if not pairs:
+        raise _fail(f"{fn}() of an empty list")
+    best = pick(_ordered([v for _, v in pairs], fn))
+    return next(x for x, v in pairs if eq(v, best))
+
+
+def argmin_(xs: Any, per: Any = None) -> Any:
+    """The element whose (per-element) value is smallest, by `min`'s rules: nulls skipped, numbers or strings
+    only, the first of equal values; error when nothing is left."""
+    return _arg_extreme(xs, per, "argmin", min)
+
+
+def argmax_(xs: Any, per: Any = None) -> Any:
+    """The element whose (per-element) value is largest, by `max`'s rules (see `argmin_`)."""
+    return _arg_extreme(xs, per, "argmax", max)
+
+
 def any_(xs: Any, per: Any = None) -> bool:
     """Some element (or per-element condition) is truthy; stops at the first one."""
     return any(_each(xs, per, "any"))

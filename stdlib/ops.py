@@ -72,23 +72,33 @@ def _get(x: Any, by: str | None, op: str) -> Any:
     return x[by]
 
 
-def _arg_extreme(xs: Any, by: str | None = None, *, op: str, pick: Callable) -> Any:
+def _by(by: str | None, op: str):
+    return None if by is None else (lambda x: _get(x, by, op))
+
+
+def _arg_extreme(xs: Any, by: str | None, op: str) -> Any:
+    """The builtin `argmin`/`argmax` (envrt: nulls skipped, numbers or strings only), refusing a tie as `==` sees one."""
     xs = _list(xs, op)
-    if not xs:
-        raise Ambiguous(f"{op} of an empty list")
-    vals = [_get(x, by, op) for x in xs]
-    best = pick(vals)
-    if vals.count(best) > 1:
-        raise Ambiguous(f"{op}: {vals.count(best)} elements tie at {best!r}")
-    return xs[vals.index(best)]
+    per = _by(by, op)
+    try:
+        best = (_rt.argmin_ if op == "argmin" else _rt.argmax_)(xs, per)
+    except _rt.ToolError as e:
+        if "empty list" in e.message:
+            raise Ambiguous(f"{op} of a list with no value to compare") from None
+        raise
+    b = per(best) if per is not None else best
+    ties = sum(1 for x in xs if _rt.eq(per(x) if per is not None else x, b))
+    if ties > 1:
+        raise Ambiguous(f"{op}: {ties} elements tie at {b!r}")
+    return best
 
 
 def argmin(xs, by=None):
-    return _arg_extreme(xs, by, op="argmin", pick=min)
+    return _arg_extreme(xs, by, "argmin")
 
 
 def argmax(xs, by=None):
-    return _arg_extreme(xs, by, op="argmax", pick=max)
+    return _arg_extreme(xs, by, "argmax")
 
 
 def filter_(xs, by=None, **cmp):
@@ -106,7 +116,8 @@ def filter_(xs, by=None, **cmp):
 
 
 def count(xs):
-    return len(_list(xs, "count"))
+    """The builtin `count` (envrt.count_)."""
+    return _rt.count_(_list(xs, "count"))
 
 
 def sum_(xs, by=None):
@@ -119,29 +130,28 @@ def sum_(xs, by=None):
 
 
 def first(xs):
-    xs = _list(xs, "first")
-    if not xs:
+    """The builtin `first` (envrt.first); an empty list has no answer."""
+    if not _list(xs, "first"):
         raise Ambiguous("first of an empty list")
-    return xs[0]
+    return _rt.first(xs)
 
 
 def last(xs):
-    xs = _list(xs, "last")
-    if not xs:
+    """The builtin `last` (envrt.last); an empty list has no answer."""
+    if not _list(xs, "last"):
         raise Ambiguous("last of an empty list")
-    return xs[-1]
+    return _rt.last(xs)
 
 
 def sort(xs, by=None, desc=False):
+    """The builtin `sorted` (envrt.sorted_: nulls, booleans, numbers, strings, then the rest); equal keys (as the
+    sort orders them: true and 1 differ, 1 and 1.0 do not) make the order ambiguous."""
     xs = _list(xs, "sort")
-    keys = [_get(x, by, "sort") for x in xs]
-    if len(set(map(repr, keys))) != len(keys):
+    per = _by(by, "sort")
+    keys = [_rt.nkey(per(x) if per is not None else x) for x in xs]
+    if len(set(keys)) != len(keys):
         raise Ambiguous("sort: equal keys make the order ambiguous")
-    try:
-        order = sorted(range(len(xs)), key=lambda i: keys[i], reverse=bool(desc))
-    except TypeError as e:
-        raise OpError(f"sort: {e}") from None
-    return [xs[i] for i in order]
+    return _rt.sorted_(xs, per, bool(desc))
 
 
 def pluck(xs, by=None):

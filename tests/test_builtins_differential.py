@@ -70,6 +70,10 @@ CALLS = [
     ("max(a, it)", ("list[any]?",), lambda a: _I["max"].impl(a, lambda x: x)),
     ("min(a, b)", ("int?", "float?"), lambda a, b: _I["min"].impl([a, b])),
     ("max(a, b)", ("float", "int"), lambda a, b: _I["max"].impl([a, b])),
+    ("argmin(a)", ("list[any]?",), lambda a: _I["argmin"].impl(a)),
+    ("argmax(a)", ("list[any]?",), lambda a: _I["argmax"].impl(a)),
+    ("argmin(a, it)", ("list[any]?",), lambda a: _I["argmin"].impl(a, lambda x: x)),
+    ("argmax(a, len(it))", ("list[any]",), lambda a: _I["argmax"].impl(a, _I["len"].impl)),
     ("any(a)", ("list[any]?",), lambda a: _I["any"].impl(a)),
     ("all(a)", ("list[any]?",), lambda a: _I["all"].impl(a)),
     ("any(a, it == 1)", ("list[any]?",), lambda a: _I["any"].impl(a, lambda x: envrt.eq(x, 1))),
@@ -442,6 +446,31 @@ def test_reasoning_ops_share_the_builtin_meaning():
     assert OPS.apply("filter", [[{"p": 1}, {"p": None}, {"p": 3}]], {"by": "p", "lt": 2}) == [{"p": 1}]
     assert OPS.apply("contains", [["a"]], {"value": "a"}) is True
     assert OPS.apply("contains", ["xtrue"], {"value": True}) is True  # str(true) is "true"
+
+
+def test_reasoning_operators_order_and_compare_by_the_registrys_rules():
+    """argmin/argmax/sort/first/last/count of blueprints are the builtins' meaning (issue 22): a null is skipped as
+    `min` skips it (argmin used to refuse it), `true` and `1` are not a tie (`==` says they differ; booleans do not
+    order), 1 and 1.0 are; and the builtin picks what the reasoning operator picks wherever the answer is unique."""
+    assert OPS.apply("argmin", [[3, None, 1]], {}) == 1 == BUILTINS["argmin"].impl([3, None, 1])
+    assert OPS.apply("argmax", [[{"p": None}, {"p": 2}, {"p": 5}]], {"by": "p"}) == {"p": 5}
+    with pytest.raises(OPS.OpError, match="cannot be compared"):
+        OPS.apply("argmax", [[True, 1]], {})
+    with pytest.raises(OPS.Ambiguous, match="2 elements tie"):
+        OPS.apply("argmax", [[{"p": 1}, {"p": 1.0}]], {"by": "p"})
+    with pytest.raises(OPS.Ambiguous):
+        OPS.apply("argmin", [[None, None]], {})
+    assert OPS.apply("sort", [[3, True, None, "a"]], {}) == [None, True, 3, "a"] == BUILTINS["sorted"].impl([3, True, None, "a"])
+    assert OPS.apply("sort", [[{"p": 2}, {"p": 1}]], {"by": "p", "desc": True}) == [{"p": 2}, {"p": 1}]
+    with pytest.raises(OPS.Ambiguous):
+        OPS.apply("sort", [[1, 1.0]], {})
+    assert OPS.apply("sort", [[1, True]], {}) == [True, 1]  # not equal keys: booleans sort before numbers
+    assert OPS.apply("count", [[1, None]], {}) == 2 == BUILTINS["count"].impl([1, None])
+    for xs in ([4, 2, 9], [[1, 2], [3]], ["b", "a", "c"]):
+        assert OPS.apply("first", [xs], {}) == BUILTINS["first"].impl(xs)
+        assert OPS.apply("last", [xs], {}) == BUILTINS["last"].impl(xs)
+        if xs != [[1, 2], [3]]:  # lists do not order (both refuse them)
+            assert OPS.apply("argmin", [xs], {}) == BUILTINS["argmin"].impl(xs)
 
 
 def test_runtime_semantics_independently():

@@ -273,6 +273,10 @@ BUILTINS: dict[str, Builtin] = {
                 "min(a, b) of two values", 1, impl=_rt.min_),
         Builtin("max", 1, 2, _minmax("max"), "largest element / per-element value, nulls skipped; "
                 "max(a, b) of two values", 1, impl=_rt.max_),
+        Builtin("argmin", 1, 2, _firstlast("argmin"), "the element with the smallest value (or per-element value), by "
+                "min's rules: nulls skipped, the first of equal values", 1, impl=_rt.argmin_),
+        Builtin("argmax", 1, 2, _firstlast("argmax"), "the element with the largest value (or per-element value), by "
+                "max's rules", 1, impl=_rt.argmax_),
         Builtin("any", 1, 2, _anyall("any"), "some element (or per-element condition) is true", 1, impl=_rt.any_),
         Builtin("all", 1, 2, _anyall("all"), "every element (or per-element condition) is true", 1, impl=_rt.all_),
         Builtin("map", 2, 2, _map, "list of the per-element expression", 1, impl=_rt.map_),
