@@ -8,9 +8,13 @@ runtime refuse builds from another forgec version. The JSON Schema of
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from forgec.diagnostics import Diagnostic
 
 # 1.1: EnvRecord.failed (an env that failed keeps its sources) and EnvRecord.diagnostics
 # (replayed when a cached stage is reused). Readers of 1.0 read 1.1 (additive).
@@ -88,3 +92,37 @@ class Manifest(_M):
 
 def manifest_json_schema() -> dict:
     return Manifest.model_json_schema()
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def build_problem(code: str, message: str, where: Path | str | None, help: str = "") -> Diagnostic:
+    """The same diagnostic `forgec.runtime.load` gives (code, message shape, default help) for a bad build."""
+    import forgec.runtime.codes  # noqa: F401 - registers missing-build / corrupt-build
+    from forgec.runtime import BuildError
+
+    return BuildError(code, message, str(where) if where is not None else "", help).diagnostic()
+
+
+def read_manifest(build: Path) -> tuple[dict | None, list[Diagnostic]]:
+    """build/manifest.json as a dict, or a missing-build / corrupt-build error worded like the runtime's."""
+    mpath = build / "manifest.json"
+    from forgec.swap import recover_build; recover_build(build)  # noqa: E702 - a compile killed mid-swap
+    if not build.is_dir():
+        what = f"build folder {str(build)!r} does not exist" if not build.exists() else f"{str(build)!r} is not a build folder"
+        return None, [build_problem("missing-build", what, build if build.exists() else None,
+                                     "create it with `forgec compile DOCS -o BUILD`")]
+    if not mpath.is_file():
+        return None, [build_problem("missing-build", f"{str(build)!r} is not a forgec build (no manifest.json)", build,
+                                     "create it with `forgec compile DOCS -o BUILD`")]
+    try:
+        manifest = json.loads(mpath.read_bytes())
+    except (OSError, ValueError) as e:
+        return None, [build_problem("corrupt-build", f"manifest.json is not valid JSON: {e}", mpath)]
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("envs", {}), dict):
+        return None, [build_problem("corrupt-build", "manifest.json is not an object with an `envs` object", mpath)]
+    bad = sorted(n for n, rec in manifest.get("envs", {}).items() if not isinstance(rec, dict))
+    if bad:
+        return None, [build_problem("corrupt-build", f"manifest.json: env {bad[0]!r} is not an object", mpath)]
+    return manifest, []

@@ -110,3 +110,9 @@ def circles(mods: dict[str, Module]) -> list[list[str]]:
                 continue  # a submodule importing its package's face
             g.add_edge(m.name, t)
     return sorted(sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1)
+
+
+def command_imports(mods: dict[str, Module]) -> list[str]:
+    """A command module importing another command (`forgec.commands.common` is what they share)."""
+    return [f"{m.path}:{line}: {m.name} -> {t}" for m in mods.values() if m.name.startswith("forgec.commands.")
+            for t, line in m.imports.items() if t.startswith("forgec.commands.") and t != "forgec.commands.common"]

@@ -40,6 +40,10 @@ def test_no_module_takes_another_modules_private_name(graph):
     assert G.private_imports(graph) == []
 
 
+def test_commands_do_not_import_commands(graph):
+    assert G.command_imports(graph) == []
+
+
 def test_no_circles(graph):
     assert G.circles(graph) == []
 
@@ -52,7 +56,12 @@ def test_the_checks_catch_what_they_look_for(tmp_path):
     (tmp_path / "forgec" / "scenario.py").write_text("from forgec.sample import helper\n")
     (tmp_path / "forgec" / "sample.py").write_text("def helper(): pass\n\ndef _secret(): pass\n\ndef f():\n    from forgec import scenario\n")
     (tmp_path / "runtime" / "agents.py").write_text("import json\n\nfrom forgec.sample import _secret\n")
+    (tmp_path / "forgec" / "commands").mkdir()
+    (tmp_path / "forgec" / "commands" / "__init__.py").write_text("")
+    (tmp_path / "forgec" / "commands" / "play.py").write_text("from forgec.commands.eval import load_build\n")
+    (tmp_path / "forgec" / "commands" / "eval.py").write_text("from forgec.commands.common import x\n")
     g = G.read_imports(tmp_path)
     assert G.crossings(g) == [f"{tmp_path / 'runtime' / 'agents.py'}:3: forgec.runtime.agents -> forgec.sample"]
     assert G.private_imports(g) == [f"{tmp_path / 'runtime' / 'agents.py'}:3: forgec.runtime.agents takes _secret from forgec.sample"]
     assert G.circles(g) == [["forgec.sample", "forgec.scenario"]]
+    assert G.command_imports(g) == [f"{tmp_path / 'forgec' / 'commands' / 'play.py'}:1: forgec.commands.play -> forgec.commands.eval"]

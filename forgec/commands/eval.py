@@ -6,31 +6,9 @@ from pathlib import Path
 
 import typer
 
+from forgec.commands.common import ALLOW_MODIFIED_HELP, load_build
+
 RUN_RESULTS_SCHEMA_VERSION = "1.0"
-
-
-ALLOW_MODIFIED_HELP = ("Use the build even if generated files (env modules, states, tasks) differ from manifest.json "
-                       "or are missing; without it such a build is refused (corrupt-build).")
-
-
-def load_build(build: Path, allow_modified_build: bool):
-    """Load a build for a command (eval, play); integrity problems exit 1, accepted ones print a warning."""
-    from forgec import diagnostics as D
-    from forgec.runtime import BuildError, load
-
-    try:
-        b = load(build, allow_modified_build=allow_modified_build)
-    except BuildError as e:
-        D.emit(e.diagnostic())
-        raise typer.Exit(D.EXIT_ERRORS) from None
-    if b.modified:
-        import dataclasses
-
-        w = D.warning("corrupt-build", f"using a modified build ({len(b.modified)} file(s) differ from manifest.json), "
-                      "as --allow-modified-build asked", D.Span(str(build / "manifest.json")),
-                      help="results may not match the tasks' gold states; recompile for a faithful build")
-        D.emit(dataclasses.replace(w, notes=tuple(b.modified[:20])))
-    return b
 
 
 def _agent_factory(agent: str, o: dict):

@@ -41,7 +41,7 @@ def command(
     from rich.table import Table
 
     from forgec.codes import SAMPLE_SHORTFALL, UNCOVERED_TOOL
-    from forgec.commands.graph import load_envs
+    from forgec.envsource import load_envs
     from forgec.graph import build_graph
     from forgec.sample import SampleConfig, sample_blueprints
 

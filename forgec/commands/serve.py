@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from forgec.commands.eval import ALLOW_MODIFIED_HELP, load_build
+from forgec.commands.common import ALLOW_MODIFIED_HELP, load_build
 
 
 class Transport(str, Enum):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from forgec.commands.train import ALLOW_MODIFIED_HELP, SET_HELP, build_failed, check_build, load_or_exit, show_config
+from forgec.commands.common import ALLOW_MODIFIED_HELP, SET_HELP, build_failed, check_build, load_or_exit, show_config
 
 
 def command(

@@ -20,42 +20,12 @@ from pathlib import Path
 import typer
 
 from forgec.diagnostics import INTERNAL, Diagnostic, Span, error, render, warning
+from forgec.manifest import build_problem, read_manifest  # noqa: F401 - read_manifest: stats reads through it
 
 
 class StatsFormat(str, Enum):
     table = "table"
     json = "json"
-
-
-def _build_problem(code: str, message: str, where: Path | str | None, help: str = "") -> Diagnostic:
-    """The same diagnostic `forgec.runtime.load` gives (code, message shape, default help) for a bad build."""
-    import forgec.runtime.codes  # noqa: F401 - registers missing-build / corrupt-build
-    from forgec.runtime import BuildError
-
-    return BuildError(code, message, str(where) if where is not None else "", help).diagnostic()
-
-
-def read_manifest(build: Path) -> tuple[dict | None, list[Diagnostic]]:
-    """build/manifest.json as a dict, or a missing-build / corrupt-build error worded like the runtime's."""
-    mpath = build / "manifest.json"
-    from forgec.swap import recover_build; recover_build(build)  # noqa: E702 - a compile killed mid-swap
-    if not build.is_dir():
-        what = f"build folder {str(build)!r} does not exist" if not build.exists() else f"{str(build)!r} is not a build folder"
-        return None, [_build_problem("missing-build", what, build if build.exists() else None,
-                                     "create it with `forgec compile DOCS -o BUILD`")]
-    if not mpath.is_file():
-        return None, [_build_problem("missing-build", f"{str(build)!r} is not a forgec build (no manifest.json)", build,
-                                     "create it with `forgec compile DOCS -o BUILD`")]
-    try:
-        manifest = json.loads(mpath.read_bytes())
-    except (OSError, ValueError) as e:
-        return None, [_build_problem("corrupt-build", f"manifest.json is not valid JSON: {e}", mpath)]
-    if not isinstance(manifest, dict) or not isinstance(manifest.get("envs", {}), dict):
-        return None, [_build_problem("corrupt-build", "manifest.json is not an object with an `envs` object", mpath)]
-    bad = sorted(n for n, rec in manifest.get("envs", {}).items() if not isinstance(rec, dict))
-    if bad:
-        return None, [_build_problem("corrupt-build", f"manifest.json: env {bad[0]!r} is not an object", mpath)]
-    return manifest, []
 
 
 def check_task_files(build: Path, manifest: dict) -> list[Diagnostic]:
@@ -73,15 +43,15 @@ def check_task_files(build: Path, manifest: dict) -> list[Diagnostic]:
         rel, want = str(trec["path"]), str(trec.get("hash", ""))
         p = (build / rel).resolve()
         if not p.is_relative_to(root):
-            diags.append(_build_problem("corrupt-build", f"env {name!r}: tasks path {rel!r} points outside the build", build / "manifest.json"))
+            diags.append(build_problem("corrupt-build", f"env {name!r}: tasks path {rel!r} points outside the build", build / "manifest.json"))
             continue
         try:
             got = hashlib.sha256(p.read_bytes()).hexdigest()
         except OSError as e:
-            diags.append(_build_problem("corrupt-build", f"env {name!r}: cannot read {rel}: {e.strerror or e}", build / rel))
+            diags.append(build_problem("corrupt-build", f"env {name!r}: cannot read {rel}: {e.strerror or e}", build / rel))
             continue
         if got != want:
-            diags.append(_build_problem("corrupt-build", f"env {name!r}: {rel} does not match the SHA-256 recorded in manifest.json "
+            diags.append(build_problem("corrupt-build", f"env {name!r}: {rel} does not match the SHA-256 recorded in manifest.json "
                                         f"(recorded {want[:12] or '(none)'}, file {got[:12]})", build / rel))
     return diags
 

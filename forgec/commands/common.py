@@ -1,0 +1,107 @@
+"""What several commands share, so that no command imports another: loading a build for a command (through
+`forgec.runtime.load`, the one reader of a build) with its diagnostics and exits, the option help texts, and the
+training configuration's loading and display (`train`, `sft`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from forgec.train.config import TrainConfig
+
+ALLOW_MODIFIED_HELP = ("Use the build even if generated files (env modules, states, tasks) differ from manifest.json "
+                       "or are missing; without it such a build is refused (corrupt-build).")
+
+
+def load_build(build: Path, allow_modified_build: bool):
+    """Load a build for a command (eval, play); integrity problems exit 1, accepted ones print a warning."""
+    from forgec import diagnostics as D
+    from forgec.runtime import BuildError, load
+
+    try:
+        b = load(build, allow_modified_build=allow_modified_build)
+    except BuildError as e:
+        D.emit(e.diagnostic())
+        raise typer.Exit(D.EXIT_ERRORS) from None
+    if b.modified:
+        import dataclasses
+
+        w = D.warning("corrupt-build", f"using a modified build ({len(b.modified)} file(s) differ from manifest.json), "
+                      "as --allow-modified-build asked", D.Span(str(build / "manifest.json")),
+                      help="results may not match the tasks' gold states; recompile for a faithful build")
+        D.emit(dataclasses.replace(w, notes=tuple(b.modified[:20])))
+    return b
+
+
+def _keys() -> str:
+    from pydantic import BaseModel
+
+    keys = []
+    for name, f in TrainConfig.model_fields.items():
+        ann = f.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            keys += [f"{name}.{k}" for k in ann.model_fields]
+        else:
+            keys.append(name)
+    return ", ".join(keys)
+
+
+SET_HELP = "Override a config field, KEY=VALUE (YAML value); repeatable. `--show-config` prints every field with its help. Keys: " + _keys()
+
+
+def load_or_exit(config: str | None, overrides: list[str], output: str | None):
+    from forgec.train.config import ConfigError, load_config
+
+    try:
+        sets = list(overrides) + ([f"output={output}"] if output else [])
+        return load_config(config, sets)
+    except ConfigError as e:
+        from forgec.diagnostics import fail
+
+        fail("train-config", str(e), help=_did_you_mean(str(e)))
+
+
+def _did_you_mean(message: str) -> str:
+    """`optim.stepz: Extra inputs are not permitted` -> a help naming `optim.steps` ("" when nothing is near)."""
+    import difflib
+    import re
+
+    keys = _keys().split(", ")
+    hints = []
+    for bad in re.findall(r"^\s*([\w.]+): Extra inputs are not permitted", message, flags=re.M):
+        near = difflib.get_close_matches(bad, keys, n=1, cutoff=0.6)
+        if near:
+            hints.append(f"`{bad}` -> `{near[0]}`")
+    return ("did you mean " + ", ".join(hints) + "?") if hints else ""
+
+
+def build_failed(e) -> None:
+    """A `BuildError` from loading the build: its diagnostic on stderr, exit 1."""
+    from forgec import diagnostics as D
+
+    D.emit(e.diagnostic())
+    raise typer.Exit(D.EXIT_ERRORS) from None
+
+
+def check_build(build: Path, allow_modified_build: bool) -> None:
+    """Verify the build against its manifest (a few ms) so a tampered build fails before torch loads."""
+    from forgec.runtime.loader import BuildError, load
+
+    try:
+        load(build, allow_modified_build=allow_modified_build)
+    except BuildError as e:
+        build_failed(e)
+
+
+def show_config(cfg) -> None:
+    import yaml
+
+    from forgec.train.config import config_help_markdown
+
+    typer.echo(config_help_markdown())
+    typer.echo("## Resolved configuration\n")
+    typer.echo(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=True))
+    from forgec.train.cluster import plan_text
+
+    typer.echo(plan_text(cfg))
