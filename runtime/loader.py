@@ -131,6 +131,25 @@ class Build:
             self._state_cache[rel] = st
         return st
 
+    def world_state(self, env_name: str) -> dict:
+        """states/<env>.json, the world every task of the env starts from (verified against the manifest when the
+        build was loaded, parsed once, shared with `initial_state`); an empty world when the env records none."""
+        rec = (self.manifest.get("envs", {}).get(env_name) or {}).get("state")
+        rel = rec.get("path") if isinstance(rec, dict) else None
+        if not isinstance(rel, str):
+            return {"entities": {}, "globals": {}}
+        st = self._state_cache.get(rel)
+        if st is None:
+            if not _inside(self.root, rel):
+                raise BuildError("corrupt-build", f"the world state path {rel!r} of {env_name!r} points outside the build", str(self.root))
+            blob = self._blobs.pop(rel, None)
+            try:
+                st = json.loads(blob if blob is not None else (self.root / rel).read_bytes())
+            except (OSError, ValueError) as e:
+                raise BuildError("corrupt-build", f"cannot read the world state of {env_name!r}: {e}", str(self.root / rel)) from None
+            self._state_cache[rel] = st
+        return st
+
     def new_env(self, env_name: str, task: Task | None = None) -> Any:
         """A fresh `Env` of `env_name`, reset to `task`'s initial state (empty state when no task).
 

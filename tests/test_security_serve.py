@@ -373,7 +373,8 @@ def test_each_session_has_its_own_python_tool_worker(tmp_path):
     p = tmp_path / "env.py"
     p.write_text(emit_env(A.EnvDecl("stashy", None, (), (), (tool,)), "stashy.forge"))
     mod = load_env_module(p)
-    fake = SimpleNamespace(envs={"stashy": mod}, manifest={"envs": {}}, root=Path(tmp_path), modified=False)
+    fake = SimpleNamespace(envs={"stashy": mod}, manifest={"envs": {}}, root=Path(tmp_path), modified=False,
+                           world_state=lambda name: {"entities": {}, "globals": {}})
     tab = SessionTable(World(fake, "stashy"), None, idle_s=None)
     a, b = tab.create("a"), tab.create("b")
     try:

@@ -26,8 +26,6 @@ sessions. It is bounded and never surprising (issue 25):
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -69,20 +67,9 @@ class World:
         self._world_proto: Any = None
 
     def world_state(self) -> dict:
-        """states/<env>.json, the state every task of the env starts from (checked against manifest.json)."""
+        """states/<env>.json, the state every task of the env starts from (read by the build's one reader)."""
         if self._world is None:
-            rec = (self.build.manifest.get("envs", {}).get(self.name) or {}).get("state")
-            if not isinstance(rec, dict) or not isinstance(rec.get("path"), str):
-                self._world = {"entities": {}, "globals": {}}
-                return self._world
-            p = self.build.root / rec["path"]
-            try:
-                data = p.read_bytes()
-            except OSError as e:
-                raise BuildError("corrupt-build", f"cannot read the world state of {self.name!r}: {e.strerror or e}", str(p)) from None
-            if hashlib.sha256(data).hexdigest() != rec.get("hash") and not self.build.modified:
-                raise BuildError("corrupt-build", f"{rec['path']} differs from the SHA-256 in manifest.json", str(p))
-            self._world = json.loads(data)
+            self._world = self.build.world_state(self.name)
         return self._world
 
     def new_env(self, task: Task | None, tenant: str | None = None) -> Any:
