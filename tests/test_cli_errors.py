@@ -38,6 +38,7 @@ USAGE_CASES = {
     "train": (["train", "b", "--bogus"], ["train"], ["train", "b", "--resume=1"]),
     "sft": (["sft", "b", "--bogus"], ["sft"], ["sft", "b", "--show-config=no"]),
     "serve": (["serve", "b", "--bogus"], ["serve"], ["serve", "b", "--transport", "pigeon"]),
+    "export": (["export", "hf", "b", "-o", "x", "--bogus"], ["export"], ["export", "csv", "b", "-o", "x"]),
 }
 FRAGMENTS = ("No such option", "Missing argument", ("Invalid value", "does not take a value"))
 
