@@ -108,10 +108,17 @@ def state_diff(before: Any, after: Any, path: str = "") -> list[DiffEntry]:
 
     Here, beside the schema, because the compiler (gold diffs) and the runtime (serve, reward) both speak it."""
     out: list[DiffEntry] = []
-    if before == after and type(before) is type(after):
-        return out  # C-speed equality prunes unchanged subtrees
+    if before is after:
+        return out
     if isinstance(before, dict) and isinstance(after, dict):
-        for k in sorted(set(before) | set(after), key=str):
+        # Only keys whose value is not the very same object are looked at: an env fork shares every
+        # record it did not write with the state it was forked from, so diffing against that state
+        # costs O(keys) identity tests (C speed) plus the written records, not a deep comparison of
+        # every record (0.3 s per task on a 36 MB state).
+        gone = _GONE
+        keys = [k for k, b in before.items() if after.get(k, gone) is not b]
+        keys += [k for k in after if k not in before]
+        for k in sorted(keys, key=str):
             if k in before and k in after:
                 b, a = before[k], after[k]
                 if b == a and type(b) is type(a):
@@ -127,6 +134,9 @@ def state_diff(before: Any, after: Any, path: str = "") -> list[DiffEntry]:
     if before != after or type(before) is not type(after):
         out.append(DiffEntry(op="change", path=path or "/", before=before, after=after))
     return out
+
+
+_GONE = object()
 
 
 def _escape(k: str) -> str:

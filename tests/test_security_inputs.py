@@ -330,3 +330,79 @@ def test_rendering_many_diagnostics_reads_each_file_once(tmp_path, monkeypatch):
     assert time.perf_counter() - t0 < 5
     assert reads.count(str(f)) == 1
     assert "2801 | line 2800" in text
+
+
+# --------------------------------------------------------------------------- 9. gold diffs on a large state
+
+
+def test_gold_diff_against_a_fork_costs_its_writes_not_the_state():
+    """A blueprint's gold diff is taken against the state its env was forked from: records the fork did
+    not write are the same objects there, so the diff skips them by identity (bench/bench_state.py:
+    a 36 MB --state compiled in 56 s before, 25 s after, same tasks)."""
+    import copy
+
+    from forgec.tasks import state_diff
+
+    n = 30_000  # records of a realistic width (a dozen fields, nested values)
+    before = {"entities": {"Order": {f"o{i}": {"id": f"o{i}", "status": "open", "items": [i, i + 1],
+                                               **{f"f{j}": {"v": i * j, "w": [str(j)]} for j in range(10)}} for i in range(n)}},
+              "globals": {"now": 1}}
+    after = {"entities": {"Order": dict(before["entities"]["Order"])}, "globals": dict(before["globals"])}
+    orders = after["entities"]["Order"]
+    orders["o7"] = dict(orders["o7"], status="cancelled")
+    del orders["o9"]
+    orders["o~/x"] = {"id": "o~/x", "status": "open", "items": []}
+    after["globals"]["now"] = 2
+    deep = copy.deepcopy(before)
+
+    def timed(b):
+        best = float("inf")
+        for _ in range(3):
+            t0 = time.perf_counter()
+            d = state_diff(b, after)
+            best = min(best, time.perf_counter() - t0)
+        return d, best
+
+    shared, t_shared = timed(before)
+    full, t_full = timed(deep)
+    assert [e.model_dump() for e in shared] == [e.model_dump() for e in full] == [
+        {"op": "change", "path": "/entities/Order/o7/status", "before": "open", "after": "cancelled"},
+        {"op": "remove", "path": "/entities/Order/o9", "before": before["entities"]["Order"]["o9"], "after": None},
+        {"op": "add", "path": "/entities/Order/o~0~1x", "before": None, "after": {"id": "o~/x", "status": "open", "items": []}},
+        {"op": "change", "path": "/globals/now", "before": 1, "after": 2},
+    ]
+    assert t_shared * 3 < t_full, (t_shared, t_full)
+    assert state_diff(before, before) == [] and state_diff(deep, before) == []
+
+
+def test_a_layered_collection_materializes_as_its_items_in_order():
+    """`EnvBase.state` of a fork hands out plain dicts; `_Layer.as_dict` (a C-speed copy when no key
+    was added) must equal `dict(items())`, order included, after any mix of writes and deletes."""
+    import random
+
+    from forgec.runtime.envrt import _Layer
+
+    rng = random.Random(5)
+    for trial in range(300):
+        base = {f"k{i:03d}": {"v": i} for i in range(rng.randint(0, 40))}
+        layer = _Layer(base, sortkey=lambda kv: kv[0])
+        for _ in range(rng.randint(0, 12)):
+            k = f"k{rng.randint(0, 50):03d}"
+            op = rng.random()
+            if op < 0.5:
+                layer[k] = {"v": -1, "t": trial}
+            elif k in layer:
+                del layer[k]
+        got = layer.as_dict()
+        assert got == dict(layer.items()) and list(got) == list(layer.keys()), trial
+        assert all(got[k] is layer[k] for k in got)  # records shared, not copied
+    big = {f"r{i:06d}": {"v": i} for i in range(200_000)}
+    layer = _Layer(big, sortkey=lambda kv: kv[0])
+    layer["r000007"] = {"v": -7}
+    del layer["r000009"]
+    t0 = time.perf_counter()
+    d = layer.as_dict()
+    t_fast = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    assert dict(layer.items()) == d
+    assert t_fast * 3 < time.perf_counter() - t0
