@@ -10,7 +10,9 @@ world state. Paths:
 * `Session.call` — the server's in-process path (argument checks, result text), no transport;
 * MCP stdio — the real `mcp` client, `forgec serve` as a subprocess, one call at a time;
 * MCP HTTP — the same over streamable HTTP on 127.0.0.1, one session, one call at a time;
-* MCP HTTP xN — N sessions calling concurrently (aggregate calls/s).
+* MCP HTTP xN — N sessions calling concurrently (aggregate calls/s);
+* TypeScript SDK, stdio and HTTP — the official `@modelcontextprotocol/sdk` client (`bench/mcp_ts_client.mjs`, run by
+  node) where node and the SDK are here (`$FORGEC_MCP_SERVERS` or `.mcp-servers/`, made by scripts/setup_mcp_servers.sh).
 
 Without --build, examples/ is compiled into a temporary folder first.
 """
@@ -107,6 +109,43 @@ def bench_http(build_dir: Path, env: str, calls, sessions: int) -> tuple[float, 
     return single, multi
 
 
+def _sdk_root() -> Path | None:
+    import os
+    import shutil
+
+    for root in (os.environ.get("FORGEC_MCP_SERVERS"), str(REPO / ".mcp-servers")):
+        if root and (Path(root) / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir() and shutil.which("node"):
+            return Path(root)
+    return None
+
+
+def bench_ts(build_dir: Path, env: str, calls, root: Path) -> tuple[float, float]:
+    """(stdio, HTTP) calls/s of the TypeScript SDK client."""
+    import json
+    import os
+
+    from servekit import TOKEN, http_server
+
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(calls, f)
+    envv = {**os.environ, "MCP_SDK_ROOT": str(root), "FORGEC_PYTHON": sys.executable, "FORGEC_SERVE_EVAL_TOKEN": TOKEN}
+    script = str(REPO / "bench" / "mcp_ts_client.mjs")
+
+    def run(*args: str) -> float:
+        r = subprocess.run(["node", script, *args], capture_output=True, text=True, env=envv, timeout=600, cwd=REPO)
+        if r.returncode != 0:
+            raise RuntimeError(r.stderr[-2000:])
+        return json.loads(r.stdout.strip().splitlines()[-1])["calls_per_s"]
+
+    try:
+        stdio = run("--stdio", str(build_dir), env, f.name)
+        with http_server(build_dir, "--env", env) as url:
+            http = run(url, f.name)
+    finally:
+        os.unlink(f.name)
+    return stdio, http
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", type=Path, help="a build folder (default: compile examples/ into a temporary one)")
@@ -133,6 +172,12 @@ def main() -> None:
             ("MCP stdio (mcp client, subprocess)", bench_stdio(a.build, a.env, calls))]
     single, multi = bench_http(a.build, a.env, calls, a.sessions)
     rows += [("MCP streamable HTTP, 1 session", single), (f"MCP streamable HTTP, {a.sessions} sessions concurrently", multi)]
+    root = _sdk_root()
+    if root is not None:
+        ts_stdio, ts_http = bench_ts(a.build, a.env, calls, root)
+        rows += [("MCP stdio, TypeScript SDK (node)", ts_stdio), ("MCP streamable HTTP, TypeScript SDK (node)", ts_http)]
+    else:
+        print("TypeScript SDK rows left out: no node, or no @modelcontextprotocol/sdk (scripts/setup_mcp_servers.sh)")
     t = Table(title=f"tool calls/s, env {a.env}, {len(calls)} gold calls (reads and writes) per path")
     for c in ("path", "calls/s", "µs/call", "vs Env.step"):
         t.add_column(c, justify="left" if c == "path" else "right")

@@ -40,6 +40,7 @@ from forgec.manifest import (
     manifest_json_schema,  # noqa: F401 - re-exported
 )
 from forgec.swap import clean_dead, recover_build, swap_in  # noqa: F401 - recover_build re-exported
+from forgec.toolmeta import portable_sources, toolmeta_stage
 
 # Bumped whenever a stage's output for the same input changes, to invalidate caches.
 PIPELINE_VERSION = f"{__version__}+4"  # +3: shapes, prose effects, log-only entities, the scenario sampler; +4: the quality gate
@@ -333,6 +334,8 @@ def _diag_json(d: Diagnostic, out: Path) -> dict:
     prefix = str(out) + os.sep
     if j["span"] and j["span"]["file"].startswith(prefix):
         j["span"]["file"] = "$BUILD/" + j["span"]["file"][len(prefix):]
+    elif j["span"] and os.path.isabs(j["span"]["file"]):  # a doc given by absolute path: no absolute path in the manifest
+        j["span"]["file"] = portable_sources([j["span"]["file"]])[0]
     return j
 
 
@@ -952,6 +955,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("sample", sample_stage, needs=("env_decl", "module", "world"), gives=("bp_files",)),
     Stage("lower", lower_stage, needs=("bp_files", "env_mod", "base_env", "init_hash", "diff_world"), gives=("task_lines",)),
     Stage("oracle", oracle_stage, needs=("task_lines",), gives=()),
+    Stage("toolmeta", toolmeta_stage, needs=("task_lines", "module"), gives=()),  # titles, annotations, output schemas
 )
 
 
@@ -975,7 +979,7 @@ def build_env(ir_env: Any, opts: CompileOptions, prev: PrevEnv | None, user_file
     A failed env keeps its previous sources in the new build (see `_keep_sources`).
     """
     out = EnvOutput(ir_env.name)
-    rec = EnvRecord(sources=list(ir_env.sources), ir_hash=sha256_text(ir_env.model_dump_json()))
+    rec = EnvRecord(sources=portable_sources(ir_env.sources), ir_hash=sha256_text(ir_env.model_dump_json()))
     job = EnvJob(ir_env, opts, prev, user_files, out, rec)
     try:
         run_stages(job)
@@ -1024,7 +1028,7 @@ def _keep_sources(job: EnvJob, why: str) -> None:
         files.setdefault(rel, data)
     if job.src_rel not in files and job.src_text is not None:  # no earlier source: keep the one made now, to edit
         files[job.src_rel] = job.src_text.encode("utf-8", errors="replace")
-    rec = EnvRecord(sources=list(job.ir.sources), ir_hash=job.rec.ir_hash, failed=why)
+    rec = EnvRecord(sources=portable_sources(job.ir.sources), ir_hash=job.rec.ir_hash, failed=why)
     if pr is not None and pr.src is not None and pr.src.path in files:
         rec.src, rec.src_origin = pr.src, pr.src_origin
     elif job.src_rel in files:

@@ -15,10 +15,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from forgec.diagnostics import Diagnostic
+import forgec.runtime.codes  # noqa: F401 - registers missing-build / corrupt-build
+from forgec.runtime import BuildError
 
 # 1.1: EnvRecord.failed (an env that failed keeps its sources) and EnvRecord.diagnostics
 # (replayed when a cached stage is reused). Readers of 1.0 read 1.1 (additive).
-MANIFEST_SCHEMA_VERSION = "1.1"
+# 1.2: ToolRecord.title/annotations/output_schema (compiled from the docs, served by `forgec serve`); `sources`
+# relative to the compile's working directory (never absolute).
+MANIFEST_SCHEMA_VERSION = "1.2"
 
 
 class _M(BaseModel):
@@ -45,6 +49,10 @@ class ToolRecord(_M):
     verified: bool
     reason: str | None = None
     sampled: int = 0
+    title: str | None = Field(None, description="the docs' title (MCP title, OpenAPI summary); served by `forgec serve` (1.2)")
+    annotations: dict[str, Any] | None = Field(None, description="the docs' MCP annotations, verbatim (1.2)")
+    output_schema: dict[str, Any] | None = Field(None, description="the docs' output schema (MCP outputSchema, OpenAI returns, "
+                                                 "OpenAPI response), kept only when every recorded result validates (1.2)")
 
 
 class BlueprintRecord(_M):
@@ -57,7 +65,8 @@ class BlueprintRecord(_M):
 
 
 class EnvRecord(_M):
-    sources: list[str] = Field(default_factory=list, description="documentation files this environment was read from")
+    sources: list[str] = Field(default_factory=list, description="documentation files this environment was read from, "
+                               "relative to the working directory of the compile")
     ir_hash: str = ""
     src: FileRecord | None = None
     src_origin: Literal["synthesized", "edited"] = "synthesized"
@@ -99,8 +108,6 @@ def manifest_json_schema() -> dict:
 
 def build_problem(code: str, message: str, where: Path | str | None, help: str = "") -> Diagnostic:
     """The same diagnostic `forgec.runtime.load` gives (code, message shape, default help) for a bad build."""
-    import forgec.runtime.codes  # noqa: F401 - registers missing-build / corrupt-build
-    from forgec.runtime import BuildError
 
     return BuildError(code, message, str(where) if where is not None else "", help).diagnostic()
 

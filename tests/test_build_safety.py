@@ -119,7 +119,7 @@ def test_a_failed_env_is_marked_kept_and_rebuilds_once_fixed(build):
     assert not res.ok
     m = json.loads((build / "manifest.json").read_text())
     e = m["envs"][ENV]
-    assert m["metadata"]["schema_version"] == "1.1"
+    assert m["metadata"]["schema_version"] == "1.2"
     assert e["failed"] and e["task_count"] == 0 and e["module"] is None and e["tasks"] is None
     assert not (build / "envs" / ENV).exists() and not (build / "tasks" / f"{ENV}.jsonl").exists()
     assert {d.code for d in res.diagnostics} >= {"env-failed", "env-sources-kept"}

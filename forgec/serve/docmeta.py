@@ -1,22 +1,16 @@
-"""What the build does not keep but the original docs say about a tool: title, MCP annotations, output schema.
+"""Title, MCP annotations and output schema of each served tool.
 
-The build records the doc files an env was compiled from (`manifest.json`
-`envs.<env>.sources`, as given to `forgec compile`). When they can still be read
-(relative to the working directory or the build's parent, or from `--docs`),
-MCP `tools/list` docs and OpenAI tool files give, per tool:
+`forgec compile` reads them from the docs and records them in `manifest.json` (`envs.<env>.tools.<tool>.title`,
+`.annotations`, `.output_schema`; forgec/toolmeta.py says what comes from which doc format and when an output
+schema is kept), so serving needs no doc file and gives the same metadata wherever the build is. `--docs FILE...`
+reads them from doc files instead (MCP `tools/list` docs and OpenAI tool files), for a doc edited since the
+compile; a build from before manifest 1.2 has none recorded and falls back to the doc files its manifest names,
+when they can still be read (relative to the working directory or the build's parent).
 
-* `title` (MCP `title`, or `annotations.title`);
-* `annotations` (MCP, verbatim: readOnlyHint, destructiveHint, ...);
-* `outputSchema` (MCP `outputSchema`; an OpenAI `returns` object schema; a
-  non-object `returns` as `{"result": ...}`, the way results are wrapped).
-
-A doc tool is used only if it still describes the served tool (same
-description, same parameter names): a doc edited since the compile is ignored.
-An output schema is served only with evidence that the simulator keeps it:
-every result the compiler recorded for that tool (the tasks' gold calls, run
-on the env) validates against it, and there is at least one. MCP clients
-validate structured results against a served output schema, so a schema the
-simulator does not keep would turn its calls into client-side errors.
+A doc tool read at serve time is used only if it still describes the served tool (same description, same
+parameter names), and its output schema only if every result the compiler recorded for that tool (the tasks'
+gold calls) validates against it (at least one): MCP clients validate structured results against a served
+output schema, so a schema the simulator does not keep would turn its calls into client-side errors.
 """
 
 from __future__ import annotations
@@ -97,8 +91,29 @@ def _keeps(schema: dict, results: list) -> bool:
         return False
 
 
+def compiled_meta(build: Build, env: str, tools: list[dict]) -> dict[str, dict] | None:
+    """The metadata `forgec compile` recorded in the manifest (None for a build from before manifest 1.2)."""
+    version = str((build.manifest.get("metadata") or {}).get("schema_version") or "1.0")
+    if tuple(int(x) if x.isdigit() else 0 for x in version.split(".")[:2]) < (1, 2):
+        return None
+    recs = ((build.manifest.get("envs") or {}).get(env) or {}).get("tools") or {}
+    meta: dict[str, dict] = {}
+    for t in tools:
+        r = recs.get(t["function"]["name"])
+        if isinstance(r, dict):
+            m = {k: r[k] for k in ("title", "annotations", "output_schema") if r.get(k)}
+            if m:
+                meta[t["function"]["name"]] = m
+    return meta
+
+
 def doc_meta(build: Build, env: str, tools: list[dict], docs: list[Path] | None = None) -> dict[str, dict]:
-    """name -> {"title", "annotations", "output_schema"} (keys present only when known) for the served tools."""
+    """name -> {"title", "annotations", "output_schema"} (keys present only when known) for the served tools:
+    what the compile recorded, or with `docs` what those files say."""
+    if not docs:
+        recorded = compiled_meta(build, env, tools)
+        if recorded is not None:
+            return recorded
     found: dict[str, dict] = {}
     for p in _sources(build, env, docs):
         try:

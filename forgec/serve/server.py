@@ -40,6 +40,7 @@ import forgec
 from forgec.runtime.loader import BuildError
 from forgec.serve.evalroutes import token_ok
 from forgec.serve.sessions import Session, SessionError, SessionTable, said_to_user
+from forgec.serve.docmeta import doc_meta
 
 STDIO_SESSION = "stdio"
 EVAL_METHODS = ("forgec/reset", "forgec/state", "forgec/score")
@@ -128,7 +129,6 @@ class _EvalParams(types.RequestParams):
 def build_server(table: SessionTable, *, transport: str, token: str, docs: list | None = None) -> Server:
     """The MCP server for one env; `table` holds its sessions; `token`: the evaluation channel's (stdio requests
     carry it as their `token` param); `docs`: the doc files for titles/annotations/output schemas."""
-    from forgec.serve.docmeta import doc_meta
 
     world = table.world
     meta = doc_meta(world.build, world.name, world.tools, docs)
@@ -261,17 +261,30 @@ def http_app(server: Server, table: SessionTable, *, host: str, token: str, body
     return RequestBodyLimitMiddleware(app, body_limit)
 
 
-def serve_http(app: Any, host: str, port: int, *, announce=None) -> None:
-    """Serve `app` with uvicorn on host:port (port 0: a free one); `announce(url)` once the socket is bound."""
+def listening_socket(host: str, port: int) -> Any:
+    """The bound, listening TCP socket `serve_http` serves on.
+
+    Made with `IPPROTO_TCP` as its protocol: an accepted connection inherits the listener's protocol number, and
+    asyncio sets TCP_NODELAY only on sockets whose `proto` is IPPROTO_TCP. Made with proto 0, every connection kept
+    Nagle's algorithm, which holds the small SSE frames of a response until the client's delayed ACK (~40 ms):
+    30-40 calls/s for the MCP TypeScript SDK."""
     import socket
 
-    import uvicorn
-
     fam = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(fam, socket.SOCK_STREAM)
+    sock = socket.socket(fam, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((host, port))
     sock.listen(128)
+    return sock
+
+
+def serve_http(app: Any, host: str, port: int, *, announce=None) -> None:
+    """Serve `app` with uvicorn on host:port (port 0: a free one); `announce(url)` once the socket is bound.
+    Every accepted connection has TCP_NODELAY (`listening_socket`)."""
+    import uvicorn
+
+    sock = listening_socket(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     if announce is not None:
