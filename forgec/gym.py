@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import string
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Callable
 
@@ -42,14 +43,134 @@ TRUNCATED = frozenset({END_MAX_TURNS, END_MAX_TOOL_CALLS, END_MAX_TOKENS})
 MAX_TEXT = 1 << 22  # characters of an observation or action (4 Mi)
 
 
+UNICODE = 0x110000  # code points 0..0x10FFFF: every character a Python str can hold (lone surrogates too)
+
+
+class _Chars:
+    """Every Unicode character, as `Text.character_set`/`character_list` are used (membership, length, index),
+    without materializing 1.1 M characters: character i is chr(i)."""
+
+    def __len__(self) -> int:
+        return UNICODE
+
+    def __contains__(self, c: object) -> bool:
+        return isinstance(c, str) and len(c) == 1
+
+    def __getitem__(self, i: int) -> str:
+        return chr(int(i))
+
+    def __iter__(self):
+        return map(chr, range(UNICODE))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Chars)
+
+    def __hash__(self) -> int:
+        return hash(_Chars)
+
+
 class ChatText(spaces.Text):
-    """A `Text` space of any Unicode text up to `max_length` (samples printable ASCII): chat messages are not alphanumeric."""
+    """A `Text` space of any Unicode text up to `max_length`: its character set is every code point (character i has
+    index i; padding is 0x110000), so whatever a conversation holds (an em dash, accents, emoji) is in the space and
+    survives `AsyncVectorEnv`'s shared memory, flattened as code points with numpy (`flatten`, `unflatten` and the
+    shared-memory readers below). `sample()` draws printable ASCII."""
 
     def __init__(self, max_length: int = MAX_TEXT, *, min_length: int = 0, seed: Any = None):
         super().__init__(max_length, min_length=min_length, charset=string.printable, seed=seed)
+        self._sample_chars = string.printable
+        self._char_set = self._char_list = _Chars()  # type: ignore[assignment]
+        self._char_index = None  # type: ignore[assignment]
+        self._char_str = "<any Unicode>"
+
+    def character_index(self, char: str) -> Any:
+        import numpy as np
+
+        return np.int32(ord(char))
 
     def contains(self, x: Any) -> bool:
         return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
+
+    def sample(self, mask: Any = None, probability: Any = None) -> str:
+        n = int(self.np_random.integers(self.min_length, min(self.max_length, 256) + 1))
+        idx = self.np_random.integers(0, len(self._sample_chars), size=n)
+        return "".join(self._sample_chars[i] for i in idx)
+
+    def __repr__(self) -> str:
+        return f"ChatText({self.min_length}, {self.max_length}, charset=any Unicode)"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ChatText) and (self.min_length, self.max_length) == (other.min_length, other.max_length)
+
+    def __hash__(self) -> int:
+        return hash((ChatText, self.min_length, self.max_length))
+
+
+def _encode(space: ChatText, x: str) -> Any:
+    import numpy as np
+
+    arr = np.full(space.max_length, UNICODE, dtype=np.int32)
+    cps = np.frombuffer(x.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    arr[: len(cps)] = cps
+    return arr
+
+
+def _decode(space: ChatText, codes: Any) -> str:
+    import numpy as np
+
+    codes = np.asarray(codes)
+    end = np.flatnonzero(codes >= UNICODE)
+    codes = codes[: end[0]] if len(end) else codes
+    return codes.astype("<u4").tobytes().decode("utf-32-le", "surrogatepass")
+
+
+class _TextBatch(Sequence):
+    """The observations of a vector env's copies, read from its shared memory when indexed.
+
+    `AsyncVectorEnv` calls `read_from_shared_memory` once, at construction, and hands out that object after every
+    step: numpy spaces get views of the buffer there, and Gymnasium's own `Text` reader returns a tuple of the
+    strings the buffer held then (empty ones), never updated. This is a view too; `copy.deepcopy` (what
+    `AsyncVectorEnv(copy=True)`, the default, returns) gives a plain tuple of the strings."""
+
+    def __init__(self, space: ChatText, data: Any):
+        self._space, self._data = space, data
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return tuple(_decode(self._space, row) for row in self._data[i])
+        return _decode(self._space, self._data[i])
+
+    def __deepcopy__(self, memo: dict) -> tuple[str, ...]:
+        return tuple(self)
+
+    def __repr__(self) -> str:
+        return f"_TextBatch({tuple(s[:40] for s in self)!r})"
+
+
+def _register_vector_support() -> None:
+    """Flatten/unflatten and AsyncVectorEnv shared memory for `ChatText` as numpy code points (the generic `Text`
+    versions index a per-character dict and read all `max_length` slots in Python)."""
+    import numpy as np
+    from gymnasium.spaces.utils import flatten, unflatten
+    from gymnasium.vector.utils.shared_memory import read_from_shared_memory, write_to_shared_memory
+
+    flatten.register(ChatText)(_encode)
+    unflatten.register(ChatText)(_decode)
+
+    @read_from_shared_memory.register(ChatText)
+    def _read(space: ChatText, shared_memory: Any, n: int = 1) -> "_TextBatch":
+        return _TextBatch(space, np.frombuffer(shared_memory.get_obj(), dtype=np.int32).reshape((n, space.max_length)))
+
+    @write_to_shared_memory.register(ChatText)
+    def _write(space: ChatText, index: int, values: str, shared_memory: Any) -> None:
+        size = space.max_length
+        dest = np.frombuffer(shared_memory.get_obj(), dtype=np.int32)
+        np.copyto(dest[index * size:(index + 1) * size], _encode(space, values))
+
+
+_register_vector_support()
 
 
 def reply_to_action(reply: AgentReply) -> str:
@@ -234,6 +355,45 @@ def _run(coro):
     return asyncio.run(coro)
 
 
+class TaskCycle:
+    """A `tasks` sampler that plays `ids` in order, one per reset, then starts over (picklable: for vector envs)."""
+
+    def __init__(self, ids: list[str]):
+        self.ids, self.i = list(ids), 0
+
+    def __call__(self, rng: Any) -> str:
+        tid = self.ids[self.i % len(self.ids)]
+        self.i += 1
+        return tid
+
+
+def _make(build: str, tasks: Any, kwargs: dict) -> "ForgecEnv":
+    return ForgecEnv(build, tasks, **kwargs)
+
+
+def make_vector(build: str | Path, num_envs: int, tasks: list[str] | None = None, *, asynchronous: bool = True,
+                split: bool = True, **kwargs: Any) -> Any:
+    """`num_envs` copies of `ForgecEnv` as one Gymnasium vector env (`AsyncVectorEnv`: one process each, or
+    `SyncVectorEnv`); each copy loads the build itself. With `split`, copy i plays tasks i, i+N, ... of `tasks`
+    (ids or env names; default all) in order (`TaskCycle`), so one pass over the copies plays every task once.
+    Observations and actions are `ChatText`: any Unicode goes through the vector env's shared memory.
+
+    For LLM loops: each step is one assistant message (see the module docstring); a vector env steps all copies
+    together, so batch the model's generation over `obs` (a tuple of N conversation texts)."""
+    from functools import partial
+
+    root = str(build.root if isinstance(build, Build) else build)
+    ids = [t.id for t in load(root, allow_modified_build=kwargs.get("allow_modified_build", False)).tasks_for(tasks)] \
+        if split else tasks
+    fns = [partial(_make, root, TaskCycle(ids[i::num_envs]) if split else ids, kwargs) for i in range(num_envs)]
+    if split and any(not ids[i::num_envs] for i in range(num_envs)):
+        raise ValueError(f"{num_envs} envs for {len(ids)} tasks: some copies would have no task")
+    return gym.vector.AsyncVectorEnv(fns) if asynchronous else gym.vector.SyncVectorEnv(fns)
+
+
+# `gymnasium.make("forgec/Task-v0", build=...)` after `import forgec.gym`, or with no import:
+# `gymnasium.make("forgec.gym:forgec/Task-v0", build=...)` (Gymnasium imports the module named before the colon;
+# Gymnasium 1.x reads no plugin entry points). The string entry point keeps the spec picklable for vector envs.
 gym.register(id="forgec/Task-v0", entry_point="forgec.gym:ForgecEnv", disable_env_checker=True)
 
-__all__ = ["ChatText", "ForgecEnv", "parse_action", "reply_to_action", "to_openai_message"]
+__all__ = ["ChatText", "ForgecEnv", "TaskCycle", "make_vector", "parse_action", "reply_to_action", "to_openai_message"]
