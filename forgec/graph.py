@@ -402,17 +402,35 @@ class ToolGraph:
 
     def to_mermaid(self) -> str:
         """Mermaid flowchart: read tools rounded, write tools as boxes (classDef read/write)."""
-        out = ["flowchart LR"]
+        return "\n".join(["flowchart LR", *self.mermaid_lines(), *_MERMAID_CLASSES]) + "\n"
+
+    def mermaid_lines(self, prefix: str = "t_", indent: str = "  ") -> list[str]:
+        """The nodes and edges of the flowchart, node ids starting with `prefix` (unique per env in a multi-env chart)."""
+        out = []
         for n, d in self.g.nodes(data=True):
-            mid = _mermaid_id(n)
-            out.append(f'  {mid}["{n}"]:::write' if d["writes"] else f'  {mid}("{n}"):::read')
+            mid = _mermaid_id(n, prefix)
+            out.append(f'{indent}{mid}["{n}"]:::write' if d["writes"] else f'{indent}{mid}("{n}"):::read')
         for e in self.edges():
             lab = (path_str("", e.path).lstrip(".") or "result") + " → " + e.param
             arrow = "==>" if e.evidence == "entity" else "-.->" if e.evidence in ("name", "id") else "-->"
-            out.append(f'  {_mermaid_id(e.src)} {arrow}|"{lab}"| {_mermaid_id(e.dst)}')
-        out.append("  classDef read fill:#dbe9fb,stroke:#2b5fa8")
-        out.append("  classDef write fill:#fde2c8,stroke:#c0601a")
-        return "\n".join(out) + "\n"
+            out.append(f'{indent}{_mermaid_id(e.src, prefix)} {arrow}|"{lab}"| {_mermaid_id(e.dst, prefix)}')
+        return out
+
+
+_MERMAID_CLASSES = ("  classDef read fill:#dbe9fb,stroke:#2b5fa8", "  classDef write fill:#fde2c8,stroke:#c0601a")
+
+
+def mermaid_of(graphs: list[tuple[str, "ToolGraph"]]) -> str:
+    """One Mermaid flowchart for several envs: a `subgraph` per env, node ids prefixed by the env (two envs may
+    have a tool of the same name). One env gives `ToolGraph.to_mermaid()`'s chart; a chart has one header."""
+    if len(graphs) == 1:
+        return graphs[0][1].to_mermaid()
+    out = ["flowchart LR"]
+    for i, (name, g) in enumerate(graphs):
+        out.append(f'  subgraph e{i}_{re.sub(r"[^A-Za-z0-9_]", "_", name)}["{name}"]')
+        out += g.mermaid_lines(prefix=f"e{i}_t_", indent="    ")
+        out.append("  end")
+    return "\n".join([*out, *_MERMAID_CLASSES]) + "\n"
 
 
 def _dot_id(s: str) -> str:
@@ -423,8 +441,8 @@ def _dot_str(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\\\\n", "\\n") + '"'
 
 
-def _mermaid_id(s: str) -> str:
-    return "t_" + re.sub(r"[^A-Za-z0-9_]", "_", s)
+def _mermaid_id(s: str, prefix: str = "t_") -> str:
+    return prefix + re.sub(r"[^A-Za-z0-9_]", "_", s)
 
 
 def build_graph(env: A.EnvDecl, exclude: Iterable[str] = frozenset(), writes: Mapping[str, bool] | None = None) -> ToolGraph:

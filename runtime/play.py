@@ -19,6 +19,7 @@ from rich.table import Table
 
 from forgec.runtime.toolcalls import parse_hermes
 from forgec.runtime.types import AgentReply, ToolCall
+from forgec.runtime.users import STOP
 
 HELP = ('Type a tool call as JSON, e.g. {"name": "get_order", "arguments": {"order_id": "o_1"}} '
         "(a JSON list for several), or plain text to answer the user. /tools lists tools, /quit ends.")
@@ -88,7 +89,10 @@ def parse_line(line: str, turn: int) -> AgentReply | None:
 def render_message(console: Console, m: dict) -> None:
     role = m.get("role")
     if role == "user":
-        console.print(Panel(m.get("content") or "", title="user", title_align="left", border_style="green"))
+        content = m.get("content") or ""
+        if STOP in content:  # the simulated user's internal end-of-conversation marker is not shown to the player
+            content = content.replace(STOP, "").strip() or "(ends the conversation)"
+        console.print(Panel(content, title="user", title_align="left", border_style="green"))
     elif role == "tool":
         content = m.get("content") or ""
         style = "red" if content.startswith("Error:") else "blue"

@@ -212,9 +212,16 @@ def said_facts(facts: dict[str, Any]) -> dict[str, Any]:
     return {n: v for n, (_, v) in said_index(facts).items()}
 
 
+def _end(text: str) -> str:
+    """`text` ending in one mark: "." unless it already ends in "?" or "!" (never "?.")."""
+    text = text.rstrip().rstrip(".").rstrip()
+    return text + ("" if text.endswith(("?", "!")) else ".")
+
+
 def _sentence(text: str) -> str:
-    text = " ".join(text.split()).rstrip(".")
-    return text[:1].upper() + text[1:] + "." if text else ""
+    """`text` as one sentence: capitalized, ending in "." unless it already ends in "?" or "!" (no "?.")."""
+    text = " ".join(text.split()).rstrip(".").rstrip()
+    return _end(text[:1].upper() + text[1:]) if text else ""
 
 
 def opening(task: Task) -> str:
@@ -232,7 +239,7 @@ def opening(task: Task) -> str:
     if reason and reason.lower().rstrip(".") not in goal.lower():
         keep = re.match(r"(I\b|I'|[A-Z]{2}|[A-Z][a-z]*[A-Z])", reason)  # "I am ...", "UPS lost ...": keep the capital
         first = reason if keep else reason[0].lower() + reason[1:]
-        parts.append(_sentence(reason) if reason.lower().startswith(("hi", "hello")) else "Hi, " + first.rstrip(".") + ".")
+        parts.append(_sentence(reason) if reason.lower().startswith(("hi", "hello")) else "Hi, " + _end(first))
     if goal:
         parts.append(_sentence(goal))
     return " ".join(parts) or task.instruction

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import typer
@@ -125,9 +126,34 @@ def _run(b, chosen: list, parties: tuple, o: dict, console):
 
         limits = EpisodeLimits(max_turns=o["max_turns"], max_tool_calls=o["max_tool_calls"], max_tokens=o["max_tokens"])
         try:
-            return evaluate(b, *parties, k, [t.id for t in chosen], o["concurrency"], limits=limits, on_episode=on_episode)
+            with _terminate_like_ctrl_c():
+                return evaluate(b, *parties, k, [t.id for t in chosen], o["concurrency"], limits=limits, on_episode=on_episode)
         except KeyboardInterrupt:
             return EvalResult(k=k, episodes=list(finished), tasks=[t.id for t in chosen], interrupted=True)
+
+
+@contextlib.contextmanager
+def _terminate_like_ctrl_c():
+    """SIGTERM (kill, a job scheduler, a container stop) and SIGHUP (the terminal closed) end the run as Ctrl-C does:
+    the finished episodes and run_results.json are written, exit 130. Each is turned into SIGINT, so inside asyncio
+    the runner's own SIGINT handling cancels the episodes in flight."""
+    import signal
+
+    def as_sigint(signum, frame):
+        signal.raise_signal(signal.SIGINT)
+
+    old = {}
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            try:
+                old[sig] = signal.signal(sig, as_sigint)
+            except ValueError:  # not the main thread: leave the signals alone
+                pass
+    try:
+        yield
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
 
 
 def _report(res, chosen: list, k: int, console) -> None:

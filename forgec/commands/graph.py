@@ -73,6 +73,10 @@ def command(
         else:
             if format == GraphFormat.json and len(texts) > 1:
                 body = json.dumps({n: g.to_json() for n, g in texts}, indent=2, sort_keys=True) + "\n"
+            elif format == GraphFormat.mermaid and texts:
+                from forgec.graph import mermaid_of
+
+                body = mermaid_of(texts)  # one flowchart, a subgraph per env (concatenated charts are not Mermaid)
             else:
                 body = "".join(render_graph(g, format.value) for _, g in texts)
             if output is None:
