@@ -226,7 +226,7 @@ def test_every_imported_third_party_module_is_declared():
     core = {re.split(r"[<>=!\[ ;]", d, maxsplit=1)[0].lower() for d in project["dependencies"]}
     extra = {re.split(r"[<>=!\[ ;]", d, maxsplit=1)[0].lower() for x in ("train", "serve") for d in project["optional-dependencies"][x]}
     dist = {"yaml": "pyyaml", "mcp_types": "mcp-types"}  # import name -> distribution name where they differ
-    serve_files = ("forgec/serve/", "forgec/gym.py", "forgec/commands/serve.py")  # the `serve` extra, imported only there
+    serve_files = ("forgec/serve/", "forgec/gym.py", "forgec/commands/serve.py", "forgec/export/")  # the `serve` extra, imported only there
     found: dict[str, str] = {}
     for top in ("forgec", "runtime", "codegen", "stdlib", "grammar", "train"):
         for f in sorted((REPO / top).rglob("*.py")):
