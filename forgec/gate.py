@@ -52,22 +52,25 @@ REASONS: dict[str, str] = {
     "undone-write": "a later write undoes an earlier one",
     "repeated-write": "a write is repeated",
     "value-outside-docs": "a written value is outside the docs' enum or bounds",
+    # the scenario sampler's, before the gate: explained here so `forgec stats` says them in words
+    # ("no-intent:unfillable-argument": no intent could be made, most often for that reason)
+    "docs-no-act": "no sentence of the tool's docs describes an act (only preambles, notes, return values)",
+    "no-intent": "no write the user could ask for was made",
+    "nothing-done": "every intent's condition failed, so nothing was done",
+    "unfillable-argument": "a required argument has no value the user knows or the records give",
+    "no-lookup": "no read lists the records a write acts on, and their keys are ids a person does not know",
+    "no-lookup-for-described": "a record the write needs has no search a person could describe it by",
+    "write-failed": "the write fails on the world state with the values found",
+    "not-the-users-business": "the write acts on no record the user owns",
+    "nothing-to-ask": "no read answers a question about the user's records",
+    "no-referring-expression": "no attributes single the record out among the user's records",
 }
 
 # --------------------------------------------------------------------------- text: grammar data
 
 # English closed-class words (determiners, pronouns, prepositions, conjunctions, auxiliaries and
-# modals, sentence adverbs): none of them heads a verb phrase. Grammar of English, not of any API.
-CLOSED_CLASS = frozenset("""
-a an the this that these those each every some any all both either neither no another other such what which whose
-i me my mine you your yours he him his she her hers it its we us our ours they them their theirs who whom one
-about above across after against along among around at before behind below beneath beside besides between beyond by
-despite down during except for from in inside into like near of off on onto out outside over past per since through
-throughout till to toward towards under underneath until up upon via with within without
-and or but nor so yet if unless because although though while whereas whether than as when where why how
-is am are was were be been being has have had having do does did done will would shall should can could may might must
-also then again already still just only even not never always often usually here there very too quite really
-""".split())
+# modals, sentence adverbs): none of them heads a verb phrase. The one list is forgec/english.py.
+from forgec.english import CLOSED_CLASS  # noqa: E402
 
 # Self-reference of a doc to its tool: the subject of a preamble sentence, not an act a person asks for.
 _PREAMBLE = re.compile(r"\b(?:this|the|that)\s+(?:tool|function|endpoint|operation|method|api|command|server|call|route)\b"

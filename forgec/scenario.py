@@ -43,7 +43,8 @@ from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, bluepri
                            superlative)
 from forgec.stdlib import ops as OPS
 from forgec.reasons import reason_for
-from forgec.wording import base_verb, humanize, names_tool, norm, participle, say
+from forgec.realize import clause as realized_clause, doc_verb, name_verb
+from forgec.wording import humanize, names_tool, norm, participle, say
 from forgec import wording as W
 
 _USERISH = ("user", "customer", "member", "client", "account", "person", "profile", "patient", "owner", "guest", "passenger")
@@ -106,6 +107,11 @@ class _Model:
         self._keyent: dict[tuple, str | None] = {}
         self._owned: dict[str, dict[str, list[str]]] = {}
         self.user = self._user_entity()
+        self.owner_field = {e.name: self._owner_field(e) for e in env.entities}
+        self.user_list_field = self._user_list_fields()
+        if self.user is not None and not self._user_asks():
+            self.user = None  # the user-like records are part of the state (a site's accounts): its owner asks
+            self._keyent.clear()
         if self.user is None:  # a store with no user (a knowledge graph): `entityName` and a relation's `from`/`to` name nodes
             for e in env.entities:
                 self.key_names.setdefault(norm(e.name) + "_" + norm(e.key), e.name)
@@ -186,6 +192,30 @@ class _Model:
         if not cands:
             return None
         return max(cands, key=lambda n: (refs[n], -cands.index(n)))
+
+    def _user_asks(self) -> bool:
+        """Who asks (issue 21): a record of the user-like entity is the caller only when the env
+        serves such users, i.e. when its writes act on the records users own (a reservation with
+        its `user_id`, a user's list of order ids) or name the user. When at most a third of the
+        writes do (a site's accounts, a chat's members, an email account: records the person
+        at the keyboard manages among their other things), the caller is whoever owns the
+        state, as on an API with no user entity at all."""
+        tools = [t for t in self.tools.values() if self.writes.get(t.name)
+                 and not (self.kinds.get(t.name) == "action" and "conservative" in t.annotations)]
+        if not tools:
+            return True  # nothing to do but ask: the user's own records are what one asks about
+        if not any(self.owner_field.values()) and not self.user_list_field:
+            return False  # the user owns no records: they are records themselves
+        mine = 0
+        for t in tools:
+            for p in t.params:
+                ke = self.key_entity(p.name, p.type)
+                if ke == self.user or (ke and not isinstance(strip_optional(p.type), A.ListType) and (self.owner_field.get(ke) or ke in self.user_list_field)):
+                    mine += 1
+                    break
+            else:
+                mine += _mentions_user(self, t)
+        return 3 * mine > len(tools)
 
     def _owner_field(self, e: A.EntityDecl) -> str | None:
         if self.user is None or e.name == self.user:
@@ -594,18 +624,15 @@ _CHANGE_VERBS = {"change", "update", "modify", "set", "edit", "move", "rename", 
 
 
 def _doc_verb(doc: str) -> str:
-    w = re.findall(r"[A-Za-z]+", doc or "")
-    return base_verb(w[0]) if w else ""
+    """The main verb of the doc's first sentence that describes an act (forgec/realize.py), or ""."""
+    return doc_verb(doc or "")
 
 
 def _clause(doc: str) -> str:
-    """The description's first clause: "Cancel a confirmed reservation", "Add travel credit to a user's balance"."""
-    s = re.split(r"(?<=[a-z0-9)])\.\s|;|,| \(| - | — | e\.g\.| and (?:refund|return|recompute|update|mark|charge)|: |\bsee\b", (doc or "").strip(), maxsplit=1)[0]
-    s = re.sub(r"^(?:this (?:endpoint |tool |operation |method |call )?(?:can be used|is used) to|use this to|allows? (?:you |users |the user )?to|lets you|used to)\s+", "", s.strip(), flags=re.I)
-    s = re.split(r"(?<=[a-z]) (?=[A-Z][a-z]* [a-z])", s.strip(), maxsplit=1)[0]  # "Cancel an order Cancel a pending ...": summary, then description
-    s = re.split(r" (?:that|which|whose|who|if|when|unless|so that|only if)\b| or (?=(?:\w+ ){1,2}(?:an?|the)\b)| (?:from|with|using|in) an? optional\b",
-                 s.strip(), maxsplit=1)[0].strip().rstrip(".")
-    return s if 2 <= len(s.split()) <= 14 and not re.search(r"[`_(){}\[\]]", s) else ""
+    """The verb phrase of the doc's first sentence that describes an act, found by grammar
+    (forgec/realize.py): "cancel a confirmed reservation", "switch branches"; "" when none has one."""
+    c = realized_clause(doc or "")
+    return c.text if c else ""
 
 
 def _ask_why(noun: str, what: str) -> str:
@@ -631,6 +658,23 @@ class _Sampler:
         self._scalars: list = []  # the current intent's scalar arguments (control/with_units word them)
         self._units: dict[str, str] = {}
         self._ctl_used = False
+
+    @functools.cached_property
+    def owner(self) -> str:
+        """Who asks on an env with no user record: whoever owns the state, named by what its writes
+        act on ("the owner of the contacts, events and mailboxes"); "" for a device whose state
+        has no records (its docs name no owner to ground one on)."""
+        m = self.m
+        acted: Counter = Counter()
+        for t in self.write_tools:
+            for p in m.required(m.tools[t]):
+                ke = m.key_entity(p.name, p.type)
+                if ke and ke in m.decl:
+                    acted[ke] += 1
+        nouns = [plural(humanize(e)) for e, _ in sorted(acted.items(), key=lambda x: (-x[1], x[0]))[:3]]
+        if not nouns:
+            return ""
+        return "the owner of the " + (", ".join(nouns[:-1]) + " and " + nouns[-1] if len(nouns) > 1 else nouns[0])
 
     def users_business(self, tool: str) -> bool:
         """A write a user may ask for: it acts on a record a user owns, or names the user (an admin's
@@ -662,6 +706,7 @@ class _Sampler:
             rng.shuffle(tools)
             tools.sort(key=lambda t: self.coverage[t] + rng.random())
             tried = 0
+            self._why: Counter = Counter()  # why each intent of this attempt failed: said when none is left
             for t in tools:
                 if len(sc.intents) >= want or tried >= 8:
                     break
@@ -685,9 +730,9 @@ class _Sampler:
                         if s.reason not in ("write-failed", "no-op-write", "condition-moot", "ambiguous"):
                             break
             if not sc.intents:
-                raise _Skip("no-intent")
+                raise _Skip(_with_cause("no-intent", self._why))
             if not any(i.done for i in sc.intents):
-                raise _Skip("nothing-done")
+                raise _Skip(_with_cause("nothing-done", self._why))
         self.check(sc)
         return self.finish(sc), sc
 
@@ -706,6 +751,8 @@ class _Sampler:
             sc.env.step(tool, jcopy(vals))
         sc.lists.clear()
         self.last_skip = s.reason
+        if hasattr(self, "_why"):
+            self._why[s.reason] += 1
 
     # ----- who is calling
     def identify(self, sc: _Scenario) -> None:
@@ -1341,7 +1388,7 @@ class _Sampler:
                         raise _Skip("implausible-value")
 
     def kind_of(self, t: A.ToolDecl, args: dict, target) -> str:
-        verb = _doc_verb(t.doc) or norm(t.name).split("_")[0]
+        verb = _doc_verb(t.doc) or name_verb(t.name)
         k = self.m.kinds.get(t.name, "")
         scalars = [(n, v) for name, (_, val) in args.items() for n, v in _scalar_items(name, val)]
         if verb in _CANCEL_VERBS or k == "delete":
@@ -1378,8 +1425,7 @@ class _Sampler:
         if ctl:
             opts.append(ctl)
         if clause:
-            c = clause[0].lower() + clause[1:]
-            c = re.sub(r"^\w+", lambda mm: base_verb(mm.group(0)), c, count=1)  # "Switches branches" -> "switch branches"
+            c = clause  # already in the base form: "Switches branches" -> "switch branches"
             c, plain = self.with_units(t, c, plain)
             c = re.sub(r"\b(a|an|the|one|this)\s+(user|customer|member|client|account holder|person)'s\b", "my", c)
             c = re.sub(r"\bfor (a|an|the) (user|customer|member|client)\b", "for me", c)
@@ -1419,17 +1465,19 @@ class _Sampler:
             if rest:
                 c += _join_said(c, rest, to=kind == "update" and _doc_verb(c) in _CHANGE_VERBS)
             opts.append(c)
-        verb = _doc_verb(t.doc) or norm(t.name).split("_")[0]
+        verb = _doc_verb(t.doc) or name_verb(t.name)
         all_said = [w for _, _, w in [x for x in said if isinstance(x, tuple)]] + [x for x in said if not isinstance(x, tuple)]
         if target:
             if kind == "cancel":
                 opts.append(f"{verb if verb in _CANCEL_VERBS else 'cancel'} {twords}{_join_said('', all_said)}")
             elif kind == "update" and all_said:
                 opts.append(f"change {twords}: {', '.join(all_said)}")
-            else:
+            elif verb:
                 opts.append(f"{verb} {twords}{_join_said('', all_said)}")
-        else:
-            opts.append(f"{verb} a new {ent_noun or 'one'}{_join_said('', all_said)}".replace("  ", " "))
+        elif verb and ent_noun:
+            opts.append(f"{verb} a new {ent_noun}{_join_said('', all_said)}".replace("  ", " "))
+        if not opts:
+            raise _Skip("docs-no-act")  # no sentence of the docs, nor the tool's name, says what it does
         for o in opts:
             if not names_tool(o, self.tool_names):
                 self._ctl_used = o == ctl
@@ -1678,7 +1726,7 @@ class _Sampler:
     def persona(self, sc: _Scenario) -> str:
         m = self.m
         if m.user is None:
-            return ""
+            return self.owner
         u = m.ents[m.user][sc.ukey]
         name = _person_name(u)
         tier = next((u[f] for f in ("membership", "tier", "plan", "level", "status") if isinstance(u.get(f), str)), None)
@@ -1871,6 +1919,14 @@ def _mentions_user(m: _Model, t: A.ToolDecl) -> bool:
         if any(m.key_entity(f.name, f.type) == m.user for f in fields):
             return True
     return False
+
+
+def _with_cause(reason: str, why: Counter) -> str:
+    """"no-intent:unfillable-argument": an attempt that made no intent, with what stopped its
+    intents most often (ties by name), so an env that yields few tasks says why (`forgec stats`)."""
+    if not why:
+        return reason
+    return f"{reason}:{min(why.items(), key=lambda x: (-x[1], x[0]))[0]}"
 
 
 def _participle_base(tool: str, ent: str) -> str:

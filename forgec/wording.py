@@ -90,12 +90,8 @@ def _tool_pattern(tools: tuple[str, ...]) -> re.Pattern:
 
 def base_verb(w: str) -> str:
     """A description's third-person verb as the user says it: "switches" -> "switch", "records" ->
-    "record", "unstages" -> "unstage", "applies" -> "apply" (other words unchanged)."""
-    lw = w.lower()
-    if len(lw) > 4 and lw.endswith("ies"):
-        return lw[:-3] + "y"
-    if len(lw) > 4 and lw.endswith(("ches", "shes", "sses", "xes", "zes")):
-        return lw[:-2]
-    if len(lw) > 3 and lw.endswith("s") and not lw.endswith(("ss", "us", "is")):
-        return lw[:-1]
-    return lw
+    "record", "unstages" -> "unstage", "applies" -> "apply"; a word English knows only as another
+    part of speech is returned lowercased (forgec/realize.py `base_form`: lemminflect's dictionary)."""
+    from forgec.realize import base_form
+
+    return base_form(w)

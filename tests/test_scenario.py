@@ -263,15 +263,16 @@ def test_doc_clauses_and_verbs():
     from forgec.scenario import _clause, _doc_verb
     from forgec.wording import base_verb
 
-    # OpenAI-tools style (tau-bench), OpenAPI summary + description, MCP third-person prose
-    assert _clause("Cancel a confirmed reservation and refund its total price to the owner's balance.") == "Cancel a confirmed reservation"
-    assert _clause("Cancel an order Cancel a pending or paid order (not a shipped one).") == "Cancel an order"
-    assert _clause("Switches branches") == "Switches branches"
-    assert _clause("Create a new file or completely overwrite an existing file with new content.") == "Create a new file"
-    assert _clause("Creates a new branch from an optional base branch") == "Creates a new branch"
+    # OpenAI-tools style (tau-bench), OpenAPI summary + description, MCP third-person prose: the
+    # clause comes realized (forgec/realize.py), its verb in base form
+    assert _clause("Cancel a confirmed reservation and refund its total price to the owner's balance.") == "cancel a confirmed reservation"
+    assert _clause("Cancel an order Cancel a pending or paid order (not a shipped one).") == "cancel an order"
+    assert _clause("Switches branches") == "switch branches"
+    assert _clause("Create a new file or completely overwrite an existing file with new content.") == "create a new file"
+    assert _clause("Creates a new branch from an optional base branch") == "create a new branch"
     assert _clause("This can be used to rename a session.") == "rename a session"
-    assert _clause("Change the priority of a ticket that is not closed.") == "Change the priority of a ticket"
-    assert _clause("Add travel credit to a user's balance, e.g. as a goodwill gesture.") == "Add travel credit to a user's balance"
+    assert _clause("Change the priority of a ticket that is not closed.") == "change the priority of a ticket"
+    assert _clause("Add travel credit to a user's balance, e.g. as a goodwill gesture.") == "add travel credit to a user's balance"
     assert _clause("") == "" and _clause("See `pay_order`.") == ""
     assert [base_verb(w) for w in ("Switches", "records", "unstages", "applies", "cancel", "access")] == \
         ["switch", "record", "unstage", "apply", "cancel", "access"]

@@ -113,6 +113,19 @@ def top_reasons(rejected: dict[str, int], k: int = 3) -> str:
     return ", ".join(f"{r} {n}" for r, n in sorted(rejected.items(), key=lambda x: (-x[1], x[0]))[:k])
 
 
+def _said(rej: dict[str, int], reasons: dict[str, str], k: int = 3) -> str:
+    """"no-intent 251 (no write the user could ask for was made: most often, a required argument has
+    no value ...)": the k most frequent reasons in words; "no-intent:X" counts say their cause X."""
+    out = []
+    for r, n in sorted(rej.items(), key=lambda x: (-x[1], x[0]))[:k]:
+        head, _, cause = r.partition(":")
+        words = reasons.get(head, "")
+        if cause:
+            words = (words + ": most often, " if words else "most often, ") + reasons.get(cause, cause)
+        out.append(f"{r} {n}" + (f" ({words})" if words else ""))
+    return "; ".join(out)
+
+
 def few_tasks_lines(stats: dict) -> list[str]:
     """One line per env with a write tool and fewer than FEW_TASKS tasks: why (the top rejection reasons)."""
     from forgec.gate import REASONS
@@ -121,16 +134,20 @@ def few_tasks_lines(stats: dict) -> list[str]:
     for name, s in stats.items():
         if not s.get("has_write") or s.get("tasks", 0) >= FEW_TASKS:
             continue
-        rej: dict[str, int] = {}
-        for d in (s.get("scenario_rejected") or {}, s.get("sampler_rejected") or {}, s.get("rejected") or {}):
-            for r, n in d.items():
-                rej[r] = rej.get(r, 0) + n
-        if not rej:
+        if not any((s.get("scenario_rejected"), s.get("sampler_rejected"), s.get("rejected"))):
             out.append(f"{name}: {s.get('tasks', 0)} tasks; the sampler found nothing to reject (no scenario fits these tools)")
             continue
-        top = sorted(rej.items(), key=lambda x: (-x[1], x[0]))[:3]
-        said = "; ".join(f"{r} {n}" + (f" ({REASONS[r]})" if r in REASONS else "") for r, n in top)
-        out.append(f"{name}: {s.get('tasks', 0)} tasks; most rejected: {said}")
+        parts = []
+        if s.get("scenario_rejected"):  # the scenario sampler made nothing: the walks' were a fallback
+            parts.append("scenario sampler: " + _said(s["scenario_rejected"], REASONS))
+            parts.append("walk fallback: " + (_said({**(s.get("sampler_rejected") or {}), **(s.get("rejected") or {})}, REASONS) or "nothing rejected"))
+        else:
+            rej: dict[str, int] = {}
+            for d in (s.get("sampler_rejected") or {}, s.get("rejected") or {}):
+                for r, n in d.items():
+                    rej[r] = rej.get(r, 0) + n
+            parts.append("most rejected: " + _said(rej, REASONS))
+        out.append(f"{name}: {s.get('tasks', 0)} tasks; " + " | ".join(parts))
     return out
 
 

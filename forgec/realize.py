@@ -1,0 +1,294 @@
+"""The act a tool's docs describe, found by grammar and said as a person asks for it (issue 21).
+
+A tool's description is prose written for a developer or a model: a summary sentence, often
+behind a preamble ("This tool belongs to the vehicle control system.", "Use this tool to ..."),
+then notes, return values and parameter lists. The intent a user asks for is the verb phrase of
+the one sentence that describes an act. `clause(doc)` finds it with a small grammar pass,
+never by position:
+
+1. **Sentences.** The doc is split at sentence ends, line breaks, semicolons and dashes, and at a
+   summary run into its description ("Cancel an order Cancel a pending order ...": a capitalised
+   verb after a lowercase word); parentheticals are dropped.
+2. **Skip what is not an act.** A sentence behind a section label (`Note:`, `Returns:`, `Args:`)
+   is skipped; a label of another kind ("Tool description: Book a flight") is peeled off. Purpose
+   openers ("Use this tool to", "Allows the user to", "Used to", "This endpoint can be used to")
+   and a subject naming the tool ("This function permanently removes ...") are peeled off too,
+   then sentence adverbs and modals.
+3. **The main verb.** The sentence's head must be a verb in base or third-person form, by the
+   dictionary (`lemminflect`; a word it lacks is a verb when its stem after an English prefix is:
+   "unstages" -> "unstage"). A head that is a determiner, pronoun, preposition or auxiliary, or a
+   verb that describes the tool rather than an act ("returns", "belongs", "requires"), makes the
+   sentence unusable: the next one is tried, and a doc with none has no clause.
+4. **The object.** The phrase runs from the verb to the first boundary: punctuation, a
+   subordinator ("that", "if", "when"), a boundary phrase ("so that", "based on", "such as"), a
+   second predicate ("... and refund its total price", "... or completely overwrite a file"),
+   a purpose infinitive ("to track the changes") or an optional argument ("with an optional
+   base"). Alternative verbs are reduced to the first ("Move or rename files" -> "move files");
+   argument-pointing adjectives go ("the specified team" -> "the team"); a trailing preposition
+   or determiner is dropped.
+
+The result is `Clause(verb, text)`: "cancel", "cancel a confirmed reservation". The sampler
+(forgec/scenario.py `words`) then says it in the user's voice: the entity's noun is replaced by
+the referring expression ("my reservation for the flight to JFK"), the arguments are joined.
+
+Why `lemminflect`: which word is a verb and what its base form is are facts of English, not of an
+API; hand suffix rules ("-ies" -> "-y") get "focuses", "does", "access" or "status" wrong and
+cannot tell a noun head ("Status of ...") from a verb. `lemminflect` is a maintained dictionary of
+English lemmas and inflections with parts of speech (from the Automatically Generated Inflection
+Database and the Penn treebank), pure data lookups, so deterministic: the same doc always gives
+the same clause. It is loaded on first use (about half a second) and every answer is cached.
+Closed-class words are data in forgec/english.py.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from forgec import english as E
+
+_MAX_WORDS = 14
+
+
+@functools.lru_cache(maxsize=1)
+def _lemminflect():
+    import lemminflect  # noqa: PLC0415 - loaded on first use: only the scenario sampler needs it
+
+    return lemminflect
+
+
+@functools.lru_cache(maxsize=65536)
+def _pos(word: str) -> dict[str, tuple[str, ...]]:
+    """The dictionary's lemmas of `word` by part of speech ({} for a word it lacks)."""
+    return dict(_lemminflect().getAllLemmas(word.lower()))
+
+
+@functools.lru_cache(maxsize=65536)
+def verb_lemma(word: str) -> str | None:
+    """The base form of `word` when it is a verb in base or third-person form ("creates" ->
+    "create", "switch" -> "switch", "unstages" -> "unstage"); None for a word that is not
+    one ("status", "the", "created", "listing")."""
+    w = word.lower()
+    if not w.isalpha() or w in E.CLOSED_CLASS:
+        return None
+    lem = _pos(w).get("VERB")
+    if lem:
+        base = lem[0]
+        return base if w in (base, _third(base)) else None
+    if _pos(w):
+        return None  # the dictionary knows it, and not as a verb
+    for p in E.VERB_PREFIXES:  # "unstages": the stem "stages" is a verb
+        if w.startswith(p) and len(w) - len(p) >= 3:
+            stem = verb_lemma(w[len(p):])
+            if stem is not None:
+                return p + stem
+    return None
+
+
+def _third(base: str) -> str:
+    inf = _lemminflect().getInflection(base, tag="VBZ")
+    return inf[0] if inf else base + "s"
+
+
+def is_verb(word: str) -> bool:
+    return verb_lemma(word) is not None
+
+
+@functools.lru_cache(maxsize=65536)
+def base_form(word: str) -> str:
+    """A description's verb as the user says it: "Switches" -> "switch", "applies" -> "apply",
+    "unstages" -> "unstage" (a word the dictionary lacks goes through lemminflect's rules); a word
+    the dictionary knows only as another part of speech ("status", "this") is returned lowercased."""
+    w = word.lower()
+    if not w.isalpha() or w in E.CLOSED_CLASS:
+        return w
+    p = _pos(w)
+    if p:
+        return p["VERB"][0] if "VERB" in p else w
+    return _lemminflect().getLemma(w, upos="VERB")[0]
+
+
+def _adverb(word: str) -> bool:
+    p = _pos(word)
+    return bool(p) and set(p) <= {"ADV"} or word.lower() in E.SENTENCE_ADVERBS
+
+
+@dataclass(frozen=True)
+class Clause:
+    verb: str      # the main verb's base form: "cancel"
+    text: str      # the verb phrase: "cancel a confirmed reservation"
+    sentence: str  # the sentence it was found in
+
+
+# ----------------------------------------------------------------------------- sentences
+
+_SENT_END = re.compile(r"(?<=[A-Za-z0-9)\]\"'`])[.!?](?=\s|$)|\n+|;\s+|\s+[-\u2013\u2014]+\s+|\s*\u2014\s*")
+_RUN_ON = re.compile(r"(?<=[a-z0-9]) (?=([A-Z][a-z]+) [a-z])")
+
+
+def sentences(doc: str) -> list[str]:
+    """The doc's sentences, parentheticals dropped, a summary run into its description split."""
+    text = re.sub(r"\s*\([^()]*\)", "", doc or "")
+    text = re.sub(r"\b(?:e\.g|i\.e|etc|vs)\.", lambda m: m.group(0).replace(".", "\u2024"), text)  # not a sentence end
+    out = []
+    for part in _SENT_END.split(text):
+        part = part.strip().replace("\u2024", ".")
+        while part:
+            m = next((m for m in _RUN_ON.finditer(part) if _imperative(m.group(1), part[m.end() + len(m.group(1)):].split(" ", 2)[1:2])), None)
+            if m is None:
+                out.append(part)
+                break
+            out.append(part[:m.start()].strip())
+            part = part[m.end():].strip()
+    return [s for s in out if s]
+
+
+def _imperative(word: str, nxt: list[str]) -> bool:
+    """A capitalised verb in base form, not followed by an adverb, starts a new sentence ("... for a
+    file List checkpoints ..."); "from iCloud Contacts permanently" does not."""
+    return verb_lemma(word) == word.lower() and not (nxt and _adverb(nxt[0]))
+
+
+# ----------------------------------------------------------------------------- one sentence
+
+_LABEL = re.compile(r"^([A-Za-z][A-Za-z ]{0,30}):\s*")
+_OPENER = re.compile(r"^(?:" + "|".join(E.PURPOSE_OPENERS) + r")\s+", re.I)
+_SELF_SUBJECT = re.compile(r"^(?:(?:this|the|that|it)\s+)?(?:[a-z]+\s+)?(?:" + "|".join(sorted(E.DOC_SELF_NOUNS)) + r")s?\s+|^(?:it|this)\s+", re.I)
+_MODAL = re.compile(r"^(?:can|may|will|shall|should|could|would|must)\s+", re.I)
+_TOKEN = re.compile(r"[A-Za-z0-9][\w'\u2019./@#+-]*|[^\sA-Za-z0-9]")
+
+
+def _peel(s: str) -> str:
+    """Label, purpose opener, the tool as subject, modal and adverbs off the sentence's front."""
+    for _ in range(4):
+        before = s
+        m = _LABEL.match(s)
+        if m:
+            if m.group(1).split()[0].lower() in E.SECTION_LABELS:
+                return ""
+            s = s[m.end():]
+        m = _OPENER.match(s)
+        if m:
+            s = s[m.end():]
+        m = _SELF_SUBJECT.match(s)
+        if m:
+            rest = s[m.end():]
+            head = rest.split(" ", 1)[0] if rest else ""
+            if head and (_MODAL.match(rest) or _OPENER.match(rest) or _adverb(head) or (is_verb(head) and head.lower() != verb_lemma(head))):
+                s = rest  # "This function removes", "The endpoint can ...", "This tool is used to"
+        s = _MODAL.sub("", s)
+        words = s.split(" ", 1)
+        while len(words) == 2 and _adverb(words[0]) and not is_verb(words[0]):
+            s = words[1]
+            words = s.split(" ", 1)
+        if s == before:
+            break
+    return s
+
+
+def _second_predicate(toks: list[str], i: int) -> bool:
+    """Whether toks[i] ("and", "or", "then", ",") starts a second verb phrase: a verb (after an
+    optional adverb) followed by a determiner, pronoun or the end ("and refund its total")."""
+    j = i + 1
+    while j < len(toks) and _adverb(toks[j]) and not is_verb(toks[j]):
+        j += 1
+    if j >= len(toks) or not is_verb(toks[j]):
+        return False
+    nxt = toks[j + 1].lower() if j + 1 < len(toks) else ""
+    return nxt == "" or nxt in E.DETERMINERS or nxt in E.PRONOUNS
+
+
+def _boundary(toks: list[str], i: int) -> bool:
+    t = toks[i].lower()
+    if not t[0].isalnum():
+        return True
+    if t in E.SUBORDINATORS:
+        return True
+    rest = " ".join(x.lower() for x in toks[i:i + 4])
+    if any(rest == p or rest.startswith(p + " ") for p in E.BOUNDARY_PHRASES):
+        return True
+    if t in ("and", "or", "then", "and/or") and _second_predicate(toks, i):
+        return True
+    if t == "to" and i + 2 < len(toks) and is_verb(toks[i + 1]) and toks[i + 1].lower() == verb_lemma(toks[i + 1]) \
+            and toks[i + 2].lower() in (E.DETERMINERS | E.PRONOUNS) and not _pos(toks[i + 1]).get("NOUN"):
+        return True  # a purpose infinitive: "to track the changes"
+    if i > 0 and toks[i][:1].isupper() and t in (E.DETERMINERS | E.PRONOUNS):
+        return True  # a new sentence run on: "... in the path A POST to ..."
+    if t in E.ARGUMENT_ADJECTIVES and i > 0 and toks[i - 1].lower() not in E.DETERMINERS:
+        return True  # a participle after a noun: "a flight given the travel information"
+    p = _pos(t)
+    if t.endswith("ing") and "VERB" in p and not ({"NOUN", "ADJ"} & set(p)) and i + 1 < len(toks) \
+            and toks[i + 1].lower() in (E.DETERMINERS | E.PRONOUNS):
+        return True  # a participial phrase: "a file using a template" (not "the shipping address")
+    if t in E.PREPOSITIONS and any(x.lower() == "optional" for x in toks[i + 1:i + 3]):
+        return True  # "with an optional base branch": an argument the user need not give
+    return False
+
+
+@functools.lru_cache(maxsize=16384)
+def sentence_clause(sentence: str) -> Clause | None:
+    """The verb phrase of one sentence, or None when it has no usable one."""
+    s = _peel(sentence.strip())
+    toks = [re.sub(r"^([A-Za-z]+)/[A-Za-z]+$", r"\1", t) for t in _TOKEN.findall(s)]  # "mailbox/folder": the first
+    if len(toks) < 2:
+        return None
+    verb = verb_lemma(toks[0])
+    if verb is None or verb in E.META_VERBS or toks[1].lower() in E.AUXILIARIES:
+        return None  # "Returns the list", "This tool belongs to", "Status is ..."
+    i = 1
+    # alternative verbs: "Move or rename files", "Create, update or delete a label" -> the first
+    while i + 1 < len(toks) and toks[i].lower() in ("or", ",", "and/or", "/") and is_verb(toks[i + 1]):
+        i += 2
+        if i < len(toks) and toks[i].lower() == "or":
+            i += 1
+            if i < len(toks) and is_verb(toks[i]):
+                i += 1
+    out = [verb] + (["and", verb_lemma(toks[2]) or toks[2].lower()] if i == 1 and len(toks) > 3 and toks[1].lower() == "and"
+                    and is_verb(toks[2]) and not _second_predicate(toks, 1) else [])
+    i = 3 if len(out) == 3 else i
+    for j in range(i, len(toks)):
+        if _boundary(toks, j):
+            break
+        out.append(toks[j])
+    # "the specified team" -> "the team"; "an existing file" -> "a file" (the article by the next word's letter)
+    words: list[str] = []
+    for w in out:
+        if w.lower() in E.ARGUMENT_ADJECTIVES and words and words[-1].lower() in E.DETERMINERS:
+            if words[-1].lower() in ("a", "an"):
+                words[-1] = "a"
+                words.append("\0an")  # the article is settled by the word that comes next
+            continue
+        if words and words[-1] == "\0an":
+            words.pop()
+            words[-1] = "an" if w[:1].lower() in "aeiou" else "a"
+        words.append(w)
+    words = [w for w in words if w != "\0an"]
+    while len(words) > 1 and words[-1].lower() in (E.PREPOSITIONS | E.DETERMINERS | E.CONJUNCTIONS):
+        words.pop()
+    if not 2 <= len(words) <= _MAX_WORDS or any(re.search(r"[_`(){}\[\]<>=/\\|]", w) for w in words):
+        return None
+    return Clause(verb, " ".join(words), sentence)
+
+
+@functools.lru_cache(maxsize=16384)
+def clause(doc: str) -> Clause | None:
+    """The act the doc describes: the first sentence with a usable verb phrase (see the module doc)."""
+    for s in sentences(doc or ""):
+        c = sentence_clause(s)
+        if c is not None:
+            return c
+    return None
+
+
+def doc_verb(doc: str) -> str:
+    """The doc's main verb ("cancel"), or "" when no sentence has a usable verb phrase."""
+    c = clause(doc)
+    return c.verb if c else ""
+
+
+def name_verb(name: str) -> str:
+    """The first word of a tool's name that is a verb: `git_reset` -> "reset", `Media_3_PlayMovie` -> "play"."""
+    from forgec.wording import split_name
+
+    return next((v for w in split_name(name) if (v := verb_lemma(w)) and v not in E.META_VERBS), "")
