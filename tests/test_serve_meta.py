@@ -138,3 +138,25 @@ def test_openapi_summaries_and_response_schemas_are_served(moved_build, tmp_path
     for t in with_schema:
         for r in gold[t.name]:
             jsonschema.validate(r, t.output_schema)
+
+
+@pytest.mark.parametrize("flags,content_type", [((), "application/json"), (("--sse-responses",), "text/event-stream")])
+def test_http_answers_a_post_with_one_json_body_unless_asked_for_sse(moved_build, flags, content_type):
+    """A POST is answered with one JSON body by default (the spec lets the server choose; a third of the cost of a
+    stream per call); `--sse-responses` keeps the SDK's stream. Either way the SDK client works."""
+    import httpx
+    from servekit import HttpSession, http_server
+
+    gold = next(json.loads(x)["gold_calls"][0] for x in (moved_build / "tasks" / "airline.jsonl").read_text().splitlines())
+    with http_server(moved_build, "--env", "airline", *flags) as url:
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+        r = httpx.post(url, json=init, headers={"Accept": "application/json, text/event-stream"}, timeout=30)
+        assert r.status_code == 200 and r.headers["content-type"].startswith(content_type), (r.status_code, r.headers)
+
+        async def go():
+            async with HttpSession(url) as s:
+                return await s.client.call_tool(gold["tool"], gold["arguments"])
+
+        res = anyio.run(go)
+    assert not res.is_error and json.loads(res.content[0].text) == gold["result"]

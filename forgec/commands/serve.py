@@ -62,8 +62,11 @@ def command(
     body_limit: int = typer.Option(4 * 1024 * 1024, "--body-limit", help="Largest request body in bytes, every route."),
     allowed_host: list[str] = typer.Option(None, "--allowed-host", help="Another Host header value to accept (a name "
                                                                         "clients use to reach a non-loopback bind)."),
-    docs: list[Path] = typer.Option(None, "--docs", help="The tool docs the env was compiled from, for titles, annotations and "
-                                                          "output schemas (default: the sources manifest.json records, if found)."),
+    docs: list[Path] = typer.Option(None, "--docs", help="Read titles, annotations and output schemas from these tool docs "
+                                                          "(default: what `forgec compile` recorded in the build)."),
+    sse_responses: bool = typer.Option(False, "--sse-responses", help="HTTP: answer each POST with an SSE stream (the SDK's "
+                                                                      "default) instead of one JSON body; slower, and forgec's "
+                                                                      "tools send nothing to stream."),
     allow_modified_build: bool = typer.Option(False, "--allow-modified-build", help=ALLOW_MODIFIED_HELP),
 ) -> None:
     """Serve one environment of a build over MCP (tools/list, tools/call), with an evaluation side channel the agent
@@ -118,7 +121,8 @@ def command(
     warn = exposure_warning(host)
     if warn:
         eprint(f"forgec serve: warning: {warn}")
-    app = http_app(server, table, host=host, token=token, body_limit=body_limit, allowed_hosts=list(allowed_host or []))
+    app = http_app(server, table, host=host, token=token, body_limit=body_limit, allowed_hosts=list(allowed_host or []),
+                   json_response=not sse_responses)
     try:
         serve_http(app, host, port, announce=lambda url: eprint(f"forgec serve: {what} at {url} "
                                                                  f"(evaluation channel: {url[:-4]}/forgec/sessions, "

@@ -239,8 +239,12 @@ class _ReplyToBadLines:
 
 
 def http_app(server: Server, table: SessionTable, *, host: str, token: str, body_limit: int,
-             allowed_hosts: list[str] | None = None):
-    """The Starlette app: `/mcp` and the `/forgec` routes, both held to one Host/Origin policy, every body bounded."""
+             allowed_hosts: list[str] | None = None, json_response: bool = True):
+    """The Starlette app: `/mcp` and the `/forgec` routes, both held to one Host/Origin policy, every body bounded.
+
+    `json_response`: a POST is answered with one `application/json` body (the spec lets a server choose it) rather
+    than an SSE stream per request; a tool call sends no notification or server request in between, so nothing is
+    lost, and per call it costs a third of the stream (bench/bench_serve.py). The GET stream stays available."""
     from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecurityMiddleware
 
     from forgec.serve.evalroutes import routes
@@ -253,7 +257,7 @@ def http_app(server: Server, table: SessionTable, *, host: str, token: str, body
         mgr = manager_box[0] if manager_box else None
         return sid in (getattr(mgr, "_server_instances", None) or {})
 
-    app = server.streamable_http_app(host=host, transport_security=settings, max_request_body_size=body_limit,
+    app = server.streamable_http_app(host=host, json_response=json_response, transport_security=settings, max_request_body_size=body_limit,
                                      max_sessions=table.max_sessions, session_idle_timeout=table.idle_s,
                                      custom_starlette_routes=routes(table, token, TransportSecurityMiddleware(settings),
                                                                     transport_has))
