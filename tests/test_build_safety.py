@@ -421,4 +421,4 @@ def test_a_stage_runs_only_when_its_declared_inputs_exist():
     with pytest.raises(RuntimeError, match=r"stage b did not produce \['world'\]"):
         B.run_stages(job, stages + (B.Stage("b", lambda j: None, needs=("ir",), gives=("world",)),))
     assert ran == ["a"]
-    assert [s.name for s in B.STAGES] == ["synth", "check", "codegen+verify", "state", "sample", "lower", "oracle"]
+    assert [s.name for s in B.STAGES] == ["synth", "check", "codegen+verify", "state", "sample", "lower", "oracle", "toolmeta"]
