@@ -35,6 +35,8 @@ from forgec.lang import ast as A
 from forgec.lang import types as LT
 from forgec.lang.builtins import BUILTINS, OPERATORS, UNARY
 from forgec.lang.check import deref, log_entities, required
+from forgec.runtime.envrt import zero_value
+from forgec.lang.check import check_env
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -933,7 +935,6 @@ def _inline_ok(kind: str, lt: T, rt: T) -> bool:
 
 
 def _zero(f: A.FieldDecl, env: A.EnvDecl) -> Any:
-    from forgec.runtime.envrt import zero_value
 
     return zero_value(field_json(f, env))
 
@@ -970,7 +971,6 @@ _JINJA: jinja2.Environment | None = None
 def _typed_env(env: A.EnvDecl) -> Any:
     """The checker's EnvTypes of `env`, its expressions typed (`check_env`; diagnostics dropped:
     a caller emits checked envs, and an unchecked one gets dynamic code where types are unknown)."""
-    from forgec.lang.check import check_env
 
     try:
         return check_env(env, [])

@@ -35,6 +35,10 @@ from typing import Any
 from forgec.lang import ast as A
 from forgec.runtime import envrt
 from forgec.runtime.envrt import ToolError
+from forgec.stdlib.values import generate_state, generate_value
+from forgec.stdlib.tree_state import is_tree_entity
+from forgec.runtime import sandbox
+from forgec.stdlib.sql_state import is_sql_entity
 
 READ_KINDS = ("read", "search")
 WRITE_KINDS = ("create", "update", "delete")
@@ -110,7 +114,6 @@ class _Values:
             for rec in coll.values():
                 self._add(rec)
         self._add(state.get("globals") or {})
-        from forgec.stdlib.sql_state import is_sql_entity
 
         self.sql_tables = {e: c for e, c in (state.get("entities") or {}).items() if is_sql_entity(schema["entities"].get(e, {}))}
         # keys under "<entity><key>" names too (`entityName`, `entity_names` for Entity.name): docs name a
@@ -164,7 +167,6 @@ def _matches(v: Any, tj: dict) -> bool:
 def gen_value(tj: dict, name: str, rng: random.Random, vals: _Values, schema: dict, depth: int = 0, path: tuple = ()) -> Any:
     """A random argument of type `tj`; `path` holds the records it sits in: a recursive record
     nests at most twice (deeper: an empty list, or null), so generation ends."""
-    from forgec.stdlib.values import generate_value
 
     t = tj.get("type")
     if tj.get("optional") and rng.random() < 0.1:
@@ -220,7 +222,6 @@ def gen_value(tj: dict, name: str, rng: random.Random, vals: _Values, schema: di
 
 
 def _has_tree(schema: dict) -> bool:
-    from forgec.stdlib.tree_state import is_tree_entity
 
     return any(is_tree_entity(d) for d in schema["entities"].values())
 
@@ -229,7 +230,6 @@ def _tree_text(rng: random.Random, vals: _Values, schema: dict) -> str | None:
     """In a path-addressed tree (stdlib/tree_state.py's `is_tree_entity`), text arguments come from
     the tree whatever the docs call them (file_name, folder, source, oldText): an existing path, a
     new name in an existing directory, or a line of one of its files. None in other envs."""
-    from forgec.stdlib.tree_state import is_tree_entity
 
     recs = [r for e, d in schema["entities"].items() if is_tree_entity(d) for r in vals.records.get(e, ())]
     paths = [r["path"] for r in recs if type(r.get("path")) is str]
@@ -640,7 +640,6 @@ def _negative_checks(module: ModuleType, tool: str, params: list[dict], base_env
 
 def _sandbox_refusal(module: ModuleType) -> str:
     """Why python bodies cannot be verified here ('' when the OS sandbox is usable or the user opted out)."""
-    from forgec.runtime import sandbox
 
     if not getattr(module, "PYTHON_TOOLS", None) or sandbox.unsafe_requested():
         return ""
@@ -659,14 +658,12 @@ def stale_refusal(verify_json: dict | None) -> bool:
     tools = (verify_json or {}).get("tools") or []
     if not any(str(t.get("reason") or "").startswith(REFUSED) for t in tools if isinstance(t, dict)):
         return False
-    from forgec.runtime import sandbox
 
     return sandbox.unsafe_requested() or sandbox.availability()[0]
 
 
 def verify_env(module: ModuleType, env: Any = None, seed: int = 0, calls_per_tool: int = 20) -> VerifyReport:
     """Verify every tool of a generated module (see the module docstring); `env` (EnvDecl) adds locations."""
-    from forgec.stdlib.values import generate_state
 
     # two sample worlds (a mid-sized and a small one); states round-trip through JSON exactly
     # as task files store them

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from forgec.wording import base_verb as _base
+from forgec.realize import base_form as _base
 
 # a verb and its opposite; either side may be the parameter's own word (unlock, armed, muted)
 _PAIRS = [("on", "off"), ("lock", "unlock"), ("enable", "disable"), ("activate", "deactivate"), ("open", "close"),

@@ -12,6 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from forgec.diagnostics import Diagnostic, Span, error, has_errors, warning
+from forgec.codes import NO_ENV, NO_WORLD_STATE
+from forgec import lang
+from forgec.manifest import read_manifest
+from forgec.frontends import read_paths
+from forgec.lang import ast as A
+from forgec.synth import synthesize
+from forgec.codegen import emit_env, load_env_module
+from forgec.codegen.verify import verify_env
+from forgec.stdlib.values import generate_state
 
 
 @dataclass
@@ -39,7 +48,6 @@ def _kind_of_path(path: Path) -> str:
 def load_envs(path: Path, env: str | None = None, with_module: bool = False, seed: int = 0,
               state_size: int = 30) -> tuple[list[LoadedEnv], list[Diagnostic]]:
     """Environments found at `path` (filtered by `env`), with module + world state when `with_module`."""
-    from forgec.codes import NO_ENV
 
     from forgec.swap import recover_build; recover_build(path)  # noqa: E702 - a compile killed mid-swap
     kind = _kind_of_path(path)
@@ -64,10 +72,7 @@ def load_envs(path: Path, env: str | None = None, with_module: bool = False, see
 
 
 def _from_build(path: Path, with_module: bool, seed: int, state_size: int):
-    from forgec import lang
-    from forgec.codes import NO_WORLD_STATE
 
-    from forgec.manifest import read_manifest
 
     manifest, diags = read_manifest(path)  # corrupt-build, worded as the runtime words it
     if manifest is None:
@@ -100,7 +105,6 @@ def _from_build(path: Path, with_module: bool, seed: int, state_size: int):
 
 
 def _from_forge(path: Path, with_module: bool, seed: int, state_size: int):
-    from forgec import lang
 
     modules, diags = lang.load([path])
     diags = list(diags) + list(lang.check(modules))
@@ -114,10 +118,6 @@ def _from_forge(path: Path, with_module: bool, seed: int, state_size: int):
 
 
 def _from_docs(path: Path, with_module: bool, seed: int, state_size: int):
-    from forgec import lang
-    from forgec.frontends import read_paths
-    from forgec.lang import ast as A
-    from forgec.synth import synthesize
 
     irs, diags = read_paths([path])
     diags = list(diags)
@@ -143,9 +143,6 @@ def _from_docs(path: Path, with_module: bool, seed: int, state_size: int):
 
 def _compile_in_memory(le: LoadedEnv, seed: int, state_size: int) -> None:
     """Codegen into a scratch folder, verify (dropping failing tools), and generate the world state."""
-    from forgec.codegen import emit_env, load_env_module
-    from forgec.codegen.verify import verify_env
-    from forgec.stdlib.values import generate_state
 
     scratch = Path(tempfile.mkdtemp(prefix="forgec-sample-"))
     try:

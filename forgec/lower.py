@@ -27,6 +27,7 @@ from forgec.runtime import envrt
 from forgec.runtime.envrt import ToolError
 from forgec.stdlib import ops as OPS
 from forgec.tasks import BlueprintRef, GoldCall, ScenarioIntent, Task, TaskStats, UserScenario, UserSpec, state_diff
+from forgec.lang.check import blueprint_edges, user_reads
 
 
 class Rejected(Exception):
@@ -184,7 +185,6 @@ def dag_stats(bp: A.BlueprintDecl, writes: Mapping[str, bool] | None = None, edg
     reads: `edges`, the checker's `blueprint_edges`), depth (longest chain, in nodes), width (most
     nodes on one level) and user facts (what the task's user is told: the non-null facts the
     nodes read, plus each non-null literal call argument)."""
-    from forgec.lang.check import blueprint_edges, user_reads
 
     edges = blueprint_edges(bp) if edges is None else edges
     writes = writes or {}

@@ -47,6 +47,7 @@ import re
 from dataclasses import dataclass
 
 from forgec import english as E
+from forgec.wording import split_name
 
 _MAX_WORDS = 14
 
@@ -289,6 +290,4 @@ def doc_verb(doc: str) -> str:
 
 def name_verb(name: str) -> str:
     """The first word of a tool's name that is a verb: `git_reset` -> "reset", `Media_3_PlayMovie` -> "play"."""
-    from forgec.wording import split_name
-
     return next((v for w in split_name(name) if (v := verb_lemma(w)) and v not in E.META_VERBS), "")

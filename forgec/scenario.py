@@ -33,7 +33,7 @@ import random
 import re
 import zlib
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from forgec.graph import ToolGraph, prim_class, record_fields, singular, strip_optional
@@ -45,7 +45,6 @@ from forgec.stdlib import ops as OPS
 from forgec.reasons import reason_for
 from forgec.realize import clause as realized_clause, doc_verb, name_verb
 from forgec.wording import humanize, names_tool, norm, participle, say
-from forgec import wording as W
 
 _USERISH = ("user", "customer", "member", "client", "account", "person", "profile", "patient", "owner", "guest", "passenger")
 _MONEY = re.compile(r"(^|_)(price|cost|fare|total|amount|balance|fee|refund|spent|paid)(_|$)")

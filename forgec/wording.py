@@ -86,12 +86,3 @@ def _tool_pattern(tools: tuple[str, ...]) -> re.Pattern:
             continue
         alts.append(r"[\s_-]+".join(map(re.escape, ws)))
     return re.compile(r"(?<![\w])(?:" + "|".join(alts) + r")(?![\w])") if alts else re.compile(r"(?!x)x")
-
-
-def base_verb(w: str) -> str:
-    """A description's third-person verb as the user says it: "switches" -> "switch", "records" ->
-    "record", "unstages" -> "unstage", "applies" -> "apply"; a word English knows only as another
-    part of speech is returned lowercased (forgec/realize.py `base_form`: lemminflect's dictionary)."""
-    from forgec.realize import base_form
-
-    return base_form(w)

@@ -24,6 +24,8 @@ from forgec.runtime.scenario import WRITE_VERBS, arg_leaves, is_personal
 from forgec.runtime.users import PERSONAL_RE, say
 from forgec.wording import humanize, names_tool, participle, split_name
 from forgec.tasks import Task
+from forgec.runtime.scenario import names_action, opening, said_names, scenario_of, states_arguments
+from forgec.runtime.episode import EpisodeLimits
 
 DONE_TEXT = "Your request has been completed."
 
@@ -57,7 +59,6 @@ def _your(text: str) -> str:
 def _served(sc: Any) -> dict[int, Any]:
     """Which intent each gold write serves (index in sc.writes -> intent): the first unused intent whose
     words name the write's action, else, when there are as many intents as writes, the one in its place."""
-    from forgec.runtime.scenario import names_action
 
     out: dict[int, Any] = {}
     free = list(sc.intents)
@@ -194,7 +195,6 @@ def oracle_script(task: Task) -> list[tuple[str, Any]]:
     reads before a write) -> ask for any further facts that write needs -> state the write and ask
     for confirmation -> do it -> ... -> report (the `tell` values and completion). A read-only task
     has no confirmation step."""
-    from forgec.runtime.scenario import opening, said_names, scenario_of, states_arguments
 
     sc = scenario_of(task)
     writes = {id(g) for g in sc.writes}
@@ -298,7 +298,6 @@ class OracleAgent:
         """Episode limits that fit this task's dialogue (a long gold path needs more than 30 turns)."""
         from dataclasses import replace
 
-        from forgec.runtime.episode import EpisodeLimits
 
         base = base or EpisodeLimits()
         return replace(base, max_turns=max(base.max_turns, len(self._steps) + 1),

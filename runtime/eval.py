@@ -21,6 +21,8 @@ from forgec.runtime.llmclient import aclose_clients
 from forgec.runtime.episode import END_ERROR, Episode, EpisodeLimits, arun_episode, run_episode_sync
 from forgec.runtime.toolcalls import scrub, text_ok
 from forgec.tasks import Task
+from forgec.runtime.agents import OracleAgent
+from forgec.runtime.users import ScriptedUser
 
 
 def pass_hat_k(c: int | Sequence[int], n: int | Sequence[int], k: int) -> float:
@@ -198,8 +200,6 @@ def oracle_self_check(build: Any, tasks: list[str] | None = None) -> dict:
     pass_rate and failures ("<task id>: <reason>"); top-level `failures` has the
     details (failed calls, state diff against gold).
     """
-    from forgec.runtime.agents import OracleAgent
-    from forgec.runtime.users import ScriptedUser
 
     failures = []
     chosen = build.tasks_for(tasks)

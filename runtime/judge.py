@@ -22,6 +22,7 @@ from forgec.runtime.llmclient import LazyClient, LLMError, RetryPolicy, chat
 from forgec.runtime.reward import told
 from forgec.runtime.users import CONFIRM_RE, STOP, facts_mentioned, is_question, reports_completion, say, split_name, visible_turns
 from forgec.tasks import Task
+from forgec.runtime.scenario import opening, proposes_write, said_facts, scenario_of
 
 
 @dataclass
@@ -44,7 +45,6 @@ class RuleJudge:
     """Exact judge for scripted users: compares what the user revealed with the task's user facts."""
 
     def judge_sync(self, task: Task, messages: list[dict]) -> JudgeVerdict:
-        from forgec.runtime.scenario import proposes_write, said_facts, scenario_of
 
         sc = scenario_of(task)
         facts = said_facts(sc.known)  # what the user knows, as it says it (record facts field by field)
@@ -115,7 +115,6 @@ Answer with one JSON object and nothing else: {{"user_error": true or false, "re
 
 
 def judge_prompt(task: Task, messages: list[dict]) -> str:
-    from forgec.runtime.scenario import opening, scenario_of
 
     sc = scenario_of(task)
     facts = "\n".join(f"- {k}: {json.dumps(v, ensure_ascii=False)}" for k, v in sorted(sc.known.items())) or "- (none)"

@@ -30,6 +30,7 @@ from pydantic import ValidationError
 
 import forgec
 from forgec.tasks import TASK_SCHEMA_VERSION, TASK_SCHEMA_VERSIONS, Task
+from forgec.diagnostics import Span, error, render_full
 
 # The manifest schema versions this runtime understands (the compiler writes
 # `metadata.schema_version`). Additive manifest changes keep the major version.
@@ -43,7 +44,6 @@ class BuildError(Exception):
         if not help and code == "corrupt-build":  # docs/runtime.md: every BuildError says what to do
             help = "recompile with `forgec compile DOCS -o BUILD` (the build was changed or truncated by hand)"
         self.code, self.message, self.where, self.help, self.notes = code, message, where, help, tuple(notes)
-        from forgec.diagnostics import render_full
 
         d = self.diagnostic()
         super().__init__(render_full(d, sources={d.span.file: ""} if d.span else {}))  # no source line: build files are data
@@ -53,7 +53,6 @@ class BuildError(Exception):
         import dataclasses
         import re
 
-        from forgec.diagnostics import Span, error
 
         m = re.fullmatch(r"(.*):(\d+)", self.where or "")
         span = Span(m.group(1), int(m.group(2)), 1) if m else (Span(self.where) if self.where else None)

@@ -16,6 +16,7 @@ from forgec.runtime.llmclient import LazyClient, RetryPolicy, chat, usage_of
 from forgec.runtime.types import UserReply
 from forgec.tasks import Task
 from forgec.wording import say, split_name  # noqa: F401 - one spelling for task text and user (judge, agents import them from here)
+from forgec.runtime.scenario import opening, proposal_matches, proposes_write, said_facts, scenario_of
 
 STOP = "###STOP###"
 NUDGE = "Okay, please go ahead."
@@ -188,7 +189,6 @@ class ScriptedUser:
     """
 
     def __init__(self, task: Task, max_turns: int | None = None):
-        from forgec.runtime.scenario import opening, said_facts, scenario_of
 
         self.task = task
         self.scenario = scenario_of(task)
@@ -232,14 +232,12 @@ class ScriptedUser:
         return UserReply("I don't know that.")
 
     def _proposes(self, text: str) -> bool:
-        from forgec.runtime.scenario import proposes_write
 
         return proposes_write(text, self.scenario.writes)
 
     def _wanted(self, text: str) -> bool:
         """The proposal is one of the task's gold writes (tool and every argument): one the user's
         intents ask for. Read-only tasks want no change."""
-        from forgec.runtime.scenario import proposal_matches
 
         return any(proposal_matches(text, g) for g in self.scenario.writes)
 
@@ -268,7 +266,6 @@ Rules:
 
 
 def user_system_prompt(task: Task) -> str:
-    from forgec.runtime.scenario import opening, scenario_of
 
     sc = scenario_of(task)
     facts = "\n".join(f"- {' '.join(split_name(k))}: {say(v)}" for k, v in sorted(sc.known.items())) or "- (nothing beyond your goal)"

@@ -164,16 +164,40 @@ def test_an_entity_a_real_tool_writes_is_no_log():
     assert env.state_hash() != h0  # the audit trail close_ticket keeps is state
 
 
+# the desk with tickets a user finds by subject: a scenario needs a lookup (a bare "close ticket t1" is trivial, gated)
+SEARCH_SRC = SRC.replace('status: enum("open", "closed") = "open"\n', 'status: enum("open", "closed") = "open"\n    subject: str = ""\n', 1).replace(
+    "  @update\n", '''  @search
+  tool list_tickets() -> list[Ticket]
+    "List every ticket with its subject and status."
+  {
+    return Ticket where true
+  }
+
+  @update
+''', 1)
+SUBJECTS = ["printer jam", "lost password", "broken monitor", "slow laptop", "vpn access", "new keyboard", "email quota", "desk move"]
+
+
+@pytest.fixture(scope="module")
+def built_search():
+    mod, diags = lang.parse(SEARCH_SRC, "desk.forge")
+    diags += lang.check([mod])
+    assert not has_errors(diags), render(diags, "concise", {"desk.forge": SEARCH_SRC})
+    p = Path(tempfile.mkdtemp(prefix="log_only_")) / "env.py"
+    p.write_text(emit_env(mod.envs[0], "desk.forge"), encoding="utf-8")
+    return mod, load_env_module(p)
+
+
 @pytest.mark.parametrize("sampler", ["walk", "scenario"])
-def test_samplers_never_call_the_log_tool(built, sampler):
+def test_samplers_never_call_the_log_tool(built_search, sampler):
     from forgec.graph import build_graph
     from forgec.sample import SampleConfig, sample_blueprints
     from forgec.scenario import sample_scenarios
 
-    mod, m = built
+    mod, m = built_search
     env = mod.envs[0]
-    world = {"entities": {"Ticket": {f"t{i}": {"ticket_id": f"t{i}", "status": "open"} for i in range(1, 9)}, "ActionLog": {}},
-             "globals": {}}
+    world = {"entities": {"Ticket": {f"t{i}": {"ticket_id": f"t{i}", "status": "open", "subject": SUBJECTS[i - 1]} for i in range(1, 9)},
+                          "ActionLog": {}}, "globals": {}}
     g = build_graph(env, writes=m.WRITES_STATE)
     run = sample_blueprints if sampler == "walk" else sample_scenarios
     res = run(env, m, world, g, SampleConfig(tasks_per_env=10, seed=3))

@@ -39,7 +39,7 @@ def hand_cases():
 
 @pytest.fixture(scope="module")
 def tau_cases():
-    from forgec.commands.graph import load_envs
+    from forgec.envsource import load_envs
 
     out = {}
     for d in ("tau_bench_retail", "tau_bench_airline"):
@@ -392,7 +392,7 @@ def test_cli_stats_on_a_build_folder(tmp_path):
 def test_other_docs_sample_check_clean(where):
     """Blueprints for every other env forgec ships or reads in tests check clean and replay."""
     from conftest import EXAMPLES
-    from forgec.commands.graph import load_envs
+    from forgec.envsource import load_envs
     from forgec.lower import lower_blueprint
 
     base, rel = where.split("/", 1)

@@ -27,7 +27,7 @@ KEY_NAME = re.compile(r"(^|_)(ids?|keys?|codes?|numbers?)$")
 
 class Sampled:
     def __init__(self, path):
-        from forgec.commands.graph import load_envs
+        from forgec.envsource import load_envs
         from forgec.graph import build_graph
         from forgec.lower import lower_blueprint
 

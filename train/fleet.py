@@ -32,6 +32,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
+from forgec.train.rollout import VLLMEngine, http_json, reload_remote, server_healthy
 
 
 def is_server_failure(exc: BaseException) -> bool:
@@ -99,7 +100,6 @@ class Fleet:
 
     @classmethod
     def of_urls(cls, urls: list[str], model: str, eos_token_id: int, timeout: float = 300.0, max_retries: int = 0) -> "Fleet":
-        from forgec.train.rollout import VLLMEngine
 
         return cls({u: VLLMEngine(u, model, eos_token_id, timeout=timeout, max_retries=max_retries) for u in urls})
 
@@ -153,7 +153,6 @@ class Fleet:
 
     def probe(self, health: Any = None) -> list[str]:
         """Bring back servers that answer again (`health(name) -> bool`, default GET /health); returns them."""
-        from forgec.train.rollout import server_healthy
 
         health = health or server_healthy
         back = []
@@ -252,7 +251,6 @@ def sync_servers(targets: dict[str, Any], weights_dir: Any, mode: str = "auto") 
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from forgec.train.rollout import reload_remote
 
     def one(item: tuple[str, Any]) -> tuple[str, str]:
         url, srv = item
@@ -276,7 +274,6 @@ def fingerprint(url: str, model: str, prompt_ids: list[int], tokens: int = 4, ti
     """Greedy ids and log-probs of a fixed prompt: what the served weights say (None when unreachable)."""
     import json
 
-    from forgec.train.rollout import http_json
 
     body = {"model": model, "prompt": prompt_ids, "max_tokens": tokens, "temperature": 0, "logprobs": 1,
             "return_token_ids": True, "skip_special_tokens": False}

@@ -36,6 +36,9 @@ from forgec.runtime.types import AgentReply
 from forgec.runtime.toolcalls import parse_hermes
 from forgec.train.template import IM_END, render_segments
 from forgec.train.tokenize import tokenize_text
+from forgec.runtime.episode import EpisodeLimits, arun_episode
+from forgec.runtime.judge import RuleJudge
+from forgec.runtime.users import ScriptedUser
 
 
 def mix_seed(*parts: Any) -> int:
@@ -430,9 +433,6 @@ async def run_groups(build: Any, specs: list[GroupSpec], group_size: int, agent_
     at the end and the episode gets `policy_version` (the oldest version that served it),
     `servers` and `failovers` attributes.
     """
-    from forgec.runtime.episode import EpisodeLimits, arun_episode
-    from forgec.runtime.judge import RuleJudge
-    from forgec.runtime.users import ScriptedUser
 
     sem = asyncio.Semaphore(concurrency)
     limits = EpisodeLimits(max_turns=max_turns)

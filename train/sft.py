@@ -14,13 +14,16 @@ import time
 from pathlib import Path
 
 from forgec.train.config import TrainConfig
+from forgec.runtime.agents import OracleAgent
+from forgec.runtime.episode import run_episode
+from forgec.runtime.users import ScriptedUser
+from forgec.train.tokenize import messages_to_samples
+from forgec.runtime.loader import load
+from forgec.train.logging import MetricsLogger
+from forgec.train.trainer import TaskSampler, all_reduce_sum, barrier, collate, ds_config, init_distributed, load_model, load_tokenizer, make_engine, prepare_environment, resolve_model_path, seed_everything, split_micro_batches, use_gpu
 
 
 def oracle_samples(build, tasks, tok, cfg: TrainConfig):
-    from forgec.runtime.agents import OracleAgent
-    from forgec.runtime.episode import run_episode
-    from forgec.runtime.users import ScriptedUser
-    from forgec.train.tokenize import messages_to_samples
 
     out = []
     for t in tasks:
@@ -37,13 +40,8 @@ def oracle_samples(build, tasks, tok, cfg: TrainConfig):
 def run_sft(cfg: TrainConfig, build_dir: str, allow_modified_build: bool = False) -> dict:
     import torch
 
-    from forgec.runtime.loader import load
     from forgec.train.checkpoint import export_hf
-    from forgec.train.logging import MetricsLogger
     from forgec.train.loss import sequence_logprobs, sft_loss
-    from forgec.train.trainer import (TaskSampler, all_reduce_sum, barrier, collate, ds_config, init_distributed, load_model,
-                                      load_tokenizer, make_engine, prepare_environment, resolve_model_path, seed_everything,
-                                      split_micro_batches, use_gpu)
 
     prepare_environment()
     rank, world = init_distributed()

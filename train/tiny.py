@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from forgec.train.template import chat_template_jinja, render_conversation
 
 # Qwen2/Qwen3 pre-tokenizer regex, as transformers' Qwen2Tokenizer hard-codes it.
 QWEN_SPLIT_REGEX = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
@@ -29,7 +30,6 @@ ADDED_TOKENS = ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_respon
 
 def _seed_corpus(extra_texts: list[str] | None, seed: int) -> list[str]:
     """Template boilerplate, JSON-ish tool traffic and digits, so the BPE learns them."""
-    from forgec.train.template import render_conversation
 
     rng = random.Random(seed)
     words = ("the a to of and is in it you that for on with as order user flight reservation status cancel "
@@ -80,7 +80,6 @@ def build_tiny_model(out_dir: str | Path, *, layers: int = 2, hidden: int = 64, 
     import torch
     from transformers import AutoModelForCausalLM, PreTrainedTokenizerFast, Qwen3Config
 
-    from forgec.train.template import chat_template_jinja
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 
 import forgec
+from forgec.tasks import Task
+from forgec.runtime.loader import record_files
 
 _HEADER = '''"""Hand-written env module (contract of build/envs/<env>/env.py)."""
 import copy
@@ -110,7 +112,6 @@ def _load_module(name: str, path: Path):
 
 def _task(env_mod, env: str, name: str, seed: int, state: dict, instruction: str, goal: str,
           calls: list[tuple[str, dict]]) -> dict:
-    from forgec.tasks import Task
 
     e = env_mod.Env(state)
     init_hash = e.state_hash()
@@ -182,7 +183,6 @@ def make_toy_build(out: str | Path, seed: int = 0, tasks_per_env: int = 8, envs:
         "envs": {env: {"task_count": len(ts)} for env, ts in tasks.items()},
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    from forgec.runtime.loader import record_files
 
     record_files(out)  # the file hashes the runtime's integrity check compares with
     return out

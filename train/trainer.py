@@ -32,6 +32,16 @@ from forgec.train.advantage import FilterStats, Rollout, advantage_stats, comput
 from forgec.train.config import TrainConfig, resolve_config_path
 from forgec.train.rollout import GroupSpec, mix_seed
 from forgec.train.tokenize import Sample, episode_to_samples
+from forgec.runtime.agents import OracleAgent
+from forgec.runtime.episode import run_episode
+from forgec.runtime.users import LLMUser, ScriptedUser
+from forgec.train.template import render_conversation
+from forgec.train.cluster import check_environment, server_layout
+from forgec.runtime.loader import load
+from forgec.train.logging import MetricsLogger
+from forgec.train.fleet import Fleet, fleet_consistent, sync_servers
+from forgec.train.rollout import HFEngine, PolicyAgent, Sampling, VLLMServer, run_groups
+from forgec.train.tokenize import tokenize_text
 
 
 # ---------------------------------------------------------------- process setup
@@ -164,10 +174,6 @@ def resolve_model_path(cfg: TrainConfig, build: Any, rank: int) -> str:
 
 def oracle_texts(build: Any, cfg: TrainConfig, limit: int = 200) -> list[str]:
     """Rendered oracle conversations of the build (tokenizer training text for the tiny model)."""
-    from forgec.runtime.agents import OracleAgent
-    from forgec.runtime.episode import run_episode
-    from forgec.runtime.users import ScriptedUser
-    from forgec.train.template import render_conversation
 
     texts = []
     for t in build.tasks[:limit]:
@@ -328,7 +334,6 @@ def drop_stale(groups: list[GroupResult], version: int, max_staleness: int) -> t
 
 def check_cluster(cfg: TrainConfig) -> None:
     """Before DeepSpeed starts: the launcher's layout matches `cluster` (else a clear error, not a hang)."""
-    from forgec.train.cluster import check_environment
 
     cuda = None
     if cfg.cluster.gpus_per_node:
@@ -345,7 +350,6 @@ class Trainer:
         prepare_environment()
         import torch
 
-        from forgec.runtime.loader import load
 
         self.cfg = cfg
         check_cluster(cfg)
@@ -373,7 +377,6 @@ class Trainer:
                 p.requires_grad_(False)
         self.pad_id = self.tok.pad_token_id
         self.eos_id = self.tok.convert_tokens_to_ids("<|im_end|>")
-        from forgec.train.logging import MetricsLogger
 
         self.start_step = 0
         self.history: list[dict] = []
@@ -399,8 +402,6 @@ class Trainer:
 
     def _make_backend(self):
         """The rollout fleet: the local model (hf) or vLLM servers (given URLs, or started per node)."""
-        from forgec.train.fleet import Fleet
-        from forgec.train.rollout import HFEngine
 
         cfg = self.cfg.rollout
         self.servers: list = []  # vLLM servers this process started
@@ -439,8 +440,6 @@ class Trainer:
         import socket
         from concurrent.futures import ThreadPoolExecutor
 
-        from forgec.train.cluster import server_layout
-        from forgec.train.rollout import VLLMServer
 
         cfg = self.cfg.rollout
         node = self.rank // max(int(os.environ.get("LOCAL_WORLD_SIZE", self.world)), 1)
@@ -492,7 +491,6 @@ class Trainer:
         """Save once to shared storage, then every server loads it: the node that started a server syncs it
         (reload, or restart), rank 0 reloads servers given by URL. A server that fails is taken out (the run
         goes on with the rest) and comes back at a later sync that reaches it."""
-        from forgec.train.fleet import fleet_consistent, sync_servers
 
         r = self.cfg.rollout
         self._save_policy(self.sync_dir)
@@ -531,14 +529,12 @@ class Trainer:
         return [f"http://{host}:{srv.port}/v1" for srv in self.servers]
 
     def _probe_prompt(self) -> list[int]:
-        from forgec.train.tokenize import tokenize_text
 
         return tokenize_text(self.tok, "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n")
 
     # ------------------------------------------------------------ rollouts
 
     def _agent_factory(self):
-        from forgec.train.rollout import PolicyAgent, Sampling
 
         r = self.cfg.rollout
         sampling = Sampling(r.max_new_tokens, r.temperature, r.top_p)
@@ -550,7 +546,6 @@ class Trainer:
         r = self.cfg.rollout
         if r.user != "llm":
             return None
-        from forgec.runtime.users import LLMUser
 
         if getattr(self, "user_pool", None) is None:
             from forgec.train.fleet import Fleet
@@ -566,7 +561,6 @@ class Trainer:
         return make
 
     def _run(self, specs: list[GroupSpec]) -> list[GroupResult]:
-        from forgec.train.rollout import run_groups
 
         if not specs:
             return []
@@ -965,7 +959,6 @@ class _LockedHFEngine:
     """HFEngine on the producer's model copy; the lock keeps a weight refresh out of a running generate."""
 
     def __new__(cls, model: Any, eos: int, pad: int, lock: Any):
-        from forgec.train.rollout import HFEngine
 
         class Locked(HFEngine):
             def generate_batch(self, *a, **k):

@@ -19,9 +19,6 @@ import typer
 from forgec.diagnostics import INTERNAL, Span, error, has_errors, render, usage_error, warning
 
 
-from forgec.envsource import LoadedEnv, load_envs  # noqa: E402,F401 - LoadedEnv: the type graph renders
-
-
 class GraphFormat(str, Enum):
     dot = "dot"
     mermaid = "mermaid"
@@ -50,6 +47,8 @@ def command(
     if format == GraphFormat.png and output is None:  # a usage error, exit 2 like typer's own option checks
         usage_error("--format png needs -o FILE (a picture cannot go to the terminal)")
     try:
+        from forgec.envsource import load_envs  # lazy: the CLI imports every command at start
+
         envs, diags = load_envs(path, env)
         if has_errors(diags):
             typer.echo(render(diags, "full"), err=True)
@@ -94,4 +93,4 @@ def command(
     raise typer.Exit(0)
 
 
-__all__ = ["command", "load_envs", "LoadedEnv", "render_graph"]
+__all__ = ["command", "render_graph"]

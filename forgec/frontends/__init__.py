@@ -25,6 +25,7 @@ from forgec.ir import Environment, Tool, Type
 from . import codes
 from .detect import read_doc
 from .loader import DOC_SUFFIXES, load_file
+from forgec.lang.confine import within
 
 __all__ = ["read_paths", "read_file", "env_name_for", "normalize_env_name", "GENERIC_STEMS"]
 
@@ -116,7 +117,6 @@ def _doc_files(folder: Path) -> list[Path]:
 
 def _inside(f: Path, folder: Path, diags: list[Diagnostic]) -> bool:
     """True when `f` (found in `folder`) resolves inside it; a symlink out of the folder is reported and not read."""
-    from forgec.lang.confine import within
 
     if within(f, [folder]):
         return True

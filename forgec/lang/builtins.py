@@ -23,6 +23,7 @@ from typing import Any, Callable
 from forgec.runtime import envrt as _rt
 from forgec.lang.types import (ANY, BOOL, FLOAT, INT, STR, UNKNOWN, EntSet, ListT, OptT, RecT, Ty, elem, is_loose,
                                is_number, is_stringy, join, num_type, strip_opt)
+from forgec.lang import ast as A
 
 
 @dataclass(frozen=True)
@@ -234,7 +235,6 @@ def _sig(name: str, result, *want: str):
 def mentions_it(e: Any) -> bool:
     """Does `e` read `it` of the enclosing per-element argument? (`it` inside a `where` or a
     nested per-element argument is that construct's own element.)"""
-    from forgec.lang import ast as A
 
     if isinstance(e, A.Name):
         return e.id == "it"

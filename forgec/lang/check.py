@@ -30,6 +30,9 @@ from forgec.lang.builtins import BUILTINS, OPERATORS
 from forgec.lang.types import (ANY, BOOL, FLOAT, INT, NULL, STR, UNKNOWN, EntRec, EntSet, EnumT, ListT, OptT,
                                Prim, RecT, RefT, Ty, elem, enum_base, is_loose, is_number, is_stringy, join,
                                strip_opt)
+from forgec.lang.fmt import expr
+from forgec.stdlib.ops import OPS
+from forgec.lang.parse import parse
 
 ANNOTATIONS = ("read", "search", "create", "update", "delete", "action", "conservative")
 WRITE_STMTS = (A.Set, A.Insert, A.Delete, A.Append, A.Remove)
@@ -628,7 +631,6 @@ def _untyped(ck, e, scope) -> Ty:
 
 
 def _short(e) -> str:
-    from forgec.lang.fmt import expr
 
     return expr(e)
 
@@ -941,7 +943,6 @@ def blueprint_edges(bp: A.BlueprintDecl, refs: list | None = None) -> list[tuple
 
 def user_reads(n) -> list[str]:
     """Names of the `user.<fact>` a blueprint node reads (field keywords such as `by:` read none)."""
-    from forgec.stdlib.ops import OPS
 
     if isinstance(n, A.CallNode):
         exprs = [a.value for a in n.args]
@@ -968,7 +969,6 @@ def _is_literal(e) -> bool:
 
 
 def check_blueprint(bp: A.BlueprintDecl, et: EnvTypes | None, env_names, diags: list[Diagnostic]) -> None:
-    from forgec.stdlib.ops import OPS
 
     err = lambda code, msg, node, help="": diags.append(error(code, msg, getattr(node, "span", None), help))  # noqa: E731
     if et is None:
@@ -1476,7 +1476,6 @@ def load(paths, roots=None) -> tuple[list[A.Module], list[Diagnostic]]:
 
 
 def _load_queue(queue: list[str], seen: set[str], mods: list, diags: list, roots: list) -> None:
-    from forgec.lang.parse import parse
 
     while queue:
         f = queue.pop(0)

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 from forgec.diagnostics import Diagnostic
 from forgec.lang import ast as A
+from forgec.diagnostics import has_errors
+from forgec.lang.parse import parse
 
 WIDTH = 100
 IND = "  "
@@ -386,8 +388,6 @@ def format(module: A.Module) -> str:  # noqa: A001 - the public name the pipelin
 
 def format_text(text: str, filename: str = "<input>") -> tuple[str | None, list[Diagnostic]]:
     """Parse and format; None when the text has syntax errors (never format a broken file)."""
-    from forgec.diagnostics import has_errors
-    from forgec.lang.parse import parse
 
     mod, diags = parse(text, filename)
     if has_errors(diags):

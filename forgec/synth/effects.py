@@ -45,6 +45,8 @@ from .schema import (
     field_path,
     strip_optional,
 )
+from .lifecycle import document_text
+from .schema import lines_field, no_change_desc
 
 STR = A.PrimType("str")
 ANY = A.PrimType("any")
@@ -181,7 +183,6 @@ def _read(s: Schema, v: ToolView, pmap):
         if v.field_noun and v.field_noun in e.fields and v.field_noun != e.key:
             return [A.Return(at(k, v.field_noun))], e.fields[v.field_noun].type
         return [A.Return(N(k))], A.NamedType(v.target)
-    from .lifecycle import document_text  # a downloadable document: its documented text
 
     doc = document_text(v)
     if doc is not None:
@@ -343,7 +344,6 @@ def _line_items(s: Schema, e: Entity, v: ToolView, pmap) -> dict[str, A.Expr]:
     """`create_order(items: [{book_id, quantity}])` fills `lines: list[Line]`, pricing each line
     from the referenced record (`unit_price: Book[it.book_id].price`), and the order's `total`
     is the sum of quantity x unit price — not an empty list and 0.0."""
-    from .schema import lines_field
 
     out: dict[str, A.Expr] = {}
     for path, p in flat_params(v):
@@ -398,7 +398,6 @@ def _reserve_stock(s: Schema, e: Entity, v: ToolView, pmap) -> list[A.Stmt]:
     if not re.search(r"\b(stock|seats?|inventory|availab\w*)\b", desc):
         return []
     out: list[A.Stmt] = []
-    from .schema import lines_field
 
     for path, p in flat_params(v):
         fname = lines_field(s, e, p)
@@ -855,7 +854,6 @@ EFFECT_OF_KIND = {"read": _read, "search": _search, "create": _create, "update":
 
 
 def _no_change(v: ToolView) -> bool:
-    from .schema import no_change_desc
 
     return no_change_desc(v.tool.description)
 

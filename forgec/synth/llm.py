@@ -29,6 +29,8 @@ from forgec.lang import ast as A
 from . import codes
 from .cache import LLMCache, request_key
 from .names import ident
+from forgec import lang
+from .rules import synthesize_rules
 
 
 @dataclass(frozen=True)
@@ -134,7 +136,6 @@ class Chat:
 
 def validate(text: str, env: ir.Environment, filename: str, verify: bool = True) -> tuple[A.EnvDecl | None, list[Diagnostic], str]:
     """Parse, check, compile and verify a proposal; returns (env, diagnostics, problems as text)."""
-    from forgec import lang
 
     module, pd = lang.parse(text, filename)
     if has_errors(pd):
@@ -179,9 +180,7 @@ def _verify(decl: A.EnvDecl, filename: str) -> str:
 
 
 def synthesize_llm(env: ir.Environment, cfg: LLMConfig, cache_dir: Path | None = None, verify: bool = True) -> tuple[A.EnvDecl, list[Diagnostic]]:
-    from forgec import lang
 
-    from .rules import synthesize_rules
 
     draft, rules_diags = synthesize_rules(env)
     filename = f"{ident(env.name)}.forge"

@@ -14,6 +14,7 @@ from forgec.lang import ast as A
 from . import prose
 from .names import ident, snake
 from .schema import BODY_PARAMS, Schema, ToolView, TypeMapper, strip_optional
+from .names import pascal, singular
 
 STR = A.PrimType("str")
 NULL = A.Literal(None)
@@ -106,7 +107,6 @@ def tool_params(s: Schema, v: ToolView, tm: TypeMapper) -> list[ParamOut]:
 def _other_shape(s: Schema, hint: str, t: ir.Type) -> bool:
     """Whether the record `hint` names already holds another tool's body of other fields
     (`cancel_order`'s body `{reason}` is no `create_order` body `{user_id, items}`)."""
-    from .names import pascal, singular
 
     name = pascal(singular(snake(hint)))
     rec = s.records.get(name + "Info" if name in s.entities else name)

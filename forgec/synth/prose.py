@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from forgec.lang import ast as A
+from .names import ident, singular, snake, tokens
 
 
 @dataclass(frozen=True)
@@ -349,7 +350,6 @@ def parse_num(x: str):
 
 
 def words(x: str) -> list[str]:
-    from .names import singular, tokens
 
     return [singular(w) for w in tokens(x.replace("'s", "").replace("-", "_"))]
 
@@ -367,7 +367,6 @@ def names_entity(phrase: str, entity: str) -> bool:
 def field_named(fields, phrase: str, types=None) -> str | None:
     """The field a phrase names: exactly (`data_refuelled_gb`), or one whose words contain the
     phrase's words (`roaming` -> `roaming_enabled`); `types` filters on the field's type."""
-    from .names import ident, snake
 
     ok = (lambda f: True) if types is None else (lambda f: A.strip_optional(f.type) in types)
     exact = ident(snake(phrase.replace(" ", "_")))
@@ -387,7 +386,6 @@ def field_named(fields, phrase: str, types=None) -> str | None:
 
 def once_field(v) -> str:
     """The flag a tool documented as usable only once sets on its record."""
-    from .names import ident
 
     return ident(f"{v.name}_done")
 

@@ -12,12 +12,14 @@ import re
 from forgec.lang import ast as A
 
 from .prose import BOOL, NUMS, Fact, parse_num, cite, field_named, names_entity, once_field, read, words
+from .schema import amount_param, balance_field, count_field, record_field, ref_field, strip_optional
+from .names import ident
+from .params import default_value
 
 
 def changes(s, e, v, pmap, k: str, made: list[A.Stmt], extras: bool = True) -> list[tuple[A.Stmt, str]]:
     """The writes the description states, as (statement, sentence). A statement the name
     rules already wrote (`set line_id.plan_id = ...`) is returned as is, to be cited."""
-    from .schema import balance_field, count_field, record_field, strip_optional
 
     out: list[tuple[A.Stmt, str]] = []
 
@@ -93,7 +95,6 @@ def changes(s, e, v, pmap, k: str, made: list[A.Stmt], extras: bool = True) -> l
 
 def _fits_number(t, amt: A.Expr, pmap) -> bool:
     """An int field takes only int amounts (a float parameter or literal would not fit)."""
-    from .schema import strip_optional
 
     if strip_optional(t) != A.PrimType("int"):
         return True
@@ -114,8 +115,6 @@ def _enough(cur: A.Expr, amt: A.Expr, t) -> A.Expr:
 def bounds(v, pmap) -> list[tuple[A.Stmt, str]]:
     """"Amount must be positive and at most 500 USD" (the tool's prose, naming the parameter),
     "must be between 1 and 10" (a parameter's own description): requires on the number."""
-    from .names import ident
-    from .schema import strip_optional
 
     out = []
     for w, p in pmap.items():
@@ -135,7 +134,6 @@ def _guarded(s, e, v, pmap, k: str, f: Fact, made) -> list[tuple[A.Stmt, str]]:
     `if k.status == "late" { ... }` (a condition on anything else is not read: no statement)."""
     from dataclasses import replace as _replace
 
-    from .schema import strip_optional
 
     subj, state = f.when
     if not subj or names_entity(subj, e.name):
@@ -170,7 +168,6 @@ class _Only:
 def _other_states(s, e, v, pmap) -> list[tuple[A.Stmt, str]]:
     """"Fails if the patron is `blocked`" in a tool about a book: the state of another record
     the tool is passed (its own record's states are the status preconditions)."""
-    from .schema import strip_optional
 
     out = []
     for f in v.facts:
@@ -200,7 +197,6 @@ def _same(s, e, v, pmap, k: str) -> list[tuple[A.Stmt, str]]:
     """"new items of the same product type", "another plan of the same plan type": the new
     record(s) and the old share that field — `x` and `new_x` parameters (lists pairwise), or a
     parameter and the record the tool's own record references now (read before it changes)."""
-    from .schema import ref_field, strip_optional
 
     facts = [f for f in v.facts if f.kind == "same"]
     for w in pmap:
@@ -239,9 +235,7 @@ def _same(s, e, v, pmap, k: str) -> list[tuple[A.Stmt, str]]:
 
 def _same_field(s, ent: str | None, phrase: str) -> str | None:
     """The field "the same F" names on `ent`: a field, or the reference to an entity F names."""
-    from .schema import ref_field
 
-    from .schema import strip_optional
 
     if ent is None or ent not in s.entities:
         return None
@@ -259,7 +253,6 @@ def _same_field(s, ent: str | None, phrase: str) -> str | None:
 def _ownership(s, e, v, pmap, k: str) -> list[tuple[A.Stmt, str]]:
     """"The customer who owns the line" (a parameter's description), "The rental must belong to
     the member": the owned record's reference to its owner is the owner passed."""
-    from .schema import ref_field
 
     records = {v.key_param: (e.name, k)} if v.key_param in pmap else {}
     for w, ent in v.refs.items():
@@ -319,8 +312,6 @@ def _holder(s, e, v, pmap, k, f):
 
 
 def _amount(pmap, phrase: str) -> A.Expr | None:
-    from .names import ident
-    from .schema import strip_optional
 
     n = parse_num(phrase)
     if n is not None:
@@ -333,8 +324,6 @@ def _amount(pmap, phrase: str) -> A.Expr | None:
 
 def _fitting(s, t, value, clear: bool) -> A.Expr | None:
     """The literal "sets F to V" / "clears F" writes, when it fits F's type (else no statement)."""
-    from .params import default_value
-    from .schema import strip_optional
 
     if clear or value is None:
         return A.Literal(None) if isinstance(t, A.OptionalType) else (default_value(s, t) if clear else None)
@@ -350,7 +339,6 @@ def _fitting(s, t, value, clear: bool) -> A.Expr | None:
 
 def _the_amount(v, pmap) -> A.Expr | None:
     """"Add travel credit to a user's balance" with one `amount` parameter: that amount."""
-    from .schema import amount_param
 
     got = amount_param(v)
     if got is None or len(got[0]) != 1 or got[0][0] not in pmap:

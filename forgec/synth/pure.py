@@ -29,6 +29,9 @@ from fractions import Fraction as F
 from forgec.lang import ast as A
 
 from .names import tokens
+from .params import tool_doc, tool_params
+from .schema import Schema, TypeMapper, no_change_desc, tool_view
+from .shapes import Claim
 
 FLOAT = A.PrimType("float")
 STR = A.PrimType("str")
@@ -131,9 +134,6 @@ def _named(ps, *words: str):
 
 def claim(env, taken: frozenset):
     """The pure tools of `env` as a shape claim (reads; no state)."""
-    from .params import tool_doc, tool_params
-    from .schema import Schema, TypeMapper, tool_view
-    from .shapes import Claim
 
     c = Claim(shape="pure")
     sch = Schema(env)
@@ -189,7 +189,6 @@ def _unchanged(v, ps):
     """Documented as changing nothing: a read whose result is a deterministic function of its
     arguments — `think` echoes its one text; another tool returns its arguments as a record
     (what it computes is not a named operation, so nothing more is claimed)."""
-    from .schema import no_change_desc
 
     req = [p for p in ps if not p.optional]
     desc = v.tool.description or ""

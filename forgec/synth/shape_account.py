@@ -27,6 +27,7 @@ from .names import ident, singular, tokens
 from .shape_device import session_entity
 from .shape_sim import cited, claim_from_text, forge_type, positive, q, sentences
 from .shapes import Claim
+from .shape_sim import param_text
 
 MONEY = {"balance", "fund", "deposit", "withdraw", "cash", "wallet", "money"}
 TRADE = {"order", "buy", "sell", "stock", "share", "symbol", "ticker", "holding", "portfolio", "position", "trade", "watchlist", "quote", "watch"}
@@ -180,7 +181,6 @@ def _common(names: list[str]) -> str | None:
 
 
 def _sig(t: ir.Tool, types: dict[str, str]) -> str:
-    from .shape_sim import param_text
 
     ps = []
     for p in t.params:

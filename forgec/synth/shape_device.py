@@ -33,6 +33,7 @@ from .names import ident, singular, tokens
 from .shape_sim import (caps, cited, claim_from_text, forge_type, has_id_param, num, positive, q, ranges,
                         requirements, sentences, signature, state_word, stem, words)
 from .shapes import Claim
+from .pure import UNITS, claim as pure_claim
 
 CONTROL = {"engine", "ignition", "door", "fuel", "tank", "brake", "pedal", "headlight", "light", "lamp", "climate", "temperature",
            "thermostat", "cruise", "parking", "drone", "altitude", "fan", "garage", "battery", "heater", "heating", "wiper",
@@ -143,7 +144,6 @@ def _classify(t: ir.Tool) -> str | None:
 
 
 def claim(env: ir.Environment, taken: frozenset) -> Claim | None:
-    from .pure import claim as pure_claim
 
     pure = pure_claim(env, taken)  # `convert_temperature(value, from, to)` computes; it controls nothing
     taken = taken | frozenset(pure.tools if pure else ())
@@ -164,7 +164,6 @@ def claim(env: ir.Environment, taken: frozenset) -> Claim | None:
 def _value_name(noun: list[str], p: ir.Param, used: dict[str, Value]) -> str:
     pt = [singular(w) for w in tokens(p.name)]
     base = p.name  # the docs' own spelling: calls drawn from the state find it under this name
-    from .pure import UNITS
 
     rename = {"activate": "active", "enable": "enabled", "action": "", "command": "", "state": "", "status": ""}
     if set(pt) & set(noun):

@@ -17,6 +17,7 @@ from forgec import ir
 
 from .names import ident, singular, snake, tokens
 from .shapes import Claim
+from .shape_kit import forge_claim
 
 ID_WORDS = {"id", "ids", "uuid", "key"}
 
@@ -166,7 +167,6 @@ def requirements(text: str) -> list[tuple[str, str, str, str | None]]:
 
 def claim_from_text(shape: str, text: str, claimed: dict[str, str], file: str) -> Claim:
     """Parse and check the shape's env text; the Claim for the tools in `claimed` (shape_kit's)."""
-    from .shape_kit import forge_claim
 
     return forge_claim(shape, text, claimed, file)
 

@@ -36,6 +36,9 @@ from forgec.lang import ast as A
 from .names import ident
 from .schema import Entity, Field
 from .shape_tree_rest import Op, classify_rest, rest_body  # the HTTP reading of the same operations (and their Op)
+from forgec import lang
+from forgec.diagnostics import has_errors
+from .shapes import Claim
 
 ENTITY = "Node"
 CHECKPOINT = "Checkpoint"
@@ -652,10 +655,7 @@ def tree_ops(env: ir.Environment, taken: frozenset[str] = frozenset()) -> dict[s
 
 
 def claim(env: ir.Environment, taken: frozenset[str]):
-    from forgec import lang
-    from forgec.diagnostics import has_errors
 
-    from .shapes import Claim
 
     ops = tree_ops(env, taken)
     if not ops or not is_tree(env, ops):
