@@ -61,3 +61,15 @@ def test_corpus_synthesizes_and_verifies(source: Path):
                 lines.append(f"  FAIL {t.tool} [{t.kind}]: {t.reason} {t.where}")
         print("\n".join(lines))
         assert len(ok) >= 0.95 * total, "\n".join(lines)
+
+
+def test_a_verb_last_tool_name_is_no_field_and_groups_do_not_merge():
+    """An ERP's MCP server names its tools verb last (`erpnext_customer_update(name, customer_group, territory, ...)`,
+    `erpnext_item_update(name, item_group, standard_rate, ...)`): 'update' is the tool's verb, not a field of Customer
+    or Item. It was read as one, both tools' fields went into one `Update` record, and the env did not check
+    (type-mismatch on both writes), so the doc set built nothing."""
+    src = REPO.parent / "shared" / "corpus-broad" / "npm_casys_mcp_erpnext"
+    (env, decl, _sd, report), = pipeline(src)  # pipeline() asserts that it synthesizes, checks and verifies
+    forge = lang.format(A.Module(file="erp.forge", items=(decl,)))
+    assert "record Update " not in forge and "update: Update" not in forge
+    assert sum(t.verified for t in report.tools) >= 0.85 * len(env.tools)

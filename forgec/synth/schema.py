@@ -879,6 +879,8 @@ def _status_words(s: Schema, v: ToolView) -> None:
     if pos is not None:
         before = v.toks[:pos]
         after = [w for w in v.toks[pos + len(et) :] if w not in STOP]
+        if after and v.verb and singular(after[-1]) == singular(v.verb):  # `customer_update`: the verb comes last, no field
+            after = after[:-1]
         if before and before[-1] in STATUS_WORDS:
             v.status_pre = before[-1]
         if after:
@@ -1047,6 +1049,9 @@ def _group_params(s: Schema, tm: TypeMapper, v: ToolView, e: Entity, extra: list
     rname = pascal(singular(noun))
     if rname in s.entities:
         rname += "Info"
+    have = s.records.get(rname)
+    if have is not None and set(have.fields) != {ident(p.name) for p in prims}:
+        rname = pascal(singular(e.name)) + rname  # another tool's group of other fields: this entity's own record
     rec = s.records.setdefault(rname, Record(rname, {}, f"{noun.replace('_', ' ')} (grouped from {v.tool.name})"))
     for p in prims:
         fname = ident(p.name)
