@@ -39,6 +39,10 @@ from typing import Any
 
 from forgec.lang import ast as A
 from forgec.wording import names_tool, norm
+from forgec.lower import said_in
+from forgec.runtime.envrt import jcopy
+from forgec.sample import SampleResult
+from forgec.tasks import state_diff
 
 # Reasons, with what each means (printed by `forgec stats` for an env that yields few tasks).
 REASONS: dict[str, str] = {
@@ -395,8 +399,6 @@ class Gate:
         """(tool, args, state before, state after, diff) of each write, run from the world state.
         States are copy-on-write forks (cheap); the diff is `forgec.tasks.state_diff` (unchanged
         subtrees pruned), so a check reads only what a write changed."""
-        from forgec.runtime.envrt import jcopy
-        from forgec.tasks import state_diff
 
         env = self.fresh() if self.fresh is not None else self.module.Env(copy.deepcopy(self.world))
         snaps = []
@@ -462,7 +464,6 @@ def check_sources(c: Candidate, g: Gate) -> str | None:
     """`unsourced-argument`: each argument of a write is a fact the user knows (`user.x`), a value
     read from an earlier node (a record looked up or acted on, a reasoning node's result), or a
     literal the instruction says. Nothing comes from nowhere."""
-    from forgec.lower import said_in
 
     defined: set[str] = set()
     for n in c.nodes:
@@ -621,7 +622,6 @@ def gate_walks(res: Any, g: Gate) -> Any:
     contact, then ...") is the instruction and each ", then " clause an intent. The walk's own
     wording ("the first event in the event search results") is rejected like any other, so it never
     reaches a task; what is left out is counted by reason in the result's `rejected`."""
-    from forgec.sample import SampleResult
 
     keep, rejected = [], dict(res.rejected)
     coverage = dict(res.coverage)

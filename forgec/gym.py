@@ -38,6 +38,7 @@ from forgec.runtime.loader import Build, load
 from forgec.runtime.toolcalls import parse_hermes, parse_openai_tool_calls, to_openai_message
 from forgec.runtime.types import AgentReply, ToolCall
 from forgec.tasks import Task
+from forgec.runtime.users import ScriptedUser
 
 TRUNCATED = frozenset({END_MAX_TURNS, END_MAX_TOOL_CALLS, END_MAX_TOKENS})
 MAX_TEXT = 1 << 22  # characters of an observation or action (4 Mi)
@@ -226,7 +227,6 @@ def _text(v: Any) -> str:
 
 
 def _default_user(task: Task) -> Any:
-    from forgec.runtime.users import ScriptedUser
 
     return ScriptedUser(task)
 

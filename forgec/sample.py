@@ -51,6 +51,9 @@ from forgec.lang.check import node_reads
 from forgec.runtime.envrt import jcopy
 from forgec.stdlib import ops as OPS
 from forgec.wording import humanize, participle
+from forgec.lower import dag_stats
+from forgec import lang
+from forgec.diagnostics import Span
 
 _REVISIT = [0.2 ** k for k in range(32)]  # revisit penalty by times a tool was used
 
@@ -117,7 +120,6 @@ class _Reject(Exception):
 def blueprint_stats(decl: A.BlueprintDecl, writes: Mapping[str, bool] | None = None) -> dict:
     """`forgec.lower.dag_stats` as a dict (the one DAG count: the task files use it too).
     Without `writes` (tool -> writes state) write_calls is 0."""
-    from forgec.lower import dag_stats
 
     return dag_stats(decl, writes).model_dump()
 
@@ -1387,9 +1389,7 @@ def _facts_used(e: Any, out: set[str]) -> None:
 
 
 def format_blueprint_text(decl: A.BlueprintDecl, header: list[str], file: str) -> str:
-    from forgec import lang
 
-    from forgec.diagnostics import Span
 
     comments = tuple(A.Comment(" " + h, i + 1) for i, h in enumerate(header))
     # a span below the header lines, so the formatter prints the comments above the blueprint

@@ -45,6 +45,9 @@ from forgec.stdlib import ops as OPS
 from forgec.reasons import reason_for
 from forgec.realize import clause as realized_clause, doc_verb, name_verb
 from forgec.wording import humanize, names_tool, norm, participle, say
+from forgec.gate import Gate, candidate_of
+from forgec.devicewords import control_phrase, fold_said, unit_of
+from forgec.lower import flatten_facts, said_in
 
 _USERISH = ("user", "customer", "member", "client", "account", "person", "profile", "patient", "owner", "guest", "passenger")
 _MONEY = re.compile(r"(^|_)(price|cost|fare|total|amount|balance|fee|refund|spent|paid)(_|$)")
@@ -1403,7 +1406,6 @@ class _Sampler:
 
     def _unit(self, t: A.ToolDecl, name: str) -> str | None:
         """The physical unit a number of `t` is in (gallons of fuel are no money)."""
-        from forgec.devicewords import unit_of
 
         return unit_of(name, next((p.doc or "" for p in t.params if p.name == name), ""), t.doc or "")
 
@@ -1486,7 +1488,6 @@ class _Sampler:
     def with_units(self, t: A.ToolDecl, c: str, plain: list) -> tuple[str, list]:
         """Numbers in their unit: "climb to a hover altitude of 20 meters", "set the cabin
         temperature to 25 degrees"; a number the clause does not name is said "a speed of 50 km/h"."""
-        from forgec.devicewords import unit_of
 
         docs = {p.name: p.doc or "" for p in t.params}
         self._units = {}
@@ -1523,7 +1524,6 @@ class _Sampler:
     def control(self, t: A.ToolDecl, plain: list, vals: list) -> str | None:
         """A device control in the user's words ("lock the driver door", "turn cruise control off
         with speed 100"): the bool/enum argument becomes the docs' verb (forgec/devicewords.py)."""
-        from forgec.devicewords import control_phrase, fold_said
 
         docs = {p.name: p.doc or "" for p in t.params}
         for p in t.params:
@@ -1578,7 +1578,6 @@ class _Sampler:
         level is", "whether the garage light is on"): envs with no records (a car, a home hub) have
         nothing else to ask. A read taking a choice (`displayCarStatus(option: "fuel"|...)`) is asked
         with the choice the user names (the fuel level, asked with option "fuel")."""
-        from forgec.lower import said_in
 
         m = self.m
         reads = []
@@ -1708,7 +1707,6 @@ class _Sampler:
     def finish(self, sc: _Scenario) -> A.BlueprintDecl:
         m = self.m
         goal = self.instruction(sc)
-        from forgec.lower import flatten_facts, said_in
 
         if not all(said_in(goal, v, n) for _, n, v in flatten_facts(sc.facts) if v is not None):
             raise _Skip("fact-unsaid")  # every fact the user knows is in the instruction, said once
@@ -1955,7 +1953,6 @@ def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Tool
     """Up to `config.tasks_per_env` user-scenario blueprints for `env` (seeded, deterministic)."""
     cfg = config or SampleConfig()
     s = _Sampler(env, module, world_state, graph, cfg)
-    from forgec.gate import Gate, candidate_of
 
     gate = Gate(env, module, world_state, s.m.writes, fresh=s.m.fresh)  # every task passes it, or is counted by reason
     max_attempts = cfg.max_attempts or 12 * max(1, cfg.tasks_per_env)

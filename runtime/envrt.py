@@ -35,6 +35,7 @@ from types import ModuleType
 from typing import Any, Iterable
 
 from forgec.runtime.errors import ToolError  # re-exported: generated modules raise _rt.ToolError
+from forgec.runtime import sandbox, sqlmini
 
 __all__ = [
     "ToolError",
@@ -1183,7 +1184,6 @@ def unified_diff(old: Any, new: Any, name: Any) -> str:
 def _sql(fn, *args: Any) -> Any:
     """Run a runtime/sqlmini function; a statement outside the subset (or one SQLite refuses)
     is a precondition failure whose message names the supported subset."""
-    from forgec.runtime import sqlmini
 
     for a in args[-1:]:
         if type(a) is not str:
@@ -1366,6 +1366,32 @@ def slot(obj: Any, i: Any) -> Any:
     if t is dict:
         return _key(i)
     raise ToolError(f"cannot index {tname(obj)}", "precondition")
+
+
+def carry(old: Any, new: Any, declared: tuple) -> Any:
+    """A record (or list of records) written over `old` keeps the fields of `old` its type does not declare:
+    fields a user's world has and the docs don't (`--state`) survive every write. In a list, a new element takes
+    the extras of the first unused old element equal to it on every declared field (the element the write kept)."""
+    if type(new) is dict:
+        if type(old) is not dict or not old.keys() - declared:
+            return new
+        out = {k: v for k, v in old.items() if k not in declared and k not in new}
+        out.update(new)
+        return out
+    if type(new) is list and type(old) is list and old:
+        pool = [o for o in old if type(o) is dict and o.keys() - declared]
+        if not pool:
+            return new
+        out = []
+        for x in new:
+            if type(x) is dict:
+                for i, o in enumerate(pool):
+                    if all(o.get(f, _ABSENT) == x.get(f, _ABSENT) for f in declared if f in x or f in o):
+                        x = carry(pool.pop(i), x, declared)
+                        break
+            out.append(x)
+        return out
+    return new
 
 
 def remove_one(xs: Any, v: Any) -> list:
@@ -2020,7 +2046,6 @@ class EnvBase:
     # ---- escape hatch
     def _run_python(self, tool: str, params: dict, writes: bool) -> Any:
         """Run a `python` tool in the sandbox worker; apply its new state (if any) as touched records."""
-        from forgec.runtime import sandbox
 
         spec = self.PYTHON_TOOLS[tool]
         # one worker per env module, or per tenant (`forgec serve` gives each session its own)

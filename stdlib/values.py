@@ -33,6 +33,7 @@ from .graph_state import graph_world, kv_world
 
 from .tree_state import fill_trees
 from .sql_state import fill_sql
+from forgec.gate import documented_bounds, documented_values as listed
 
 FIRST = (
     "Yusuf Olivia Noah Emma Liam Ava Mason Sofia Ethan Mia Lucas Amelia Aarav Chen Fatima Mei Omar Isabella "
@@ -231,7 +232,6 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
 
 def documented_values(doc: str) -> list[str]:
     """The values a field's doc lists (forgec.gate.documented_values: the gate checks states by the same rule)."""
-    from forgec.gate import documented_values as listed
 
     return listed(doc)
 
@@ -239,7 +239,6 @@ def documented_values(doc: str) -> list[str]:
 def _in_bounds(v: Any, doc: str, rng: random.Random) -> Any:
     """`v` moved inside the bounds the doc gives ("at most 9", "between 1 and 5"): a count or an
     amount the docs cap is drawn below the cap, not 4,849."""
-    from forgec.gate import documented_bounds
 
     lo, hi = documented_bounds(doc)
     if lo <= v <= hi:

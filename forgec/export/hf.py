@@ -26,6 +26,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from forgec.tasks import Task, TaskStats
+from forgec.runtime.episode import AGENT_SYSTEM_PROMPT
+from forgec.runtime.scenario import opening
 
 EXPORT_SCHEMA_VERSION = "1.0"
 MARKER = "forgec-export.json"
@@ -63,8 +65,6 @@ SCHEMA = pa.schema([
 
 def prompt_messages(task: Task) -> list[dict]:
     """The conversation an agent is given first in `forgec eval`: eval's system prompt, then the scripted user's opening."""
-    from forgec.runtime.episode import AGENT_SYSTEM_PROMPT
-    from forgec.runtime.scenario import opening
 
     return [{"role": "system", "content": AGENT_SYSTEM_PROMPT}, {"role": "user", "content": opening(task)}]
 

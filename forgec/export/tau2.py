@@ -30,6 +30,7 @@ from typing import Any
 
 from forgec.tasks import Task
 from forgec.wording import say, split_name
+from forgec.runtime.episode import AGENT_SYSTEM_PROMPT
 
 MARKER = "forgec-export.json"
 
@@ -84,7 +85,6 @@ def tau2_task(task: Task) -> dict:
 
 
 def _policy(env: str, tools: list[dict]) -> str:
-    from forgec.runtime.episode import AGENT_SYSTEM_PROMPT
 
     lines = [f"# {env} agent policy", "", AGENT_SYSTEM_PROMPT, "", "## Tools", ""]
     for t in tools:
