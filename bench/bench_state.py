@@ -4,6 +4,7 @@ as a state file and compiled with `--state`. Prints a table of state size and co
 profile with --profile N); not a timed test.
 
     python bench/bench_state.py [--sizes 1000,5000,20000] [-n 120] [--profile 20000]
+    python bench/bench_state.py --tau      # τ-bench's own db.json per domain (issue 20)
 
 Issue 25 (-n 120, 2 shared cores, the same tasks before and after): per blueprint, the gold diff
 compared every record of the world with the fork's, and reading a fork's `state` walked every key
@@ -16,6 +17,17 @@ objects, skipped by identity) and a layer without new keys materializes with C-l
 | 1000 | 1.8 | 2.6 | 1.3 |
 | 5000 | 9.0 | 23.9 | 7.1 |
 | 20000 | 35.9 | 124.4 (111.0) | 35.7 (43.2) |
+
+Issue 20, τ-bench's own world (`--tau`): its data files as one db.json per domain (what its data/__init__.py
+loads), given with `--state` to the compile of its docs (../shared/corpus/tau_bench_*); "validate + report" is
+`userstate.load_state` (parse, map, validate, learn) plus rendering every diagnostic in the default format and as
+JSON; the 7 MB row is the airline world with its reservations cloned under new keys (2 shared cores):
+
+| world | size (MB) | errors before | errors after | warnings after | validate + report (s) |
+|---|---:|---:|---:|---:|---:|
+| τ-bench retail db.json | 2.1 | 5,102 | 0 | 7 | 0.3 |
+| τ-bench airline db.json | 5.2 | 19,309 | 0 | 3 | 0.7 |
+| airline, reservations cloned | 7.4 | (19,309+) | 0 | 3 | 1.0 |
 
 What remains is linear in the state: parsing and validating it (userstate), building envs from it
 (a few per compile), and the scenario sampler's full shuffle of a collection per searched intent
@@ -46,8 +58,7 @@ ENV = "tau_bench_retail"
 
 def world(size: int, root: Path) -> Path:
     """A valid world of the retail env with `size` records per top entity (forgec's own generator, the
-    env's layout), written as a user's state file. (τ-bench's own retail db.json lacks fields the
-    synthesized schema requires, so it is not a valid --state as it is.)"""
+    env's layout), written as a user's state file. (τ-bench's own db.json is measured by `--tau`.)"""
     from forgec.codegen import load_env_module
     from forgec.stdlib.values import generate_state
 
@@ -85,12 +96,73 @@ def run(k: int, tasks: int, root: Path, profile: bool = False) -> dict:
     return row
 
 
+TAU = SHARED / "tau-bench" / "tau_bench" / "envs"
+TAU_FILES = {"retail": ("orders", "products", "users"), "airline": ("flights", "reservations", "users")}
+
+
+def tau_world(domain: str, root: Path, min_mb: float = 0.0) -> Path:
+    """τ-bench's world of a domain as one db.json; with `min_mb`, reservations (or orders) cloned under new keys
+    until the file is at least that large."""
+    db = {n: json.loads((TAU / domain / "data" / f"{n}.json").read_text()) for n in TAU_FILES[domain]}
+    f = root / f"tau_{domain}_{min_mb:g}.json"
+    coll, key = ("reservations", "reservation_id") if domain == "airline" else ("orders", "order_id")
+    base, i = list(db[coll].values()), 0
+    while True:
+        f.write_text(json.dumps(db, indent=2))
+        if f.stat().st_size >= min_mb * 1e6:
+            return f
+        for r in base[: max(1, len(base) // 4)]:
+            i += 1
+            k = f"{r[key]}C{i}"
+            db[coll][k] = dict(r, **{key: k})
+
+
+def tau_rows(root: Path) -> list[dict]:
+    """Per τ-bench domain: compile errors with its own world, and the time to validate and report it."""
+    from forgec import diagnostics as D
+    from forgec.codegen import load_env_module
+    from forgec.userstate import load_state
+
+    rows = []
+    for domain, mb in (("retail", 0), ("airline", 0), ("airline", 7)):
+        env = f"tau_bench_{domain}"
+        base = root / f"tau_base_{domain}"
+        if not (base / "envs" / env / "env.py").is_file():
+            compile_build(CompileOptions(inputs=[SHARED / "corpus" / env], out=base, tasks_per_env=1, oracle_check=False))
+        mod = load_env_module(base / "envs" / env / "env.py", name=f"bench_{env}")
+        f = tau_world(domain, root, mb)
+        t0 = time.perf_counter()
+        res = load_state(mod.SCHEMA, f)
+        text = D.render(res.diagnostics, "full") + D.render(res.diagnostics, "json")
+        secs = time.perf_counter() - t0
+        rows.append({"world": f"{domain}" + (f" (cloned to {mb} MB)" if mb else ""), "mb": f.stat().st_size / 1e6, "secs": secs,
+                     "errors": sum(d.is_error for d in res.diagnostics), "warnings": sum(d.severity.value == "warning" for d in res.diagnostics),
+                     "chars": len(text)})
+        if not mb:  # the whole compile with --state: exits clean
+            t0 = time.perf_counter()
+            cres = compile_build(CompileOptions(inputs=[SHARED / "corpus" / env], out=root / f"tau_build_{domain}", tasks_per_env=120,
+                                                states={env: f}))
+            rows[-1]["compile_errors"] = sum(d.is_error for d in cres.diagnostics)
+            rows[-1]["compile_s"] = time.perf_counter() - t0
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1000,5000,20000", help="records per top entity (state size)")
     ap.add_argument("-n", "--tasks", type=int, default=120)
     ap.add_argument("--profile", type=int, default=0, help="profile the compile at this scale")
+    ap.add_argument("--tau", action="store_true", help="only τ-bench's own worlds (issue 20)")
     a = ap.parse_args()
+    if a.tau:
+        with tempfile.TemporaryDirectory() as d:
+            rows = tau_rows(Path(d))
+        print("| world | size (MB) | errors | warnings | validate + report (s) | compile errors | compile (s) |\n|---|---:|---:|---:|---:|---:|---:|")
+        for r in rows:
+            print(f"| {r['world']} | {r['mb']:.1f} | {r['errors']} | {r['warnings']} | {r['secs']:.2f} | {r.get('compile_errors', '')} | "
+                  f"{r['compile_s']:.1f} |" if "compile_s" in r else
+                  f"| {r['world']} | {r['mb']:.1f} | {r['errors']} | {r['warnings']} | {r['secs']:.2f} | | |")
+        return
     rows = []
     with tempfile.TemporaryDirectory() as d:
         for k in (int(x) for x in a.sizes.split(",")):

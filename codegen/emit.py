@@ -583,7 +583,11 @@ class ToolEmitter:
             nt = _enc(self.types.get(id(sub)))  # the slot's type: the checker's type of the target up to here
             if i == len(steps) - 1:
                 v = self.coerce(vcode, vtype, nt)
-                self.emit(ind, f"{cur}[{slot}] = {v if v != vcode else self.stored(vcode, vtype)}")
+                v = v if v != vcode else self.stored(vcode, vtype)
+                declared = self._declared(nt) if kind == "attr" else None
+                if declared is not None:  # a user's world may hold fields the docs don't: the write keeps them
+                    v = f"_rt.carry({cur}.get({slot}), {v}, {self.const(frozenset(declared), 'decl')})"
+                self.emit(ind, f"{cur}[{slot}] = {v}")
             elif strip_opt(nt) is not None and strip_opt(nt)[0] == "ref":
                 c = self.tmp("b")  # a key: the next attribute step dereferences it
                 self.emit(ind, f"{c} = {cur}[{slot}]")
@@ -593,6 +597,19 @@ class ToolEmitter:
                 self.emit(ind, f"{c} = _rt.shallow({cur}[{slot}])")
                 self.emit(ind, f"{cur}[{slot}] = {c}")
                 cur, ct = c, nt
+
+    def _declared(self, t: T) -> tuple[str, ...] | None:
+        """The declared field names of a record (or list of records) type, None for any other type."""
+        t = strip_opt(t)
+        if t is not None and t[0] == "list":
+            t = strip_opt(t[1])
+        if t is None:
+            return None
+        if t[0] == "record" and t[1] in self.recs:
+            return tuple(sorted(f.name for f in self.recs[t[1]].fields))
+        if t[0] == "obj":
+            return tuple(sorted(n for n, _ in t[1]))
+        return None
 
     def _split_target(self, target: Any) -> tuple[Any, list[tuple[str, Any, Any]]]:
         """`a.b[i].c` -> (a, [("attr", "b", a.b), ("index", i, a.b[i]), ("attr", "c", a.b[i].c)]);

@@ -122,11 +122,12 @@ BAD_STATE = define(
     "bad-state",
     "state",
     "A given world state (`--state ENV=FILE`, or a hand-replaced `states/<env>.json`) does not fit the env's schema.",
-    why="Tasks are sampled and their gold end states computed on this world, so every value is checked: field types, "
-    "enum values, null only for `T?` fields, references to keys that exist, a record's key field equal to its key, "
-    "no duplicate key, no unknown field, every required field present. The env is not built until the state is fixed.",
-    wrong='{"entities": {"Flight": {"AA1": {"flight_number": "AA1", "status": "grounded", "...": "..."}}}}',
-    right='{"entities": {"Flight": {"AA1": {"flight_number": "AA1", "status": "cancelled", "...": "..."}}}}',
+    why="Tasks are sampled and their gold end states computed on this world, so every value the docs type is checked: "
+    "field types, null only for `T?` fields, references to keys that exist, a record's key field equal to its key, "
+    "no duplicate key, a required field that some records have and others lack. Each problem is reported once per "
+    "field, at its first occurrence, with the number of records that have it. The env is not built until the state is fixed.",
+    wrong='{"entities": {"Flight": {"AA1": {"flight_number": "AA1", "seats_available": "forty", "...": "..."}}}}',
+    right='{"entities": {"Flight": {"AA1": {"flight_number": "AA1", "seats_available": 40, "...": "..."}}}}',
 )
 
 STATE_MAPPING = define(
@@ -134,7 +135,10 @@ STATE_MAPPING = define(
     "state",
     "How a db.json's collections and fields were mapped onto the env's entities; a warning names what did not map.",
     why="A τ²-bench-style db.json (`{\"users\": {id: {...}}, ...}`) is matched to entities by name (case, separators "
-    "and plural/singular ignored) and its fields by normalized name; collections and fields that match nothing are left out.",
+    "and plural/singular ignored) and its fields by normalized name; a collection that matches nothing is left out. The "
+    "world's own shape wins over the docs': fields the docs lack are kept (and carried through every write), an enum "
+    "grows with a value the data uses (a warning), a field no record has is filled with its default (a warning), "
+    "and a link stored on the other side (`Customer.line_ids` for `Line.customer_id`) is derived.",
     wrong='{"passengers": {...}}   # no entity Passenger in the env',
     right='{"users": {...}}        # entity User',
     severity=Severity.INFO,
