@@ -73,3 +73,37 @@ def test_a_verb_last_tool_name_is_no_field_and_groups_do_not_merge():
     forge = lang.format(A.Module(file="erp.forge", items=(decl,)))
     assert "record Update " not in forge and "update: Update" not in forge
     assert sum(t.verified for t in report.tools) >= 0.85 * len(env.tools)
+
+
+def _synth_check(src: Path):
+    """Synthesize the doc set at `src` and check its env (no verification: fast on a few hundred tools)."""
+    envs, diags = read_paths([src])
+    assert not has_errors(diags), render(diags, "concise")
+    decl, sd = synthesize(envs[0])
+    text = lang.format(A.Module(file="x.forge", items=(decl,)))
+    module, pd = lang.parse(text, "x.forge")
+    cd = lang.check([module])
+    return decl, text, [d for d in sd + pd + cd if d.severity.value == "error"]
+
+
+BROAD = REPO.parent / "shared" / "corpus-broad"
+
+
+def test_paging_params_are_no_fields_of_the_records():
+    """Linear's MCP server pages its lists with `first`/`after` and sorts with `orderBy` ("Number of issues to
+    return", ...): they became fields of Issue, and tasks asked for "the issue with a first of 423.82"."""
+    decl, text, errors = _synth_check(BROAD / "npm_linear_mcp")
+    assert not errors, render(errors, "concise", {"x.forge": text})
+    for e in decl.entities:
+        names = {f.name for f in e.fields}
+        assert not names & {"first", "after", "orderBy", "order_by", "last", "before"}, (e.name, names)
+
+
+def test_a_param_named_like_its_entity_does_not_hide_it():
+    """DigitalOcean's MCP server (353 tools): `byoip_prefix_create(Prefix: str, ...)` named its param like the entity
+    Prefix, so `fresh_id(Prefix)` and `Domain where ...` in the bodies read the param, and the env did not check;
+    its Page/PerPage ("Page number", "Items per page") were record fields too."""
+    decl, text, errors = _synth_check(BROAD / "npm_digitalocean_mcp")
+    assert not errors, render(errors, "concise", {"x.forge": text})
+    for e in decl.entities:
+        assert not {f.name for f in e.fields} & {"Page", "PerPage", "page", "per_page"}, e.name

@@ -32,6 +32,7 @@ from .names import ident, plural, snake, tokens
 from .schema import (
     AMOUNT_PARAMS,
     MODIFIER_PARAMS,
+    is_modifier,
     Entity,
     amount_param,
     balance_field,
@@ -190,10 +191,16 @@ def _read(s: Schema, v: ToolView, pmap):
     return _computed(s, v, pmap)
 
 
+def _modifier(v: ToolView, wire: str) -> bool:
+    """A param of `v` that pages, sorts or text-searches (schema.is_modifier), by its wire name."""
+    p = next((q for q in v.tool.params if q.name == wire), None)
+    return wire in MODIFIER_PARAMS if p is None else is_modifier(p)
+
+
 def _filters(s: Schema, e: Entity, v: ToolView, pmap) -> list[A.Expr]:
     preds: list[A.Expr] = []
     for wire, p in pmap.items():
-        if wire in MODIFIER_PARAMS or wire == v.fresh_key:
+        if _modifier(v, wire) or wire == v.fresh_key:
             continue
         if wire in v.flag_preds:
             # `in_stock` "only books with stock > 0": the test applies when the flag is set
@@ -348,7 +355,7 @@ def _line_items(s: Schema, e: Entity, v: ToolView, pmap) -> dict[str, A.Expr]:
     out: dict[str, A.Expr] = {}
     for path, p in flat_params(v):
         fname = lines_field(s, e, p)
-        if fname is None or fname in out or p.name in MODIFIER_PARAMS:
+        if fname is None or fname in out or is_modifier(p):
             continue
         po = pmap[path[0]]
         src = N(po.name) if len(path) == 1 else at(po.name, ident(path[1]))
@@ -571,7 +578,7 @@ def _param_changes(s: Schema, e: Entity, v: ToolView, pmap, k: str, grouped: set
     sets_lists = v.verb in ("update", "modify", "set", "replace", "change", "edit", "save", "patch", None)
     changes: list[A.Stmt] = []
     for wire, fname, expr, ptype, nullable, guard in flat:
-        if wire == v.key_param or wire in grouped or wire in MODIFIER_PARAMS:
+        if wire == v.key_param or wire in grouped or _modifier(v, wire):
             continue
         if (money and wire in AMOUNT_PARAMS) or wire in prose.amounts(v.facts):
             continue

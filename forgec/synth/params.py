@@ -62,7 +62,9 @@ def default_value(s: Schema, t: A.TypeExpr, depth: int = 0) -> A.Expr:
 def param_name(s: Schema, wire: str) -> str:
     """The identifier of a param; `state` would hide the globals when the env has some."""
     name = ident(wire)
-    return name + "_" if name == "state" and s.globals else name
+    if (name == "state" and s.globals) or name in s.entities or name in s.records:
+        return name + "_"  # `Prefix: str` would hide the entity Prefix (`fresh_id(Prefix)`, `Prefix where ...`)
+    return name
 
 
 def tool_params(s: Schema, v: ToolView, tm: TypeMapper) -> list[ParamOut]:

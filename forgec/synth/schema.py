@@ -54,6 +54,24 @@ STATUS_IF_DOCUMENTED = {"checkin", "ship", "suspend", "assign", "unassign", "com
 # verbs that move a record to another status, not out of existence
 STATUS_VERBS = {"cancel", "close", "archive", "approve", "reject", "confirm", "activate", "deactivate", "refund", "pay", "resolve", "reopen", "terminate", "revoke"} | STATUS_IF_DOCUMENTED
 MODIFIER_PARAMS = {"limit", "offset", "page", "page_size", "per_page", "max_count", "count", "max_results", "sort", "sort_by", "order_by", "cursor", "context_lines", "format", "verbose", "include", "fields", "content", "hash", "timeout"}
+# A parameter that pages, sorts or text-searches the results is no field of the records. Read from the docs' own
+# sentence ("Number of issues to return", "Page token for the next page", "Cursor for pagination"), else the
+# name (snake-cased: `pageToken`, `PerPage`, `maxResults` are the same words).
+_RESULTS_DOC = re.compile(
+    r"\b(?:pagination|paginate|paging|per[ -]page|cursor|offset|next[ -]page|page[ -](?:token|number|size)|"
+    r"(?:max(?:imum)?|number|count|how many)\b[^.;]{0,30}?\b(?:to (?:return|fetch|retrieve|list|show)|returned|per (?:page|request|call))|"
+    r"sort(?:ed|ing)? (?:by|order)|order(?:ed|ing)? by|sort order|search (?:query|string|term|text)|query string|free[- ]text)\b", re.I)
+QUERY_PARAMS = {"q", "query", "search", "search_query", "search_term", "keyword", "keywords", "page_token", "next_page_token"}
+
+
+def is_modifier(p: ir.Param) -> bool:
+    """Whether a parameter pages, sorts or text-searches the results rather than naming a field of the records."""
+    n = snake(p.name)
+    if p.name in MODIFIER_PARAMS or n in MODIFIER_PARAMS or n in QUERY_PARAMS:
+        return True
+    return p.type.kind in ("integer", "number", "string") and bool(_RESULTS_DOC.search(p.description or ""))
+
+
 KEYISH_SUFFIX = {"name", "number", "code", "path", "slug", "sku", "handle"}
 QUALIFIERS = {"new", "old", "target", "source", "base", "parent", "current", "original", "selected", "primary", "from", "to", "other", "src", "dst"}
 
@@ -1032,7 +1050,7 @@ def _fields_from_update_params(s: Schema, tm: TypeMapper) -> None:
 def _update_extra_params(s: Schema, v: ToolView, e: Entity) -> list[ir.Param]:
     """The params of a change that carry new values (not the key, refs, modifiers, amounts
     moved into a balance, or `new_x` when `x` is also there)."""
-    extra = [p for _path, p in flat_params(v) if p.name != v.key_param and p.name not in v.refs and p.name not in MODIFIER_PARAMS]
+    extra = [p for _path, p in flat_params(v) if p.name != v.key_param and p.name not in v.refs and not is_modifier(p)]
     if balance_field(e) or any(balance_field(s.entities[x]) for x in v.refs.values()):
         extra = [p for p in extra if p.name not in AMOUNT_PARAMS]
     extra = [p for p in extra if p.name not in prose.amounts(v.facts)]  # "adds gb_amount GB to ...": moved, not stored
@@ -1078,7 +1096,7 @@ def _fields_from_search_filters(s: Schema, tm: TypeMapper) -> None:
             continue
         e = s.entities[v.target]
         for p in v.tool.params:
-            if p.name in MODIFIER_PARAMS or p.name == e.key:
+            if is_modifier(p) or p.name == e.key:
                 continue
             if range_field(p.name) or field_path(s, e, ident(p.name)) is not None:
                 continue
@@ -1315,7 +1333,7 @@ def range_field(pname: str) -> str | None:
 
 def _param_field(s: Schema, tm: TypeMapper, e: Entity, p: ir.Param, optional: bool) -> None:
     fname = ident(p.name)
-    if fname in e.fields or fname == e.key or p.name in MODIFIER_PARAMS:
+    if fname in e.fields or fname == e.key or is_modifier(p):
         return
     ftype = tm.field_type(p.name, p.type)
     closed = prose.allowed_values(p.description or "") if ftype == A.PrimType("str") else None
