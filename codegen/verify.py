@@ -539,8 +539,10 @@ def _valid_calls(run: _Run, calls: int, must_change: bool) -> Any:
             break
         h0 = env.state_hash()
         # the same state, for the determinism replay: a fresh Env from a snapshot at first (no
-        # instance state may matter), a fork (cheaper, same state and hash caches) afterwards
-        twin = module.Env(env.snapshot()) if attempts == 1 else env.fork()
+        # instance state may matter; trusted: the snapshot is a private canonical copy of a state the
+        # base env validated, so it is not validated and copied again), a fork (same state and hash
+        # caches) afterwards
+        twin = module.Env(env.snapshot(), trusted=True) if attempts == 1 else env.fork()
         ok, r = _step(env, run.tool, args, rep, module, "valid call")
         rep.calls += 1
         if not ok or not _check_call(run, env, args, r, h0) or not _check_replay(run, twin, args, r, env.state_hash()):
