@@ -107,3 +107,15 @@ def test_a_param_named_like_its_entity_does_not_hide_it():
     assert not errors, render(errors, "concise", {"x.forge": text})
     for e in decl.entities:
         assert not {f.name for f in e.fields} & {"Page", "PerPage", "page", "per_page"}, e.name
+
+
+@pytest.mark.parametrize("name", ["npm_softeria_ms_365_mcp_server", "openapi_listmonk", "openapi_gotify", "openapi_memos",
+                                  "openapi_focalboard"])
+def test_broad_doc_sets_that_did_not_build_now_synthesize_and_check(name):
+    """Each failed to build before, on a general defect: a grouped update took a request body's field as its own
+    argument (KeyError: ms-365, listmonk); a login's user name inside a body was read as a bare name (gotify); a read of
+    a reference field returned the key where the docs return the record (memos); a `$ref` to a missing definition
+    stopped the whole doc set instead of reading that schema as `any` with a warning (focalboard)."""
+    decl, text, errors = _synth_check(BROAD / name)
+    assert not errors, render(errors, "concise", {"x.forge": text})
+    assert decl.tools

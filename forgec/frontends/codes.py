@@ -190,6 +190,7 @@ UNRESOLVED_REF = define(
     why="The referenced schema carries the type; without it the parameter or return value is unknown.",
     wrong='$ref: "#/components/schemas/Bok"',
     right='$ref: "#/components/schemas/Book"',
+    severity=Severity.WARNING,
 )
 SCHEMA_TOO_DEEP = define(
     "schema-too-deep",

@@ -119,8 +119,8 @@ class SchemaConverter:
         hit = self._resolve(ref, root)
         if hit is None:
             why = "references to other files are not supported" if not ref.startswith("#") else "nothing at that path"
-            self.diags.append(
-                error(
+            self.diags.append(  # a warning: the schema is read as `any`, and the other tools still build
+                warning(
                     codes.UNRESOLVED_REF,
                     f"cannot resolve `$ref: {ref}` ({why})",
                     self.doc.span(join_pointer(pointer, "$ref")),

@@ -182,7 +182,10 @@ def _read(s: Schema, v: ToolView, pmap):
         e = s.entities[v.target]
         k = _key_param(v, pmap)
         if v.field_noun and v.field_noun in e.fields and v.field_noun != e.key:
-            return [A.Return(at(k, v.field_noun))], e.fields[v.field_noun].type
+            ft = e.fields[v.field_noun].type
+            if isinstance(ft, A.NamedType) and ft.name in s.entities:  # a reference holds a key: return its record
+                return [A.Return(A.Index(N(ft.name), at(k, v.field_noun)))], ft
+            return [A.Return(at(k, v.field_noun))], ft
         return [A.Return(N(k))], A.NamedType(v.target)
 
     doc = document_text(v)

@@ -1060,7 +1060,8 @@ def _update_extra_params(s: Schema, v: ToolView, e: Entity) -> list[ir.Param]:
 def _group_params(s: Schema, tm: TypeMapper, v: ToolView, e: Entity, extra: list[ir.Param]) -> list[ir.Param]:
     """`modify_user_address(user_id, address1, city, ...)`: three or more primitive params
     become one record field named by the tool (`address: Address`); returns the rest."""
-    prims = [p for p in extra if p.type.kind in ("string", "integer", "number", "boolean", "enum")]
+    # top-level params only: a field of a request body is set through the body, not as its own argument
+    prims = [p for p in extra if p.type.kind in ("string", "integer", "number", "boolean", "enum") and v.tool.param(p.name) is p]
     noun = v.field_noun
     if not (v.kind == "update" and noun and len(prims) >= 3 and noun not in e.fields and not any(p.name == noun for p in extra)):
         return extra

@@ -412,7 +412,7 @@ def _body(plan: Plan, vals: dict[str, Value], needs_user: dict[str, str], plans:
         kind = session_entity(t)
         if kind == "in":
             up = next(p for p in _ps(t) if set(tokens(p.name)) & USER_WORDS)
-            return "update", pre + [f"set state.current_user = {ident(up.name)}", "return {current_user: state.current_user}"], "{current_user: str?}"
+            return "update", pre + [f"set state.current_user = {_acc(t, up)}", "return {current_user: state.current_user}"], "{current_user: str?}"
         if kind == "out":
             return "update", pre + ["set state.current_user = null", "return {current_user: state.current_user}"], "{current_user: str?}"
         return "read", ["return state.current_user"], "str?"
