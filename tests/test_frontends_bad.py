@@ -96,6 +96,7 @@ def test_duplicate_tool_names(tmp_path):
     tools, diags = read_file(p)
     assert [t.name for t in tools] == ["get_user"]
     d = only(diags, "duplicate-tool")
+    assert d.severity.value == "warning"  # the first is kept and the env builds
     assert loc(d) == f"{p}:3:3"  # the second entry
     assert d.notes == (f"first defined at {p}:2:3",)
 

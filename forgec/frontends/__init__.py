@@ -97,7 +97,9 @@ def _dedupe(tools: list[Tool], diags: list[Diagnostic]) -> list[Tool]:
             continue
         s = t.source
         span = Span(s.file, s.line, s.col, pointer=s.pointer) if s else None
-        d = error(codes.DUPLICATE_TOOL, f"tool `{t.name}` is defined twice; this definition is dropped", span, help="rename one of the tools or remove the duplicate")
+        # a warning: the first definition is kept and the env builds (a published spec with a repeated operationId is
+        # a doc defect a reader survives, not a reason to build nothing)
+        d = warning(codes.DUPLICATE_TOOL, f"tool `{t.name}` is defined twice; this definition is dropped", span, help="rename one of the tools or remove the duplicate")
         if prev.source is not None:
             d = Diagnostic(d.severity, d.code, d.message, d.span, d.help, (f"first defined at {prev.source}",))
         diags.append(d)

@@ -130,6 +130,7 @@ DUPLICATE_TOOL = define(
     why="A tool call names exactly one tool; two definitions make calls ambiguous.",
     wrong='[{"name": "get_user", ...}, {"name": "get_user", ...}]',
     right='[{"name": "get_user", ...}, {"name": "get_user_by_email", ...}]',
+    severity=Severity.WARNING,
 )
 UNDECLARED_PATH_PARAM = define(
     "undeclared-path-param",
