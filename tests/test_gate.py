@@ -315,3 +315,15 @@ def test_stats_say_why_an_env_yields_few_tasks():
     })
     assert lines == ["a: 7 tasks; most rejected: dictated-call 1068 (no lookup or decision: the user dictates every argument); "
                      "no-verb-phrase 164 (an intent is not a verb phrase); duplicate 3"]
+
+
+def test_a_doc_that_opens_with_its_values_lists_them():
+    """Zotero's `library_type`: '"user", "group", or "default" to reset to env var defaults.' lists the values with
+    no lead-in ("one of", "either"); states and arguments drew "cedar" and "raven" for it (the blind review)."""
+    from forgec.synth import prose
+
+    doc = '"user", "group", or "default" to reset to env var defaults.'
+    assert documented_values(doc, frozenset({"library_type"})) == ["user", "group", "default"]
+    assert prose.allowed_values(doc)[0] == ("user", "group", "default")
+    assert documented_values('The label, for example "Home" and then more words') == []  # a lone example lists nothing
+    assert prose.allowed_values('Text like "a" here, "b" there.') is None  # quotes inside a sentence, not its opening list

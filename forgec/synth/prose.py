@@ -308,7 +308,13 @@ def allowed_values(description: str) -> tuple[tuple[str, ...], str] | None:
             got = _closed_set(sent[len(sent) - len(m.group("rest")):], m.group(0).lower())
             if got:
                 return got, sent
+        m = _LEADING_LIST.match(sent)  # a description that opens with the values: '"user", "group", or "default" to ...'
+        if m:
+            return tuple(dict.fromkeys(a or b or c for a, b, c in _QUOTED.findall(m.group(0)))), sent
     return None
+
+
+_LEADING_LIST = re.compile(r"""\s*(?:(?:'[^'\n]{1,40}'|"[^"\n]{1,40}"|`[^`\n]{1,40}`)\s*,\s*)+(?:or\s+)?(?:'[^'\n]{1,40}'|"[^"\n]{1,40}"|`[^`\n]{1,40}`)""")
 
 
 @lru_cache(maxsize=4096)
