@@ -119,3 +119,19 @@ def test_broad_doc_sets_that_did_not_build_now_synthesize_and_check(name):
     decl, text, errors = _synth_check(BROAD / name)
     assert not errors, render(errors, "concise", {"x.forge": text})
     assert decl.tools
+
+
+def test_a_text_search_query_is_no_sql_statement():
+    """Zotero's MCP server: `zotero_search_items(query: "Search query string")`, whose tool prose mentions 'the local
+    Zotero SQLite DB', was taken for a SQL tool: the env got SQL tables (customers, orders) and tasks searched items
+    with "DELETE FROM customers WHERE id = 2" (the blind review). A SQL server's tools still are SQL tools."""
+    from forgec.synth.shape_sql import role_of
+
+    zot, = read_paths([BROAD / "pypi_zotero_mcp_server"])[0]
+    assert [t.name for t in zot.tools if role_of(t) in ("select", "write", "create", "any")] == []
+    sq, = read_paths([CORPUS / "mcp_server_sqlite"])[0]
+    assert {t.name: role_of(t) for t in sq.tools if role_of(t)} == {"read_query": "select", "write_query": "write",
+                                                                    "create_table": "create", "list_tables": "list",
+                                                                    "describe_table": "describe"}
+    decl, text, errors = _synth_check(BROAD / "pypi_zotero_mcp_server")
+    assert not errors and not any(e.name == "Table" for e in decl.entities)

@@ -106,7 +106,7 @@ BODIES = {
 }
 
 _SQL_PARAM = re.compile(r"(^|_)(query|sql|statement|stmt|sql_query)$", re.I)
-_SQL_WORDS = re.compile(r"\bSQL\b|\bSELECT\b|\bINSERT\b|\bCREATE TABLE\b|\bSQLite\b|\bPostgres", re.I)
+_SQL_DESC = re.compile(r"\bSQL\b|\b(?:SELECT|INSERT|UPDATE|DELETE)\b|\bCREATE TABLE\b|(?i:\bsql\b|\bstatements?\b|\bquery to (?:run|execute)\b|\b(?:run|execute)s?\b[^.]{0,30}\bquer(?:y|ies)\b)")  # keywords in capitals
 
 
 def _text(t: ir.Tool) -> str:
@@ -115,12 +115,14 @@ def _text(t: ir.Tool) -> str:
 
 def _sql_param(t: ir.Tool) -> ir.Param | None:
     """The one string parameter that takes a SQL statement."""
+    # a described `query` that does not say SQL is a text search ("Search query string"), not a statement
     ps = [p for p in t.params if p.type is not None and p.type.kind == "string"
-          and (_SQL_PARAM.search(p.name) or re.search(r"\bSQL\b", p.description or "", re.I))]
+          and (_SQL_PARAM.search(p.name) or re.search(r"\bSQL\b", p.description or "", re.I))
+          and (not (p.description or "").strip() or _SQL_DESC.search(p.description or ""))]
     req = [p for p in t.params if p.required]
     if len(ps) != 1 or any(p is not ps[0] for p in req):
         return None
-    return ps[0] if _SQL_WORDS.search(_text(t)) else None
+    return ps[0] if _SQL_DESC.search(_text(t)) else None  # statements, not a product name ("the local SQLite DB")
 
 
 def role_of(t: ir.Tool) -> str | None:
