@@ -19,6 +19,7 @@ only while the built tool has the same parameter names (a hand-edited env may ha
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -89,16 +90,32 @@ def _object_schema(schema: Any) -> dict | None:
     return {"type": "object", "properties": {"result": schema}, "required": ["result"]}
 
 
-def _keeps(schema: dict, results: list) -> bool:
-    try:
-        from jsonschema.validators import validator_for
+_KEEPS: dict[str, bool] = {}  # (schema, results) digest -> verdict: an unchanged env costs a lookup on the next compile
 
-        cls = validator_for(schema)
-        cls.check_schema(schema)
-        v = cls(schema)
-        return bool(results) and all(v.is_valid(json.loads(json.dumps(r))) for r in results)
-    except Exception:  # noqa: BLE001 - jsonschema missing, or a schema it cannot use: not served
+
+def _keeps(schema: dict, results: list) -> bool:
+    """Whether every recorded result validates against the doc's output schema (and there is one)."""
+    if not results:
         return False
+    try:
+        key = hashlib.sha256(json.dumps([schema, results], sort_keys=True, default=str).encode()).hexdigest()
+    except (TypeError, ValueError):
+        return False
+    hit = _KEEPS.get(key)
+    if hit is None:
+        try:
+            from jsonschema.validators import validator_for
+
+            cls = validator_for(schema)
+            cls.check_schema(schema)
+            v = cls(schema)
+            hit = all(v.is_valid(json.loads(json.dumps(r))) for r in results)
+        except Exception:  # noqa: BLE001 - jsonschema missing, or a schema it cannot use: not served
+            hit = False
+        if len(_KEEPS) > 4096:
+            _KEEPS.clear()
+        _KEEPS[key] = hit
+    return hit
 
 
 def _from_doc(tool: Any, docs: dict[str, Any]) -> dict:
