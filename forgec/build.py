@@ -947,6 +947,32 @@ def oracle_stage(job: EnvJob) -> None:
     rec.oracle = cached(job, "oracle", key, lambda: job.pr.oracle or None, dict)
 
 
+def toolmeta_cached_stage(job: EnvJob) -> None:
+    """`toolmeta_stage`, reused when the docs (their bytes: titles and annotations are read from them), the module and
+    the tasks are what the previous build had: validating every recorded result against the docs' output schemas
+    was most of an unchanged rebuild."""
+    rec = job.rec
+    files = sorted({t.source.file for t in job.ir.tools if getattr(t, "source", None) is not None and t.source.file})
+    digests = [sha256_text(Path(f).read_bytes()) if Path(f).is_file() else f for f in files]
+    key = _key("toolmeta", PIPELINE_VERSION, rec.ir_hash, digests, rec.tasks.hash if rec.tasks else None,
+               rec.module.hash if rec.module else None)
+
+    def meta_of(tools: dict) -> dict:
+        return {n: (r.title, r.annotations, r.output_schema) for n, r in tools.items()}
+
+    def reuse() -> dict | None:
+        prev = meta_of(job.pr.tools) if job.pr else {}
+        return prev if prev and set(prev) == set(rec.tools) else None
+
+    def compute() -> dict:
+        toolmeta_stage(job)
+        return meta_of(rec.tools)
+
+    for name, (title, ann, out) in cached(job, "toolmeta", key, reuse, compute).items():
+        t = rec.tools[name]
+        t.title, t.annotations, t.output_schema = title, ann, out
+
+
 STAGES: tuple[Stage, ...] = (
     Stage("synth", synth_stage, needs=("ir",), gives=("src_text",)),
     Stage("check", check_stage, needs=("src_text",), gives=("env_mod", "env_decl")),
@@ -955,7 +981,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("sample", sample_stage, needs=("env_decl", "module", "world"), gives=("bp_files",)),
     Stage("lower", lower_stage, needs=("bp_files", "env_mod", "base_env", "init_hash", "diff_world"), gives=("task_lines",)),
     Stage("oracle", oracle_stage, needs=("task_lines",), gives=()),
-    Stage("toolmeta", toolmeta_stage, needs=("task_lines", "module"), gives=()),  # titles, annotations, output schemas
+    Stage("toolmeta", toolmeta_cached_stage, needs=("task_lines", "module"), gives=()),  # titles, annotations, output schemas
 )
 
 

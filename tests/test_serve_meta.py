@@ -160,3 +160,27 @@ def test_http_answers_a_post_with_one_json_body_unless_asked_for_sse(moved_build
 
         res = anyio.run(go)
     assert not res.is_error and json.loads(res.content[0].text) == gold["result"]
+
+
+def test_tool_metadata_is_reused_for_unchanged_docs_and_redone_when_a_title_changes(tmp_path):
+    """The toolmeta stage is cached on the doc bytes, module and tasks: an unchanged rebuild reuses it, and a doc
+    whose only change is a tool's title (which no other stage reads) gets the new title."""
+    import json as _json
+    import shutil
+
+    from forgec.build import CompileOptions, compile_build
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shutil.copy(Path(__file__).resolve().parent.parent / "examples" / "helpdesk.json", docs / "helpdesk.json")
+    opts = CompileOptions(inputs=[docs], out=tmp_path / "build", tasks_per_env=8)
+    first = compile_build(opts)
+    name, rec = next((n, r) for n, r in first.manifest.envs["helpdesk"].tools.items() if r.title)
+    again = compile_build(opts)
+    assert again.manifest.envs["helpdesk"].tools[name].title == rec.title
+    doc = _json.loads((docs / "helpdesk.json").read_text())
+    tool = next(t for t in doc["tools"] if t["name"] == name)
+    tool["title"] = "A brand new title"
+    (docs / "helpdesk.json").write_text(_json.dumps(doc))
+    third = compile_build(opts)
+    assert third.manifest.envs["helpdesk"].tools[name].title == "A brand new title"
