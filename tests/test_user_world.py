@@ -151,7 +151,6 @@ def _tau_db(domain: str, files: tuple[str, ...], tmp: Path) -> Path:
     return f
 
 
-@pytest.mark.skipif(not TAU.is_dir() or not CORPUS.is_dir(), reason="../shared (τ-bench and its docs) is not checked out")
 @pytest.mark.parametrize("domain,files,counts,first", [
     ("retail", ("orders", "products", "users"), {"Order": 1000, "Product": 50, "User": 500}, ("Order", "#W2611340", "payment_history")),
     ("airline", ("flights", "reservations", "users"), {"Flight": 300, "Reservation": 2000, "User": 500},
