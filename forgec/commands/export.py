@@ -25,7 +25,8 @@ def command(
 ) -> None:
     """Export a build's tasks for another stack (hf: Parquet for `datasets.load_dataset`; tau2: τ²-bench's layout)."""
     from forgec import diagnostics as D
-    from forgec.export.hf import MARKER, export_hf
+    from forgec.export import MARKER
+    from forgec.export.hf import export_hf
 
     out, root = output.resolve(), build.resolve()
     if out == root or out.is_relative_to(root) or root.is_relative_to(out):

@@ -16,21 +16,19 @@ Layout of DIR:
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from forgec.export import staged, write_marker
 from forgec.tasks import Task, TaskStats
 from forgec.runtime.episode import AGENT_SYSTEM_PROMPT
 from forgec.runtime.scenario import opening
 
 EXPORT_SCHEMA_VERSION = "1.0"
-MARKER = "forgec-export.json"
 
 
 def _j(v: Any) -> str:
@@ -160,12 +158,9 @@ def export_hf(build: Any, out: Path) -> dict[str, int]:
     by_env: dict[str, list[Task]] = {env: [] for env in sorted(build.envs)}
     for t in build.tasks:
         by_env.setdefault(t.env, []).append(t)
-    out = Path(out)
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    (tmp / "data").mkdir(parents=True)
     counts: dict[str, int] = {}
-    try:
+    with staged(Path(out)) as tmp:
+        (tmp / "data").mkdir()
         for env, tasks in by_env.items():
             mod = build.envs.get(env)
             tools_json = _j(list(getattr(mod, "TOOLS", [])))
@@ -175,12 +170,5 @@ def export_hf(build: Any, out: Path) -> dict[str, int]:
         if not counts:  # a build without envs still loads: one file with the schema and no rows
             _write(tmp / "data" / "empty.parquet", [])
         (tmp / "README.md").write_text(_card(Path(build.root).resolve().name, counts), encoding="utf-8")
-        (tmp / MARKER).write_text(json.dumps({"format": "hf", "export_schema": EXPORT_SCHEMA_VERSION,
-                                              "forgec_version": (build.manifest.get("metadata") or {}).get("forgec_version"),
-                                              "build": Path(build.root).resolve().name, "envs": counts}, indent=2) + "\n")
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        write_marker(tmp, build, "hf", counts, export_schema=EXPORT_SCHEMA_VERSION)
     return counts

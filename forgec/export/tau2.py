@@ -22,17 +22,16 @@ forwards calls to `Env.step` (not written here; see docs/export.md).
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from pathlib import Path
 from typing import Any
 
+from forgec.export import staged, write_marker
 from forgec.tasks import Task
 from forgec.wording import say, split_name
 from forgec.runtime.episode import AGENT_SYSTEM_PROMPT
 
-MARKER = "forgec-export.json"
 
 
 def _leaves(v: Any) -> list[str]:
@@ -99,11 +98,8 @@ def _dir_name(env: str) -> str:
 
 def export_tau2(build: Any, out: Path) -> dict[str, int]:
     """Write the loaded `build` in τ²-bench's layout to `out` (replaced as a whole); returns tasks per env."""
-    out = Path(out)
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
     counts: dict[str, int] = {}
-    try:
+    with staged(Path(out)) as tmp:
         for env in sorted(build.envs):
             mod = build.envs[env]
             tasks = sorted((t for t in build.tasks if t.env == env), key=lambda t: t.id)
@@ -119,16 +115,9 @@ def export_tau2(build: Any, out: Path) -> dict[str, int]:
             if src.is_file():
                 shutil.copyfile(src, d / "db.json")
             counts[env] = len(tasks)
-        tmp.mkdir(parents=True, exist_ok=True)
         (tmp / "README.md").write_text(
             "# forgec build in τ²-bench's data layout\n\nOne domain per environment under `domains/`: `tasks.json` "
             "(τ²-bench `Task` objects), `split_tasks.json`, `db.json` (the world state every task starts from), "
             "`policy.md`, `tools.json`. Made by `forgec export tau2`; see forgec's docs/export.md.\n", encoding="utf-8")
-        (tmp / MARKER).write_text(json.dumps({"format": "tau2", "forgec_version": (build.manifest.get("metadata") or {}).get("forgec_version"),
-                                              "build": Path(build.root).resolve().name, "envs": counts}, indent=2) + "\n")
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        write_marker(tmp, build, "tau2", counts)
     return counts
