@@ -45,6 +45,7 @@ modules) — a first line that keeps honest bodies deterministic, not the isolat
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import secrets
@@ -844,3 +845,15 @@ def install(sb: Sandbox | None) -> Sandbox | None:
             _POOL.clear()
         _INSTALLED, _SHARED_PID = sb, os.getpid()
         return old
+
+
+@contextlib.contextmanager
+def installed(sb: Sandbox):
+    """`install(sb)` for the duration of a `with` block (tests, custom limits): the previous sandbox comes back
+    and `sb` is closed at the end."""
+    old = install(sb)
+    try:
+        yield sb
+    finally:
+        sb.close()
+        install(old)

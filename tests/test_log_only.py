@@ -71,14 +71,19 @@ WORLD = {"entities": {"Ticket": {"t1": {"ticket_id": "t1", "status": "open"}, "t
                       "ActionLog": {}}, "globals": {}}
 
 
-@pytest.fixture(scope="module")
-def built():
-    mod, diags = lang.parse(SRC, "desk.forge")
+def _compiled(src: str):
+    """The desk env of `src`, checked and generated: (the parsed module, the env module)."""
+    mod, diags = lang.parse(src, "desk.forge")
     diags += lang.check([mod])
-    assert not has_errors(diags), render(diags, "concise", {"desk.forge": SRC})
+    assert not has_errors(diags), render(diags, "concise", {"desk.forge": src})
     p = Path(tempfile.mkdtemp(prefix="log_only_")) / "env.py"
     p.write_text(emit_env(mod.envs[0], "desk.forge"), encoding="utf-8")
     return mod, load_env_module(p)
+
+
+@pytest.fixture(scope="module")
+def built():
+    return _compiled(SRC)
 
 
 def test_tables_mark_the_log(built):
@@ -180,12 +185,7 @@ SUBJECTS = ["printer jam", "lost password", "broken monitor", "slow laptop", "vp
 
 @pytest.fixture(scope="module")
 def built_search():
-    mod, diags = lang.parse(SEARCH_SRC, "desk.forge")
-    diags += lang.check([mod])
-    assert not has_errors(diags), render(diags, "concise", {"desk.forge": SEARCH_SRC})
-    p = Path(tempfile.mkdtemp(prefix="log_only_")) / "env.py"
-    p.write_text(emit_env(mod.envs[0], "desk.forge"), encoding="utf-8")
-    return mod, load_env_module(p)
+    return _compiled(SEARCH_SRC)
 
 
 @pytest.mark.parametrize("sampler", ["walk", "scenario"])

@@ -293,11 +293,8 @@ def test_fork_then_echo_returns_its_own_reply(mod, sb, route):
 
 @pytest.fixture
 def unsafe_sb():
-    s = sandbox.Sandbox(time_limit=1.5, memory_mb=256, unsafe=True)
-    old = sandbox.install(s)
-    yield s
-    s.close()
-    sandbox.install(old)
+    with sandbox.installed(sandbox.Sandbox(time_limit=1.5, memory_mb=256, unsafe=True)) as s:
+        yield s
 
 
 def test_unsafe_worker_fork_is_caught_by_the_protocol(mod, unsafe_sb):

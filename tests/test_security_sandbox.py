@@ -124,20 +124,14 @@ def mod(tmp_path_factory):
 
 @pytest.fixture
 def sb():
-    s = sandbox.Sandbox(time_limit=1.5, memory_mb=256, unsafe=False)
-    old = sandbox.install(s)
-    yield s
-    s.close()
-    sandbox.install(old)
+    with sandbox.installed(sandbox.Sandbox(time_limit=1.5, memory_mb=256, unsafe=False)) as s:
+        yield s
 
 
 @pytest.fixture
 def unsafe_sb():
-    s = sandbox.Sandbox(time_limit=1.5, memory_mb=256, unsafe=True)
-    old = sandbox.install(s)
-    yield s
-    s.close()
-    sandbox.install(old)
+    with sandbox.installed(sandbox.Sandbox(time_limit=1.5, memory_mb=256, unsafe=True)) as s:
+        yield s
 
 
 def started(mod, sb) -> int:
