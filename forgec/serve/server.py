@@ -102,16 +102,9 @@ def _task_from_query(ctx: Any, table: SessionTable):
 def session_for(ctx: Any, table: SessionTable) -> Session:
     """The session of this MCP request: made at its first request, an error once the table let it go."""
     sid = _session_id(ctx)
+    client = ctx.request.client.host if ctx.request is not None and ctx.request.client else ""
     try:
-        if table.held(sid) or sid == STDIO_SESSION:
-            return table.get(sid)
-        try:
-            return table.get(sid)  # raises session-expired for an id the table reaped or dropped
-        except SessionError as e:
-            if e.code != "unknown-session":
-                raise
-        client = ctx.request.client.host if ctx.request is not None and ctx.request.client else ""
-        return table.create(sid, task=_task_from_query(ctx, table), client=client)
+        return table.open(sid, lambda: _task_from_query(ctx, table), client)
     except SessionError as e:
         raise MCPError(types.INVALID_REQUEST, f"{e.message} [{e.code}]") from None
 

@@ -27,7 +27,8 @@ sessions. It is bounded and never surprising (issue 25):
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,6 +167,7 @@ class SessionTable:
         self.max_per_client = max_per_client if max_per_client is not None else max_sessions
         self._s: OrderedDict[str, Session] = OrderedDict()
         self._gone: OrderedDict[str, str] = OrderedDict()  # ids reaped or dropped -> why (bounded memory of them)
+        self._per_client: Counter[str] = Counter()  # live sessions per client address
 
     def create(self, sid: str, *, task: Task | None = None, client: str = "") -> Session:
         """A new session at `task` (default: the table's task); refused past a cap, never by evicting a live session."""
@@ -175,12 +177,20 @@ class SessionTable:
         if len(self._s) >= self.max_sessions:
             raise SessionError("server-full", f"the server holds {len(self._s)} sessions, its --max-sessions; "
                                               "end one (DELETE /forgec/sessions/ID) or wait for idle ones to be reaped")
-        if client and sum(1 for s in self._s.values() if s.client == client) >= self.max_per_client:
+        if client and self._per_client[client] >= self.max_per_client:
             raise SessionError("client-full", f"this client holds {self.max_per_client} sessions, the per-client cap "
                                               "(--max-sessions-per-client); end one first")
         self._gone.pop(sid, None)
         s = self._s[sid] = Session(sid, self.world, task if task is not None else self.default_task, client=client)
+        self._per_client[client] += 1
         return s
+
+    def open(self, sid: str, task: Callable[[], Task | None], client: str = "") -> Session:
+        """The session a transport request names: the live one, else a new one at `task()` for an id never seen;
+        `session-expired` for an id the table let go (never made again fresh)."""
+        if sid in self._s or sid in self._gone:
+            return self.get(sid)
+        return self.create(sid, task=task(), client=client)
 
     def get(self, sid: str) -> Session:
         """The live session `sid`; `SessionError` if the table never held it or let it go."""
@@ -225,6 +235,9 @@ class SessionTable:
 
     def _forget(self, sid: str, why: str) -> None:
         s = self._s.pop(sid)
+        self._per_client[s.client] -= 1
+        if not self._per_client[s.client]:
+            del self._per_client[s.client]
         _release_sandbox(s.env)
         self._gone[sid] = why
         while len(self._gone) > 100_000:
