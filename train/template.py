@@ -16,6 +16,14 @@ they are agent-generated (trainable): tokenize.py and the rollout backends token
 segment by segment, so prompts grow by appending and nothing is re-tokenized. The same
 template also exists as Jinja (`chat_template_jinja`) for HF `apply_chat_template` and
 vLLM's chat endpoint; a test checks both give identical text.
+
+A model whose tokenizer carries its own chat template (Qwen3, Llama 3.x, Mistral, ...) is
+trained on *that* format, as TRL/verl/OpenRLHF do: pass `tokenizer=` and `render_segments`
+renders with `tokenizer.apply_chat_template` and finds each agent turn by rendering
+prefixes (`template_segments`). The ChatML above is the fallback for tokenizers without a
+template (base models, and the tiny tokenizer while train/tiny.py trains it on this very
+text, before it exists; tiny.py then installs `chat_template_jinja()`, the same format).
+Parsing model output stays in `forgec.runtime.toolcalls.parse_hermes`.
 """
 
 from __future__ import annotations
@@ -97,12 +105,17 @@ def header_text(system: str | None, tools: list[dict] | None) -> str:
 
 
 def render_segments(messages: list[dict], tools: list[dict] | None = None, system: str | None = None,
-                    keep_thinking: bool = True, add_generation_prompt: bool = False) -> list[Segment]:
+                    keep_thinking: bool = True, add_generation_prompt: bool = False, tokenizer: Any = None,
+                    since: int = 0) -> list[Segment]:
     """The conversation as tagged segments (see the module docstring).
 
     A leading `system` message overrides `system`. With keep_thinking=False only the
-    last assistant message keeps its reasoning (Qwen3's default behaviour).
+    last assistant message keeps its reasoning (Qwen3's default behaviour). A tokenizer
+    with a chat template renders with it (`template_segments`, which also reads `since`);
+    otherwise the built-in ChatML, where `since` changes nothing.
     """
+    if uses_tokenizer_template(tokenizer):
+        return template_segments(tokenizer, messages, tools, system, keep_thinking, add_generation_prompt, since)
     msgs = list(messages)
     if msgs and msgs[0].get("role") == "system":
         system = _content_text(msgs[0].get("content"))
@@ -138,11 +151,145 @@ def render_segments(messages: list[dict], tools: list[dict] | None = None, syste
 
 
 def render_conversation(messages: list[dict], tools: list[dict] | None = None, system: str | None = None,
-                        keep_thinking: bool = True, add_generation_prompt: bool = False) -> str:
-    return "".join(s.text for s in render_segments(messages, tools, system, keep_thinking, add_generation_prompt))
+                        keep_thinking: bool = True, add_generation_prompt: bool = False, tokenizer: Any = None) -> str:
+    """The whole text of `render_segments` (same arguments): what the model reads."""
+    segs = render_segments(messages, tools, system, keep_thinking, add_generation_prompt, tokenizer)
+    return "".join(s.text for s in segs)
 
 
 # Parsing generated text: `forgec.runtime.toolcalls.parse_hermes`, the one parser training and eval share.
+
+
+# ---------------------------------------------------------------- the model's own chat template
+
+
+class ChatTemplateError(ValueError):
+    """A tokenizer's chat template that cannot be split into turns without mis-masking."""
+
+
+def uses_tokenizer_template(tokenizer: Any) -> bool:
+    """True when the tokenizer carries its own chat template; False selects the built-in ChatML.
+
+    The fallback is for tokenizers without one: base models, and the tiny tokenizer while
+    train/tiny.py trains it on text rendered here (it gets `chat_template_jinja()` after).
+    """
+    return bool(getattr(tokenizer, "chat_template", None))
+
+
+def end_of_turn(tokenizer: Any = None) -> str:
+    """The text that closes an agent turn: the last thing the agent generates, so the last trainable text.
+
+    Under a model's own template that is its eos token (`<|im_end|>` for Qwen, `<|eot_id|>` for
+    Llama 3 instruct), which generation stops on; under the built-in ChatML, `<|im_end|>`.
+    """
+    if not uses_tokenizer_template(tokenizer):
+        return IM_END
+    if not tokenizer.eos_token:
+        raise ChatTemplateError("the tokenizer has a chat template but no eos_token: cannot tell where an agent turn ends")
+    return tokenizer.eos_token
+
+
+def _template_call(call: Any) -> dict:
+    """A tool call as HF templates expect it: arguments a dict (Llama's template `tojson`s them; a string would be
+    double-encoded); text that is not a JSON object stays text."""
+    fn = _get(call, "function", call)
+    args = _get(fn, "arguments", {})
+    if isinstance(args, str):
+        try:
+            parsed = json.loads(args)
+        except ValueError:
+            parsed = None
+        args = parsed if isinstance(parsed, dict) else args
+    out = {"type": "function", "function": {"name": _get(fn, "name", ""), "arguments": args}}
+    if _get(call, "id"):
+        out["id"] = _get(call, "id")
+    return out
+
+
+def _template_message(msg: dict, keep_reasoning: bool) -> dict:
+    """One message for `apply_chat_template`: content a string (templates `trim` it), tool-call arguments
+    dicts, reasoning as `reasoning_content` (the name Qwen3's template reads) or gone when dropped."""
+    m = {k: v for k, v in msg.items() if k not in ("reasoning", "reasoning_content")}
+    m["content"] = _content_text(msg.get("content"))
+    if msg.get("role") == "assistant":
+        if keep_reasoning and reasoning_of(msg):
+            m["reasoning_content"] = reasoning_of(msg)
+        if msg.get("tool_calls"):
+            m["tool_calls"] = [_template_call(c) for c in msg["tool_calls"]]
+    return m
+
+
+def _template_conversation(messages: list[dict], system: str | None, keep_thinking: bool) -> tuple[list[dict], int]:
+    """(messages for the template, how many were prepended): `system` leads unless a system message does,
+    and keep_thinking=False drops the reasoning of all but the last assistant turn, as the ChatML path does."""
+    last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
+    msgs = [_template_message(m, keep_thinking or i == last) for i, m in enumerate(messages)]
+    if system and not (msgs and msgs[0].get("role") == "system"):
+        return [{"role": "system", "content": system}] + msgs, 1
+    return msgs, 0
+
+
+def _render(tokenizer: Any, messages: list[dict], tools: list[dict] | None, generation_prompt: bool) -> str:
+    """apply_chat_template as text; its failures (jinja errors, an empty conversation) as ChatTemplateError."""
+    from jinja2 import TemplateError
+
+    try:
+        return tokenizer.apply_chat_template(messages, tools=tools or None, tokenize=False,
+                                             add_generation_prompt=generation_prompt)
+    except (TemplateError, ValueError) as e:
+        raise ChatTemplateError(f"the chat template failed to render {len(messages)} message(s): {e}") from e
+
+
+def _extend(done: str, text: str, what: str) -> str:
+    """`text` minus the already-rendered `done`, which it must start with: a template that rewrites earlier
+    turns would shift every later mask, so it is refused here rather than trained on wrongly."""
+    if text.startswith(done):
+        return text[len(done):]
+    k = next((i for i, (a, b) in enumerate(zip(done, text)) if a != b), min(len(done), len(text)))
+    raise ChatTemplateError(
+        f"the chat template is not prefix-stable: rendering {what} changes earlier text at character {k} "
+        f"({done[k:k + 40]!r} became {text[k:k + 40]!r}). Rollouts and training extend one token sequence turn by "
+        "turn, so each rendering must extend the previous one; a template that drops or rewrites earlier turns "
+        "(earlier reasoning, say) needs template.keep_thinking=false or a template that keeps them.")
+
+
+def _split_turn(text: str, eot: str, index: int) -> tuple[str, str]:
+    """An assistant turn as rendered -> (what the agent generates, through `eot`; template text after it)."""
+    k = text.rfind(eot)
+    if k < 0:
+        raise ChatTemplateError(f"the chat template renders assistant message {index} without the tokenizer's "
+                                f"end-of-turn token {eot!r} (its eos_token): cannot tell generated text from template text")
+    return text[:k + len(eot)], text[k + len(eot):]
+
+
+def template_segments(tokenizer: Any, messages: list[dict], tools: list[dict] | None = None, system: str | None = None,
+                      keep_thinking: bool = True, add_generation_prompt: bool = False, since: int = 0) -> list[Segment]:
+    """The conversation in the tokenizer's own chat template, as tagged segments (what render_segments returns).
+
+    Assistant turn i is messages[:i] rendered with the generation prompt, then messages[:i+1]
+    without: the difference is the turn as the template writes it, trainable through
+    `end_of_turn`, template text after. Each rendering must extend the last (`_extend`).
+    Only turns from message `since` on get boundaries (earlier text is one context segment:
+    the rollout needs just the newest turn); with keep_thinking=False only the last turn,
+    and none when a generation prompt asks for the next one — that turn's context is one piece.
+    """
+    msgs, off = _template_conversation(messages, system, keep_thinking)
+    turns = [i for i, m in enumerate(msgs) if m.get("role") == "assistant" and i - off >= since]
+    if not keep_thinking:
+        turns = [] if add_generation_prompt else turns[-1:]
+    eot = end_of_turn(tokenizer) if turns else ""
+    segs: list[Segment] = []
+    done = ""
+    for i in turns:
+        prompt = _extend(done, _render(tokenizer, msgs[:i], tools, True), f"the prompt of message {i - off}")
+        body = _extend(done + prompt, _render(tokenizer, msgs[:i + 1], tools, False), f"assistant message {i - off}")
+        gen, rest = _split_turn(body, eot, i - off)
+        segs += [Segment(prompt, False, i - off), Segment(gen, True, i - off), Segment(rest, False, i - off)]
+        done += prompt + body
+    if msgs and (add_generation_prompt or not turns or turns[-1] < len(msgs) - 1):
+        tail = _render(tokenizer, msgs, tools, add_generation_prompt)
+        segs.append(Segment(_extend(done, tail, "the whole conversation"), False, len(messages)))
+    return [s for s in segs if s.text or s.trainable]
 
 
 # ---------------------------------------------------------------- the same template in Jinja
