@@ -6,7 +6,9 @@ generated ids + the newly arrived messages (tool results, user text) rendered an
 tokenized segment by segment. So the policy sees its earlier `<think>` blocks verbatim
 (interleaved thinking) and every AgentReply carries `prompt_token_ids`/`token_ids`
 that the trainer uses as they are (no re-tokenization). With keep_thinking=False each
-turn's prompt is re-rendered from the messages (earlier reasoning dropped).
+turn's prompt is re-rendered from the messages (earlier reasoning dropped). Rendering
+uses the tokenizer's own chat template when it has one (train/template.py), so a real
+model is prompted in the format it was tuned on; its output is parsed by parse_hermes.
 
 Backends (`Engine.generate(prompt_ids, sampling, seed) -> (token_ids, logprobs)`):
 * `HFEngine`: transformers `generate` on the training model itself (CPU, tests).
@@ -34,7 +36,7 @@ from typing import Any, Protocol
 
 from forgec.runtime.types import AgentReply
 from forgec.runtime.toolcalls import parse_hermes
-from forgec.train.template import IM_END, render_segments
+from forgec.train.template import end_of_turn, render_segments
 from forgec.train.tokenize import tokenize_text
 from forgec.runtime.episode import EpisodeLimits, arun_episode
 from forgec.runtime.judge import RuleJudge
@@ -377,8 +379,9 @@ class PolicyAgent:
         self.max_context = max_context_tokens
         self.turn = 0
         self._ids: list[int] | None = None  # prompt + generation of the previous turn
-        self._ended = True  # the previous generation ended with <|im_end|>
-        self._im_end = tokenizer.convert_tokens_to_ids(IM_END)
+        self._ended = True  # the previous generation ended with the end-of-turn token
+        self._eot = end_of_turn(tokenizer)  # <|im_end|> in ChatML; the model's eos under its own template
+        self._eot_id = tokenizer.convert_tokens_to_ids(self._eot)
 
     def _encode_segments(self, segs) -> list[int]:
         out: list[int] = []
@@ -387,13 +390,16 @@ class PolicyAgent:
         return out
 
     def build_prompt(self, messages: list[dict], tools: list[dict]) -> list[int]:
-        segs = render_segments(messages, tools, self.system, keep_thinking=self.keep_thinking, add_generation_prompt=True)
+        """This turn's prompt ids: the previous prompt + generation + the newly arrived messages' segments."""
+        render = dict(tools=tools, system=self.system, keep_thinking=self.keep_thinking, add_generation_prompt=True, tokenizer=self.tok)
         if self._ids is None or not self.keep_thinking:
-            return self._encode_segments(segs)
+            return self._encode_segments(render_segments(messages, **render))
         last_asst = max(i for i, m in enumerate(messages) if m.get("role") == "assistant")
+        # a model's template is rendered from our last turn on only (earlier text is already in self._ids)
+        segs = render_segments(messages, **render, since=last_asst)
         # everything after our own previous body (its trailing "\n" segment onwards)
         k = max(i for i, s in enumerate(segs) if s.message == last_asst and s.trainable)
-        prefix = [] if self._ended else tokenize_text(self.tok, IM_END)
+        prefix = [] if self._ended else tokenize_text(self.tok, self._eot)
         return self._ids + prefix + self._encode_segments(segs[k + 1:])
 
     async def act(self, messages: list[dict], tools: list[dict]) -> AgentReply:
@@ -404,7 +410,7 @@ class PolicyAgent:
         sampling = Sampling(min(self.sampling.max_new_tokens, room), self.sampling.temperature, self.sampling.top_p)
         ids, logprobs = await self.engine.generate(prompt, sampling, mix_seed(self.seed, self.turn))
         self._ids = prompt + ids
-        self._ended = bool(ids) and ids[-1] == self._im_end
+        self._ended = bool(ids) and ids[-1] == self._eot_id
         text = self.tok.decode(ids, skip_special_tokens=False)
         parsed = parse_hermes(text, f"call_{self.turn}")  # the parser `forgec eval` uses: same text, same turn
         calls = parsed.tool_calls

@@ -6,10 +6,12 @@ Two sources of assistant tokens:
   generation, so the whole episode is ONE sequence (checked, not assumed);
 * no ids (oracle/SFT trajectories, API agents): the conversation is rendered with the
   training template segment by segment, exactly as the rollout backends build prompts,
-  and the assistant segments (body + <|im_end|>) are the trainable ones.
+  and the assistant segments (body + end-of-turn token) are the trainable ones. The
+  template is the tokenizer's own chat template when it has one (the format the model
+  was tuned and is served with), else the built-in ChatML (train/template.py).
 
 System, user, tool-result and template tokens (`<|im_start|>assistant\\n`, the newline
-after `<|im_end|>`) never enter the loss.
+after `<|im_end|>`, or their counterparts in the model's template) never enter the loss.
 """
 
 from __future__ import annotations
@@ -81,6 +83,8 @@ def messages_to_samples(tokenizer: Any, messages: list[dict], tools: list[dict] 
                         keep_thinking: bool = True) -> list[Sample]:
     """Render + tokenize a conversation (no rollout ids); trainable = assistant segments.
 
+    Rendered in the tokenizer's own chat template when it has one (see train/template.py).
+
     With keep_thinking=False the context of each assistant turn differs (earlier
     reasoning dropped), so each assistant turn becomes its own sample.
     """
@@ -90,7 +94,7 @@ def messages_to_samples(tokenizer: Any, messages: list[dict], tools: list[dict] 
     cuts = [assistant_idx[-1]] if keep_thinking else assistant_idx
     samples = []
     for cut in cuts:
-        segs = render_segments(messages[: cut + 1], tools, system, keep_thinking=keep_thinking)
+        segs = render_segments(messages[: cut + 1], tools, system, keep_thinking=keep_thinking, tokenizer=tokenizer)
         ids: list[int] = []
         mask: list[int] = []
         for s in segs:
@@ -98,7 +102,7 @@ def messages_to_samples(tokenizer: Any, messages: list[dict], tools: list[dict] 
             trainable = s.trainable and (keep_thinking or s.message == cut)
             ids += t
             mask += [1 if trainable else 0] * len(t)
-        # drop the trailing template newline after the last <|im_end|>
+        # drop the template text after the last end-of-turn token (ChatML's newline)
         while mask and mask[-1] == 0:
             ids.pop()
             mask.pop()

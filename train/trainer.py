@@ -35,7 +35,7 @@ from forgec.train.tokenize import Sample, episode_to_samples
 from forgec.runtime.agents import OracleAgent
 from forgec.runtime.episode import run_episode
 from forgec.runtime.users import LLMUser, ScriptedUser
-from forgec.train.template import render_conversation
+from forgec.train.template import end_of_turn, render_conversation
 from forgec.train.cluster import check_environment, server_layout
 from forgec.runtime.loader import load
 from forgec.train.logging import MetricsLogger
@@ -376,7 +376,7 @@ class Trainer:
             for p in self.ref.parameters():
                 p.requires_grad_(False)
         self.pad_id = self.tok.pad_token_id
-        self.eos_id = self.tok.convert_tokens_to_ids("<|im_end|>")
+        self.eos_id = self.tok.convert_tokens_to_ids(end_of_turn(self.tok))  # generation stops where a turn ends
 
         self.start_step = 0
         self.history: list[dict] = []
@@ -529,8 +529,9 @@ class Trainer:
         return [f"http://{host}:{srv.port}/v1" for srv in self.servers]
 
     def _probe_prompt(self) -> list[int]:
-
-        return tokenize_text(self.tok, "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n")
+        """A one-line prompt in the model's own format, for checking that every server answers alike."""
+        hello = [{"role": "user", "content": "Hello"}]
+        return tokenize_text(self.tok, render_conversation(hello, add_generation_prompt=True, tokenizer=self.tok))
 
     # ------------------------------------------------------------ rollouts
 
