@@ -18,6 +18,7 @@ The checks, in the order `check` runs them (cheapest first):
 | `doc-preamble`       | an intent is built from a docs preamble about the tool ("this tool belongs to...")   |
 | `unsourced-argument` | a write's argument is neither said by the user, nor read from an earlier node        |
 | `dictated-call`      | one write and nothing else: no lookup, no decision, every argument dictated          |
+| `dictated-chain`     | writes only, every argument dictated (set aside; kept only up to the sampler's floor of 50) |
 | `write-to-final`     | a write acts on a record whose state the docs make final (and the tool does not allow it) |
 | `undone-write`       | a later write restores a value an earlier write changed                              |
 | `repeated-write`     | the same write twice, or one tool setting the same field of the same record again    |
@@ -52,6 +53,7 @@ REASONS: dict[str, str] = {
     "doc-preamble": "an intent was built from a docs preamble about the tool",
     "unsourced-argument": "a write argument is not said by the user nor read from the records acted on",
     "dictated-call": "no lookup or decision: the user dictates every argument",
+    "dictated-chain": "writes only, every argument dictated: left out once the env has 50 tasks",
     "write-to-final": "a write acts on a record in a state the docs make final",
     "undone-write": "a later write undoes an earlier one",
     "repeated-write": "a write is repeated",
@@ -105,6 +107,7 @@ def verb_phrase(text: str) -> bool:
 _LISTED = re.compile(r"(?:^\s*|\b(?:one of|either|(?:possible|allowed|valid|accepted|supported) values?(?: (?:are|is|include))?|must be|can be)\b[:\s]*)"
                      r"((?:[`'\"][^`'\"\n]{1,40}[`'\"][\s,/|]*(?:or\s+|and\s+)?){2,})", re.I)
 _QUOTED = re.compile(r"[`'\"]([^`'\"\n]{1,40})[`'\"]")
+_CLAUSE_VALUE = re.compile(r"(?:^\s*|[,;]\s*)[`'\"]([^`'\"\n\s]{1,30})[`'\"](?=\s)")
 
 
 def documented_values(doc: str, names: frozenset = frozenset()) -> list[str]:
@@ -118,6 +121,10 @@ def documented_values(doc: str, names: frozenset = frozenset()) -> list[str]:
 def _listed(doc: str, names: frozenset) -> tuple[str, ...]:
     m = _LISTED.search(doc)
     if not m:
+        # "'auto' (default) attaches a PDF, 'linked_url' bookmarks it, 'none' skips": values opening its clauses
+        clauses = _CLAUSE_VALUE.findall(doc)
+        if len(clauses) >= 2 and _CLAUSE_VALUE.match(doc) and not any(v in names for v in clauses):
+            return tuple(dict.fromkeys(clauses))
         return ()
     out: list[str] = []
     for v in _QUOTED.findall(m.group(1)):
@@ -502,6 +509,17 @@ def check_dictated(c: Candidate, g: Gate) -> str | None:
     if any(isinstance(n, A.ReasonNode) for n in c.nodes) or len(calls) != 1 or not g.writes.get(calls[0].tool):
         return None
     return "dictated-call"
+
+
+def is_dictated_chain(c: Candidate, g: Gate) -> bool:
+    """Writes only, in order, every argument the user's: no read call, no reasoning node, no argument
+    taken from another call's result. A form filled in several times; kept only where an env has no
+    task with a lookup to offer instead (the sampler's floor, `scenario.sample_scenarios`)."""
+    calls = [n for n in c.nodes if isinstance(n, A.CallNode)]
+    if not calls or any(isinstance(n, A.ReasonNode) for n in c.nodes) or not all(g.writes.get(n.tool) for n in calls):
+        return False
+    names = {n.name for n in calls}
+    return not any(isinstance(x, A.Name) and x.id in names for n in calls for a in n.args for x in A.walk(a.value))
 
 
 def check_final(c: Candidate, g: Gate, trace: list) -> str | None:

@@ -335,7 +335,7 @@ def instruction_leaks(instruction: str, task_tools: list[str], hidden_values: li
             continue
         if isinstance(v, str) and _looks_like_id(v) and re.search(rf"(?<!\w){re.escape(v.lower())}(?!\w)", low):
             problems.append(f"reveals the looked-up value {v!r}")
-        elif isinstance(v, (int, float)) and abs(v) >= 10 and re.search(rf"(?<![\w.]){re.escape(f'{v:g}')}(?![\w])", low):
+        elif isinstance(v, (int, float)) and abs(v) >= 10 and re.search(rf"(?<![\w.:/-]){re.escape(f'{v:g}')}(?![\w:/-])", low):  # not a part of a date or a time
             problems.append(f"reveals the computed value {v!r}")
     return sorted(set(problems))
 

@@ -265,6 +265,8 @@ def sentence_clause(sentence: str) -> Clause | None:
             words[-1] = "an" if w[:1].lower() in "aeiou" else "a"
         words.append(w)
     words = [w for w in words if w != "\0an"]
+    # the docs address the agent's user ("your library"); the user says it of themself ("my library")
+    words = [{"your": "my", "Your": "My", "yours": "mine"}.get(w, w) for w in words]
     while len(words) > 1 and words[-1].lower() in (E.PREPOSITIONS | E.DETERMINERS | E.CONJUNCTIONS):
         words.pop()
     if not 2 <= len(words) <= _MAX_WORDS or any(re.search(r"[_`(){}\[\]<>=/\\|]", w) for w in words):

@@ -83,7 +83,7 @@ def reason_for(kind: str, verb: str, doc: str, ent: str, rec: Any, described: tu
             opts = [f"my plans changed and I no longer need {what}", f"I booked {what} by mistake",
                     f"I found a cheaper fare for {what}" if what.startswith("the trip") else "I found a cheaper option elsewhere"]
         elif noun:
-            opts = [f"I no longer need {what}"]
+            opts = ["I no longer need it"]  # the request already names what: a second naming reads as a form
     elif kind == "status":
         if v == "check" and "check" in d and " in" in d:
             opts = [f"my flight to {attr[1]} leaves soon" if attr and attr[0] == "destination" else "my flight leaves soon",

@@ -42,10 +42,11 @@ from forgec.runtime.envrt import jcopy
 from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, blueprint_stats, format_blueprint_text, literal_expr, plural,
                            superlative)
 from forgec.stdlib import ops as OPS
+from forgec.stdlib.values import said_value
 from forgec.reasons import reason_for
 from forgec.realize import clause as realized_clause, doc_verb, name_verb
 from forgec.wording import humanize, names_tool, norm, participle, say
-from forgec.gate import Gate, candidate_of
+from forgec.gate import Gate, candidate_of, is_dictated_chain
 from forgec.devicewords import control_phrase, fold_said, unit_of
 from forgec.lower import flatten_facts, said_in
 
@@ -446,7 +447,7 @@ def _sayable(v: Any) -> bool:
         return False
     if isinstance(v, (int, float)):
         return True
-    return isinstance(v, str) and 0 < len(v) <= 40 and not looks_like_id(v)
+    return isinstance(v, str) and 0 < len(v) <= 40 and not looks_like_id(v) and "://" not in v  # nobody names a record by its link
 
 
 def _attr_rank(f: str, v: Any) -> int:
@@ -1121,8 +1122,12 @@ class _Sampler:
                 return f"{who}.{rng.choice(['home', 'work', 'new'])}@{rng.choice(['mail.com', 'inbox.org', 'post.net'])}"
             if self.m.user is None and (re.search(r"(observation|fact)$", n) or (n.endswith("content") and "observation" in text.lower())):
                 return rng.choice(_PHRASES["observation"])  # what a memory store keeps about someone
-            if re.search(r"(reason|note|notes|comment|message|text|body|summary|description|content|subject|title|thought|resolution|feedback|reply|answer|explanation|details)$", n):
+            if re.search(r"(reason|thought|resolution)$", n):
                 return rng.choice(_PHRASES.get(n.split("_")[-1], _PHRASES["text"]))
+            if not re.search(r"(address|street|address1|address2|address_line_2|line2|apartment|suite|unit|city|zip|zipcode|postal_code|state|province|region|country|destination|dest|new_path|target|to)$", n):
+                made = said_value(name, doc or "", rng, about=_name_of(rec))
+                if made is not None and made != cur:
+                    return made
             if re.search(r"(address|street|address1)$", n):
                 return f"{rng.randint(10, 990)} {rng.choice(['Oak', 'Maple', 'Cedar', 'Lake', 'Hill'])} {rng.choice(['St', 'Ave', 'Rd'])}"
             if re.search(r"(address2|address_line_2|line2|apartment|suite|unit)$", n):
@@ -1138,8 +1143,6 @@ class _Sampler:
                 return place[0]
             if re.search(r"(zip|zipcode|postal_code)$", n):
                 return f"{place[2]}{rng.randint(10, 99)}"
-            if re.search(r"(name)$", n):
-                return rng.choice(["Weekend plan", "Project notes", "Quarterly review", "Travel ideas"])
             if rec and re.search(r"(destination|dest|new_path|target|to)$", n):
                 k = next((v for v in rec.values() if isinstance(v, str) and v.startswith("/")), None)
                 if k:
@@ -1812,6 +1815,14 @@ _PHRASES = {
 }
 
 
+def _name_of(rec: dict | None) -> str | None:
+    """What the record acted on is called (its name, title or subject), for values said about it."""
+    for k, v in (rec or {}).items():
+        if isinstance(v, str) and re.search(r"(^|_)(name|title|subject)$", norm(k)) and 0 < len(v) <= 40 and not looks_like_id(v):
+            return v
+    return None
+
+
 def _bounds(text: str, n: str) -> tuple[float, float]:
     """(low, high) a number may take, from the docs: "at most 500", "(0 < amount <= 200)", "from 1 to 5"."""
     lo, hi = float("-inf"), float("inf")
@@ -1960,8 +1971,10 @@ def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Tool
     counters: Counter = Counter()
     rejected: Counter = Counter()
     out: list[SampledBlueprint] = []
+    spare: list[tuple] = []  # dictated write chains, set aside: used only to reach the floor below
+    floor = min(cfg.tasks_per_env, DICTATED_FLOOR)
     attempts = 0
-    while len(out) < cfg.tasks_per_env and attempts < max_attempts:
+    while len(out) < cfg.tasks_per_env and attempts < max_attempts and not (len(out) + len(spare) >= cfg.tasks_per_env and attempts >= 4 * cfg.tasks_per_env):
         if attempts >= 300 and not out:
             break
         attempts += 1
@@ -1976,8 +1989,9 @@ def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Tool
                 raise
             rejected[f"internal:{type(e).__name__}"] += 1
             continue
-        why = gate.check(candidate_of(decl.user.goal, [i.text for i in sc.intents if i.kind != "question"], decl.nodes, sc.facts,
-                                      sc.writes, read_only=not sc.writes))
+        cand = candidate_of(decl.user.goal, [i.text for i in sc.intents if i.kind != "question"], decl.nodes, sc.facts,
+                            sc.writes, read_only=not sc.writes)
+        why = gate.check(cand)
         if why:
             rejected[why] += 1
             continue
@@ -1986,19 +2000,38 @@ def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Tool
             rejected["duplicate"] += 1
             continue
         seen.add(key)
-        counters[decl.name] += 1
-        name = f"{decl.name}_{counters[decl.name]}"
-        decl = A.BlueprintDecl(name, decl.env, decl.user, decl.nodes)
-        stats = blueprint_stats(decl, s.m.writes)
-        for n in decl.nodes:
-            if isinstance(n, A.CallNode) and n.tool in s.coverage:
-                s.coverage[n.tool] += 1
-        header = [f"scenario sampled by forgec: env {env.name}, seed {cfg.seed}, attempt {attempts}",
-                  "stats: " + ", ".join(f"{k} {v}" for k, v in stats.items())]
-        if sc.unknown:
-            header.append("the user does not know: " + ", ".join(dict.fromkeys(sc.unknown)))
-        for i in sc.intents:
-            header.append(f"intent ({i.kind}{', condition holds' if i.condition and i.done else ', condition fails' if i.condition else ''}): {i.text}")
-        text = format_blueprint_text(decl, header, f"{name}.forge")
-        out.append(SampledBlueprint(name, decl, text, stats))
+        if is_dictated_chain(cand, gate):
+            spare.append((decl, sc, attempts))
+            continue
+        _emit(s, env, cfg, decl, sc, attempts, counters, out)
+    spare_used = spare[: max(0, floor - len(out))]
+    if len(spare) > len(spare_used):
+        rejected["dictated-chain"] += len(spare) - len(spare_used)
+    for decl, sc, at in spare_used:
+        _emit(s, env, cfg, decl, sc, at, counters, out)
     return SampleResult(out, dict(sorted(s.coverage.items())), dict(sorted(rejected.items())), attempts, 0)
+
+
+# an env whose only tasks are dictated write chains keeps this many of them (the corpus bar: a doc set with a
+# write tool yields 50 tasks or says why); above it, a chain is left out for a task with a lookup or decision
+DICTATED_FLOOR = 50
+
+
+def _emit(s: "_Sampler", env: A.EnvDecl, cfg: SampleConfig, decl: A.BlueprintDecl, sc: "_Scenario", attempts: int,
+          counters: Counter, out: list) -> None:
+    """Name a gated scenario, count its coverage and append its blueprint (text with its header) to `out`."""
+    counters[decl.name] += 1
+    name = f"{decl.name}_{counters[decl.name]}"
+    decl = A.BlueprintDecl(name, decl.env, decl.user, decl.nodes)
+    stats = blueprint_stats(decl, s.m.writes)
+    for n in decl.nodes:
+        if isinstance(n, A.CallNode) and n.tool in s.coverage:
+            s.coverage[n.tool] += 1
+    header = [f"scenario sampled by forgec: env {env.name}, seed {cfg.seed}, attempt {attempts}",
+              "stats: " + ", ".join(f"{k} {v}" for k, v in stats.items())]
+    if sc.unknown:
+        header.append("the user does not know: " + ", ".join(dict.fromkeys(sc.unknown)))
+    for i in sc.intents:
+        header.append(f"intent ({i.kind}{', condition holds' if i.condition and i.done else ', condition fails' if i.condition else ''}): {i.text}")
+    text = format_blueprint_text(decl, header, f"{name}.forge")
+    out.append(SampledBlueprint(name, decl, text, stats))

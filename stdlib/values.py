@@ -25,6 +25,7 @@ import datetime as _dt
 import random
 import re
 import string
+import threading
 from typing import Any
 
 from forgec.synth.names import singular
@@ -35,42 +36,52 @@ from .tree_state import fill_trees
 from .sql_state import fill_sql
 from forgec.gate import documented_bounds, documented_values as listed
 
-FIRST = (
-    "Yusuf Olivia Noah Emma Liam Ava Mason Sofia Ethan Mia Lucas Amelia Aarav Chen Fatima Mei Omar Isabella "
-    "James Harper Mateo Evelyn Arjun Chloe Daniel Priya Elijah Zoe Hiroshi Aisha Raj Lena Ivan Nora Kofi "
-    "Grace Diego Hannah Samuel Leila"
-).split()
-LAST = (
-    "Rossi Smith Garcia Kim Patel Nguyen Johnson Silva Brown Muller Lopez Wilson Chen Khan Ito Anderson "
-    "Moreno Davis Ahmed Kowalski Taylor Santos Martin Novak Lee Thomas Hughes Costa Fischer Sato Jackson "
-    "Dubois Lewis Walker Young Ali Hernandez Clark Wright"
-).split()
 CITIES = (
     ("Austin", "TX", "78701"), ("Denver", "CO", "80202"), ("Seattle", "WA", "98101"), ("Boston", "MA", "02108"),
     ("Chicago", "IL", "60601"), ("Phoenix", "AZ", "85004"), ("Portland", "OR", "97201"), ("Atlanta", "GA", "30303"),
     ("Miami", "FL", "33130"), ("San Diego", "CA", "92101"), ("Columbus", "OH", "43215"), ("Nashville", "TN", "37203"),
 )
-STREETS = "Main Oak Maple Cedar Elm Pine Lake Hill Park Sunset River Washington Lincoln Highland".split()
-STREET_KINDS = "St Ave Rd Blvd Ln Dr".split()
 COUNTRIES = "USA Canada Mexico Germany France Japan India Brazil Spain Italy".split()
 AIRPORTS = "JFK LAX SFO ORD ATL SEA DEN BOS MIA DFW LAS PHX EWR IAH".split()
 AIRLINES = "HAT UAL DAL AAL JBU".split()
-DOMAINS = "example.com mail.com inbox.org post.net".split()
 COLORS = "red blue green black white silver gold purple".split()
 CATEGORIES = "electronics books clothing home garden sports toys beauty grocery office".split()
 CURRENCIES = "USD EUR GBP JPY CAD".split()
 LANGS = "en es fr de ja pt it zh".split()
-WORDS = (
-    "alpha bravo cedar delta ember falcon granite harbor iris juniper kestrel lumen meadow nimbus orchid "
-    "prairie quartz raven summit tundra umber vertex willow yonder zephyr"
-).split()
 ADJ = "Classic Smart Compact Deluxe Portable Wireless Ergonomic Premium Eco Vintage Ultra Basic".split()
 NOUN = "Lamp Backpack Keyboard Kettle Headphones Chair Jacket Watch Camera Blender Tent Speaker Notebook Mug".split()
-SENT = (
-    "Customer asked for an update.", "Please deliver after 5 pm.", "Requires a signature on delivery.",
-    "Follow up next week.", "Escalated to the support team.", "Gift wrap requested.", "Left at the front desk.",
-    "Verified by phone.", "Awaiting confirmation from the vendor.", "No further action needed.",
+# Neutral subjects of work and life that names, titles, tags and notes are made from when a field's
+# meaning is only "a name" or "some text": a collection called "Conference travel", a note "Following
+# up on the quarterly budget.". Faker has no such provider (its `lorem`/`catch_phrase` read as noise).
+TOPICS = (
+    "quarterly budget", "team offsite", "website redesign", "onboarding checklist", "conference travel",
+    "customer feedback", "product launch", "security review", "hiring plan", "marketing campaign", "office move",
+    "database migration", "annual report", "vendor contract", "training schedule", "research notes", "reading list",
+    "holiday schedule", "client presentation", "press release", "support backlog", "release notes", "design review",
+    "sales forecast", "board meeting", "user interviews", "API documentation", "billing update", "performance review",
+    "mobile app beta", "kitchen renovation", "wedding planning", "tax documents", "garden project", "family trip",
+    "book club", "fitness plan", "thesis draft", "grant proposal", "lab results", "benefits enrollment",
+    "server upgrade", "accessibility audit", "partner integration", "community event", "newsletter", "photo archive",
+    "recipe collection", "volunteer roster", "insurance claim",
 )
+NOTE_TEMPLATES = (
+    "Following up on the {t}.", "Notes from the {t} meeting.", "Please review the {t} by Friday.",
+    "Updated the {t} with the latest numbers.", "Draft for the {t}.", "Questions about the {t}.",
+    "Next steps for the {t}.", "Reminder about the {t}.",
+)
+SUBJECT_TEMPLATES = ("{T}", "{T} update", "Question about the {t}", "Re: {t}", "{T} next steps")
+NAME_VARIANTS = ("{T} follow-up", "{T} (phase 2)", "{T} archive", "{T} draft", "{T} 2025")
+SIGN_OFFS = ("Best regards", "Thanks", "Cheers", "Kind regards")
+# what a categorical field of this last name usually holds when the docs list nothing (general English)
+CATEGORY_VALUES = {
+    "status": ("active", "pending", "inactive"), "state": ("open", "in progress", "closed"),
+    "priority": ("low", "medium", "high"), "level": ("low", "medium", "high"), "severity": ("low", "medium", "high"),
+    "role": ("admin", "member", "viewer"), "tier": ("free", "pro", "enterprise"), "plan": ("basic", "standard", "premium"),
+    "size": ("small", "medium", "large"), "visibility": ("public", "private"), "frequency": ("daily", "weekly", "monthly"),
+    "type": ("standard", "custom"), "kind": ("standard", "custom"), "mode": ("automatic", "manual"),
+}
+# entity names whose records are goods, named like goods ("Wireless Keyboard"); anything else is named by a topic
+GOODS = {"product", "item", "variant", "sku", "article", "good", "goods", "merchandise"}
 PERSON_ENTITIES = {
     "user", "customer", "member", "passenger", "employee", "patient", "student", "person", "contact", "author",
     "driver", "guest", "client", "agent", "owner", "traveler", "traveller", "buyer", "seller", "subscriber", "account",
@@ -85,10 +96,36 @@ CATEGORICAL = {
 TEXTY = {"description", "note", "notes", "comment", "comments", "message", "body", "content", "text", "summary", "reason", "details", "bio", "instructions", "remark"}
 MONEY = ("price", "amount", "total", "cost", "balance", "fee", "salary", "budget", "payment", "refund", "subtotal", "tax", "fare", "credit", "limit", "revenue", "value", "charge")
 
+# numbers that count or rank: whole even when the docs type them `number` (a priority of 2, not 1.71)
+INTEGRAL = {"priority", "level", "rank", "count", "quantity", "qty", "index", "position", "page", "severity", "year",
+            "age", "days", "hours", "minutes", "seats", "stock", "copies", "units", "floor", "attempts", "retries"}
 _EXAMPLE_RE = re.compile(r"""(?:e\.g\.|eg\.|example|such as|like|format)[:\s]*[`'"]([^`'"\s]{2,40})[`'"]""", re.I)
 
 
 # --------------------------------------------------------------------------- helpers
+
+_FAKERS = threading.local()
+
+
+def fake(rng: random.Random):
+    """The thread's Faker (en_US), reseeded from `rng`: a value stays a pure function of the state's seed."""
+    f = getattr(_FAKERS, "f", None)
+    if f is None:
+        from faker import Faker  # imported on first use: a generated env module that never builds a world skips it
+
+        f = _FAKERS.f = Faker("en_US")
+    f.seed_instance(rng.getrandbits(32))
+    return f
+
+
+def topic(rng: random.Random) -> str:
+    return rng.choice(TOPICS)
+
+
+def _titled(t: str) -> str:
+    """`API documentation` -> `API documentation`, `team offsite` -> `Team offsite` (sentence case, acronyms kept)."""
+    return t[:1].upper() + t[1:]
+
 
 
 def _words(name: str) -> list[str]:
@@ -182,8 +219,11 @@ class _Ctx:
     def person(self) -> dict:
         if self.persona is None:
             rng = self.rng
-            f, l = rng.choice(FIRST), rng.choice(LAST)
-            self.persona = {"first": f, "last": l, "num": rng.randint(1000, 9999)}
+            fk = fake(rng)
+            first, last = fk.first_name(), fk.last_name()
+            while not (first.isalpha() and last.isalpha()):  # ids and emails are made from the letters of the name
+                first, last = fk.first_name(), fk.last_name()
+            self.persona = {"first": first, "last": last, "num": rng.randint(1000, 9999), "domain": fk.free_email_domain()}
         return self.persona
 
 
@@ -209,6 +249,8 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
     if t == "int":
         return _in_bounds(_int_for(field_name, c, doc), doc, rng)
     if t == "float":
+        if set(_words(field_name)) & INTEGRAL:  # a priority or a count typed `number` is still a whole number
+            return float(_in_bounds(_int_for(field_name, c, doc), doc, rng))
         m = _RANGE_RE.search(doc or "")
         if m and int(m.group(1)) < int(m.group(2)):  # "(between 0 and 1)": inside the documented range
             return round(rng.uniform(int(m.group(1)), int(m.group(2))), 2)
@@ -217,6 +259,8 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
         listed = documented_values(doc)
         if listed:  # "one of 'celsius', 'fahrenheit'": a str the docs enumerate holds one of those, never "Apt 8"
             return rng.choice(listed)
+        if isinstance(type_json.get("default"), str) and set(_words(field_name)) & (CATEGORICAL | set(CATEGORY_VALUES)):
+            return type_json["default"]  # a mode or type the docs name only by its default: the one value known to exist
         return _str_for(field_name, c, entity, doc)
     if t == "list":
         n = rng.randint(1, 3)
@@ -317,7 +361,8 @@ def _float_for(name: str, c: _Ctx, entity: str | None) -> float:
 
 
 def _str_for(name: str, c: _Ctx, entity: str | None, doc: str) -> str:
-    """A plausible string for a field, chosen by the words of its name (first rule that applies)."""
+    """A plausible string for a field, chosen by what its doc says it holds, then by the words of its
+    name (first rule that applies)."""
     rng = c.rng
     ws = _words(name)
     w = set(ws)
@@ -326,23 +371,91 @@ def _str_for(name: str, c: _Ctx, entity: str | None, doc: str) -> str:
     if ex and (w & {"id", "code", "number", "no", "key", "ref", "sku"} or last in ("id", "number")):
         return c.unique((entity, name, "s"), lambda: mimic(ex, rng))
     for rule in _STR_RULES:
-        v = rule(name, ws, c, entity)
+        v = rule(name, ws, c, entity, doc)
         if v is not None:
             return v
-    # an unknown short string: a small shared pool keeps equality searches non-empty
-    return rng.choice(c.pool((entity, name), list(WORDS)))
+    # an unknown short string: a topic from a small shared pool keeps equality searches non-empty
+    return rng.choice(c.pool((entity, name), list(TOPICS)))
 
 
-def _person_str(name: str, ws: list[str], c: _Ctx, entity: str | None) -> str | None:
+# what a field's own doc says it holds, when the name alone does not ("reply_to_address": "Email address
+# for replies"); an id-like name keeps its id ("The ID of the user whose email ...")
+_DOC_KINDS = (
+    ("email", re.compile(r"\be-?mail(?: address)?\b", re.I)),
+    ("url", re.compile(r"\b(?:url|uri|link|web ?site|homepage)\b", re.I)),
+    ("doi", re.compile(r"\bdoi\b", re.I)),
+    ("isbn", re.compile(r"\bisbn\b", re.I)),
+    ("uuid", re.compile(r"\buuid\b", re.I)),
+    ("ip", re.compile(r"\bip(?:v4)? address\b", re.I)),
+    ("timezone", re.compile(r"\btime ?zone\b", re.I)),
+    ("hexcolor", re.compile(r"\bhex(?:adecimal)? colou?r\b|#rrggbb", re.I)),
+    ("datetime", re.compile(r"\biso[ -]?8601\b|\bdate[- ]time\b|\btimestamp\b", re.I)),
+    ("date", re.compile(r"yyyy-mm-dd", re.I)),
+    ("phone", re.compile(r"\bphone(?: number)?\b", re.I)),
+    ("path", re.compile(r"\b(?:file|folder|directory) path\b|\bpath (?:to|of) (?:the |a )?(?:file|folder|directory)\b", re.I)),
+    ("hostname", re.compile(r"\b(?:host ?name|domain name)\b", re.I)),
+)
+_ID_WORDS = {"id", "ids", "key", "uuid", "token", "ref"}
+
+
+def _doc_kind(ws: list[str], doc: str) -> str | None:
+    if not doc or (ws and ws[-1] in _ID_WORDS):
+        return None
+    head = re.split(r"(?<=[.;])\s", doc.strip(), maxsplit=1)[0][:160]  # the doc's own first sentence
+    for kind, rx in _DOC_KINDS:
+        if rx.search(head):
+            return kind
+    return None
+
+
+def _doc_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str) -> str | None:
+    """A value of the kind the doc names, made by Faker (an email, a URL, a DOI, a time zone)."""
+    kind = _doc_kind(ws, doc)
+    if kind is None:
+        return None
+    return _KIND_MAKERS[kind](name, c, entity)
+
+
+def _email(c: _Ctx) -> str:
+    p = c.person()
+    return f"{p['first'].lower()}.{p['last'].lower()}{p['num'] % 100}@{p['domain']}"
+
+
+def _url(c: _Ctx) -> str:
+    f = fake(c.rng)
+    return f"https://{f.domain_name()}/{f.slug()}"
+
+
+_KIND_MAKERS = {
+    "email": lambda n, c, e: _email(c),
+    "url": lambda n, c, e: _url(c),
+    "doi": lambda n, c, e: f"10.{c.rng.randint(1000, 9999)}/{fake(c.rng).bothify('???.####.###').lower()}",
+    "isbn": lambda n, c, e: fake(c.rng).isbn13(),
+    "uuid": lambda n, c, e: fake(c.rng).uuid4(),
+    "ip": lambda n, c, e: fake(c.rng).ipv4_private(),
+    "timezone": lambda n, c, e: rng_choice(c, ("America/New_York", "Europe/London", "Asia/Tokyo", "America/Los_Angeles", "Europe/Berlin", "Australia/Sydney")),
+    "hexcolor": lambda n, c, e: fake(c.rng).hex_color(),
+    "datetime": lambda n, c, e: f"{_date(c.rng, c.base, -365, 0)}T{c.rng.randint(8, 18):02d}:{c.rng.choice([0, 15, 30, 45]):02d}:00Z",
+    "date": lambda n, c, e: _date(c.rng, c.base, -365, 60),
+    "phone": lambda n, c, e: f"+1-{c.rng.randint(200, 989)}-{c.rng.randint(200, 989)}-{c.rng.randint(1000, 9999)}",
+    "path": lambda n, c, e: "/" + fake(c.rng).file_path(depth=2, category="office").lstrip("/"),
+    "hostname": lambda n, c, e: fake(c.rng).domain_name(),
+}
+
+
+def rng_choice(c: _Ctx, xs) -> Any:
+    return c.rng.choice(list(xs))
+
+
+def _person_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str = "") -> str | None:
     """Contact details and names of people."""
     rng = c.rng
     w = set(ws)
     last = ws[-1] if ws else ""
     if w & {"email", "mail"}:
-        p = c.person()
-        return f"{p['first'].lower()}.{p['last'].lower()}{p['num'] % 100}@{DOMAINS[p['num'] % len(DOMAINS)]}"
+        return _email(c)
     if w & {"phone", "mobile", "tel", "telephone"}:
-        return f"+1-{rng.randint(200, 989)}-{rng.randint(200, 989)}-{rng.randint(1000, 9999)}"
+        return _KIND_MAKERS["phone"](name, c, entity)
     if w & {"username", "login", "handle"} or ("user" in w and "name" in w):
         p = c.person()
         return f"{p['first'].lower()}_{p['last'].lower()}_{p['num']}"
@@ -350,14 +463,37 @@ def _person_str(name: str, ws: list[str], c: _Ctx, entity: str | None) -> str | 
         return c.person()["first"]
     if "last" in w and "name" in w or w & {"surname"}:
         return c.person()["last"]
-    if name in ("name", "full_name", "fullname", "display_name", "passenger_name", "customer_name", "holder", "owner_name") or (last == "name" and _is_person(entity)):
+    if "signature" in w:
+        p = c.person()
+        return f"{rng.choice(SIGN_OFFS)},\n{p['first']} {p['last']}"
+    if "display" in w and "name" in w or w & {"author", "assignee", "owner", "sender", "recipient"} and last in ("name", "author", "assignee", "owner"):
+        p = c.person()
+        return f"{p['first']} {p['last']}"
+    if name in ("name", "full_name", "fullname", "passenger_name", "customer_name", "holder", "owner_name") or (last == "name" and _is_person(entity)):
         if _is_person(entity) or w & {"full", "passenger", "customer", "holder", "owner"}:
             p = c.person()
             return f"{p['first']} {p['last']}"
-        return c.unique((entity, name, "s"), lambda: f"{rng.choice(ADJ)} {rng.choice(NOUN)}")
+        return _thing_name(name, c, entity)
     return None
 
-def _time_str(name: str, ws: list[str], c: _Ctx, entity: str | None) -> str | None:
+
+def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
+    """The name of a record that is no person: goods are named like goods, anything else by a topic
+    ("Website redesign", "Conference travel 2")."""
+    rng = c.rng
+    ews = _words(entity or "")
+    if ews and ews[-1] in GOODS:
+        return c.unique((entity, name, "s"), lambda: f"{rng.choice(ADJ)} {rng.choice(NOUN)}")
+    used = c.used.setdefault((entity, name, "s"), set())
+    free = [_titled(t) for t in TOPICS if _titled(t) not in used]
+    if not free:
+        free = [f.format(T=_titled(t)) for t in TOPICS for f in NAME_VARIANTS if f.format(T=_titled(t)) not in used]
+    v = rng.choice(free) if free else f"{_titled(topic(rng))} {len(used)}"
+    used.add(v)
+    return v
+
+
+def _time_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str = "") -> str | None:
     """Dates and times, relative to the schema's base date."""
     rng = c.rng
     w = set(ws)
@@ -367,7 +503,7 @@ def _time_str(name: str, ws: list[str], c: _Ctx, entity: str | None) -> str | No
             return _date(rng, c.base, -365 * 70, -365 * 18)
         if w & {"departure", "arrival", "due", "deadline", "expiry", "expires", "expiration", "checkin", "check", "start", "end", "scheduled", "travel", "return"}:
             return _date(rng, c.base, 1, 120)
-        if ws == ["date"] or w & {"day"}:  # the day of an event (a flight's date): shared so searches by day hit
+        if ws == ["date"] or w & {"day"}:  # the day of an event: shared so searches by day hit
             return rng.choice(c.pool((entity, name), [(c.base + _dt.timedelta(days=i)).isoformat() for i in range(1, 15)], 5))
         return _date(rng, c.base, -365, 0)
     if last in ("at", "time", "timestamp", "datetime") or w & {"created", "updated", "modified", "timestamp"}:
@@ -377,21 +513,23 @@ def _time_str(name: str, ws: list[str], c: _Ctx, entity: str | None) -> str | No
         return f"{d}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:00"
     return None
 
-def _place_str(name: str, ws: list[str], c: _Ctx, entity: str | None) -> str | None:
+
+def _place_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str = "") -> str | None:
     """Addresses, places, links and locale."""
     rng = c.rng
     w = set(ws)
     if w & {"url", "website", "link", "homepage", "uri"}:
-        return f"https://www.{rng.choice(WORDS)}{rng.randint(1, 99)}.com/{rng.choice(WORDS)}"
+        return _url(c)
     if w & {"street", "address", "address1", "line1"}:
-        return f"{rng.randint(10, 9999)} {rng.choice(STREETS)} {rng.choice(STREET_KINDS)}"
+        f = fake(rng)
+        return f"{f.building_number()} {f.street_name()}"  # line one only: an apartment is a field of its own
     if w & {"zip", "zipcode", "postal", "postcode"}:
         return c.where((entity, "city"))[2]
-    if w & {"origin", "destination", "airport", "from", "to"} and not w & {"address"}:
+    if w & {"origin", "destination", "airport"} or (w & {"from", "to"} and len(w) == 1):
         return rng.choice(c.pool((entity, "airport"), list(AIRPORTS), max(4, min(10, c.n // 3))))
     if w & {"city"}:
         return c.where((entity, "city"))[0]
-    if w & {"state", "province"} and not w & {"status"}:
+    if w & {"state", "province"} and not w & {"status"} and (w & {"province"} or _is_address(ws, doc)):
         return c.where((entity, "city"))[1]
     if w & {"country"}:
         return rng.choice(c.pool((entity, name), COUNTRIES))
@@ -399,9 +537,18 @@ def _place_str(name: str, ws: list[str], c: _Ctx, entity: str | None) -> str | N
         return rng.choice(c.pool((entity, name), CURRENCIES, 3))
     if w & {"language", "lang", "locale"}:
         return rng.choice(c.pool((entity, name), LANGS, 4))
+    if w & {"path", "file", "filename"} and not w & _ID_WORDS:
+        f = fake(rng)
+        return f.file_name(category="office") if w & {"file", "filename"} and "path" not in w else "/" + f.file_path(depth=2, category="office").lstrip("/")
     return None
 
-def _catalog_str(name: str, ws: list[str], c: _Ctx, entity: str | None) -> str | None:
+
+def _is_address(ws: list[str], doc: str) -> bool:
+    """`state` is a place only beside address words or in a doc about addresses (else a status)."""
+    return bool(re.search(r"\b(?:address|province|postal|us state|state code|city)\b", doc or "", re.I)) or "address" in ws
+
+
+def _catalog_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str = "") -> str | None:
     """Catalogue words, titles, prose, ids, secrets and enum-like values."""
     rng = c.rng
     w = set(ws)
@@ -414,22 +561,57 @@ def _catalog_str(name: str, ws: list[str], c: _Ctx, entity: str | None) -> str |
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(AIRLINES)}{rng.randint(100, 999)}")
     if w & {"airline", "carrier"}:
         return rng.choice(c.pool((entity, name), AIRLINES, 3))
-    if w & {"title", "subject", "headline"}:
-        return c.unique((entity, name, "s"), lambda: f"{rng.choice(ADJ)} {rng.choice(NOUN)} {rng.choice(WORDS)}".title())
+    if w & {"subject", "headline"}:
+        return c.unique((entity, name, "s"), lambda: (lambda t: rng.choice(SUBJECT_TEMPLATES).format(t=t, T=_titled(t)))(topic(rng)))
+    if w & {"title"}:
+        return _thing_name(name, c, entity)
     if w & TEXTY:
-        return rng.choice(SENT)
+        return rng.choice(NOTE_TEMPLATES).format(t=topic(rng))
     if last in ("id", "number", "code", "sku", "isbn", "ref", "reference", "token", "key", "no") or w & {"sku", "isbn"}:
         return c.unique((entity, name, "s"), lambda: _id_like(name, rng))
     if w & {"password", "secret"}:
         return "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(12))
+    if last in CATEGORY_VALUES:
+        return rng.choice(CATEGORY_VALUES[last])
     if w & CATEGORICAL or last in CATEGORICAL:
-        return rng.choice(c.pool((entity, name), [f"{x}" for x in WORDS]))
+        return rng.choice(c.pool((entity, name), list(TOPICS)))
     if last == "name" or w & {"name"}:
-        return c.unique((entity, name, "s"), lambda: f"{rng.choice(ADJ)} {rng.choice(NOUN)}")
+        return _thing_name(name, c, entity)
     return None
 
+
+def said_value(name: str, doc: str, rng: random.Random, about: str | None = None) -> str | None:
+    """A new value a person would give for a string argument (a comment, a title, a link, a file),
+    made about `about` (the name of the record acted on, else a topic); None when neither the doc
+    nor the name says what the string means (the caller then asks for nothing it cannot make up)."""
+    ws = _words(name)
+    w = set(ws)
+    last = ws[-1] if ws else ""
+    t = (about or topic(rng)).strip()
+    t = t if t[:2].isupper() else t[:1].lower() + t[1:]
+    c = _Ctx(rng, _dt.date(2024, 5, 15))
+    kind = _doc_kind(ws, doc)
+    if kind is not None and kind not in ("date", "datetime"):
+        return _KIND_MAKERS[kind](name, c, None)
+    if last in ("subject", "headline"):
+        return rng.choice(SUBJECT_TEMPLATES).format(t=t, T=_titled(t))
+    if last in ("title", "name", "label", "tag"):
+        fresh = [x for x in TOPICS if x.lower() != t.lower()]
+        v = _titled(rng.choice(fresh))
+        return v.lower() if last in ("tag", "label") else v
+    if w & TEXTY or last in ("feedback", "reply", "answer", "explanation"):
+        return rng.choice(NOTE_TEMPLATES).format(t=t)
+    if w & {"path", "file", "filename"} and not w & _ID_WORDS:
+        return _place_str(name, ws, c, None, doc)
+    for rule in (_person_str, _place_str):
+        v = rule(name, ws, c, None, doc)
+        if v is not None:
+            return v
+    return None
+
+
 # the string rules in the order they are tried (an earlier rule wins)
-_STR_RULES = (_person_str, _time_str, _place_str, _catalog_str)
+_STR_RULES = (_doc_str, _person_str, _time_str, _place_str, _catalog_str)
 
 
 def _id_like(name: str, rng: random.Random) -> str:
@@ -570,6 +752,7 @@ def _fill_entity(e, d, keys, personas, parents, counts, dealt, records_decl, rng
                 continue
             rec[f] = _field_value(e, f, tj, i, k, prim, dealt, keys, records_decl, rng, ctx, enum_off[f])
         _distinct_endpoints(rec, d["fields"], rng, ctx, e)
+        _ordered_spans(rec)
         coll[str(k)] = rec
     return {k: coll[k] for k in sorted(coll, key=_order_key)}
 
@@ -616,6 +799,33 @@ def _make_globals(schema: dict, keys: dict, rng: random.Random, ctx: _Ctx) -> di
             ctx.persona = None
             G[g] = generate_value(tj, g, rng, ctx=ctx)
     return G
+
+
+# the two ends of a span, by the words that tell them apart: a record never ends before it starts
+SPAN_ENDS = (("start", "end"), ("begin", "end"), ("from", "to"), ("min", "max"), ("minimum", "maximum"),
+             ("earliest", "latest"), ("departure", "arrival"), ("check_in", "check_out"), ("checkin", "checkout"),
+             ("open", "close"), ("opens", "closes"), ("created", "updated"), ("created", "modified"), ("since", "until"))
+
+
+def _ordered_spans(rec: dict) -> None:
+    """Swap the ends of any span in `rec` that ends before it starts (`end_date` < `start_date`,
+    `min_price` > `max_price`); both ends must be numbers, or ISO dates/times of one format."""
+    names = [n for n in rec if isinstance(rec[n], (int, float, str)) and not isinstance(rec[n], bool)]
+    by_words = {tuple(_words(n)): n for n in names}
+    for ws, a in by_words.items():
+        for lo, hi in SPAN_ENDS:
+            lo_w, hi_w = lo.split("_"), hi.split("_")
+            for i in range(len(ws) - len(lo_w) + 1):
+                if list(ws[i:i + len(lo_w)]) != lo_w:
+                    continue
+                b = by_words.get(tuple(ws[:i]) + tuple(hi_w) + tuple(ws[i + len(lo_w):]))
+                if b is None or b == a:
+                    continue
+                x, y = rec[a], rec[b]
+                comparable = (isinstance(x, (int, float)) and isinstance(y, (int, float))) or (
+                    isinstance(x, str) and isinstance(y, str) and len(x) == len(y) and re.fullmatch(r"[\d\-:TZ ]+", x + y))
+                if comparable and x > y:
+                    rec[a], rec[b] = y, x
 
 
 def _distinct_endpoints(rec: dict, fields: dict, rng: random.Random, ctx: _Ctx, e: str) -> None:
@@ -689,4 +899,6 @@ def _nested(name, tj, records_decl, keys, rng, ctx, e, path=()) -> Any:
 def _record_value(rname, records_decl, keys, rng, ctx, e, path=()) -> dict:
     """A value of record `rname`; `path` holds the records it sits in, to bound recursion."""
     fields = (records_decl.get(rname) or {}).get("fields", {})
-    return {n: _nested(n, ftj, records_decl, keys, rng, ctx, rname, path + (rname,)) for n, ftj in fields.items()}
+    rec = {n: _nested(n, ftj, records_decl, keys, rng, ctx, rname, path + (rname,)) for n, ftj in fields.items()}
+    _ordered_spans(rec)
+    return rec

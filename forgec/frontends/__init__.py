@@ -106,10 +106,34 @@ def _dedupe(tools: list[Tool], diags: list[Diagnostic]) -> list[Tool]:
     return out
 
 
+def _param_docs_from_description(t: Tool) -> Tool:
+    """Give an undescribed parameter the clause the tool's own description says of it ("source: the
+    identifier, URL, citation text, or file path. ... attach_mode: 'auto' (default) attaches ..."):
+    many MCP servers document parameters only there, and what a value means is read from its doc."""
+    bare = [p for p in t.params if not (p.description or "").strip()]
+    if not bare or not t.description:
+        return t
+    names = "|".join(re.escape(p.name) for p in t.params)
+    marks = list(re.finditer(rf"(?:^|(?<=[\s(;.,]))({names})\s*(?::|=|—|–|\s-\s)\s*", t.description))
+    said: dict[str, tuple[bool, str]] = {}
+    for i, m in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(t.description)
+        clause = " ".join(t.description[m.end():end].split()).strip(" ;,")
+        # "source: the identifier ..." opening a sentence beats "from any source: DOI, ..." inside one
+        opens = m.start() == 0 or t.description[:m.start()].rstrip().endswith((".", ";", "(", "\n")) or t.description[m.start() - 1] == "\n"
+        if clause and (m.group(1) not in said or (opens and not said[m.group(1)][0])):
+            said[m.group(1)] = (opens, clause[:300])
+    said = {k: v for k, (_o, v) in said.items()}
+    if not any(p.name in said for p in bare):
+        return t
+    params = tuple(p.model_copy(update={"description": said[p.name]}) if p in bare and p.name in said else p for p in t.params)
+    return t.model_copy(update={"params": params})
+
+
 def read_file(path: str | Path) -> tuple[list[Tool], list[Diagnostic]]:
     """Read one documentation file: its tools (duplicates dropped) and diagnostics."""
     res = _read(Path(path))
-    tools = _dedupe(res.tools, res.diags)
+    tools = [_param_docs_from_description(t) for t in _dedupe(res.tools, res.diags)]
     return tools, res.diags
 
 
@@ -202,7 +226,7 @@ def read_paths(paths: list[str | Path], env_name: str | None = None) -> tuple[li
             tools.extend(res.tools)
             for k, v in res.definitions.items():
                 defs.setdefault(k, v)
-        tools = _dedupe(tools, diags)
+        tools = [_param_docs_from_description(t) for t in _dedupe(tools, diags)]
         if tools:
             envs.append(Environment(name=name, tools=tuple(tools), definitions=defs, sources=tuple(str(f) for f in files)))
     return envs, diags

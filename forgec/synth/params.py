@@ -13,7 +13,7 @@ from forgec.lang import ast as A
 
 from . import prose
 from .names import ident, snake
-from .schema import BODY_PARAMS, Schema, ToolView, TypeMapper, strip_optional
+from .schema import Schema, is_body, ToolView, TypeMapper, strip_optional
 from .names import pascal, singular
 
 STR = A.PrimType("str")
@@ -82,7 +82,7 @@ def tool_params(s: Schema, v: ToolView, tm: TypeMapper) -> list[ParamOut]:
         elif p.type.kind == "object" and p.type.fields:
             # a request body is the tool's own shape (`cancel_order`'s body is no `create_order` body)
             hint = f"{v.target or v.name}_{p.name}"
-            if (p.name in BODY_PARAMS or p.location == "body") and _other_shape(s, hint, p.type):
+            if is_body(v, p) and _other_shape(s, hint, p.type):
                 hint = f"{v.name}_{p.name}"
             ty = tm.map(p.type, hint)
         else:
@@ -92,7 +92,7 @@ def tool_params(s: Schema, v: ToolView, tm: TypeMapper) -> list[ParamOut]:
                 ty = A.EnumType(closed[0])  # "either 'lost device' or 'travel'": a closed set
         default: A.Expr | None = None
         optional = not p.required
-        if optional and p.type.kind == "object" and p.type.fields and (p.name in BODY_PARAMS or p.location == "body") and v.kind in ("create", "update"):
+        if optional and is_body(v, p) and v.kind in ("create", "update"):
             optional = False  # a spread request body is always sent (its fields carry the optionality)
         if optional:
             dv = p.default if p.has_default else None

@@ -184,6 +184,9 @@ class Schema:
             cand = entity_name(stem[0])
             if cand in self.entities:
                 return cand
+        t = tokens(name)
+        if len(t) == 2 and t[0] in QUALIFIERS and t[0] not in ("new", "old", "current") and entity_name(t[1:]) in self.entities:
+            return entity_name(t[1:])  # `parent_collection`, `target_folder`: another record of that kind, by its key
         return None
 
 
@@ -503,12 +506,23 @@ def tool_view(t: ir.Tool, prefix: int, common_path: int = 0) -> ToolView:
     if "by" in body:
         i = body.index("by")
         body, by = body[:i], body[i + 1 :]
-    nouns = [w for w in body if w not in ALL_VERBS and w not in STOP]
+    if "with" in body[1:]:
+        body = body[: body.index("with", 1)]  # `create_project_with_issues` makes a project
+    nouns = _nouns(body, verb)
     if not nouns and verb in NOUN_VERBS and kind == "create":
         nouns = [verb]
     v = ToolView(t, ident(t.name), kind, toks, verb, nouns, by)
     v.facts = prose.read(t.description or "")
     return v
+
+
+def _nouns(body: list[str], verb: str | None) -> list[str]:
+    """The name's nouns: its words less the stop words and the verbs, except that a verb-like word
+    ending a name that another verb opens is its object (`create_issue`, `issue_refund`,
+    `post_comment`: the thing made is an issue, a refund, a comment)."""
+    last = len(body) - 1
+    opened = bool(body) and body[0] in ALL_VERBS and body[0] != body[-1]
+    return [w for i, w in enumerate(body) if w not in STOP and (w not in ALL_VERBS or (opened and i == last and i > 0))]
 
 
 def _all_params(t: ir.Tool):
@@ -720,6 +734,11 @@ def _bind_tools(s: Schema) -> None:
     for v in s.views.values():
         _bind_refs(s, v)
         named = _noun_entity_name(s, v.nouns) if v.nouns else None
+        if named in s.entities and v.kind in ("read", "update", "delete", "action") and not v.refs:
+            # `delete_issue(id)`, `get_project(id)`: a bare `id` addresses the record the name names
+            bare = next((p for p in v.tool.params if p.name in ("id", "uuid") and p.required and _scalar_kind(p.type) in ("string", "integer")), None)
+            if bare is not None:
+                v.refs[bare.name] = named
         _bind_named_target(s, v, named)
         if v.kind in ("read", "update", "delete", "action") and v.refs:
             _bind_key_param(s, v)
@@ -1026,6 +1045,12 @@ def _fields_from_create_params(s: Schema, tm: TypeMapper) -> None:
             for _path, p in flat_params(v):
                 if p.name == v.fresh_key or p.name in v.refs or lines_field(s, e, p) is not None:
                     continue
+                it = p.type.items
+                if p.type.kind == "array" and it is not None and it.kind == "object" and tokens(singular(p.name)) == tokens(v.target):
+                    # `create_issues(issues: [{title, ...}])`: a batch of new records, each with these fields
+                    for f in it.fields:
+                        _param_field(s, tm, e, ir.Param(name=f.name, type=f.type, required=False, description=f.description), optional=True)
+                    continue
                 _param_field(s, tm, e, p, optional=not p.required)
 
 
@@ -1099,6 +1124,8 @@ def _fields_from_search_filters(s: Schema, tm: TypeMapper) -> None:
         for p in v.tool.params:
             if is_modifier(p) or p.name == e.key:
                 continue
+            if (p.type.kind == "array" and p.name not in v.refs) or p.type.kind == "object":
+                continue  # `states: [..]`, `teamIds: [..]`: a membership test on one value, not a list field of the record
             if range_field(p.name) or field_path(s, e, ident(p.name)) is not None:
                 continue
             if p.name in v.refs:
@@ -1294,10 +1321,18 @@ def _return_owner(s: Schema, v: ToolView, names: list[str]) -> str | None:
     return None
 
 
+def is_body(v: ToolView, p: ir.Param) -> bool:
+    """Whether an object param is the request body whose fields are the record's: named as a body
+    (`body`, `payload`), sent as one, or named as the record itself (`create_project(project: {...})`)."""
+    if not (p.type.kind == "object" and p.type.fields):
+        return False
+    return p.name in BODY_PARAMS or p.location == "body" or (v.target is not None and tokens(singular(p.name)) == tokens(v.target))
+
+
 def flat_params(v: ToolView):
     """(path, param) for each param, spreading request-body objects into their fields."""
     for p in v.tool.params:
-        if p.type.kind == "object" and p.type.fields and (p.name in BODY_PARAMS or p.location == "body"):
+        if is_body(v, p):
             for f in p.type.fields:
                 yield (p.name, f.name), ir.Param(name=f.name, type=f.type, required=f.required and p.required, description=f.description)
         else:
