@@ -1,0 +1,124 @@
+"""Values and schemas read from what the docs mean, on shapes no corpus in view has: a field's doc
+says it holds an email or a link, a parameter is documented only inside its tool's description,
+a tool's object noun is also a verb (`create_issue`), a span's ends come in any order. Expected
+values are hand-computed or checked by an independent rule (a regex, the datetime module)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import re
+
+from forgec import ir
+from forgec.frontends import _param_docs_from_description
+from forgec.gate import documented_values, is_dictated_chain
+from forgec.lang import ast as A
+from forgec.stdlib.values import _ordered_spans, generate_state, generate_value
+from forgec.synth.schema import infer_schema
+
+# the catalogue filler a reviewer flagged in earlier worlds ("the cedar library type", "Compact Backpack Alpha" as a team)
+FILLER = {"alpha", "bravo", "cedar", "delta", "ember", "falcon", "granite", "harbor", "iris", "juniper", "kestrel", "lumen",
+          "meadow", "nimbus", "orchid", "prairie", "quartz", "raven", "summit", "tundra", "umber", "vertex", "willow", "yonder", "zephyr"}
+
+
+def _str(name, doc="", seed=0, entity=None):
+    return generate_value({"type": "str", "doc": doc}, name, random.Random(seed), entity=entity)
+
+
+def test_a_field_holds_what_its_doc_says():
+    for seed in range(20):
+        assert re.fullmatch(r"[a-z]+\.[a-z]+\d*@[a-z0-9.-]+\.[a-z]+", _str("reply_to_address", "Email address that replies go to", seed))
+        assert re.fullmatch(r"https://[a-z0-9.-]+\.[a-z]+/[a-z0-9-]+", _str("source", "the identifier, URL, or file path", seed))
+        assert re.fullmatch(r"10\.\d{4}/\S+", _str("paper", "The DOI of the paper", seed))
+        assert _str("tz", "IANA time zone of the calendar", seed) in {"America/New_York", "Europe/London", "Asia/Tokyo",
+                                                                       "America/Los_Angeles", "Europe/Berlin", "Australia/Sydney"}
+        # an id-like name keeps its id even when the doc mentions an email
+        assert "@" not in _str("user_id", "The ID of the user whose email to update", seed)
+
+
+def test_no_catalogue_filler_in_a_world_of_unknown_meaning():
+    schema = {"entities": {
+        "Team": {"key": "team_id", "fields": {"team_id": {"type": "str"}, "name": {"type": "str"}, "description": {"type": "str"},
+                                             "label": {"type": "str"}, "signature": {"type": "str"}}},
+        "Issue": {"key": "issue_id", "fields": {"issue_id": {"type": "str"}, "title": {"type": "str"}, "team_id": {"type": "ref", "entity": "Team"},
+                                               "priority": {"type": "float", "doc": "Issue priority (0-4)"}, "body": {"type": "str"}}},
+    }}
+    w = generate_state(schema, seed=3, size=30)
+    words = {x.lower() for e in w["entities"].values() for r in e.values() for v in r.values() if isinstance(v, str)
+             for x in re.findall(r"[A-Za-z]+", v)}
+    assert not words & FILLER
+    pr = [r["priority"] for r in w["entities"]["Issue"].values()]
+    assert all(p == int(p) and 0 <= p <= 4 for p in pr) and len(set(pr)) > 1  # whole priorities inside the documented range
+    titles = [r["title"] for r in w["entities"]["Issue"].values()]
+    assert len(set(titles)) == len(titles) == 90  # three issues per team, each named apart
+    sig = next(iter(w["entities"]["Team"].values()))["signature"]
+    assert re.fullmatch(r"[A-Z][a-z ]+,\n[A-Z][a-z]+ [A-Z][a-z]+", sig)
+
+
+def test_a_span_never_ends_before_it_starts():
+    rec = {"start_date": "2024-06-01", "end_date": "2024-05-01", "min_price": 9.5, "max_price": 3, "checkInTime": "10:00",
+           "checkOutTime": "09:00", "from": "JFK", "to": "LAX", "name": "x"}
+    _ordered_spans(rec)
+    assert rec == {"start_date": "2024-05-01", "end_date": "2024-06-01", "min_price": 3, "max_price": 9.5, "checkInTime": "09:00",
+                   "checkOutTime": "10:00", "from": "JFK", "to": "LAX", "name": "x"}
+    schema = {"entities": {"Event": {"key": "event_id", "fields": {"event_id": {"type": "str"}, "start_date": {"type": "str"},
+                                                                  "end_date": {"type": "str"}}}}}
+    for seed in range(5):
+        for r in generate_state(schema, seed=seed, size=30)["entities"]["Event"].values():
+            assert dt.date.fromisoformat(r["start_date"]) <= dt.date.fromisoformat(r["end_date"])
+
+
+def _tool(name, desc, params, **kw):
+    return ir.Tool(name=name, description=desc, params=tuple(ir.Param(name=n, type=t, required=req, description=d) for n, t, req, d in params), **kw)
+
+
+S = ir.Type(kind="string")
+
+
+def test_a_parameter_documented_in_its_tool_description_gets_that_clause():
+    t = _tool("add_item", "Add an item from any source: DOI or URL. source: the identifier or URL of the item. "
+              "attach_mode: 'auto' (default) attaches a PDF, 'none' skips, 'required' fails without one.",
+              [("source", S, True, ""), ("attach_mode", S, False, ""), ("title", S, False, "Kept as is")])
+    got = {p.name: p.description for p in _param_docs_from_description(t).params}
+    assert got == {"source": "the identifier or URL of the item.",
+                   "attach_mode": "'auto' (default) attaches a PDF, 'none' skips, 'required' fails without one.",
+                   "title": "Kept as is"}
+    assert documented_values(got["attach_mode"]) == ["auto", "none", "required"]
+
+
+def test_tool_nouns_that_are_also_verbs_and_bare_ids():
+    env = ir.Environment(name="tracker", tools=(
+        _tool("tracker_create_issue", "Create a new issue", [("title", S, True, "Issue title"), ("teamId", S, True, "Team ID")]),
+        _tool("tracker_delete_issue", "Delete an issue", [("id", S, True, "")]),
+        _tool("tracker_search_issues", "Search issues", [("states", ir.Type(kind="array", items=S), False, "State names"),
+                                                        ("teamIds", ir.Type(kind="array", items=S), False, "Team ids")]),
+        _tool("tracker_create_project_with_issues", "Create a project with issues",
+              [("project", ir.Type(kind="object", fields=(ir.Field_(name="name", type=S, required=True),)), True, "")]),
+        _tool("tracker_get_team", "Get a team", [("teamId", S, True, "")]),
+    ))
+    s = infer_schema(env)
+    v = s.views
+    assert (v["tracker_create_issue"].kind, v["tracker_create_issue"].target) == ("create", "Issue")
+    assert (v["tracker_delete_issue"].target, v["tracker_delete_issue"].key_param) == ("Issue", "id")
+    assert v["tracker_create_project_with_issues"].target == "Project"
+    assert "states" not in s.entities["Issue"].fields and "teamIds" not in s.entities["Issue"].fields
+    assert "name" in s.entities["Project"].fields and "project" not in s.entities["Project"].fields
+    assert "title" not in s.entities["Team"].fields
+
+
+def test_a_dictated_chain_is_writes_only_with_every_argument_said():
+    class G:
+        writes = {"create": True, "update": True, "find": False}
+
+    def call(name, tool, **args):
+        return A.CallNode(name, tool, tuple(A.Arg(k, v) for k, v in args.items()))
+
+    said = A.Attr(A.Name("user"), "title")
+    from forgec.gate import Candidate
+
+    def cand(*nodes):
+        return Candidate("", [], tuple(nodes), {}, [], False)
+
+    assert is_dictated_chain(cand(call("a", "create", title=said), call("b", "update", title=said)), G())
+    assert not is_dictated_chain(cand(call("a", "find", q=said), call("b", "update", id=A.Attr(A.Name("a"), "id"))), G())
+    assert not is_dictated_chain(cand(call("a", "create", title=said), call("b", "update", id=A.Attr(A.Name("a"), "id"))), G())
