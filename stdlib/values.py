@@ -466,7 +466,7 @@ def _person_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str 
     if "signature" in w:
         p = c.person()
         return f"{rng.choice(SIGN_OFFS)},\n{p['first']} {p['last']}"
-    if "display" in w and "name" in w or w & {"author", "assignee", "owner", "sender", "recipient"} and last in ("name", "author", "assignee", "owner"):
+    if ("display" in w and "name" in w and _is_person(entity)) or w & {"author", "assignee", "owner", "sender", "recipient"} and last in ("name", "author", "assignee", "owner"):
         p = c.person()
         return f"{p['first']} {p['last']}"
     if name in ("name", "full_name", "fullname", "passenger_name", "customer_name", "holder", "owner_name") or (last == "name" and _is_person(entity)):
