@@ -14,10 +14,8 @@ import re
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
-from fakeserver import FakeServer
 from runtime_build import make_build
 from servekit import EXAMPLES, REPO, compile_examples
 
@@ -105,24 +103,11 @@ def test_graph_mermaid_of_a_multi_env_folder_is_one_flowchart(tmp_path):
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_eval_writes_what_finished_on_sigterm_and_sighup(sig, tmp_path):
-    from test_runtime_http import oracle_model
+    from test_runtime_http import interrupt_slow_eval
 
     build = load(make_build(tmp_path / "b"))
-    respond = oracle_model(build, "openai")
-    with FakeServer(lambda body: {**respond(body), "delay": 0.3}) as srv:
-        out = tmp_path / "run"
-        p = subprocess.Popen([sys.executable, "-m", "forgec", "eval", str(build.root), "--agent", "openai", "--agent-base-url", srv.url,
-                              "--agent-model", "m", "-k", "8", "--concurrency", "2", "-o", str(out), "-q"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        deadline = time.time() + 120
-        while time.time() < deadline:  # wait for a state (finished episodes on disk), not a fixed time
-            f = out / "episodes.jsonl"
-            if f.exists() and len(f.read_text().splitlines()) >= 2:
-                break
-            time.sleep(0.05)
-        p.send_signal(sig)
-        _, err = p.communicate(timeout=120)
-    assert p.returncode == 130, err[-2000:]
+    rc, err, out = interrupt_slow_eval(build, tmp_path, sig, after=2, wait=120)
+    assert rc == 130, err[-2000:]
     data = json.loads((out / "run_results.json").read_text())
     assert data["interrupted"] is True
     eps = (out / "episodes.jsonl").read_text().splitlines()

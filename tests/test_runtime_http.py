@@ -257,10 +257,10 @@ def test_cli_eval_with_openai_agent(build, tmp_path):
     assert r.exit_code == 2 and "needs --agent-base-url" in r.output  # a usage error
 
 
-def test_ctrl_c_writes_what_finished(build, tmp_path):
-    """SIGINT during `forgec eval` against a slow endpoint: exit 130, finished episodes and run_results.json written."""
+def interrupt_slow_eval(build, tmp_path, sig, after: int, wait: float = 60):
+    """`forgec eval` (oracle answers, 0.3 s each) in a subprocess, sent `sig` once `after` episodes are on disk
+    (a state, not a fixed time); returns (returncode, stderr, run folder)."""
     import os
-    import signal
     import subprocess
     import sys
 
@@ -270,15 +270,23 @@ def test_ctrl_c_writes_what_finished(build, tmp_path):
         p = subprocess.Popen([sys.executable, "-m", "forgec", "eval", str(build.root), "--agent", "openai", "--agent-base-url", srv.url,
                               "--agent-model", "m", "-k", "8", "--concurrency", "2", "-o", str(out), "-q"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        deadline = time.time() + 60
-        while time.time() < deadline:  # wait until a few episodes have finished
+        deadline = time.time() + wait
+        while time.time() < deadline:
             f = out / "episodes.jsonl"
-            if f.exists() and len(f.read_text().splitlines()) >= 3:
+            if f.exists() and len(f.read_text().splitlines()) >= after:
                 break
-            time.sleep(0.1)
-        p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=60)
-    assert p.returncode == 130, err[-2000:]
+            time.sleep(0.05)
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=wait)
+    return p.returncode, err, out
+
+
+def test_ctrl_c_writes_what_finished(build, tmp_path):
+    """SIGINT during `forgec eval` against a slow endpoint: exit 130, finished episodes and run_results.json written."""
+    import signal
+
+    rc, err, out = interrupt_slow_eval(build, tmp_path, signal.SIGINT, after=3)
+    assert rc == 130, err[-2000:]
     data = json.loads((out / "run_results.json").read_text())
     assert data["interrupted"] is True
     eps = (out / "episodes.jsonl").read_text().splitlines()
