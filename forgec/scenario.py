@@ -1123,7 +1123,7 @@ class _Sampler:
             if self.m.user is None and (re.search(r"(observation|fact)$", n) or (n.endswith("content") and "observation" in text.lower())):
                 return rng.choice(_PHRASES["observation"])  # what a memory store keeps about someone
             if re.search(r"(reason|thought|resolution)$", n):
-                return rng.choice(_PHRASES.get(n.split("_")[-1], _PHRASES["text"]))
+                return rng.choice(_PHRASES.get(n.split("_")[-1], _PHRASES["reason"]))
             if not re.search(r"(address|street|address1|address2|address_line_2|line2|apartment|suite|unit|city|zip|zipcode|postal_code|state|province|region|country|destination|dest|new_path|target|to)$", n):
                 made = said_value(name, doc or "", rng, about=_name_of(rec))
                 if made is not None and made != cur:
@@ -1796,21 +1796,10 @@ _NONE = object()
 _NEW_NAMES = ["Maya Lindqvist", "Tomas Reyes", "Grace Adeyemi", "Noah Fischer", "Ines Moreau", "Ravi Menon"]
 _PLACES = [("Austin", "TX", "787"), ("Denver", "CO", "802"), ("Seattle", "WA", "981"), ("Boston", "MA", "021")]
 
-_PHRASES = {
+_PHRASES = {  # what a person says where a value is their own words (other text: `stdlib.values.said_value`)
     "observation": ["Prefers tea over coffee", "Moved to Berlin last month", "Is learning Japanese", "Presented at the spring conference"],
     "reason": ["I no longer need it", "my plans changed", "I found a better option"],
-    "text": ["Thanks for the quick help", "Please call me back about this", "This keeps happening every morning"],
-    "comment": ["Thanks for the quick help", "I tried again and it still fails", "Please call me back about this"],
-    "message": ["Fix the typo in the header", "Update the project notes", "Add the weekly report"],
-    "subject": ["Login keeps failing", "Refund has not arrived", "Wrong item delivered"],
-    "title": ["Login keeps failing", "Refund has not arrived", "Wrong item delivered"],
-    "summary": ["The customer wants to talk to a person about a refund", "Escalating a billing dispute"],
-    "description": ["The app crashes when I open settings", "I was charged twice this month"],
-    "content": ["Meeting moved to Friday", "Remember to renew the license", "Draft of the new plan"],
-    "body": ["Thanks for the quick help", "Please call me back about this"],
-    "note": ["Leave it at the front desk", "Call before delivery"],
     "resolution": ["Reset the password and it works now", "The refund went through", "Cleared the cache; fixed"],
-    "feedback": ["Quick and friendly service", "It took too long"],
     "thought": ["Check the order status first"],
 }
 

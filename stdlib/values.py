@@ -22,6 +22,7 @@ declaration order only, no clock.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import random
 import re
 import string
@@ -380,21 +381,21 @@ def _str_for(name: str, c: _Ctx, entity: str | None, doc: str) -> str:
 
 # what a field's own doc says it holds, when the name alone does not ("reply_to_address": "Email address
 # for replies"); an id-like name keeps its id ("The ID of the user whose email ...")
-_DOC_KINDS = (
-    ("email", re.compile(r"\be-?mail(?: address)?\b", re.I)),
-    ("url", re.compile(r"\b(?:url|uri|link|web ?site|homepage)\b", re.I)),
-    ("doi", re.compile(r"\bdoi\b", re.I)),
-    ("isbn", re.compile(r"\bisbn\b", re.I)),
-    ("uuid", re.compile(r"\buuid\b", re.I)),
-    ("ip", re.compile(r"\bip(?:v4)? address\b", re.I)),
-    ("timezone", re.compile(r"\btime ?zone\b", re.I)),
-    ("hexcolor", re.compile(r"\bhex(?:adecimal)? colou?r\b|#rrggbb", re.I)),
-    ("datetime", re.compile(r"\biso[ -]?8601\b|\bdate[- ]time\b|\btimestamp\b", re.I)),
-    ("date", re.compile(r"yyyy-mm-dd", re.I)),
-    ("phone", re.compile(r"\bphone(?: number)?\b", re.I)),
-    ("path", re.compile(r"\b(?:file|folder|directory) path\b|\bpath (?:to|of) (?:the |a )?(?:file|folder|directory)\b", re.I)),
-    ("hostname", re.compile(r"\b(?:host ?name|domain name)\b", re.I)),
-)
+_DOC_KINDS = tuple((kind, re.compile(rx, re.I)) for kind, rx in (
+    ("email", r"\be-?mail(?: address)?\b"),
+    ("url", r"\b(?:url|uri|link|web ?site|homepage)\b"),
+    ("doi", r"\bdoi\b"),
+    ("isbn", r"\bisbn\b"),
+    ("uuid", r"\buuid\b"),
+    ("ip", r"\bip(?:v4)? address\b"),
+    ("timezone", r"\btime ?zone\b"),
+    ("hexcolor", r"\bhex(?:adecimal)? colou?r\b|#rrggbb"),
+    ("datetime", r"\biso[ -]?8601\b|\bdate[- ]time\b|\btimestamp\b"),
+    ("date", r"yyyy-mm-dd"),
+    ("phone", r"\bphone(?: number)?\b"),
+    ("path", r"\b(?:file|folder|directory) path\b|\bpath (?:to|of) (?:the |a )?(?:file|folder|directory)\b"),
+    ("hostname", r"\b(?:host ?name|domain name)\b"),
+))
 _ID_WORDS = {"id", "ids", "key", "uuid", "token", "ref"}
 
 
@@ -426,6 +427,7 @@ def _url(c: _Ctx) -> str:
     return f"https://{f.domain_name()}/{f.slug()}"
 
 
+TIME_ZONES = ("America/New_York", "Europe/London", "Asia/Tokyo", "America/Los_Angeles", "Europe/Berlin", "Australia/Sydney")
 _KIND_MAKERS = {
     "email": lambda n, c, e: _email(c),
     "url": lambda n, c, e: _url(c),
@@ -433,7 +435,7 @@ _KIND_MAKERS = {
     "isbn": lambda n, c, e: fake(c.rng).isbn13(),
     "uuid": lambda n, c, e: fake(c.rng).uuid4(),
     "ip": lambda n, c, e: fake(c.rng).ipv4_private(),
-    "timezone": lambda n, c, e: rng_choice(c, ("America/New_York", "Europe/London", "Asia/Tokyo", "America/Los_Angeles", "Europe/Berlin", "Australia/Sydney")),
+    "timezone": lambda n, c, e: c.rng.choice(TIME_ZONES),
     "hexcolor": lambda n, c, e: fake(c.rng).hex_color(),
     "datetime": lambda n, c, e: f"{_date(c.rng, c.base, -365, 0)}T{c.rng.randint(8, 18):02d}:{c.rng.choice([0, 15, 30, 45]):02d}:00Z",
     "date": lambda n, c, e: _date(c.rng, c.base, -365, 60),
@@ -441,10 +443,6 @@ _KIND_MAKERS = {
     "path": lambda n, c, e: "/" + fake(c.rng).file_path(depth=2, category="office").lstrip("/"),
     "hostname": lambda n, c, e: fake(c.rng).domain_name(),
 }
-
-
-def rng_choice(c: _Ctx, xs) -> Any:
-    return c.rng.choice(list(xs))
 
 
 def _person_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str = "") -> str | None:
@@ -601,8 +599,6 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         return v.lower() if last in ("tag", "label") else v
     if w & TEXTY or last in ("feedback", "reply", "answer", "explanation"):
         return rng.choice(NOTE_TEMPLATES).format(t=t)
-    if w & {"path", "file", "filename"} and not w & _ID_WORDS:
-        return _place_str(name, ws, c, None, doc)
     for rule in (_person_str, _place_str):
         v = rule(name, ws, c, None, doc)
         if v is not None:
@@ -807,11 +803,11 @@ SPAN_ENDS = (("start", "end"), ("begin", "end"), ("from", "to"), ("min", "max"),
              ("open", "close"), ("opens", "closes"), ("created", "updated"), ("created", "modified"), ("since", "until"))
 
 
-def _ordered_spans(rec: dict) -> None:
-    """Swap the ends of any span in `rec` that ends before it starts (`end_date` < `start_date`,
-    `min_price` > `max_price`); both ends must be numbers, or ISO dates/times of one format."""
-    names = [n for n in rec if isinstance(rec[n], (int, float, str)) and not isinstance(rec[n], bool)]
+@functools.lru_cache(maxsize=4096)
+def _span_pairs(names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """(start, end) field-name pairs among `names` (one record shape: computed once, not per record)."""
     by_words = {tuple(_words(n)): n for n in names}
+    pairs = []
     for ws, a in by_words.items():
         for lo, hi in SPAN_ENDS:
             lo_w, hi_w = lo.split("_"), hi.split("_")
@@ -819,13 +815,22 @@ def _ordered_spans(rec: dict) -> None:
                 if list(ws[i:i + len(lo_w)]) != lo_w:
                     continue
                 b = by_words.get(tuple(ws[:i]) + tuple(hi_w) + tuple(ws[i + len(lo_w):]))
-                if b is None or b == a:
-                    continue
-                x, y = rec[a], rec[b]
-                comparable = (isinstance(x, (int, float)) and isinstance(y, (int, float))) or (
-                    isinstance(x, str) and isinstance(y, str) and len(x) == len(y) and re.fullmatch(r"[\d\-:TZ ]+", x + y))
-                if comparable and x > y:
-                    rec[a], rec[b] = y, x
+                if b is not None and b != a:
+                    pairs.append((a, b))
+    return tuple(pairs)
+
+
+def _ordered_spans(rec: dict) -> None:
+    """Swap the ends of any span in `rec` that ends before it starts (`end_date` < `start_date`,
+    `min_price` > `max_price`); both ends must be numbers, or ISO dates/times of one format."""
+    for a, b in _span_pairs(tuple(rec)):
+        x, y = rec[a], rec[b]
+        if isinstance(x, bool) or isinstance(y, bool):
+            continue
+        comparable = (isinstance(x, (int, float)) and isinstance(y, (int, float))) or (
+            isinstance(x, str) and isinstance(y, str) and len(x) == len(y) and re.fullmatch(r"[\d\-:TZ ]+", x + y))
+        if comparable and x > y:
+            rec[a], rec[b] = y, x
 
 
 def _distinct_endpoints(rec: dict, fields: dict, rng: random.Random, ctx: _Ctx, e: str) -> None:

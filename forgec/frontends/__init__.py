@@ -75,7 +75,7 @@ def _read(path: Path) -> _FileResult:
         doc, res.diags = load_file(path)
         if doc is None:
             return res
-        res.tools = read_doc(doc, res.diags, res.definitions)
+        res.tools = [_param_docs_from_description(t) for t in read_doc(doc, res.diags, res.definitions)]
     except RecursionError:
         res.tools = []
         res.diags.append(error(codes.SCHEMA_TOO_DEEP, "the document nests too deeply to be read", Span(file), help="real tool docs nest a few levels; check how the file was generated"))
@@ -133,7 +133,7 @@ def _param_docs_from_description(t: Tool) -> Tool:
 def read_file(path: str | Path) -> tuple[list[Tool], list[Diagnostic]]:
     """Read one documentation file: its tools (duplicates dropped) and diagnostics."""
     res = _read(Path(path))
-    tools = [_param_docs_from_description(t) for t in _dedupe(res.tools, res.diags)]
+    tools = _dedupe(res.tools, res.diags)
     return tools, res.diags
 
 
@@ -226,7 +226,7 @@ def read_paths(paths: list[str | Path], env_name: str | None = None) -> tuple[li
             tools.extend(res.tools)
             for k, v in res.definitions.items():
                 defs.setdefault(k, v)
-        tools = [_param_docs_from_description(t) for t in _dedupe(tools, diags)]
+        tools = _dedupe(tools, diags)
         if tools:
             envs.append(Environment(name=name, tools=tuple(tools), definitions=defs, sources=tuple(str(f) for f in files)))
     return envs, diags
