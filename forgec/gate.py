@@ -18,6 +18,7 @@ The checks, in the order `check` runs them (cheapest first):
 | `doc-preamble`       | an intent is built from a docs preamble about the tool ("this tool belongs to...")   |
 | `unsourced-argument` | a write's argument is neither said by the user, nor read from an earlier node        |
 | `dictated-call`      | one write and nothing else: no lookup, no decision, every argument dictated          |
+| `single-read`        | a question answered by one list read and a selection, with no count, total, extreme or comparison |
 | `dictated-chain`     | writes only, every argument dictated (set aside; kept only up to the sampler's floor of 50) |
 | `write-to-final`     | a write acts on a record whose state the docs make final (and the tool does not allow it) |
 | `undone-write`       | a later write restores a value an earlier write changed                              |
@@ -53,6 +54,7 @@ REASONS: dict[str, str] = {
     "doc-preamble": "an intent was built from a docs preamble about the tool",
     "unsourced-argument": "a write argument is not said by the user nor read from the records acted on",
     "dictated-call": "no lookup or decision: the user dictates every argument",
+    "single-read": "a question one read answers with no decision (the field of one named record)",
     "dictated-chain": "writes only, every argument dictated: left out once the env has 50 tasks",
     "write-to-final": "a write acts on a record in a state the docs make final",
     "undone-write": "a later write undoes an earlier one",
@@ -388,7 +390,7 @@ class Gate:
             if why:
                 return why
         if c.read_only or not c.writes:
-            return None
+            return check_single_read(c, self) if c.read_only else None
         for fn in (check_sources, check_dictated):
             why = fn(c, self)
             if why:
@@ -509,6 +511,22 @@ def check_dictated(c: Candidate, g: Gate) -> str | None:
     if any(isinstance(n, A.ReasonNode) for n in c.nodes) or len(calls) != 1 or not g.writes.get(calls[0].tool):
         return None
     return "dictated-call"
+
+
+# reasoning that decides something (counts, totals, extremes, comparisons); `filter`/`first`/`pluck` only select
+DECISION_OPS = {"count", "sum", "argmin", "argmax", "sort", "contains", "compare"}
+
+
+def check_single_read(c: Candidate, g: Gate) -> str | None:
+    """`single-read`: a question answered by one list read and a selection (the field of the record the
+    user just named) asks the agent to copy a value; a question needs a second read or a decision (a
+    count, a total, an extreme). A device's current state, read whole ("is the garage light on?"), is
+    not a selection: nothing else tells the user."""
+    calls = [n for n in c.nodes if isinstance(n, A.CallNode)]
+    ops = {n.op for n in c.nodes if isinstance(n, A.ReasonNode)}
+    if len(calls) <= 1 and ops and not ops & DECISION_OPS:
+        return "single-read"
+    return None
 
 
 def is_dictated_chain(c: Candidate, g: Gate) -> bool:

@@ -122,3 +122,28 @@ def test_a_dictated_chain_is_writes_only_with_every_argument_said():
     assert is_dictated_chain(cand(call("a", "create", title=said), call("b", "update", title=said)), G())
     assert not is_dictated_chain(cand(call("a", "find", q=said), call("b", "update", id=A.Attr(A.Name("a"), "id"))), G())
     assert not is_dictated_chain(cand(call("a", "create", title=said), call("b", "update", id=A.Attr(A.Name("a"), "id"))), G())
+
+
+def test_a_question_that_copies_one_field_of_a_named_record_is_a_single_read():
+    from forgec.gate import Candidate, check_single_read
+
+    lst = A.CallNode("recs", "list_things", ())
+    pick = A.ReasonNode("it", "filter", (A.Name("recs"),), ())
+
+    def cand(*nodes):
+        return Candidate("", [], tuple(nodes), {}, [], True)
+
+    assert check_single_read(cand(lst, pick), None) == "single-read"
+    assert check_single_read(cand(lst, pick, A.ReasonNode("n", "count", (A.Name("it"),), ())), None) is None  # a decision
+    assert check_single_read(cand(lst, pick, A.CallNode("one", "get_thing", ())), None) is None  # a second read
+    assert check_single_read(cand(A.CallNode("state", "get_status", ())), None) is None  # a device's state, read whole
+
+
+def test_a_filter_value_meaning_every_record_is_no_record_state():
+    env = ir.Environment(name="repo", tools=(
+        _tool("list_merge_requests", "List merge requests",
+              [("state", ir.Type(kind="enum", values=("opened", "closed", "merged", "all")), False, "Return all requests or just those that are opened, closed, or merged")]),
+        _tool("get_merge_request", "Get a merge request", [("merge_request_id", S, True, "")]),
+    ))
+    f = infer_schema(env).entities["MergeRequest"].fields["state"]
+    assert "all" not in str(f.type) and "merged" in str(f.type)

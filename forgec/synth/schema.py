@@ -64,10 +64,24 @@ _RESULTS_DOC = re.compile(
 QUERY_PARAMS = {"q", "query", "search", "search_query", "search_term", "keyword", "keywords", "page_token", "next_page_token"}
 
 
+# how a request is made, not what a record holds: selectors, masks, dry runs, "include archived" switches
+# (`label_selector`, `updateMask`, `dry_run`, `all_namespaces`, `include_archived`), by the name's words or its doc
+REQUEST_WORDS = {"selector", "selectors", "mask", "filter", "filters"}
+REQUEST_PARAMS = {"dry_run", "dryrun", "validate_only", "all_namespaces", "minified", "pretty", "expand", "embed"}
+_REQUEST_DOC = re.compile(r"\b(?:dry[- ]run|field mask|(?:label|field) selector|selector to filter|"
+                          r"whether to (?:include|return|show|expand)|if (?:set|true),? (?:also )?(?:include|return|show)s?)\b", re.I)
+
+
 def is_modifier(p: ir.Param) -> bool:
-    """Whether a parameter pages, sorts or text-searches the results rather than naming a field of the records."""
+    """Whether a parameter shapes the request (pages, sorts, text-searches, selects, masks, dry-runs)
+    rather than naming a field of the records."""
     n = snake(p.name)
-    if p.name in MODIFIER_PARAMS or n in MODIFIER_PARAMS or n in QUERY_PARAMS:
+    if p.name in MODIFIER_PARAMS or n in MODIFIER_PARAMS or n in QUERY_PARAMS or n in REQUEST_PARAMS:
+        return True
+    toks = tokens(p.name)
+    if toks and (toks[-1] in REQUEST_WORDS or toks[0] in ("include", "exclude", "with", "show")):
+        return True
+    if _REQUEST_DOC.search(p.description or ""):
         return True
     return p.type.kind in ("integer", "number", "string") and bool(_RESULTS_DOC.search(p.description or ""))
 
@@ -508,7 +522,7 @@ def tool_view(t: ir.Tool, prefix: int, common_path: int = 0) -> ToolView:
         body, by = body[:i], body[i + 1 :]
     if "with" in body[1:]:
         body = body[: body.index("with", 1)]  # `create_project_with_issues` makes a project
-    nouns = _nouns(body, verb)
+    nouns = _nouns(body, verb, by_name=not t.http_method)
     if not nouns and verb in NOUN_VERBS and kind == "create":
         nouns = [verb]
     v = ToolView(t, ident(t.name), kind, toks, verb, nouns, by)
@@ -516,12 +530,12 @@ def tool_view(t: ir.Tool, prefix: int, common_path: int = 0) -> ToolView:
     return v
 
 
-def _nouns(body: list[str], verb: str | None) -> list[str]:
+def _nouns(body: list[str], verb: str | None, by_name: bool = True) -> list[str]:
     """The name's nouns: its words less the stop words and the verbs, except that a verb-like word
     ending a name that another verb opens is its object (`create_issue`, `issue_refund`,
     `post_comment`: the thing made is an issue, a refund, a comment)."""
     last = len(body) - 1
-    opened = bool(body) and body[0] in ALL_VERBS and body[0] != body[-1]
+    opened = by_name and bool(body) and body[0] in ALL_VERBS and body[0] != body[-1]  # not `POST .../batchDelete`
     return [w for i, w in enumerate(body) if w not in STOP and (w not in ALL_VERBS or (opened and i == last and i > 0))]
 
 
@@ -1135,7 +1149,13 @@ def _fields_from_search_filters(s: Schema, tm: TypeMapper) -> None:
             if cond is not None:
                 v.flag_preds[p.name] = cond  # `in_stock` "only books with stock > 0": a test, not a field
                 continue
+            if p.type.values and any(str(x).lower() in QUANTIFIERS for x in p.type.values):
+                # `state: opened|closed|merged|all`: "all" asks for every record, no record is in it
+                p = p.model_copy(update={"type": p.type.model_copy(update={"values": tuple(x for x in p.type.values if str(x).lower() not in QUANTIFIERS)})})
             _param_field(s, tm, e, p, optional=False)
+
+
+QUANTIFIERS = {"all", "any", "both", "either", "*"}
 
 
 def _parent_refs_of_creates(s: Schema, tm: TypeMapper) -> None:
