@@ -43,7 +43,7 @@ from forgec.swap import clean_dead, recover_build, swap_in  # noqa: F401 - recov
 from forgec.toolmeta import portable_sources, toolmeta_stage
 
 # Bumped whenever a stage's output for the same input changes, to invalidate caches.
-PIPELINE_VERSION = f"{__version__}+5"  # +3: shapes, prose effects, log-only entities, the scenario sampler; +4: the quality gate; +5: realization by grammar, who asks
+PIPELINE_VERSION = f"{__version__}+6"  # +3: shapes, prose effects, log-only entities, the scenario sampler; +4: the quality gate; +5: realization by grammar, who asks; +6: values by meaning, single-read and dictated chains, no walk fallback
 
 T = TypeVar("T")
 
@@ -662,18 +662,12 @@ def sample_stage(job: EnvJob) -> None:
                 files[b.path] = (data, "sampled")
         rec.stats["coverage"] = pr.stats.get("coverage", {})
         rec.stats["sampler_rejected"] = pr.stats.get("sampler_rejected", {})
-        for k in _SAMPLE_FALLBACK_STATS:  # what `_sample` records when it fell back to walks
-            if k in pr.stats:
-                rec.stats[k] = pr.stats[k]
         for t, r in pr.tools.items():
             if t in rec.tools:
                 rec.tools[t].sampled = r.sampled
         return files
 
     job.bp_files = cached(job, "sample", key, reuse, lambda: _sample(job, files))
-
-
-_SAMPLE_FALLBACK_STATS = ("sampler", "scenario_rejected")
 
 
 def _hand_blueprints(job: EnvJob) -> dict[str, tuple[bytes, str]]:
@@ -706,15 +700,9 @@ def _sample(job: EnvJob, files: dict[str, tuple[bytes, str]]) -> dict[str, tuple
     else:
         from forgec.scenario import sample_scenarios
 
+        # no user scenario fits: no tasks, and `sampler_rejected` says why (a walk's chain of tool calls,
+        # "delete a comment with a new view Ines Moreau", is no task a person brings; `--sampler walk` asks for it)
         res = sample_scenarios(job.env_decl, job.module, job.world, graph, cfg)
-        if not res.blueprints:  # no user scenario fits (a graph store: no user, no lookup listing records): walks
-            rejected = res.rejected
-            res = sample_blueprints(job.env_decl, job.module, job.world, graph, cfg)
-            from forgec.gate import Gate, gate_walks  # the walk's wording never reaches a scenario build's tasks
-
-            res = gate_walks(res, Gate(job.env_decl, job.module, job.world, {t: bool(w) for t, w in (getattr(job.module, "WRITES_STATE", None) or {}).items()}))
-            rec.stats["sampler"] = "walk"  # both keys are _SAMPLE_FALLBACK_STATS (kept when the sample is reused)
-            rec.stats["scenario_rejected"] = dict(sorted(rejected.items()))
     for sb in res.blueprints:
         rel = f"blueprints/{job.name}/{sb.name}.forge"
         if rel not in files:  # never overwrite an edited file

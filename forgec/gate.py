@@ -43,7 +43,6 @@ from forgec.lang import ast as A
 from forgec.wording import names_tool, norm
 from forgec.lower import said_in
 from forgec.runtime.envrt import jcopy
-from forgec.sample import SampleResult
 from forgec.tasks import state_diff
 
 # Reasons, with what each means (printed by `forgec stats` for an env that yields few tasks).
@@ -650,31 +649,3 @@ def _allowed(v: Any, t: A.TypeExpr, doc: str, names: frozenset | set = frozenset
 def candidate_of(instruction: str, intents: list[str], nodes: tuple, facts: dict, writes: list, read_only: bool) -> Candidate:
     """A `Candidate` from a sampler's parts (keeps callers free of the dataclass's field order)."""
     return Candidate(instruction, list(intents), tuple(nodes), dict(facts), list(writes), read_only)
-
-
-def gate_walks(res: Any, g: Gate) -> Any:
-    """The walk sampler's blueprints, when an env falls back to walks (no user scenario fits), through
-    the checks that read words and shape (a walk's values are not run here): its goal ("delete
-    contact, then ...") is the instruction and each ", then " clause an intent. The walk's own
-    wording ("the first event in the event search results") is rejected like any other, so it never
-    reaches a task; what is left out is counted by reason in the result's `rejected`."""
-
-    keep, rejected = [], dict(res.rejected)
-    coverage = dict(res.coverage)
-    for sb in res.blueprints:
-        goal = sb.decl.user.goal
-        facts = {f.name: getattr(f.value, "value", None) for f in sb.decl.user.facts}
-        intents = [i.text for i in sb.decl.user.intents] or [x.strip() for x in re.split(r",? then |; ", goal) if x.strip()]
-        c = Candidate(goal, intents, tuple(sb.decl.nodes), facts, [], read_only=True)
-        why = next((w for fn in (check_tool_words, check_pipeline, check_verb_phrases, check_preamble) if (w := fn(c, g))), None)
-        has_write = any(isinstance(n, A.CallNode) and g.writes.get(n.tool) for n in sb.decl.nodes)
-        if why is None and has_write:
-            why = check_sources(c, g) or check_dictated(c, g)
-        if why:
-            rejected[why] = rejected.get(why, 0) + 1
-            for n in sb.decl.nodes:
-                if isinstance(n, A.CallNode) and coverage.get(n.tool):
-                    coverage[n.tool] -= 1
-            continue
-        keep.append(sb)
-    return SampleResult(keep, coverage, dict(sorted(rejected.items())), res.attempts, res.merged)
