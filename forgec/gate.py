@@ -19,6 +19,7 @@ The checks, in the order `check` runs them (cheapest first):
 | `unsourced-argument` | a write's argument is neither said by the user, nor read from an earlier node        |
 | `dictated-call`      | one write and nothing else: no lookup, no decision, every argument dictated          |
 | `single-read`        | a question answered by one list read and a selection, with no count, total, extreme or comparison |
+| `dictated-id`        | a dictated write chain where the user gives an id (never kept, not even to reach the floor) |
 | `dictated-chain`     | writes only, every argument dictated (set aside; kept only up to the sampler's floor of 50) |
 | `write-to-final`     | a write acts on a record whose state the docs make final (and the tool does not allow it) |
 | `undone-write`       | a later write restores a value an earlier write changed                              |
@@ -54,6 +55,7 @@ REASONS: dict[str, str] = {
     "unsourced-argument": "a write argument is not said by the user nor read from the records acted on",
     "dictated-call": "no lookup or decision: the user dictates every argument",
     "single-read": "a question one read answers with no decision (the field of one named record)",
+    "dictated-id": "a dictated write chain in which the user gives a record's id (a person does not know ids)",
     "dictated-chain": "writes only, every argument dictated: left out once the env has 50 tasks",
     "write-to-final": "a write acts on a record in a state the docs make final",
     "undone-write": "a later write undoes an earlier one",
@@ -537,6 +539,19 @@ def is_dictated_chain(c: Candidate, g: Gate) -> bool:
         return False
     names = {n.name for n in calls}
     return not any(isinstance(x, A.Name) and x.id in names for n in calls for a in n.args for x in A.walk(a.value))
+
+
+_ID_ARG = re.compile(r"(?:^|_)(?:id|ids|uuid|key)$")
+
+
+def dictates_an_id(c: Candidate) -> bool:
+    """Whether the user dictates an identifier (`id`, `commentId`, `body.id`): a person names their records,
+    they do not know the ids (a dictated chain with one is not kept even to reach the floor)."""
+    def said_ids(name: str, e: Any) -> bool:
+        if isinstance(e, A.RecordLit):
+            return any(said_ids(f.name, f.value) for f in e.fields)
+        return bool(_ID_ARG.search(norm(name))) and isinstance(e, A.Attr) and isinstance(e.obj, A.Name) and e.obj.id == "user"
+    return any(said_ids(a.name, a.value) for n in c.nodes if isinstance(n, A.CallNode) for a in n.args)
 
 
 def check_final(c: Candidate, g: Gate, trace: list) -> str | None:

@@ -46,7 +46,7 @@ from forgec.stdlib.values import said_value
 from forgec.reasons import reason_for
 from forgec.realize import clause as realized_clause, doc_verb, name_verb
 from forgec.wording import humanize, names_tool, norm, participle, say
-from forgec.gate import Gate, candidate_of, is_dictated_chain
+from forgec.gate import Gate, candidate_of, dictates_an_id, is_dictated_chain
 from forgec.devicewords import control_phrase, fold_said, unit_of
 from forgec.lower import flatten_facts, said_in
 
@@ -1990,7 +1990,10 @@ def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Tool
             continue
         seen.add(key)
         if is_dictated_chain(cand, gate):
-            spare.append((decl, sc, attempts))
+            if dictates_an_id(cand):
+                rejected["dictated-id"] += 1
+            else:
+                spare.append((decl, sc, attempts))
             continue
         _emit(s, env, cfg, decl, sc, attempts, counters, out)
     spare_used = spare[: max(0, floor - len(out))]

@@ -147,3 +147,16 @@ def test_a_filter_value_meaning_every_record_is_no_record_state():
     ))
     f = infer_schema(env).entities["MergeRequest"].fields["state"]
     assert "all" not in str(f.type) and "merged" in str(f.type)
+
+
+def test_a_dictated_id_is_named_even_inside_a_request_body():
+    from forgec.gate import Candidate, dictates_an_id
+
+    def cand(*args):
+        return Candidate("", [], (A.CallNode("c", "commentsDelete", tuple(args)),), {}, [], False)
+
+    said = A.Attr(A.Name("user"), "id")
+    assert dictates_an_id(cand(A.Arg("body", A.RecordLit((A.FieldInit("id", said),)))))
+    assert dictates_an_id(cand(A.Arg("commentId", said)))
+    assert not dictates_an_id(cand(A.Arg("body", A.RecordLit((A.FieldInit("title", A.Attr(A.Name("user"), "title")),)))))
+    assert not dictates_an_id(cand(A.Arg("commentId", A.Attr(A.Name("found"), "id"))))  # looked up, not said
