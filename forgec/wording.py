@@ -17,9 +17,9 @@ from typing import Any
 
 @functools.lru_cache(maxsize=65536)
 def norm(name: str) -> str:
-    """`orderId`, `OrderID`, `order-id` and `order_id` all become `order_id`."""
+    """`orderId`, `OrderID`, `order-id` and `order_id` all become `order_id`; `similarURLs` -> `similar_urls`."""
     s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", s)
+    s = re.sub(r"([A-Z]+)([A-Z](?:[a-z]{2,}|[a-rt-z]))", r"\1_\2", s)  # `HTTPServer` splits, a plural acronym (`URLs`, `IDs`) does not
     return re.sub(r"[^a-z0-9]+", "_", s.lower()).strip("_")
 
 

@@ -400,12 +400,13 @@ _ID_WORDS = {"id", "ids", "key", "uuid", "token", "ref"}
 
 
 def _doc_kind(ws: list[str], doc: str) -> str | None:
-    if not doc or (ws and ws[-1] in _ID_WORDS):
+    if ws and ws[-1] in _ID_WORDS:
         return None
-    head = re.split(r"(?<=[.;])\s", doc.strip(), maxsplit=1)[0][:160]  # the doc's own first sentence
-    for kind, rx in _DOC_KINDS:
-        if rx.search(head):
-            return kind
+    head = re.split(r"(?<=[.;])\s", (doc or "").strip(), maxsplit=1)[0][:160]  # the doc's own first sentence
+    for text in (head, " ".join(ws)):  # then the name's own words (`timezone`, `webhook_url`)
+        for kind, rx in _DOC_KINDS:
+            if text and rx.search(text):
+                return kind
     return None
 
 

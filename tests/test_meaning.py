@@ -160,3 +160,13 @@ def test_a_dictated_id_is_named_even_inside_a_request_body():
     assert dictates_an_id(cand(A.Arg("commentId", said)))
     assert not dictates_an_id(cand(A.Arg("body", A.RecordLit((A.FieldInit("title", A.Attr(A.Name("user"), "title")),)))))
     assert not dictates_an_id(cand(A.Arg("commentId", A.Attr(A.Name("found"), "id"))))  # looked up, not said
+
+
+def test_plural_acronyms_stay_one_word_and_a_name_can_say_its_kind():
+    from forgec.wording import humanize, norm
+
+    assert humanize("deduplicateSimilarURLs") == "deduplicate similar urls"
+    assert [norm(n) for n in ("userIDs", "HTTPServer", "APIKey", "OrderID")] == ["user_ids", "http_server", "api_key", "order_id"]
+    for seed in range(10):  # no doc at all: the name says it is a time zone / a link
+        assert re.fullmatch(r"[A-Z][a-z]+/[A-Za-z_]+", _str("timezone", "", seed))
+        assert _str("webhookUrl", "", seed).startswith("https://")
