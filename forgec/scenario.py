@@ -43,8 +43,9 @@ from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, bluepri
                            superlative)
 from forgec.stdlib import ops as OPS
 from forgec.stdlib.values import said_value
+from forgec.synth.schema import shapes_request
 from forgec.reasons import reason_for
-from forgec.realize import clause as realized_clause, doc_verb, name_verb
+from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
 from forgec.wording import humanize, names_tool, norm, participle, say
 from forgec.gate import Gate, candidate_of, dictates_an_id, is_dictated_chain
 from forgec.devicewords import control_phrase, fold_said, unit_of
@@ -980,6 +981,8 @@ class _Sampler:
             return None
         if p.default is not None and depth == 0 and sc.rng.random() < 0.7:
             return None
+        if (p.default is not None or isinstance(p.type, A.OptionalType)) and shapes_request(p.name, p.doc or ""):
+            return None  # paging, sorting, selectors, include-switches: how the agent asks, never what the user says
         v = self.value(sc, tool, p.name, t, rec, p.doc)
         if v is _NONE:
             fields = record_fields(m.env, t)
@@ -1149,6 +1152,9 @@ class _Sampler:
                     return f"{k.rsplit('/', 1)[0]}/{rng.choice(['archive', 'old'])}-{k.rsplit('/', 1)[-1]}"
             if re.search(r"(path|file|filename)$", n):
                 return rng.choice(["notes/todo.txt", "reports/summary.md", "docs/plan.md"])
+            top = next((q for q in tool.params if q.name == name), None)
+            if top is not None and (top.default is not None or isinstance(top.type, A.OptionalType)):
+                return _NONE  # an optional string nothing says the meaning of: left out, not filled with a word in use
             if self.m.user is None:  # a store's categories (a node's entityType, a relation's relationType): one in use
                 used = sorted({r[name] for e in self.m.decl.values() if name != e.key and any(f.name == name for f in e.fields)
                                for r in (self.m.ents.get(e.name) or {}).values() if isinstance(r.get(name), str)})
@@ -1648,7 +1654,7 @@ class _Sampler:
             name, lst = sc.reason("filter", (expr,), [recs], {"by": f, "eq": (sc.fact(f"{norm(ent)}_{f}", v), v)}, f"{_word(v)}_{plural(norm(ent))}")
             cname, _ = sc.reason("count", (A.Name(name),), [lst], {}, f"n_{plural(norm(ent))}")
             sc.nodes.append(A.TellNode(A.Name(cname)))
-            text = f"how many of {whose} {plural(noun)} are {say(v).replace('_', ' ')}"
+            text = f"how many of {whose} {plural(noun)} are {_spoken(v)}"
             sc.ask_why = _ask_why(noun, "count") if m.user is not None else ""
         elif [x for x in nums if is_money(x)] and roll < 0.7:
             f = sc.rng.choice([x for x in nums if is_money(x)])
@@ -1677,7 +1683,8 @@ class _Sampler:
             if _COUNTISH.search(norm(f)) and isinstance(rec.get(f), int) and w.endswith("s"):
                 text = f"how many {w} {words} has"
             elif isinstance(rec.get(f), str) and _DATE.match(rec[f]):
-                text = f"what {w} {words} has"
+                when = _when_done(f)
+                text = f"when {words} was {when}" if when else f"what {w} {words} has"
             else:
                 text = f"what the {w} of {words} is"
             sc.ask_why = _ask_why(noun, "detail") if m.user is not None else ""
@@ -1856,6 +1863,26 @@ def _q(v: Any) -> str:
     return say(v)
 
 
+def _when_done(field: str) -> str | None:
+    """The act a date field records, as a participle: `created_at` -> "created", `updateTime` ->
+    "updated" (asked "when was it created?", not "what created at it has"); None for other dates."""
+    ws = humanize(field).split()
+    if len(ws) != 2 or ws[1] not in ("at", "on", "time", "date"):
+        return None
+    if ws[0].endswith("ed"):
+        return ws[0]
+    if is_verb(ws[0]) and ws[0] in ("create", "update", "modify", "publish", "delete", "complete", "archive", "submit", "approve"):
+        return participle(ws[0])
+    return None
+
+
+def _spoken(v: Any) -> str:
+    """A documented value as a person says it: `ACTIVE` -> "active", `in_progress` -> "in progress"
+    (an all-caps constant is the API's spelling, not the user's); anything else as `say` spells it."""
+    s = say(v)
+    return s.lower().replace("_", " ") if re.fullmatch(r"[A-Z][A-Z0-9_]+", s) or re.fullmatch(r"[a-z_]+", s) else s
+
+
 def _say_param(name: str, v: Any) -> str:
     n = norm(name)
     w = humanize(n)
@@ -1870,12 +1897,12 @@ def _say_param(name: str, v: Any) -> str:
             w = w[:-1]
         return f"{v} {w}" if not n.endswith(("count", "number")) else f"the {w} set to {v}"
     if isinstance(v, str):
-        vv = v.replace("_", " ") if re.fullmatch(r"[a-z_]+", v) else v
+        vv = v.replace("_", " ") if re.fullmatch(r"[a-z_]+", v) else _spoken(v)
         if re.search(r"(reason)$", n):
             return f"because {vv}" if re.match(r"(no longer|ordered|bought|made|changed|wrong|damaged|defective|late)", vv) else f"(reason: {vv})"
         if " " in v.strip():
             return f"{w} \"{v}\""
-        return f"the {vv} {w}" if re.fullmatch(r"[a-z_ ]+", v) else f"{w} {vv}"
+        return f"the {vv} {w}" if re.fullmatch(r"[a-z_ ]+", vv) else f"{w} {vv}"
     return f"{w} {say(v)}"
 
 

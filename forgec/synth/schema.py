@@ -75,15 +75,21 @@ _REQUEST_DOC = re.compile(r"\b(?:dry[- ]run|field mask|(?:label|field) selector|
 def is_modifier(p: ir.Param) -> bool:
     """Whether a parameter shapes the request (pages, sorts, text-searches, selects, masks, dry-runs)
     rather than naming a field of the records."""
-    n = snake(p.name)
-    if p.name in MODIFIER_PARAMS or n in MODIFIER_PARAMS or n in QUERY_PARAMS or n in REQUEST_PARAMS:
+    return shapes_request(p.name, p.description or "", p.type.kind in ("integer", "number", "string"))
+
+
+def shapes_request(name: str, doc: str, scalar: bool = True) -> bool:
+    """`is_modifier` by a parameter's name and doc alone (the scenario sampler reads typed params: a
+    person never dictates one of these, "offset 75")."""
+    n = snake(name)
+    if name in MODIFIER_PARAMS or n in MODIFIER_PARAMS or n in QUERY_PARAMS or n in REQUEST_PARAMS:
         return True
-    toks = tokens(p.name)
+    toks = tokens(name)
     if toks and (toks[-1] in REQUEST_WORDS or toks[0] in ("include", "exclude", "with", "show")):
         return True
-    if _REQUEST_DOC.search(p.description or ""):
+    if _REQUEST_DOC.search(doc):
         return True
-    return p.type.kind in ("integer", "number", "string") and bool(_RESULTS_DOC.search(p.description or ""))
+    return scalar and bool(_RESULTS_DOC.search(doc))
 
 
 KEYISH_SUFFIX = {"name", "number", "code", "path", "slug", "sku", "handle"}
