@@ -170,3 +170,13 @@ def test_plural_acronyms_stay_one_word_and_a_name_can_say_its_kind():
     for seed in range(10):  # no doc at all: the name says it is a time zone / a link
         assert re.fullmatch(r"[A-Z][a-z]+/[A-Za-z_]+", _str("timezone", "", seed))
         assert _str("webhookUrl", "", seed).startswith("https://")
+
+
+def test_constants_and_dates_are_said_as_a_person_says_them():
+    from forgec.scenario import _spoken, _when_done
+    from forgec.synth.schema import shapes_request
+
+    assert [_spoken(v) for v in ("ACTIVE", "NO_TAX", "in_progress", "Board meeting", 3)] == ["active", "no tax", "in progress", "Board meeting", "3"]
+    assert [_when_done(f) for f in ("created_at", "updateTime", "modifiedOn", "expireTime", "start_date")] == ["created", "updated", "modified", None, None]
+    assert all(shapes_request(n, "") for n in ("offset", "labelSelector", "includeAnchorText", "dry_run", "updateMask"))
+    assert shapes_request("tail", "Number of lines to return from the end") and not shapes_request("title", "The page title")
