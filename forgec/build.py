@@ -406,6 +406,7 @@ class EnvJob:
     src_text: str | None = None  # synth
     env_mod: Any = None  # check
     env_decl: Any = None  # check
+    env_types: Any = None  # check: the checker's EnvTypes of env_decl (the typed AST), read by codegen and lower
     module: Any = None  # codegen+verify
     scratch: Path | None = None  # codegen+verify
     world: dict | None = None  # state
@@ -486,16 +487,20 @@ def _synthesize(job: EnvJob) -> str:
 
 
 def check_stage(job: EnvJob) -> None:
-    """`.forge` text -> the parsed, checked env declaration; errors stop this env."""
+    """`.forge` text -> the parsed, checked env declaration and its types; errors stop this env.
+    The only check of the env in a compile: later stages read `env_types` instead of checking again."""
     from forgec import lang
+    from forgec.lang.check import check_typed
 
     env_mod, pd = lang.parse(job.src_text, str(job.opts.out / job.src_rel))
-    cd = lang.check([env_mod]) if not D.has_errors(pd) else []
+    cd, typed = check_typed([env_mod]) if not D.has_errors(pd) else ([], None)
     job.out.diagnostics.extend(pd + cd)
     if D.has_errors(pd + cd) or not env_mod.envs:
         job.out.diagnostics.append(D.error(ENV_FAILED, f"environment {job.name!r} does not check; not built", Span(job.src_rel)))
         raise EnvFailed
     job.env_mod, job.env_decl = env_mod, env_mod.envs[0]
+    et = typed.envs.get(job.env_decl.name)
+    job.env_types = et if et is not None and et.env is job.env_decl else lang.EnvTypes(job.env_decl)
 
 
 def codegen_stage(job: EnvJob) -> None:
@@ -514,7 +519,7 @@ def codegen_stage(job: EnvJob) -> None:
     def compute() -> tuple[bytes, dict]:
         from forgec.codegen.verify import verify_env
 
-        data = emit_env(job.env_decl, job.src_rel).encode("utf-8")
+        data = emit_env(job.env_decl, job.src_rel, et=job.env_types).encode("utf-8")
         _load_module(job, data)
         report = verify_env(job.module, job.env_decl, seed=derive_seed(opts.seed, job.name, "verify"), calls_per_tool=opts.verify_calls)
         return data, report.to_json()
@@ -833,13 +838,14 @@ def _check_blueprints(job: EnvJob, parsed: list, imported: dict[str, dict[str, A
 
     ok = [p for p in parsed if not D.has_errors(p[1])]
     extra = list({f: m for deps in imported.values() for f, m in deps.items()}.values())
+    done = {job.env_decl.name: job.env_types}  # the env itself was checked by the check stage: only the blueprints are
     try:
-        groups = [lang.check([job.env_mod] + [p[0] for p in ok] + extra)]
+        groups = [lang.check([job.env_mod] + [p[0] for p in ok] + extra, checked=done)]
     except Exception:  # noqa: BLE001 - isolate the culprit below
         groups = []
         for m, _, path, _ in ok:
             try:
-                groups.append(lang.check([job.env_mod, m, *imported.get(m.file, {}).values()]))
+                groups.append(lang.check([job.env_mod, m, *imported.get(m.file, {}).values()], checked=done))
             except Exception as e:  # noqa: BLE001 - this file cannot be checked: reject it, keep the others
                 msg = f"{type(e).__name__}: {e}"
                 groups.append([D.error(D.INTERNAL, f"cannot check this blueprint: {msg[:300]}", Span(path),
@@ -963,11 +969,11 @@ def toolmeta_cached_stage(job: EnvJob) -> None:
 
 STAGES: tuple[Stage, ...] = (
     Stage("synth", synth_stage, needs=("ir",), gives=("src_text",)),
-    Stage("check", check_stage, needs=("src_text",), gives=("env_mod", "env_decl")),
-    Stage("codegen+verify", codegen_stage, needs=("env_decl",), gives=("module",)),
+    Stage("check", check_stage, needs=("src_text",), gives=("env_mod", "env_decl", "env_types")),
+    Stage("codegen+verify", codegen_stage, needs=("env_decl", "env_types"), gives=("module",)),
     Stage("state", state_stage, needs=("module",), gives=("world", "base_env", "init_hash", "diff_world")),
     Stage("sample", sample_stage, needs=("env_decl", "module", "world"), gives=("bp_files",)),
-    Stage("lower", lower_stage, needs=("bp_files", "env_mod", "base_env", "init_hash", "diff_world"), gives=("task_lines",)),
+    Stage("lower", lower_stage, needs=("bp_files", "env_mod", "env_types", "base_env", "init_hash", "diff_world"), gives=("task_lines",)),
     Stage("oracle", oracle_stage, needs=("task_lines",), gives=()),
     Stage("toolmeta", toolmeta_cached_stage, needs=("task_lines", "module"), gives=()),  # titles, annotations, output schemas
 )

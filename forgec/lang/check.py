@@ -1352,25 +1352,34 @@ class Typed:
         return None if et is None else et.edges.get(id(node))
 
 
-def check_modules(modules: list[A.Module], roots=None) -> list[Diagnostic]:
+def check_modules(modules: list[A.Module], roots=None, checked: dict[str, EnvTypes] | None = None) -> list[Diagnostic]:
     """Resolve and check `modules` together (imports among them, else read from disk, only inside
-    `roots`: see forgec/lang/confine.py; default: each module's build, else its folder)."""
-    return check_typed(modules, roots)[0]
+    `roots`: see forgec/lang/confine.py; default: each module's build, else its folder).
+    `checked`: EnvTypes of envs already checked (`check_typed(...)[1].envs`), see `check_typed`."""
+    return check_typed(modules, roots, checked)[0]
 
 
-def check_typed(modules: list[A.Module], roots=None) -> tuple[list[Diagnostic], Typed]:
-    """`check_modules`, also returning the typed AST (`Typed`) of every env and blueprint."""
+def check_typed(modules: list[A.Module], roots=None, checked: dict[str, EnvTypes] | None = None) -> tuple[list[Diagnostic], Typed]:
+    """`check_modules`, also returning the typed AST (`Typed`) of every env and blueprint.
+
+    `checked`: name -> the EnvTypes an earlier check returned for an env. An env declaration that is
+    that EnvTypes' very `env` object is not checked again (its diagnostics were reported then); the
+    blueprints are checked against it, adding their types and edges to it. So a compile checks each
+    env once: the check stage types it, codegen reads the types, the lower stage checks blueprints
+    against them."""
     gc_was_on = gc.isenabled()
     gc.disable()  # short-lived acyclic data: the cyclic GC would only rescan the live ASTs
     try:
-        diags, types, mods = _check_modules(modules, roots)
+        diags, types, mods = _check_modules(modules, roots, checked or {})
         return diags, Typed(mods, types)
     finally:
         if gc_was_on:
             gc.enable()
 
 
-def _check_modules(modules: list[A.Module], roots=None) -> tuple[list[Diagnostic], dict[str, EnvTypes], list[A.Module]]:
+def _check_modules(modules: list[A.Module], roots=None, checked: dict[str, EnvTypes] | None = None
+                   ) -> tuple[list[Diagnostic], dict[str, EnvTypes], list[A.Module]]:
+    checked = checked or {}
     diags: list[Diagnostic] = []
     by_path: dict[str, A.Module] = {}
     for m in modules:
@@ -1420,7 +1429,12 @@ def _check_modules(modules: list[A.Module], roots=None) -> tuple[list[Diagnostic
     for m in all_mods:
         own = _norm(m.file) in given
         for e in m.envs:
-            if envs.get(e.name) is e:
+            if envs.get(e.name) is not e:
+                continue
+            done = checked.get(e.name)
+            if done is not None and done.env is e:
+                types[e.name] = done  # checked once already (the compile's check stage): not again
+            else:
                 types[e.name] = _guarded(lambda: check_env(e, diags if own else []), e, diags) or EnvTypes(e)
     for m in all_mods:
         if _norm(m.file) not in given:
@@ -1502,8 +1516,8 @@ def _shown(path: str) -> str:
     return path if len(path) <= 120 else path[:117] + "..."
 
 
-def check(modules: list[A.Module], roots=None) -> list[Diagnostic]:
-    return check_modules(modules, roots)
+def check(modules: list[A.Module], roots=None, checked: dict[str, EnvTypes] | None = None) -> list[Diagnostic]:
+    return check_modules(modules, roots, checked)
 
 
 def drop_cascades(diags: list[Diagnostic]) -> list[Diagnostic]:
@@ -1534,8 +1548,8 @@ class _CallableModule(__import__("types").ModuleType):
     `forgec.lang.check(modules)`. A package attribute cannot be both otherwise, because
     importing the submodule rebinds the package attribute to the module."""
 
-    def __call__(self, modules: list[A.Module], roots=None) -> list[Diagnostic]:
-        return check_modules(modules, roots)
+    def __call__(self, modules: list[A.Module], roots=None, checked: dict[str, EnvTypes] | None = None) -> list[Diagnostic]:
+        return check_modules(modules, roots, checked)
 
 
 __import__("sys").modules[__name__].__class__ = _CallableModule
