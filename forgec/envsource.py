@@ -31,6 +31,7 @@ class LoadedEnv:
     world: dict | None = None
     exclude: set[str] = field(default_factory=set)  # tools that failed verification
     writes: dict[str, bool] | None = None  # tool -> changes state (manifest / module), when known
+    types: Any = None  # the checker's EnvTypes of `decl`, when it was checked here (codegen reads it)
 
 
 def _kind_of_path(path: Path) -> str:
@@ -107,10 +108,11 @@ def _from_build(path: Path, with_module: bool, seed: int, state_size: int):
 def _from_forge(path: Path, with_module: bool, seed: int, state_size: int):
 
     modules, diags = lang.load([path])
-    diags = list(diags) + list(lang.check(modules))
+    cd, typed = lang.check.check_typed(modules)
+    diags = list(diags) + list(cd)
     if has_errors(diags):
         return [], diags
-    envs = [LoadedEnv(e, "forge") for m in modules for e in m.envs]
+    envs = [LoadedEnv(e, "forge", types=_types_of(typed, e)) for m in modules for e in m.envs]
     if with_module:
         for le in envs:
             _compile_in_memory(le, seed, state_size)
@@ -130,15 +132,21 @@ def _from_docs(path: Path, with_module: bool, seed: int, state_size: int):
         # round-trip through the canonical text: exactly what `forgec compile` would check and build
         text = lang.format(A.Module(f"{ir_env.name}.forge", (decl,)))
         mod, pd = lang.parse(text, f"<synthesized {ir_env.name}>")
-        cd = lang.check([mod]) if not has_errors(pd) else []
+        cd, typed = lang.check.check_typed([mod]) if not has_errors(pd) else ([], None)
         if has_errors(pd + cd) or not mod.envs:
             diags += [d for d in pd + cd if d.is_error]
             continue
-        le = LoadedEnv(mod.envs[0], "docs")
+        le = LoadedEnv(mod.envs[0], "docs", types=_types_of(typed, mod.envs[0]))
         if with_module:
             _compile_in_memory(le, seed, state_size)
         out.append(le)
     return out, diags
+
+
+def _types_of(typed, decl) -> Any:
+    """The EnvTypes `check_typed` computed for this very declaration (None: codegen checks it itself)."""
+    et = typed.envs.get(decl.name) if typed is not None else None
+    return et if et is not None and et.env is decl else None
 
 
 def _compile_in_memory(le: LoadedEnv, seed: int, state_size: int) -> None:
@@ -147,7 +155,7 @@ def _compile_in_memory(le: LoadedEnv, seed: int, state_size: int) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="forgec-sample-"))
     try:
         p = scratch / "env.py"
-        p.write_text(emit_env(le.decl, f"{le.decl.name}.forge"), encoding="utf-8")
+        p.write_text(emit_env(le.decl, f"{le.decl.name}.forge", et=le.types), encoding="utf-8")
         le.module = load_env_module(p)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

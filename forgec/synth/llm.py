@@ -140,7 +140,7 @@ def validate(text: str, env: ir.Environment, filename: str, verify: bool = True)
     module, pd = lang.parse(text, filename)
     if has_errors(pd):
         return None, pd, render(pd, "full", {filename: text})
-    cd = lang.check([module])
+    cd, typed = lang.check.check_typed([module])  # checked once: codegen below reads these types
     if has_errors(cd):
         return None, cd, render(cd, "full", {filename: text})
     envs = module.envs
@@ -156,20 +156,20 @@ def validate(text: str, env: ir.Environment, filename: str, verify: bool = True)
         if got != want:
             return None, [], f"tool {t.name}: parameters must be exactly {sorted(want)}, got {sorted(got)}"
     if verify:
-        problems = _verify(decl, filename)
+        problems = _verify(decl, filename, typed.envs.get(decl.name))
         if problems:
             return None, [], problems
     return decl, pd + cd, ""
 
 
-def _verify(decl: A.EnvDecl, filename: str) -> str:
+def _verify(decl: A.EnvDecl, filename: str, et=None) -> str:
     try:
         from forgec.codegen import emit_env, load_env_module
         from forgec.codegen.verify import verify_env
     except ImportError:  # codegen not available: parse + check is the bar
         return ""
     try:
-        src = emit_env(decl, filename)
+        src = emit_env(decl, filename, et=et if et is not None and et.env is decl else None)
         d = Path(tempfile.mkdtemp(prefix="forgec_llm_"))
         (d / "env.py").write_text(src, encoding="utf-8")
         report = verify_env(load_env_module(d / "env.py"), decl, seed=0)
