@@ -473,6 +473,37 @@ def test_reasoning_operators_order_and_compare_by_the_registrys_rules():
             assert OPS.apply("argmin", [xs], {}) == BUILTINS["argmin"].impl(xs)
 
 
+
+# the reasoning operator -> the registry builtin it is (stdlib/ops.py); `sort` is `sorted`
+_OP_BUILTIN = {"argmin": "argmin", "argmax": "argmax", "sort": "sorted", "first": "first", "last": "last", "count": "count"}
+
+
+@pytest.mark.parametrize("op", sorted(_OP_BUILTIN))
+def test_reasoning_operators_agree_with_their_builtin_over_the_grid(op):
+    """Over the grid's lists (and the same values as a record field, `by:`), a reasoning operator gives the
+    builtin's answer, or refuses where the builtin refuses (OpError) or the answer is not unique (Ambiguous)."""
+    b = BUILTINS[_OP_BUILTIN[op]]
+    grid = [(xs, {}) for xs in LISTS] + [([{"p": x} for x in xs], {"by": "p"}) for xs in LISTS]
+    answered = 0
+    for xs, kw in grid:
+        by = kw.get("by")
+        per = (lambda x, by=by: x[by]) if by and OPS.OPS[op].kw("by") else None
+        if by and per is None:
+            continue  # first/last/count take no `by`
+        try:
+            want = b.impl(xs, per) if per is not None else b.impl(xs)
+        except (ToolError, TypeError):  # refused: a ToolError, or the runtime's TypeError for a wrong-typed value
+            with pytest.raises((OPS.OpError, OPS.Ambiguous)):
+                OPS.apply(op, [xs], kw)
+            continue
+        try:
+            got = OPS.apply(op, [xs], kw)
+        except OPS.Ambiguous:
+            continue  # ties, an empty list: no unique gold answer
+        assert got == want and json.dumps(got) == json.dumps(want), (op, xs, kw)
+        answered += 1
+    assert answered >= 5, op
+
 def test_runtime_semantics_independently():
     """The runtime functions against values computed by hand / by the decimal module."""
     assert envrt.sum_([0.1] * 10) == 1.0 and sum([0.1] * 10) != 1.0
