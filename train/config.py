@@ -40,6 +40,7 @@ class ModelConfig(_Section):
 class TemplateConfig(_Section):
     keep_thinking: bool = Field(True, description="interleaved thinking: earlier assistant turns keep their `<think>` blocks in the context (one training sequence per episode). False drops them as Qwen3's default template does (one sequence per assistant turn).")
     system_prompt: str = Field("You are a helpful assistant. Use the tools to do what the user asks, then tell the user the result.", description="system prompt put before the tool list")
+    end_of_turn: str | None = Field(None, description="the token that closes an agent turn (generation stops on it, and it is the last trained token of each turn); None = read from the tokenizer's chat template (the special token right after an assistant message's content: `<|im_end|>` for Qwen, `<|eot_id|>` for Llama 3, `<end_of_turn>` for Gemma), `<|im_end|>` without a template. Set it only for a template whose rendering does not show it")
 
 
 class DataConfig(_Section):

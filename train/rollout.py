@@ -36,7 +36,7 @@ from typing import Any, Protocol
 
 from forgec.runtime.types import AgentReply
 from forgec.runtime.toolcalls import parse_hermes
-from forgec.train.template import end_of_turn, render_segments
+from forgec.train.template import end_of_turn, end_of_turn_id, render_segments
 from forgec.train.tokenize import tokenize_text
 from forgec.runtime.episode import EpisodeLimits, arun_episode
 from forgec.runtime.judge import RuleJudge
@@ -380,8 +380,8 @@ class PolicyAgent:
         self.turn = 0
         self._ids: list[int] | None = None  # prompt + generation of the previous turn
         self._ended = True  # the previous generation ended with the end-of-turn token
-        self._eot = end_of_turn(tokenizer)  # <|im_end|> in ChatML; the model's eos under its own template
-        self._eot_id = tokenizer.convert_tokens_to_ids(self._eot)
+        self._eot = end_of_turn(tokenizer)  # <|im_end|> in ChatML; read from the model's own template otherwise
+        self._eot_id = end_of_turn_id(tokenizer)  # what the trainer's engines stop on, and `forgec eval`'s HF agent
 
     def _encode_segments(self, segs) -> list[int]:
         out: list[int] = []
@@ -412,7 +412,8 @@ class PolicyAgent:
         self._ids = prompt + ids
         self._ended = bool(ids) and ids[-1] == self._eot_id
         text = self.tok.decode(ids, skip_special_tokens=False)
-        parsed = parse_hermes(text, f"call_{self.turn}")  # the parser `forgec eval` uses: same text, same turn
+        # the parser `forgec eval` uses: same text, same turn (the end-of-turn marker, whatever the template's, is not content)
+        parsed = parse_hermes(text.removesuffix(self._eot) if self._ended else text, f"call_{self.turn}")
         calls = parsed.tool_calls
         self.turn += 1
         return AgentReply(content=parsed.content, tool_calls=calls, raw=text, reasoning=parsed.reasoning, prompt_token_ids=prompt,

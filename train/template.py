@@ -17,20 +17,29 @@ segment by segment, so prompts grow by appending and nothing is re-tokenized. Th
 template also exists as Jinja (`chat_template_jinja`) for HF `apply_chat_template` and
 vLLM's chat endpoint; a test checks both give identical text.
 
-A model whose tokenizer carries its own chat template (Qwen3, Llama 3.x, Mistral, ...) is
-trained on *that* format, as TRL/verl/OpenRLHF do: pass `tokenizer=` and `render_segments`
+A model whose tokenizer carries its own chat template (Qwen3, Llama 3.x, Mistral, Gemma, ...)
+is trained on *that* format, as TRL/verl/OpenRLHF do: pass `tokenizer=` and `render_segments`
 renders with `tokenizer.apply_chat_template` and finds each agent turn by rendering
-prefixes (`template_segments`). The ChatML above is the fallback for tokenizers without a
-template (base models, and the tiny tokenizer while train/tiny.py trains it on this very
-text, before it exists; tiny.py then installs `chat_template_jinja()`, the same format).
-Parsing model output stays in `forgec.runtime.toolcalls.parse_hermes`.
+prefixes (`template_segments`). A template that rewrites earlier turns in later renderings
+(Qwen3's drops their reasoning once the user asks again) keeps each turn as generated, and
+the text between turns is read after the previous turn's end-of-turn marker (`_after_turn`).
+That marker (`end_of_turn`, as a token `end_of_turn_id`) is read from the template, not
+assumed to be eos (Gemma closes turns with `<end_of_turn>`, its eos is `<eos>`); training
+rollouts and `forgec eval`'s HF agent both stop on it. The ChatML above is the fallback for
+tokenizers without a template (base models, and the tiny tokenizer while train/tiny.py
+trains it on this very text, before it exists; tiny.py then installs `chat_template_jinja()`,
+the same format). Parsing model output stays in `forgec.runtime.toolcalls.parse_hermes`.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import logging
 from dataclasses import dataclass
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 IM_START = "<|im_start|>"
 IM_END = "<|im_end|>"
@@ -176,17 +185,81 @@ def uses_tokenizer_template(tokenizer: Any) -> bool:
     return bool(getattr(tokenizer, "chat_template", None))
 
 
-def end_of_turn(tokenizer: Any = None) -> str:
-    """The text that closes an agent turn: the last thing the agent generates, so the last trainable text.
+END_OF_TURN_ATTR = "forgec_end_of_turn"  # an explicit marker set on a tokenizer by `set_end_of_turn`
+_PROBE = "FORGECPROBEREPLY"  # the content of a one-turn conversation whose rendering shows how the template closes a turn
 
-    Under a model's own template that is its eos token (`<|im_end|>` for Qwen, `<|eot_id|>` for
-    Llama 3 instruct), which generation stops on; under the built-in ChatML, `<|im_end|>`.
+
+def set_end_of_turn(tokenizer: Any, marker: str | None) -> None:
+    """Make `marker` this tokenizer's end of turn (training config `template.end_of_turn`); None keeps the derived one.
+
+    For a template whose rendering does not show its marker (see `end_of_turn`). The marker must be one token,
+    because generation stops on it (checked here, by `end_of_turn_id`). It is also kept in the tokenizer's
+    init kwargs, so `save_pretrained` writes it to tokenizer_config.json and an exported policy, loaded by
+    `forgec eval --agent hf`, stops where training stopped.
+    """
+    if marker:
+        setattr(tokenizer, END_OF_TURN_ATTR, marker)
+        if isinstance(getattr(tokenizer, "init_kwargs", None), dict):
+            tokenizer.init_kwargs[END_OF_TURN_ATTR] = marker
+        end_of_turn_id(tokenizer)
+
+
+def end_of_turn(tokenizer: Any = None) -> str:
+    """The text that closes an agent turn: the last thing the agent generates, so the last trainable text,
+    and the token every generator (training rollouts, `forgec eval`'s HF agent) stops on.
+
+    Under the built-in ChatML `<|im_end|>`. Under a model's own template it is read from the template's
+    rendering of a one-turn conversation: the special token that directly follows the assistant's content
+    (`<|im_end|>` for Qwen, `<|eot_id|>` for Llama 3, `<end_of_turn>` for Gemma, whose eos token `<eos>` is
+    not it). An explicit `set_end_of_turn` wins; without a special token there (or a probe the template
+    cannot render) it is the eos token.
     """
     if not uses_tokenizer_template(tokenizer):
         return IM_END
-    if not tokenizer.eos_token:
-        raise ChatTemplateError("the tokenizer has a chat template but no eos_token: cannot tell where an agent turn ends")
-    return tokenizer.eos_token
+    explicit = getattr(tokenizer, END_OF_TURN_ATTR, None) or (getattr(tokenizer, "init_kwargs", None) or {}).get(END_OF_TURN_ATTR)
+    if explicit:
+        return explicit
+    tpl = tokenizer.chat_template
+    return _derived_end_of_turn(tokenizer, tpl if isinstance(tpl, str) else repr(tpl))
+
+
+@functools.lru_cache(maxsize=64)
+def _derived_end_of_turn(tokenizer: Any, chat_template: Any) -> str:
+    """`end_of_turn` read from the template (cached per tokenizer and template text)."""
+    from jinja2 import TemplateError
+
+    eos = tokenizer.eos_token
+    probe = [{"role": "user", "content": "Hello."}, {"role": "assistant", "content": _PROBE}]
+    try:
+        text = tokenizer.apply_chat_template(probe, tokenize=False)
+    except (TemplateError, ValueError, TypeError, KeyError):
+        text = None
+    if not isinstance(text, str) or _PROBE not in text:
+        if eos:
+            return eos
+        raise ChatTemplateError("the tokenizer's chat template cannot render a one-turn conversation and the tokenizer has no "
+                                "eos_token: cannot tell where an agent turn ends; set template.end_of_turn")
+    after = text[text.rindex(_PROBE) + len(_PROBE):]
+    head = after.lstrip()
+    marks = sorted(set(tokenizer.get_added_vocab()) | set(tokenizer.all_special_tokens), key=len, reverse=True)
+    found = next((m for m in marks if m and head.startswith(m)), None)
+    if found:
+        return found
+    if eos:  # no special token closes the turn: eos, and a rendering without it is refused by name (`_split_turn`)
+        return eos
+    raise ChatTemplateError(f"the chat template closes an agent turn with {after[:40]!r}, which starts with none of the "
+                            "tokenizer's special tokens, and the tokenizer has no eos_token: cannot tell where an agent "
+                            "turn ends; set template.end_of_turn to the token generation should stop on")
+
+
+def end_of_turn_id(tokenizer: Any) -> int:
+    """The one token id generation stops on: `end_of_turn` as a token (rollouts and eval both ask here)."""
+    eot = end_of_turn(tokenizer)
+    ids = tokenizer(eot, add_special_tokens=False)["input_ids"]
+    if len(ids) != 1:
+        raise ChatTemplateError(f"the end-of-turn marker {eot!r} is {len(ids)} tokens for this tokenizer, not one: "
+                                "generation cannot stop on it (set template.end_of_turn to a single special token)")
+    return int(ids[0])
 
 
 def _template_call(call: Any) -> dict:
@@ -241,24 +314,64 @@ def _render(tokenizer: Any, messages: list[dict], tools: list[dict] | None, gene
 
 
 def _extend(done: str, text: str, what: str) -> str:
-    """`text` minus the already-rendered `done`, which it must start with: a template that rewrites earlier
-    turns would shift every later mask, so it is refused here rather than trained on wrongly."""
+    """`text` minus the already-rendered `done`, which it must start with: an assistant turn rendered onto its own
+    prompt must leave the prompt as it was, or the trainable span could not be told from the template's text."""
     if text.startswith(done):
         return text[len(done):]
     k = next((i for i, (a, b) in enumerate(zip(done, text)) if a != b), min(len(done), len(text)))
     raise ChatTemplateError(
         f"the chat template is not prefix-stable: rendering {what} changes earlier text at character {k} "
         f"({done[k:k + 40]!r} became {text[k:k + 40]!r}). Rollouts and training extend one token sequence turn by "
-        "turn, so each rendering must extend the previous one; a template that drops or rewrites earlier turns "
-        "(earlier reasoning, say) needs template.keep_thinking=false or a template that keeps them.")
+        "turn, so a turn rendered after its prompt must leave the prompt as it was; this template cannot be "
+        "split into turns (template.keep_thinking=false trains each turn in its own rendering).")
+
+
+_REWRITES_NOTED: set[str] = set()
+
+
+def _after_turn(text: str, done: str, eot: str, closed: tuple[int, str, dict], what: str, template: str) -> str:
+    """What `text`, a rendering of the conversation through later messages, adds after the previous agent turn.
+
+    When `text` starts with `done` (the sequence so far), that is the rest. A template that rewrites earlier turns
+    in later renderings (Qwen3 and DeepSeek-R1 drop the reasoning of turns before the last user query; Qwen3 also
+    drops an empty `<think></think>` once a turn is no longer last) cannot give it that way. Then each agent turn
+    stays as it was generated, rendered the way the template renders the last turn (as TRL and verl train Qwen3
+    multi-turn), and the new text is read after the previous turn's end-of-turn marker, counted in the template's
+    own rendering (`closed`: markers through that turn, the template text after its marker, the turn's message).
+    Reasoning dropped or rewritten never changes how many markers come before that point.
+    """
+    if text.startswith(done):
+        return text[len(done):]
+    count, rest, msg = closed
+    pos = -len(eot)
+    for _ in range(count):
+        pos = text.find(eot, pos + len(eot))
+        if pos < 0:
+            raise ChatTemplateError(f"the chat template rewrites earlier turns and, rendering {what}, shows fewer than {count} "
+                                    f"end-of-turn markers {eot!r}: it drops earlier turns, and their text cannot be kept")
+    turn = text[text.rfind(eot, 0, pos) + len(eot) if count > 1 else 0:pos]
+    shown = [_content_text(msg.get("content")).strip()] + [_get(_get(c, "function", c), "name", "") for c in msg.get("tool_calls") or []]
+    tail = text[pos + len(eot):]
+    if not tail.startswith(rest) or any(x and x not in turn for x in shown):
+        raise ChatTemplateError(f"the chat template rewrites earlier turns and, rendering {what}, the agent turn before "
+                                f"end-of-turn marker {count} is not the previous agent turn ({turn[-60:]!r}): it cannot be "
+                                "split into turns (template.keep_thinking=false trains each turn in its own rendering)")
+    if template not in _REWRITES_NOTED:  # said once per template
+        _REWRITES_NOTED.add(template)
+        k = next((i for i, (a, b) in enumerate(zip(done, text)) if a != b), min(len(done), len(text)))
+        log.info("the chat template rewrites earlier turns in later renderings (%r became %r: it drops their reasoning, "
+                 "say): with keep_thinking=true each agent turn is kept as generated, and the text between turns is read "
+                 "after the previous turn's end-of-turn marker %r", done[k:k + 40], text[k:k + 40], eot)
+    return tail[len(rest):]
 
 
 def _split_turn(text: str, eot: str, index: int) -> tuple[str, str]:
     """An assistant turn as rendered -> (what the agent generates, through `eot`; template text after it)."""
     k = text.rfind(eot)
     if k < 0:
-        raise ChatTemplateError(f"the chat template renders assistant message {index} without the tokenizer's "
-                                f"end-of-turn token {eot!r} (its eos_token): cannot tell generated text from template text")
+        raise ChatTemplateError(f"the chat template renders assistant message {index} without the end-of-turn marker "
+                                f"{eot!r}: cannot tell generated text from template text (set template.end_of_turn "
+                                "to the token that closes an agent turn)")
     return text[:k + len(eot)], text[k + len(eot):]
 
 
@@ -267,8 +380,10 @@ def template_segments(tokenizer: Any, messages: list[dict], tools: list[dict] | 
     """The conversation in the tokenizer's own chat template, as tagged segments (what render_segments returns).
 
     Assistant turn i is messages[:i] rendered with the generation prompt, then messages[:i+1]
-    without: the difference is the turn as the template writes it, trainable through
-    `end_of_turn`, template text after. Each rendering must extend the last (`_extend`).
+    without: the difference is the turn as the template writes it when it is the last one (the
+    way it is generated), trainable through `end_of_turn`, template text after. The text
+    between turns is what the next rendering adds after the previous turn (`_after_turn`, which
+    also serves templates that drop earlier reasoning, as Qwen3's does).
     Only turns from message `since` on get boundaries (earlier text is one context segment:
     the rollout needs just the newest turn); with keep_thinking=False only the last turn,
     and none when a generation prompt asks for the next one — that turn's context is one piece.
@@ -278,17 +393,22 @@ def template_segments(tokenizer: Any, messages: list[dict], tools: list[dict] | 
     if not keep_thinking:
         turns = [] if add_generation_prompt else turns[-1:]
     eot = end_of_turn(tokenizer) if turns else ""
+    tpl = str(tokenizer.chat_template)
     segs: list[Segment] = []
     done = ""
+    closed: tuple[int, str, dict] | None = None  # (end-of-turn markers through the last turn, text after it, its message)
     for i in turns:
-        prompt = _extend(done, _render(tokenizer, msgs[:i], tools, True), f"the prompt of message {i - off}")
-        body = _extend(done + prompt, _render(tokenizer, msgs[:i + 1], tools, False), f"assistant message {i - off}")
+        ctx = _render(tokenizer, msgs[:i], tools, True)
+        prompt = ctx if closed is None else _after_turn(ctx, done, eot, closed, f"the prompt of message {i - off}", tpl)
+        body = _extend(ctx, _render(tokenizer, msgs[:i + 1], tools, False), f"assistant message {i - off}")
         gen, rest = _split_turn(body, eot, i - off)
         segs += [Segment(prompt, False, i - off), Segment(gen, True, i - off), Segment(rest, False, i - off)]
-        done += prompt + body
+        done += prompt + gen + rest
+        closed = ((ctx + gen).count(eot), rest, msgs[i])
     if msgs and (add_generation_prompt or not turns or turns[-1] < len(msgs) - 1):
-        tail = _render(tokenizer, msgs, tools, add_generation_prompt)
-        segs.append(Segment(_extend(done, tail, "the whole conversation"), False, len(messages)))
+        whole = _render(tokenizer, msgs, tools, add_generation_prompt)
+        tail = whole if closed is None else _after_turn(whole, done, eot, closed, "the whole conversation", tpl)
+        segs.append(Segment(tail, False, len(messages)))
     return [s for s in segs if s.text or s.trainable]
 
 

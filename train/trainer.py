@@ -35,7 +35,7 @@ from forgec.train.tokenize import Sample, episode_to_samples
 from forgec.runtime.agents import OracleAgent
 from forgec.runtime.episode import run_episode
 from forgec.runtime.users import LLMUser, ScriptedUser
-from forgec.train.template import end_of_turn, render_conversation
+from forgec.train.template import end_of_turn_id, render_conversation, set_end_of_turn
 from forgec.train.cluster import check_environment, server_layout
 from forgec.runtime.loader import load
 from forgec.train.logging import MetricsLogger
@@ -149,12 +149,14 @@ def ds_config(cfg: TrainConfig, world: int, micro_batches: int) -> dict:
     return conf
 
 
-def load_tokenizer(path: str):
+def load_tokenizer(path: str, end_of_turn: str | None = None):
+    """The tokenizer at `path`; `end_of_turn` (config template.end_of_turn) overrides the marker read from its template."""
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(path)
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
+    set_end_of_turn(tok, end_of_turn)
     return tok
 
 
@@ -364,7 +366,7 @@ class Trainer:
         self.build = load(build_dir, allow_modified_build=allow_modified_build)
         self.sampler = TaskSampler(self.build.tasks, cfg.data.seed, cfg.data.envs, cfg.data.holdout_fraction)
         self.model_path = resolve_model_path(cfg, self.build, self.rank)
-        self.tok = load_tokenizer(cfg.model.tokenizer or self.model_path)
+        self.tok = load_tokenizer(cfg.model.tokenizer or self.model_path, cfg.template.end_of_turn)
         self.steps_per_update = cfg.algo.ppo_epochs * cfg.algo.minibatches
         self.ds_conf = ds_config(cfg, self.world, cfg.optim.micro_batches)
         model = load_model(self.model_path, cfg, self.ds_conf)
@@ -376,7 +378,7 @@ class Trainer:
             for p in self.ref.parameters():
                 p.requires_grad_(False)
         self.pad_id = self.tok.pad_token_id
-        self.eos_id = self.tok.convert_tokens_to_ids(end_of_turn(self.tok))  # generation stops where a turn ends
+        self.eos_id = end_of_turn_id(self.tok)  # generation stops where a turn ends (PolicyAgent and eval ask the same)
 
         self.start_step = 0
         self.history: list[dict] = []
