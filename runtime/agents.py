@@ -26,6 +26,8 @@ from forgec.wording import humanize, names_tool, participle, split_name
 from forgec.tasks import Task
 from forgec.runtime.scenario import names_action, opening, said_names, scenario_of, states_arguments
 from forgec.runtime.episode import EpisodeLimits
+from forgec.train.template import end_of_turn, end_of_turn_id, render_segments
+from forgec.train.tokenize import tokenize_text
 
 DONE_TEXT = "Your request has been completed."
 
@@ -505,14 +507,14 @@ class OpenAIAgent:
         msg = resp.choices[0].message
         usage = usage_of(resp)
         text = msg.content or ""
-        if self.tool_format == "openai":
-            reasoning = getattr(msg, "reasoning_content", None)
-            calls = parse_openai_tool_calls(msg.tool_calls, f"call_{turn}")
-            if not calls and "<tool_call>" in text:  # servers without a tool parser
-                p = parse_hermes(text, f"call_{turn}")
-                return AgentReply(content=p.content, tool_calls=p.tool_calls, raw=text, reasoning=p.reasoning or reasoning, usage=usage)
-            return AgentReply(content=text.strip(), tool_calls=calls, reasoning=reasoning, usage=usage)
+        # the one parser of model text (training rollouts use it too): `<think>` blocks are reasoning, never words to
+        # the user, also from a server without a reasoning parser; `<tool_call>` text from one without a tool parser
         p = parse_hermes(text, f"call_{turn}")
+        if self.tool_format == "openai":
+            calls = parse_openai_tool_calls(msg.tool_calls, f"call_{turn}") or p.tool_calls
+            reasoning = getattr(msg, "reasoning_content", None) or p.reasoning
+            raw = text if p.tool_calls or p.reasoning is not None else None
+            return AgentReply(content=p.content, tool_calls=calls, raw=raw, reasoning=reasoning, usage=usage)
         return AgentReply(content=p.content, tool_calls=p.tool_calls, raw=text, reasoning=p.reasoning, usage=usage)
 
 
@@ -555,19 +557,23 @@ def hf_template_messages(messages: list[dict]) -> list[dict]:
 class HFAgent:
     """A local transformers causal LM with its own chat template; Hermes tool-call parsing; CPU by default.
 
-    Returns the exact prompt and generated token ids and their logprobs, as a
-    training rollout backend must. Generation runs in a worker thread, one at a
-    time per model, so the event loop keeps serving other episodes.
+    Prompted, stopped and parsed as a training rollout is (`forgec.train.rollout.PolicyAgent`): the
+    conversation rendered by the training template function (`forgec.train.template.render_segments`,
+    the model's own chat template when its tokenizer has one; `keep_thinking` as in training), generation
+    stopped on `end_of_turn_id`, the text read by `parse_hermes`. So a policy is evaluated in the format
+    it was trained in. Returns the exact prompt and generated token ids and their logprobs. Generation
+    runs in a worker thread, one at a time per model, so the event loop keeps serving other episodes.
     """
 
     def __init__(self, model_path: str, *, max_new_tokens: int = 256, temperature: float = 0.0, device: str = "cpu",
-                 seed: int = 0, max_prompt_tokens: int | None = None):
+                 seed: int = 0, max_prompt_tokens: int | None = None, keep_thinking: bool = True):
         self.model_path = str(model_path)
         self.max_new_tokens = max_new_tokens
         self.temperature = temperature
         self.device = device
         self.seed = seed
         self.max_prompt_tokens = max_prompt_tokens
+        self.keep_thinking = keep_thinking  # training's template.keep_thinking (default true there too)
         self._lock = threading.Lock()  # one generation at a time per agent (a thread lock: usable from any event loop)
 
     def generate_sync(self, messages: list[dict], tools: list[dict]) -> AgentReply:
@@ -578,9 +584,8 @@ class HFAgent:
         import torch
 
         tok, model = _load_hf(self.model_path, self.device)
-        enc = tok.apply_chat_template(hf_template_messages(messages), tools=tools or None, add_generation_prompt=True,
-                                      tokenize=True, return_dict=True)
-        prompt_ids = list(enc["input_ids"])
+        segs = render_segments(messages, tools, keep_thinking=self.keep_thinking, add_generation_prompt=True, tokenizer=tok)
+        prompt_ids = [i for s in segs for i in tokenize_text(tok, s.text)]  # segment by segment, as rollouts tokenize
         if self.max_prompt_tokens and len(prompt_ids) > self.max_prompt_tokens:
             return AgentReply(error=f"prompt of {len(prompt_ids)} tokens exceeds max_prompt_tokens={self.max_prompt_tokens}")
         turn = sum(1 for m in messages if m.get("role") == "assistant")
@@ -588,7 +593,8 @@ class HFAgent:
         ids = torch.tensor([prompt_ids], device=self.device)
         pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
         gen_kwargs: dict[str, Any] = {"max_new_tokens": self.max_new_tokens, "return_dict_in_generate": True, "output_scores": True,
-                                      "pad_token_id": pad, "attention_mask": torch.ones_like(ids)}
+                                      "pad_token_id": pad, "attention_mask": torch.ones_like(ids),
+                                      "eos_token_id": end_of_turn_id(tok)}  # where training rollouts stop
         if self.temperature > 0:
             gen_kwargs.update(do_sample=True, temperature=self.temperature, top_k=0, top_p=1.0)
         else:
@@ -600,8 +606,9 @@ class HFAgent:
         for step, tid in enumerate(new.tolist()):
             logprobs.append(float(torch.log_softmax(out.scores[step][0].float(), dim=-1)[tid]))
         token_ids = new.tolist()
-        text = tok.decode(token_ids, skip_special_tokens=True)
-        p = parse_hermes(text, f"call_{turn}")
+        text = tok.decode(token_ids, skip_special_tokens=False)  # as PolicyAgent decodes; the end-of-turn marker is not content
+        eot = end_of_turn(tok)
+        p = parse_hermes(text.removesuffix(eot) if token_ids and token_ids[-1] == end_of_turn_id(tok) else text, f"call_{turn}")
         return AgentReply(content=p.content, tool_calls=p.tool_calls, raw=text, reasoning=p.reasoning, prompt_token_ids=prompt_ids,
                           token_ids=token_ids, logprobs=logprobs, usage={"prompt_tokens": len(prompt_ids), "completion_tokens": len(token_ids)})
 

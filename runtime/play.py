@@ -61,10 +61,7 @@ def parse_line(line: str, turn: int) -> AgentReply | None:
     s = line.strip()
     if not s:
         return None
-    if "<tool_call>" in s:
-        p = parse_hermes(s, f"call_{turn}")
-        return AgentReply(content=p.content, tool_calls=p.tool_calls, raw=s)
-    if s[0] in "[{":
+    if s[0] in "[{" and "<tool_call>" not in s:
         try:
             obj = json.loads(s)
         except ValueError:
@@ -83,7 +80,9 @@ def parse_line(line: str, turn: int) -> AgentReply | None:
             else:
                 calls.append(ToolCall(id=f"call_{turn}_{i}", name="", arguments=json.dumps(o)))
         return AgentReply(tool_calls=calls)
-    return AgentReply(content=s)
+    p = parse_hermes(s, f"call_{turn}")  # model text pasted in reads as everywhere else (plain words stay as typed)
+    return AgentReply(content=p.content, tool_calls=p.tool_calls, raw=s if p.tool_calls or p.reasoning is not None else None,
+                      reasoning=p.reasoning)
 
 
 def render_message(console: Console, m: dict) -> None:

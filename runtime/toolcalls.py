@@ -147,14 +147,15 @@ class ParsedText:
     reasoning: str | None
 
 
-END_OF_TURN = ("<|im_end|>", "<|eot_id|>", "<|end|>")  # end markers a decode that keeps special tokens leaves in
+END_OF_TURN = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>")  # end markers a decode that keeps special tokens leaves in
 
 
 def parse_hermes(text: str, id_prefix: str = "call") -> ParsedText:
     """Split Hermes/Qwen model output into user-facing text, tool calls and reasoning.
 
     The one parser of model output: training rollouts (`train/rollout.py`), `forgec eval`'s
-    text agents, `play`, `serve` and `forgec.gym` all call it, so the same text is the same
+    agents (HF, and OpenAI-compatible in both tool formats), `play`, `serve`'s score route
+    (`serve.sessions.said_to_user`) and `forgec.gym` all call it, so the same text is the same
     turn (and the same reward) everywhere. Think blocks anywhere (or only their closing tag,
     for templates that open `<think>` in the prompt); every `<tool_call>` block, including an
     unterminated last one (generation cut off: an error observation, not silence) and a JSON

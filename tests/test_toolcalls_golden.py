@@ -1,5 +1,5 @@
 """One parser of model output (issue 22): a golden table of tricky outputs, and proof that training rollouts, eval
-agents, play and gym all call that one function, so the same text is the same turn and the same reward everywhere.
+agents, play, serve and gym all call that one function, so the same text is the same turn and the same reward everywhere.
 
 Each row was worked out by hand from the Hermes format (the tool-call JSON inside `<tool_call>` tags, reasoning in
 `<think>` tags), not copied from the parser's output."""
@@ -16,6 +16,7 @@ GOLDEN = [
     # (model text, content, reasoning, [(name, arguments)])
     ("plain answer", "plain answer", None, []),
     ("plain answer<|im_end|>", "plain answer", None, []),
+    ("plain answer<end_of_turn>", "plain answer", None, []),  # Gemma's end of turn
     ("<think>\nplan\n</think>\n\nOn it.", "On it.", "plan", []),
     ("I looked.</think>Done.", "Done.", "I looked.", []),  # the template opened <think> in the prompt
     ("<think>a</think>x<think>b</think>y", "xy", "a\nb", []),
@@ -47,9 +48,12 @@ def test_training_eval_play_and_gym_share_the_one_parser():
     import forgec.gym as gym
     import forgec.runtime.agents as agents
     import forgec.runtime.play as play
+    import forgec.serve.sessions as serve
     import forgec.train.rollout as rollout
     import forgec.train.template as template
 
     assert rollout.parse_hermes is agents.parse_hermes is play.parse_hermes is gym.parse_hermes is parse_hermes
+    assert serve.parse_hermes is parse_hermes  # the score route reads posted model text with it
+    # (tests/test_toolcalls_paths.py feeds the same outputs through all of them and compares the rewards)
     assert not hasattr(template, "parse_hermes")  # the second parser is gone
 

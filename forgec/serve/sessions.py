@@ -34,14 +34,18 @@ from typing import Any
 
 from forgec.runtime.loader import Build, BuildError
 from forgec.runtime.reward import compute_reward, diff_against_gold, state_diff
-from forgec.runtime.toolcalls import CallOutcome, execute
+from forgec.runtime.toolcalls import CallOutcome, execute, parse_hermes
 from forgec.runtime.types import ToolCall
 from forgec.tasks import Task
 
 
 def said_to_user(messages: list[dict]) -> str:
-    """What the agent said to the user in an OpenAI message list (as `forgec eval` joins it)."""
-    return "\n".join(m.get("content") or "" for m in messages
+    """What the agent said to the user in an OpenAI message list (as `forgec eval` joins it).
+
+    An assistant message's content is read by `parse_hermes`, the parser eval and training read model text with:
+    a harness that posts raw model text (`<think>` blocks, `<tool_call>` text) is scored on the words to the user only.
+    """
+    return "\n".join(parse_hermes(m.get("content")).content if m.get("content") else "" for m in messages
                      if isinstance(m, dict) and m.get("role") == "assistant" and isinstance(m.get("content") or "", str))
 
 
