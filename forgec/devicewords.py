@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from forgec.realize import base_form as _base
+from forgec.english import verb_base as _base
 
 # a verb and its opposite; either side may be the parameter's own word (unlock, armed, muted)
 _PAIRS = [("on", "off"), ("lock", "unlock"), ("enable", "disable"), ("activate", "deactivate"), ("open", "close"),
@@ -27,16 +27,8 @@ _OPP = {a: b for a, b in _PAIRS} | {b: a for a, b in _PAIRS}
 def _stem(w: str) -> str:
     """'unlocks' -> 'unlock', 'armed' -> 'arm', 'recording' -> 'record', 'enabled' -> 'enable'."""
     w = w.lower()
-    if w in _OPP:
-        return w
-    for suf, add in (("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("d", ""), ("es", ""), ("s", "")):
-        if w.endswith(suf) and len(w) > len(suf) + 1:
-            b = w[: -len(suf)] + add
-            if b in _OPP:
-                return b
-            if len(b) > 2 and b[-1] == b[-2] and b[:-1] in _OPP:  # 'stopped' -> 'stop'
-                return b[:-1]
-    return w
+    base = w if w in _OPP else _base(w)
+    return base if base in _OPP else w
 
 
 def _words(name: str) -> list[str]:

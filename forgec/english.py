@@ -2,11 +2,15 @@
 
 Everything here is grammar of English or of documentation prose, never of an API's domain: the
 realizer (forgec/realize.py) and the quality gate (forgec/gate.py) read these sets; no module
-keeps its own copy. Open-class words (which word is a verb, a verb's base form) come from
-`lemminflect`'s dictionary, not from lists (forgec/realize.py).
+keeps its own copy. Open-class words (which word is a verb, a verb's base form, a noun's plural)
+come from `lemminflect`'s dictionary through the morphology functions at the end of this module
+(issue 22, "words once"), which every other module asks.
 """
 
 from __future__ import annotations
+
+import functools
+import re
 
 
 def _words(s: str) -> frozenset[str]:
@@ -61,3 +65,217 @@ PURPOSE_OPENERS = (
 )
 # English verb prefixes: a word the dictionary lacks ("unstages", "resubmits") is a verb when its stem is one.
 VERB_PREFIXES = ("un", "re", "de", "dis", "pre", "auto", "co", "sub", "over", "up", "down", "multi", "bulk", "batch")
+
+
+# ----------------------------------------------------------------------------- morphology
+# Inflection (plural, singular, participle, a verb's base form) comes from `lemminflect`, a maintained
+# dictionary of English lemmas and inflections by part of speech with rules for words it lacks; every
+# module asks these functions, none keeps its own suffix rules. The tables below list only the words
+# where that dictionary's first answer is wrong for documentation vocabulary; tests/test_english.py
+# holds the expected forms of real API words.
+
+# plural -> singular, where the dictionary's lemma is wrong for docs ("data" is a mass noun, not
+# "datum"; "people" is the plural of "person"; an acronym's plural the OOV rules keep as it is)
+SINGULAR_EXCEPTIONS = {"people": "person", "data": "data", "metadata": "metadata", "media": "media", "apis": "api",
+                       "cpus": "cpu", "gpus": "gpu", "kpis": "kpi", "skus": "sku", "uris": "uri"}
+# singular -> plural: mass nouns the dictionary counts ("informations"), and "persons" -> "people"
+PLURAL_EXCEPTIONS = {"person": "people", "data": "data", "metadata": "metadata", "media": "media", "information": "information",
+                     "feedback": "feedback", "software": "software", "hardware": "hardware", "equipment": "equipment",
+                     "persona": "personas"}
+# verb -> past participle: the spelling the task text already uses where the dictionary gives two
+PARTICIPLE_EXCEPTIONS = {"cancel": "cancelled"}
+
+_LAST_WORD = re.compile(r"(?:(?<=[a-z0-9])(?=[A-Z])|[\s_\-])(?=[A-Za-z]+$)")
+
+
+@functools.lru_cache(maxsize=1)
+def _lemminflect():
+    import lemminflect  # noqa: PLC0415 - its dictionaries load on first use, not on import of forgec
+
+    return lemminflect
+
+
+@functools.lru_cache(maxsize=65536)
+def lemmas(word: str) -> dict[str, tuple[str, ...]]:
+    """The dictionary's lemmas of `word` by part of speech ({} for a word it lacks): "orders" ->
+    {"NOUN": ("order",), "VERB": ("order",)}."""
+    return dict(_lemminflect().getAllLemmas(word.lower()))
+
+
+def _split_last(phrase: str) -> tuple[str, str]:
+    """"line items" -> ("line ", "items"); "excludePatterns" -> ("exclude", "Patterns"); "user_ids" -> ("user_", "ids")."""
+    cuts = [m.end() for m in _LAST_WORD.finditer(phrase)]
+    at = cuts[-1] if cuts else 0
+    return phrase[:at], phrase[at:]
+
+
+def respell(original: str, lowered: str) -> str:
+    """`lowered` (an inflection of `original`, in lower case) in `original`'s spelling where the two
+    agree: ("excludePatterns", "excludepattern") -> "excludePattern", ("URL", "urls") -> "URLs"."""
+    same = 0
+    while same < min(len(lowered), len(original)) and lowered[same] == original[same].lower():
+        same += 1
+    return original[:same] + lowered[same:]
+
+
+def _inflects_to(lemma: str, tag: str, word: str) -> bool:
+    return word in _lemminflect().getInflection(lemma, tag=tag)
+
+
+@functools.lru_cache(maxsize=65536)
+def _singular_word(w: str) -> str:
+    if w in SINGULAR_EXCEPTIONS:
+        return SINGULAR_EXCEPTIONS[w]
+    if len(w) <= 2 or not w.isalpha() or w in CLOSED_CLASS:
+        return w
+    known = lemmas(w)
+    nouns = known.get("NOUN", ())
+    if known and not w.endswith("s"):  # "children" -> "child", "criteria" -> "criterion"; "opera", "okay" stay
+        return w if w in nouns else next((n for n in nouns if _inflects_to(n, "NNS", w)), w)
+    if known:  # "movies" -> "movie", "lives" -> "life"; else a verb's third person names its act ("creates",
+        # "travels"); a word that is its own lemma stays ("news", "series", "status", "always")
+        return next((n for n in nouns if n != w), None) or next((v for v in known.get("VERB", ()) if _inflects_to(v, "VBZ", w)), w)
+    if len(w) <= 3 or not w.endswith("s") or w.endswith(("ss", "us", "is")):
+        return w  # an acronym ("sms", "gps"), no plural ("openapi": no Latin "openapus"), or a Latin word ("prometheus")
+    for p in VERB_PREFIXES:  # "subqueries" -> "sub" + "query", "resynchronizes" -> "re" + "synchronize"
+        if w.startswith(p) and lemmas(w[len(p):]) and len(w) - len(p) >= 3:
+            return p + _singular_word(w[len(p):])
+    one = _lemminflect().getLemma(w, upos="NOUN")[0]
+    return one if one != w and _inflects_to(one, "NNS", w) else w[:-1]  # "webhooks", "inboxes"; "msgs" -> "msg"
+
+
+def singular(name: str) -> str:
+    """The singular of a name or phrase's last word, in lower case (the form names are compared in):
+    "statuses" -> "status", "categories" -> "category", "line_items" -> "line_item", "people" ->
+    "person"; a word that only looks plural stays ("status", "series", "analysis", "news")."""
+    head, last = _split_last(name)
+    return (head + _singular_word(last.lower())).lower()
+
+
+@functools.lru_cache(maxsize=65536)
+def _plural_word(w: str) -> str:
+    one = _singular_word(w)
+    if one in PLURAL_EXCEPTIONS:
+        return PLURAL_EXCEPTIONS[one]
+    if not one.isalpha() or one in CLOSED_CLASS:
+        return one
+    li = _lemminflect()
+    other = [f for f in li.getInflection(one, tag="NNS") if f.isalpha() and f != one]
+    if other:  # "child" -> "children", "mapping" -> "mappings" (not the mass-noun reading "mapping")
+        return other[0]
+    # the dictionary counts it only as a mass noun: "series", "news" stay; "travel" -> "travels" by the rules
+    return one if one.endswith("s") else li.getAllInflectionsOOV(one, "NOUN")["NNS"][0]
+
+
+def plural(phrase: str) -> str:
+    """The plural of a phrase's last word, in the phrase's spelling: "flight" -> "flights", "reply" ->
+    "replies", "line item" -> "line items", "status" -> "statuses", "person" -> "people", "URL" -> "URLs"."""
+    head, last = _split_last(phrase)
+    return head + respell(last, _plural_word(last.lower())) if last else phrase
+
+
+def is_plural(phrase: str) -> bool:
+    """Whether a name or phrase's last word is a plural noun: "seats", "line items", "people" (not
+    "status", "news", "data")."""
+    _, last = _split_last(phrase.lower())
+    return bool(last) and _singular_word(last) != last
+
+
+@functools.lru_cache(maxsize=65536)
+def participle(verb: str) -> str:
+    """The past participle: "book" -> "booked", "modify" -> "modified", "send" -> "sent", "set" -> "set",
+    "cancel" -> "cancelled", "stop" -> "stopped"; one word of letters (it also names nodes)."""
+    v = verb.lower()
+    if v in PARTICIPLE_EXCEPTIONS:
+        return PARTICIPLE_EXCEPTIONS[v]
+    li = _lemminflect()
+    for form in li.getInflection(v, tag="VBN"):
+        if form.isalpha():
+            return form
+    return li.getAllInflectionsOOV(v, "VERB")["VBN"][0]  # "login": not "logged-in"
+
+
+def _third(base: str) -> str:
+    inf = _lemminflect().getInflection(base, tag="VBZ")
+    return inf[0] if inf else base + "s"
+
+
+@functools.lru_cache(maxsize=65536)
+def verb_lemma(word: str) -> str | None:
+    """The base form of `word` when it is a verb in base or third-person form ("creates" ->
+    "create", "switch" -> "switch", "unstages" -> "unstage"); None for a word that is not
+    one ("status", "the", "created", "listing")."""
+    w = word.lower()
+    if not w.isalpha() or w in CLOSED_CLASS:
+        return None
+    lem = lemmas(w).get("VERB")
+    if lem:
+        base = lem[0]
+        return base if w in (base, _third(base)) else None
+    if lemmas(w):
+        return None  # the dictionary knows it, and not as a verb
+    for p in VERB_PREFIXES:  # "unstages": the stem "stages" is a verb
+        if w.startswith(p) and len(w) - len(p) >= 3:
+            stem = verb_lemma(w[len(p):])
+            if stem is not None:
+                return p + stem
+    return None
+
+
+def is_verb(word: str) -> bool:
+    return verb_lemma(word) is not None
+
+
+@functools.lru_cache(maxsize=65536)
+def verb_base(word: str) -> str:
+    """A verb in any form as its base: "Switches" -> "switch", "applies" -> "apply", "armed" -> "arm",
+    "sent" -> "send", "unstages" -> "unstage" (a word the dictionary lacks goes through lemminflect's
+    rules); a word the dictionary knows only as another part of speech ("status", "this") is returned
+    lowercased."""
+    w = word.lower()
+    if not w.isalpha() or w in CLOSED_CLASS:
+        return w
+    p = lemmas(w)
+    if p:
+        return p["VERB"][0] if "VERB" in p else w
+    return _lemminflect().getLemma(w, upos="VERB")[0]
+
+
+@functools.lru_cache(maxsize=65536)
+def forms(word: str, upos: str | None = None) -> frozenset[str]:
+    """A word with its inflections, for finding it in text: "cancel" -> cancels, cancelled, canceled,
+    cancelling, ...; "order" -> orders, ordered, ordering; with upos="NOUN" only the noun's ("city" ->
+    city, cities). An inflected word brings its lemma's forms ("orders" -> order, ordered, ...)."""
+    w = word.lower()
+    li = _lemminflect()
+    out = {w}
+    kinds = ("NOUN", "VERB") if upos is None else (upos,)
+    bases = {w} | ({_singular_word(w)} if "NOUN" in kinds else set()) | ({verb_base(w)} if "VERB" in kinds else set())
+    for b in bases:
+        if not b.isalpha():
+            continue
+        out.add(b)
+        known = lemmas(b)
+        for kind in kinds:  # a known word's inflections as that kind ({} when it is none), else the rules'
+            infl = li.getAllInflections(b, upos=kind) if known else li.getAllInflectionsOOV(b, kind)
+            out.update(f for fs in infl.values() for f in fs)
+        if "NOUN" in kinds:
+            out.add(_plural_word(b))
+        if "VERB" in kinds and (b in known.get("VERB", ()) or not known):
+            out.add(participle(b))
+    return frozenset(out)
+
+
+def stem(word: str) -> str:
+    """A key under which a word's inflections and near derivations meet, for matching only: its verb
+    or noun lemma, a final "e" dropped, cut to five letters ("locked", "locks" -> "lock"; "activated",
+    "active" -> "activ"; "running", "run" -> "run")."""
+    w = word.lower()
+    p = lemmas(w)
+    base = p["VERB"][0] if "VERB" in p else p["NOUN"][0] if "NOUN" in p else w if p else verb_base(w)
+    return base.rstrip("e")[:5]
+
+
+# Light verbs: they name no act of their own ("handle campaign status modification", "perform the
+# deletion", "initiate the OAuth flow"); a request headed by one is doc prose, not what a person asks.
+LIGHT_VERBS = _words("handle manage perform facilitate initiate conduct undertake execute effectuate invoke process")

@@ -37,7 +37,7 @@ cannot tell a noun head ("Status of ...") from a verb. `lemminflect` is a mainta
 English lemmas and inflections with parts of speech (from the Automatically Generated Inflection
 Database and the Penn treebank), pure data lookups, so deterministic: the same doc always gives
 the same clause. It is loaded on first use (about half a second) and every answer is cached.
-Closed-class words are data in forgec/english.py.
+Closed-class words and the morphology (verb_lemma, base forms, plurals) are in forgec/english.py.
 """
 
 from __future__ import annotations
@@ -47,71 +47,14 @@ import re
 from dataclasses import dataclass
 
 from forgec import english as E
+from forgec.english import is_verb, verb_lemma
 from forgec.wording import split_name
 
 _MAX_WORDS = 14
 
 
-@functools.lru_cache(maxsize=1)
-def _lemminflect():
-    import lemminflect  # noqa: PLC0415 - loaded on first use: only the scenario sampler needs it
-
-    return lemminflect
-
-
-@functools.lru_cache(maxsize=65536)
-def _pos(word: str) -> dict[str, tuple[str, ...]]:
-    """The dictionary's lemmas of `word` by part of speech ({} for a word it lacks)."""
-    return dict(_lemminflect().getAllLemmas(word.lower()))
-
-
-@functools.lru_cache(maxsize=65536)
-def verb_lemma(word: str) -> str | None:
-    """The base form of `word` when it is a verb in base or third-person form ("creates" ->
-    "create", "switch" -> "switch", "unstages" -> "unstage"); None for a word that is not
-    one ("status", "the", "created", "listing")."""
-    w = word.lower()
-    if not w.isalpha() or w in E.CLOSED_CLASS:
-        return None
-    lem = _pos(w).get("VERB")
-    if lem:
-        base = lem[0]
-        return base if w in (base, _third(base)) else None
-    if _pos(w):
-        return None  # the dictionary knows it, and not as a verb
-    for p in E.VERB_PREFIXES:  # "unstages": the stem "stages" is a verb
-        if w.startswith(p) and len(w) - len(p) >= 3:
-            stem = verb_lemma(w[len(p):])
-            if stem is not None:
-                return p + stem
-    return None
-
-
-def _third(base: str) -> str:
-    inf = _lemminflect().getInflection(base, tag="VBZ")
-    return inf[0] if inf else base + "s"
-
-
-def is_verb(word: str) -> bool:
-    return verb_lemma(word) is not None
-
-
-@functools.lru_cache(maxsize=65536)
-def base_form(word: str) -> str:
-    """A description's verb as the user says it: "Switches" -> "switch", "applies" -> "apply",
-    "unstages" -> "unstage" (a word the dictionary lacks goes through lemminflect's rules); a word
-    the dictionary knows only as another part of speech ("status", "this") is returned lowercased."""
-    w = word.lower()
-    if not w.isalpha() or w in E.CLOSED_CLASS:
-        return w
-    p = _pos(w)
-    if p:
-        return p["VERB"][0] if "VERB" in p else w
-    return _lemminflect().getLemma(w, upos="VERB")[0]
-
-
 def _adverb(word: str) -> bool:
-    p = _pos(word)
+    p = E.lemmas(word)
     return bool(p) and set(p) <= {"ADV"} or word.lower() in E.SENTENCE_ADVERBS
 
 
@@ -212,13 +155,13 @@ def _boundary(toks: list[str], i: int) -> bool:
     if t in ("and", "or", "then", "and/or") and _second_predicate(toks, i):
         return True
     if t == "to" and i + 2 < len(toks) and is_verb(toks[i + 1]) and toks[i + 1].lower() == verb_lemma(toks[i + 1]) \
-            and toks[i + 2].lower() in (E.DETERMINERS | E.PRONOUNS) and not _pos(toks[i + 1]).get("NOUN"):
+            and toks[i + 2].lower() in (E.DETERMINERS | E.PRONOUNS) and not E.lemmas(toks[i + 1]).get("NOUN"):
         return True  # a purpose infinitive: "to track the changes"
     if i > 0 and toks[i][:1].isupper() and t in (E.DETERMINERS | E.PRONOUNS):
         return True  # a new sentence run on: "... in the path A POST to ..."
     if t in E.ARGUMENT_ADJECTIVES and i > 0 and toks[i - 1].lower() not in E.DETERMINERS:
         return True  # a participle after a noun: "a flight given the travel information"
-    p = _pos(t)
+    p = E.lemmas(t)
     if t.endswith("ing") and "VERB" in p and not ({"NOUN", "ADJ"} & set(p)) and i + 1 < len(toks) \
             and toks[i + 1].lower() in (E.DETERMINERS | E.PRONOUNS):
         return True  # a participial phrase: "a file using a template" (not "the shipping address")

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from forgec.realize import base_form, clause, doc_verb, name_verb, sentences, verb_lemma
+from forgec.english import verb_base as base_form, verb_lemma
+from forgec.realize import clause, doc_verb, name_verb, sentences
 
 _REAL = [
     # preambles and purpose openers are skipped, not spoken

@@ -261,7 +261,7 @@ def test_all_my_records_intent(examples_build):
 
 def test_doc_clauses_and_verbs():
     from forgec.scenario import _clause, _doc_verb
-    from forgec.realize import base_form as base_verb
+    from forgec.english import verb_base as base_verb
 
     # OpenAI-tools style (tau-bench), OpenAPI summary + description, MCP third-person prose: the
     # clause comes realized (forgec/realize.py), its verb in base form
