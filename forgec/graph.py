@@ -34,7 +34,7 @@ from forgec.wording import norm
 from forgec.lang import ast as A
 from forgec.lang.check import fits, required, scalar_type
 from forgec.lang.types import strip_opt, value_class
-from forgec.synth.names import singular  # the one singular ("status" stays "status")
+from forgec.english import singular  # the one singular ("status" stays "status")
 
 READ_KINDS = ("read", "search")
 WRITE_KINDS = ("create", "update", "delete", "action")

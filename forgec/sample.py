@@ -45,12 +45,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
-from forgec.graph import Edge, ToolGraph, iter_paths, norm, prim_class, record_fields, required_fields, returned_name, singular, strip_optional
+from forgec.english import is_plural, participle, plural, singular
+from forgec.graph import Edge, ToolGraph, iter_paths, norm, prim_class, record_fields, required_fields, returned_name, strip_optional
 from forgec.lang import ast as A
 from forgec.lang.check import node_reads
 from forgec.runtime.envrt import jcopy
 from forgec.stdlib import ops as OPS
-from forgec.wording import humanize, participle
+from forgec.wording import humanize
 from forgec.lower import dag_stats
 from forgec import lang
 from forgec.diagnostics import Span
@@ -1465,24 +1466,6 @@ _RECENT = {"created_at", "created", "timestamp", "created_date", "order_date", "
 _PICKS = ("first", "last", "argmin", "argmax", "sum", "count")
 
 
-def plural(noun: str) -> str:
-    """`flight` -> `flights`, `reply` -> `replies`, `address` -> `addresses` (the last word of a phrase)."""
-    if not noun:
-        return noun
-    head, _, last = noun.rpartition(" ")
-    if last.endswith("y") and len(last) > 1 and last[-2] not in "aeiou":
-        last = last[:-1] + "ies"
-    elif last.endswith(("s", "x", "z", "ch", "sh")):
-        last = last + "es"
-    else:
-        last = last + "s"
-    return (head + " " + last) if head else last
-
-
-def _is_plural_word(w: str) -> bool:
-    return len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is", "ous"))
-
-
 def superlative(op: str, fld: str, item: str) -> str:
     """argmin/argmax by a field, as a user says it: "the cheapest flight", "the reservation with the most
     seats", "the most recent order", "the ticket with the highest priority"."""
@@ -1490,7 +1473,7 @@ def superlative(op: str, fld: str, item: str) -> str:
     w = humanize(f)
     hi = op == "argmax"
     last = f.split("_")[-1]
-    if _is_plural_word(last):
+    if is_plural(last):
         return f"the {item} with the {'most' if hi else 'fewest'} {w}"
     if re.search(r"(^|_)(price|cost|fare|total)(_|$)", f) and not f.endswith(("_count", "_id")):
         return f"the most expensive {item}" if hi else f"the cheapest {item}"

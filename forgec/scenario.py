@@ -36,17 +36,18 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from forgec.graph import ToolGraph, prim_class, record_fields, singular, strip_optional
+from forgec.english import is_plural, participle, plural, singular
+from forgec.graph import ToolGraph, prim_class, record_fields, strip_optional
 from forgec.lang import ast as A
 from forgec.runtime.envrt import jcopy
-from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, blueprint_stats, format_blueprint_text, literal_expr, plural,
+from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, blueprint_stats, format_blueprint_text, literal_expr,
                            superlative)
 from forgec.stdlib import ops as OPS
 from forgec.stdlib.values import said_value
 from forgec.synth.schema import shapes_request
 from forgec.reasons import reason_for
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
-from forgec.wording import humanize, names_tool, norm, participle, say
+from forgec.wording import humanize, names_tool, norm, say
 from forgec.gate import Gate, candidate_of, dictates_an_id, is_dictated_chain
 from forgec.devicewords import control_phrase, fold_said, unit_of
 from forgec.lower import flatten_facts, said_in
@@ -1680,7 +1681,7 @@ class _Sampler:
             f = sc.rng.choice(show)
             sc.nodes.append(A.TellNode(A.Attr(A.Name(name), f)))
             w = humanize(f)
-            if _COUNTISH.search(norm(f)) and isinstance(rec.get(f), int) and w.endswith("s"):
+            if _COUNTISH.search(norm(f)) and isinstance(rec.get(f), int) and is_plural(w):
                 text = f"how many {w} {words} has"
             elif isinstance(rec.get(f), str) and _DATE.match(rec[f]):
                 when = _when_done(f)
@@ -1893,8 +1894,8 @@ def _say_param(name: str, v: Any) -> str:
     if isinstance(v, int) and _COUNTISH.search(n):
         if n in ("quantity", "qty", "number", "count"):
             return f"{w} {v}"
-        if v == 1 and w.endswith("s") and not w.endswith("ss"):
-            w = w[:-1]
+        if v == 1:
+            w = singular(w)
         return f"{v} {w}" if not n.endswith(("count", "number")) else f"the {w} set to {v}"
     if isinstance(v, str):
         vv = v.replace("_", " ") if re.fullmatch(r"[a-z_]+", v) else _spoken(v)

@@ -28,7 +28,7 @@ from forgec.codes import BAD_STATE, STATE_MAPPING
 from forgec.diagnostics import Diagnostic, Span, error, info, warning
 from forgec.frontends.loader import SCAN, Doc, join_pointer
 from forgec.runtime.envrt import zero_value
-from forgec.synth.names import singular
+from forgec.english import singular
 from forgec.wording import norm
 
 _MAX_INT = 2**53 - 1

@@ -3,8 +3,8 @@
 The instruction a task carries (forgec/lower.py, forgec/refine.py) and what the scripted user
 says during an episode (runtime/users.py) must state a fact the same way, or the judge and the
 agent see two different values for one fact. Both import these functions; the runtime's
-oracle agent words its proposals with the same `participle` and checks its text with the same
-`names_tool` rule, which is why they live here, below both the compiler and the runtime.
+oracle agent checks its text with the same `names_tool` rule, which is why they live here, below
+both the compiler and the runtime (word forms, such as the participle a proposal says: forgec/english.py).
 """
 
 from __future__ import annotations
@@ -53,21 +53,6 @@ def say(value: Any) -> str:
     if isinstance(value, dict):
         return "; ".join(f"{humanize(str(k))}: {say(v)}" for k, v in sorted(value.items()))
     return json.dumps(value, sort_keys=True, default=str)
-
-
-_IRREGULAR = {"send": "sent", "pay": "paid", "buy": "bought", "make": "made", "get": "got", "set": "set", "put": "put",
-              "run": "ran", "give": "given", "take": "taken", "write": "written", "cancel": "cancelled", "transfer": "transferred"}
-
-
-def participle(verb: str) -> str:
-    """`book` -> `booked`, `update` -> `updated`, `modify` -> `modified` (for node names only)."""
-    if verb in _IRREGULAR:
-        return _IRREGULAR[verb]
-    if verb.endswith("e"):
-        return verb + "d"
-    if len(verb) > 2 and verb.endswith("y") and verb[-2] not in "aeiou":
-        return verb[:-1] + "ied"
-    return verb + "ed"
 
 
 def names_tool(text: str, tools: list[str]) -> bool:

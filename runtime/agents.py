@@ -22,7 +22,8 @@ from forgec.runtime.toolcalls import parse_hermes, parse_openai_tool_calls, rend
 from forgec.runtime.types import AgentReply, ToolCall
 from forgec.runtime.scenario import WRITE_VERBS, arg_leaves, is_personal
 from forgec.runtime.users import PERSONAL_RE, say
-from forgec.wording import humanize, names_tool, participle, split_name
+from forgec.english import participle, verb_base
+from forgec.wording import humanize, names_tool, split_name
 from forgec.tasks import Task
 from forgec.runtime.scenario import names_action, opening, said_names, scenario_of, states_arguments
 from forgec.runtime.episode import EpisodeLimits
@@ -87,11 +88,6 @@ def _words(tool: str) -> tuple[str, list[str]]:
 _TO_VERBS = frozenset("add assign transfer move send forward give grant credit attach link".split())
 
 
-def participle_of(word: str) -> str:
-    """The base verb of a participle this module wrote ("assigned" -> "assign"), so a report keeps the proposal's wording."""
-    return next((v for v in _TO_VERBS if participle(v) == word), word)
-
-
 def _id_noun(key: str) -> str | None:
     """`reservation_id` -> "reservation"; None for a key that is no id."""
     ws = split_name(key)
@@ -125,7 +121,7 @@ def _action(g: Any, verb: str) -> tuple[str, set[str]]:
             head += f" of {say(v)}"
             used.add(k)
     tail = []
-    to = verb.split()[0] in _TO_VERBS or participle_of(verb) in _TO_VERBS
+    to = verb_base(verb.split()[0]) in _TO_VERBS  # "assign" or the report's "assigned"
     for k, v in args.items():
         n = _id_noun(k)
         if k in used or n is None:

@@ -24,6 +24,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from forgec.english import forms
 from forgec.runtime.reward import ToldIndex, told
 from forgec.tasks import GoldCall, ScenarioIntent, Task
 from forgec.wording import humanize, split_name
@@ -248,24 +249,11 @@ def opening(task: Task) -> str:
 # --------------------------------------------------------------------------- proposals
 
 
-def _forms(w: str) -> set[str]:
-    out = {w, w + "s", w + "es", w + "d", w + "ed", w + "ing"}
-    if w.endswith("e"):
-        out |= {w[:-1] + "ing", w + "d"}
-    if w.endswith("y"):
-        out |= {w[:-1] + "ies", w[:-1] + "ied"}
-    if w.endswith("s") and len(w) > 3:
-        out.add(w[:-1])
-    if len(w) >= 3 and w[-1] not in "aeiouywx" and w[-2] in "aeiou" and w[-3] not in "aeiou":
-        out |= {w + w[-1] + "ed", w + w[-1] + "ing"}  # cancel -> cancelled, ship -> shipped
-    return out
-
-
 @functools.lru_cache(maxsize=4096)
 def tool_cues(tool: str) -> tuple[frozenset[str], ...]:
     """The meaningful words of a tool name (each with its inflections): what naming the action means."""
     words = [w for w in split_name(tool) if w not in _GENERIC] or split_name(tool)
-    return tuple(frozenset(_forms(w)) for w in words)
+    return tuple(forms(w) for w in words)  # "cancel": cancels, cancelled, cancelling, ...
 
 
 def names_action(text: str, tool: str) -> bool:

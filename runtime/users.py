@@ -12,6 +12,7 @@ import random
 import re
 from typing import Any
 
+from forgec.english import forms
 from forgec.runtime.llmclient import LazyClient, RetryPolicy, chat, usage_of
 from forgec.runtime.types import UserReply
 from forgec.tasks import Task
@@ -97,15 +98,6 @@ def _fully_mentioned(text: str, name: str) -> bool:
 _ID_WORDS = frozenset({"id", "ids", "identifier", "number", "numbers", "no", "code", "codes", "#", "key", "reference"})
 
 
-def _word_forms(w: str) -> set[str]:
-    forms = {w, w + "s", w + "es"}
-    if w.endswith("s") and len(w) > 3:
-        forms.add(w[:-1])
-    if w.endswith("y") and len(w) > 2:
-        forms.add(w[:-1] + "ies")
-    return forms
-
-
 @functools.lru_cache(maxsize=65536)
 def fact_cues(name: str) -> tuple[frozenset[str], ...]:
     """For each meaningful token of a fact name, the words that count as asking for it."""
@@ -115,7 +107,7 @@ def fact_cues(name: str) -> tuple[frozenset[str], ...]:
     for t in key:
         words: set[str] = set()
         for s in _SYNONYMS.get(t, (t,)) + (t,):
-            words |= _word_forms(s)
+            words |= forms(s, "NOUN")  # "city": city, cities
         cues.append(frozenset(words))
     return tuple(cues)
 

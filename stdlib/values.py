@@ -29,7 +29,7 @@ import string
 import threading
 from typing import Any
 
-from forgec.synth.names import singular
+from forgec.english import respell, singular
 
 from .graph_state import graph_world, kv_world
 
@@ -300,11 +300,7 @@ def _singular(name: str) -> str:
     """One element's name for a list field, by the compiler's one `singular` (`statuses` ->
     `status`, `categories` -> `category`), keeping the field's spelling (`excludePatterns` ->
     `excludePattern`)."""
-    low = singular(name)
-    same = 0
-    while same < min(len(low), len(name)) and low[same] == name[same].lower():
-        same += 1
-    return name[:same] + low[same:]
+    return respell(name, singular(name))
 
 
 _RANGE_RE = re.compile(r"(?:\(|between |from |range )\s*(-?\d+)\s*(?:-|–|to|and|\.\.)\s*(-?\d+)", re.I)

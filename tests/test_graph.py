@@ -22,9 +22,9 @@ def test_names_normalize_camel_snake_and_plural():
     assert norm("orderId") == norm("order_id") == norm("OrderID") == norm("order-id") == "order_id"
     assert singular("orders") == "order" and singular("categories") == "category" and singular("addresses") == "address"
     # one singular for the graph and synthesis: a word that only looks plural stays as it is
-    from forgec.synth import names
+    from forgec import english
 
-    assert singular is names.singular
+    assert singular is english.singular
     assert [singular(w) for w in ("status", "statuses", "boxes", "analysis", "people", "houses")] == ["status", "status", "box", "analysis", "person", "house"]
     assert returned_name("find_user_id_by_email") == "user_id"
     assert returned_name("get_user_details") == "user_details"

@@ -14,7 +14,8 @@ import pytest
 
 from conftest import CORPUS, EXAMPLES
 from forgec.lang import ast as A
-from forgec.sample import SampleConfig, plural, sample_blueprints, superlative
+from forgec.english import plural
+from forgec.sample import SampleConfig, sample_blueprints, superlative
 
 SOURCES = [EXAMPLES / "airline.json", EXAMPLES / "bookstore.yaml", EXAMPLES / "helpdesk.json",
            CORPUS / "tau_bench_airline", CORPUS / "tau_bench_retail"]

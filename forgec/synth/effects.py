@@ -22,13 +22,14 @@ from dataclasses import dataclass, field
 
 from forgec import ir
 from forgec.diagnostics import Diagnostic, Span, warning
+from forgec.english import singular
 from forgec.lang import ast as A
 from forgec.lang.check import has_write
 
 from . import codes, prose, prose_effects
 from .params import NULL, ParamOut, default_value, lit, tool_doc, tool_params
 from .pure import pure_effect
-from .names import ident, plural, snake, tokens
+from .names import ident, snake, tokens
 from .schema import (
     AMOUNT_PARAMS,
     MODIFIER_PARAMS,
@@ -798,7 +799,7 @@ def _mentions(stmts, name: str) -> bool:
 def _noun_matches(noun: str, entity: str) -> bool:
     nt = tokens(noun)
     et = tokens(entity)
-    return bool(nt) and bool(et) and (nt[0] == et[0] or nt[-1].rstrip("s") == et[-1])
+    return bool(nt) and bool(et) and (nt[0] == et[0] or singular(nt[-1]) == et[-1])
 
 
 def _delete(s: Schema, v: ToolView, pmap):
@@ -977,4 +978,4 @@ def fix_required_refs(s: Schema, tools: list[A.ToolDecl]) -> None:
                         e.fields[fi.name].type = A.OptionalType(e.fields[fi.name].type)
 
 
-__all__ = ["build_tool", "fix_required_refs", "default_value", "Built", "plural"]
+__all__ = ["build_tool", "fix_required_refs", "default_value", "Built"]

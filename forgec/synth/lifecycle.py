@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from forgec.english import verb_lemma
 from forgec.lang import ast as A
 
 # verb -> the states it leads to, most specific first (the first documented one is taken)
@@ -48,8 +49,8 @@ def _verb(toks: list[str], desc: str) -> str | None:
     for w in words:
         if w in VERB_STATES:
             return w
-        if w.endswith("s") and w[:-1] in VERB_STATES:
-            return w[:-1]
+        if verb_lemma(w) in VERB_STATES:  # "stops", "restarts"
+            return verb_lemma(w)
     return None
 
 

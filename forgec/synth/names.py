@@ -1,4 +1,4 @@
-"""Name handling for synthesis: tokenizing tool/param names, singular/plural, identifiers.
+"""Name handling for synthesis: tokenizing tool/param names, identifiers (singular and plural: forgec.english).
 
 Why a module of its own: every inference rule (entity from `order_id`, target from
 `get_user_details`, status from `cancel_pending_order`) works on the same token view
@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+
+from forgec.english import singular
 
 # Names that cannot be used as a bare name in an expression: forge.lark's lexer is
 # contextual, so only keywords that can *start* an expression (literals, `not`) and the
@@ -42,38 +44,6 @@ def pascal(name: str) -> str:
     """`payment_method` -> `PaymentMethod`; always a valid type name (`2fa` -> `T2fa`)."""
     out = "".join(t[:1].upper() + t[1:] for t in tokens(name))
     return "T" + out if out[:1].isdigit() else out
-
-
-_IRREGULAR = {"people": "person", "children": "child", "men": "man", "women": "woman", "data": "data", "indices": "index"}
-_US_PLURALS = ("statuses", "bonuses", "campuses", "viruses", "buses")
-_NO_SINGULAR = ("ss", "us", "is", "news", "status", "series", "species", "analysis")
-
-
-@lru_cache(maxsize=65536)
-def singular(word: str) -> str:
-    w = word.lower()
-    if w in _IRREGULAR:
-        return _IRREGULAR[w]
-    if w.endswith(_NO_SINGULAR) or len(w) <= 3:
-        return w
-    if w.endswith(_US_PLURALS):  # an `us` word plus `es` (houses, causes are `-se` words: below)
-        return w[:-2]
-    if w.endswith("ies") and len(w) > 4:
-        return w[:-3] + "y"
-    if w.endswith(("sses", "xes", "ches", "shes", "zzes")):
-        return w[:-2]
-    if w.endswith("s"):
-        return w[:-1]
-    return w
-
-
-def plural(word: str) -> str:
-    w = word.lower()
-    if w.endswith("y") and len(w) > 1 and w[-2] not in "aeiou":
-        return w[:-1] + "ies"
-    if w.endswith(("s", "x", "ch", "sh", "z")):
-        return w + "es"
-    return w + "s"
 
 
 def ident(name: str) -> str:

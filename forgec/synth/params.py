@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from forgec import ir
+from forgec.english import singular
 from forgec.lang import ast as A
 
 from . import prose
-from .names import ident, snake
+from .names import ident, pascal, snake
 from .schema import Schema, is_body, ToolView, TypeMapper, strip_optional
-from .names import pascal, singular
 
 STR = A.PrimType("str")
 NULL = A.Literal(None)

@@ -34,8 +34,10 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from forgec.english import singular
 from forgec.lang import ast as A
-from .names import ident, singular, snake, tokens
+
+from .names import ident, snake, tokens
 
 
 @dataclass(frozen=True)

@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forgec import ir
+from forgec.english import is_plural, plural, singular
 from forgec.lang import ast as A
 
 from . import prose
-from .names import RESERVED, entity_name, ident, plural, pascal, singular, snake, tokens
+from .names import RESERVED, entity_name, ident, pascal, snake, tokens
 
 # --------------------------------------------------------------------------- lexicon
 
@@ -279,13 +280,13 @@ def classify(tool: ir.Tool, prefix: int = 0) -> str:
             ret = tool.returns
             if ret is not None and ret.kind == "array":
                 return "search"
-            return "search" if _looks_plural(segs[-1] if segs else "") and ret is None else "read"
+            return "search" if is_plural(segs[-1] if segs else "") and ret is None else "read"
         if m == "DELETE":
             return "delete"
         if m in ("PUT", "PATCH"):
             return "update"
         if m == "POST":
-            if after_param and _looks_plural(segs[-1]):
+            if after_param and is_plural(segs[-1]):
                 return "create"  # POST /books/{id}/reviews: a nested collection
             if after_param and verb not in CREATE_VERBS:
                 return "action"
@@ -331,10 +332,6 @@ def _verb(toks: list[str], description: str) -> str | None:
     if w in ALL_VERBS:
         return {"shows": "show", "lists": "list", "adds": "add", "creates": "create", "records": "record", "switches": "switch", "deletes": "delete", "removes": "remove", "updates": "update"}.get(w, w)
     return None
-
-
-def _looks_plural(seg: str) -> bool:
-    return seg.endswith("s") and singular(seg) != seg
 
 
 def _list_desc(desc: str) -> bool:

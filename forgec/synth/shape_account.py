@@ -23,7 +23,9 @@ import re
 
 from forgec import ir
 
-from .names import ident, singular, tokens
+from forgec.english import singular
+
+from .names import ident, tokens
 from .shape_device import session_entity
 from .shape_sim import cited, claim_from_text, forge_type, positive, q, sentences
 from .shapes import Claim

@@ -28,10 +28,11 @@ import re
 from dataclasses import dataclass, field
 
 from forgec import ir
+from forgec.english import plural, singular, stem
 
-from .names import ident, singular, tokens
+from .names import ident, tokens
 from .shape_sim import (caps, cited, claim_from_text, forge_type, has_id_param, num, positive, q, ranges,
-                        requirements, sentences, signature, state_word, stem, words)
+                        requirements, sentences, signature, state_word, words)
 from .shapes import Claim
 from .pure import UNITS, claim as pure_claim
 
@@ -223,7 +224,7 @@ def _model(env: ir.Environment, tools: list[ir.Tool], cls: dict) -> Claim | None
             lst = next(p for p in _ps(t) if p.type.kind == "array")
             flag = _flag(t)
             parts = [singular(w) for w in tokens(lst.name)]
-            name = ident(flag + "_" + "_".join(parts[:-1] + [parts[-1] + "s"]))
+            name = ident(flag + "_" + "_".join(parts[:-1] + [plural(parts[-1])]))
             items = forge_type(lst.type.items)
             every = "[" + ", ".join(q(x) for x in lst.type.items.values) + "]"  # a parked car: every door locked
             vals.setdefault(name, Value(name, f"list[{items}]", every, f"the {' '.join(parts)}s that are {flag}", set(parts) | set(noun),

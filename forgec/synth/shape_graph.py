@@ -36,7 +36,9 @@ from forgec import ir
 from forgec.lang import ast as A
 from forgec.lang import parse
 
-from .names import pascal, plural, singular, tokens
+from forgec.english import plural, singular
+
+from .names import pascal, tokens
 from .schema import Entity, Field, Record
 from .shapes import Claim
 

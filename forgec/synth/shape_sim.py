@@ -14,8 +14,9 @@ import json
 import re
 
 from forgec import ir
+from forgec.english import singular
 
-from .names import ident, singular, snake, tokens
+from .names import ident, snake, tokens
 from .shapes import Claim
 from .shape_kit import forge_claim
 
@@ -123,15 +124,6 @@ def state_word(w: str) -> str | None:
     """"on" / "off" for a state adjective (pressed, running, locked / released, stopped)."""
     w = w.lower()
     return "on" if w in ON else "off" if w in OFF else None
-
-
-def stem(w: str) -> str:
-    w = w.lower()
-    for suf in ("ing", "ed", "es", "s"):
-        if w.endswith(suf) and len(w) - len(suf) >= 3:
-            w = w[: -len(suf)]
-            break
-    return w.rstrip("e")[:5]
 
 
 def requirements(text: str) -> list[tuple[str, str, str, str | None]]:

@@ -31,6 +31,7 @@ import json
 import re
 
 from forgec import ir
+from forgec.english import singular
 from forgec.lang import ast as A
 
 from .names import ident
@@ -214,9 +215,9 @@ def is_tree(env: ir.Environment, ops: dict[str, Op]) -> bool:
     """A path tree: at least three tools with a path operation, and the docs speak of both
     files and directories (or folders)."""
     text = " ".join((t.description or "") + " " + " ".join(p.description or "" for p in t.params) for t in env.tools).lower()
-    words = {w.rstrip("s").replace("ie", "y") for w in TREE_WORDS.findall(text)}
+    words = {singular(w) for w in TREE_WORDS.findall(text)}
     pathy = sum(1 for o in ops.values() if o.op not in ("allowed", "pwd"))
-    return pathy >= 3 and "file" in words and ("directory" in words or "directorie" in words or "folder" in words or "director" in words)
+    return pathy >= 3 and "file" in words and ("directory" in words or "folder" in words)
 
 
 # --------------------------------------------------------------------------- writing the bodies
