@@ -48,7 +48,7 @@ from .schema import (
     strip_optional,
 )
 from .lifecycle import document_text
-from .schema import lines_field, no_change_desc
+from .schema import lines_field, named_for_another, no_change_desc
 
 STR = A.PrimType("str")
 ANY = A.PrimType("any")
@@ -105,13 +105,26 @@ def build_tool(s: Schema, v: ToolView, tm: TypeMapper) -> Built:
     pure = pure_effect(s, v, pmap)  # a computation the docs name is a read (forgec/synth/pure.py)
     if pure is not None:
         kind = "read"
+    other = named_for_another(s, v) if pure is None and kind in ("create", "update", "delete", "action") else None
     try:
+        if other is not None:
+            raise _NoRule  # a guess on the wrong records is worse than a logged call
         body, ret = pure if pure is not None else EFFECT_OF_KIND.get(kind, _action)(s, v, pmap)
     except _NoRule:
         body = None
     conservative = body is None
     diags: list[Diagnostic] = []
-    if conservative:
+    if other is not None:
+        body, ret = _conservative(s, v, pmap)
+        diags.append(
+            warning(
+                codes.CONSERVATIVE,
+                f"tool `{v.tool.name}` acts on {other}, not on the {v.target} record its parameters address; it gets a conservative effect (logs the call)",
+                span_of(v.tool),
+                help="no record of that kind was found in the docs; describe it there (or edit the effect in env.forge)",
+            )
+        )
+    elif conservative:
         body, ret = _conservative(s, v, pmap)
         diags.append(
             warning(
@@ -223,7 +236,9 @@ def _filters(s: Schema, e: Entity, v: ToolView, pmap) -> list[A.Expr]:
             path = field_path(s, e, ident(rf))
             if path is None:
                 continue
-            cmp_op = ">=" if tokens(wire)[0] in ("min", "start", "from", "since", "after") else "<="
+            tw = tokens(wire)
+            lower = ("min", "start", "from", "since", "after", "gte", "gt")  # a lower bound, as prefix or suffix
+            cmp_op = ">=" if (tw[0] in lower if range_field(wire) == "_".join(tw[1:]) else tw[-1] in lower) else "<="
             ftype = strip_optional(_field_type(s, e, path))
             if not (isinstance(ftype, A.PrimType) and ftype.name in ("int", "float", "str")):
                 continue

@@ -62,7 +62,9 @@ _RESULTS_DOC = re.compile(
     r"\b(?:pagination|paginate|paging|per[ -]page|cursor|offset|next[ -]page|page[ -](?:token|number|size)|"
     r"(?:max(?:imum)?|number|count|how many)\b[^.;]{0,30}?\b(?:to (?:return|fetch|retrieve|list|show)|returned|per (?:page|request|call))|"
     r"sort(?:ed|ing)? (?:by|order)|order(?:ed|ing)? by|sort order|search (?:query|string|term|text)|query string|free[- ]text)\b", re.I)
-QUERY_PARAMS = {"q", "query", "search", "search_query", "search_term", "keyword", "keywords", "page_token", "next_page_token"}
+QUERY_PARAMS = {"q", "query", "search", "search_query", "search_term", "keyword", "keywords", "page_token", "next_page_token",
+                # cursors and OData paging (`starting_after`, `$skip`, `$top`): where a listing starts, not a field
+                "starting_after", "ending_before", "after", "before", "skip", "top", "skiptoken", "continuation_token"}
 
 
 # how a request is made, not what a record holds: selectors, masks, dry runs, "include archived" switches
@@ -96,7 +98,7 @@ def shapes_request(name: str, doc: str, scalar: bool = True) -> bool:
 KEYISH_SUFFIX = {"name", "number", "code", "path", "slug", "sku", "handle"}
 QUALIFIERS = {"new", "old", "target", "source", "base", "parent", "current", "original", "selected", "primary", "from", "to", "other", "src", "dst"}
 
-GENERIC_KEYS = {"id", "uuid", "key", "name"}
+GENERIC_KEYS = {"id", "uuid", "gid", "guid", "uid", "key", "name"}
 BODY_PARAMS = {"body", "model", "payload", "data", "request", "input", "params"}
 BALANCE_FIELDS = ("balance", "credit", "credits", "travel_credit", "store_credit", "funds", "wallet_balance")
 AMOUNT_PARAMS = ("amount", "value", "credit", "sum")
@@ -214,15 +216,19 @@ class Schema:
 # --------------------------------------------------------------------------- names -> meaning
 
 
+# the words an identifier's name ends in: `order_id`, `task_gid` (Asana), `user_guid`, `file_uid`, `page_identifier`
+ID_TOKENS = ("id", "uuid", "gid", "guid", "uid", "identifier")
+
+
 def id_stem(name: str) -> tuple[list[str], bool] | None:
     """`order_id` -> (['order'], False); `new_item_ids` -> (['item'], True); `id` -> None."""
     t = tokens(name)
     if len(t) < 2:
         return None
     last = t[-1]
-    if last in ("id", "uuid"):
+    if last in ID_TOKENS:
         stem, many = t[:-1], False
-    elif last in ("ids", "uuids"):
+    elif is_plural(last) and singular(last) in ID_TOKENS:
         stem, many = t[:-1], True
     else:
         return None
@@ -525,6 +531,9 @@ def tool_view(t: ir.Tool, prefix: int, common_path: int = 0) -> ToolView:
         body, by = body[:i], body[i + 1 :]
     if "with" in body[1:]:
         body = body[: body.index("with", 1)]  # `create_project_with_issues` makes a project
+    for prep in ("to", "from", "into", "onto"):
+        if prep in body[1:]:
+            body = body[: body.index(prep, 1)]  # `add_tag_to_task`: the thing added is a tag; the task is where
     nouns = _nouns(body, verb, by_name=not t.http_method)
     if not nouns and verb in NOUN_VERBS and kind == "create":
         nouns = [verb]
@@ -751,15 +760,21 @@ def _bind_tools(s: Schema) -> None:
     for v in s.views.values():
         _bind_refs(s, v)
         named = _noun_entity_name(s, v.nouns) if v.nouns else None
-        if named in s.entities and v.kind in ("read", "update", "delete", "action") and not v.refs:
-            # `delete_issue(id)`, `get_project(id)`: a bare `id` addresses the record the name names
-            bare = next((p for p in v.tool.params if p.name in ("id", "uuid") and p.required and _scalar_kind(p.type) in ("string", "integer")), None)
+        owner = _path_owner(s, v.tool)
+        if owner is not None and v.kind in ("read", "update", "delete", "action"):
+            v.refs[owner[0]] = owner[1]  # `PUT /campaigns/{id}/status`: the id after `campaigns` is a campaign's
+        elif named in s.entities and v.kind in ("read", "update", "delete", "action") and set(v.refs) <= set(ID_TOKENS):
+            # `delete_issue(id)`, `PUT /campaigns/{id}`: a bare `id` addresses the record the name names (not
+            # another record whose key happens to be called `id`)
+            bare = next((p for p in v.tool.params if p.name in ID_TOKENS and p.required and _scalar_kind(p.type) in ("string", "integer")), None)
             if bare is not None:
                 v.refs[bare.name] = named
         _bind_named_target(s, v, named)
         if v.kind in ("read", "update", "delete", "action") and v.refs:
             _bind_key_param(s, v)
-        elif v.kind in ("read",) and not v.refs and named in s.entities and not v.tool.params:
+        elif v.kind in ("read",) and not v.refs and named in s.entities and not any(p.required for p in v.tool.params) and (
+                not v.tool.params or is_plural(v.nouns[-1])):
+            # `get_products(searchTitle?, limit?)`: a plural noun and nothing required lists the records
             v.target = named
             v.kind = "search"
         if v.kind == "search" and v.target is None and named and named in s.entities:
@@ -770,6 +785,19 @@ def _bind_tools(s: Schema) -> None:
                 # "Look up the customer who owns a phone number. Returns the customer id."
                 v.target, v.kind = got[0], "search"
                 v.cites["returns_key" if got[1].field == "key" else "returns"] = got[1].sentence
+
+
+def _path_owner(s: Schema, t: ir.Tool) -> tuple[str, str] | None:
+    """(param, entity) for a bare id in an HTTP path (`/campaigns/{id}/status`): the segment before it names
+    whose id it is, when that is a known entity."""
+    segs = [x for x in (t.http_path or "").split("/") if x]
+    for i, seg in enumerate(segs[1:], 1):
+        name = seg[1:-1] if seg.startswith("{") and seg.endswith("}") else None
+        if name in ID_TOKENS and not segs[i - 1].startswith("{") and t.param(name) is not None:
+            ent = entity_name([singular(w) for w in tokens(segs[i - 1])])
+            if ent in s.entities:
+                return name, ent
+    return None
 
 
 def _bind_refs(s: Schema, v: ToolView) -> None:
@@ -790,7 +818,7 @@ def _bind_named_target(s: Schema, v: ToolView, named: str | None) -> None:
     if v.kind in ("search", "create"):
         v.target = named if named in s.entities else None
         if v.kind == "create" and v.target is None and v.refs:
-            # `git_add(repo_path, files)`: nothing new is named, so it changes the record
+            # `git_add(repo_path, files)`, `add_travel_credit(user_id)`: no record is named, so it changes the record
             v.kind = "update"
         elif v.kind == "search" and v.target is None and len(v.refs) == 1:
             v.kind = "read"
@@ -802,6 +830,67 @@ def _bind_named_target(s: Schema, v: ToolView, named: str | None) -> None:
                 del v.refs[pname]
 
 
+def humanize_words(ent: str) -> str:
+    return " ".join(tokens(ent))
+
+
+def _holds(s: Schema, holder: str, ent: str) -> bool:
+    """Whether records of `holder` point to one of `ent`: a create named for `holder` takes a key of `ent`."""
+    return any(v.kind == "create" and v.nouns and _noun_entity_name(s, v.nouns) == holder
+               and any(s.ref_of(p.name) == ent for p in v.tool.params) for v in s.views.values())
+
+
+def _names_a_place(v: ToolView, ents) -> bool:
+    """Whether the tool's name says where its thing goes, by an entity after `to`/`into`/`onto`
+    (`add_tag_to_task`, `move_card_to_list`)."""
+    for prep in ("to", "into", "onto"):
+        if prep in v.toks[1:]:
+            after = v.toks[v.toks.index(prep, 1) + 1:]
+            if any(_find(after, tokens(e)) is not None for e in ents):
+                return True
+    return False
+
+
+def named_for_another(s: Schema, v: ToolView) -> str | None:
+    """The noun a write tool is named for when that is not the record it was bound to: `updateCampaignById`
+    bound to a Subscriber (no Campaign record was found), `deleteBounces` on a Subscriber. None when the
+    name, its first sentence or the record's fields name the target, or the name has no noun. Effect
+    synthesis logs such a tool's calls instead of writing a guess into the wrong records."""
+    if not v.target or v.target not in s.entities:
+        return None
+    ent = s.entities[v.target]
+    want = [singular(w) for w in tokens(v.target)]
+    segs = [x for x in (v.tool.http_path or "").split("/") if x]
+    if v.kind == "delete" and len(segs) >= 2 and segs[-2].startswith("{") and not segs[-1].startswith("{"):
+        last = [singular(w) for w in tokens(segs[-1])]
+        if last and _find(last, want) is None and not set(tokens(segs[-1])) & (ALL_VERBS | {v.verb}):
+            return " ".join(tokens(segs[-1]))  # DELETE /subscribers/{id}/bounces removes the bounces, not the subscriber
+    nouns = [n for n in v.nouns if n != v.verb and n != v.toks[0]]  # `git_reset`: the one word is its verb
+    if not nouns or set(nouns) & (set(BALANCE_FIELDS) | set(AMOUNT_PARAMS) | {"money", "fund"}):
+        return None  # `transfer_funds(from_account_id, ...)`: the name says what moves, an amount, not a record
+    head = _noun_entity_name(s, nouns)
+    if v.verb in CREATE_VERBS and v.kind != "create" and head in s.entities and head != v.target:
+        return f"a new {humanize_words(head)}"  # `create_specific_calendar_event(calendarId, body)` makes an event
+    if v.kind == "create" and _names_a_place(v, [e for e in v.refs.values() if e != v.target]) and (
+            v.fresh_key or any(e == v.target for e in v.refs.values())):
+        return "a link between records"  # `add_tag_to_task(task_gid, tag_gid)`: an existing tag goes onto a task
+    if v.kind == "delete" and "from" in v.toks[2:]:
+        cut = v.toks.index("from", 2)
+        after = [singular(w) for w in v.toks[cut + 1:]]
+        if any(_find(after, [singular(w) for w in tokens(e)]) is not None for e in [v.target, *v.refs.values()]):
+            # `remove_tag_from_task(task_gid, tag_gid)`: the tag comes off the task; neither record is deleted
+            return " ".join(v.toks[1:cut]) + " taken off a " + " ".join(v.toks[cut + 1:])
+    if _find([singular(w) for w in v.toks], want) is not None or any(_find(v.toks, tokens(a)) is not None for a in ent.aliases if a not in GENERIC_KEYS):
+        return None
+    first = re.split(r"(?<=[a-z0-9)])\.(?:\s|$)", (v.tool.description or "").strip(), maxsplit=1)[0]
+    if _find([singular(w) for w in tokens(first)], want) is not None:
+        return None
+    fields = {w for f in ent.fields for w in tokens(f)}
+    if all(singular(n) in fields or n in fields for n in nouns):
+        return None  # `update_user_address`: the name's noun is a field of the record
+    return " ".join(nouns)
+
+
 def _bind_key_param(s: Schema, v: ToolView) -> None:
     """The ref param that addresses the record a read/change is about; then its status words.
 
@@ -811,14 +900,17 @@ def _bind_key_param(s: Schema, v: ToolView) -> None:
     t = v.tool
     cands = list(v.refs.items())
     pick = None
-    best = None
     segs = [x for x in (t.http_path or "").split("/") if x]
     if segs and segs[-1].startswith("{"):
         pick = next(((pn, en) for pn, en in cands if pn == segs[-1][1:-1]), None)
-    for pname, ent in cands if pick is None else ():
-        pos = _find(v.toks, tokens(ent))
-        if pos is not None and (best is None or pos < best):
-            best, pick = pos, (pname, ent)
+    named = sorted(((pos, pname, ent) for pname, ent in (cands if pick is None else ()) if (pos := _find(v.toks, tokens(ent))) is not None),
+                   key=lambda x: x[0])
+    if named:
+        # the head noun is the last (`delete_calendar_event`: an event), unless an earlier one holds it as an
+        # attribute (`change_reservation_flight`: a reservation's flight is changed, as `book_reservation(flight_number)` shows)
+        _, pname, ent = named[-1]
+        holder = next((x for x in named[:-1] if _holds(s, x[2], ent)), None)
+        pick = (holder[1], holder[2]) if holder else (pname, ent)
     if pick is None:
         last = [x[1:-1] for x in (t.http_path or "").split("/") if x.startswith("{")]
         for pname, ent in cands:
@@ -1383,10 +1475,17 @@ def amount_param(v: ToolView):
     return None
 
 
+_RANGE_SUFFIX = ("lte", "gte", "lt", "gt", "from", "to", "min", "max", "since", "until", "before", "after")
+
+
 def range_field(pname: str) -> str | None:
+    """The field a bound filters on: `min_price`, `since_date` (a prefix) or `created__lte`, `date_from`,
+    `starting_after`, `price_max` (a suffix); a search's bound is no field of the records."""
     t = tokens(pname)
     if len(t) >= 2 and t[0] in ("min", "max", "start", "end", "from", "since", "until", "before", "after"):
         return "_".join(t[1:])
+    if len(t) >= 2 and t[-1] in _RANGE_SUFFIX:
+        return "_".join(t[:-1])
     return None
 
 
