@@ -19,8 +19,8 @@ The checks, in the order `check` runs them (cheapest first):
 | `unsourced-argument` | a write's argument is neither said by the user, nor read from an earlier node        |
 | `dictated-call`      | one write and nothing else: no lookup, no decision, every argument dictated          |
 | `single-read`        | a question answered by one list read and a selection, with no count, total, extreme or comparison |
-| `dictated-id`        | a dictated write chain where the user gives an id (never kept, not even to reach the floor) |
-| `dictated-chain`     | writes only, every argument dictated (set aside; kept only up to the sampler's floor of 50) |
+| `dictated-id`        | a dictated write chain where the user gives an id                                    |
+| `dictated-chain`     | writes only, every argument dictated: a form filled in, no lookup or decision        |
 | `write-to-final`     | a write acts on a record whose state the docs make final (and the tool does not allow it) |
 | `undone-write`       | a later write restores a value an earlier write changed                              |
 | `repeated-write`     | the same write twice, or one tool setting the same field of the same record again    |
@@ -56,7 +56,7 @@ REASONS: dict[str, str] = {
     "dictated-call": "no lookup or decision: the user dictates every argument",
     "single-read": "a question one read answers with no decision (the field of one named record)",
     "dictated-id": "a dictated write chain in which the user gives a record's id (a person does not know ids)",
-    "dictated-chain": "writes only, every argument dictated: left out once the env has 50 tasks",
+    "dictated-chain": "writes only, every argument dictated: no lookup or decision",
     "write-to-final": "a write acts on a record in a state the docs make final",
     "undone-write": "a later write undoes an earlier one",
     "repeated-write": "a write is repeated",
@@ -79,7 +79,7 @@ REASONS: dict[str, str] = {
 
 # English closed-class words (determiners, pronouns, prepositions, conjunctions, auxiliaries and
 # modals, sentence adverbs): none of them heads a verb phrase. The one list is forgec/english.py.
-from forgec.english import CLOSED_CLASS  # noqa: E402
+from forgec.english import CLOSED_CLASS, LIGHT_VERBS  # noqa: E402
 
 # Self-reference of a doc to its tool: the subject of a preamble sentence, not an act a person asks for.
 _PREAMBLE = re.compile(r"\b(?:this|the|that)\s+(?:tool|function|endpoint|operation|method|api|command|server|call|route)\b"
@@ -102,6 +102,8 @@ def verb_phrase(text: str) -> bool:
         return False
     if len(head) > 5 and head.endswith("ing") and head != "string":
         return False  # a gerund ("listing all ...") names an activity, not an act
+    if head in LIGHT_VERBS:
+        return False  # "handle updation of campaign": doc prose around a noun, no act a person names
     return True
 
 
@@ -532,8 +534,8 @@ def check_single_read(c: Candidate, g: Gate) -> str | None:
 
 def is_dictated_chain(c: Candidate, g: Gate) -> bool:
     """Writes only, in order, every argument the user's: no read call, no reasoning node, no argument
-    taken from another call's result. A form filled in several times; kept only where an env has no
-    task with a lookup to offer instead (the sampler's floor, `scenario.sample_scenarios`)."""
+    taken from another call's result. A form filled in several times: rubric 3 calls it trivial, so the
+    sampler never keeps one (`scenario.sample_scenarios`)."""
     calls = [n for n in c.nodes if isinstance(n, A.CallNode)]
     if not calls or any(isinstance(n, A.ReasonNode) for n in c.nodes) or not all(g.writes.get(n.tool) for n in calls):
         return False
@@ -541,12 +543,12 @@ def is_dictated_chain(c: Candidate, g: Gate) -> bool:
     return not any(isinstance(x, A.Name) and x.id in names for n in calls for a in n.args for x in A.walk(a.value))
 
 
-_ID_ARG = re.compile(r"(?:^|_)(?:id|ids|uuid|key)$")
+_ID_ARG = re.compile(r"(?:^|_)(?:id|ids|uuid|gid|guid|uid|identifier|key)$")
 
 
 def dictates_an_id(c: Candidate) -> bool:
     """Whether the user dictates an identifier (`id`, `commentId`, `body.id`): a person names their records,
-    they do not know the ids (a dictated chain with one is not kept even to reach the floor)."""
+    they do not know the ids (counted apart from other dictated chains, to say which fails more)."""
     def said_ids(name: str, e: Any) -> bool:
         if isinstance(e, A.RecordLit):
             return any(said_ids(f.name, f.value) for f in e.fields)

@@ -94,6 +94,8 @@ CATEGORICAL = {
     "membership", "kind", "source", "channel", "platform", "model", "size", "material", "team", "group", "label",
     "currency", "airline", "carrier", "room_type", "status", "gender", "unit", "method", "payment_method",
 }
+# the words that make a `...name` field a person's name part (`firstName`, `family_name`, `user_name`)
+PERSON_NAME_WORDS = {"first", "last", "given", "family", "middle", "full", "sur", "user", "nick"}
 TEXTY = {"description", "note", "notes", "comment", "comments", "message", "body", "content", "text", "summary", "reason", "details", "bio", "instructions", "remark"}
 MONEY = ("price", "amount", "total", "cost", "balance", "fee", "salary", "budget", "payment", "refund", "subtotal", "tax", "fare", "credit", "limit", "revenue", "value", "charge")
 
@@ -454,9 +456,9 @@ def _person_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str 
     if w & {"username", "login", "handle"} or ("user" in w and "name" in w):
         p = c.person()
         return f"{p['first'].lower()}_{p['last'].lower()}_{p['num']}"
-    if "first" in w and "name" in w:
+    if w & {"first", "given"} and "name" in w:
         return c.person()["first"]
-    if "last" in w and "name" in w or w & {"surname"}:
+    if w & {"last", "family"} and "name" in w or w & {"surname"}:
         return c.person()["last"]
     if "signature" in w:
         p = c.person()
@@ -590,6 +592,8 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         return _KIND_MAKERS[kind](name, c, None)
     if last in ("subject", "headline"):
         return rng.choice(SUBJECT_TEMPLATES).format(t=t, T=_titled(t))
+    if last == "name" and w & PERSON_NAME_WORDS or name in ("full_name", "fullname"):
+        return _person_str(name, ws, c, None, doc)  # `firstName` is Maria, not "Reading list"
     if last in ("title", "name", "label", "tag"):
         fresh = [x for x in TOPICS if x.lower() != t.lower()]
         v = _titled(rng.choice(fresh))

@@ -38,3 +38,15 @@ def corpus() -> Path:
 @pytest.fixture
 def examples() -> Path:
     return EXAMPLES
+
+
+def assert_yield_or_reason(build: Path, row: dict, bar: int = 50) -> None:
+    """The corpus bar: an env with a write tool yields `bar` tasks, or its manifest says why it
+    yields fewer (`stats.sampler_rejected`: the reasons its sampled scenarios were refused)."""
+    import json
+
+    if row["tasks"] >= bar:
+        return
+    env = json.loads((build / "manifest.json").read_text())["envs"][row["env"]]
+    rejected = (env.get("stats") or {}).get("sampler_rejected") or {}
+    assert sum(rejected.values()) > 0, f"{row['env']}: {row['tasks']} tasks (< {bar}) and no reason in its manifest"

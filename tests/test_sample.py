@@ -411,7 +411,10 @@ def test_other_docs_sample_check_clean(where):
     else:
         assert len(res.blueprints) == 25, res.rejected
     scen = sample_scenarios(le.decl, le.module, le.world, g, SampleConfig(tasks_per_env=25, seed=5))
-    assert len(scen.blueprints) == 25, scen.rejected
+    if base == "examples":
+        assert len(scen.blueprints) == 25, scen.rejected
+    else:  # a corpus env yields fewer when most of what its tools offer is a form filled in (rubric 3), and says so
+        assert len(scen.blueprints) == 25 or scen.rejected.get("dictated-chain", 0) + scen.rejected.get("dictated-call", 0) > 0, scen.rejected
     env_mod = A.Module("env.forge", (le.decl,))
     for b in res.blueprints + scen.blueprints:
         mod, d = lang.parse(b.text, "b.forge")

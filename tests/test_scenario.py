@@ -3,7 +3,7 @@
 * a hypothesis test: every referring expression `refer` makes selects exactly its record, by
   `select` and by the reasoning nodes' own operators (forgec.stdlib.ops), over sampled record lists;
 * the shipped examples compiled with the default sampler meet issue 11's bar (no tool words,
-  no pipeline phrasing, no redundant gold write, >= 50 tasks per env, every fact said once);
+  no pipeline phrasing, no redundant gold write, >= 50 tasks per env or the reasons why, every fact said once);
 * golden scenarios per example env (`pytest tests/test_scenario.py --update-golden`);
 * docs/tasks.md is what scripts/gen_tasks_md.py writes;
 * `--sampler walk` still gives AutoForge's walks.
@@ -193,7 +193,7 @@ def test_tool_leak_detector():
 
 # --------------------------------------------------------------------------- every corpus folder
 
-from conftest import CORPUS  # noqa: E402
+from conftest import CORPUS, assert_yield_or_reason  # noqa: E402
 
 _CORPORA = sorted(p.name for p in CORPUS.iterdir() if p.is_dir()) if CORPUS.is_dir() else []
 
@@ -202,14 +202,14 @@ _CORPORA = sorted(p.name for p in CORPUS.iterdir() if p.is_dir()) if CORPUS.is_d
 def test_corpus_meets_the_bar(name, tmp_path):
     """Real docs this project never saw: the build has no error, and its tasks name no tool, speak
     no pipeline language, hold no redundant write, pass the oracle, and number >= 50 when the
-    env has a write tool."""
+    env has a write tool, or its manifest says why it yields fewer."""
     out = tmp_path / name
     r = subprocess.run([sys.executable, "-m", "forgec", "compile", str(CORPUS / name), "-o", str(out), "-q", "--format", "concise"],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     for row in task_quality.analyse(out):
         if row["has_write"]:
-            assert row["tasks"] >= 50, row
+            assert_yield_or_reason(out, row)
         assert row["tool_pct"] <= 1.0, row["examples"]
         assert row["pipeline_pct"] <= 1.0, row["examples"]
         assert row["redundant"] == 0, row

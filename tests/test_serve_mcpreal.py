@@ -49,7 +49,9 @@ def memory_build(tmp_path_factory):
     out = tmp_path_factory.mktemp("mem") / "build"
     src = CORPUS / "mcp_server_memory" / "tools_list.json"
     assert src.is_file(), f"shared corpus missing at {src}"
-    r = subprocess.run([sys.executable, "-m", "forgec", "compile", str(src), "-o", str(out), "-n", "6", "-q"],
+    # AutoForge's walks: the subject here is the served simulator against the real server, and the walks call
+    # every tool (user scenarios on this store are mostly dictated chains, which the scenario sampler refuses)
+    r = subprocess.run([sys.executable, "-m", "forgec", "compile", str(src), "-o", str(out), "-n", "6", "-q", "--sampler", "walk"],
                        capture_output=True, text=True, timeout=600, cwd=REPO)
     assert r.returncode == 0, r.stderr[-3000:]
     return out
