@@ -278,4 +278,4 @@ def stem(word: str) -> str:
 
 # Light verbs: they name no act of their own ("handle campaign status modification", "perform the
 # deletion", "initiate the OAuth flow"); a request headed by one is doc prose, not what a person asks.
-LIGHT_VERBS = _words("handle manage perform facilitate initiate conduct undertake execute effectuate invoke process")
+LIGHT_VERBS = _words("handle manage perform facilitate initiate conduct undertake effectuate")  # not "execute": a query is executed

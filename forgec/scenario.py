@@ -1203,7 +1203,9 @@ class _Sampler:
             top = next((q for q in tool.params if q.name == name), None)
             if top is not None and (top.default is not None or isinstance(top.type, A.OptionalType)):
                 return _NONE  # an optional string nothing says the meaning of: left out, not filled with a word in use
-            if self.m.user is None:  # a store's categories (a node's entityType, a relation's relationType): one in use
+            if self.m.user is None and re.search(r"(type|kind|category|class|role)$", n):
+                # a store's categories (a node's entityType, a relation's relationType): one in use; any other
+                # string of unknown meaning (a version, a group, a document) is not made up from words in use
                 used = sorted({r[name] for e in self.m.decl.values() if name != e.key and any(f.name == name for f in e.fields)
                                for r in (self.m.ents.get(e.name) or {}).values() if isinstance(r.get(name), str)})
                 if 2 <= len(used) <= 12:

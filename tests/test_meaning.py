@@ -250,3 +250,14 @@ def test_person_name_parts_are_names_of_people():
         for name in ("firstName", "given_name", "last_name", "family_name"):
             v = said_value(name, "", r)
             assert v and re.fullmatch(r"[A-Z][a-z'-]+(?: [A-Z][a-z'-]+)?", v), (name, v)  # one capitalised name, no topic phrase
+
+
+def test_a_request_headed_by_a_light_verb_is_no_verb_phrase():
+    """Doc prose around a nominalisation (listmonk's "handle campaign status modification") is not what a
+    person asks for; a plain act is."""
+    from forgec.gate import verb_phrase
+
+    for bad in ("handle campaign status modification", "perform the deletion of a webhook", "initiate Google OAuth authentication flow"):
+        assert not verb_phrase(bad), bad
+    for good in ("cancel my order", "add a tag to my task", "update the settings of my board"):
+        assert verb_phrase(good), good
