@@ -28,6 +28,7 @@ templates (forgec/wording.py) with verbs and nouns from the docs.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import random
 import re
@@ -452,6 +453,15 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
     return sup[0] if sup else None
 
 
+_ID_NAME = re.compile(r"(^|_)(id|ids|uuid|gid|guid|uid)$")
+_ID_DOC = re.compile(r"\b(?:id|ids|identifier|identifiers)\b", re.I)
+
+
+def _natural_key(m: "_Model", ent: str) -> bool:
+    """Whether `ent`'s key is a name a person says (a path, a name, a slug), not an id."""
+    return re.search(r"(path|name|title|slug|file|dir|directory|folder|url|email)$", norm(m.decl[ent].key)) is not None
+
+
 def _in_scope(sc: "_Scenario", ent: str) -> str:
     """" in my board called Roadmap" for records listed inside a parent record, else nothing."""
     return f" in {sc.scope[ent]}" if ent in sc.scope else ""
@@ -525,8 +535,8 @@ def qualifier(f: str, v: Any) -> str:
         return f"with a {w} of {money(v)}"
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return f"with {say(v)} {w}" if _COUNTISH.search(n) else f"with a {w} of {say(v)}"
-    if re.search(r"(^|_)(name|title|subject)$", n):
-        return f"called \"{v}\""
+    if n in ("name", "title", "subject", "label") or re.fullmatch(r"(display|full|file|user|first|last|short|nick)_?name", n):
+        return f"called \"{v}\""  # the record's own name; a `new_name` or `embedding_function_name` is not what it is called
     if isinstance(v, str) and re.search(r"(^|_)address$", n):
         return f"shipping to {v}" if "ship" in n or "deliver" in n else f"at {v}"
     return f"with the {say(v).replace('_', ' ')} {w}" if len(str(v).split()) <= 3 else f"whose {w} is \"{v}\""
@@ -1274,6 +1284,10 @@ class _Sampler:
                 cond_text, holds = c
                 if on_new:
                     n1 = n0  # the described record's lookups stay: the condition reads them
+        if not cond_text and target is None and kind == "create" and (conditional or sc.rng.random() < 0.5):
+            c = self.unless_exists(sc, t, args)  # "add a tag "Q3", unless I already have one called that"
+            if c is not None:
+                cond_text, holds = c
         vals = [(k, v) for k, (e, v) in args.items() if isinstance(e, A.Attr) and isinstance(e.obj, A.Name) and e.obj.id == "user" and e != sc.user_expr]
         base = _participle_base(tool, target[1] if target else "")
         if holds:
@@ -1429,6 +1443,56 @@ class _Sampler:
         word = "more" if op == ">" else "less"
         return f"{whose} {humanize(f)} is {word} than {amount}", holds
 
+    def dictates_a_record_key(self, decl: A.BlueprintDecl) -> bool:
+        """Whether the user gives a write the key of a record other than their own account ("the document
+        with id 25", "post 100"): a person names their records, the agent looks the key up."""
+        m = self.m
+        own = {m.decl[m.user].key} if m.user is not None else set()
+        if m.locator is not None:
+            own |= set(m.locator[1])
+        for n in decl.nodes:
+            if not (isinstance(n, A.CallNode) and m.writes.get(n.tool)):
+                continue
+            params = {p.name: p for p in m.tools[n.tool].params}
+            for a in n.args:
+                p = params.get(a.name)
+                if p is None or a.name in own or not (isinstance(a.value, A.Attr) and isinstance(a.value.obj, A.Name) and a.value.obj.id == "user"):
+                    continue
+                ke = m.key_entity(p.name, p.type)
+                if ke is not None and ke != m.user and not _natural_key(m, ke):
+                    return True
+                if ke is None and (_ID_NAME.search(norm(p.name)) or _ID_DOC.search(p.doc or "")):
+                    return True  # `id`, `post` "The ID of the post", `tags` "Tag IDs": keys the agent looks up
+        return False
+
+    def unless_exists(self, sc: _Scenario, t: A.ToolDecl, args: dict) -> tuple[str, bool] | None:
+        """"if I don't already have a tag called "Q3"": before a create, the agent lists the records of the
+        kind it makes and counts those with the new one's name (a lookup and a decision, where the bare
+        create is a form filled in). Holds when none has it; when one does, the create is left out."""
+        m = self.m
+        ret = strip_optional(t.returns) if t.returns is not None else None
+        ent = ret.name if isinstance(ret, A.NamedType) and ret.name in m.decl else None
+        if ent is None:
+            return None
+        names = {f.name for f in m.decl[ent].fields}
+        named = [(k, v) for k, (e, v) in args.items() if k in names and isinstance(v, str) and 0 < len(v) <= 40
+                 and re.search(r"(^|_)(name|title|label|subject)$", norm(k)) and _roots(e) == {"user"}]
+        if not named:
+            return None
+        fld, val = named[0]
+        try:
+            expr, recs = self.records(sc, ent)
+        except _Skip:
+            return None
+        if not recs or not all(fld in r for r in recs):
+            return None
+        noun = humanize(ent)
+        fname, same = sc.reason("filter", (expr,), [recs], {"by": fld, "eq": (sc.fact(fld, val), val)}, f"{plural(norm(ent))}_named_so")
+        cname, n = sc.reason("count", (A.Name(fname),), [same], {}, f"n_{plural(norm(ent))}_named_so")
+        kname, none_yet = sc.reason("compare", (A.Name(cname), A.Literal(0)), [n, 0], {"op": (A.Literal("=="), "==")}, "none_named_so")
+        sc.nodes.append(A.ExpectNode(A.Binary("==", A.Name(kname), A.Literal(bool(none_yet)))))
+        return f"I don't already have a {noun} called {json.dumps(val)}", bool(none_yet)
+
     def plausible(self, t: A.ToolDecl, args: dict) -> None:
         """Values a person would ask for: a few bags, not 20; amounts within what the docs allow; a
         part no larger than its total (3 non-free bags of 2 in all)."""
@@ -1499,14 +1563,15 @@ class _Sampler:
             if target and ent_noun:
                 pat = _noun_pattern(ent_noun, 3, False)
                 if pat.search(c):
-                    c = pat.sub(lambda _m: twords, c, count=1)
+                    c = pat.sub(lambda _m: "\x00", c, count=1)  # held apart: a described noun inside it stays
                 else:
-                    c = f"{c} for {twords}"
+                    c = f"{c} for \x00"
             for _, noun, words in list(described):
                 pat = _noun_pattern(noun, 2, True)
                 if pat.search(c):
                     c = pat.sub(lambda _m: words, c, count=1)
                     described.remove((_, noun, words))
+            c = c.replace("\x00", twords)
             rest = [w for _, _, w in described] + plain
             amt = next((x for x in plain if x.startswith("$")), None)
             if kind == "money" and amt:
@@ -2067,6 +2132,9 @@ def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Tool
         seen.add(key)
         if is_dictated_chain(cand, gate):  # a form the user fills in: no lookup, no decision (rubric 3)
             rejected["dictated-id" if dictates_an_id(cand) else "dictated-chain"] += 1
+            continue
+        if s.dictates_a_record_key(decl):  # "add a note to the document with id 25": nobody knows that
+            rejected["dictated-id"] += 1
             continue
         _emit(s, env, cfg, decl, sc, attempts, counters, out)
     return SampleResult(out, dict(sorted(s.coverage.items())), dict(sorted(rejected.items())), attempts, 0)

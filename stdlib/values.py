@@ -95,7 +95,8 @@ CATEGORICAL = {
     "currency", "airline", "carrier", "room_type", "status", "gender", "unit", "method", "payment_method",
 }
 # the words that make a `...name` field a person's name part (`firstName`, `family_name`, `user_name`)
-PERSON_NAME_WORDS = {"first", "last", "given", "family", "middle", "full", "sur", "user", "nick"}
+PERSON_NAME_WORDS = {"first", "last", "given", "family", "middle", "full", "sur", "user", "nick",
+                     "author", "owner", "assignee", "sender", "recipient", "contact", "holder"}
 TEXTY = {"description", "note", "notes", "comment", "comments", "message", "body", "content", "text", "summary", "reason", "details", "bio", "instructions", "remark"}
 MONEY = ("price", "amount", "total", "cost", "balance", "fee", "salary", "budget", "payment", "refund", "subtotal", "tax", "fare", "credit", "limit", "revenue", "value", "charge")
 

@@ -78,7 +78,19 @@ _REQUEST_DOC = re.compile(r"\b(?:dry[- ]run|field mask|(?:label|field) selector|
 def is_modifier(p: ir.Param) -> bool:
     """Whether a parameter shapes the request (pages, sorts, text-searches, selects, masks, dry-runs)
     rather than naming a field of the records."""
+    if p.type.values and {str(x).lower() for x in p.type.values} <= {"asc", "desc", "ascending", "descending"}:
+        return True  # a sort direction
     return shapes_request(p.name, p.description or "", p.type.kind in ("integer", "number", "string"))
+
+
+_PAGING = {"page", "offset", "cursor", "page_number", "page_token"}
+
+
+def pages_with(t: ir.Tool, p: ir.Param) -> bool:
+    """`length`/`start`/`size` beside a `page` or `offset` param: how much of the listing to return
+    (`GET /appointments?page=&length=`), not a field of the records."""
+    return (p.type.kind in ("integer", "number") and tokens(p.name)[-1:] in (["length"], ["size"], ["start"], ["skip"], ["count"], ["per"])
+            and any(snake(q.name) in _PAGING for q in t.params if q is not p))
 
 
 def shapes_request(name: str, doc: str, scalar: bool = True) -> bool:
@@ -880,11 +892,13 @@ def named_for_another(s: Schema, v: ToolView) -> str | None:
         if any(_find(after, [singular(w) for w in tokens(e)]) is not None for e in [v.target, *v.refs.values()]):
             # `remove_tag_from_task(task_gid, tag_gid)`: the tag comes off the task; neither record is deleted
             return " ".join(v.toks[1:cut]) + " taken off a " + " ".join(v.toks[cut + 1:])
+    if v.kind == "delete" and _find([singular(w) for w in v.toks], want) is None:
+        return " ".join(nouns)  # `delete_documents(collection_name, ids)` removes documents, never the collection
     if _find([singular(w) for w in v.toks], want) is not None or any(_find(v.toks, tokens(a)) is not None for a in ent.aliases if a not in GENERIC_KEYS):
         return None
     first = re.split(r"(?<=[a-z0-9)])\.(?:\s|$)", (v.tool.description or "").strip(), maxsplit=1)[0]
-    if _find([singular(w) for w in tokens(first)], want) is not None:
-        return None
+    if v.kind != "delete" and _find([singular(w) for w in tokens(first)], want) is not None:
+        return None  # a delete must be named for what it removes: "Delete documents from a collection" keeps the collection
     fields = {w for f in ent.fields for w in tokens(f)}
     if all(singular(n) in fields or n in fields for n in nouns):
         return None  # `update_user_address`: the name's noun is a field of the record
@@ -1231,7 +1245,7 @@ def _fields_from_search_filters(s: Schema, tm: TypeMapper) -> None:
             continue
         e = s.entities[v.target]
         for p in v.tool.params:
-            if is_modifier(p) or p.name == e.key:
+            if is_modifier(p) or p.name == e.key or pages_with(v.tool, p):
                 continue
             if (p.type.kind == "array" and p.name not in v.refs) or p.type.kind == "object":
                 continue  # `states: [..]`, `teamIds: [..]`: a membership test on one value, not a list field of the record
@@ -1493,6 +1507,9 @@ def _param_field(s: Schema, tm: TypeMapper, e: Entity, p: ir.Param, optional: bo
     fname = ident(p.name)
     if fname in e.fields or fname == e.key or is_modifier(p):
         return
+    t = tokens(p.name)
+    if len(t) >= 2 and t[0] in ("new", "old") and ("_".join(t[1:]) in e.fields or tokens(e.key)[-len(t) + 1:] == t[1:]):
+        return  # `new_name` of a collection keyed by `collection_name`: the name's next value, no field of its own
     ftype = tm.field_type(p.name, p.type)
     closed = prose.allowed_values(p.description or "") if ftype == A.PrimType("str") else None
     if closed:
