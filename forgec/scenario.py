@@ -520,6 +520,13 @@ def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | 
     return core
 
 
+def _own_name(f: str) -> bool:
+    """Whether field `f` is what its record is called (`name`, `title`, `displayName`), not a name it
+    holds of something else (`author_name`, `new_name`, `embedding_function_name`)."""
+    n = norm(f)
+    return n in ("name", "title", "subject", "label") or re.fullmatch(r"(display|full|file|first|last|short|nick)_?name", n) is not None
+
+
 def qualifier(f: str, v: Any) -> str:
     """One attribute as a person says it after the noun: "from 2024-05-17", "to LAX", "with 2 seats",
     "for $580.52", "called \"Dune\"", "with the business cabin"."""
@@ -535,7 +542,7 @@ def qualifier(f: str, v: Any) -> str:
         return f"with a {w} of {money(v)}"
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return f"with {say(v)} {w}" if _COUNTISH.search(n) else f"with a {w} of {say(v)}"
-    if n in ("name", "title", "subject", "label") or re.fullmatch(r"(display|full|file|user|first|last|short|nick)_?name", n):
+    if _own_name(f):
         return f"called \"{v}\""  # the record's own name; a `new_name` or `embedding_function_name` is not what it is called
     if isinstance(v, str) and re.search(r"(^|_)address$", n):
         return f"shipping to {v}" if "ship" in n or "deliver" in n else f"at {v}"
@@ -1285,7 +1292,7 @@ class _Sampler:
                 if on_new:
                     n1 = n0  # the described record's lookups stay: the condition reads them
         if not cond_text and target is None and kind == "create" and (conditional or sc.rng.random() < 0.5):
-            c = self.unless_exists(sc, t, args)  # "add a tag "Q3", unless I already have one called that"
+            c = self.unless_exists(sc, t, args, said)  # "add a tag "Q3", unless I already have one called that"
             if c is not None:
                 cond_text, holds = c
         vals = [(k, v) for k, (e, v) in args.items() if isinstance(e, A.Attr) and isinstance(e.obj, A.Name) and e.obj.id == "user" and e != sc.user_expr]
@@ -1465,7 +1472,7 @@ class _Sampler:
                     return True  # `id`, `post` "The ID of the post", `tags` "Tag IDs": keys the agent looks up
         return False
 
-    def unless_exists(self, sc: _Scenario, t: A.ToolDecl, args: dict) -> tuple[str, bool] | None:
+    def unless_exists(self, sc: _Scenario, t: A.ToolDecl, args: dict, said: list) -> tuple[str, bool] | None:
         """"if I don't already have a tag called "Q3"": before a create, the agent lists the records of the
         kind it makes and counts those with the new one's name (a lookup and a decision, where the bare
         create is a form filled in). Holds when none has it; when one does, the create is left out."""
@@ -1476,7 +1483,7 @@ class _Sampler:
             return None
         names = {f.name for f in m.decl[ent].fields}
         named = [(k, v) for k, (e, v) in args.items() if k in names and isinstance(v, str) and 0 < len(v) <= 40
-                 and re.search(r"(^|_)(name|title|label|subject)$", norm(k)) and _roots(e) == {"user"}]
+                 and _own_name(k) and _roots(e) == {"user"}]  # the record's own name, not its `author_name`
         if not named:
             return None
         fld, val = named[0]
@@ -1486,6 +1493,15 @@ class _Sampler:
             return None
         if not recs or not all(fld in r for r in recs):
             return None
+        taken = sorted({r[fld] for r in recs if isinstance(r.get(fld), str) and 0 < len(r[fld]) <= 40} - {val})
+        e_old = args[fld][0]
+        if taken and sc.rng.random() < 0.4 and isinstance(e_old, A.Attr) and isinstance(e_old.obj, A.Name) and e_old.obj.id == "user":
+            # one already has that name: the agent must find it and leave the create out (the guard is tested)
+            new = sc.rng.choice(taken)
+            said[:] = [x.replace(json.dumps(val), json.dumps(new)).replace(str(val), str(new)) if isinstance(x, str) else x for x in said]
+            sc.facts[e_old.name] = new
+            args[fld] = (e_old, new)
+            val = new
         noun = humanize(ent)
         fname, same = sc.reason("filter", (expr,), [recs], {"by": fld, "eq": (sc.fact(fld, val), val)}, f"{plural(norm(ent))}_named_so")
         cname, n = sc.reason("count", (A.Name(fname),), [same], {}, f"n_{plural(norm(ent))}_named_so")
