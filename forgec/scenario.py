@@ -2030,6 +2030,10 @@ def _say_param(name: str, v: Any) -> str:
         return f"{v} {w}" if not n.endswith(("count", "number")) else f"the {w} set to {v}"
     if isinstance(v, str):
         vv = v.replace("_", " ") if re.fullmatch(r"[a-z_]+", v) else _spoken(v)
+        if _own_name(name) and not n.endswith(("first_name", "last_name", "firstname", "lastname")):
+            return f"called \"{v}\""  # "a new tag called "Q3"", not "with name Q3"
+        if n in ("body", "content", "text", "message", "comment", "note", "contents") and " " in v.strip():
+            return f"saying \"{v}\""  # "a note saying "...", not "with body "...""
         if re.search(r"(reason)$", n):
             return f"because {vv}" if re.match(r"(no longer|ordered|bought|made|changed|wrong|damaged|defective|late)", vv) else f"(reason: {vv})"
         if " " in v.strip():
