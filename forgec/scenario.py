@@ -110,6 +110,7 @@ class _Model:
         for e in env.entities:
             self.key_names.setdefault(norm(e.name) + "_id", e.name)
         self._natural: dict[str, list[str]] = {}
+        self.child_counts: dict[tuple[str, Any], int] = {}  # (parent lister, parent key) -> records it lists
         self._keyent: dict[tuple, str | None] = {}
         self._owned: dict[str, dict[str, list[str]]] = {}
         self.user = self._user_entity()
@@ -889,8 +890,12 @@ class _Sampler:
         return A.Name(name), [x for x in r if isinstance(x, dict)] if isinstance(r, list) else []
 
     def _children(self, tool: str, param: str, key: Any) -> bool:
-        r = self.m._try(tool, {param: key})
-        return isinstance(r, list) and 0 < len(r) <= 12 and isinstance(r[0], dict)
+        """Whether the parent `key` lists 1-12 records (probed once per key: the world does not change)."""
+        memo = self.m.child_counts
+        if (tool, key) not in memo:
+            r = self.m._try(tool, {param: key})
+            memo[(tool, key)] = len(r) if isinstance(r, list) and r and isinstance(r[0], dict) else 0
+        return 0 < memo[(tool, key)] <= 12
 
     def pick(self, sc: _Scenario, ent: str, lst: tuple[A.Expr, list[dict]], mine: bool, where: list[int] | None = None,
              noun: str | None = None, superlatives: bool = True, pre: tuple = ()) -> tuple[str, dict, str]:

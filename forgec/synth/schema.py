@@ -29,6 +29,7 @@ from typing import Any
 
 from forgec import ir
 from forgec.english import is_plural, plural, singular
+from forgec.wording import humanize
 from forgec.lang import ast as A
 
 from . import prose
@@ -842,10 +843,6 @@ def _bind_named_target(s: Schema, v: ToolView, named: str | None) -> None:
                 del v.refs[pname]
 
 
-def humanize_words(ent: str) -> str:
-    return " ".join(tokens(ent))
-
-
 def _holds(s: Schema, holder: str, ent: str) -> bool:
     """Whether records of `holder` point to one of `ent`: a create named for `holder` takes a key of `ent`."""
     return any(v.kind == "create" and v.nouns and _noun_entity_name(s, v.nouns) == holder
@@ -882,7 +879,7 @@ def named_for_another(s: Schema, v: ToolView) -> str | None:
         return None  # `transfer_funds(from_account_id, ...)`: the name says what moves, an amount, not a record
     head = _noun_entity_name(s, nouns)
     if v.verb in CREATE_VERBS and v.kind != "create" and head in s.entities and head != v.target:
-        return f"a new {humanize_words(head)}"  # `create_specific_calendar_event(calendarId, body)` makes an event
+        return f"a new {humanize(head)}"  # `create_specific_calendar_event(calendarId, body)` makes an event
     if v.kind == "create" and _names_a_place(v, [e for e in v.refs.values() if e != v.target]) and (
             v.fresh_key or any(e == v.target for e in v.refs.values())):
         return "a link between records"  # `add_tag_to_task(task_gid, tag_gid)`: an existing tag goes onto a task
