@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from forgec import ir, lang
@@ -66,8 +66,16 @@ tools = st.builds(
 envs = st.lists(tools, min_size=1, max_size=6, unique_by=lambda t: t.name).map(lambda ts: ir.Environment(name="fuzz", tools=tuple(ts)))
 
 
+_S = ir.Type(kind="string")
+# found by this test: a pure-looking tool whose param is a list of objects declared a record no claim kept
+_LIST_OF_OBJECTS = ir.Environment(name="fuzz", tools=(ir.Tool(name="get", description="It will not obtain new information or change the database.", params=(
+    ir.Param(name="order_id", type=_S, required=True),
+    ir.Param(name="userId", type=ir.Type(kind="array", items=ir.Type(kind="object", fields=(ir.Field_(name="order_id", type=_S),))))),),))
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(envs)
+@example(_LIST_OF_OBJECTS)
 def test_random_docs_synthesize_to_checkable_envs(env):
     decl, diags = synthesize(env)
     assert not has_errors(diags)

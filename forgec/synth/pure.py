@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction as F
 
+from forgec import ir
 from forgec.lang import ast as A
 
 from .names import tokens
@@ -132,6 +133,14 @@ def _named(ps, *words: str):
     return None
 
 
+def _structured(t: ir.Type) -> bool:
+    """An object, ref or union anywhere in `t` (a list of objects too): a pure computation takes plain
+    values, and a record its params would need is no state this claim declares."""
+    if t.kind in ("object", "ref", "union"):
+        return True
+    return t.kind == "array" and t.items is not None and _structured(t.items)
+
+
 def claim(env, taken: frozenset):
     """The pure tools of `env` as a shape claim (reads; no state)."""
 
@@ -139,7 +148,7 @@ def claim(env, taken: frozenset):
     sch = Schema(env)
     tm = TypeMapper(sch)
     for t in env.tools:
-        if t.name in taken or any(p.type.kind in ("object", "ref", "union") for p in t.params):
+        if t.name in taken or any(_structured(p.type) for p in t.params):
             continue
         v = tool_view(t, 0)
         params = tool_params(sch, v, tm)
