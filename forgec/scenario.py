@@ -44,7 +44,7 @@ from forgec.runtime.envrt import jcopy
 from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, blueprint_stats, format_blueprint_text, literal_expr,
                            superlative)
 from forgec.stdlib import ops as OPS
-from forgec.stdlib.values import said_value
+from forgec.stdlib.values import number_meaning_known, said_value, topic_filler
 from forgec.synth.schema import shapes_request
 from forgec.reasons import reason_for
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
@@ -171,6 +171,13 @@ class _Model:
                     best, score = e.name, s
         return best
 
+    def written_entity(self, tool: A.ToolDecl, rec: dict | None) -> str | None:
+        """What `tool`'s values are about: the record it acts on (an issue a comment goes on), else the
+        entity whose record it makes (its first `insert`)."""
+        if rec and self.entity_of(rec):
+            return self.entity_of(rec)
+        return next((n.entity for n in A.walk(tool) if isinstance(n, A.Insert)), None)
+
     def natural_fields(self, ent: str) -> list[str]:
         """Fields a person can name a record by: scalars that are not keys, references or ids."""
         if ent not in self._natural:
@@ -186,6 +193,10 @@ class _Model:
                 continue
             if re.search(r"(^|_)(reason|note|notes|comment|text|body|description|content|message|resolution|args|query|pattern)$", norm(f.name)):
                 continue  # what was written about a record, not how its owner names it
+            if isinstance(t, A.PrimType) and t.name == "str" and topic_filler(f.name, [r[f.name] for r in (self.ents.get(ent) or {}).values() if r.get(f.name) is not None]):
+                continue  # a string of unknown meaning filled with topic phrases: nothing a person names or asks
+            if isinstance(t, A.PrimType) and t.name in ("int", "float") and not number_meaning_known(f.name, f.doc or "", t.name):
+                continue  # a number nothing says the meaning of ("the rule with the highest account")
             if isinstance(t, A.EnumType) or (isinstance(t, A.PrimType) and t.name in ("str", "int", "float")):
                 out.append(f.name)
         return out
@@ -1198,7 +1209,7 @@ class _Sampler:
             if re.search(r"(reason|thought|resolution)$", n):
                 return rng.choice(_PHRASES.get(n.split("_")[-1], _PHRASES["reason"]))
             if not re.search(r"(address|street|address1|address2|address_line_2|line2|apartment|suite|unit|city|zip|zipcode|postal_code|state|province|region|country|destination|dest|new_path|target|to)$", n):
-                made = said_value(name, doc or "", rng, about=_name_of(rec))
+                made = said_value(name, doc or "", rng, about=_name_of(rec), noun=self.m.written_entity(tool, rec))
                 if made is not None and made != cur:
                     return made
             if re.search(r"(address|street|address1)$", n):
@@ -1583,10 +1594,13 @@ class _Sampler:
                 ent_noun = twords.split()[-2]  # a record named by its key: "the file /a/b.md"
             if target and ent_noun:
                 pat = _noun_pattern(ent_noun, 3, False)
-                if pat.search(c):
+                own = None if pat.search(c) else _possessive_pattern(ent_noun).search(c)
+                if own:  # "add a note to an incident's timeline" -> "... to the timeline of my incident called X"
+                    c = c[:own.start()] + f"the {own.group(2)} of \x00" + c[own.end():]
+                elif pat.search(c):
                     c = pat.sub(lambda _m: "\x00", c, count=1)  # held apart: a described noun inside it stays
-                else:
-                    c = f"{c} for \x00"
+                else:  # the record is not in the docs' sentence: a new one goes in it, a change is for it
+                    c = f"{c} {'in' if kind == 'create' or self.m.kinds.get(t.name) == 'create' else 'for'} \x00"
             for _, noun, words in list(described):
                 pat = _noun_pattern(noun, 2, True)
                 if pat.search(c):
@@ -1924,10 +1938,11 @@ class _Sampler:
                 s = f"{opener} {it.text}"
                 if it.condition:
                     s += f", but only if {it.condition}; otherwise leave it as it is"
-                s += "."
+                s += "" if re.search(r"[.!?][\"']$", s) else "."  # 'saying "Done."' ends the sentence already
             sentences.append(s)
         if sentences and reason:
-            sentences[0] = sentences[0][:-1] + f" — {reason}" + sentences[0][-1]
+            s0 = sentences[0]
+            sentences[0] = f"{s0} — {reason}." if s0.endswith(('"', "'")) else s0[:-1] + f" — {reason}" + s0[-1]
         text = " ".join(parts + sentences)
         if not m.user:
             text = text[0].upper() + text[1:]
@@ -2051,8 +2066,10 @@ def _join_said(c: str, said: list[str], to: bool = True) -> str:
     if not said:
         return ""
     lead = [s for s in said if s.startswith(("because", "to ", "all ", "(", "paying with"))]
-    rest = [s for s in said if s not in lead]
-    out = ""
+    called = [s for s in said if s.startswith("called ")]  # 'a new tag called "Q3"', never 'with called'
+    saying = [s for s in said if s.startswith("saying ")]  # 'a comment saying "..."' ends the phrase
+    rest = [s for s in said if s not in lead and s not in called and s not in saying]
+    out = "".join(" " + s for s in called)
     if rest:
         first = rest[0]
         if to and first.startswith(("the ", "my ")) and not first.startswith(("the new", "the number")):
@@ -2060,9 +2077,18 @@ def _join_said(c: str, said: list[str], to: bool = True) -> str:
             rest = rest[1:]
         if rest:
             out += " with " + ", ".join(rest[:-1]) + (" and " if len(rest) > 1 else "") + rest[-1]
+    for s in saying:
+        out += (", " if rest else " ") + s
     for s in lead:
         out += f", {s}" if s.startswith(("all ", "paying with")) else " " + s
     return out
+
+
+@functools.lru_cache(maxsize=256)
+def _possessive_pattern(noun: str) -> re.Pattern:
+    """"an existing incident's timeline", "the product's name": the docs' noun owning a thing (group 2)."""
+    return re.compile(rf"\b(a|an|the|one|this|that|each)\s+(?:(?!(?:of|to|for|a|an|the|from|in|on)\b)[a-z-]+\s+){{0,2}}?"
+                      rf"{re.escape(noun)}'s ((?:[a-z-]+ ){{0,2}}?[a-z-]+)(?=$|[,.;]|\s+(?:of|to|for|from|in|on|with|by|and|or|as)\b)")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -2124,7 +2150,7 @@ def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Tool
 
     gate = Gate(env, module, world_state, s.m.writes, fresh=s.m.fresh)  # every task passes it, or is counted by reason
     max_attempts = cfg.max_attempts or 12 * max(1, cfg.tasks_per_env)
-    seen: set[str] = set()
+    seen: set[tuple] = set()
     counters: Counter = Counter()
     rejected: Counter = Counter()
     out: list[SampledBlueprint] = []
@@ -2150,7 +2176,8 @@ def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Tool
         if why:
             rejected[why] += 1
             continue
-        key = decl.user.goal
+        # the same request, however it is opened ("Could you tell me" / "Can you check"), is one task
+        key = (sc.ukey, tuple((i.kind, i.text, i.condition) for i in sc.intents), json.dumps(sc.writes, sort_keys=True, default=str))
         if key in seen:
             rejected["duplicate"] += 1
             continue

@@ -72,6 +72,45 @@ NOTE_TEMPLATES = (
 )
 SUBJECT_TEMPLATES = ("{T}", "{T} update", "Question about the {t}", "Re: {t}", "{T} next steps")
 NAME_VARIANTS = ("{T} follow-up", "{T} (phase 2)", "{T} archive", "{T} draft", "{T} 2025")
+# records that report something wrong (general English: an incident, an issue, a ticket, an alert) are
+# titled by what went wrong and commented on as work on it, not by a topic ("Kitchen renovation")
+PROBLEM_ENTITIES = {"incident", "issue", "bug", "ticket", "alert", "problem", "defect", "outage", "error", "case",
+                    "complaint", "failure", "vulnerability"}
+PROBLEMS = (
+    "Login page returns an error", "Checkout times out", "Emails are not being delivered", "Dashboard loads slowly",
+    "Search returns no results", "Password reset link has expired", "Mobile app crashes on start",
+    "Reports show wrong totals", "File upload fails", "Notifications arrive twice", "API requests fail with 500",
+    "Nightly sync stopped", "Invoice PDF is blank", "Calendar invites are missing", "High memory use on the web server",
+    "Database backups are failing", "Disk almost full on the build server", "TLS certificate expires soon",
+    "Export to CSV is broken", "Images do not load on the product page", "Two-factor codes arrive late",
+    "Webhook deliveries are delayed", "Sign-up form rejects valid emails", "Payment page shows the wrong currency",
+)
+PROBLEM_NOTES = (
+    "Still happening after the restart.", "Rolled back the last deploy; watching it now.",
+    "A customer reported it again this morning.", "Fixed in the latest release, please verify.",
+    "Looks related to yesterday's config change.", "Can reproduce it on staging.",
+    "Added logs from the affected server.", "Workaround shared with the support team.",
+)
+
+
+_WHERE = ("on staging", "for some users", "since Monday", "after the update", "in the EU region", "on Android")
+
+
+def _problem_title(c, key: tuple) -> str:
+    """A problem's title, each used once: the plain ones first, then each said where it happens."""
+    used = c.used.setdefault(key, set())
+    free = [p for p in PROBLEMS if p not in used] or [f"{p} {w}" for w in _WHERE for p in PROBLEMS if f"{p} {w}" not in used]
+    v = c.rng.choice(free) if free else f"{c.rng.choice(PROBLEMS)} ({len(used)})"
+    used.add(v)
+    return v
+
+
+def is_problem(entity: str | None) -> bool:
+    """Whether `entity`'s records report something wrong (its last word: `SupportTicket`, `incident`)."""
+    ws = _words(entity or "")
+    return bool(ws) and singular(ws[-1]) in PROBLEM_ENTITIES
+
+
 SIGN_OFFS = ("Best regards", "Thanks", "Cheers", "Kind regards")
 # what a categorical field of this last name usually holds when the docs list nothing (general English)
 CATEGORY_VALUES = {
@@ -120,6 +159,20 @@ def fake(rng: random.Random):
         f = _FAKERS.f = Faker("en_US")
     f.seed_instance(rng.getrandbits(32))
     return f
+
+
+_TOPIC_SET = frozenset(t.lower() for t in TOPICS)
+
+
+def topic_filler(field: str, values: list) -> bool:
+    """Whether `field`'s values are the topic phrases this module fills a string of unknown meaning with
+    (an `env` of "mobile app beta", a `region` of "client presentation"): a person never names a record
+    by such a value nor asks for it. A thing's own name or title drawn from the same pool is its name."""
+    ws = _words(field)
+    if not values or (ws and ws[-1] in ("name", "title", "label", "tag", "subject", "headline")):
+        return False
+    strs = [v for v in values if isinstance(v, str)]
+    return len(strs) == len(values) and all(re.sub(r" \d+$", "", v).lower() in _TOPIC_SET for v in strs)
 
 
 def topic(rng: random.Random) -> str:
@@ -310,6 +363,23 @@ _RANGE_RE = re.compile(r"(?:\(|between |from |range )\s*(-?\d+)\s*(?:-|–|to|an
 
 
 def _int_for(name: str, c: _Ctx, doc: str = "") -> int:
+    v = _int_known(name, c, doc)
+    return c.rng.randint(1, 100) if v is None else v
+
+
+def number_meaning_known(name: str, doc: str = "", kind: str = "int") -> bool:
+    """Whether a number field's name or doc says what it counts or measures (a priority, a price, a
+    "rating (1-5)"): one that does not (`geo_distance`, `account` as a number) is filled with an arbitrary
+    number, which no person names a record by or asks for."""
+    c = _Ctx(random.Random(0), _dt.date(2024, 5, 15))
+    if set(_words(name)) & INTEGRAL:  # a count or a rank: "retries", "floor", "page"
+        return True
+    if kind == "float":
+        return _float_known(name, c) is not None or bool(_RANGE_RE.search(doc or ""))
+    return _int_known(name, c, doc) is not None
+
+
+def _int_known(name: str, c: _Ctx, doc: str = "") -> int | None:
     w = set(_words(name))
     rng = c.rng
     m = _RANGE_RE.search(doc or "")
@@ -339,10 +409,18 @@ def _int_for(name: str, c: _Ctx, doc: str = "") -> int:
         return c.unique((name, "i"), lambda: rng.randint(5, 5000))
     if w & {"id", "number", "no", "num"}:
         return c.unique((name, "i"), lambda: rng.randint(10000, 99999))
-    return rng.randint(1, 100)
+    return None
 
 
 def _float_for(name: str, c: _Ctx, entity: str | None) -> float:
+    v = _float_known(name, c, entity)
+    if v is not None:
+        return v
+    # money-like by default: cents, and never a tie within one field (argmin/argmax stay unique)
+    return c.unique((entity, name, "f"), lambda: round(c.rng.uniform(5, 900.0), 2))
+
+
+def _float_known(name: str, c: _Ctx, entity: str | None = None) -> float | None:
     w = set(_words(name))
     rng = c.rng
     if w & {"rating", "stars"}:
@@ -355,6 +433,8 @@ def _float_for(name: str, c: _Ctx, entity: str | None) -> float:
         return round(rng.uniform(0.5, 30), 2)
     if w & {"weight", "kg"}:
         return round(rng.uniform(0.2, 40), 2)
+    if not w & set(MONEY):
+        return None
     hi = 5000.0 if w & {"balance", "salary", "budget", "limit", "credit", "revenue"} else 900.0
     # money: cents, and never a tie within one field (argmin/argmax stay unique)
     return c.unique((entity, name, "f"), lambda: round(rng.uniform(5, hi), 2))
@@ -480,6 +560,8 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
     ("Website redesign", "Conference travel 2")."""
     rng = c.rng
     ews = _words(entity or "")
+    if is_problem(entity):
+        return _problem_title(c, (entity, name, "s"))
     if ews and ews[-1] in GOODS:
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(ADJ)} {rng.choice(NOUN)}")
     used = c.used.setdefault((entity, name, "s"), set())
@@ -564,7 +646,7 @@ def _catalog_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str
     if w & {"title"}:
         return _thing_name(name, c, entity)
     if w & TEXTY:
-        return rng.choice(NOTE_TEMPLATES).format(t=topic(rng))
+        return rng.choice(PROBLEM_NOTES) if is_problem(entity) else rng.choice(NOTE_TEMPLATES).format(t=topic(rng))
     if last in ("id", "number", "code", "sku", "isbn", "ref", "reference", "token", "key", "no") or w & {"sku", "isbn"}:
         return c.unique((entity, name, "s"), lambda: _id_like(name, rng))
     if w & {"password", "secret"}:
@@ -578,9 +660,10 @@ def _catalog_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str
     return None
 
 
-def said_value(name: str, doc: str, rng: random.Random, about: str | None = None) -> str | None:
+def said_value(name: str, doc: str, rng: random.Random, about: str | None = None, noun: str | None = None) -> str | None:
     """A new value a person would give for a string argument (a comment, a title, a link, a file),
-    made about `about` (the name of the record acted on, else a topic); None when neither the doc
+    made about `about` (the name of the record acted on, else a topic) and fit for a `noun` record (the
+    one written: an incident's title says what went wrong); None when neither the doc
     nor the name says what the string means (the caller then asks for nothing it cannot make up)."""
     ws = _words(name)
     w = set(ws)
@@ -591,6 +674,10 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     kind = _doc_kind(ws, doc)
     if kind is not None and kind not in ("date", "datetime"):
         return _KIND_MAKERS[kind](name, c, None)
+    if is_problem(noun) and (last in ("title", "summary", "subject", "headline") or last == "name" and len(ws) == 1):
+        return rng.choice([p for p in PROBLEMS if p != about])  # a new incident, issue or ticket: what went wrong
+    if is_problem(noun) and (w & TEXTY or last in ("feedback", "reply", "answer", "explanation")):
+        return rng.choice(PROBLEM_NOTES)  # a note on one: work on the problem
     if last in ("subject", "headline"):
         return rng.choice(SUBJECT_TEMPLATES).format(t=t, T=_titled(t))
     if last == "name" and w & PERSON_NAME_WORDS or name in ("full_name", "fullname"):

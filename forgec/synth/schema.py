@@ -1698,11 +1698,34 @@ def _globals(s: Schema) -> None:
 
 
 def _finish_entities(s: Schema) -> None:
-    """Put the key field first with its type; drop fields that clash with the key."""
+    """Put the key field first with its type; drop fields that clash with the key; give a nameless
+    record its name."""
     for e in s.entities.values():
         kt = A.PrimType(e.key_type)
         rest = {n: f for n, f in e.fields.items() if n != e.key}
+        if not e.synthetic_key and _nameless(e, rest):
+            rest["name"] = Field("name", A.OptionalType(A.PrimType("str")), f"what people call the {humanize(snake(e.name))}")
         e.fields = {e.key: Field(e.key, kt, "key")} | rest
+
+
+_NATURAL_KEY = re.compile(r"(^|_)(path|name|title|slug|email|url|file|filename|username|handle|label|tag|code|symbol)$")
+_WRITTEN = re.compile(r"(^|_)(text|body|content|contents|message|comment|note|notes|description|summary)$")
+
+
+def _nameless(e: Entity, fields: dict[str, Field]) -> bool:
+    """Whether nothing a person could tell `e`'s records apart by is known: a key that is an opaque id
+    and no plain field beside it (Slack's `list_channels` documents no field of a channel). Records
+    people pick from a list have a name in every real API (a channel, a board, a space), so the world
+    gives them one rather than leaving the user to say an id."""
+    if _NATURAL_KEY.search(snake(e.key)) or _NATURAL_KEY.search(snake(e.name)):
+        return False
+    for f in fields.values():
+        t = f.type.inner if isinstance(f.type, A.OptionalType) else f.type
+        if isinstance(t, A.EnumType) or (isinstance(t, A.PrimType) and t.name in ("str", "int", "float")) and not _WRITTEN.search(snake(f.name)):
+            return False
+        if isinstance(t, A.PrimType) and t.name == "str" and _WRITTEN.search(snake(f.name)):
+            return False  # a message is told by what it says
+    return True
 
 
 def ensure_action_log(s: Schema) -> str:

@@ -1,0 +1,90 @@
+"""What a person can say about a record, on shapes from real docs nobody here tuned on: a record the
+docs give no field of still has a name (Slack's `list_channels`), a string or number of unknown meaning
+is never said, a problem record (an incident, an issue) is titled by what went wrong, and the words
+around a name or a note read as English. Expected values are hand-written."""
+
+from __future__ import annotations
+
+import random
+
+from forgec import ir
+from forgec.lang import ast as A
+from forgec.scenario import _join_said, _possessive_pattern
+from forgec.stdlib.values import PROBLEMS, TOPICS, generate_state, is_problem, number_meaning_known, said_value, topic_filler
+from forgec.synth.schema import infer_schema
+
+S = ir.Type(kind="string")
+
+
+def _slack_like() -> ir.Environment:
+    return ir.Environment(name="chat", tools=(
+        ir.Tool(name="list_channels", description="List public channels in the workspace.",
+                params=(ir.Param(name="limit", type=ir.Type(kind="integer")),)),
+        ir.Tool(name="post_message", description="Post a new message to a channel.",
+                params=(ir.Param(name="channel_id", type=S, required=True), ir.Param(name="text", type=S, required=True))),
+    ))
+
+
+def test_a_record_the_docs_give_no_field_of_gets_a_name():
+    s = infer_schema(_slack_like())
+    ch = s.entities["Channel"]
+    assert list(ch.fields) == ["channel_id", "name"]
+    assert isinstance(ch.fields["name"].type, A.OptionalType)
+    assert "channel" in ch.fields["name"].doc
+
+
+def test_a_record_told_by_its_text_or_a_named_key_gets_no_invented_name():
+    env = ir.Environment(name="notes", tools=(
+        ir.Tool(name="list_messages", description="List messages."),
+        ir.Tool(name="create_message", description="Create a message.", params=(ir.Param(name="text", type=S, required=True),)),
+        ir.Tool(name="read_file", description="Read a file.", params=(ir.Param(name="path", type=S, required=True),)),
+    ))
+    s = infer_schema(env)
+    assert "name" not in s.entities["Message"].fields  # a message is told by what it says
+    assert all("name" not in e.fields for e in s.entities.values() if e.key == "path")
+
+
+def test_topic_filler_is_a_field_of_unknown_meaning_never_a_name():
+    fill = ["mobile app beta", "Press release", "board meeting 2"]
+    assert topic_filler("env", fill)
+    assert topic_filler("region", fill[:1])
+    assert not topic_filler("name", fill)  # a project called "Press release" is named so
+    assert not topic_filler("title", fill)
+    assert not topic_filler("env", ["production", "staging"])  # the user's own data
+    assert not topic_filler("env", [])
+    assert not topic_filler("env", ["press release", 3])
+
+
+def test_numbers_say_their_meaning_by_name_or_documented_range():
+    assert number_meaning_known("priority")
+    assert number_meaning_known("total_price", kind="float")
+    assert number_meaning_known("retries")
+    assert number_meaning_known("geoDistance", "Radius in km (5-200)", kind="float")
+    assert not number_meaning_known("account")
+    assert not number_meaning_known("geoDistance", kind="float")
+    assert not number_meaning_known("assign_title_from")
+
+
+def test_problem_records_are_titled_by_what_went_wrong():
+    assert is_problem("Incident") and is_problem("SupportTicket") and is_problem("issues")
+    assert not is_problem("Project") and not is_problem("Channel") and not is_problem(None)
+    schema = {"entities": {"Incident": {"key": "incident_id", "fields": {"incident_id": {"type": "str"}, "title": {"type": "str"}}},
+                           "Project": {"key": "project_id", "fields": {"project_id": {"type": "str"}, "title": {"type": "str"}}}}}
+    w = generate_state(schema, seed=3, size=40)["entities"]
+    titles = [r["title"] for r in w["Incident"].values()]
+    assert len(set(titles)) == len(titles) == 40  # each used once, then said where it happens
+    assert all(any(t.startswith(p) for p in PROBLEMS) for t in titles)
+    assert all(r["title"].lower().removesuffix(" 2025") in {t.lower() for t in TOPICS} or " " in r["title"] for r in w["Project"].values())
+    rng = random.Random(0)
+    assert said_value("title", "", rng, noun="Incident") in PROBLEMS
+    assert said_value("body", "", rng, about="Checkout times out", noun="Issue").endswith(".")
+    assert "checkout times out" not in said_value("body", "", rng, about="Checkout times out", noun="Issue").lower()
+
+
+def test_a_name_and_a_note_are_said_without_slot_words():
+    assert _join_said("create a new tag", ['called "Q3"']) == ' called "Q3"'
+    assert _join_said("create a new product", ['called "Lamp"', "the physical type"], to=False) == ' called "Lamp" with the physical type'
+    assert _join_said("add a comment", ['saying "Done."', "priority 2"], to=False) == ' with priority 2, saying "Done."'
+    m = _possessive_pattern("incident").search("add a note to an existing incident's timeline")
+    assert m and m.group(2) == "timeline"
+    assert _possessive_pattern("incident").search("add a note to an incident") is None
