@@ -44,7 +44,7 @@ from forgec.runtime.envrt import jcopy
 from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, blueprint_stats, format_blueprint_text, literal_expr,
                            superlative)
 from forgec.stdlib import ops as OPS
-from forgec.stdlib.values import number_meaning_known, said_value, topic_filler
+from forgec.stdlib.values import number_meaning_known, said_value, said_when, topic_filler
 from forgec.synth.schema import shapes_request
 from forgec.reasons import reason_for
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
@@ -670,6 +670,8 @@ class _Scenario:
 # --------------------------------------------------------------------------- the sampler
 
 
+_MAX_OPTIONAL = 2  # optional arguments one request sets
+
 _OPENERS = ["I'd like to", "Could you please", "I want to", "Please"]
 _CANCEL_VERBS = {"cancel", "delete", "remove", "close", "revoke", "withdraw", "archive", "drop", "unsubscribe", "terminate", "discard"}
 _CHANGE_VERBS = {"change", "update", "modify", "set", "edit", "move", "rename", "replace", "patch", "switch"}
@@ -1200,6 +1202,9 @@ class _Sampler:
             v = sql_arg(name, doc or "", sc.env.state.get("entities", {}), rng)
             if v is not None:
                 return v
+            when = said_when(name, doc or "", rng)  # a day or time the user asks for, in the docs' format
+            if when is not None and when != cur:
+                return when
             if "email" in n:
                 u = (self.m.ents.get(self.m.user) or {}).get(sc.ukey or "", {}) if self.m.user else {}
                 who = (str(u.get("name") or u.get("first_name") or "me")).lower().replace(" ", ".")
@@ -1285,13 +1290,22 @@ class _Sampler:
         said: list[str] = []
         args: dict[str, tuple[A.Expr, Any]] = {}
         n0 = len(sc.nodes)
-        for p in t.params:
+        optional = [p for p in t.params if p.default is not None or isinstance(p.type, A.OptionalType)]
+        # a person asks for one or two things at once ("make it private and rename it"), never a dozen settings:
+        # the required arguments in the docs' order, then the optional ones in a random order, two at most
+        order = [p for p in t.params if p not in optional] + sc.rng.sample(optional, len(optional))
+        n_opt = 0
+        for p in order:
+            if p in optional and n_opt >= _MAX_OPTIONAL:
+                continue
             r = self.arg(sc, t, p, target, said)
             if r is None:
-                if p.default is None and not isinstance(p.type, A.OptionalType):
+                if p not in optional:
                     raise _Skip("unfillable-argument")
                 continue
             args[p.name] = r
+            n_opt += p in optional
+        args = {p.name: args[p.name] for p in t.params if p.name in args}  # the call in the docs' order
         n1 = len(sc.nodes)
         self.plausible(t, args)
         kind = self.kind_of(t, args, target)
@@ -1623,6 +1637,8 @@ class _Sampler:
                 c = f"{m_of.group(1)}{to} for {m_of.group(3)}" if m_of else c + to
                 rest = []
             if rest:
+                if target and kind != "create" and self.m.kinds.get(t.name) != "create":  # a record that has a name gets a new one: 'renamed to "X"', not a second 'called'
+                    rest = ["renamed to " + x.removeprefix("called ") if x.startswith("called ") else x for x in rest]
                 c += _join_said(c, rest, to=kind == "update" and _doc_verb(c) in _CHANGE_VERBS)
             opts.append(c)
         verb = _doc_verb(t.doc) or name_verb(t.name)
@@ -2054,6 +2070,8 @@ def _say_param(name: str, v: Any) -> str:
             return f"called \"{v}\""  # "a new tag called "Q3"", not "with name Q3"
         if n in ("body", "content", "text", "message", "comment", "note", "contents") and " " in v.strip():
             return f"saying \"{v}\""  # "a note saying "...", not "with body "...""
+        if re.fullmatch(r"\d{4}-\d\d-\d\d", v) and re.search(r"(^|_)(date|day)$", n) and not re.search(r"(due|deadline|end|expir|until)", n):
+            return f"on {v}"  # "buy two tickets ... on 2024-05-20"
         if re.search(r"(reason)$", n):
             return f"because {vv}" if re.match(r"(no longer|ordered|bought|made|changed|wrong|damaged|defective|late)", vv) else f"(reason: {vv})"
         if " " in v.strip():
@@ -2066,7 +2084,7 @@ def _join_said(c: str, said: list[str], to: bool = True) -> str:
     if not said:
         return ""
     lead = [s for s in said if s.startswith(("because", "to ", "all ", "(", "paying with"))]
-    called = [s for s in said if s.startswith("called ")]  # 'a new tag called "Q3"', never 'with called'
+    called = [s for s in said if s.startswith(("called ", "renamed to ", "on "))]  # 'a new tag called "Q3"', never 'with called'
     saying = [s for s in said if s.startswith("saying ")]  # 'a comment saying "..."' ends the phrase
     rest = [s for s in said if s not in lead and s not in called and s not in saying]
     out = "".join(" " + s for s in called)

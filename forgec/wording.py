@@ -65,7 +65,8 @@ def names_tool(text: str, tools: list[str]) -> bool:
 def _tool_pattern(tools: tuple[str, ...]) -> re.Pattern:
     alts = []
     for t in tools:
-        alts.append(re.escape(t.lower()))
+        if not re.fullmatch(r"[a-z]+", t):  # a tool called `todo` or `search` is a plain word a person says
+            alts.append(re.escape(t.lower()))
         ws = split_name(t)
         if len(ws) < 2 or (len(ws) == 2 and ws[1] in ("in", "out", "up", "off", "on", "down", "over", "back", "away")):
             continue

@@ -105,6 +105,36 @@ def _problem_title(c, key: tuple) -> str:
     return v
 
 
+# creative works are titled like works ("The Silent Harbor"), not like a meeting's topic
+WORKS = {"movie", "film", "book", "novel", "song", "track", "album", "show", "play", "series", "episode", "podcast",
+         "game", "story", "poem", "painting", "artwork", "concert", "event"}
+TITLE_ADJ = ("Silent", "Last", "Golden", "Hidden", "Broken", "Midnight", "Winter", "Summer", "Distant", "Wild", "Lost",
+             "Bright", "Quiet", "Crimson", "Northern")
+TITLE_NOUN = ("Harbor", "Garden", "River", "Road", "Kingdom", "Letter", "Promise", "Horizon", "Station", "Island",
+              "Forest", "Mirror", "Season", "Voyage", "Echo")
+
+
+# places of business named like places ("Riverside Theater", "Maple Street Clinic")
+VENUES = {"theater", "theatre", "cinema", "restaurant", "hotel", "clinic", "salon", "gym", "store", "shop", "cafe", "bar",
+          "school", "library", "museum", "stadium", "hospital", "venue", "studio", "bakery", "pharmacy", "garage", "spa"}
+VENUE_NAMES = ("Riverside", "Downtown", "Maple Street", "Harbor View", "Oak Park", "Lakeside", "Union Square", "Hillcrest",
+               "Main Street", "Westgate", "Parkside", "Old Town")
+
+
+def is_work(entity: str | None) -> bool:
+    ws = _words(entity or "")
+    return bool(ws) and singular(ws[-1]) in WORKS
+
+
+def _work_title(c, key: tuple) -> str:
+    used = c.used.setdefault(key, set())
+    forms = [f"{a} {n}" for a in TITLE_ADJ for n in TITLE_NOUN] + [f"The {a} {n}" for a in TITLE_ADJ for n in TITLE_NOUN]
+    free = [f for f in forms if f not in used]
+    v = c.rng.choice(free) if free else f"{c.rng.choice(forms)} {len(used)}"
+    used.add(v)
+    return v
+
+
 def is_problem(entity: str | None) -> bool:
     """Whether `entity`'s records report something wrong (its last word: `SupportTicket`, `incident`)."""
     ws = _words(entity or "")
@@ -125,7 +155,8 @@ GOODS = {"product", "item", "variant", "sku", "article", "good", "goods", "merch
 PERSON_ENTITIES = {
     "user", "customer", "member", "passenger", "employee", "patient", "student", "person", "contact", "author",
     "driver", "guest", "client", "agent", "owner", "traveler", "traveller", "buyer", "seller", "subscriber", "account",
-    "profile", "staff", "teacher", "doctor", "applicant", "candidate", "player", "attendee",
+    "profile", "staff", "teacher", "doctor", "applicant", "candidate", "player", "attendee", "assignee", "reporter",
+    "reviewer", "approver", "requester", "recipient", "sender", "organizer", "participant", "collaborator", "manager",
 }
 CATEGORICAL = {
     "city", "origin", "destination", "category", "type", "brand", "color", "colour", "department", "genre", "tag",
@@ -190,7 +221,7 @@ def _words(name: str) -> list[str]:
     return [w for w in re.split(r"[^a-zA-Z0-9]+", s.lower()) if w]
 
 
-def _is_person(entity: str | None) -> bool:
+def is_person(entity: str | None) -> bool:
     """`User`, `CustomerProfile`, `Passenger`: records that stand for a person."""
     ws = _words(entity or "")
     return bool(ws) and ws[-1] in PERSON_ENTITIES
@@ -474,6 +505,8 @@ _DOC_KINDS = tuple((kind, re.compile(rx, re.I)) for kind, rx in (
     ("phone", r"\bphone(?: number)?\b"),
     ("path", r"\b(?:file|folder|directory) path\b|\bpath (?:to|of) (?:the |a )?(?:file|folder|directory)\b"),
     ("hostname", r"\b(?:host ?name|domain name)\b"),
+    ("citystate", r"\bcity,\s*state\b|'[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]{2}'"),  # "in the format 'City, State', such as 'Berkeley, CA'"
+    ("person", r"\bfirst and last names?\b|\bfull names?\b|\bperson's name\b"),
 ))
 _ID_WORDS = {"id", "ids", "key", "uuid", "token", "ref"}
 
@@ -522,6 +555,9 @@ _KIND_MAKERS = {
     "phone": lambda n, c, e: f"+1-{c.rng.randint(200, 989)}-{c.rng.randint(200, 989)}-{c.rng.randint(1000, 9999)}",
     "path": lambda n, c, e: "/" + fake(c.rng).file_path(depth=2, category="office").lstrip("/"),
     "hostname": lambda n, c, e: fake(c.rng).domain_name(),
+    "citystate": lambda n, c, e: (lambda city: f"{city}, {next(x[1] for x in CITIES if x[0] == city)}")(
+        c.rng.choice(c.pool((e, n, "city"), [x[0] for x in CITIES]))),
+    "person": lambda n, c, e: fake(c.rng).name(),
 }
 
 
@@ -544,11 +580,11 @@ def _person_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str 
     if "signature" in w:
         p = c.person()
         return f"{rng.choice(SIGN_OFFS)},\n{p['first']} {p['last']}"
-    if ("display" in w and "name" in w and _is_person(entity)) or w & {"author", "assignee", "owner", "sender", "recipient"} and last in ("name", "author", "assignee", "owner"):
+    if ("display" in w and "name" in w and is_person(entity)) or w & {"author", "assignee", "owner", "sender", "recipient"} and last in ("name", "author", "assignee", "owner"):
         p = c.person()
         return f"{p['first']} {p['last']}"
-    if name in ("name", "full_name", "fullname", "passenger_name", "customer_name", "holder", "owner_name") or (last == "name" and _is_person(entity)):
-        if _is_person(entity) or w & {"full", "passenger", "customer", "holder", "owner"}:
+    if name in ("name", "full_name", "fullname", "passenger_name", "customer_name", "holder", "owner_name") or (last == "name" and is_person(entity)):
+        if is_person(entity) or w & {"full", "passenger", "customer", "holder", "owner"}:
             p = c.person()
             return f"{p['first']} {p['last']}"
         return _thing_name(name, c, entity)
@@ -560,8 +596,14 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
     ("Website redesign", "Conference travel 2")."""
     rng = c.rng
     ews = _words(entity or "")
-    if is_problem(entity):
+    fws = _words(name)
+    own = len(fws) == 1 or [singular(w) for w in fws[:-1]] == [singular(w) for w in ews]  # `name`, `movie_name` of a Movie
+    if not own and len(fws) >= 2 and singular(fws[-2]) in VENUES:  # `theater_name` of a movie: a place's name
+        return c.unique((entity, name, "s"), lambda: f"{rng.choice(VENUE_NAMES)} {fws[-2].capitalize()}")
+    if own and is_problem(entity):
         return _problem_title(c, (entity, name, "s"))
+    if own and is_work(entity):
+        return _work_title(c, (entity, name, "s"))
     if ews and ews[-1] in GOODS:
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(ADJ)} {rng.choice(NOUN)}")
     used = c.used.setdefault((entity, name, "s"), set())
@@ -660,6 +702,26 @@ def _catalog_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str
     return None
 
 
+def said_when(name: str, doc: str, rng: random.Random, base: _dt.date = _dt.date(2024, 5, 15)) -> str | None:
+    """A day or time a person asks for (a booking, a due date: within the next weeks), written in the format
+    the docs give ("MM/DD/YYYY", "HH:MM", ISO 8601); None when neither the name nor the doc is about time."""
+    ws = set(_words(name))
+    d = (doc or "").lower()
+    day = base + _dt.timedelta(days=rng.randint(1, 30))
+    hm = f"{rng.randint(9, 18):02d}:{rng.choice([0, 30]):02d}"
+    if "mm/dd/yyyy" in d:
+        return day.strftime("%m/%d/%Y")
+    datey = bool(ws & {"date", "day", "deadline", "due"}) or re.search(r"yyyy-mm-dd|y-m-d\b", d) is not None
+    timey = bool(ws & {"time", "datetime", "timestamp", "at"}) or re.search(r"\bhh:mm\b|iso ?8601|rfc ?3339|date-?time", d) is not None
+    if not (datey or timey) or ws & {"birth", "birthday", "dob", "birthdate", "created", "updated", "modified"}:
+        return None
+    if timey and re.search(r"\bhh:mm\b", d) and not re.search(r"yyyy|iso|rfc", d):
+        return hm
+    if timey and not (ws & {"date"} and not re.search(r"iso|rfc|date-?time|time", d)):
+        return f"{day.isoformat()}T{hm}:00"
+    return day.isoformat()
+
+
 def said_value(name: str, doc: str, rng: random.Random, about: str | None = None, noun: str | None = None) -> str | None:
     """A new value a person would give for a string argument (a comment, a title, a link, a file),
     made about `about` (the name of the record acted on, else a topic) and fit for a `noun` record (the
@@ -676,6 +738,8 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         return _KIND_MAKERS[kind](name, c, None)
     if is_problem(noun) and (last in ("title", "summary", "subject", "headline") or last == "name" and len(ws) == 1):
         return rng.choice([p for p in PROBLEMS if p != about])  # a new incident, issue or ticket: what went wrong
+    if is_work(noun) and last in ("title", "name"):
+        return _work_title(c, (noun, name, "said"))
     if is_problem(noun) and (w & TEXTY or last in ("feedback", "reply", "answer", "explanation")):
         return rng.choice(PROBLEM_NOTES)  # a note on one: work on the problem
     if last in ("subject", "headline"):
@@ -708,8 +772,9 @@ def _id_like(name: str, rng: random.Random) -> str:
 # --------------------------------------------------------------------------- keys
 
 
-def make_key(entity: str, key_tj: dict, i: int, rng: random.Random, ctx: _Ctx, used: set) -> Any:
-    """A realistic, unique key for the i-th record of `entity` (persona-consistent for people)."""
+def make_key(entity: str, key_tj: dict, i: int, rng: random.Random, ctx: _Ctx, used: set, key_name: str = "") -> Any:
+    """A realistic, unique key for the i-th record of `entity` (persona-consistent for people); a key
+    that is the record's name or title (`movie_name`) is a name, not `movie_00495`."""
     if key_tj.get("type") == "int":
         base = ctx.pools.setdefault((entity, "__intbase"), [rng.randint(1, 9) * 1000])[0]
         k = base + i * rng.randint(1, 3) + len(used)
@@ -720,10 +785,14 @@ def make_key(entity: str, key_tj: dict, i: int, rng: random.Random, ctx: _Ctx, u
     ex = doc_example(key_tj.get("doc", ""))
     ws = _words(entity)
     head = ws[-1] if ws else "id"
+    kws = _words(key_name)
+    named = bool(kws) and kws[-1] in ("name", "title") and not is_person(entity) and not (set(kws) & PERSON_NAME_WORDS)
     for _ in range(100):
-        if ex:
+        if named and not ex:
+            k = _thing_name(key_name, ctx, entity)
+        elif ex:
             k = mimic(ex, rng)
-        elif _is_person(entity):
+        elif is_person(entity):
             p = ctx.person()
             k = f"{p['first'].lower()}_{p['last'].lower()}_{p['num']}"
         elif head in ("order", "purchase", "shipment"):
@@ -813,7 +882,7 @@ def _make_keys(ents: dict, counts: dict, rng: random.Random, ctx: _Ctx) -> tuple
         ks = []
         for i in range(counts[e]):
             ctx.persona = None
-            k = make_key(e, ktj, i, rng, ctx, used)
+            k = make_key(e, ktj, i, rng, ctx, used, key_name=d["key"])
             ks.append(k)
             personas[(e, str(k))] = ctx.persona
         keys[e] = ks

@@ -32,6 +32,7 @@ from .pure import pure_effect
 from .names import ident, snake, tokens
 from .schema import (
     AMOUNT_PARAMS,
+    QUANTIFIERS,
     MODIFIER_PARAMS,
     is_modifier,
     Entity,
@@ -254,8 +255,26 @@ def _filters(s: Schema, e: Entity, v: ToolView, pmap) -> list[A.Expr]:
             continue
         if p.optional or isinstance(p.type, A.OptionalType):
             test = bin_("or", bin_("==", N(p.name), NULL), test)
+        wild = _wildcard_default(v, wire)
+        if wild is not None:  # `genre = "dontcare"`: "use 'dontcare' if the genre is not a filtering criterion"
+            test = bin_("or", bin_("==", N(p.name), lit(wild)), test)
         preds.append(test)
     return preds
+
+
+_NO_CRITERION = re.compile(r"not (?:a |used as a )?filter|all \w+(?: \w+)? (?:are|is|will be) (?:considered|included|returned)|"
+                           r"include all|any \w+ will be|no filter", re.I)
+
+
+def _wildcard_default(v: ToolView, wire: str) -> str | None:
+    """A filter's default that means "any value", by the docs: a quantifier (`all`, `any`, `dontcare`) or a
+    default its doc says is no criterion ("If unspecified, all theatres are considered")."""
+    p = next((q for q in v.tool.params if q.name == wire), None)
+    if p is None or not p.has_default or not isinstance(p.default, str):
+        return None
+    if p.default.lower() in QUANTIFIERS | {"dont care", "none"} or _NO_CRITERION.search(p.description or ""):
+        return p.default
+    return None
 
 
 def _field_type(s: Schema, e: Entity, path: list[str]) -> A.TypeExpr:

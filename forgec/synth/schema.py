@@ -29,6 +29,7 @@ from typing import Any
 
 from forgec import ir
 from forgec.english import is_plural, plural, singular
+from forgec.stdlib.values import is_person
 from forgec.wording import humanize
 from forgec.lang import ast as A
 
@@ -39,7 +40,7 @@ from .names import RESERVED, entity_name, ident, pascal, snake, tokens
 
 READ_VERBS = {"get", "fetch", "retrieve", "show", "shows", "describe", "read", "view", "inspect", "check", "load", "display", "lookup", "returns", "return_"}
 SEARCH_VERBS = {"search", "find", "list", "lists", "query", "filter", "browse", "scan", "look"}
-CREATE_VERBS = {"create", "creates", "add", "adds", "new", "book", "make", "register", "insert", "post", "append", "issue", "submit", "upload", "start", "open", "generate", "schedule", "place", "send", "commit", "records", "record", "copy", "duplicate", "clone", "reserve", "enroll", "invite"}
+CREATE_VERBS = {"create", "creates", "add", "adds", "new", "book", "make", "register", "insert", "post", "append", "issue", "submit", "upload", "start", "open", "generate", "schedule", "place", "send", "commit", "records", "record", "copy", "duplicate", "clone", "reserve", "enroll", "invite", "buy", "purchase", "rent"}
 UPDATE_VERBS = {"update", "updates", "modify", "edit", "change", "set", "rename", "patch", "move", "assign", "replace", "exchange", "upgrade", "downgrade", "switch", "switches", "checkout", "restore", "toggle", "enable", "disable", "mark", "return", "save", "apply", "approve", "reject", "pay", "refund", "confirm", "activate", "deactivate", "reopen", "resolve", "deposit", "withdraw", "charge", "transfer", "checkin", "ship", "suspend", "complete", "publish", "unassign"}
 DELETE_VERBS = {"delete", "deletes", "remove", "removes", "cancel", "kill", "destroy", "drop", "close", "revoke", "terminate", "unregister", "erase", "purge", "archive", "unsubscribe"}
 ALL_VERBS = READ_VERBS | SEARCH_VERBS | CREATE_VERBS | UPDATE_VERBS | DELETE_VERBS
@@ -230,7 +231,7 @@ class Schema:
 
 
 # the words an identifier's name ends in: `order_id`, `task_gid` (Asana), `user_guid`, `file_uid`, `page_identifier`
-ID_TOKENS = ("id", "uuid", "gid", "guid", "uid", "identifier")
+ID_TOKENS = ("id", "uuid", "gid", "guid", "uid", "identifier", "iid")  # `iid`: GitLab's id of a record within its project
 
 
 def id_stem(name: str) -> tuple[list[str], bool] | None:
@@ -1261,7 +1262,7 @@ def _fields_from_search_filters(s: Schema, tm: TypeMapper) -> None:
             _param_field(s, tm, e, p, optional=False)
 
 
-QUANTIFIERS = {"all", "any", "both", "either", "*"}
+QUANTIFIERS = {"all", "any", "both", "either", "*", "dontcare"}  # `dontcare`: the SGD docs' "any value"
 
 
 def _parent_refs_of_creates(s: Schema, tm: TypeMapper) -> None:
@@ -1703,7 +1704,8 @@ def _finish_entities(s: Schema) -> None:
     for e in s.entities.values():
         kt = A.PrimType(e.key_type)
         rest = {n: f for n, f in e.fields.items() if n != e.key}
-        if not e.synthetic_key and _nameless(e, rest):
+        listed = any(v.target == e.name and v.kind == "search" for v in s.views.values())
+        if not e.synthetic_key and listed and _nameless(e, rest):
             rest["name"] = Field("name", A.OptionalType(A.PrimType("str")), f"what people call the {humanize(snake(e.name))}")
         e.fields = {e.key: Field(e.key, kt, "key")} | rest
 
@@ -1715,10 +1717,12 @@ _WRITTEN = re.compile(r"(^|_)(text|body|content|contents|message|comment|note|no
 def _nameless(e: Entity, fields: dict[str, Field]) -> bool:
     """Whether nothing a person could tell `e`'s records apart by is known: a key that is an opaque id
     and no plain field beside it (Slack's `list_channels` documents no field of a channel). Records
-    people pick from a list have a name in every real API (a channel, a board, a space), so the world
-    gives them one rather than leaving the user to say an id."""
+    people pick from a list (the caller checks there is one) have a name in every real API (a channel,
+    a board, a space), so the world gives them one rather than leaving the user to say an id."""
     if _NATURAL_KEY.search(snake(e.key)) or _NATURAL_KEY.search(snake(e.name)):
         return False
+    if is_person(e.name):
+        return False  # a person's name comes in parts and from their own data (first/last, full_name): none made up
     for f in fields.values():
         t = f.type.inner if isinstance(f.type, A.OptionalType) else f.type
         if isinstance(t, A.EnumType) or (isinstance(t, A.PrimType) and t.name in ("str", "int", "float")) and not _WRITTEN.search(snake(f.name)):
