@@ -22,8 +22,8 @@ never by position:
 4. **The object.** The phrase runs from the verb to the first boundary: punctuation, a
    subordinator ("that", "if", "when"), a boundary phrase ("so that", "based on", "such as"), a
    second predicate ("... and refund its total price", "... or completely overwrite a file"),
-   a purpose infinitive ("to track the changes") or an optional argument ("with an optional
-   base"). Alternative verbs are reduced to the first ("Move or rename files" -> "move files");
+   a purpose infinitive ("to track the changes") or a "with"/"using"/"via" phrase ("with
+   comprehensive validation": how the tool works; the arguments the user gives are said apart). Alternative verbs are reduced to the first ("Move or rename files" -> "move files");
    argument-pointing adjectives go ("the specified team" -> "the team"); a trailing preposition
    or determiner is dropped.
 
@@ -167,6 +167,8 @@ def _boundary(toks: list[str], i: int) -> bool:
         return True  # a participial phrase: "a file using a template" (not "the shipping address")
     if t in E.PREPOSITIONS and any(x.lower() == "optional" for x in toks[i + 1:i + 3]):
         return True  # "with an optional base branch": an argument the user need not give
+    if t in ("with", "using", "via") and i >= 2:
+        return True  # "a new post with comprehensive validation", "a page using a template": how, not what; the arguments say it
     return False
 
 

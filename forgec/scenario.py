@@ -670,6 +670,8 @@ class _Scenario:
 # --------------------------------------------------------------------------- the sampler
 
 
+_BODY_PARAM = re.compile(r"^(body|data|input|params|payload|request|fields|properties|attributes|values|item|items|record|object)$"
+                         r"|_(data|input|body|params|payload|request|fields|attributes|details|info)$")
 _MAX_OPTIONAL = 2  # optional arguments one request sets
 
 _OPENERS = ["I'd like to", "Could you please", "I want to", "Please"]
@@ -710,6 +712,8 @@ class _Sampler:
                             and self.users_business(t)]
         self.coverage: Counter = Counter({t: 0 for t in graph.tools})
         self._scalars: list = []  # the current intent's scalar arguments (control/with_units word them)
+        self._item = False  # filling one item of a list argument
+        self._parent = ""  # the object parameter whose fields are being filled ("seo" of `seo.title`), when it is no request body
         self._units: dict[str, str] = {}
         self._ctl_used = False
 
@@ -1075,10 +1079,18 @@ class _Sampler:
                     return whole
             if fields is not None and depth < 3:
                 out, vals = [], {}
+                outer = self._parent
+                # `seo: {title}` is the product's SEO title, not what the product is called; a request body's fields are the record's
+                item = isinstance(p.type, A.NamedType) and depth > 0 and self._item  # one of a list of new records: its own name
+                inner = outer if (_BODY_PARAM.search(norm(p.name)) or item or singular(norm(p.name)) in {norm(e) for e in m.decl}) else norm(p.name)
                 for f in fields:
                     if (f.default is not None or isinstance(f.type, A.OptionalType)) and sc.rng.random() < 0.6:
                         continue
-                    r = self.arg(sc, tool, A.ParamDecl(f.name, f.type, f.default, f.doc), target, said, depth + 1)
+                    self._parent = inner
+                    try:
+                        r = self.arg(sc, tool, A.ParamDecl(f.name, f.type, f.default, f.doc), target, said, depth + 1)
+                    finally:
+                        self._parent = outer
                     if r is None:
                         if f.default is None and not isinstance(f.type, A.OptionalType):
                             raise _Skip("unfillable-argument")
@@ -1089,10 +1101,14 @@ class _Sampler:
                     return None
                 return A.RecordLit(tuple(out)), vals
             if isinstance(t, A.ListType) and depth < (2 if m.user is not None else 3):  # a store's batch: [{name, observations: [...]}]
-                r = self.arg(sc, tool, A.ParamDecl(singular(p.name), t.item, None, p.doc), target, said, depth + 1)
+                self._item = True
+                try:
+                    r = self.arg(sc, tool, A.ParamDecl(singular(p.name), t.item, None, p.doc), target, said, depth + 1)
+                finally:
+                    self._item = False
                 return None if r is None else (A.ListLit((r[0],)), [r[1]])
             raise _Skip("unfillable-argument")
-        said.append(_say_param(p.name, v))
+        said.append(_say_param(f"{self._parent}_{p.name}" if self._parent and depth else p.name, v))
         return sc.fact(p.name, v), v
 
     def described(self, sc: _Scenario, ent: str, p: A.ParamDecl, rec: dict, said: list[str]) -> tuple[A.Expr, Any]:
@@ -1207,7 +1223,9 @@ class _Sampler:
                 return when
             if "email" in n:
                 u = (self.m.ents.get(self.m.user) or {}).get(sc.ukey or "", {}) if self.m.user else {}
-                who = (str(u.get("name") or u.get("first_name") or "me")).lower().replace(" ", ".")
+                if not u and rec and any(isinstance(rec.get(f), str) for f in ("first_name", "firstName", "last_name", "lastName")):
+                    u = {"name": " ".join(str(rec.get(f)) for f in ("first_name", "firstName", "last_name", "lastName") if isinstance(rec.get(f), str))}
+                who = (str(u.get("name") or u.get("first_name") or "me")).lower().replace(" ", ".")  # the person whose email it is
                 return f"{who}.{rng.choice(['home', 'work', 'new'])}@{rng.choice(['mail.com', 'inbox.org', 'post.net'])}"
             if self.m.user is None and (re.search(r"(observation|fact)$", n) or (n.endswith("content") and "observation" in text.lower())):
                 return rng.choice(_PHRASES["observation"])  # what a memory store keeps about someone
@@ -1647,7 +1665,7 @@ class _Sampler:
             if kind == "cancel":
                 opts.append(f"{verb if verb in _CANCEL_VERBS else 'cancel'} {twords}{_join_said('', all_said)}")
             elif kind == "update" and all_said:
-                opts.append(f"change {twords}: {', '.join(all_said)}")
+                opts.append(f"change {twords}: {', '.join('renamed to ' + x.removeprefix('called ') if x.startswith('called ') else x for x in all_said)}")
             elif verb:
                 opts.append(f"{verb} {twords}{_join_said('', all_said)}")
         elif verb and ent_noun:

@@ -93,6 +93,10 @@ PROBLEM_NOTES = (
 )
 
 
+PERSON_NOTES = (
+    "Prefers to be contacted by email.", "Asked for a callback next week.", "Long-time customer since 2019.",
+    "Moved to the new office in March.", "Interested in the annual plan.", "Needs invoices in PDF.",
+)
 _WHERE = ("on staging", "for some users", "since Monday", "after the update", "in the EU region", "on Android")
 
 
@@ -738,6 +742,8 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         return _KIND_MAKERS[kind](name, c, None)
     if is_problem(noun) and (last in ("title", "summary", "subject", "headline") or last == "name" and len(ws) == 1):
         return rng.choice([p for p in PROBLEMS if p != about])  # a new incident, issue or ticket: what went wrong
+    if is_person(noun) and (w & TEXTY):
+        return rng.choice(PERSON_NOTES)  # a note on a customer or a contact: about the person, not "the kevin"
     if is_work(noun) and last in ("title", "name"):
         return _work_title(c, (noun, name, "said"))
     if is_problem(noun) and (w & TEXTY or last in ("feedback", "reply", "answer", "explanation")):
