@@ -167,6 +167,8 @@ def _boundary(toks: list[str], i: int) -> bool:
         return True  # a participial phrase: "a file using a template" (not "the shipping address")
     if t in E.PREPOSITIONS and any(x.lower() == "optional" for x in toks[i + 1:i + 3]):
         return True  # "with an optional base branch": an argument the user need not give
+    if t == "by" and i >= 2 and any(x.lower() in ("id", "ids", "identifier", "uuid", "key", "name", "slug") for x in toks[i + 1:i + 4]):
+        return True  # "delete a cluster by its id": how the agent names it, which the user never says
     if t in ("with", "using", "via") and i >= 2:
         return True  # "a new post with comprehensive validation", "a page using a template": how, not what; the arguments say it
     return False

@@ -45,7 +45,7 @@ from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, bluepri
                            superlative)
 from forgec.stdlib import ops as OPS
 from forgec.stdlib.values import number_meaning_known, said_value, said_when, topic_filler
-from forgec.synth.schema import shapes_request
+from forgec.synth.schema import session_names, shapes_request
 from forgec.reasons import reason_for
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
 from forgec.wording import humanize, names_tool, norm, say
@@ -110,6 +110,7 @@ class _Model:
         for e in env.entities:
             self.key_names.setdefault(norm(e.name) + "_id", e.name)
         self._natural: dict[str, list[str]] = {}
+        self.session = session_names([[(p.name, prim_class(strip_optional(p.type)) == "str") for p in t.params] for t in env.tools])
         self.child_counts: dict[tuple[str, Any], int] = {}  # (parent lister, parent key) -> records it lists
         self._keyent: dict[tuple, str | None] = {}
         self._owned: dict[str, dict[str, list[str]]] = {}
@@ -602,6 +603,7 @@ class _Scenario:
         self.targets: set = set()  # (entity, key) of records an intent already acts on
         self.described: tuple | None = None  # (node, entity, record) of the last record the user described
         self.place: tuple | None = None  # (city, state, zip prefix) the scenario's addresses use
+        self.session: dict[str, Any] = {}  # the caller's account on every tool (`user_google_email`): one value, said once
         self.why = ""  # why the user calls (the user block's `reason`)
         self.ask_why = ""  # why the user asks (a question's reason, set by the sampler's question())
 
@@ -760,6 +762,8 @@ class _Sampler:
             self.question(sc)
         else:
             want = rng.choice([1, 1, 2, 2, 3])
+            if m.user is None:  # an owner managing their tools asks for one thing at a time; unrelated asks chained read as a list
+                want = 1 if want < 3 else 2
             tools = list(self.write_tools)
             rng.shuffle(tools)
             tools.sort(key=lambda t: self.coverage[t] + rng.random())
@@ -1022,6 +1026,15 @@ class _Sampler:
         ke = m.key_entity(p.name, p.type)
         rec_name, rec_ent, rec = target if target else (None, None, {})
         is_list = isinstance(t, A.ListType)
+        required = p.default is None and not isinstance(p.type, A.OptionalType)  # an optional account (`site`): the default one
+        if p.name in m.session and depth == 0 and not is_list and (required or p.name in sc.session):
+            # who is asking: one account for the whole task, said up front
+            if p.name not in sc.session:
+                v = self.value(sc, tool, p.name, t, {}, p.doc)
+                if v is _NONE:
+                    return None
+                sc.session[p.name] = v
+            return sc.fact(p.name, sc.session[p.name]), sc.session[p.name]
         if ke is not None and ke == m.user and m.user is not None:
             if re.search(r"(^|_)(to|target|recipient|dest|destination|other|friend)(_|$)", norm(p.name)):
                 others = [k for k in sorted(m.ents[m.user]) if k != sc.ukey]
@@ -1314,8 +1327,8 @@ class _Sampler:
         order = [p for p in t.params if p not in optional] + sc.rng.sample(optional, len(optional))
         n_opt = 0
         for p in order:
-            if p in optional and n_opt >= _MAX_OPTIONAL:
-                continue
+            if p in optional and (n_opt >= _MAX_OPTIONAL or strip_optional(p.type) == A.PrimType("bool")):
+                continue  # an optional switch ("is primary off", "redirect new handle on") is the agent's business, not the ask
             r = self.arg(sc, t, p, target, said)
             if r is None:
                 if p not in optional:
@@ -1836,6 +1849,8 @@ class _Sampler:
         if stat and roll < 0.35:
             f = stat[0]
             v = sc.rng.choice(sorted({r[f] for r in recs}))
+            if all(r[f] == v for r in recs):
+                raise _Skip("nothing-to-tell")  # every one of them is: counting needs no look at each record
             name, lst = sc.reason("filter", (expr,), [recs], {"by": f, "eq": (sc.fact(f"{norm(ent)}_{f}", v), v)}, f"{_word(v)}_{plural(norm(ent))}")
             cname, _ = sc.reason("count", (A.Name(name),), [lst], {}, f"n_{plural(norm(ent))}")
             sc.nodes.append(A.TellNode(A.Name(cname)))
@@ -1956,6 +1971,8 @@ class _Sampler:
                 ident = [f"my {humanize(kf)} is {say(u.get(kf, sc.ukey))}"]
             lead = f"I'm {name}; " if name else "Hi, "
             parts.append((lead + " and ".join(ident) + ".").replace("Hi, my", "Hi, my"))
+        for k, v in sc.session.items():  # "My user google email is me@mail.com." before what they want
+            parts.append(f"My {humanize(norm(k))} is {say(v)}.")
         first = sc.intents[0]
         own = re.search(r"because (.+?)(?:,|$)|\(reason: ([^)]+)\)", first.text)
         salt = None if own or sc.why else rng.randrange(3)  # the draw the old fixed phrasings took: the stream stays as it was
@@ -2213,7 +2230,8 @@ def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Tool
             rejected[why] += 1
             continue
         # the same request, however it is opened ("Could you tell me" / "Can you check"), is one task
-        key = (sc.ukey, tuple((i.kind, i.text, i.condition) for i in sc.intents), json.dumps(sc.writes, sort_keys=True, default=str))
+        who = None if not sc.writes else sc.ukey  # the same question is one task, whoever asks it (a template, not a new task)
+        key = (who, tuple((i.kind, i.text, i.condition) for i in sc.intents), json.dumps(sc.writes, sort_keys=True, default=str))
         if key in seen:
             rejected["duplicate"] += 1
             continue

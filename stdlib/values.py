@@ -518,6 +518,8 @@ _ID_WORDS = {"id", "ids", "key", "uuid", "token", "ref"}
 def _doc_kind(ws: list[str], doc: str) -> str | None:
     if ws and ws[-1] in _ID_WORDS:
         return None
+    if ws and ws[-1] in TEXTY:  # "body": "The body of the email" holds text, not an email address
+        return None
     head = re.split(r"(?<=[.;])\s", (doc or "").strip(), maxsplit=1)[0][:160]  # the doc's own first sentence
     for text in (head, " ".join(ws)):  # then the name's own words (`timezone`, `webhook_url`)
         for kind, rx in _DOC_KINDS:
@@ -561,7 +563,7 @@ _KIND_MAKERS = {
     "hostname": lambda n, c, e: fake(c.rng).domain_name(),
     "citystate": lambda n, c, e: (lambda city: f"{city}, {next(x[1] for x in CITIES if x[0] == city)}")(
         c.rng.choice(c.pool((e, n, "city"), [x[0] for x in CITIES]))),
-    "person": lambda n, c, e: fake(c.rng).name(),
+    "person": lambda n, c, e: (lambda p: f"{p['first']} {p['last']}")(c.person()),  # the record's own person, when it is one
 }
 
 

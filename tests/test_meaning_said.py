@@ -88,3 +88,31 @@ def test_a_name_and_a_note_are_said_without_slot_words():
     m = _possessive_pattern("incident").search("add a note to an existing incident's timeline")
     assert m and m.group(2) == "timeline"
     assert _possessive_pattern("incident").search("add a note to an incident") is None
+
+
+def test_a_persons_full_name_is_the_person_of_their_key_and_email():
+    """Found in review: "I'm Erika Green; my user id is krystal_rios_9584" when the doc said "full name"."""
+    schema = {"entities": {"User": {"key": "user_id", "fields": {
+        "user_id": {"type": "str"}, "name": {"type": "str", "doc": "The user's full name."}, "email": {"type": "str"}}}}}
+    users = generate_state(schema, seed=11, size=20)["entities"]["User"]
+    for k, u in users.items():
+        first, last = u["name"].lower().split(" ", 1)
+        assert k.startswith(f"{first}_{last.replace(' ', '_')}_"), (k, u)
+        assert u["email"].startswith(f"{first}.{last.replace(' ', '')}"), (k, u)
+
+
+def test_session_params_are_the_callers_account_not_a_field():
+    from forgec.synth.schema import session_params
+    S_ = ir.Type(kind="string")
+    acct = ir.Param(name="user_google_email", type=S_, required=True)
+    tools = tuple(ir.Tool(name=f"{v}_doc", description=f"{v.title()} a document.",
+                          params=(acct, ir.Param(name="doc_id", type=S_, required=True)))
+                  for v in ("get", "update", "delete", "share", "copy"))
+    env = ir.Environment(name="ws", tools=tools + (ir.Tool(name="list_docs", description="List documents.", params=(acct,)),))
+    assert session_params(env) == {"user_google_email"}
+    s = infer_schema(env)
+    assert all("user_google_email" not in e.fields for e in s.entities.values())
+    # a natural key on every tool (`path`, `name`) is a record's key, not an account
+    env2 = ir.Environment(name="fs", tools=tuple(ir.Tool(name=f"{v}_file", params=(ir.Param(name="path", type=S_, required=True),))
+                                                 for v in ("read", "write", "delete", "move")))
+    assert session_params(env2) == frozenset()

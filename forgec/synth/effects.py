@@ -645,7 +645,7 @@ def _param_changes(s: Schema, e: Entity, v: ToolView, pmap, k: str, grouped: set
         if strip_optional(ftype) == A.PrimType("int") and strip_optional(ptype) == A.PrimType("float"):
             continue  # a float does not fit an int field (another tool documented it as an integer)
         st = A.Set(at(k, fname), expr)
-        if nullable and (not isinstance(ftype, A.OptionalType) or guard != expr):
+        if nullable:  # an argument left out leaves the field as it is (a partial update), never blanks it
             changes.append(A.If(bin_("!=", guard, NULL), (st,)))
         else:
             changes.append(st)

@@ -187,6 +187,7 @@ class Schema:
     globals: dict[str, Field] = field(default_factory=dict)
     views: dict[str, ToolView] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    session: frozenset = frozenset()  # session_params(env): the caller's account, on every tool
     _owners: dict | None = None
     _alias: dict = field(default_factory=dict)
     _alias_sig: tuple | None = None
@@ -493,7 +494,7 @@ strip_optional = A.strip_optional  # one definition, in the AST module
 
 
 def infer_schema(env: ir.Environment) -> Schema:
-    s = Schema(env)
+    s = Schema(env, session=session_params(env))
     tools = list(env.tools)
     prefix = common_prefix([t.name for t in tools])
     cp = _common_path(tools)
@@ -1501,9 +1502,34 @@ def range_field(pname: str) -> str | None:
     return None
 
 
+# what a caller's account, connection or workspace is called (general English of APIs, no domain's nouns)
+SESSION_WORDS = {"account", "email", "org", "organization", "workspace", "site", "connection", "tenant", "profile", "context",
+                 "region", "credential", "credentials", "token", "password", "username", "login", "llm", "provider", "arn", "url"}
+
+
+def session_params(env: ir.Environment) -> frozenset[str]:
+    """Parameters nearly every tool takes that name no record: the caller's account or session
+    (`user_google_email` on each tool of a Google Workspace server). They are who asks, said once,
+    never a field of the records (a folder is not "the one with the randy@... user google email")."""
+    return session_names([[(p.name, p.type.kind == "string") for p in t.params] for t in env.tools])
+
+
+def session_names(tools: list[list[tuple[str, bool]]]) -> frozenset[str]:
+    """`session_params` over (name, is a string) per tool: the docs' IR here, a checked env in the sampler."""
+    n = len(tools)
+    if n < 4:
+        return frozenset()
+    count: dict[str, int] = {}
+    for params in tools:
+        for name, is_str in dict(params).items():
+            if is_str and not id_stem(name) and set(tokens(name)) & SESSION_WORDS:
+                count[name] = count.get(name, 0) + 1
+    return frozenset(k for k, c in count.items() if c >= max(4, 0.6 * n))
+
+
 def _param_field(s: Schema, tm: TypeMapper, e: Entity, p: ir.Param, optional: bool) -> None:
     fname = ident(p.name)
-    if fname in e.fields or fname == e.key or is_modifier(p):
+    if fname in e.fields or fname == e.key or is_modifier(p) or p.name in s.session:
         return
     t = tokens(p.name)
     if len(t) >= 2 and t[0] in ("new", "old") and ("_".join(t[1:]) in e.fields or tokens(e.key)[-len(t) + 1:] == t[1:]):
