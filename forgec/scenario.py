@@ -439,7 +439,9 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
     """The fewest natural attributes that single out `records[target]`, or a superlative
     (about a third of the time when one exists); None when nothing names it uniquely."""
     rec = records[target]
-    usable = [f for f in fields if _sayable(rec.get(f))]
+    # a number singles a record out only as a superlative ("my most expensive order"): "the template with a slide index
+    # of 27", "the token with 48 expires in days" are not how a person names a thing
+    usable = [f for f in fields if _sayable(rec.get(f)) and not (isinstance(rec.get(f), (int, float)) and not isinstance(rec.get(f), bool))]
     order = sorted(usable, key=lambda f: ((9 if status_last and is_status(f) else _attr_rank(f, rec.get(f))), rng.random()))
     if len(records) == 1:
         return Referring()
@@ -1095,7 +1097,7 @@ class _Sampler:
                 outer = self._parent
                 # `seo: {title}` is the product's SEO title, not what the product is called; a request body's fields are the record's
                 item = isinstance(p.type, A.NamedType) and depth > 0 and self._item  # one of a list of new records: its own name
-                inner = outer if (_BODY_PARAM.search(norm(p.name)) or item or singular(norm(p.name)) in {norm(e) for e in m.decl}) else norm(p.name)
+                inner = outer if (_BODY_PARAM.search(norm(p.name)) or item) else norm(p.name)
                 for f in fields:
                     if (f.default is not None or isinstance(f.type, A.OptionalType)) and sc.rng.random() < 0.6:
                         continue
@@ -1669,7 +1671,8 @@ class _Sampler:
                 rest = []
             if rest:
                 if target and kind != "create" and self.m.kinds.get(t.name) != "create":  # a record that has a name gets a new one: 'renamed to "X"', not a second 'called'
-                    rest = ["renamed to " + x.removeprefix("called ") if x.startswith("called ") else x for x in rest]
+                    new = "to " if _doc_verb(c) == "rename" else "renamed to "  # "rename my session called X to "Y""
+                    rest = [new + x.removeprefix("called ") if x.startswith("called ") else x for x in rest]
                 c += _join_said(c, rest, to=kind == "update" and _doc_verb(c) in _CHANGE_VERBS)
             opts.append(c)
         verb = _doc_verb(t.doc) or name_verb(t.name)
@@ -2118,8 +2121,8 @@ def _say_param(name: str, v: Any) -> str:
 def _join_said(c: str, said: list[str], to: bool = True) -> str:
     if not said:
         return ""
-    lead = [s for s in said if s.startswith(("because", "to ", "all ", "(", "paying with"))]
-    called = [s for s in said if s.startswith(("called ", "renamed to ", "on "))]  # 'a new tag called "Q3"', never 'with called'
+    called = [s for s in said if s.startswith(("called ", "renamed to ", "on ", 'to "'))]
+    lead = [s for s in said if s.startswith(("because", "to ", "all ", "(", "paying with")) and s not in called]  # 'a new tag called "Q3"', never 'with called'
     saying = [s for s in said if s.startswith("saying ")]  # 'a comment saying "..."' ends the phrase
     rest = [s for s in said if s not in lead and s not in called and s not in saying]
     out = "".join(" " + s for s in called)

@@ -65,8 +65,9 @@ def test_referring_expression_selects_exactly_one(records, target, seed):
     ref = refer(records, target, fields, random.Random(seed))
     if ref is None:  # no one or two attributes and no superlative single it out: the sampler rejects the task
         rec = records[target]
-        for i, f in enumerate(fields):
-            for g in fields[i:]:
+        said = [f for f in fields if not isinstance(rec[f], (int, float))]  # a number names a record only as a superlative
+        for i, f in enumerate(said):
+            for g in said[i:]:
                 assert select(records, Referring(tuple(dict.fromkeys([(f, rec[f]), (g, rec[g])])))) != [target]
             for op in ("argmin", "argmax"):
                 assert select(records, Referring((), op, f)) != [target]
@@ -86,8 +87,10 @@ def test_referring_prefers_fewest_attributes():
     for _ in range(20):
         ref = refer(recs, 1, ["status", "total"], rng, superlatives=False)
         assert ref == Referring((("status", "pending"),))  # one attribute suffices
-        ref = refer(recs, 2, ["status", "total"], rng, superlatives=False)
-        assert ref.attrs == (("total", 30.0),)
+        # a number singles a record out only as a superlative: "my most expensive order", never "the order of $30"
+        assert refer(recs, 2, ["status", "total"], rng, superlatives=False) is None
+        ref = refer(recs, 2, ["status", "total"], rng)
+        assert (ref.attrs, ref.op, ref.by) == ((), "argmax", "total")
 
 
 # --------------------------------------------------------------------------- the examples, compiled

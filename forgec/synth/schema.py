@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forgec import ir
-from forgec.english import is_plural, plural, singular
+from forgec.english import is_plural, is_verb, plural, singular
 from forgec.stdlib.values import is_person
 from forgec.wording import humanize
 from forgec.lang import ast as A
@@ -347,6 +347,8 @@ def _verb(toks: list[str], description: str) -> str | None:
         return "checkin"  # check_in / checkIn / check-in: a status change, not a read
     if toks and toks[0] in ALL_VERBS:
         return toks[0]
+    if toks and len(toks[0]) > 4 and toks[0].startswith("un") and (toks[0][2:] in ALL_VERBS or is_verb(toks[0][2:])):
+        return "restore"  # `untrash_thread`, `unarchive_project`: undoes a change (the docs' "remove from the trash" is no delete)
     if re.match(r"\s*check[ -]?in\b", description or "", re.I):
         return "checkin"
     w = _first_word(description)
