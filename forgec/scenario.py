@@ -1806,6 +1806,7 @@ class _Sampler:
                 continue
             leaves = [((k,), v) for k, v in r.items()] + [((k, k2), v2) for k, v in r.items() if isinstance(v, dict) for k2, v2 in v.items()]
             leaves = [(path, v) for path, v in leaves if (isinstance(v, bool) and len(humanize(norm(path[-1])).split()) > 1) or _sayable(v)]
+            leaves = [(path, v) for path, v in leaves if not topic_filler(path[-1], [v])]  # "the current user is marketing campaign"
             if opt is not None:  # the choice the user names is said: its word is in the field's name
                 stem = singular(norm(str(opt)))
                 leaves = [(path, v) for path, v in leaves if stem in {singular(w) for w in humanize(norm(path[-1])).split()}]

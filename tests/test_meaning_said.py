@@ -116,3 +116,27 @@ def test_session_params_are_the_callers_account_not_a_field():
     env2 = ir.Environment(name="fs", tools=tuple(ir.Tool(name=f"{v}_file", params=(ir.Param(name="path", type=S_, required=True),))
                                                  for v in ("read", "write", "delete", "move")))
     assert session_params(env2) == frozenset()
+
+
+def test_a_parameter_called_state_does_not_hide_a_session_model():
+    """pypi_grubhub_mcp failed to build: `add_address(state)` shadowed the session's `state` block."""
+    from forgec import lang
+    from forgec.diagnostics import has_errors
+    from forgec.synth import synthesize
+
+    S_ = ir.Type(kind="string")
+    env = ir.Environment(name="food", tools=(
+        ir.Tool(name="login", description="Log in with email and password.",
+                params=(ir.Param(name="email", type=S_, required=True), ir.Param(name="password", type=S_, required=True))),
+        ir.Tool(name="logout", description="Log out of the current session."),
+        ir.Tool(name="get_session_info", description="Get current authentication state and session info."),
+        ir.Tool(name="add_address", description="Add a new delivery address. Requires authentication.",
+                params=tuple(ir.Param(name=n, type=S_, required=True) for n in ("street_address", "city", "state", "zip_code"))),
+    ))
+    decl, diags = synthesize(env)
+    assert not has_errors(diags)
+    text = lang.format(A.Module(file="food.forge", items=(decl,)))
+    module, pd = lang.parse(text, "food.forge")
+    assert not has_errors(pd + lang.check([module]))
+    add = next(t for t in decl.tools if t.name == "add_address")
+    assert "state" not in [p.name for p in add.params]  # renamed, so `state.x` in the body is the session's state

@@ -156,6 +156,9 @@ def claim(env: ir.Environment, taken: frozenset) -> Claim | None:
         return None
     mine = [t for t in cands if cls[t.name] is not None and (t in control or t in session or cls[t.name] == "read" or
                                                               (cls[t.name] in ("set", "toggle") and set(_toks(t)) & (VERBS - READ_WORDS)))]
+    # a parameter called `state` (a US state in `add_address`) would hide the device's state block in the body
+    mine = [t.model_copy(update={"params": tuple(p.model_copy(update={"name": "state_value"}) if ident(p.name) == "state" else p for p in t.params)})
+            for t in mine]
     return _model(env, mine, cls)
 
 
