@@ -194,7 +194,7 @@ class _Model:
                 continue
             if re.search(r"(^|_)(reason|note|notes|comment|text|body|description|content|message|resolution|args|query|pattern)$", norm(f.name)):
                 continue  # what was written about a record, not how its owner names it
-            if isinstance(t, A.PrimType) and t.name == "str" and topic_filler(f.name, [r[f.name] for r in (self.ents.get(ent) or {}).values() if r.get(f.name) is not None]):
+            if isinstance(t, A.PrimType) and t.name == "str" and topic_filler(f.name, [r[f.name] for r in (self.ents.get(ent) or {}).values() if r.get(f.name) is not None], ent):
                 continue  # a string of unknown meaning filled with topic phrases: nothing a person names or asks
             if isinstance(t, A.PrimType) and t.name in ("int", "float") and not number_meaning_known(f.name, f.doc or "", t.name):
                 continue  # a number nothing says the meaning of ("the rule with the highest account")
@@ -457,6 +457,8 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
     if sup and rng.random() < 0.35:
         return sup[rng.randrange(len(sup))]
     for f in order:
+        if isinstance(rec[f], str) and _DATE.match(rec[f]):
+            continue  # "my project on 2023-08-05": a date names a record only beside what it is ("my order from May 3")
         ref = Referring(((f, rec[f]),))
         if select(records, ref) == [target]:
             return ref
@@ -1068,6 +1070,8 @@ class _Sampler:
         if is_list and isinstance(rec_name, str) and rec and p.name in rec and isinstance(rec[p.name], list) and rec[p.name]:
             if isinstance(p.type, A.OptionalType) or p.default is not None:
                 return None  # an optional list sent back as it is ("all its tags") changes nothing: left out
+            if _doc_verb(tool.doc) in ("add", "append", "insert", "upload", "create", "put", "upsert", "attach", "import"):
+                return None  # adding a record's own documents to it again ("all its documents") asks for nothing
             said.append(f"all the {humanize(p.name).removesuffix(' ids').removesuffix(' id')}s in it" if p.name.endswith("ids") else f"all its {humanize(p.name)}")
             return A.Attr(A.Name(rec_name), p.name), rec[p.name]
         if ke is not None and m.user is None and depth > 0 and not is_list and norm(p.name) == norm(m.decl[ke].key) and m.kinds.get(tool.name) == "create":

@@ -199,12 +199,14 @@ def fake(rng: random.Random):
 _TOPIC_SET = frozenset(t.lower() for t in TOPICS)
 
 
-def topic_filler(field: str, values: list) -> bool:
+def topic_filler(field: str, values: list, entity: str | None = None) -> bool:
     """Whether `field`'s values are the topic phrases this module fills a string of unknown meaning with
     (an `env` of "mobile app beta", a `region` of "client presentation"): a person never names a record
-    by such a value nor asks for it. A thing's own name or title drawn from the same pool is its name."""
+    by such a value nor asks for it. A thing's own name or title drawn from the same pool is its name
+    (`name`, `title`, `collection_name` of a Collection); another thing's (`embedding_function_name`) is filler."""
     ws = _words(field)
-    if not values or (ws and ws[-1] in ("name", "title", "label", "tag", "subject", "headline")):
+    own = len(ws) == 1 or entity is None or [singular(w) for w in ws[:-1]] == [singular(w) for w in _words(entity)]
+    if not values or (ws and ws[-1] in ("name", "title", "label", "tag", "subject", "headline") and own):
         return False
     strs = [v for v in values if isinstance(v, str)]
     return len(strs) == len(values) and all(re.sub(r" \d+$", "", v).lower() in _TOPIC_SET for v in strs)
