@@ -262,10 +262,11 @@ def render_instruction(
     name (two amounts for two transfers) are told apart by what they are for.
     """
     usage = usage or {}
-    goal = goal.strip().rstrip(".")
+    goal = goal.strip()
+    goal = goal if re.search(r"[.!?][\"']$", goal) else goal.rstrip(".")  # 'saying "Done."' ends the sentence already
     if goal and not goal.lower().startswith(("i ", "i'", "please", "can ", "could ", "my ", "hi,", "hello")):
         goal = "I want to " + goal[0].lower() + goal[1:]
-    parts = [goal[:1].upper() + goal[1:] + ("" if goal.endswith(("?", "!")) else ".")] if goal else []
+    parts = [goal[:1].upper() + goal[1:] + ("" if goal.endswith(("?", "!")) or re.search(r"[.!?][\"']$", goal) else ".")] if goal else []
     flat = [(k, n, v) for k, n, v in flatten_facts(facts) if v is not None]
     counts: dict[str, int] = {}
     for _, n, _v in flat:

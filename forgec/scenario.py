@@ -1366,6 +1366,8 @@ class _Sampler:
         base = _participle_base(tool, target[1] if target else "")
         if holds:
             sc.call(tool, args, base)  # first: a write that fails needs no words
+            if kind == "update" and target is not None:
+                self.applied(sc, target, args)
         self._scalars = [(n, v) for name, (_, val) in args.items() for n, v in _scalar_items(name, val)]  # for `control`
         self._ctl_used = False
         text = self.words(sc, t, kind, twords, said, target, vals)
@@ -1386,6 +1388,22 @@ class _Sampler:
             # lookups only the write needed (the new agent, the new flight) go with it
             sc.nodes = sc.nodes[:n0] + sc.nodes[n1:]
         sc.intents.append(intent)
+
+    def applied(self, sc: _Scenario, target: tuple, args: dict) -> None:
+        """An update asks for something, and gets it: each value the user gives shows in the record
+        after the write (a tool that ignores `status`, or a change with no value, is no task)."""
+        _, ent, before = target
+        key = self.m.decl[ent].key
+        given = [v for name, (_, v) in args.items() for n, v in _scalar_items(name, v)
+                 if n != key and not isinstance(v, bool) and isinstance(v, (str, int, float)) and v != before.get(key)]
+        if not given:
+            raise _Skip("nothing-to-change")  # "update the details of my project" with no detail
+        after = ((sc.env.state.get("entities") or {}).get(ent) or {}).get(str(before.get(key))) or {}
+        changed = [x for f, x in after.items() if before.get(f) != x]
+        flat = [x for f, v in ((f, x) for f, x in enumerate(changed)) for _, x in _scalar_items(str(f), v)]
+        for v in given:
+            if not any(v == x or (isinstance(x, str) and isinstance(v, str) and v in x) for x in flat):
+                raise _Skip("said-unapplied")  # the user asked for it; the tool's model does not do it
 
     def intent_all(self, sc: _Scenario, tool: str) -> None:
         """"close all my resolved tickets": a filter a person says, then the write once per record it keeps."""
@@ -1665,13 +1683,17 @@ class _Sampler:
                 rest.remove(amt)
             elif len(plain) == 1 and not described and kind == "update" and len(vals) == 1 and _doc_verb(c) in _CHANGE_VERBS:
                 v = vals[0][1]
-                to = " to " + (money(v) if is_money((vals[0][0])) and isinstance(v, (int, float)) else say(v).replace("_", " ") if isinstance(v, str) and re.fullmatch(r"[a-z_]+", v) else say(v))
+                to = " to " + (money(v) if is_money((vals[0][0])) and isinstance(v, (int, float)) else say(v).replace("_", " ") if isinstance(v, str) and re.fullmatch(r"[a-z_]+", v)
+                               else f'"{v}"' if isinstance(v, str) and " " in v.strip() else say(v))  # words the user wrote are quoted
                 if vals[0][0] in self._units and not isinstance(v, bool) and isinstance(v, (int, float)):
                     to = f" to {say(v)} {self._units[vals[0][0]]}"  # "set the temperature the thermostat aims for to 25 degrees"
                 m_of = re.match(rf"^(.*?) (of|for|on) ({re.escape(twords)})$", c) if twords and re.search(r"\b(from|to|on|for)\b", twords) else None
                 # "set the number of bags of my reservation for the flight from DFW to 1" reads as a route:
                 # the value goes first, "... to 1 for my reservation for the flight from DFW"
                 c = f"{m_of.group(1)}{to} for {m_of.group(3)}" if m_of else c + to
+                w = humanize(norm(vals[0][0]))
+                if re.search(r"\b(details|information|info|data|settings|properties|attributes|fields)\b", c) and w not in c and twords:
+                    c = f"change the {w} of {twords}{to}"  # "update the details of my project to ..." names no field: say which
                 rest = []
             if rest:
                 if target and kind != "create" and self.m.kinds.get(t.name) != "create":  # a record that has a name gets a new one: 'renamed to "X"', not a second 'called'
