@@ -311,3 +311,28 @@ def test_tool_names_in_words():
     assert not _names_tool("I'd like to add $50 of travel credit to my balance", tools)
     assert not _names_tool("check in all passengers of my reservation", tools)
     assert _names_tool("run git_add on it", tools) and not _names_tool("add file contents to the staging area", tools)
+
+
+def test_every_value_an_update_asks_for_shows_in_the_end_state(examples_build):
+    """Blind review round 9: updates whose tool ignored the asked value, and updates that asked for nothing.
+    Checked on the built tasks (independent of the sampler): each scalar a gold update sends, other than the
+    record's key, is an `after` value of the gold diff."""
+    import json as _json
+
+    checked = 0
+    for f in sorted((examples_build / "tasks").glob("*.jsonl")):
+        for line in f.read_text().splitlines():
+            t = _json.loads(line)
+            afters = [d.get("after") for d in t.get("gold_diff") or []]
+            flat = []
+            for a in afters:
+                flat += list(a.values()) if isinstance(a, dict) else a if isinstance(a, list) else [a]
+            for g in t["gold_calls"]:
+                if not re.match(r"(update|modify|change|set)_", g["tool"]):
+                    continue
+                vals = [v for k, v in g["arguments"].items() if not k.endswith("_id") and isinstance(v, (str, int, float)) and not isinstance(v, bool)]
+                assert vals, (t["id"], g)  # an update asks for something
+                for v in vals:
+                    assert any(v == x or (isinstance(x, str) and isinstance(v, str) and v in x) for x in flat), (t["id"], g, afters)
+                checked += 1
+    assert checked >= 10
