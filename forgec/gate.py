@@ -109,7 +109,7 @@ def verb_phrase(text: str) -> bool:
 
 # --------------------------------------------------------------------------- values the docs allow
 
-_LISTED = re.compile(r"(?:^\s*|\b(?:one of|either|(?:possible|allowed|valid|accepted|supported) values?(?: (?:are|is|include))?|must be|can be)\b[:\s]*)"
+_LISTED = re.compile(r"(?:^\s*|\b(?:one of|either|(?:possible|allowed|valid|accepted|supported) values?(?: (?:are|is|include))?|(?:available )?options?(?: are)?|choices?|must be|can be)\b[:\s]*)"
                      r"((?:[`'\"][^`'\"\n]{1,40}[`'\"][\s,/|]*(?:or\s+|and\s+)?){2,})", re.I)
 _QUOTED = re.compile(r"[`'\"]([^`'\"\n]{1,40})[`'\"]")
 _CLAUSE_VALUE = re.compile(r"(?:^\s*|[,;]\s*)[`'\"]([^`'\"\n\s]{1,30})[`'\"](?=\s)")

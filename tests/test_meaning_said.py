@@ -140,3 +140,18 @@ def test_a_parameter_called_state_does_not_hide_a_session_model():
     assert not has_errors(pd + lang.check([module]))
     add = next(t for t in decl.tools if t.name == "add_address")
     assert "state" not in [p.name for p in add.params]  # renamed, so `state.x` in the body is the session's state
+
+
+def test_options_listed_in_the_tools_args_section_are_the_fields_values():
+    """pypi_chroma_mcp: a param whose schema gives only a title, documented in the tool's Args section
+    with "Options: 'default', 'cohere', ..." (the world held "API documentation" as an embedding function)."""
+    from forgec.frontends import _param_docs_from_description
+    from forgec.gate import documented_values
+
+    t = ir.Tool(name="create_collection", description="Create a collection.\n    Args:\n        name: Name of the collection\n"
+                "        embedding_function_name: Name of the embedding function to use. Options: 'default', 'cohere', 'openai'\n",
+                params=(ir.Param(name="name", type=S, required=True),
+                        ir.Param(name="embedding_function_name", type=S, description="Embedding Function Name")))
+    p = _param_docs_from_description(t).params[1]
+    assert documented_values(p.description) == ["default", "cohere", "openai"]
+    assert documented_values("Optional metadata dict to add") == []

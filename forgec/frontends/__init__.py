@@ -110,7 +110,8 @@ def _param_docs_from_description(t: Tool) -> Tool:
     """Give an undescribed parameter the clause the tool's own description says of it ("source: the
     identifier, URL, citation text, or file path. ... attach_mode: 'auto' (default) attaches ..."):
     many MCP servers document parameters only there, and what a value means is read from its doc."""
-    bare = [p for p in t.params if not (p.description or "").strip()]
+    # no doc, or only the schema's title ("Embedding Function Name" for `embedding_function_name`): the name again
+    bare = [p for p in t.params if re.sub(r"[\W_]+", "", (p.description or "").lower()) in ("", re.sub(r"[\W_]+", "", p.name.lower()))]
     if not bare or not t.description:
         return t
     names = "|".join(re.escape(p.name) for p in t.params)
