@@ -196,6 +196,10 @@ class _Model:
                 continue  # what was written about a record, not how its owner names it
             if isinstance(t, A.PrimType) and t.name == "str" and topic_filler(f.name, [r[f.name] for r in (self.ents.get(ent) or {}).values() if r.get(f.name) is not None], ent):
                 continue  # a string of unknown meaning filled with topic phrases: nothing a person names or asks
+            vals = [r.get(f.name) for r in (self.ents.get(ent) or {}).values() if isinstance(r.get(f.name), str)]
+            if vals and not re.search(r"file|document|attachment|media|upload|path", norm(ent)) and \
+                    sum(bool(re.search(r"\.[a-z0-9]{2,4}$", x)) for x in vals) * 2 > len(vals):
+                continue  # "my subscriber with the eat.xls file": a file name names a file, not the record it hangs on
             if isinstance(t, A.PrimType) and t.name in ("int", "float") and not number_meaning_known(f.name, f.doc or "", t.name):
                 continue  # a number nothing says the meaning of ("the rule with the highest account")
             if isinstance(t, A.EnumType) or (isinstance(t, A.PrimType) and t.name in ("str", "int", "float")):
@@ -1670,7 +1674,13 @@ class _Sampler:
                     c = pat.sub(lambda _m: "\x00", c, count=1)  # held apart: a described noun inside it stays
                 else:  # the record is not in the docs' sentence: a new one goes in it, a change is for it
                     c = f"{c} {'in' if kind == 'create' or self.m.kinds.get(t.name) == 'create' else 'for'} \x00"
+            ret = strip_optional(t.returns) if t.returns is not None else None
+            made = humanize(ret.name) if isinstance(ret, A.NamedType) and ret.name in self.m.decl and kind == "create" else ""
             for _, noun, words in list(described):
+                if noun == made:  # a new collection inside one the user names: the docs' "a new collection" is the new one
+                    described.remove((_, noun, words))
+                    plain.append("inside " + words.replace("my ", "my ", 1))
+                    continue
                 pat = _noun_pattern(noun, 2, True)
                 if pat.search(c):
                     c = pat.sub(lambda _m: words, c, count=1)
@@ -1695,6 +1705,11 @@ class _Sampler:
                 if re.search(r"\b(details|information|info|data|settings|properties|attributes|fields)\b", c) and w not in c and twords:
                     c = f"change the {w} of {twords}{to}"  # "update the details of my project to ..." names no field: say which
                 rest = []
+            call = next((x for x in rest if x.startswith("called ")), None)
+            hit = re.search(rf"\b{re.escape(made)}\b", c) if made and call else None
+            if hit and hit.end() < len(c):  # "create a new collection called "X" in my library", not "... library called "X""
+                c = c[:hit.end()] + " " + call + c[hit.end():]
+                rest = [x for x in rest if x is not call]
             if rest:
                 if target and kind != "create" and self.m.kinds.get(t.name) != "create":  # a record that has a name gets a new one: 'renamed to "X"', not a second 'called'
                     new = "to " if _doc_verb(c) == "rename" else "renamed to "  # "rename my session called X to "Y""
@@ -2113,6 +2128,8 @@ def _spoken(v: Any) -> str:
     """A documented value as a person says it: `ACTIVE` -> "active", `in_progress` -> "in progress"
     (an all-caps constant is the API's spelling, not the user's); anything else as `say` spells it."""
     s = say(v)
+    if re.fullmatch(r"[a-z]+(?:[A-Z][a-z]+)+", s):  # `byDesign`, `inProgress`: the API's spelling of "by design"
+        return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", s).lower()
     return s.lower().replace("_", " ") if re.fullmatch(r"[A-Z][A-Z0-9_]+", s) or re.fullmatch(r"[a-z_]+", s) else s
 
 
@@ -2148,7 +2165,7 @@ def _say_param(name: str, v: Any) -> str:
 def _join_said(c: str, said: list[str], to: bool = True) -> str:
     if not said:
         return ""
-    called = [s for s in said if s.startswith(("called ", "renamed to ", "on ", 'to "'))]
+    called = [s for s in said if s.startswith(("called ", "renamed to ", "on ", 'to "', "inside "))]
     lead = [s for s in said if s.startswith(("because", "to ", "all ", "(", "paying with")) and s not in called]  # 'a new tag called "Q3"', never 'with called'
     saying = [s for s in said if s.startswith("saying ")]  # 'a comment saying "..."' ends the phrase
     rest = [s for s in said if s not in lead and s not in called and s not in saying]

@@ -155,3 +155,12 @@ def test_options_listed_in_the_tools_args_section_are_the_fields_values():
     p = _param_docs_from_description(t).params[1]
     assert documented_values(p.description) == ["default", "cohere", "openai"]
     assert documented_values("Optional metadata dict to add") == []
+
+
+def test_a_new_record_inside_a_named_one_and_camel_case_values():
+    """Blind review round 10: "create the collection called X in my library called Y" had the roles backwards."""
+    from forgec.scenario import _spoken
+
+    assert _join_said("create a new collection", ['called "Q3"', 'inside the collection called "Reports"'], to=False) \
+        == ' called "Q3" inside the collection called "Reports"'
+    assert _spoken("byDesign") == "by design" and _spoken("IN_PROGRESS") == "in progress" and _spoken("Done") == "Done"
