@@ -1106,9 +1106,14 @@ class _Sampler:
                 # `seo: {title}` is the product's SEO title, not what the product is called; a request body's fields are the record's
                 item = isinstance(p.type, A.NamedType) and depth > 0 and self._item  # one of a list of new records: its own name
                 inner = outer if (_BODY_PARAM.search(norm(p.name)) or item) else norm(p.name)
+                n_opt = 0
                 for f in fields:
-                    if (f.default is not None or isinstance(f.type, A.OptionalType)) and sc.rng.random() < 0.6:
+                    optional = f.default is not None or isinstance(f.type, A.OptionalType)
+                    if optional and sc.rng.random() < 0.6:
                         continue
+                    if optional and (n_opt >= _MAX_OPTIONAL or strip_optional(f.type) == A.PrimType("bool")):
+                        continue  # inside a request body too: one or two things asked for, no switches ("is default on")
+                    n_opt += optional
                     self._parent = inner
                     try:
                         r = self.arg(sc, tool, A.ParamDecl(f.name, f.type, f.default, f.doc), target, said, depth + 1)

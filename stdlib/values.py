@@ -721,8 +721,9 @@ def said_when(name: str, doc: str, rng: random.Random, base: _dt.date = _dt.date
         return day.strftime("%m/%d/%Y")
     datey = bool(ws & {"date", "day", "deadline", "due"}) or re.search(r"yyyy-mm-dd|y-m-d\b", d) is not None
     timey = bool(ws & {"time", "datetime", "timestamp", "at"}) or re.search(r"\bhh:mm\b|iso ?8601|rfc ?3339|date-?time", d) is not None
-    if not (datey or timey) or ws & {"birth", "birthday", "dob", "birthdate", "created", "updated", "modified"}:
-        return None
+    done = [w for w in _words(name) if w.endswith("ed") and w not in ("scheduled", "planned", "expected", "desired", "preferred", "requested")]
+    if not (datey or timey) or ws & {"birth", "birthday", "dob", "birthdate", "created", "updated", "modified"} or done:
+        return None  # `archived_at`, `completed_at`: when something happened, which the system records, not the user
     if timey and re.search(r"\bhh:mm\b", d) and not re.search(r"yyyy|iso|rfc", d):
         return hm
     if timey and not (ws & {"date"} and not re.search(r"iso|rfc|date-?time|time", d)):
