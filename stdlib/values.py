@@ -343,7 +343,9 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
     if t == "int":
         return _in_bounds(_int_for(field_name, c, doc), doc, rng)
     if t == "float":
-        if set(_words(field_name)) & INTEGRAL:  # a priority or a count typed `number` is still a whole number
+        ws = _words(field_name)
+        counted = bool(ws) and (ws[-1] in ("id", "ids", "num") or ws[0] in ("num", "number", "count") and len(ws) > 1)
+        if set(ws) & INTEGRAL or counted:  # a priority, a count (`num_nodes`) or an id typed `number` is still a whole number
             return float(_in_bounds(_int_for(field_name, c, doc), doc, rng))
         m = _RANGE_RE.search(doc or "")
         if m and int(m.group(1)) < int(m.group(2)):  # "(between 0 and 1)": inside the documented range

@@ -164,3 +164,17 @@ def test_a_new_record_inside_a_named_one_and_camel_case_values():
     assert _join_said("create a new collection", ['called "Q3"', 'inside the collection called "Reports"'], to=False) \
         == ' called "Q3" inside the collection called "Reports"'
     assert _spoken("byDesign") == "by design" and _spoken("IN_PROGRESS") == "in progress" and _spoken("Done") == "Done"
+
+
+def test_counts_and_ids_typed_number_are_whole():
+    """Blind review round 10: `num_nodes: 515.88`, `pullRequestId: 489.38` (OpenAPI types them `number`)."""
+    import random as _r
+    from forgec.stdlib.values import generate_value
+
+    rng = _r.Random(0)
+    for name in ("num_nodes", "pullRequestId", "threadId", "number_of_seats"):
+        for _ in range(5):
+            v = generate_value({"type": "float"}, name, rng)
+            assert v == int(v), (name, v)
+    prices = [generate_value({"type": "float"}, "total_price", rng) for _ in range(5)]
+    assert any(v != int(v) for v in prices), prices  # money keeps its cents
