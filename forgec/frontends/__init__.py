@@ -121,10 +121,12 @@ def _param_docs_from_description(t: Tool) -> Tool:
         end = marks[i + 1].start() if i + 1 < len(marks) else len(t.description)
         clause = " ".join(t.description[m.end():end].split()).strip(" ;,")
         # "source: the identifier ..." opening a sentence beats "from any source: DOI, ..." inside one
-        opens = m.start() == 0 or t.description[:m.start()].rstrip().endswith((".", ";", "(", "\n")) or t.description[m.start() - 1] == "\n"
+        line = t.description[:m.start()].rsplit("\n", 1)
+        opens = m.start() == 0 or t.description[:m.start()].rstrip().endswith((".", ";", "(", "\n")) or (len(line) == 2 and not line[1].strip())
         if clause and (m.group(1) not in said or (opens and not said[m.group(1)][0])):
             said[m.group(1)] = (opens, clause[:300])
-    said = {k: v for k, (_o, v) in said.items()}
+    titled = {p.name for p in bare if (p.description or "").strip()}  # a schema title is replaced only by an Args line
+    said = {k: v for k, (o, v) in said.items() if o or k not in titled}
     if not any(p.name in said for p in bare):
         return t
     params = tuple(p.model_copy(update={"description": said[p.name]}) if p in bare and p.name in said else p for p in t.params)
