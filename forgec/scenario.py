@@ -175,9 +175,12 @@ class _Model:
     def written_entity(self, tool: A.ToolDecl, rec: dict | None) -> str | None:
         """What `tool`'s values are about: the record it acts on (an issue a comment goes on), else the
         entity whose record it makes (its first `insert`)."""
-        if rec and self.entity_of(rec):
-            return self.entity_of(rec)
-        return next((n.entity for n in A.walk(tool) if isinstance(n, A.Insert)), None)
+        return (self.entity_of(rec) if rec else None) or next((n.entity for n in A.walk(tool) if isinstance(n, A.Insert)), None)
+
+    def returned_entity(self, tool: A.ToolDecl) -> str | None:
+        """The entity whose record `tool` returns (what a create makes), if it is one of the env's."""
+        ret = strip_optional(tool.returns) if tool.returns is not None else None
+        return ret.name if isinstance(ret, A.NamedType) and ret.name in self.decl else None
 
     def natural_fields(self, ent: str) -> list[str]:
         """Fields a person can name a record by: scalars that are not keys, references or ids."""
@@ -194,9 +197,10 @@ class _Model:
                 continue
             if re.search(r"(^|_)(reason|note|notes|comment|text|body|description|content|message|resolution|args|query|pattern)$", norm(f.name)):
                 continue  # what was written about a record, not how its owner names it
-            if isinstance(t, A.PrimType) and t.name == "str" and topic_filler(f.name, [r[f.name] for r in (self.ents.get(ent) or {}).values() if r.get(f.name) is not None], ent):
+            present = [r[f.name] for r in (self.ents.get(ent) or {}).values() if r.get(f.name) is not None]
+            if isinstance(t, A.PrimType) and t.name == "str" and topic_filler(f.name, present, ent):
                 continue  # a string of unknown meaning filled with topic phrases: nothing a person names or asks
-            vals = [r.get(f.name) for r in (self.ents.get(ent) or {}).values() if isinstance(r.get(f.name), str)]
+            vals = [x for x in present if isinstance(x, str)]
             if vals and not re.search(r"file|document|attachment|media|upload|path", norm(ent)) and \
                     sum(bool(re.search(r"\.[a-z0-9]{2,4}$", x)) for x in vals) * 2 > len(vals):
                 continue  # "my subscriber with the eat.xls file": a file name names a file, not the record it hangs on
@@ -684,6 +688,12 @@ _BODY_PARAM = re.compile(r"^(body|data|input|params|payload|request|fields|prope
                          r"|_(data|input|body|params|payload|request|fields|attributes|details|info)$")
 _MAX_OPTIONAL = 2  # optional arguments one request sets
 
+
+def _one_more_optional(t: A.TypeExpr, n_set: int) -> bool:
+    """Whether a request that already sets `n_set` optional values asks for one more of type `t`:
+    a person asks for one or two things at once, and never flips an optional switch."""
+    return n_set < _MAX_OPTIONAL and strip_optional(t) != A.PrimType("bool")
+
 _OPENERS = ["I'd like to", "Could you please", "I want to", "Please"]
 _CANCEL_VERBS = {"cancel", "delete", "remove", "close", "revoke", "withdraw", "archive", "drop", "unsubscribe", "terminate", "discard"}
 _CHANGE_VERBS = {"change", "update", "modify", "set", "edit", "move", "rename", "replace", "patch", "switch"}
@@ -1111,7 +1121,7 @@ class _Sampler:
                     optional = f.default is not None or isinstance(f.type, A.OptionalType)
                     if optional and sc.rng.random() < 0.6:
                         continue
-                    if optional and (n_opt >= _MAX_OPTIONAL or strip_optional(f.type) == A.PrimType("bool")):
+                    if optional and not _one_more_optional(f.type, n_opt):
                         continue  # inside a request body too: one or two things asked for, no switches ("is default on")
                     n_opt += optional
                     self._parent = inner
@@ -1252,7 +1262,7 @@ class _Sampler:
             if "email" in n:
                 u = (self.m.ents.get(self.m.user) or {}).get(sc.ukey or "", {}) if self.m.user else {}
                 if not u and rec and any(isinstance(rec.get(f), str) for f in ("first_name", "firstName", "last_name", "lastName")):
-                    u = {"name": " ".join(str(rec.get(f)) for f in ("first_name", "firstName", "last_name", "lastName") if isinstance(rec.get(f), str))}
+                    u = {"name": _person_name({k: rec[k] for k in ("first_name", "firstName", "last_name", "lastName") if k in rec})}
                 who = (str(u.get("name") or u.get("first_name") or "me")).lower().replace(" ", ".")  # the person whose email it is
                 return f"{who}.{rng.choice(['home', 'work', 'new'])}@{rng.choice(['mail.com', 'inbox.org', 'post.net'])}"
             if self.m.user is None and (re.search(r"(observation|fact)$", n) or (n.endswith("content") and "observation" in text.lower())):
@@ -1342,7 +1352,7 @@ class _Sampler:
         order = [p for p in t.params if p not in optional] + sc.rng.sample(optional, len(optional))
         n_opt = 0
         for p in order:
-            if p in optional and (n_opt >= _MAX_OPTIONAL or strip_optional(p.type) == A.PrimType("bool")):
+            if p in optional and not _one_more_optional(p.type, n_opt):
                 continue  # an optional switch ("is primary off", "redirect new handle on") is the agent's business, not the ask
             r = self.arg(sc, t, p, target, said)
             if r is None:
@@ -1409,7 +1419,7 @@ class _Sampler:
             raise _Skip("nothing-to-change")  # "update the details of my project" with no detail
         after = ((sc.env.state.get("entities") or {}).get(ent) or {}).get(str(before.get(key))) or {}
         changed = [x for f, x in after.items() if before.get(f) != x]
-        flat = [x for f, v in ((f, x) for f, x in enumerate(changed)) for _, x in _scalar_items(str(f), v)]
+        flat = [x for v in changed for _, x in _scalar_items("", v)]
         for v in given:
             if not any(v == x or (isinstance(x, str) and isinstance(v, str) and v in x) for x in flat):
                 raise _Skip("said-unapplied")  # the user asked for it; the tool's model does not do it
@@ -1571,8 +1581,7 @@ class _Sampler:
         kind it makes and counts those with the new one's name (a lookup and a decision, where the bare
         create is a form filled in). Holds when none has it; when one does, the create is left out."""
         m = self.m
-        ret = strip_optional(t.returns) if t.returns is not None else None
-        ent = ret.name if isinstance(ret, A.NamedType) and ret.name in m.decl else None
+        ent = m.returned_entity(t)
         if ent is None:
             return None
         names = {f.name for f in m.decl[ent].fields}
@@ -1679,8 +1688,7 @@ class _Sampler:
                     c = pat.sub(lambda _m: "\x00", c, count=1)  # held apart: a described noun inside it stays
                 else:  # the record is not in the docs' sentence: a new one goes in it, a change is for it
                     c = f"{c} {'in' if kind == 'create' or self.m.kinds.get(t.name) == 'create' else 'for'} \x00"
-            ret = strip_optional(t.returns) if t.returns is not None else None
-            made = humanize(ret.name) if isinstance(ret, A.NamedType) and ret.name in self.m.decl and kind == "create" else ""
+            made = humanize(self.m.returned_entity(t) or "") if kind == "create" else ""
             for _, noun, words in list(described):
                 if noun == made:  # a new collection inside one the user names: the docs' "a new collection" is the new one
                     described.remove((_, noun, words))
@@ -2134,7 +2142,7 @@ def _spoken(v: Any) -> str:
     (an all-caps constant is the API's spelling, not the user's); anything else as `say` spells it."""
     s = say(v)
     if re.fullmatch(r"[a-z]+(?:[A-Z][a-z]+)+", s):  # `byDesign`, `inProgress`: the API's spelling of "by design"
-        return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", s).lower()
+        return humanize(norm(s))
     return s.lower().replace("_", " ") if re.fullmatch(r"[A-Z][A-Z0-9_]+", s) or re.fullmatch(r"[a-z_]+", s) else s
 
 

@@ -1739,7 +1739,6 @@ def _finish_entities(s: Schema) -> None:
 
 
 _NATURAL_KEY = re.compile(r"(^|_)(path|name|title|slug|email|url|file|filename|username|handle|label|tag|code|symbol)$")
-_WRITTEN = re.compile(r"(^|_)(text|body|content|contents|message|comment|note|notes|description|summary)$")
 
 
 def _nameless(e: Entity, fields: dict[str, Field]) -> bool:
@@ -1751,12 +1750,10 @@ def _nameless(e: Entity, fields: dict[str, Field]) -> bool:
         return False
     if is_person(e.name):
         return False  # a person's name comes in parts and from their own data (first/last, full_name): none made up
-    for f in fields.values():
+    for f in fields.values():  # any plain field tells the records apart (a message is told by what it says)
         t = f.type.inner if isinstance(f.type, A.OptionalType) else f.type
-        if isinstance(t, A.EnumType) or (isinstance(t, A.PrimType) and t.name in ("str", "int", "float")) and not _WRITTEN.search(snake(f.name)):
+        if isinstance(t, A.EnumType) or (isinstance(t, A.PrimType) and t.name in ("str", "int", "float")):
             return False
-        if isinstance(t, A.PrimType) and t.name == "str" and _WRITTEN.search(snake(f.name)):
-            return False  # a message is told by what it says
     return True
 
 
