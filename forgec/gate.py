@@ -73,6 +73,8 @@ REASONS: dict[str, str] = {
     "not-the-users-business": "the write acts on no record the user owns",
     "nothing-to-ask": "no read answers a question about the user's records",
     "no-referring-expression": "no attributes single the record out among the user's records",
+    "duplicate": "the same request as an earlier task",
+    "template-cap": "its template (the same calls, intent kinds and conditions) already has its share of the env's tasks",
 }
 
 # --------------------------------------------------------------------------- text: grammar data

@@ -83,11 +83,12 @@ class SampleConfig:
     merge_ratio: float = 0.3  # chance that a task merges a second walk into its DAG
     seed: int = 0
     max_attempts: int = 0  # 0 = 25 * tasks_per_env
+    family_share: float = 0.1  # most tasks of one template (the same calls, intent kinds and conditions): this share of tasks_per_env, at least 4
 
     def __post_init__(self) -> None:
         if self.tasks_per_env < 0 or self.min_calls < 1 or self.max_calls < self.min_calls:
             raise ValueError("need tasks_per_env >= 0 and 1 <= min_calls <= max_calls")
-        for k in ("reasoning_ratio", "write_ratio", "read_only_ratio", "merge_ratio"):
+        for k in ("reasoning_ratio", "write_ratio", "read_only_ratio", "merge_ratio", "family_share"):
             if not 0.0 <= getattr(self, k) <= 1.0:
                 raise ValueError(f"{k} must be in [0, 1]")
 

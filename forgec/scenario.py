@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import random
 import re
@@ -1154,9 +1155,12 @@ class _Sampler:
         (the search's own criteria first: "the flight from JFK to LAX on 2024-05-17 leaving at 09:00")."""
         m = self.m
         pre: tuple = ()
-        if ent in m.lister_all:
+        if ent in m.lister_all and ent in sc.lists:
+            lst = sc.lists[ent]  # already listed for this intent (its guard): an agent does not list again
+        elif ent in m.lister_all:
             name, r = sc.call(m.lister_all[ent], {}, plural(norm(ent)))
             lst = (A.Name(name), [x for x in r if isinstance(x, dict)])
+            sc.lists[ent] = lst
         else:
             found = self.search_for(sc, ent, rec)
             lst, pre = (found[0], found[1]) if found else (None, ())
@@ -2264,6 +2268,8 @@ def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Tool
     gate = Gate(env, module, world_state, s.m.writes, fresh=s.m.fresh)  # every task passes it, or is counted by reason
     max_attempts = cfg.max_attempts or 12 * max(1, cfg.tasks_per_env)
     seen: set[tuple] = set()
+    families: Counter = Counter()  # a benchmark wants many kinds of task, not one template filled 120 times
+    family_cap = max(4, math.ceil(cfg.family_share * cfg.tasks_per_env))
     counters: Counter = Counter()
     rejected: Counter = Counter()
     out: list[SampledBlueprint] = []
@@ -2302,6 +2308,11 @@ def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Tool
         if s.dictates_a_record_key(decl):  # "add a note to the document with id 25": nobody knows that
             rejected["dictated-id"] += 1
             continue
+        family = (tuple(n.tool for n in decl.nodes if isinstance(n, A.CallNode)), tuple((i.kind, bool(i.condition)) for i in sc.intents))
+        if families[family] >= family_cap:
+            rejected["template-cap"] += 1
+            continue
+        families[family] += 1
         _emit(s, env, cfg, decl, sc, attempts, counters, out)
     return SampleResult(out, dict(sorted(s.coverage.items())), dict(sorted(rejected.items())), attempts, 0)
 
