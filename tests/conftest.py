@@ -11,7 +11,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("DS_ACCELERATOR", "cpu")
 
 REPO = Path(__file__).resolve().parent.parent
-CORPUS = REPO.parent / "shared" / "corpus"
+# Real, public tool docs and data, copied unchanged into the repository (sources and licenses: tests/corpus/README.md).
+# The tests read them only through these three constants, never from outside the repository.
+CORPUS = REPO / "tests" / "corpus" / "core"  # 8 doc sets in 5 formats
+BROAD = REPO / "tests" / "corpus" / "broad"  # the broad corpus's doc sets that a test names
+TAU_DATA = REPO / "tests" / "corpus" / "tau_bench_data"  # tau-bench's airline/retail world data, *.json.gz
 EXAMPLES = REPO / "examples"
 
 
@@ -31,7 +35,7 @@ def repo() -> Path:
 
 @pytest.fixture
 def corpus() -> Path:
-    assert CORPUS.is_dir(), f"shared corpus missing at {CORPUS}"
+    assert CORPUS.is_dir(), f"test corpus missing at {CORPUS}"
     return CORPUS
 
 

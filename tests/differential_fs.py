@@ -25,9 +25,9 @@ import re
 import tempfile
 from pathlib import Path
 
+from conftest import CORPUS
 from mcpreal import McpServer
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 ENV_ROOT = "/project"
 
 

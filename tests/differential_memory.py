@@ -2,7 +2,7 @@
 
 `run_memory_scenarios()` runs the same call sequences on the npm server (over stdio, its graph
 in a fresh `MEMORY_FILE_PATH`) and on the env compiled from
-`../shared/corpus/mcp_server_memory/tools_list.json`, and compares after every call:
+`tests/corpus/core/mcp_server_memory/tools_list.json`, and compares after every call:
 
 * **errors**: both refuse the call, or neither does;
 * **result**: the env's return value against the server's `structuredContent`, as JSON, except
@@ -24,10 +24,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from conftest import CORPUS
 from mcpreal import McpServer
 
 REPO = Path(__file__).resolve().parent.parent
-CORPUS = REPO.parent / "shared" / "corpus"
 DOCS = CORPUS / "mcp_server_memory" / "tools_list.json"
 
 
@@ -183,7 +183,7 @@ def build_env_module(out_dir: Path) -> Any:
     from forgec.synth import synthesize
 
     if not DOCS.is_file():
-        raise RuntimeError(f"shared corpus missing: {DOCS}")
+        raise RuntimeError(f"test corpus missing: {DOCS}")
     envs, diags = read_paths([DOCS])
     decl, sd = synthesize(envs[0])
     text = lang.format(A.Module(file="env.forge", items=(decl,)))

@@ -3,8 +3,8 @@
 Checked against second sources: the rows against the task files themselves (`tasks/<env>.jsonl` read with the
 standard `json` module, compared value by value with types, so 100.0 never comes back as 100), the Arrow schema of
 every file against the column table written out here (docs/export.md), and the `prompt` column against the
-messages `forgec eval`'s episode loop hands an agent at its first turn. Builds: examples/, ../shared/corpus, and ten
-doc sets of ../shared/corpus-broad (some with no tasks at all), where `load_dataset("json", ...)` on the task files
+messages `forgec eval`'s episode loop hands an agent at its first turn. Builds: examples/, tests/corpus/core, and ten
+doc sets of tests/corpus/broad (some with no tasks at all), where `load_dataset("json", ...)` on the task files
 fails with mixed types.
 """
 
@@ -19,6 +19,7 @@ import datasets
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import BROAD, CORPUS
 from servekit import compile_examples
 
 from forgec.export.hf import row_to_task
@@ -28,8 +29,7 @@ from forgec.runtime.types import AgentReply
 from forgec.runtime.users import ScriptedUser
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
-BROAD = ["bfcl_calendar_events", "bfcl_repo_devops", "npm_doist_todoist_mcp", "npm_itseasy21_mcp_knowledge_graph", "npm_mcp_gsheets",
+BROAD_SETS = ["bfcl_calendar_events", "bfcl_repo_devops", "npm_doist_todoist_mcp", "npm_itseasy21_mcp_knowledge_graph", "npm_mcp_gsheets",
          "openapi_karakeep", "pypi_excel_mcp_server", "npm_todoist_mcp", "bfcl_image_actions", "pypi_opensearch_mcp_server_py"]
 
 S, B, I = pa.string(), pa.bool_(), pa.int64()
@@ -76,12 +76,6 @@ def compile_docs(out: Path, *inputs: Path, n: int = 8) -> Path:
 @pytest.fixture(scope="module")
 def examples_build(tmp_path_factory):
     return compile_examples(tmp_path_factory.mktemp("hf") / "build")
-
-
-def _shared(name: str) -> Path:
-    p = SHARED / name
-    assert p.is_dir(), f"{p} is missing: the shared corpora sit beside the checkout (README), as CI has them"
-    return p
 
 
 def check_export(build: Path, out: Path, cache: Path) -> datasets.Dataset:
@@ -154,22 +148,21 @@ def test_a_tampered_build_is_refused(examples_build, tmp_path):
 
 
 def test_shared_corpus_export_loads_where_the_json_loader_fails(tmp_path):
-    build = compile_docs(tmp_path / "b", _shared("corpus"))
+    build = compile_docs(tmp_path / "b", CORPUS)
     with pytest.raises(Exception):  # the issue: mixed JSON types across tasks and envs
         datasets.load_dataset("json", data_files=str(build / "tasks" / "*.jsonl"), split="train", cache_dir=str(tmp_path / "c0"))
     check_export(build, tmp_path / "hf", tmp_path / "cache")
 
 
 def test_broad_corpus_export_loads_and_round_trips(tmp_path):
-    broad = _shared("corpus-broad")
-    build = compile_docs(tmp_path / "b", *(broad / n for n in BROAD), n=40)
+    build = compile_docs(tmp_path / "b", *(BROAD / n for n in BROAD_SETS), n=40)
     ds = check_export(build, tmp_path / "hf", tmp_path / "cache")
     assert ds.num_rows > 0
-    assert len(list((tmp_path / "hf" / "data").glob("*.parquet"))) == len(BROAD)  # envs without tasks too (0 rows)
+    assert len(list((tmp_path / "hf" / "data").glob("*.parquet"))) == len(BROAD_SETS)  # envs without tasks too (0 rows)
 
 
 def test_a_build_without_tasks_exports_the_schema_and_says_it_cannot_be_loaded(tmp_path):
-    build = compile_docs(tmp_path / "b", _shared("corpus") / "mcp_server_time", n=4)
+    build = compile_docs(tmp_path / "b", CORPUS / "mcp_server_time", n=4)
     assert not (build / "tasks" / "mcp_server_time.jsonl").read_text().strip()  # this doc set gives no task
     r = forgec("export", "hf", str(build), "-o", str(tmp_path / "hf"))
     assert r.returncode == 0 and "warning[empty-build]" in r.stderr

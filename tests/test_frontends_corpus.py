@@ -1,4 +1,4 @@
-"""The frontends against real, public tool docs in ../shared/corpus (counts and types checked by hand)."""
+"""The frontends against real, public tool docs in tests/corpus/core (counts and types checked by hand)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ EXPECTED = {
     "mcp_server_git": (12, "mcp"),
     "mcp_server_time": (2, "mcp"),
     "mcp_server_sqlite": (6, "mcp"),
-    "mcp_server_filesystem": (14, "mcp"),  # counts from ../shared/corpus/README.md
+    "mcp_server_filesystem": (14, "mcp"),  # counts from tests/corpus/core/README.md
     "mcp_server_memory": (9, "mcp"),
     "openapi_jupyter_server": (32, "swagger"),
 }

@@ -55,15 +55,15 @@ def case_of(path: Path) -> str:
 
 
 def doc_input(path: Path, tmp_path: Path) -> Path:
-    """The doc file to read: the fixture itself, or a cut of a ../shared/corpus file.
+    """The doc file to read: the fixture itself, or a cut of a tests/corpus/core file.
 
     A `.cut.json` names a corpus file and the tools (or, for OpenAPI/Swagger, the paths)
-    to keep; the corpus is read at test time because it must not be copied into the repo."""
+    to keep; the cut is made at test time, so the corpus file stays the upstream file byte for byte."""
     if not path.name.endswith(".cut.json"):
         return path
     spec = json.loads(path.read_text(encoding="utf-8"))
     src = CORPUS / spec["source"]
-    assert src.is_file(), f"shared corpus file missing: {src}"
+    assert src.is_file(), f"test corpus file missing: {src}"
     data = yaml.safe_load(src.read_text(encoding="utf-8")) if src.suffix in (".yaml", ".yml") else json.loads(src.read_text(encoding="utf-8"))
     keep = spec["keep"]
     if isinstance(data, list):  # OpenAI function-calling list
@@ -95,7 +95,7 @@ def test_synth_golden(path: Path, tmp_path: Path, update_golden: bool) -> None:
 
 
 def test_synth_goldens_cover_every_doc_format(tmp_path: Path) -> None:
-    """The inputs are read as five formats, from examples/, the shared corpus and a hand-written file."""
+    """The inputs are read as five formats, from examples/, the test corpus and a hand-written file."""
     formats = {}
     for path in SYNTH_INPUTS:
         envs, _ = read_paths([doc_input(path, tmp_path)])

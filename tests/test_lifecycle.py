@@ -8,10 +8,11 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+from conftest import CORPUS
 from test_sql_differential import build
 
 REPO = Path(__file__).resolve().parent.parent
-JUPYTER = REPO.parent / "shared" / "corpus" / "openapi_jupyter_server"
+JUPYTER = CORPUS / "openapi_jupyter_server"
 VM = REPO / "tests" / "fixtures" / "lifecycle" / "vm_openapi.yaml"
 
 

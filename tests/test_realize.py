@@ -1,6 +1,6 @@
 """Realization from the docs' own language (forgec/realize.py, issue 21) and who asks (forgec/scenario.py).
 
-Every doc below is verbatim from a real doc set (../shared/corpus, ../shared/corpus-broad, the
+Every doc below is verbatim from a real doc set (tests/corpus: core/, broad/; the
 BFCL multi-turn style the issue's reviewer read); the expected phrases are written by hand: what
 a person would ask for, found by grammar (the sentence that describes an act, its main verb and
 object), never by the doc's first words.
@@ -12,6 +12,8 @@ import pytest
 
 from forgec.english import verb_base as base_form, verb_lemma
 from forgec.realize import clause, doc_verb, name_verb, sentences
+
+from conftest import BROAD, CORPUS
 
 _REAL = [
     # preambles and purpose openers are skipped, not spoken
@@ -120,15 +122,13 @@ def _scenario_model(build, env):
     # a customer of a shop / an airline: the user record asks (their orders, their reservations)
     ("tau_bench_retail", "tau_bench_retail", "User", None),
     # an email client's `Account` records are configured accounts, not customers: the mailbox owner asks
-    ("../corpus-broad/npm_icloud_mcp", "npm_icloud_mcp", None, "the owner of the"),
+    ("npm_icloud_mcp", "npm_icloud_mcp", None, "the owner of the"),
 ])
 def test_who_asks(name, env, user, owner, tmp_path):
     import subprocess
     import sys
-    from pathlib import Path
 
-    src = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / name
-    assert src.is_dir(), f"{src} is missing: the shared corpora sit beside the checkout, as CI has them"
+    src = CORPUS / name if (CORPUS / name).is_dir() else BROAD / name
     out = tmp_path / "b"
     r = subprocess.run([sys.executable, "-m", "forgec", "compile", str(src), "-o", str(out), "-q", "--tasks", "5"],
                        capture_output=True, text=True)

@@ -1,7 +1,7 @@
 """The loop `forgec serve` closes: a real MCP server's tools/list in, a served simulator of that server out.
 
 The real `@modelcontextprotocol/server-memory` (npm, tests/mcpreal.py) and
-`forgec serve` of a build compiled from its tools/list (the shared corpus) are
+`forgec serve` of a build compiled from its tools/list (tests/corpus/core) are
 driven by the same official `mcp` client with the same calls (the client checks
 structured results against the output schemas each server declares). Second source:
 the real server. Not compared (the simulator's own choices, listed so a change
@@ -48,7 +48,7 @@ SEQUENCE = [
 def memory_build(tmp_path_factory):
     out = tmp_path_factory.mktemp("mem") / "build"
     src = CORPUS / "mcp_server_memory" / "tools_list.json"
-    assert src.is_file(), f"shared corpus missing at {src}"
+    assert src.is_file(), f"test corpus missing at {src}"
     # AutoForge's walks: the subject here is the served simulator against the real server, and the walks call
     # every tool (user scenarios on this store are mostly dictated chains, which the scenario sampler refuses)
     r = subprocess.run([sys.executable, "-m", "forgec", "compile", str(src), "-o", str(out), "-n", "6", "-q", "--sampler", "walk"],

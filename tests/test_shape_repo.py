@@ -1,6 +1,6 @@
 """The repository shape (forgec/synth/shape_repo.py): a version-controlled repository's state
 (working tree, staging area, branches, commits, HEAD) read from two differently written docs,
-the MCP git server's tools/list (../shared/corpus) and an OpenAPI 3 VCS service written for
+the MCP git server's tools/list (tests/corpus/core) and an OpenAPI 3 VCS service written for
 this test (tests/fixtures/repo), with each operation checked on hand-computed states."""
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ from forgec.lang import ast as A
 from forgec.runtime.envrt import ToolError
 from forgec.synth import synthesize
 
+from conftest import CORPUS
+
 REPO = Path(__file__).resolve().parent.parent
-GIT = REPO.parent / "shared" / "corpus" / "mcp_server_git"
+GIT = CORPUS / "mcp_server_git"
 VCS = REPO / "tests" / "fixtures" / "repo" / "vcs_openapi.yaml"
 
 

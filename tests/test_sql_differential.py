@@ -24,8 +24,10 @@ from forgec.runtime.envrt import ToolError
 from forgec.stdlib import sql_state
 from forgec.synth import synthesize
 
+from conftest import CORPUS
+
 REPO = Path(__file__).resolve().parent.parent
-SQLITE_DOCS = REPO.parent / "shared" / "corpus" / "mcp_server_sqlite"
+SQLITE_DOCS = CORPUS / "mcp_server_sqlite"
 COMPANY = REPO / "tests" / "fixtures" / "sql" / "company_openai.json"
 
 DDL = ("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL, kind varchar(12) DEFAULT 'misc', "
@@ -279,5 +281,5 @@ def test_no_claim_without_a_sql_tool():
     from forgec.synth.shape_sql import claim
 
     for name in ("mcp_server_git", "mcp_server_time", "tau_bench_retail"):
-        envs, _ = read_paths([REPO.parent / "shared" / "corpus" / name])
+        envs, _ = read_paths([CORPUS / name])
         assert all(claim(e, frozenset()) is None for e in envs), name

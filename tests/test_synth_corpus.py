@@ -15,8 +15,8 @@ from forgec.frontends import read_paths
 from forgec.lang import ast as A
 from forgec.synth import synthesize
 
-REPO = Path(__file__).resolve().parent.parent
-CORPUS = REPO.parent / "shared" / "corpus"
+from conftest import BROAD, CORPUS, REPO
+
 SOURCES = sorted(p for p in CORPUS.iterdir() if p.is_dir()) + sorted(p for p in (REPO / "examples").glob("*.*") if p.suffix in (".json", ".yaml", ".yml", ".jsonl"))
 
 
@@ -68,7 +68,7 @@ def test_a_verb_last_tool_name_is_no_field_and_groups_do_not_merge():
     `erpnext_item_update(name, item_group, standard_rate, ...)`): 'update' is the tool's verb, not a field of Customer
     or Item. It was read as one, both tools' fields went into one `Update` record, and the env did not check
     (type-mismatch on both writes), so the doc set built nothing."""
-    src = REPO.parent / "shared" / "corpus-broad" / "npm_casys_mcp_erpnext"
+    src = BROAD / "npm_casys_mcp_erpnext"
     (env, decl, _sd, report), = pipeline(src)  # pipeline() asserts that it synthesizes, checks and verifies
     forge = lang.format(A.Module(file="erp.forge", items=(decl,)))
     assert "record Update " not in forge and "update: Update" not in forge
@@ -85,8 +85,6 @@ def _synth_check(src: Path):
     cd = lang.check([module])
     return decl, text, [d for d in sd + pd + cd if d.severity.value == "error"]
 
-
-BROAD = REPO.parent / "shared" / "corpus-broad"
 
 
 def test_paging_params_are_no_fields_of_the_records():

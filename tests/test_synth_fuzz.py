@@ -99,10 +99,9 @@ def test_output_independent_of_hash_seed():
         "import sys\nenvs,_=read_paths([Path(p) for p in sys.argv[1:]])\n"
         "print('\\n'.join(lang.format(A.Module(file='x.forge', items=(synthesize(e)[0],))) for e in envs))\n"
     )
-    from pathlib import Path
+    from conftest import CORPUS
 
-    corpus = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
-    args = [str(corpus / "tau_bench_retail"), str(corpus / "openapi_jupyter_server")]
+    args = [str(CORPUS / "tau_bench_retail"), str(CORPUS / "openapi_jupyter_server")]
     outs = []
     for seed in ("1", "2"):
         env = dict(os.environ, PYTHONHASHSEED=seed)

@@ -1,5 +1,5 @@
 """Path-addressed trees (forgec/synth/shape_tree.py) from two differently written sources: the
-MCP filesystem server's tools/list (../shared/corpus) and a BFCL-style shell API with a working
+MCP filesystem server's tools/list (tests/corpus/core) and a BFCL-style shell API with a working
 directory (tests/fixtures/tree/shell_bfcl.jsonl). Expected results are worked out by hand from
 the small tree below; the real MCP server is the second implementation in
 tests/test_differential_filesystem.py."""

@@ -10,6 +10,7 @@ import pytest
 from forgec.lang import ast as A
 from forgec.runtime.loader import BuildError, load, record_files
 from forgec.tasks import TASK_SCHEMA_VERSION, Task
+from conftest import CORPUS
 from runtime_build import make_build
 from test_lower import CANCEL, CHEAPEST, GET, PENDING, bp, lower
 
@@ -366,8 +367,7 @@ def test_dialogues_on_real_docs(corpus, tmp_path):
     tools/list, an OpenAPI spec): oracle 1.0, no user error, the order holds."""
     import forgec.build as B
 
-    src = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / corpus
-    assert src.is_dir(), f"the corpus is missing: {src} (see /work/shared/corpus/README.md)"
+    src = CORPUS / corpus
     # the memory store's user scenarios are dictated chains (refused, rubric 3): its dialogues are checked on walks
     sampler = "walk" if corpus == "mcp_server_memory" else "scenario"
     res = B.compile_build(B.CompileOptions(inputs=[src], out=tmp_path / "b", tasks_per_env=40, sampler=sampler))

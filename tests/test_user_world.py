@@ -8,6 +8,7 @@ written from the fixture files by hand."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -17,11 +18,11 @@ from forgec.build import CompileOptions, compile_build
 from forgec.codegen import load_env_module
 from forgec.userstate import learn, load_state
 
+from conftest import CORPUS, TAU_DATA
+
 HERE = Path(__file__).resolve().parent
 TELCO = HERE / "fixtures" / "user_state" / "telco"  # tool docs: customers with phone lines
 TELCO_DB = HERE / "fixtures" / "user_state" / "telco_db.json"  # the owner's world: links kept on the customer
-TAU = HERE.parent.parent / "shared" / "tau-bench" / "tau_bench" / "envs"
-CORPUS = HERE.parent.parent / "shared" / "corpus"
 
 
 def _compile(out: Path, state: Path, docs: Path = TELCO, env: str = "telco", n: int = 5):
@@ -147,7 +148,7 @@ def test_learned_types():
 def _tau_db(domain: str, files: tuple[str, ...], tmp: Path) -> Path:
     """τ-bench's world of a domain as its data/__init__.py loads it: one db.json of the data files."""
     f = tmp / f"{domain}_db.json"
-    f.write_text(json.dumps({n: json.loads((TAU / domain / "data" / f"{n}.json").read_text()) for n in files}, indent=2))
+    f.write_text(json.dumps({n: json.loads(gzip.decompress((TAU_DATA / domain / f"{n}.json.gz").read_bytes())) for n in files}, indent=2))
     return f
 
 
