@@ -2,7 +2,7 @@
 # Install the real MCP filesystem and memory servers (npm) that the differential tests
 # (tests/test_differential_*.py, bench/differential.py) run beside the envs forgec
 # synthesizes from their docs. Pinned to the versions whose tools/list is in
-# ../shared/corpus, so the docs and the implementation are the same release.
+# tests/corpus/core, so the docs and the implementation are the same release.
 #
 # Usage: bash scripts/setup_mcp_servers.sh [DIR]   (default: .mcp-servers in the repo root)
 # Prints DIR on its last line; export FORGEC_MCP_SERVERS=<that dir> (the tests default to it).
