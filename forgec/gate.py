@@ -74,7 +74,7 @@ REASONS: dict[str, str] = {
     "nothing-to-ask": "no read answers a question about the user's records",
     "no-referring-expression": "no attributes single the record out among the user's records",
     "duplicate": "the same request as an earlier task",
-    "template-cap": "its template (the same calls, intent kinds and conditions) already has its share of the env's tasks",
+    "template-cap": "its template (the same tools called in the same order) already has its share of the env's tasks",
 }
 
 # --------------------------------------------------------------------------- text: grammar data

@@ -133,6 +133,35 @@ def test_facts_said_once_and_ids_unknown(examples_build):
                         assert v not in ins, (ins, k, v)
 
 
+def _templates(blueprints) -> list[int]:
+    """How many blueprints share each sequence of called tools (counted from the blueprints' nodes)."""
+    from forgec.lang import ast as A
+
+    by: dict[tuple, int] = {}
+    for b in blueprints:
+        key = tuple(n.tool for n in b.decl.nodes if isinstance(n, A.CallNode))
+        by[key] = by.get(key, 0) + 1
+    return sorted(by.values(), reverse=True)
+
+
+def test_no_template_fills_the_env():
+    """A benchmark wants many kinds of task, not one template filled 120 times (review 10: 26 of 40
+    tasks from 4 families; slack gave 120 copies of one). With a 5% share of 80 tasks (cap 4), no
+    sequence of called tools holds more than 4; with the cap off, the same sampling holds more."""
+    from forgec.envsource import load_envs
+    from forgec.graph import build_graph
+    from forgec.sample import SampleConfig
+    from forgec.scenario import sample_scenarios
+
+    envs, diags = load_envs(ROOT / "examples" / "bookstore.yaml", with_module=True, seed=0, state_size=30)
+    le = envs[0]
+    g = build_graph(le.decl, exclude=le.exclude, writes=le.writes)
+    capped = sample_scenarios(le.decl, le.module, le.world, g, SampleConfig(tasks_per_env=80, seed=3, family_share=0.05))
+    free = sample_scenarios(le.decl, le.module, le.world, g, SampleConfig(tasks_per_env=80, seed=3, family_share=1.0))
+    assert _templates(capped.blueprints)[0] <= 4 and capped.rejected.get("template-cap", 0) > 0, _templates(capped.blueprints)
+    assert _templates(free.blueprints)[0] > 4 and "template-cap" not in free.rejected, _templates(free.blueprints)
+
+
 def test_conditions_about_a_third(examples_build):
     n = cond = 0
     for env in ("airline", "bookstore", "helpdesk"):
