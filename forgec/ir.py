@@ -85,6 +85,7 @@ class Field_(BaseModel):
     type: Type
     required: bool = False
     description: str = ""
+    read_only: bool = False  # JSON Schema `readOnly`: the server sets it; a request that sends it is ignored (OpenAPI 3)
 
 
 class Param(BaseModel):

@@ -100,6 +100,7 @@ _LABEL = re.compile(r"^([A-Za-z][A-Za-z ]{0,30}):\s*")
 _OPENER = re.compile(r"^(?:" + "|".join(E.PURPOSE_OPENERS) + r")\s+", re.I)
 _SELF_SUBJECT = re.compile(r"^(?:(?:this|the|that|it)\s+)?(?:[a-z]+\s+)?(?:" + "|".join(sorted(E.DOC_SELF_NOUNS)) + r")s?\s+|^(?:it|this)\s+", re.I)
 _MODAL = re.compile(r"^(?:can|may|will|shall|should|could|would|must)\s+", re.I)
+_IDENT_SUBJECT = re.compile(r"^(?:[A-Z][a-z0-9]+){2,}\s+|^[a-z][a-z0-9]*(?:_[a-z0-9]+)+\s+")  # "DeleteMemoView deletes ...", "get_user returns"
 _TOKEN = re.compile(r"[A-Za-z0-9][\w'\u2019./@#+-]*|[^\sA-Za-z0-9]")
 
 
@@ -121,6 +122,11 @@ def _peel(s: str) -> str:
             head = rest.split(" ", 1)[0] if rest else ""
             if head and (_MODAL.match(rest) or _OPENER.match(rest) or _adverb(head) or (is_verb(head) and head.lower() != verb_lemma(head))):
                 s = rest  # "This function removes", "The endpoint can ...", "This tool is used to"
+        m = _IDENT_SUBJECT.match(s)
+        if m:  # the operation's own name as the subject (gRPC-gateway style): "ListMemos lists memos"
+            head = s[m.end():].split(" ", 1)[0]
+            if head and is_verb(head) and head.lower() != verb_lemma(head):
+                s = s[m.end():]
         s = _MODAL.sub("", s)
         words = s.split(" ", 1)
         while len(words) == 2 and _adverb(words[0]) and not is_verb(words[0]):
@@ -238,5 +244,12 @@ def doc_verb(doc: str) -> str:
 
 
 def name_verb(name: str) -> str:
-    """The first word of a tool's name that is a verb: `git_reset` -> "reset", `Media_3_PlayMovie` -> "play"."""
+    """The first word of a tool's name that is a verb: `git_reset` -> "reset", `Media_3_PlayMovie` -> "play".
+    A service-qualified operation (`MemoViewService_DeleteMemoView`) names its act in its last
+    CamelCase part, which starts with the verb ("view" in "MemoView" is a noun there)."""
+    last = name.rsplit("_", 1)[-1]
+    if "_" in name and re.fullmatch(r"(?:[A-Z][a-z0-9]+){2,}", last):
+        v = verb_lemma(split_name(last)[0])
+        if v and v not in E.META_VERBS:
+            return v
     return next((v for w in split_name(name) if (v := verb_lemma(w)) and v not in E.META_VERBS), "")

@@ -23,6 +23,9 @@ _REAL = [
     ("This tool belongs to the travel system, which allows users to book flights, manage credit cards, and view budget "
      "information. Tool description: Book a flight given the travel information.", "book a flight"),
     ("This can be used to rename a session.", "rename a session"),
+    # the operation's own name as the subject (gRPC-gateway OpenAPI, openapi_memos)
+    ("DeleteMemoView deletes a memo view for a user.", "delete a memo view for a user"),
+    ("ListMemos lists memos with pagination and filter.", "list memos"),
     # third-person verbs with the tool as subject, adverbs, "the specified X"  (bfcl_dependency_track_access)
     ("This function permanently removes a user from the system. It requires the user's unique identifier to execute.",
      "remove a user from the system"),
@@ -85,6 +88,14 @@ def test_morphology_from_the_dictionary():
     assert verb_lemma("creates") == "create" and verb_lemma("created") is None and verb_lemma("listing") is None
     assert verb_lemma("status") is None and verb_lemma("the") is None
     assert name_verb("git_reset") == "reset" and name_verb("Media_3_PlayMovie") == "play" and name_verb("playwright_click") == "click"
+
+
+def test_verb_of_a_service_qualified_operation_name():
+    """`MemoViewService_DeleteMemoView` deletes ("view" is a noun there); plain names as before."""
+    from forgec.realize import name_verb
+
+    assert [name_verb(n) for n in ("MemoViewService_DeleteMemoView", "UserService_ListUserWebhooks", "Media_3_PlayMovie",
+                                   "git_reset", "delete_calendar_event")] == ["delete", "list", "play", "reset", "delete"]
 
 
 def test_deterministic():

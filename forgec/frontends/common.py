@@ -11,7 +11,7 @@ from forgec.ir import Param, Source, Tool, Type
 
 from . import codes
 from .loader import Doc, join_pointer
-from .schema import SchemaConverter, has_type_info, jsonable
+from .schema import SchemaConverter, has_type_info, jsonable, read_only, writable
 
 _NON_ID = re.compile(r"[^0-9A-Za-z_]+")
 
@@ -108,6 +108,8 @@ def object_params(
     for name, sub in props.items():
         name = str(name)
         p = join_pointer(pointer, "properties", name)
+        if read_only(sub):  # the server sets it; an input that takes it is documented as ignored
+            continue
         if isinstance(sub, dict) and not has_type_info(sub) and sub:
             diags.append(
                 warning(
@@ -142,7 +144,7 @@ def make_param(doc: Doc, name: str, t: Type, required: bool, schema: Any, pointe
     has_default = isinstance(schema, dict) and "default" in schema
     return Param(
         name=name,
-        type=t,
+        type=writable(t),
         required=required,
         default=jsonable(schema.get("default")) if has_default else None,
         has_default=has_default,

@@ -295,7 +295,7 @@ class SchemaConverter:
             for name, sub in props.items():
                 name = str(name)
                 t = self.convert(sub, join_pointer(pointer, "properties", name), root, root_pointer, depth + 1)
-                fields.append(Field_(name=name, type=t, required=name in required, description=t.description))
+                fields.append(Field_(name=name, type=t, required=name in required, description=t.description, read_only=read_only(sub)))
         elif props is not None:
             self.diags.append(error(codes.INVALID_SCHEMA, f"`properties` must be an object, found {_short(props)}", self.doc.span(join_pointer(pointer, "properties"))))
         items = None
@@ -316,6 +316,35 @@ class SchemaConverter:
         if items is None:
             return Type(kind="array", items=None, description=desc)
         return Type(kind="array", items=self.convert(items, join_pointer(pointer, "items"), root, root_pointer, depth + 1), description=desc)
+
+
+def read_only(schema: Any) -> bool:
+    """Whether a property schema says `readOnly: true`, itself or in an `allOf` part (`allOf: [$ref, {readOnly}]`)."""
+    if not isinstance(schema, dict):
+        return False
+    parts = schema.get("allOf") if isinstance(schema.get("allOf"), list) else []
+    return schema.get("readOnly") is True or any(isinstance(x, dict) and x.get("readOnly") is True for x in parts)
+
+
+def writable(t: Type) -> Type:
+    """The type a request may send: read-only properties dropped at every depth. OpenAPI: a
+    `readOnly` property "SHOULD NOT be sent as part of the request" (ids, counts, timestamps the
+    server keeps); a tool input that listed them would have users set a cycle's issue counts."""
+    if t.kind == "object" and any(f.read_only for f in t.fields):
+        t = t.model_copy(update={"fields": tuple(f for f in t.fields if not f.read_only)})
+    if t.kind == "object" and t.fields:
+        fields = tuple(f.model_copy(update={"type": writable(f.type)}) for f in t.fields)
+        if fields != t.fields:
+            t = t.model_copy(update={"fields": fields})
+    if t.kind == "array" and t.items is not None:
+        items = writable(t.items)
+        if items is not t.items:
+            t = t.model_copy(update={"items": items})
+    if t.kind == "union" and t.variants:
+        vs = tuple(writable(v) for v in t.variants)
+        if vs != t.variants:
+            t = t.model_copy(update={"variants": vs})
+    return t
 
 
 def _short(v: Any) -> str:
