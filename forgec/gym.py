@@ -41,6 +41,11 @@ from forgec.tasks import Task
 from forgec.runtime.users import ScriptedUser
 
 TRUNCATED = frozenset({END_MAX_TURNS, END_MAX_TOOL_CALLS, END_MAX_TOKENS})
+
+
+class EpisodeStopped(Exception):
+    """Thrown into the episode loop by `ForgecEnv.end_episode`: the host stopped the episode before it ended."""
+
 MAX_TEXT = 1 << 22  # characters of an observation or action (4 Mi)
 
 
@@ -317,24 +322,40 @@ class ForgecEnv(gym.Env):
         """The current task's tool schemas (OpenAI format), for a model's chat template."""
         return self.build.envs[self.task.env].TOOLS if self.task else []
 
+    def end_episode(self, reason: str) -> None:
+        """End the current episode now, scored on the state it reached, as `forgec eval` scores an episode that ends on
+        an error (`end_reason` "error", `error` "EpisodeStopped: <reason>"): for a host loop that stops before the
+        episode does (an adapter's own turn limit or timeout). An episode that already ended is left as it is."""
+        if self._done or self._gen is None:
+            return
+        try:
+            req = self._gen.throw(EpisodeStopped(reason))
+            while True:  # only the judge can still be asked
+                req = self._gen.send(self._answer(req))
+        except StopIteration:
+            self._done = True
+            self._gen = None
+
     def _advance(self, answer: Any, first: bool = False) -> None:
         """Send the agent's answer, then play the user (and judge) until the agent must speak again or the episode ends."""
         try:
             req = next(self._gen) if first else self._gen.send(answer)
             while req[0] != "agent":
-                kind, msgs = req
-                try:
-                    if kind == "user":
-                        u = self._user
-                        ans = u.reply_sync(msgs) if hasattr(u, "reply_sync") else _run(u.reply(msgs))
-                    else:
-                        ans = self.judge.judge_sync(self.task, msgs) if hasattr(self.judge, "judge_sync") else _run(self.judge.judge(self.task, msgs))
-                except Exception as e:  # noqa: BLE001 - a failing party ends the episode, recorded (as in forgec eval)
-                    ans = EpisodeFailure(e)
-                req = self._gen.send(ans)
+                req = self._gen.send(self._answer(req))
         except StopIteration:
             self._done = True
             self._gen = None
+
+    def _answer(self, req: tuple[str, Any]) -> Any:
+        """The user's (or judge's) answer to the episode loop's request; a failing party's exception as EpisodeFailure."""
+        kind, msgs = req
+        try:
+            if kind == "user":
+                u = self._user
+                return u.reply_sync(msgs) if hasattr(u, "reply_sync") else _run(u.reply(msgs))
+            return self.judge.judge_sync(self.task, msgs) if hasattr(self.judge, "judge_sync") else _run(self.judge.judge(self.task, msgs))
+        except Exception as e:  # noqa: BLE001 - a failing party ends the episode, recorded (as in forgec eval)
+            return EpisodeFailure(e)
 
     def _obs(self) -> str:
         return json.dumps(self.episode.messages, ensure_ascii=False)
@@ -396,4 +417,4 @@ def make_vector(build: str | Path, num_envs: int, tasks: list[str] | None = None
 # Gymnasium 1.x reads no plugin entry points). The string entry point keeps the spec picklable for vector envs.
 gym.register(id="forgec/Task-v0", entry_point="forgec.gym:ForgecEnv", disable_env_checker=True)
 
-__all__ = ["ChatText", "ForgecEnv", "TaskCycle", "make_vector", "parse_action", "reply_to_action", "to_openai_message"]
+__all__ = ["ChatText", "EpisodeStopped", "ForgecEnv", "TaskCycle", "make_vector", "parse_action", "reply_to_action", "to_openai_message"]
