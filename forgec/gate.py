@@ -25,6 +25,7 @@ The checks, in the order `check` runs them (cheapest first):
 | `undone-write`       | a later write restores a value an earlier write changed                              |
 | `repeated-write`     | the same write twice, or one tool setting the same field of the same record again    |
 | `value-outside-docs` | a written value lies outside the docs' enum, listed values or numeric bounds         |
+| `said-ignored`       | the user dictates an argument the tool never reads (the end state cannot show it)     |
 
 `Lifecycle` derives which states are final: from the env's tools (a tool that moves a record's
 state field to a value by a literal `set`, under `require` preconditions on that field), and from
@@ -61,6 +62,7 @@ REASONS: dict[str, str] = {
     "undone-write": "a later write undoes an earlier one",
     "repeated-write": "a write is repeated",
     "value-outside-docs": "a written value is outside the docs' enum or bounds",
+    "said-ignored": "the user dictates an argument the tool never reads, so the end state cannot show it",
     # the scenario sampler's, before the gate: explained here so `forgec stats` says them in words
     # ("no-intent:unfillable-argument": no intent could be made, most often for that reason)
     "docs-no-act": "no sentence of the tool's docs describes an act (only preambles, notes, return values)",
@@ -387,6 +389,7 @@ class Gate:
         self.tool_names = sorted(t.name for t in self.env.tools)
         self.tools = {t.name: t for t in self.env.tools}
         self.ents = {e.name: e for e in self.env.entities}
+        self._reads: dict[str, frozenset[str]] = {}
 
     def check(self, c: Candidate) -> str | None:
         """The first reason the task fails, or None when it passes every check."""
@@ -403,11 +406,21 @@ class Gate:
         trace = self.replay(c.writes)
         if trace is None:
             return None  # the sampler already ran these writes; a replay that fails is its business
+        why = check_ignored(c, self)
+        if why:
+            return why
         for fn in (check_final, check_undone, check_repeated, check_values):
             why = fn(c, self, trace)
             if why:
                 return why
         return None
+
+    def reads(self, t: A.ToolDecl) -> frozenset[str]:
+        """The parameter names a tool's body refers to (computed once per tool)."""
+        got = self._reads.get(t.name)
+        if got is None:
+            got = self._reads[t.name] = frozenset(x.id for x in A.walk(t.body) if isinstance(x, A.Name))
+        return got
 
     def replay(self, writes: list[tuple[str, dict]]) -> list[tuple[str, dict, dict, dict, list]] | None:
         """(tool, args, state before, state after, diff) of each write, run from the world state.
@@ -556,6 +569,23 @@ def dictates_an_id(c: Candidate) -> bool:
             return any(said_ids(f.name, f.value) for f in e.fields)
         return bool(_ID_ARG.search(norm(name))) and isinstance(e, A.Attr) and isinstance(e.obj, A.Name) and e.obj.id == "user"
     return any(said_ids(a.name, a.value) for n in c.nodes if isinstance(n, A.CallNode) for a in n.args)
+
+
+def check_ignored(c: Candidate, g: Gate) -> str | None:
+    """`said-ignored`: every argument the user dictates to a write is one its tool reads. A value
+    the tool never looks at (the shape's `top` an env does not keep) is asked for and then lost: the
+    checked end state cannot tell whether the agent passed it (review 10: "gold drops top")."""
+    for n in c.nodes:
+        if not isinstance(n, A.CallNode) or not g.writes.get(n.tool):
+            continue
+        t = g.tools.get(n.tool)
+        if t is None or t.body is None:
+            continue  # a python body: what it reads is not visible here
+        read = g.reads(t)
+        for a in n.args:
+            if a.name not in read and any(isinstance(x, A.Name) and x.id == "user" for x in A.walk(a.value)):
+                return "said-ignored"
+    return None
 
 
 def check_final(c: Candidate, g: Gate, trace: list) -> str | None:

@@ -17,7 +17,7 @@ import pytest
 
 from forgec import lang
 from forgec.gate import (Candidate, Gate, Lifecycle, check_dictated, check_pipeline, check_preamble, check_sources,
-                         check_tool_words, check_verb_phrases, documented_bounds, documented_values, verb_phrase)
+                         check_ignored, check_tool_words, check_verb_phrases, documented_bounds, documented_values, verb_phrase)
 from forgec.lang import ast as A
 
 from conftest import CORPUS
@@ -170,6 +170,21 @@ def test_lifecycle_from_the_tools():
     assert lc.final_state("close_ticket", "Ticket", {"status": "resolved"}) is None
 
 
+def test_an_argument_the_tool_never_reads_is_not_dictated():
+    """`said-ignored`: "resolve my ticket with the note 'fixed'" when resolve_ticket drops `note`:
+    the end state cannot show the note (review 10's add_shape that kept no `top`). A looked-up
+    argument the tool ignores is the agent's business, not a dictated value."""
+    src = _TICKETS.replace('tool resolve_ticket(ticket_id: Ticket "The ticket.")', 'tool resolve_ticket(ticket_id: Ticket "The ticket.", note: str? = null "A note.")')
+    env = _env(src)
+    g = Gate.__new__(Gate)
+    g.tools, g.writes, g._reads = {t.name: t for t in env.tools}, {"resolve_ticket": True}, {}
+    found = A.CallNode("mine", "list_tickets", ())
+    said = A.CallNode("done", "resolve_ticket", (A.Arg("ticket_id", A.Attr(A.Name("mine"), "ticket_id")), A.Arg("note", _user_attr("note"))))
+    assert check_ignored(_cand("x", nodes=[found, said]), g) == "said-ignored"
+    looked = A.CallNode("done", "resolve_ticket", (A.Arg("ticket_id", _user_attr("ticket_id")), A.Arg("note", A.Attr(A.Name("mine"), "subject"))))
+    assert check_ignored(_cand("x", nodes=[found, looked]), g) is None  # ticket_id is read; the note is no user fact
+
+
 def test_lifecycle_free_status_means_no_final_state():
     """A tool that sets the status from an argument lets the docs move it anywhere: nothing is final."""
     src = _TICKETS.replace('''  tool set_subject(''', '''  tool set_status(ticket_id: Ticket "The ticket.", status: enum("open", "resolved", "closed") "The status.") -> Ticket
@@ -314,7 +329,7 @@ def test_stats_say_why_an_env_yields_few_tasks():
         "c": {"tasks": 0, "has_write": False, "sampler_rejected": {"nothing-to-ask": 300}},
     })
     assert lines == ["a: 7 tasks; most rejected: dictated-call 1068 (no lookup or decision: the user dictates every argument); "
-                     "no-verb-phrase 164 (an intent is not a verb phrase); duplicate 3"]
+                     "no-verb-phrase 164 (an intent is not a verb phrase); duplicate 3 (the same request as an earlier task)"]
 
 
 def test_a_doc_that_opens_with_its_values_lists_them():

@@ -261,3 +261,22 @@ def test_a_request_headed_by_a_light_verb_is_no_verb_phrase():
         assert not verb_phrase(bad), bad
     for good in ("cancel my order", "add a tag to my task", "update the settings of my board"):
         assert verb_phrase(good), good
+
+
+def test_a_suffixed_body_holds_the_records_fields_and_a_fractional_top_is_a_position():
+    """Plane's `create_cycle(project_id, cycle_data: {...})`: `cycle_data` is the request body, so the
+    cycle's fields are its fields (before: one `cycle_data` field the create left empty). A float
+    `top` beside `left` is where a shape sits; an integer `top` on a listing is OData's page size."""
+    from forgec.synth.schema import is_modifier
+
+    body = ir.Type(kind="object", fields=(ir.Field_(name="name", type=S, required=True), ir.Field_(name="start_date", type=S)))
+    env = ir.Environment(name="plan", tools=(
+        _tool("create_cycle", "Create a new cycle", [("project_id", S, True, "Project ID"), ("cycle_data", body, True, "")]),
+        _tool("list_cycles", "List cycles", [("project_id", S, True, "Project ID")]),
+        _tool("get_project", "Get a project", [("project_id", S, True, "")]),
+    ))
+    s = infer_schema(env)
+    assert {"name", "start_date"} <= set(s.entities["Cycle"].fields) and "cycle_data" not in s.entities["Cycle"].fields
+    num, whole = ir.Type(kind="number"), ir.Type(kind="integer")
+    assert not is_modifier(ir.Param(name="top", type=num, description="Top"))
+    assert is_modifier(ir.Param(name="top", type=whole, description="Top"))

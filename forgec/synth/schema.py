@@ -82,10 +82,13 @@ def is_modifier(p: ir.Param) -> bool:
     rather than naming a field of the records."""
     if p.type.values and {str(x).lower() for x in p.type.values} <= {"asc", "desc", "ascending", "descending"}:
         return True  # a sort direction
+    if p.type.kind == "number" and snake(p.name) in _CURSOR_WORDS:
+        return False  # a fractional `top` is a position (a shape's top edge), never a count of results
     return shapes_request(p.name, p.description or "", p.type.kind in ("integer", "number", "string"))
 
 
 _PAGING = {"page", "offset", "cursor", "page_number", "page_token"}
+_CURSOR_WORDS = {"after", "before", "skip", "top"}  # OData/Stripe cursors by name, but also plain words
 
 
 def pages_with(t: ir.Tool, p: ir.Param) -> bool:
@@ -1453,10 +1456,12 @@ def _return_owner(s: Schema, v: ToolView, names: list[str]) -> str | None:
 
 def is_body(v: ToolView, p: ir.Param) -> bool:
     """Whether an object param is the request body whose fields are the record's: named as a body
-    (`body`, `payload`), sent as one, or named as the record itself (`create_project(project: {...})`)."""
+    (`body`, `payload`, `issue_data`), sent as one, or named as the record itself (`create_project(project: {...})`)."""
     if not (p.type.kind == "object" and p.type.fields):
         return False
-    return p.name in BODY_PARAMS or p.location == "body" or (v.target is not None and tokens(singular(p.name)) == tokens(v.target))
+    toks = tokens(p.name)
+    return (p.name in BODY_PARAMS or p.location == "body" or (v.target is not None and tokens(singular(p.name)) == tokens(v.target))
+            or (len(toks) >= 2 and toks[-1] in BODY_PARAMS))  # `issue_data`, `cycle_payload`: the record's fields, sent as one
 
 
 def flat_params(v: ToolView):
