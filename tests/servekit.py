@@ -35,10 +35,11 @@ def compile_examples(out: Path, n: int = 8) -> Path:
     return out
 
 
-def stdio_client(build: Path, *args: str) -> Client:
+def stdio_client(build: Path, *args: str, **client_kwargs) -> Client:
+    """`forgec serve BUILD ARGS` over stdio, started by the SDK client (`client_kwargs`: the Client's, e.g. message_handler)."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "FORGEC_SERVE_EVAL_TOKEN": TOKEN}
     return Client(StdioServerParameters(command=sys.executable, args=["-m", "forgec", "serve", str(build), *args], env=env,
-                                        cwd=str(REPO)))
+                                        cwd=str(REPO)), **client_kwargs)
 
 
 async def eval_request(client: Client, method: str, **params) -> dict:

@@ -300,7 +300,8 @@ def test_http_task_from_the_url(build_dir, build):
     (["--env", "airlines"], 1, "error[unknown-env]"),
     (["--task", "airline/nope"], 1, "error[unknown-task]"),
     (["--env", "helpdesk", "--task", "AIRLINE"], 1, "error[unknown-task]"),
-    ([], 2, "name one with --env"),
+    (["--user", "llm"], 2, "--user llm needs --user-base-url"),  # (no --env on a multi-env build serves them all: test_serve_multi.py)
+    (["--judge", "gpt"], 2, "unknown --judge 'gpt'"),
     (["--env", "airline", "--port", "70000"], 2, "--port must be between"),
     (["--env", "airline", "--docs", "/nonexistent/tools.json"], 2, "--docs: no such file"),
 ])

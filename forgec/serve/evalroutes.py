@@ -4,12 +4,20 @@ The agent talks MCP on `/mcp`; the harness (trainer, evaluator) uses these
 routes on the same server, keyed by the MCP session id (the `Mcp-Session-Id`
 response header of the agent's connection):
 
-    GET    /forgec/tasks                      task ids, instructions and user facts of the env
-    GET    /forgec/sessions                   open sessions (id, task, calls, tool errors)
+    GET    /forgec/tasks                      task ids, envs, instructions and user facts (?env=NAME: one env's)
+    GET    /forgec/sessions                   open sessions (id, env, task, calls, tool errors, episode)
     POST   /forgec/sessions/{id}/reset        {"task": ID | null}: the session's env at that task's initial state
     GET    /forgec/sessions/{id}/state        state hash and diff from the initial state (?full=1: the state too)
     POST   /forgec/sessions/{id}/score        {"said": TEXT} or {"messages": [...]}: reward as `forgec eval` computes it
     DELETE /forgec/sessions/{id}              forget the session's env
+
+Episode mode (`episodes.py`): the episode `forgec eval` runs, the agent's tool calls arriving on `/mcp/<env>?session=ID`:
+
+    POST   /forgec/episode                    {"task": ID, "session": ID?}: start; eval's first-turn messages and tools
+    POST   /forgec/episode/{id}/say           {"content": TEXT}: an assistant message whose tool calls follow
+    POST   /forgec/episode/{id}/user_turn     {"content": TEXT}: an assistant message for the user; the user's answer
+    POST   /forgec/episode/{id}/score         the reward `forgec eval` gives the episode, the judge, the episode record
+    GET    /forgec/episode/{id}               the transcript so far
 
 The channel is closed by default (issue 25: an agent under training whose tool
 calls or code can reach the score and the gold state is reward hacking by
@@ -25,6 +33,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -33,9 +42,15 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from forgec.runtime.loader import BuildError
+from forgec.serve.episodes import check_session_id, episode_session, start_episode
 from forgec.serve.sessions import SessionError, SessionTable, said_to_user
 
-_STATUS = {"unknown-session": 404, "session-expired": 410, "server-full": 503, "client-full": 429, "session-exists": 409}
+_STATUS = {"unknown-session": 404, "session-expired": 410, "server-full": 503, "client-full": 429, "session-exists": 409,
+           "no-episode": 409, "no-env": 400}
+
+
+class _BadRequest(ValueError):
+    """A body the route cannot use (400), as opposed to a request the session's state refuses (409)."""
 
 
 def _err(status: int, message: str, code: str | None = None) -> JSONResponse:
@@ -66,7 +81,6 @@ def routes(table: SessionTable, token: str, security: Any = None,
     Content-Type); `transport_has(sid)`: whether the MCP transport issued `sid` (so reset may make its env)."""
     if not token:
         raise ValueError("the evaluation channel needs a token")
-    world = table.world
     bearer = f"Bearer {token}"
 
     def guard(fn):
@@ -84,6 +98,8 @@ def routes(table: SessionTable, token: str, security: Any = None,
                 return _err(_STATUS.get(e.code, 400), e.message, e.code)
             except BuildError as e:
                 return _err(404 if e.code in ("unknown-task", "unknown-env") else 500, f"{e.message} ({e.help})")
+            except _BadRequest as e:
+                return _err(400, str(e))
             except ValueError as e:
                 return _err(409, str(e))
             except RecursionError:
@@ -91,8 +107,9 @@ def routes(table: SessionTable, token: str, security: Any = None,
         return wrapped
 
     async def tasks(request: Request):
-        return JSONResponse([{"id": t.id, "instruction": t.instruction, "user": t.user.model_dump(mode="json"),
-                              "read_only": t.read_only} for t in world.build.tasks if t.env == world.name])
+        from forgec.serve.server import tasks_listing
+
+        return JSONResponse(tasks_listing(table, request.query_params.get("env")))
 
     async def sessions(request: Request):
         return JSONResponse(table.list())
@@ -104,12 +121,13 @@ def routes(table: SessionTable, token: str, security: Any = None,
         tid = body.get("task")
         if tid is not None and not isinstance(tid, str):
             return _err(400, "task must be a task id string or null")
-        task = world.task(tid) if tid else None
         sid = request.path_params["sid"]
         if not table.held(sid) and transport_has(sid):  # an MCP session that made no tool request yet
+            task = table.task(tid) if tid else None
             s = table.create(sid, task=task, client=request.client.host if request.client else "")
         else:
             s = table.get(sid)
+            task = s.world.task(tid) if tid else None  # a session keeps its env (its client listed that env's tools)
         s.reset(task)
         return JSONResponse(s.state())
 
@@ -135,8 +153,70 @@ def routes(table: SessionTable, token: str, security: Any = None,
     async def drop(request: Request):
         return JSONResponse({"dropped": table.drop(request.path_params["sid"])})
 
+    async def episode_start(request: Request):
+        body = await _body(request)
+        if isinstance(body, JSONResponse):
+            return body
+        tid, sid = body.get("task"), body.get("session")
+        if not isinstance(tid, str) or not tid:
+            return _err(400, 'start an episode with {"task": "<env>/<blueprint>", "session": ID (optional)}')
+        if sid is None:
+            sid = uuid.uuid4().hex
+        try:
+            check_session_id(sid)
+            task = table.task(tid)
+        except ValueError as e:
+            raise _BadRequest(str(e)) from None
+        try:
+            s, first = await start_episode(table, sid, task, client=request.client.host if request.client else "",
+                                           max_turns=body.get("max_turns"), max_tool_calls=body.get("max_tool_calls"))
+        except ValueError as e:
+            raise _BadRequest(str(e)) from None
+        return JSONResponse({**first, "mcp": f"/mcp/{s.world.name}?session={sid}"})
+
+    def _content(body: dict) -> str:
+        c = body.get("content")
+        if not isinstance(c, str):
+            raise _BadRequest('send {"content": TEXT}, the assistant message\'s text ("" for none)')
+        return c
+
+    async def episode_say(request: Request):
+        body = await _body(request)
+        if isinstance(body, JSONResponse):
+            return body
+        sid = request.path_params["sid"]
+        s = episode_session(table, sid)
+        return JSONResponse({"session": sid, **s.episode.say(_content(body))})
+
+    async def episode_user_turn(request: Request):
+        body = await _body(request)
+        if isinstance(body, JSONResponse):
+            return body
+        sid = request.path_params["sid"]
+        s = episode_session(table, sid)
+        return JSONResponse({"session": sid, **await s.episode.user_turn(_content(body))})
+
+    async def episode_score(request: Request):
+        body = await _body(request)
+        if isinstance(body, JSONResponse):
+            return body
+        sid = request.path_params["sid"]
+        s = episode_session(table, sid)
+        return JSONResponse({"session": sid, **await s.episode.score(s.world.build, s.env)})
+
+    async def episode_get(request: Request):
+        sid = request.path_params["sid"]
+        s = episode_session(table, sid)
+        return JSONResponse({"session": sid, **s.episode.status(), "messages": s.episode.ep.messages})
+
     base = "/forgec/sessions/{sid}"
+    ep = "/forgec/episode/{sid}"
     return [
+        Route("/forgec/episode", guard(episode_start), methods=["POST"]),
+        Route(f"{ep}/say", guard(episode_say), methods=["POST"]),
+        Route(f"{ep}/user_turn", guard(episode_user_turn), methods=["POST"]),
+        Route(f"{ep}/score", guard(episode_score), methods=["POST"]),
+        Route(ep, guard(episode_get), methods=["GET"]),
         Route("/forgec/tasks", guard(tasks), methods=["GET"]),
         Route("/forgec/sessions", guard(sessions), methods=["GET"]),
         Route(f"{base}/reset", guard(reset), methods=["POST"]),

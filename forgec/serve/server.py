@@ -35,6 +35,7 @@ import mcp_types as types
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from pydantic import ConfigDict
 
 import forgec
 from forgec.runtime.loader import BuildError
@@ -43,7 +44,12 @@ from forgec.serve.sessions import Session, SessionError, SessionTable, said_to_u
 from forgec.serve.docmeta import doc_meta
 
 STDIO_SESSION = "stdio"
-EVAL_METHODS = ("forgec/reset", "forgec/state", "forgec/score")
+EVAL_METHODS = ("forgec/reset", "forgec/state", "forgec/score", "forgec/tasks", "forgec/episode/start", "forgec/episode/say",
+                "forgec/episode/user_turn", "forgec/episode/score")
+ENV_SEP = "__"  # a multi-env stdio server names a tool <env>__<tool> until the client plays a task
+SESSION_PARAM = "session"  # /mcp?session=ID: attach the MCP client to a session the harness started (episode mode)
+SESSION_HEADER = "forgec-session"  # the same as a header
+SESSION_META = "forgec/session"  # the same as a request's _meta key
 
 
 def mcp_tools(tools: list[dict], kinds: dict[str, str], meta: dict[str, dict] | None = None) -> list[types.Tool]:
@@ -88,66 +94,226 @@ def _session_id(ctx: Any) -> str:
     return sid
 
 
+def _path_env(ctx: Any) -> str | None:
+    """The env an HTTP request's path names (`/mcp/<env>`), None on `/mcp` and over stdio."""
+    req = ctx.request
+    return req.path_params.get("env") if req is not None else None
+
+
+def attached_session(ctx: Any) -> str | None:
+    """The session id a harness attached this MCP request to: `?session=ID` in the URL the client connected to,
+    an `Forgec-Session: ID` header, or `_meta: {"forgec/session": ID}` on the request; None when none."""
+    req = ctx.request
+    sid = None
+    if req is not None:
+        sid = req.query_params.get(SESSION_PARAM) or req.headers.get(SESSION_HEADER)
+    meta = getattr(ctx, "meta", None)
+    if not sid and isinstance(meta, dict):
+        sid = meta.get(SESSION_META)
+    if sid is not None and not isinstance(sid, str):
+        raise MCPError(types.INVALID_PARAMS, f"_meta[{SESSION_META!r}] must be a session id string")
+    return sid or None
+
+
 def _task_from_query(ctx: Any, table: SessionTable):
     req = ctx.request
     tid = req.query_params.get("task") if req is not None else None
     if not tid:
         return None
     try:
-        return table.world.task(tid)
+        return table.task(tid)
     except BuildError as e:
         raise MCPError(types.INVALID_PARAMS, f"{e.message} ({e.help})") from None
 
 
+def _mcp_error(e: Exception) -> MCPError:
+    if isinstance(e, SessionError):
+        return MCPError(types.INVALID_REQUEST, f"{e.message} [{e.code}]")
+    return MCPError(types.INVALID_PARAMS, f"{e.message} ({e.help})")  # BuildError
+
+
+def _same_env(s: Session, env: str | None, how: str) -> Session:
+    if env is not None and s.world.name != env:
+        raise MCPError(types.INVALID_REQUEST, f"{how} is a session of the {s.world.name} environment, not {env}: "
+                                              f"connect to /mcp/{s.world.name} [wrong-env]")
+    return s
+
+
 def session_for(ctx: Any, table: SessionTable) -> Session:
-    """The session of this MCP request: made at its first request, an error once the table let it go."""
-    sid = _session_id(ctx)
-    client = ctx.request.client.host if ctx.request is not None and ctx.request.client else ""
+    """The session of this MCP request: the one a harness attached it to (`attached_session`), else the MCP
+    session's own, made at its first request (in the env of the path, of `?task=`, or the only one) and an error
+    once the table let it go. A session keeps its env: a request on another env's path is an error."""
+    env = _path_env(ctx)
     try:
-        return table.open(sid, lambda: _task_from_query(ctx, table), client)
-    except SessionError as e:
-        raise MCPError(types.INVALID_REQUEST, f"{e.message} [{e.code}]") from None
+        attached = attached_session(ctx)
+        if attached is not None:
+            return _same_env(table.get(attached), env, f"session {attached!r}")
+        sid = _session_id(ctx)
+        client = ctx.request.client.host if ctx.request is not None and ctx.request.client else ""
+        world = table.world_named(env) if env is not None else None
+        s = table.open(sid, lambda: _task_from_query(ctx, table), client, world=world)
+    except (SessionError, BuildError) as e:
+        raise _mcp_error(e) from None
+    return _same_env(s, env, "this MCP session")
 
 
 class _EvalParams(types.RequestParams):
-    """Params of the stdio evaluation requests (`forgec/reset`: task; `forgec/score`: said or messages; `forgec/state`: full)."""
+    """Params of the stdio evaluation requests (`forgec/reset`: task; `forgec/score`: said or messages; `forgec/state`:
+    full; `forgec/tasks`: env; `forgec/episode/*`: session, task, content, max_turns, max_tool_calls)."""
+
+    model_config = ConfigDict(alias_generator=None, populate_by_name=True)  # the names as written (max_turns), as over HTTP
 
     task: str | None = None
     said: str | None = None
     messages: list[dict] | None = None
     full: bool = False
     token: str | None = None
+    session: str | None = None
+    content: str | None = None
+    env: str | None = None
+    max_turns: int | None = None
+    max_tool_calls: int | None = None
+
+
+class _Catalog:
+    """The MCP tools of every served env (name -> list), their output-schema validators, and for a multi-env stdio
+    connection not yet playing a task, all of them named `<env>__<tool>`."""
+
+    def __init__(self, table: SessionTable, docs: list | None):
+        self.tools: dict[str, list[types.Tool]] = {}
+        self.validators: dict[str, dict[str, Any]] = {}
+        for name, w in table.worlds.items():
+            meta = doc_meta(w.build, name, w.tools, docs)
+            self.tools[name] = mcp_tools(w.tools, getattr(w.module, "TOOL_KINDS", {}) or {}, meta)
+            self.validators[name] = _output_validators(self.tools[name])
+        self.prefixed = [t.model_copy(update={"name": f"{env}{ENV_SEP}{t.name}"}) for env, ts in self.tools.items() for t in ts]
+
+
+class _StdioLink:
+    """The one client of a stdio server: which session its tools/call reach (`current`), and, on a multi-env server,
+    the `<env>__<tool>` sessions it uses before it plays a task. Playing a task (forgec/reset with a task,
+    forgec/episode/start) makes that session current; its env's tools are then served under their own names and the
+    client is told with notifications/tools/list_changed."""
+
+    def __init__(self, table: SessionTable):
+        from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+
+        self.table = table
+        self.current: str | None = STDIO_SESSION if table.world is not None else None
+        self.bus = InMemorySubscriptionBus()
+        self.listen = ListenHandler(self.bus, max_subscriptions=16)  # subscriptions/listen (2026-07-28 clients)
+
+    def session(self, ctx: Any) -> Session | None:
+        try:
+            attached = attached_session(ctx)
+            if attached is not None:
+                return self.table.get(attached)
+            return self.table.get(self.current) if self.current is not None else None
+        except SessionError as e:
+            raise _mcp_error(e) from None
+
+    def env(self) -> str | None:
+        s = self.table._s.get(self.current) if self.current is not None else None
+        return s.world.name if s is not None else None
+
+    async def bind(self, sid: str, ctx: Any) -> None:
+        before = self.env()
+        self.current = sid
+        if self.table.multi and self.env() != before:
+            try:  # a handshake-era client hears it on the connection (a 2026-07-28 one through subscriptions/listen)
+                await ctx.session.send_tool_list_changed()
+            except Exception:  # noqa: BLE001 - the client went away: nothing to tell
+                pass
+            await self.bus.publish(_tools_list_changed())
+
+    def resolve(self, ctx: Any, name: str) -> tuple[Session | None, str, str | None]:
+        """(session, tool name in its env, error text) for a stdio tools/call of `name`."""
+        s = self.session(ctx)
+        if not self.table.multi:
+            return s, name, None
+        env, sep, tool = name.partition(ENV_SEP)
+        if sep and env in self.table.worlds:
+            if s is None:  # not playing a task: each env's tools reach that env's own session
+                try:
+                    s = self.table.open(f"{STDIO_SESSION}:{env}", lambda: None, world=self.table.worlds[env])
+                except SessionError as e:
+                    raise _mcp_error(e) from None
+            elif s.world.name != env:
+                return s, name, (f"unknown tool {name!r}: this connection now plays a task of {s.world.name}, whose tools "
+                                 "are served under their own names (tools/list)")
+            return s, tool, None
+        if s is None:
+            return None, name, (f"unknown tool {name!r}: this server serves {len(self.table.worlds)} environments "
+                                f"({', '.join(self.table.worlds)}); over stdio their tools are named <env>{ENV_SEP}<tool> "
+                                "(tools/list) until the harness starts a task")
+        return s, name, None
+
+
+def _tools_list_changed():
+    from mcp.server.subscriptions import ToolsListChanged
+
+    return ToolsListChanged()
 
 
 def build_server(table: SessionTable, *, transport: str, token: str, docs: list | None = None) -> Server:
-    """The MCP server for one env; `table` holds its sessions; `token`: the evaluation channel's (stdio requests
-    carry it as their `token` param); `docs`: the doc files for titles/annotations/output schemas."""
+    """The MCP server for the envs of `table` (one, or every env of a build); `token`: the evaluation channel's
+    (stdio requests carry it as their `token` param); `docs`: the doc files for titles/annotations/output schemas."""
 
-    world = table.world
-    meta = doc_meta(world.build, world.name, world.tools, docs)
-    tools = mcp_tools(world.tools, getattr(world.module, "TOOL_KINDS", {}) or {}, meta)
+    catalog = _Catalog(table, docs)
+    warned: set[tuple[str, str]] = set()
+    link = _StdioLink(table) if transport != "http" else None
+
+    def listed(ctx) -> list[types.Tool]:
+        if link is not None:
+            s = link.session(ctx)
+            return catalog.tools[s.world.name] if s is not None else catalog.prefixed
+        req = ctx.request
+        if req is not None and (req.headers.get("mcp-session-id") or attached_session(ctx)):
+            return catalog.tools[session_for(ctx, table).world.name]  # the session's env exists from its first request
+        env = _path_env(ctx) or (table.world.name if table.world is not None else None)
+        if env is None:
+            tq = _task_from_query(ctx, table)
+            env = tq.env if tq is not None else None
+        if env is None:
+            raise MCPError(types.INVALID_REQUEST, f"this server serves {len(table.worlds)} environments: connect to "
+                                                  f"/mcp/<env> ({', '.join(table.worlds)})")
+        return catalog.tools[env]
 
     async def on_list_tools(ctx, params) -> types.ListToolsResult:
-        if ctx.request is None or ctx.request.headers.get("mcp-session-id"):
-            session_for(ctx, table)  # the session's env exists from its first request (the harness can reset or read it)
-        return types.ListToolsResult(tools=tools)
-
-    validators = _output_validators(tools)
-    warned: set[str] = set()
+        return types.ListToolsResult(tools=listed(ctx))
 
     async def on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        s = session_for(ctx, table)
-        res = call_result(s.call(params.name, params.arguments if params.arguments is not None else {}))
-        v = validators.get(params.name)
-        if v is not None and not res.is_error and params.name not in warned and not v.is_valid(res.structured_content):
-            warned.add(params.name)  # the recorded results kept the doc's schema, this one does not: say so, once
-            eprint(f"forgec serve: warning: a result of {params.name} does not match the output schema of the docs "
+        name = params.name
+        if link is not None:
+            s, name, err = link.resolve(ctx, name)
+            if err is not None:
+                if s is not None:
+                    s.errors += 1
+                return types.CallToolResult(content=[types.TextContent(type="text", text=err)], is_error=True)
+            if s is None:
+                raise MCPError(types.INVALID_REQUEST, "no session")  # pragma: no cover - resolve returns an error text
+        else:
+            s = session_for(ctx, table)
+        res = call_result(s.call(name, params.arguments if params.arguments is not None else {}))
+        env = s.world.name
+        v = catalog.validators[env].get(name)
+        if v is not None and not res.is_error and (env, name) not in warned and not v.is_valid(res.structured_content):
+            warned.add((env, name))  # the recorded results kept the doc's schema, this one does not: say so, once
+            eprint(f"forgec serve: warning: a result of {name} does not match the output schema of the docs "
                    "(MCP clients that validate results will reject it)")
         return res
 
-    server = Server(f"forgec-{world.name}", version=forgec.__version__,
-                    instructions=f"Tools of the {world.name} environment (a forgec simulation: calls change only this session's state).",
-                    on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+    if table.world is not None:
+        name = f"forgec-{table.world.name}"
+        instructions = f"Tools of the {table.world.name} environment (a forgec simulation: calls change only this session's state)."
+    else:
+        envs = ", ".join(table.worlds)
+        name = "forgec"
+        instructions = (f"Tools of the environments {envs} (a forgec simulation: calls change only this session's state). "
+                        f"Over HTTP each environment is its own endpoint, /mcp/<env>; over stdio the tools are named "
+                        f"<env>{ENV_SEP}<tool> until the harness starts a task.")
+    server = Server(name, version=forgec.__version__, instructions=instructions, on_list_tools=on_list_tools,
+                    on_call_tool=on_call_tool, on_subscriptions_listen=link.listen if link is not None and table.multi else None)
     if transport == "http":
         async def on_discover(ctx, params) -> types.DiscoverResult:
             return types.DiscoverResult(supported_versions=list(HANDSHAKE_PROTOCOL_VERSIONS), capabilities=server.get_capabilities())
@@ -155,7 +321,7 @@ def build_server(table: SessionTable, *, transport: str, token: str, docs: list 
         server.add_request_handler("server/discover", types.RequestParams, on_discover)
     else:
         for method in EVAL_METHODS:
-            server.add_request_handler(method, _EvalParams, _stdio_eval(table, method, token))
+            server.add_request_handler(method, _EvalParams, _stdio_eval(table, method, token, link))
     return server
 
 
@@ -165,33 +331,83 @@ def _output_validators(tools: list[types.Tool]) -> dict[str, Any]:
     return {t.name: validator_for(t.output_schema)(t.output_schema) for t in tools if t.output_schema is not None}
 
 
-def _stdio_eval(table: SessionTable, method: str, token: str):
-    async def handler(ctx, params: _EvalParams) -> dict:
+def tasks_listing(table: SessionTable, env: str | None = None) -> list[dict]:
+    """The served envs' tasks (or `env`'s): id, env, instruction, the user's goal and facts, read_only."""
+    if env is not None:
+        table.world_named(env)
+    return [{"id": t.id, "env": t.env, "instruction": t.instruction, "user": t.user.model_dump(mode="json"),
+             "read_only": t.read_only} for t in table.build.tasks if t.env in table.worlds and (env is None or t.env == env)]
+
+
+def _stdio_eval(table: SessionTable, method: str, token: str, link: _StdioLink):
+    from forgec.serve.episodes import episode_session, start_episode
+
+    async def handler(ctx, params: _EvalParams) -> Any:
         if not token_ok(token, params.token):
             raise MCPError(types.INVALID_REQUEST, f"{method} needs the evaluation token as its 'token' param (start "
                                                   "forgec serve with $FORGEC_SERVE_EVAL_TOKEN or --eval-token-file)")
-        s = table.get(STDIO_SESSION)
         try:
+            if method == "forgec/tasks":
+                return {"tasks": tasks_listing(table, params.env)}
+            if method == "forgec/episode/start":
+                if not params.task:
+                    raise ValueError("forgec/episode/start needs a task id: {\"task\": \"<env>/<blueprint>\"}")
+                sid = params.session or link.current or STDIO_SESSION
+                s, first = await start_episode(table, sid, table.task(params.task), max_turns=params.max_turns,
+                                               max_tool_calls=params.max_tool_calls)
+                await link.bind(sid, ctx)
+                return first
+            if method.startswith("forgec/episode/"):
+                sid = params.session or link.current
+                if sid is None:
+                    raise ValueError("no episode: start one with forgec/episode/start")
+                s = episode_session(table, sid)
+                if method == "forgec/episode/say":
+                    return {"session": sid, **s.episode.say(_text(params.content))}
+                if method == "forgec/episode/user_turn":
+                    return {"session": sid, **await s.episode.user_turn(_text(params.content))}
+                return {"session": sid, **await s.episode.score(s.world.build, s.env)}
             if method == "forgec/reset":
-                s.reset(table.world.task(params.task) if params.task else None)
+                t = table.task(params.task) if params.task else None
+                if t is None and table.world is None:
+                    raise ValueError(f"this server serves {len(table.worlds)} environments: name the task to reset to")
+                sid = link.current or STDIO_SESSION
+                if table.held(sid):
+                    s = table.get(sid)
+                    s.reset(t, world=table.worlds[t.env] if t is not None else None)
+                else:
+                    s = table.create(sid, task=t)
+                await link.bind(sid, ctx)
                 return s.state()
+            s = link.session(ctx)
+            if s is None:
+                raise ValueError("this connection plays no task yet: send forgec/reset {\"task\": ID} or forgec/episode/start")
             if method == "forgec/state":
                 return s.state(full=params.full)
             said = params.said if params.said is not None else said_to_user(params.messages or [])
             return s.score(said)
-        except BuildError as e:
-            raise MCPError(types.INVALID_PARAMS, f"{e.message} ({e.help})") from None
+        except (BuildError, SessionError) as e:
+            raise _mcp_error(e) from None
         except ValueError as e:
             raise MCPError(types.INVALID_PARAMS, str(e)) from None
     return handler
 
 
-async def serve_stdio(server: Server) -> None:
-    """Serve on stdin/stdout; a line that is not a JSON-RPC message gets a JSON-RPC error reply (never silence)."""
+def _text(content: str | None) -> str:
+    if content is None:
+        raise ValueError("content (the assistant's text) is required; send \"\" for a message with no text")
+    return content
+
+
+async def serve_stdio(server: Server, *, tools_change: bool = False) -> None:
+    """Serve on stdin/stdout; a line that is not a JSON-RPC message gets a JSON-RPC error reply (never silence).
+    `tools_change`: advertise tools.listChanged (a multi-env server's tools change when the client plays a task)."""
+    from mcp.server.lowlevel.server import NotificationOptions
     from mcp.server.stdio import stdio_server
 
+    opts = server.create_initialization_options(NotificationOptions(tools_changed=tools_change))
     async with stdio_server() as (read, write):
-        await server.run(_ReplyToBadLines(read, write), write, server.create_initialization_options())
+        await server.run(_ReplyToBadLines(read, write), write, opts)
 
 
 class _ReplyToBadLines:
@@ -239,6 +455,7 @@ def http_app(server: Server, table: SessionTable, *, host: str, token: str, body
     than an SSE stream per request; a tool call sends no notification or server request in between, so nothing is
     lost, and per call it costs a third of the stream (bench/bench_serve.py). The GET stream stays available."""
     from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecurityMiddleware
+    from starlette.routing import Route
 
     from forgec.serve.evalroutes import routes
     from forgec.serve.security import transport_security
@@ -250,12 +467,40 @@ def http_app(server: Server, table: SessionTable, *, host: str, token: str, body
         mgr = manager_box[0] if manager_box else None
         return sid in (getattr(mgr, "_server_instances", None) or {})
 
+    security = TransportSecurityMiddleware(settings)
     app = server.streamable_http_app(host=host, json_response=json_response, transport_security=settings, max_request_body_size=body_limit,
                                      max_sessions=table.max_sessions, session_idle_timeout=table.idle_s,
-                                     custom_starlette_routes=routes(table, token, TransportSecurityMiddleware(settings),
-                                                                    transport_has))
+                                     custom_starlette_routes=routes(table, token, security, transport_has))
     manager_box.append(getattr(server, "_session_manager", None))
+    mcp_endpoint = next(r.endpoint for r in app.routes if getattr(r, "path", None) == "/mcp")
+    app.router.routes.append(Route("/mcp/{env}", endpoint=_EnvEndpoint(mcp_endpoint, table, security)))
     return RequestBodyLimitMiddleware(app, body_limit)
+
+
+class _EnvEndpoint:
+    """`/mcp/<env>`: the same MCP endpoint as `/mcp` (one transport, one session table, the same Host/Origin checks),
+    its sessions in env <env>; an env the server does not serve is a 404 naming the ones it does (after the same
+    Host/Origin checks, so a foreign page learns nothing)."""
+
+    def __init__(self, endpoint: Any, table: SessionTable, security: Any):
+        self.endpoint, self.table, self.security = endpoint, table, security
+
+    async def __call__(self, scope, receive, send) -> None:
+        from starlette.requests import Request
+        from starlette.responses import JSONResponse
+
+        env = scope.get("path_params", {}).get("env")
+        if env in self.table.worlds:
+            await self.endpoint(scope, receive, send)
+            return
+        request = Request(scope, receive)
+        refused = await self.security.validate_request(request, is_post=request.method == "POST")
+        if refused is None:
+            msg = (f"this server serves no environment {env!r}: connect to /mcp/<env> for one of "
+                   f"{', '.join(self.table.worlds)} [unknown-env]")
+            refused = JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": types.INVALID_PARAMS, "message": msg}},
+                                   status_code=404)
+        await refused(scope, receive, send)
 
 
 def listening_socket(host: str, port: int) -> Any:

@@ -7,8 +7,11 @@ through `runtime.reward.compute_reward` against the task's gold state hash and
 `tell` values, so a session scores exactly as an eval episode with the same
 final state and the same text said to the user would.
 
-`SessionTable` maps session ids (the MCP `Mcp-Session-Id`, or "stdio") to
-sessions. It is bounded and never surprising (issue 25):
+`SessionTable` maps session ids (the MCP `Mcp-Session-Id`, "stdio", or an id a
+harness chose for an episode) to sessions; it holds one `World` per served env
+(one server for every env of a build), and each session belongs to one of them.
+A session may run an eval episode (`episodes.EpisodeRun`): its tool calls are
+then the episode's turns. The table is bounded and never surprising (issue 25):
 
 * a session costs its writes, not the world: every env is a copy-on-write fork
   of one prototype per initial state (`EnvBase.fork`), so a thousand sessions
@@ -113,19 +116,33 @@ class Session:
     errors: int = 0
     created: float = field(default_factory=time.time)
     last_used: float = field(default_factory=time.monotonic)
+    episode: Any = None  # an `episodes.EpisodeRun` while the session plays an eval episode
 
     def __post_init__(self) -> None:
         if self.env is None:
             self.env = self.world.new_env(self.task, self.id)
 
-    def reset(self, task: Task | None) -> None:
+    def reset(self, task: Task | None, world: World | None = None) -> None:
+        """The session's env afresh at `task` (None: the world state), in `world` when given (another env of the
+        build: the session changes env); any episode it was playing ends."""
+        if world is not None and world is not self.world:
+            _release_sandbox(self.env)
+            self.world = world
+        if task is not None and task.env != self.world.name:
+            self.world.task(task.id)  # raises unknown-task, naming the task's env
         self.task, self.env = task, self.world.new_env(task, self.id)
         self.calls = self.errors = 0
+        self.episode = None
         self.last_used = time.monotonic()
 
     def call(self, name: str, arguments: Any) -> CallOutcome:
+        """One tool call: `Env.step` through `runtime.toolcalls.execute`; in an episode, also one of its turns'
+        calls (recorded, held to eval's budgets; refused once the episode ended)."""
         self.last_used = time.monotonic()
-        out = execute(self.env, ToolCall(id=f"call_{self.calls}", name=name, arguments=arguments), self.world.tool_names)
+        if self.episode is not None:
+            out = self.episode.call(self.env, self.world.tool_names, name, arguments)
+        else:
+            out = execute(self.env, ToolCall(id=f"call_{self.calls}", name=name, arguments=arguments), self.world.tool_names)
         self.calls += 1
         self.errors += not out.ok
         return out
@@ -134,8 +151,11 @@ class Session:
         return self.world.build.initial_state(self.task) if self.task is not None else self.world.world_state()
 
     def info(self) -> dict:
-        return {"session": self.id, "env": self.world.name, "task": self.task.id if self.task else None,
-                "calls": self.calls, "tool_errors": self.errors}
+        out = {"session": self.id, "env": self.world.name, "task": self.task.id if self.task else None,
+               "calls": self.calls, "tool_errors": self.errors}
+        if self.episode is not None:
+            out["episode"] = self.episode.status()
+        return out
 
     def state(self, full: bool = False) -> dict:
         """The state hash and the diff from the session's initial state (compiler diff format); the state itself if `full`."""
@@ -161,22 +181,74 @@ class SessionTable:
     """Sessions by id, bounded: `max_sessions` in all and `max_per_client` per client address; idle ones reaped.
 
     `create` is the only way in (the MCP transport calls it for a session id its own
-    handshake issued); `get` of an id not held raises `SessionError`.
+    handshake issued, the evaluation channel for an episode's id); `get` of an id not held raises `SessionError`.
+
+    `worlds`: one World, or several (one server for every env of a build); `world` is the only one, else None
+    (then every session names its env: by its task, or explicitly). `episodes`: how episodes are played
+    (`episodes.EpisodeConfig`: the simulated user, the judge and the limits of `forgec eval`).
     """
 
-    def __init__(self, world: World, default_task: Task | None, *, max_sessions: int = 1000,
-                 max_per_client: int | None = None, idle_s: float | None = 1800.0):
-        self.world, self.default_task = world, default_task
+    def __init__(self, worlds: World | list[World] | dict[str, World], default_task: Task | None, *, max_sessions: int = 1000,
+                 max_per_client: int | None = None, idle_s: float | None = 1800.0, episodes: Any = None):
+        if isinstance(worlds, World):
+            worlds = [worlds]
+        self.worlds: dict[str, World] = dict(worlds) if isinstance(worlds, dict) else {w.name: w for w in worlds}
+        if not self.worlds:
+            raise ValueError("a session table needs at least one world")
+        self.world: World | None = next(iter(self.worlds.values())) if len(self.worlds) == 1 else None
+        self.build: Build = next(iter(self.worlds.values())).build
+        if episodes is None:
+            from forgec.serve.episodes import EpisodeConfig
+
+            episodes = EpisodeConfig()
+        self.episodes = episodes
+        self.default_task = default_task
         self.max_sessions, self.idle_s = max_sessions, idle_s
         self.max_per_client = max_per_client if max_per_client is not None else max_sessions
         self._s: OrderedDict[str, Session] = OrderedDict()
         self._gone: OrderedDict[str, str] = OrderedDict()  # ids reaped or dropped -> why (bounded memory of them)
         self._per_client: Counter[str] = Counter()  # live sessions per client address
 
-    def create(self, sid: str, *, task: Task | None = None, client: str = "") -> Session:
-        """A new session at `task` (default: the table's task); refused past a cap, never by evicting a live session."""
+    @property
+    def multi(self) -> bool:
+        """Whether this table serves several envs (sessions then name theirs)."""
+        return len(self.worlds) > 1
+
+    def world_named(self, name: str) -> World:
+        """The served world `name`; BuildError `unknown-env` naming the served ones."""
+        w = self.worlds.get(name)
+        if w is None:
+            raise BuildError("unknown-env", f"this server serves no environment {name!r}", str(self.build.root),
+                             help=f"environments: {', '.join(self.worlds)}")
+        return w
+
+    def task(self, task_id: str) -> Task:
+        """A task of a served env (BuildError `unknown-task` for an unknown id or a task of an env not served)."""
+        if self.world is not None:
+            return self.world.task(task_id)
+        t = self.build.task(task_id)
+        if t.env not in self.worlds:
+            raise BuildError("unknown-task", f"task {task_id!r} belongs to environment {t.env!r}, which this server does not serve",
+                             str(self.build.root), help=f"environments: {', '.join(self.worlds)}")
+        return t
+
+    def world_of(self, task: Task | None, world: World | None = None) -> World:
+        """The world a new session at `task` lives in: `world`, else the task's env, else the only one."""
+        w = world or (self.worlds.get(task.env) if task is not None else None) or self.world
+        if w is None:
+            raise SessionError("no-env", f"this server serves {len(self.worlds)} environments and the session names none: "
+                                         f"connect to /mcp/<env> ({', '.join(self.worlds)}) or name a task")
+        if task is not None:
+            w.task(task.id)  # a task of another env: unknown-task, naming its env
+        return w
+
+    def create(self, sid: str, *, task: Task | None = None, client: str = "", world: World | None = None) -> Session:
+        """A new session at `task` (default: the table's task) in `world` (default: the task's env, or the only one);
+        refused past a cap, never by evicting a live session."""
         if sid in self._s:
             raise SessionError("session-exists", f"session {sid!r} exists already")
+        task = task if task is not None else self.default_task
+        w = self.world_of(task, world)
         self.reap()
         if len(self._s) >= self.max_sessions:
             raise SessionError("server-full", f"the server holds {len(self._s)} sessions, its --max-sessions; "
@@ -185,16 +257,16 @@ class SessionTable:
             raise SessionError("client-full", f"this client holds {self.max_per_client} sessions, the per-client cap "
                                               "(--max-sessions-per-client); end one first")
         self._gone.pop(sid, None)
-        s = self._s[sid] = Session(sid, self.world, task if task is not None else self.default_task, client=client)
+        s = self._s[sid] = Session(sid, w, task, client=client)
         self._per_client[client] += 1
         return s
 
-    def open(self, sid: str, task: Callable[[], Task | None], client: str = "") -> Session:
-        """The session a transport request names: the live one, else a new one at `task()` for an id never seen;
-        `session-expired` for an id the table let go (never made again fresh)."""
+    def open(self, sid: str, task: Callable[[], Task | None], client: str = "", world: World | None = None) -> Session:
+        """The session a transport request names: the live one, else a new one at `task()` (in `world`) for an id
+        never seen; `session-expired` for an id the table let go (never made again fresh)."""
         if sid in self._s or sid in self._gone:
             return self.get(sid)
-        return self.create(sid, task=task(), client=client)
+        return self.create(sid, task=task(), client=client, world=world)
 
     def get(self, sid: str) -> Session:
         """The live session `sid`; `SessionError` if the table never held it or let it go."""
