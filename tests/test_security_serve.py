@@ -30,7 +30,9 @@ from forgec.runtime import load
 
 ROUTES = [("GET", "/forgec/tasks"), ("GET", "/forgec/sessions"), ("POST", "/forgec/sessions/{sid}/reset"),
           ("GET", "/forgec/sessions/{sid}/state"), ("GET", "/forgec/sessions/{sid}/state?full=1"),
-          ("POST", "/forgec/sessions/{sid}/score"), ("DELETE", "/forgec/sessions/{sid}")]
+          ("POST", "/forgec/sessions/{sid}/score"), ("DELETE", "/forgec/sessions/{sid}"),
+          ("POST", "/forgec/episode"), ("POST", "/forgec/episode/{sid}/say"), ("POST", "/forgec/episode/{sid}/user_turn"),
+          ("POST", "/forgec/episode/{sid}/score"), ("GET", "/forgec/episode/{sid}")]
 
 
 @pytest.fixture(scope="module")
@@ -119,6 +121,53 @@ def test_the_agents_mcp_surface_is_the_envs_tools_only(build_dir, build):
     for r in probes:
         assert r.is_error and "unknown tool" in r.content[0].text
         assert not any(s in r.content[0].text for s in _secrets_of(t))
+
+
+def test_an_agent_attached_to_an_episode_sees_its_envs_tools_only_and_cannot_attach_elsewhere(build_dir, build):
+    """Episode mode: the harness starts the episode (token); the agent's MCP client attached with ?session=ID gets the
+    env's tools and nothing of the episode channel; a made-up id, or an id on another env's path, is an error that
+    makes no session; a Forgec-Session header attaches as the query does."""
+    t = _task(build)
+
+    async def go(url):
+        base = url.rsplit("/mcp", 1)[0]
+        async with httpx2.AsyncClient(base_url=base, headers=AUTH, timeout=60) as h:
+            first = (await h.post("/forgec/episode", json={"task": t.id, "session": "ep-sec-1"})).json()
+            async with HttpSession(base + first["mcp"]) as s:
+                names = [x.name for x in (await s.client.list_tools()).tools]
+                probes = [await s.client.call_tool(n, {"task": t.id, "session": "ep-sec-1"}) for n in
+                          ("forgec/episode/score", "forgec/episode/user_turn", "score", "user_turn")]
+            errors = []
+            for u in (f"{base}/mcp?session=ep-sec-2", f"{base}/mcp/helpdesk?session=ep-sec-1"):
+                async with HttpSession(u) as s:
+                    try:
+                        await s.client.list_tools()
+                        errors.append(None)
+                    except Exception as e:  # noqa: BLE001 - an MCPError (or the SDK's group of one): read below
+                        errors.append(str(e))
+            import mcp_types as types
+            from mcp import Client
+            from mcp.client.streamable_http import streamable_http_client
+
+            async with httpx2.AsyncClient(headers={"Forgec-Session": "ep-sec-1"}, timeout=60) as hh:
+                async with Client(streamable_http_client(f"{base}/mcp/airline", http_client=hh)) as c:
+                    g = t.gold_calls[0]
+                    by_header = await c.call_tool(g.tool, dict(g.arguments))
+            assert isinstance(by_header, types.CallToolResult)
+            listing = (await h.get("/forgec/sessions")).json()
+        return first, names, probes, errors, by_header, listing
+
+    with http_server(build_dir) as url:
+        first, names, probes, errors, by_header, listing = anyio.run(go, url)
+    assert not any(s in json.dumps(first) for s in _secrets_of(t))  # the first turn carries no gold
+    assert names == [f["function"]["name"] for f in build.envs["airline"].TOOLS]
+    for r in probes:
+        assert r.is_error and "unknown tool" in r.content[0].text and not any(s in r.content[0].text for s in _secrets_of(t))
+    assert "no session 'ep-sec-2'" in errors[0] and "wrong-env" in errors[1]
+    assert not by_header.is_error
+    held = {s["session"]: s for s in listing}
+    ep = held["ep-sec-1"]["episode"]  # the 4 probes were the agent's calls (failed, as in eval) and the header's call joined them
+    assert "ep-sec-2" not in held and ep["tool_calls"] == 5 and ep["tool_errors"] == 4
 
 
 def test_made_up_session_ids_evict_nobody_and_ended_sessions_are_errors(build_dir, build):
@@ -293,6 +342,13 @@ def test_stdio_unreadable_messages_get_an_error_reply_and_the_eval_requests_need
         no_token = _reply(p)
         _send(p, {"jsonrpc": "2.0", "id": 2, "method": "forgec/score", "params": {"said": "x", "token": "wrong-" + TOKEN}})
         wrong = _reply(p)
+        episode_tries = []
+        for i, (method, params) in enumerate([("forgec/episode/start", {"task": t.id, "session": "agent-made"}),
+                                              ("forgec/episode/score", {"token": "wrong-" + TOKEN}),
+                                              ("forgec/episode/user_turn", {"content": "hi"}),
+                                              ("forgec/tasks", {})]):
+            _send(p, {"jsonrpc": "2.0", "id": 100 + i, "method": method, "params": params})
+            episode_tries.append(_reply(p))
         _send(p, {"jsonrpc": "2.0", "id": 3, "method": "forgec/state", "params": {"token": TOKEN}})
         right = _reply(p)
         _send(p, {"jsonrpc": "2.0", "id": 4, "method": "tools/list"})
@@ -305,8 +361,9 @@ def test_stdio_unreadable_messages_get_an_error_reply_and_the_eval_requests_need
         p.stderr.close()
     for r in replies:
         assert "error" in r, r
-    for r in (no_token, wrong):
+    for r in (no_token, wrong, *episode_tries):
         assert "error" in r and "token" in r["error"]["message"] and t.initial_state_hash not in json.dumps(r)
+        assert t.instruction not in json.dumps(r)  # not even the task (the user's opening) leaks
     assert right["result"]["state_hash"] == t.initial_state_hash
     assert still["id"] == 4 and still["result"]["tools"]
 
