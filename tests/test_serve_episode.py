@@ -303,3 +303,28 @@ def test_http_episode_routes_need_the_token_and_say_what_is_wrong(build_dir, bui
     assert attach_err is not None and "no session 'made-up-id'" in attach_err  # attaching never makes a session
     assert "made-up-id" not in {s["session"] for s in listing}
     assert transcript["messages"] == started["messages"] and transcript["turns"] == 0
+
+
+def test_stdio_one_pipe_drives_two_episodes_by_meta(build_dir, build):
+    """`_meta: {"forgec/session": ID}` on a tools/call reaches that episode, whichever the connection started last."""
+    t1, t2 = [x for x in build.tasks if x.env == "helpdesk" and x.gold_calls][:2]
+
+    async def go():
+        async with stdio_client(build_dir, "--env", "helpdesk") as c:
+            await eval_request(c, "forgec/episode/start", task=t1.id, session="one")
+            await eval_request(c, "forgec/episode/start", task=t2.id, session="two")  # the connection's current one
+            g = t1.gold_calls[0]
+            r = await c.call_tool(g.tool, copy.deepcopy(g.arguments), meta={"forgec/session": "one"})
+            bad = None
+            try:
+                await c.call_tool(g.tool, copy.deepcopy(g.arguments), meta={"forgec/session": "three"})
+            except MCPError as e:
+                bad = str(e)
+            one = await eval_request(c, "forgec/episode/score", session="one")
+            two = await eval_request(c, "forgec/episode/score", session="two")
+            return g, r, bad, one, two
+
+    g, r, bad, one, two = anyio.run(go)
+    assert not r.is_error and r.structured_content == json.loads(json.dumps(g.result if isinstance(g.result, dict) else {"result": g.result}))
+    assert bad is not None and "no session 'three'" in bad
+    assert one["tool_calls"] == 1 and one["episode"]["tool_events"][0]["name"] == g.tool and two["tool_calls"] == 0
