@@ -280,3 +280,23 @@ def test_a_suffixed_body_holds_the_records_fields_and_a_fractional_top_is_a_posi
     num, whole = ir.Type(kind="number"), ir.Type(kind="integer")
     assert not is_modifier(ir.Param(name="top", type=num, description="Top"))
     assert is_modifier(ir.Param(name="top", type=whole, description="Top"))
+    assert is_modifier(ir.Param(name="top", type=num, description="Maximum number of projects to return"))
+
+
+def test_an_id_typed_number_names_its_record():
+    """zod's `z.number()` ids (Azure DevOps MCP: `pullRequestId: number`): the pull request is the
+    record `update_pull_request` changes (before: the repository, which gained pull-request fields),
+    and its key is a whole number."""
+    num = ir.Type(kind="number")
+    env = ir.Environment(name="devops", tools=(
+        _tool("update_pull_request", "Update a pull request", [("repositoryId", S, True, "The ID of the repository"),
+                                                               ("pullRequestId", num, True, "The ID of the pull request"),
+                                                               ("title", S, False, "The new title")]),
+        _tool("get_pull_request", "Get a pull request", [("pullRequestId", num, True, "The ID of the pull request")]),
+        _tool("list_repositories", "List repositories", []),
+    ))
+    s = infer_schema(env)
+    v = s.views["update_pull_request"]
+    assert (v.target, v.key_param) == ("PullRequest", "pullRequestId")
+    assert s.entities["PullRequest"].key_type == "int" and "title" in s.entities["PullRequest"].fields
+    assert "title" not in s.entities["Repository"].fields

@@ -82,8 +82,8 @@ def is_modifier(p: ir.Param) -> bool:
     rather than naming a field of the records."""
     if p.type.values and {str(x).lower() for x in p.type.values} <= {"asc", "desc", "ascending", "descending"}:
         return True  # a sort direction
-    if p.type.kind == "number" and snake(p.name) in _CURSOR_WORDS:
-        return False  # a fractional `top` is a position (a shape's top edge), never a count of results
+    if p.type.kind == "number" and snake(p.name) in _CURSOR_WORDS:  # a fractional `top` is a position (a shape's top
+        return bool(_RESULTS_DOC.search(p.description or ""))           # edge), unless its doc counts results
     return shapes_request(p.name, p.description or "", p.type.kind in ("integer", "number", "string"))
 
 
@@ -657,7 +657,7 @@ def _entities_from_described_ids(s: Schema) -> None:
             if len(set(said)) == 1:
                 other = words[said[0]]
                 first = sorted(stems[other])[0]
-                kt = "int" if _scalar_kind(ty) == "integer" else "str"
+                kt = "int" if _scalar_kind(ty) in ("integer", "number") else "str"
                 ent = entity_name(other.split("_"))
                 _add_entity(s, ent, first if not first.endswith("ids") else other + "_id", kt)
                 s.entities[ent].aliases.append(name)
@@ -674,7 +674,7 @@ def _entities_from_ids(s: Schema) -> None:
                     if name not in e.aliases:
                         e.aliases.append(name)
                 continue
-            kt = "int" if _scalar_kind(ty) == "integer" else "str"
+            kt = "int" if _scalar_kind(ty) in ("integer", "number") else "str"
             key = snake(name) if not st[1] else "_".join(st[0]) + "_id"
             _add_entity(s, _id_entity_name(s, name, st[0]), key, kt, alias=name)
 
@@ -827,6 +827,8 @@ def _bind_refs(s: Schema, v: ToolView) -> None:
         if ent is None:
             continue
         sk = _scalar_kind(p.type)
+        if sk == "number" and id_stem(p.name):
+            sk = "integer"  # `pullRequestId: number` (a zod `z.number()` schema): an id is a whole number
         if p.type.kind == "array" and sk in ("string", "integer"):
             v.list_refs[p.name] = ent
         elif sk in ("string", "integer") and p.type.kind != "array":
