@@ -1,4 +1,4 @@
-"""`forgec serve`: one compiled environment as an MCP server (official `mcp` SDK, low-level `Server`).
+"""`forgec serve`: a build's environments (one, or all of them) as an MCP server (official `mcp` SDK, low-level `Server`).
 
 * `tools/list` lists the env's tools: name, description and the input JSON Schema
   the env validates arguments against (`TOOLS` of the generated module, derived
@@ -17,10 +17,18 @@ connected to). Per-session state needs the protocol's sessions, which the
 advertises only the handshake versions, so clients negotiate the stateful
 `initialize` handshake (what the SDK's `mode="auto"` does for such servers).
 
+Several envs on one server (no --env on a multi-env build): over HTTP each env is its own endpoint,
+`/mcp/<env>` (the same transport, session table and security as `/mcp`; a session stays in its env); over
+stdio the one client sees every env's tools named `<env>__<tool>` until the harness plays a task, then that
+env's own names (`_StdioLink`, with a tools/list_changed notification or a subscriptions/listen event).
+
 The evaluation channel is not a tool, so the agent never sees it: over HTTP it
 is `/forgec/...` routes on the same server (`evalroutes.py`); over stdio, the
-process that owns the pipe sends the JSON-RPC requests `forgec/reset`,
-`forgec/state` and `forgec/score`. Both score with `runtime.reward`, as `forgec eval`.
+process that owns the pipe sends the JSON-RPC requests `forgec/tasks`, `forgec/reset`,
+`forgec/state`, `forgec/score` and the episode requests `forgec/episode/start|say|user_turn|score`
+(`episodes.py`: eval's episode, the agent's calls arriving as tools/call on a session the harness named and
+attached with `?session=ID`, a `Forgec-Session` header or `_meta["forgec/session"]`).
+All score with `runtime.reward`, as `forgec eval`.
 Both need the evaluation token (`security.py`): over HTTP as a bearer header,
 over stdio as the request's `token` param; without it nothing but the tools
 is reachable.
