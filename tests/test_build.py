@@ -147,7 +147,9 @@ def test_user_added_blueprint_is_compiled(built, tmp_path):
     assert b["origin"] == "user" and b["task"] == "airline/my_task"
 
 
-def test_kill_mid_compile_leaves_previous_build_intact(built, tmp_path):
+def test_kill_mid_compile_leaves_previous_build_intact(built, tmp_path, tmp_path_factory):
+    from holdbuild import held_env, wait_held
+
     src, _ = built
     out = tmp_path / "build"
     shutil.copytree(src, out)
@@ -156,11 +158,10 @@ def test_kill_mid_compile_leaves_previous_build_intact(built, tmp_path):
         "import sys; from pathlib import Path; from forgec.build import CompileOptions, compile_build;"
         f"compile_build(CompileOptions(inputs=[Path({str(EXAMPLES)!r})], out=Path({str(out)!r}), seed=5, tasks_per_env={N}))"
     )
-    p = subprocess.Popen([sys.executable, "-c", code])
-    deadline = time.time() + 60
-    while time.time() < deadline and not list(tmp_path.glob(".build.scratch-*")) and p.poll() is None:
-        time.sleep(0.05)
-    time.sleep(0.3)
+    hold = tmp_path_factory.mktemp("hold")
+    p = subprocess.Popen([sys.executable, "-c", code], env=held_env(hold))
+    wait_held(hold, 1, p)  # mid-build (its scratch folder made), held there until the kill: it cannot finish first
+    assert list(tmp_path.glob(".build.scratch-*"))
     os.kill(p.pid, signal.SIGKILL)
     p.wait()
     assert _tree(out) == before

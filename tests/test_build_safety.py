@@ -20,6 +20,7 @@ import pytest
 import forgec.build as B
 from forgec.build import CompileOptions, compile_build
 from forgec.swap import old_path, recover_build, swap_in
+from holdbuild import held_env, wait_held
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 N = 8
@@ -278,34 +279,28 @@ def _running(pid: int) -> bool:
         return False
 
 
-def test_sigkill_of_a_parallel_compile_leaves_no_worker(tmp_path):
-    p = subprocess.Popen([sys.executable, "-m", "forgec", "compile", str(EXAMPLES), "-o", str(tmp_path / "b"), "-n", "60",
-                          "-j", "2", "-q", "--no-oracle"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 60
-    workers: list[int] = []
-    while time.time() < deadline and len(workers) < 2 and p.poll() is None:
-        time.sleep(0.1)
-        workers = _children(p.pid)
-    assert len(workers) == 2, "the compile did not start two workers"
-    time.sleep(0.5)
+def _held_workers(tmp_path: Path, hold: Path, n: str, stderr) -> tuple[subprocess.Popen, list[int]]:
+    """`forgec compile examples -j 2` with both workers held mid-build (each inside an env, its scratch folder made):
+    the signal that follows reaches a compile that is certainly still running, however loaded the machine is."""
+    p = subprocess.Popen([sys.executable, "-m", "forgec", "compile", str(EXAMPLES), "-o", str(tmp_path / "b"), "-n", n,
+                          "-j", "2", "-q", "--no-oracle"], stdout=subprocess.DEVNULL, stderr=stderr, text=True, env=held_env(hold))
+    workers = wait_held(hold, 2, p)
+    assert set(workers) <= set(_children(p.pid) or []), "the held processes are the compile's two workers"
+    return p, workers
+
+
+def test_sigkill_of_a_parallel_compile_leaves_no_worker(tmp_path, tmp_path_factory):
+    p, workers = _held_workers(tmp_path, tmp_path_factory.mktemp("hold"), "60", subprocess.DEVNULL)
     os.kill(p.pid, signal.SIGKILL)
     p.wait()
-    deadline = time.time() + 5
+    deadline = time.time() + 60  # each worker sees its parent gone within half a second; a loaded machine is slower
     while time.time() < deadline and any(_running(w) for w in workers):
         time.sleep(0.1)
     assert not [w for w in workers if _running(w)]
 
 
-def test_ctrl_c_of_a_parallel_compile_stops_its_workers_and_leaves_nothing(tmp_path):
-    p = subprocess.Popen([sys.executable, "-m", "forgec", "compile", str(EXAMPLES), "-o", str(tmp_path / "b"), "-n", "400",
-                          "-j", "2", "-q", "--no-oracle"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 60
-    workers: list[int] = []
-    while time.time() < deadline and len(workers) < 2 and p.poll() is None:
-        time.sleep(0.1)
-        workers = _children(p.pid)
-    assert len(workers) == 2
-    time.sleep(0.5)
+def test_ctrl_c_of_a_parallel_compile_stops_its_workers_and_leaves_nothing(tmp_path, tmp_path_factory):
+    p, workers = _held_workers(tmp_path, tmp_path_factory.mktemp("hold"), "400", subprocess.PIPE)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 130 and "interrupted:" in err

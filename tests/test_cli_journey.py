@@ -198,16 +198,17 @@ def test_metrics_logger_without_progress_bar_prints_one_line_per_step(tmp_path, 
     assert [json.loads(x)["loss"] for x in (tmp_path / "sft_metrics.jsonl").read_text().splitlines()] == [1.25, 1.0]
 
 
-def test_ctrl_c_during_compile_leaves_no_half_build_and_says_so(tmp_path):
+def test_ctrl_c_during_compile_leaves_no_half_build_and_says_so(tmp_path, tmp_path_factory):
     import signal
-    import time
+
+    from holdbuild import held_env, wait_held
 
     shutil.copy(EXAMPLES / "airline.json", tmp_path / "airline.json")
+    hold = tmp_path_factory.mktemp("hold")
     p = subprocess.Popen([sys.executable, "-m", "forgec", "compile", "airline.json", "-o", "build", "-n", "400"], cwd=tmp_path,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 60
-    while not any(tmp_path.glob(".build.scratch-*")) and time.time() < deadline:  # wait until it is mid-build
-        time.sleep(0.05)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=held_env(hold))
+    wait_held(hold, 1, p)  # mid-build, and it stays there until the signal (a state, not a time)
+    assert any(tmp_path.glob(".build.scratch-*"))
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=120)
     assert p.returncode == 130, err

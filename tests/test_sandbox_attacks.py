@@ -249,7 +249,7 @@ def test_no_process_outlives_the_call(mod, sb, route, attack):
     before = len(list(Path("/proc").iterdir()))
     r, dt, _ = run(mod, f"{attack}_{route}")
     assert dt < 10
-    deadline = time.monotonic() + 3
+    deadline = time.monotonic() + 30  # returns as soon as none is left; a loaded machine takes longer to reap
     while marker_processes() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert marker_processes() == []
