@@ -83,6 +83,7 @@ COMMANDS = [
     ("train", "train"),
     ("sft", "sft"),
     ("serve", "serve"),
+    ("serve-openenv", "serve_openenv"),
     ("export", "export"),
 ]
 

@@ -38,6 +38,7 @@ USAGE_CASES = {
     "train": (["train", "b", "--bogus"], ["train"], ["train", "b", "--resume=1"]),
     "sft": (["sft", "b", "--bogus"], ["sft"], ["sft", "b", "--show-config=no"]),
     "serve": (["serve", "b", "--bogus"], ["serve"], ["serve", "b", "--transport", "pigeon"]),
+    "serve-openenv": (["serve-openenv", "b", "--bogus"], ["serve-openenv"], ["serve-openenv", "b", "--port", "many"]),
     "export": (["export", "hf", "b", "-o", "x", "--bogus"], ["export"], ["export", "csv", "b", "-o", "x"]),
 }
 FRAGMENTS = ("No such option", "Missing argument", ("Invalid value", "does not take a value"))
@@ -222,9 +223,10 @@ def test_every_imported_third_party_module_is_declared():
 
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     core = {re.split(r"[<>=!\[ ;]", d, maxsplit=1)[0].lower() for d in project["dependencies"]}
-    extra = {re.split(r"[<>=!\[ ;]", d, maxsplit=1)[0].lower() for x in ("train", "serve") for d in project["optional-dependencies"][x]}
+    extra = {re.split(r"[<>=!\[ ;]", d, maxsplit=1)[0].lower() for x in ("train", "serve", "verifiers") for d in project["optional-dependencies"][x]}
     dist = {"yaml": "pyyaml", "mcp_types": "mcp-types"}  # import name -> distribution name where they differ
-    serve_files = ("forgec/serve/", "forgec/gym.py", "forgec/commands/serve.py", "forgec/export/")  # the `serve` extra, imported only there
+    serve_files = ("forgec/serve/", "forgec/gym.py", "forgec/commands/serve.py", "forgec/export/",  # the `serve` extra, imported only there
+                   "forgec/adapters/", "forgec/commands/serve_openenv.py")  # (and the `verifiers` extra: forgec/adapters/verifiers_env.py)
     found: dict[str, str] = {}
     for top in ("forgec", "runtime", "codegen", "stdlib", "grammar", "train"):
         for f in sorted((REPO / top).rglob("*.py")):
