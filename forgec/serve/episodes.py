@@ -26,7 +26,8 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from forgec.runtime.episode import (AGENT_SYSTEM_PROMPT, END_MAX_TURNS, END_USER_STOP, Episode, EpisodeFailure, EpisodeLimits,
                                     _accept_reply, _clean_call, _run_calls, _score, _user_turn)
@@ -74,7 +75,7 @@ class EpisodeRun:
         self._t0 = time.perf_counter()
 
     @classmethod
-    async def start(cls, task: Task, tools: list[dict], config: EpisodeConfig, limits: EpisodeLimits | None = None) -> "EpisodeRun":
+    async def start(cls, task: Task, tools: list[dict], config: EpisodeConfig, limits: EpisodeLimits | None = None) -> EpisodeRun:
         """The episode at its first agent turn: eval's system prompt, then the simulated user's opening."""
         run = cls(task, tools, config.user_factory(task), config.judge, limits or config.limits)
         run.ep.messages.append({"role": "system", "content": AGENT_SYSTEM_PROMPT})
