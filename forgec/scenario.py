@@ -1891,6 +1891,12 @@ class _Sampler:
             return True
         return False
 
+    def documented_states(self, ent: str, f: str) -> bool:
+        """Whether a status field's values are the docs' own (an enum on the record's field), so a count
+        by status asks about states the API has, not words the world drew."""
+        fd = next((x for x in self.m.decl[ent].fields if x.name == f), None)
+        return fd is not None and isinstance(A.strip_optional(fd.type), A.EnumType)
+
     def question(self, sc: _Scenario) -> None:
         m = self.m
         ents = sorted(m.owned(sc.ukey)) if m.user is not None else sorted(set(m.lister_all) | set(m.lister_by_parent))
@@ -1905,9 +1911,9 @@ class _Sampler:
         noun = humanize(ent)
         fields = [f for f in m.natural_fields(ent) if all(f in r for r in recs)]
         nums = [f for f in fields if all(isinstance(r.get(f), (int, float)) and not isinstance(r.get(f), bool) for r in recs)]
-        stat = [f for f in fields if is_status(f) and all(isinstance(r.get(f), str) for r in recs)]
+        stat = [f for f in fields if is_status(f) and all(isinstance(r.get(f), str) for r in recs) and self.documented_states(ent, f)]
         roll = sc.rng.random()
-        whose = "my" if m.user is not None else "the"
+        whose = "my" if m.user is not None or self.owner else "the"  # the owner of the work items asks of "my work items"
         if stat and roll < 0.35:
             f = stat[0]
             v = sc.rng.choice(sorted({r[f] for r in recs}))
@@ -1917,7 +1923,7 @@ class _Sampler:
             cname, _ = sc.reason("count", (A.Name(name),), [lst], {}, f"n_{plural(norm(ent))}")
             sc.nodes.append(A.TellNode(A.Name(cname)))
             text = f"how many of {whose} {plural(noun)}{_in_scope(sc, ent)} are {_spoken(v)}"
-            sc.ask_why = _ask_why(noun, "count") if m.user is not None else ""
+            sc.ask_why = (_ask_why(noun, "count") if m.user is not None else "") or (f"I'm going over where {whose} {plural(noun)} stand" if whose == "my" else "")
         elif [x for x in nums if is_money(x)] and roll < 0.7:
             f = sc.rng.choice([x for x in nums if is_money(x)])
             src, vals, adj = expr, recs, ""

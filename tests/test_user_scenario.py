@@ -373,8 +373,9 @@ def test_dialogues_on_real_docs(corpus, tmp_path):
     res = B.compile_build(B.CompileOptions(inputs=[src], out=tmp_path / "b", tasks_per_env=40, sampler=sampler))
     assert not [d for d in res.diagnostics if d.is_error], res.diagnostics
     b = load(tmp_path / "b")
-    # jupyter: most of its writes are forms filled in, and its owner asks for one thing at a time
-    assert len(b.tasks) >= (40 if corpus != "openapi_jupyter_server" else 5)
+    # jupyter: most of its writes are forms filled in, and its owner asks for one thing at a time; at 40
+    # tasks a template (the same tools in order) holds at most 4, which bounds retail's handful of acts
+    assert len(b.tasks) >= {"openapi_jupyter_server": 5, "tau_bench_retail": 20}.get(corpus, 40)
     for t in b.tasks:
         agent = OracleAgent(t)
         ep = run_episode(b, t, agent, ScriptedUser(t), judge=RuleJudge(), limits=agent.limits())
