@@ -1708,6 +1708,10 @@ class _Sampler:
             if kind == "money" and amt:
                 c = re.sub(r"^(\w+) ", lambda mm: f"{mm.group(1)} {amt} of ", c, count=1)
                 rest.remove(amt)
+            elif (len(plain) == 1 and not described and kind == "update" and len(vals) == 1 and target and twords
+                  and _own_name(vals[0][0]) and isinstance(vals[0][1], str) and _doc_verb(c) in _CHANGE_VERBS):
+                c = f"rename {twords} to {json.dumps(vals[0][1])}"  # "update my cluster called X to "Y"" does not say what changes
+                rest = []
             elif len(plain) == 1 and not described and kind == "update" and len(vals) == 1 and _doc_verb(c) in _CHANGE_VERBS:
                 v = vals[0][1]
                 to = " to " + (money(v) if is_money((vals[0][0])) and isinstance(v, (int, float)) else say(v).replace("_", " ") if isinstance(v, str) and re.fullmatch(r"[a-z_]+", v)
@@ -2218,9 +2222,9 @@ def _possessive_pattern(noun: str) -> re.Pattern:
 def _noun_pattern(noun: str, gap: int, described: bool) -> re.Pattern:
     """"a confirmed reservation", "the repository": a noun phrase of the docs to put the user's words in."""
     if described:  # "an agent of the ticket's team" -> the agent the user named
-        return re.compile(rf"\b(a|an|another|the|one|some)\s+(?:(?!(?:of|to|for|a|an|the|from|in|on)\b)[a-z-]+\s+){{0,{gap}}}?"
+        return re.compile(rf"\b(a|an|another|the|one|some)\s+(?:(?!(?:of|to|for|a|an|the|from|in|on)\b)[A-Za-z0-9-]+\s+){{0,{gap}}}?"
                           rf"{re.escape(noun)}\b(?!')(?: of (?:the|a|an|its) [\w']+ \w+)?")
-    return re.compile(rf"\b(a|an|the|one|this|that)\s+(?:(?!(?:of|to|for|a|an|the|from|in|on)\b)[a-z-]+\s+){{0,{gap}}}?"
+    return re.compile(rf"\b(a|an|the|one|this|that)\s+(?:(?!(?:of|to|for|a|an|the|from|in|on)\b)[A-Za-z0-9-]+\s+){{0,{gap}}}?"
                       rf"{re.escape(noun)}(?:s|es|sitory|sitories)?\b(?!')")
 
 

@@ -365,3 +365,13 @@ def test_every_value_an_update_asks_for_shows_in_the_end_state(examples_build):
                     assert any(v == x or (isinstance(x, str) and isinstance(v, str) and v in x) for x in flat), (t["id"], g, afters)
                 checked += 1
     assert checked >= 10
+
+
+def test_the_docs_noun_phrase_takes_the_users_words_whatever_its_case():
+    """"delete a DigitalOcean Kubernetes cluster" + my cluster called X is "delete my cluster called X",
+    not "... cluster for my cluster called X" (review 10): capitalised modifiers belong to the phrase."""
+    from forgec.scenario import _noun_pattern
+
+    assert _noun_pattern("cluster", 3, False).sub("my cluster", "delete a DigitalOcean Kubernetes cluster") == "delete my cluster"
+    assert _noun_pattern("share", 3, False).sub("my share", "create a snapshot of a NFS file share") == "create a snapshot of my share"
+    assert _noun_pattern("order", 3, False).sub("it", "cancel a pending order") == "cancel it"
