@@ -1,7 +1,8 @@
 """What the adapter tests (verifiers, OpenEnv) share: scripted agents, a scripted OpenAI-compatible endpoint that plays
 them, and the reference scores from forgec's own evaluation of the same agents.
 
-The endpoint (tests/fakeserver.py, a real HTTP server) picks its reply by the request's `model`, `MODE/<task id>`:
+The endpoint (tests/fakeserver.py, a real HTTP server) picks its reply by the request's `model`, `MODE/<task id>`
+(or plain `MODE`: the task is the one whose opening the conversation starts with):
 `oracle` plays `OracleAgent` (the gold calls, as a dialogue), `wrong` plays `WrongAgent`, `slow` the oracle with every
 reply after the first 3 s late. Both agents are stateless (their reply follows from the messages so far), so the same
 conversation gets the same reply wherever it is played.
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from forgec.runtime.agents import OracleAgent
 from forgec.runtime.eval import evaluate
+from forgec.runtime.scenario import opening
 from forgec.runtime.types import AgentReply, ToolCall
 from forgec.runtime.users import ScriptedUser
 
@@ -67,9 +69,13 @@ def reply_dict(r: AgentReply) -> dict:
 def responder(build):
     """The fakeserver responder playing AGENTS by the request's model `MODE/<task id>`."""
 
+    by_opening = {opening(t): t for t in build.tasks}
+    assert len(by_opening) == len(build.tasks)
+
     def respond(body: dict) -> dict:
-        mode, tid = body["model"].split("/", 1)
-        r = AGENTS[mode](build.task(tid)).act_sync(body["messages"], body.get("tools") or [])
+        mode, _, tid = body["model"].partition("/")
+        task = build.task(tid) if tid else by_opening[next(m["content"] for m in body["messages"] if m["role"] == "user")]
+        r = AGENTS[mode](task).act_sync(body["messages"], body.get("tools") or [])
         out = reply_dict(r)
         if mode == "slow" and any(m.get("role") == "assistant" for m in body["messages"]):
             out["delay"] = 3.0

@@ -126,3 +126,27 @@ def test_load_environment_by_function_and_by_plugin_id_and_its_errors(built):
     assert "did you mean" in task["message"]
     (other,) = driver("load", str(path), "--env", "airline", "--tasks", "helpdesk")
     assert other["error"] == "BuildError" and "is not a task of environment 'airline'" in other["message"]
+    (harness,) = driver("load", str(path), "--harness", "null")  # verifiers' tool-less chat loop has no forgec tools
+    assert harness["error"] == "ValueError" and "runs harness 'null'" in harness["message"]
+
+
+def test_verifiers_own_eval_cli_runs_the_plugin(built, endpoint, tmp_path):
+    """`vf-eval forgec-verifiers --env.taskset.build BUILD ...`: verifiers' CLI finds the plugin by its id and writes
+    traces whose rewards and end states are `forgec eval`'s."""
+    path, b, root = built
+    ref = eval_oracle_cli(path, root / "eval-oracle-cli")
+    exe = Path(VENV) / "bin" / "vf-eval"
+    r = subprocess.run([str(exe), "forgec-verifiers", "--env.taskset.build", str(path), "--env.taskset.tasks", "helpdesk",
+                        "-m", "oracle", "--client.base-url", endpoint.url, "--client.api-key-var", "FORGEC_FAKE_MODEL_KEY",
+                        "--push", "False", "-o", str(tmp_path)], capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                       env={**os.environ, "FORGEC_FAKE_MODEL_KEY": "fake"})
+    assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
+    (traces,) = tmp_path.glob("*/traces.jsonl")
+    eps = [json.loads(line) for line in traces.read_text(encoding="utf-8").splitlines()]
+    helpdesk = sorted(t.id for t in b.tasks if t.env == "helpdesk")
+    assert sorted(e["task"]["data"]["id"] for e in eps) == helpdesk
+    for e in eps:
+        (tr,) = e["traces"]
+        tid = e["task"]["data"]["id"]
+        assert e["ok"] and tr["rewards"]["reward"]["score"] == ref[tid]["reward"] == 1.0, tid
+        assert tr["info"]["forgec"]["final_state_hash"] == ref[tid]["final_state_hash"], tid

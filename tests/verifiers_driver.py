@@ -5,7 +5,7 @@ interception server) against an OpenAI-compatible endpoint, and prints one JSON 
     python tests/verifiers_driver.py run BUILD BASE_URL MODEL_PREFIX [TASK ...]
         the model of a task's rollouts is MODEL_PREFIX/<task id> (a scripted endpoint picks its replies by it);
         --max-turns N: the episode's budget; --agent-max-turns N, --agent-timeout S: verifiers' own limits on the agent seat
-    python tests/verifiers_driver.py load BUILD [--env E] [--tasks T ...] [--plugin]
+    python tests/verifiers_driver.py load BUILD [--env E] [--tasks T ...] [--plugin] [--harness ID]
         load the env and print its task ids, or the error (type and message) it raised
 """
 
@@ -62,7 +62,8 @@ def load(args) -> None:
         else:
             from forgec.adapters.verifiers_env import load_environment
 
-            env = load_environment(args.build, env=args.env, tasks=args.tasks or None)
+            agent = {"harness": {"id": args.harness}} if args.harness else None
+            env = load_environment(args.build, env=args.env, tasks=args.tasks or None, agent=agent)
         ids = [t.data.id for t in env.taskset]
         print(json.dumps({"env": type(env).__name__, "config": type(env.config).__name__,
                           "harness": type(env._harnesses["agent"]).__name__, "tasks": ids,
@@ -87,6 +88,7 @@ def main() -> None:
     lo.add_argument("--env")
     lo.add_argument("--tasks", nargs="*")
     lo.add_argument("--plugin", action="store_true")
+    lo.add_argument("--harness", help="another harness id for the agent seat")
     args = p.parse_args()
     os.environ.setdefault("FORGEC_FAKE_MODEL_KEY", "fake")
     if args.cmd == "run":

@@ -236,6 +236,13 @@ class ForgecEnv(vf.Env[ForgecEnvConfig]):
     """One forgec episode per verifiers episode: the agent opens on eval's prompt, then each scripted-user answer
     is the next turn of the interaction, until the episode ends."""
 
+    def __init__(self, config: ForgecEnvConfig) -> None:
+        super().__init__(config)
+        harness = config.agent_harnesses()["agent"]
+        if not isinstance(harness, ForgecHarnessConfig):
+            raise ValueError(f"the agent seat runs harness {harness.id!r}, but forgec tasks are played by the {PLUGIN_ID!r} "
+                             f"harness (it runs the build's tools in the rollout's env); leave --env.agent.harness.id unset")
+
     async def run(self, task: vf.Task, agents: vf.Agents) -> None:
         async with agents.agent.interaction(task) as chat:
             segment = await chat.turn()
@@ -246,7 +253,10 @@ class ForgecEnv(vf.Env[ForgecEnvConfig]):
                 last = env.episode.messages[-1]
                 if last.get("role") != "user":  # the harness yields only after the user spoke; anything else ends it
                     break
+                turns = env.episode.turns
                 segment = await chat.turn(last.get("content") or "")
+                if env.episode.turns == turns and not _over(env):  # no reply reached the episode: it cannot move on
+                    break
 
 
 # --------------------------------------------------------------------------- entry point
