@@ -202,7 +202,8 @@ def test_bad_requests_get_clear_errors_and_leave_the_session_usable(built, url):
         refused(422, "unknown action field(s) 'contnt'", c.post(f"{url}/step", json={"action": {"contnt": "hi"}, "episode_id": "mine"}))
         refused(422, "`tool_calls` is a list", c.post(f"{url}/step", json={"action": {"tool_calls": "x"}, "episode_id": "mine"}))
         refused(422, "either `text`", c.post(f"{url}/step", json={"action": {"text": "a", "content": "b"}, "episode_id": "mine"}))
-        refused(422, "did you mean", c.post(f"{url}/reset", json={"task": tid[:-1] + "9"}))
+        refused(422, "did you mean", c.post(f"{url}/reset", json={"task": tid[:-1] + "9", "episode_id": "typo"}))
+        refused(404, "no open episode 'typo'", c.get(f"{url}/state", params={"episode_id": "typo"}))  # a refused reset opens none
         refused(422, "`seed` is a non-negative integer", c.post(f"{url}/reset", json={"seed": -1}))
         refused(400, "not JSON", c.post(f"{url}/step", content=b"{", headers={"content-type": "application/json"}))
         refused(415, "Content-Type: application/json", c.post(f"{url}/step", content=b"{}", headers={"content-type": "text/plain"}))

@@ -274,12 +274,18 @@ class OpenEnvServer:
         if sid is not None and (not isinstance(sid, str) or not 0 < len(sid) <= MAX_ID):
             raise ProtocolError(422, f"`episode_id` is a string of 1 to {MAX_ID} characters")
         s = self.sessions.get(sid) if sid else None
-        if s is None:
+        fresh = s is None
+        if fresh:
             self._make_room()
             s = Session(self._new_env(), sid or uuid.uuid4().hex)
             self.sessions[s.episode_id] = s
         s.used = time.monotonic()
-        return await self._run(self.reset, s, data)
+        try:
+            return await self._run(self.reset, s, data)
+        except (ProtocolError, BuildError):
+            if fresh:  # a refused reset opens no session
+                self.sessions.pop(s.episode_id, None)
+            raise
 
     async def _step(self, request: Request) -> dict:
         data = await self._body(request)
@@ -289,7 +295,7 @@ class OpenEnvServer:
         return await self._run(self.step, s, data["action"])
 
     async def _state(self, request: Request) -> dict:
-        return self.state(self._session(request.query_params.get("episode_id")))
+        return await self._run(self.state, self._session(request.query_params.get("episode_id")))
 
     async def _close(self, request: Request) -> dict:
         s = self._session((await self._body(request)).get("episode_id"))
@@ -357,7 +363,7 @@ class OpenEnvServer:
                     elif kind == "step":
                         out = {"type": "observation", "data": await self._run(self.step, s, data)}
                     elif kind == "state":
-                        out = {"type": "state", "data": self.state(s)}
+                        out = {"type": "state", "data": await self._run(self.state, s)}
                     else:
                         raise ProtocolError(400, f"Unknown message type: {kind!r} (reset, step, state, close)", "UNKNOWN_TYPE")
                 except ProtocolError as e:
