@@ -149,7 +149,7 @@ def _make_env(ep: Episode, build: Any, task: Task) -> tuple[Any, frozenset[str]]
     return env, names
 
 
-def _user_turn(ep: Episode) -> Generator[tuple[str, Any], Any, bool]:
+def user_turn(ep: Episode) -> Generator[tuple[str, Any], Any, bool]:
     """Ask the user; record the reply. False when the episode ends (user stop or failure)."""
     u = yield ("user", ep.messages)
     if isinstance(u, EpisodeFailure):
@@ -166,7 +166,7 @@ def _user_turn(ep: Episode) -> Generator[tuple[str, Any], Any, bool]:
     return True
 
 
-def _clean_call(c: ToolCall) -> ToolCall:
+def clean_call(c: ToolCall) -> ToolCall:
     """`c` as it can be recorded and shown to a model again: UTF-8 text, JSON arguments (`c` itself when it already is).
 
     The call is still run as the agent sent it (and rejected there with an error the agent sees).
@@ -185,7 +185,7 @@ def _clean_call(c: ToolCall) -> ToolCall:
     return ToolCall(id=scrub(str(c.id)), name=scrub(name), arguments=args)
 
 
-def _accept_reply(ep: Episode, r: Any) -> bool:
+def accept_reply(ep: Episode, r: Any) -> bool:
     """Record the agent's reply (text made encodable). False when it ends the episode (a failure or an error reply)."""
     if isinstance(r, EpisodeFailure):
         ep.end_reason, ep.error = END_AGENT_ERROR, f"agent failed: {type(r.exc).__name__}: {r.exc}"
@@ -193,7 +193,7 @@ def _accept_reply(ep: Episode, r: Any) -> bool:
     if not isinstance(r, AgentReply):
         ep.end_reason, ep.error = END_AGENT_ERROR, f"agent returned {type(r).__name__}, not AgentReply"
         return False
-    calls = [_clean_call(c) for c in r.tool_calls]
+    calls = [clean_call(c) for c in r.tool_calls]
     texts = (r.content, r.reasoning, r.raw, r.error)
     if any(a is not b for a, b in zip(calls, r.tool_calls)) or not all(x is None or text_ok(x) for x in texts):
         r = replace(r, tool_calls=calls, content=scrub(r.content), reasoning=scrub(r.reasoning), raw=scrub(r.raw), error=scrub(r.error))
@@ -208,7 +208,7 @@ def _accept_reply(ep: Episode, r: Any) -> bool:
     return True
 
 
-def _run_calls(ep: Episode, env: Any, names: frozenset[str], calls: list[ToolCall], shown_calls: list[ToolCall],
+def run_calls(ep: Episode, env: Any, names: frozenset[str], calls: list[ToolCall], shown_calls: list[ToolCall],
                limits: EpisodeLimits) -> bool:
     """Run one turn's tool calls in order (`shown_calls`: their recordable copies), recording events and tool
     messages. False when the tool-call budget ran out."""
@@ -240,7 +240,7 @@ def _agent_turn(ep: Episode, env: Any, names: frozenset[str], limits: EpisodeLim
         ep.end_reason = END_MAX_TURNS
         return False
     r = yield ("agent", ep.messages)
-    if not _accept_reply(ep, r):
+    if not accept_reply(ep, r):
         return False
     calls = list(r.tool_calls)  # as sent; the recorded reply holds the cleaned copies (the same objects when clean)
     shown = ep.replies[-1].tool_calls
@@ -250,11 +250,11 @@ def _agent_turn(ep: Episode, env: Any, names: frozenset[str], limits: EpisodeLim
         ep.end_reason = END_MAX_TOKENS
         return False
     if not calls:
-        return (yield from _user_turn(ep))
-    return _run_calls(ep, env, names, calls, shown, limits)
+        return (yield from user_turn(ep))
+    return run_calls(ep, env, names, calls, shown, limits)
 
 
-def _score(ep: Episode, build: Any, task: Task, env: Any) -> None:
+def score_episode(ep: Episode, build: Any, task: Task, env: Any) -> None:
     """Final state hash, reward against gold, and (for a failed episode) the state diff."""
     t = time.perf_counter()
     try:
@@ -281,12 +281,12 @@ def episode_loop(ep: Episode, build: Any, task: Task, limits: EpisodeLimits, wan
     env, names = made
     ep.messages.append({"role": "system", "content": AGENT_SYSTEM_PROMPT})
     try:
-        go = yield from _user_turn(ep)
+        go = yield from user_turn(ep)
         while go:
             go = yield from _agent_turn(ep, env, names, limits)
     except Exception as e:  # noqa: BLE001 - a runtime bug ends this episode, recorded
         ep.end_reason, ep.error = END_ERROR, f"{type(e).__name__}: {e}"
-    _score(ep, build, task, env)
+    score_episode(ep, build, task, env)
     if want_judge:
         v = yield ("judge", ep.messages)
         if isinstance(v, EpisodeFailure):

@@ -105,3 +105,34 @@ def show_config(cfg) -> None:
     from forgec.train.cluster import plan_text
 
     typer.echo(plan_text(cfg))
+
+
+def user_factory(user: str, o: dict):
+    """The simulated user of `--user scripted|llm` (eval and serve's episodes: one choice, one error)."""
+    from forgec.diagnostics import usage_error
+    from forgec.runtime.users import LLMUser, ScriptedUser
+
+    if user == "scripted":
+        return ScriptedUser
+    if user == "llm":
+        if not (o["user_base_url"] and o["user_model"]):
+            usage_error("--user llm needs --user-base-url and --user-model")
+        return lambda task, trial: LLMUser(task, o["user_base_url"], o["user_model"], timeout=o["timeout"],
+                                           max_retries=o["max_retries"], seed=o["seed"] * 1_000_003 + trial)
+    usage_error(f"unknown --user {user!r}; choose scripted or llm")
+
+
+def judge_for(judge: str, o: dict):
+    """The judge of `--judge rule|llm|none` (eval and serve's episodes)."""
+    from forgec.diagnostics import usage_error
+    from forgec.runtime.judge import LLMJudge, RuleJudge
+
+    if judge == "rule":
+        return RuleJudge()
+    if judge == "none":
+        return None
+    if judge == "llm":
+        if not (o["judge_base_url"] and o["judge_model"]):
+            usage_error("--judge llm needs --judge-base-url and --judge-model")
+        return LLMJudge(o["judge_base_url"], o["judge_model"], timeout=o["timeout"], max_retries=o["max_retries"], seed=o["seed"])
+    usage_error(f"unknown --judge {judge!r}; choose rule, llm or none")

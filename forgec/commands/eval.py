@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from forgec.commands.common import ALLOW_MODIFIED_HELP, load_build
+from forgec.commands.common import ALLOW_MODIFIED_HELP, judge_for, load_build, user_factory
 
 RUN_RESULTS_SCHEMA_VERSION = "1.0"
 
@@ -47,35 +47,6 @@ def _agent_factory(agent: str, o: dict):
             return loaded["a"]
         return hf_factory
     usage_error(f"unknown --agent {agent!r}; choose oracle, openai, hf or random")
-
-
-def _user_factory(user: str, o: dict):
-    from forgec.diagnostics import usage_error
-    from forgec.runtime.users import LLMUser, ScriptedUser
-
-    if user == "scripted":
-        return ScriptedUser
-    if user == "llm":
-        if not (o["user_base_url"] and o["user_model"]):
-            usage_error("--user llm needs --user-base-url and --user-model")
-        return lambda task, trial: LLMUser(task, o["user_base_url"], o["user_model"], timeout=o["timeout"],
-                                           max_retries=o["max_retries"], seed=o["seed"] * 1_000_003 + trial)
-    usage_error(f"unknown --user {user!r}; choose scripted or llm")
-
-
-def _judge(judge: str, o: dict):
-    from forgec.diagnostics import usage_error
-    from forgec.runtime.judge import LLMJudge, RuleJudge
-
-    if judge == "rule":
-        return RuleJudge()
-    if judge == "none":
-        return None
-    if judge == "llm":
-        if not (o["judge_base_url"] and o["judge_model"]):
-            usage_error("--judge llm needs --judge-base-url and --judge-model")
-        return LLMJudge(o["judge_base_url"], o["judge_model"], timeout=o["timeout"], max_retries=o["max_retries"], seed=o["seed"])
-    usage_error(f"unknown --judge {judge!r}; choose rule, llm or none")
 
 
 def _metadata(build: Path, b, chosen: list, o: dict, started: float) -> dict:
@@ -218,7 +189,7 @@ def command(
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     if k < 1:
         D.usage_error(f"-k must be at least 1, not {k}")
-    parties = (_agent_factory(agent, o), _user_factory(user, o), _judge(judge, o))  # usage errors before the build is read
+    parties = (_agent_factory(agent, o), user_factory(user, o), judge_for(judge, o))  # usage errors before the build is read
     b = load_build(build, allow_modified_build)
     try:
         chosen = b.tasks_for([x.strip() for x in tasks.split(",") if x.strip()] if tasks else None)

@@ -45,12 +45,12 @@ def _pick(b, env: str | None, task: str | None):
 
 def _episode_config(o: dict):
     """The simulated user and judge episodes are played with: `forgec eval`'s own factories for the same options."""
-    from forgec.commands.eval import _judge, _user_factory
+    from forgec.commands.common import judge_for, user_factory
     from forgec.serve.episodes import EpisodeConfig
 
     o = {"timeout": 60.0, "max_retries": 4, "seed": 0, **o}
-    user = _user_factory(o["user"], o)
-    return EpisodeConfig(user_factory=(lambda task: user(task, 0)) if o["user"] == "llm" else user, judge=_judge(o["judge"], o))
+    user = user_factory(o["user"], o)
+    return EpisodeConfig(user_factory=(lambda task: user(task, 0)) if o["user"] == "llm" else user, judge=judge_for(o["judge"], o))
 
 
 def command(

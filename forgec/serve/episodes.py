@@ -14,9 +14,9 @@ schemas (`tools`). Then, turn by turn, as its agent answers:
 * `score()`: the reward `forgec eval` gives the same episode, and the judge's verdict.
 
 Nothing here re-implements the episode: the transcript is built by
-`runtime/episode.py`'s own steps (`_accept_reply` records an agent turn,
-`_user_turn` asks the user and adds the stop marker, `_run_calls` runs a call
-under the tool-call budget, `_score` computes the reward against gold), with
+`runtime/episode.py`'s own steps (`accept_reply` records an agent turn,
+`user_turn` asks the user and adds the stop marker, `run_calls` runs a call
+under the tool-call budget, `score_episode` computes the reward against gold), with
 eval's users (`runtime/users.py`), judge and limits, so the same turns give the
 same messages, the same end reason and the same reward.
 """
@@ -30,7 +30,8 @@ from collections.abc import Callable
 from typing import Any
 
 from forgec.runtime.episode import (AGENT_SYSTEM_PROMPT, END_MAX_TURNS, END_USER_STOP, Episode, EpisodeFailure, EpisodeLimits,
-                                    _accept_reply, _clean_call, _run_calls, _score, _user_turn)
+                                    accept_reply, clean_call, run_calls, score_episode)
+from forgec.runtime.episode import user_turn as eval_user_turn
 from forgec.runtime.judge import JudgeVerdict, RuleJudge
 from forgec.runtime.toolcalls import MAX_CALLS_PER_TURN, CallOutcome, to_openai_message
 from forgec.runtime.types import AgentReply, ToolCall
@@ -113,7 +114,7 @@ class EpisodeRun:
                 "stop": self.ep.end_reason == END_USER_STOP}
 
     def call(self, env: Any, names: frozenset[str], name: str, arguments: Any) -> CallOutcome:
-        """A `tools/call` of the episode's agent: one call of the open turn, run as eval runs it (`_run_calls`: the
+        """A `tools/call` of the episode's agent: one call of the open turn, run as eval runs it (`run_calls`: the
         tool-call budget, the recorded event and tool message); refused without running once the episode ended."""
         if self.done or self._turn is None and not self._open(""):
             why = f"the episode ended ({self.ep.end_reason}); the call was not run: score the session"
@@ -121,14 +122,14 @@ class EpisodeRun:
         reply = self.ep.replies[-1]
         i = len(reply.tool_calls)
         call = ToolCall(id=f"call_{self.ep.turns - 1}_{i}", name=name, arguments=arguments)
-        shown = _clean_call(call)
+        shown = clean_call(call)
         reply.tool_calls.append(shown)
         self.ep.messages[self._turn] = to_openai_message(reply.content or "", reply.tool_calls, reply.reasoning)
         if i >= MAX_CALLS_PER_TURN:  # eval skips a turn's calls past this many, without ending the episode
             self.ep.messages.append({"role": "tool", "tool_call_id": shown.id, "name": shown.name, "content": BUDGET_TEXT})
             return CallOutcome(ok=False, content=BUDGET_TEXT, error=f"more than {MAX_CALLS_PER_TURN} calls in one turn", kind="budget")
         n_events = len(self.ep.tool_events)
-        if not _run_calls(self.ep, env, names, [call], [shown], self.limits):
+        if not run_calls(self.ep, env, names, [call], [shown], self.limits):
             self._end()
             return CallOutcome(ok=False, content=BUDGET_TEXT, error="tool-call budget exhausted (the episode ended: "
                                f"{self.ep.end_reason})", kind="budget")
@@ -138,9 +139,9 @@ class EpisodeRun:
         return CallOutcome(ok=e.ok, content=self.ep.messages[-1]["content"], result=e.result, error=e.error, kind=e.kind)
 
     async def score(self, build: Any, env: Any) -> dict:
-        """The reward `forgec eval` gives this episode (`_score`: final state hash vs gold, every `tell` said), the
+        """The reward `forgec eval` gives this episode (`score_episode`: final state hash vs gold, every `tell` said), the
         state diff vs gold for a failed one, the judge's verdict, and the episode record (episodes.jsonl's format)."""
-        _score(self.ep, build, self.task, env)
+        score_episode(self.ep, build, self.task, env)
         self.ep.judge = None
         if self.judge is not None:
             t = time.perf_counter()
@@ -163,21 +164,21 @@ class EpisodeRun:
     # ------------------------------------------------------------------ eval's steps
 
     def _open(self, content: str) -> bool:
-        """A new assistant turn with `content` (eval: `_agent_turn`'s turn limit, then `_accept_reply`); False when
+        """A new assistant turn with `content` (eval: `_agent_turn`'s turn limit, then `accept_reply`); False when
         the turn limit ended the episode."""
         if self.ep.turns >= self.limits.max_turns:
             self.ep.end_reason = END_MAX_TURNS
             self._end()
             return False
-        if not _accept_reply(self.ep, AgentReply(content=content)):
+        if not accept_reply(self.ep, AgentReply(content=content)):
             self._end()
             return False
         self._turn = len(self.ep.messages) - 1
         return True
 
     async def _ask_user(self) -> bool:
-        """Eval's `_user_turn`, answered by this episode's user; False when the episode ends (stop or failure)."""
-        gen = _user_turn(self.ep)
+        """Eval's `user_turn`, answered by this episode's user; False when the episode ends (stop or failure)."""
+        gen = eval_user_turn(self.ep)
         _, messages = next(gen)
         t = time.perf_counter()
         try:
@@ -189,7 +190,7 @@ class EpisodeRun:
             gen.send(answer)
         except StopIteration as s:
             return bool(s.value)
-        raise RuntimeError("runtime.episode._user_turn asked twice")  # pragma: no cover - its contract is one question
+        raise RuntimeError("runtime.episode.user_turn asked twice")  # pragma: no cover - its contract is one question
 
     def _end(self) -> None:
         self.done, self._turn = True, None
@@ -228,14 +229,3 @@ async def start_episode(table: Any, sid: str, task: Task, *, client: str = "", m
         s = table.create(sid, task=task, client=client, world=world)
     s.episode = await EpisodeRun.start(task, world.tools, table.episodes, limits)
     return s, {"session": sid, **s.episode.first()}
-
-
-def episode_session(table: Any, sid: str) -> Any:
-    """The live session `sid` with its episode; `SessionError` (`no-episode`) for a session that plays none."""
-    from forgec.serve.sessions import SessionError
-
-    s = table.get(sid)
-    if s.episode is None:
-        raise SessionError("no-episode", f"session {sid!r} plays no episode (a reset ends one): start one with "
-                                         "forgec/episode/start (POST /forgec/episode)")
-    return s

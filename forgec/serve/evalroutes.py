@@ -42,7 +42,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from forgec.runtime.loader import BuildError
-from forgec.serve.episodes import check_session_id, episode_session, start_episode
+from forgec.serve.episodes import check_session_id, start_episode
 from forgec.serve.sessions import SessionError, SessionTable, said_to_user
 
 _STATUS = {"unknown-session": 404, "session-expired": 410, "server-full": 503, "client-full": 429, "session-exists": 409,
@@ -107,9 +107,8 @@ def routes(table: SessionTable, token: str, security: Any = None,
         return wrapped
 
     async def tasks(request: Request):
-        from forgec.serve.server import tasks_listing
 
-        return JSONResponse(tasks_listing(table, request.query_params.get("env")))
+        return JSONResponse(table.tasks_listing(request.query_params.get("env")))
 
     async def sessions(request: Request):
         return JSONResponse(table.list())
@@ -185,7 +184,7 @@ def routes(table: SessionTable, token: str, security: Any = None,
         if isinstance(body, JSONResponse):
             return body
         sid = request.path_params["sid"]
-        s = episode_session(table, sid)
+        s = table.with_episode(sid)
         return JSONResponse({"session": sid, **s.episode.say(_content(body))})
 
     async def episode_user_turn(request: Request):
@@ -193,7 +192,7 @@ def routes(table: SessionTable, token: str, security: Any = None,
         if isinstance(body, JSONResponse):
             return body
         sid = request.path_params["sid"]
-        s = episode_session(table, sid)
+        s = table.with_episode(sid)
         return JSONResponse({"session": sid, **await s.episode.user_turn(_content(body))})
 
     async def episode_score(request: Request):
@@ -201,12 +200,12 @@ def routes(table: SessionTable, token: str, security: Any = None,
         if isinstance(body, JSONResponse):
             return body
         sid = request.path_params["sid"]
-        s = episode_session(table, sid)
+        s = table.with_episode(sid)
         return JSONResponse({"session": sid, **await s.episode.score(s.world.build, s.env)})
 
     async def episode_get(request: Request):
         sid = request.path_params["sid"]
-        s = episode_session(table, sid)
+        s = table.with_episode(sid)
         return JSONResponse({"session": sid, **s.episode.status(), "messages": s.episode.ep.messages})
 
     base = "/forgec/sessions/{sid}"

@@ -339,16 +339,8 @@ def _output_validators(tools: list[types.Tool]) -> dict[str, Any]:
     return {t.name: validator_for(t.output_schema)(t.output_schema) for t in tools if t.output_schema is not None}
 
 
-def tasks_listing(table: SessionTable, env: str | None = None) -> list[dict]:
-    """The served envs' tasks (or `env`'s): id, env, instruction, the user's goal and facts, read_only."""
-    if env is not None:
-        table.world_named(env)
-    return [{"id": t.id, "env": t.env, "instruction": t.instruction, "user": t.user.model_dump(mode="json"),
-             "read_only": t.read_only} for t in table.build.tasks if t.env in table.worlds and (env is None or t.env == env)]
-
-
 def _stdio_eval(table: SessionTable, method: str, token: str, link: _StdioLink):
-    from forgec.serve.episodes import episode_session, start_episode
+    from forgec.serve.episodes import start_episode
 
     async def handler(ctx, params: _EvalParams) -> Any:
         if not token_ok(token, params.token):
@@ -356,7 +348,7 @@ def _stdio_eval(table: SessionTable, method: str, token: str, link: _StdioLink):
                                                   "forgec serve with $FORGEC_SERVE_EVAL_TOKEN or --eval-token-file)")
         try:
             if method == "forgec/tasks":
-                return {"tasks": tasks_listing(table, params.env)}
+                return {"tasks": table.tasks_listing(params.env)}
             if method == "forgec/episode/start":
                 if not params.task:
                     raise ValueError("forgec/episode/start needs a task id: {\"task\": \"<env>/<blueprint>\"}")
@@ -369,7 +361,7 @@ def _stdio_eval(table: SessionTable, method: str, token: str, link: _StdioLink):
                 sid = params.session or link.current
                 if sid is None:
                     raise ValueError("no episode: start one with forgec/episode/start")
-                s = episode_session(table, sid)
+                s = table.with_episode(sid)
                 if method == "forgec/episode/say":
                     return {"session": sid, **s.episode.say(_text(params.content))}
                 if method == "forgec/episode/user_turn":

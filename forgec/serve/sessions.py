@@ -214,6 +214,21 @@ class SessionTable:
         """Whether this table serves several envs (sessions then name theirs)."""
         return len(self.worlds) > 1
 
+    def with_episode(self, sid: str) -> Session:
+        """The live session `sid` with its episode; `SessionError` (`no-episode`) for a session that plays none."""
+        s = self.get(sid)
+        if s.episode is None:
+            raise SessionError("no-episode", f"session {sid!r} plays no episode (a reset ends one): start one with "
+                                             "forgec/episode/start (POST /forgec/episode)")
+        return s
+
+    def tasks_listing(self, env: str | None = None) -> list[dict]:
+        """The served envs' tasks (or `env`'s): id, env, instruction, the user's goal and facts, read_only."""
+        if env is not None:
+            self.world_named(env)
+        return [{"id": t.id, "env": t.env, "instruction": t.instruction, "user": t.user.model_dump(mode="json"),
+                 "read_only": t.read_only} for t in self.build.tasks if t.env in self.worlds and (env is None or t.env == env)]
+
     def world_named(self, name: str) -> World:
         """The served world `name`; BuildError `unknown-env` naming the served ones."""
         w = self.worlds.get(name)
