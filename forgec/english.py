@@ -279,3 +279,17 @@ def stem(word: str) -> str:
 # Light verbs: they name no act of their own ("handle campaign status modification", "perform the
 # deletion", "initiate the OAuth flow"); a request headed by one is doc prose, not what a person asks.
 LIGHT_VERBS = _words("handle manage perform facilitate initiate conduct undertake effectuate")  # not "execute": a query is executed
+
+
+@functools.lru_cache(maxsize=4096)
+def with_article(phrase: str) -> str:
+    """`phrase` after "a" or "an" as it sounds ("an epic", "a user", "an hour"), by `inflect`, whose rules
+    cover the letters that do not sound as they look (a vowel letter alone gets this wrong)."""
+    return _inflect().a(phrase)
+
+
+@functools.lru_cache(maxsize=1)
+def _inflect():
+    import inflect  # noqa: PLC0415 - loaded on first use
+
+    return inflect.engine()

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from forgec.english import is_plural, participle, plural, singular
+from forgec.english import with_article as _a
 from forgec.graph import ToolGraph, prim_class, record_fields, strip_optional
 from forgec.lang import ast as A
 from forgec.runtime.envrt import jcopy
@@ -740,17 +741,16 @@ class _Sampler:
 
     @functools.cached_property
     def owner(self) -> str:
-        """Who asks on an env with no user record: whoever owns the state, named by what its writes
-        act on ("the owner of the contacts, events and mailboxes"); "" for a device whose state
-        has no records (its docs name no owner to ground one on)."""
+        """Who asks on an env with no user record: whoever owns the state, named by the records its
+        writes change ("the owner of the contacts and events"), not those they only refer to (the
+        cities and menu items an order names are nobody's; review 11); "" for a device whose state has
+        no records (its docs name no owner to ground one on)."""
         m = self.m
         acted: Counter = Counter()
         for t in self.write_tools:
-            for p in m.required(m.tools[t]):
-                ke = m.key_entity(p.name, p.type)
-                if ke and ke in m.decl:
-                    acted[ke] += 1
-        nouns = [plural(humanize(e)) for e, _ in sorted(acted.items(), key=lambda x: (-x[1], x[0]))[:3]]
+            for ke in _changed_entities(m.tools[t], m.decl):
+                acted[ke] += 1
+        nouns = [plural(humanize(e)) for e, _ in sorted(acted.items(), key=lambda x: (-x[1], x[0]))[:2]]
         if not nouns:
             return ""
         return "the owner of the " + (", ".join(nouns[:-1]) + " and " + nouns[-1] if len(nouns) > 1 else nouns[0])
@@ -1614,7 +1614,7 @@ class _Sampler:
         cname, n = sc.reason("count", (A.Name(fname),), [same], {}, f"n_{plural(norm(ent))}_named_so")
         kname, none_yet = sc.reason("compare", (A.Name(cname), A.Literal(0)), [n, 0], {"op": (A.Literal("=="), "==")}, "none_named_so")
         sc.nodes.append(A.ExpectNode(A.Binary("==", A.Name(kname), A.Literal(bool(none_yet)))))
-        return f"I don't already have a {noun} called {json.dumps(val)}", bool(none_yet)
+        return f"I don't already have {_a(noun)} called {json.dumps(val)}", bool(none_yet)
 
     def plausible(self, t: A.ToolDecl, args: dict) -> None:
         """Values a person would ask for: a few bags, not 20; amounts within what the docs allow; a
@@ -1625,6 +1625,12 @@ class _Sampler:
                 rest = n.removeprefix("total_")
                 if any(o != n and o.endswith(rest) and isinstance(x, (int, float)) and x > v for o, x in flat.items()):
                     raise _Skip("implausible-value")
+        for a, b in _spans(flat):  # "start 2024-06-10 ... end date 2024-05-30": a span never ends before it starts
+            x, y = flat[a], flat[b]
+            ordered = (isinstance(x, (int, float)) and isinstance(y, (int, float)) and not isinstance(x, bool) and not isinstance(y, bool)) or (
+                isinstance(x, str) and isinstance(y, str) and all(re.fullmatch(r"\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?|\d{1,2}:\d{2}(?::\d{2})?", z) for z in (x, y)))
+            if ordered and y < x:  # dates, times and numbers; `from_user_id`/`to_user_id` are no span
+                raise _Skip("implausible-value")
         for k, (_, v) in args.items():
             for name, x in _scalar_items(k, v):
                 n = norm(name)
@@ -1789,7 +1795,7 @@ class _Sampler:
             elif re.search(rf"\bat an? (?:[a-z]+ )?{re.escape(head)}\b", t.doc or "", re.I):  # "on or off at a speed"
                 c = f"{c} at {num}"
             else:
-                plain.append(f"{'an' if w[0] in 'aeiou' else 'a'} {w} of {num}")
+                plain.append(f"{_a(w)} of {num}")
         return c, plain
 
     def control(self, t: A.ToolDecl, plain: list, vals: list) -> str | None:
@@ -1906,7 +1912,8 @@ class _Sampler:
         ents = sorted(m.owned(sc.ukey)) if m.user is not None else sorted(set(m.lister_all) | set(m.lister_by_parent))
         ents = [e for e in ents if e in m.lister_by_user or (e in m.user_list_field and e in m.getter)
                 or (m.user is None and (e in m.lister_all or m.lister_by_parent.get(e, ("", "", ""))[2] in m.lister_all))]
-        if not ents and m.user is None and (self.ask_by_key(sc) or self.ask_state(sc)):
+        device = not any(not e.name.startswith("ActionLog") for e in m.env.entities)  # no records: a car, a home hub
+        if not ents and m.user is None and (self.ask_by_key(sc) or (device and self.ask_state(sc))):
             return
         if not ents:
             raise _Skip("nothing-to-ask")
@@ -2157,6 +2164,8 @@ def _spoken(v: Any) -> str:
     s = say(v)
     if re.fullmatch(r"[a-z]+(?:[A-Z][a-z]+)+", s):  # `byDesign`, `inProgress`: the API's spelling of "by design"
         return humanize(norm(s))
+    if re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)*", s):  # `Draft`, `On Leave`: a state word in title case, said in lower case
+        return s.lower()
     return s.lower().replace("_", " ") if re.fullmatch(r"[A-Z][A-Z0-9_]+", s) or re.fullmatch(r"[a-z_]+", s) else s
 
 
@@ -2226,6 +2235,60 @@ def _noun_pattern(noun: str, gap: int, described: bool) -> re.Pattern:
                           rf"{re.escape(noun)}\b(?!')(?: of (?:the|a|an|its) [\w']+ \w+)?")
     return re.compile(rf"\b(a|an|the|one|this|that)\s+(?:(?!(?:of|to|for|a|an|the|from|in|on)\b)[A-Za-z0-9-]+\s+){{0,{gap}}}?"
                       rf"{re.escape(noun)}(?:s|es|sitory|sitories)?\b(?!')")
+
+
+_SPAN_ENDS = (("start", "end"), ("begin", "end"), ("from", "to"), ("since", "until"), ("min", "max"), ("earliest", "latest"))
+
+
+def _spans(flat: dict) -> list[tuple[str, str]]:
+    """Pairs of argument names that open and close one span: `start_date`/`end_date`, `min_price`/`max_price`,
+    `from`/`to`, `startTime`/`endTime` (the same words around the two ends)."""
+    out = []
+    for a in flat:
+        ta = a.split("_")
+        for lo, hi in _SPAN_ENDS:
+            if lo in ta:
+                b = "_".join(hi if w == lo else w for w in ta)
+                if b in flat and b != a:
+                    out.append((a, b))
+    return out
+
+
+def _changed_entities(t: A.ToolDecl, decl: dict) -> list[str]:
+    """The entities a tool's body changes (inserts into, sets a field of, deletes from, appends to),
+    read from its statements: names bound to a record are followed through params, `let` and `for`."""
+    bound: dict[str, str] = {}
+    for p in t.params:
+        pt = A.strip_optional(p.type)
+        if isinstance(pt, A.NamedType) and pt.name in decl:
+            bound[p.name] = pt.name
+    out: list[str] = []
+
+    def root(e: Any) -> str | None:
+        while isinstance(e, (A.Attr, A.Index)):
+            if isinstance(e, A.Index) and isinstance(e.obj, A.Name) and e.obj.id in decl:
+                return e.obj.id  # `Cache[key]`
+            e = e.obj
+        if isinstance(e, A.Where) and isinstance(e.source, A.Name) and e.source.id in decl:
+            return e.source.id
+        return bound.get(e.id) if isinstance(e, A.Name) else None
+
+    for x in A.walk(t.body or ()):
+        if isinstance(x, A.Let):
+            r = x.value.entity if isinstance(x.value, A.Insert) else root(x.value)
+            if r:
+                bound[x.name] = r
+        elif isinstance(x, A.For) and root(x.iter):
+            bound[x.var] = root(x.iter)
+        if isinstance(x, A.Insert) and x.entity in decl:
+            out.append(x.entity)
+            if x.bind:
+                bound[x.bind] = x.entity
+        elif isinstance(x, (A.Set, A.Delete)) or type(x).__name__ == "Append":
+            r = root(x.target)
+            if r:
+                out.append(r)
+    return list(dict.fromkeys(out))
 
 
 def _mentions_user(m: _Model, t: A.ToolDecl) -> bool:

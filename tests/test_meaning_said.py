@@ -163,7 +163,7 @@ def test_a_new_record_inside_a_named_one_and_camel_case_values():
 
     assert _join_said("create a new collection", ['called "Q3"', 'inside the collection called "Reports"'], to=False) \
         == ' called "Q3" inside the collection called "Reports"'
-    assert _spoken("byDesign") == "by design" and _spoken("IN_PROGRESS") == "in progress" and _spoken("Done") == "Done"
+    assert _spoken("byDesign") == "by design" and _spoken("IN_PROGRESS") == "in progress" and _spoken("Done") == "done" and _spoken("On Leave") == "on leave" and _spoken("API v2") == "API v2"
 
 
 def test_counts_and_ids_typed_number_are_whole():
@@ -178,3 +178,43 @@ def test_counts_and_ids_typed_number_are_whole():
             assert v == int(v), (name, v)
     prices = [generate_value({"type": "float"}, "total_price", rng) for _ in range(5)]
     assert any(v != int(v) for v in prices), prices  # money keeps its cents
+
+
+def test_the_owner_owns_what_the_writes_change_not_what_they_name():
+    """Review 11: "the owner of the cards, cities and districts" (an order names a city; nobody owns
+    one). The persona's records are those a write inserts, sets or deletes, read from its body."""
+    from forgec import lang
+    from forgec.scenario import _changed_entities
+
+    src = '''
+env shop {
+  entity City key city_id { city_id: str  name: str }
+  entity Order key order_id { order_id: str  city: City  status: enum("open", "placed") }
+  tool place_order(city: City "Where to deliver.") -> Order "Place an order."
+  {
+    let created = insert Order { order_id: fresh_id(Order), city: city.city_id, status: "open" }
+    return created
+  }
+  tool close_order(order_id: Order "The order.") -> Order "Close an order."
+  {
+    let o = Order[order_id.order_id]
+    set o.status = "placed"
+    return o
+  }
+}
+'''
+    m, d = lang.parse(src, "shop.forge")
+    env = m.envs[0]
+    decl = {e.name: e for e in env.entities}
+    tools = {t.name: t for t in env.tools}
+    assert _changed_entities(tools["place_order"], decl) == ["Order"]
+    assert _changed_entities(tools["close_order"], decl) == ["Order"]
+
+
+def test_articles_and_spans_by_rule():
+    """"a epic" was said (review 11); a span's two ends are found by their words, whatever the record."""
+    from forgec.scenario import _a, _spans
+
+    assert [_a(w) for w in ("epic", "user", "hour", "label")] == ["an epic", "a user", "an hour", "a label"]
+    assert _spans({"start_date": 1, "end_date": 2, "min_price": 1, "max_price": 3, "from_user_id": "a", "to_user_id": "b", "seats": 2}) == [
+        ("start_date", "end_date"), ("min_price", "max_price"), ("from_user_id", "to_user_id")]

@@ -238,6 +238,10 @@ class Schema:
 ID_TOKENS = ("id", "uuid", "gid", "guid", "uid", "identifier", "iid")  # `iid`: GitLab's id of a record within its project
 
 
+# which id of a record an id names (`storyPublicId`, `orderExternalId`): English adjectives of identifiers, not nouns
+ID_KINDS = {"public", "external", "internal", "global", "local", "unique", "primary", "numeric", "short", "display", "system"}
+
+
 def id_stem(name: str) -> tuple[list[str], bool] | None:
     """`order_id` -> (['order'], False); `new_item_ids` -> (['item'], True); `id` -> None."""
     t = tokens(name)
@@ -252,6 +256,8 @@ def id_stem(name: str) -> tuple[list[str], bool] | None:
         return None
     while len(stem) > 1 and stem[0] in QUALIFIERS:
         stem = stem[1:]
+    while len(stem) > 1 and stem[-1] in ID_KINDS:
+        stem = stem[:-1]  # `storyPublicId`: the story's public id, not a "story public"
     if not stem or stem[-1] in STOP:
         return None
     return stem, many
