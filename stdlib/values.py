@@ -340,6 +340,9 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
         return rng.choice(list(type_json["values"]))
     if t == "bool":
         return rng.random() < 0.5
+    if t in ("int", "float") and _epoch(field_name, doc):  # "POSIX timestamp for when the mute should end"
+        secs = int(_dt.datetime(c.base.year, c.base.month, c.base.day, tzinfo=_dt.timezone.utc).timestamp()) + rng.randint(-60, 60) * 86400 + rng.randint(0, 86399)
+        return secs if t == "int" else float(secs)
     if t == "int":
         return _in_bounds(_int_for(field_name, c, doc), doc, rng)
     if t == "float":
@@ -368,6 +371,17 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
     if t == "record":
         return {}
     return _str_for(field_name, c, entity, doc)
+
+
+_EPOCH_DOC = re.compile(r"\b(?:posix|unix|epoch)\b|\bseconds since\b|\b(?:milli)?seconds? timestamp\b|\btimestamp in (?:milli)?seconds\b", re.I)
+
+
+def _epoch(name: str, doc: str) -> bool:
+    """Whether a number is a point in time in seconds since 1970: its doc says so ("POSIX timestamp"),
+    or its name is a timestamp (`created_at` typed as a number, `timestamp`, `epoch`). A bare `start`
+    or `end` may be an offset into a text: only the doc says it is a time."""
+    ws = _words(name)
+    return bool(_EPOCH_DOC.search(doc or "")) or bool(ws) and (ws[-1] in ("timestamp", "epoch", "ts") or ws[-1] == "at" and len(ws) > 1)
 
 
 def documented_values(doc: str) -> list[str]:
@@ -773,7 +787,68 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
 
 
 # the string rules in the order they are tried (an earlier rule wins)
-_STR_RULES = (_doc_str, _person_str, _time_str, _place_str, _catalog_str)
+# The kinds of value Faker knows by name (`country_code`, `currency_code`, `license_plate`, `iban`,
+# `mime_type`, `user_agent`, `color_name`, `company`, `ean13`...): a field whose name ends in one of them
+# holds one. Read from Faker's own providers, so every kind it has is known and none is listed here by hand;
+# the modules are those of real-world identifiers and names (not lorem text, person names, dates or the
+# generic random_* helpers, which other rules or nothing should fill).
+_FAKER_MODULES = {"address", "automotive", "bank", "barcode", "color", "company", "currency", "file", "internet", "isbn",
+                  "phone_number", "ssn", "user_agent", "credit_card"}
+_FAKER_SKIP = {"address", "bothify", "hexify", "lexify", "numerify", "locale", "randomize_nb_elements", "bs", "catch_phrase",
+               "company_suffix", "city_prefix", "city_suffix", "current_country", "current_country_code", "dga", "nic_handle",
+               "nic_handles", "iana_id", "http_method", "http_status_code", "image_url", "tld", "uri_extension", "slug", "state",
+               "state_abbr", "currency", "cryptocurrency", "pricetag", "port_number", "credit_card_full", "language_code"}
+_FAKER_KINDS: dict[tuple[str, ...], str] | None = None
+
+
+def _faker_kinds() -> dict[tuple[str, ...], str]:
+    """{name tokens: method} of Faker's value kinds (computed once, from the en_US providers)."""
+    global _FAKER_KINDS
+    if _FAKER_KINDS is None:
+        import inspect  # noqa: PLC0415
+
+        out: dict[tuple[str, ...], str] = {}
+        for prov in fake(random.Random(0)).get_providers():
+            mod = type(prov).__module__.split(".")
+            if len(mod) < 3 or mod[1] != "providers" or mod[2] not in _FAKER_MODULES:
+                continue
+            for n in dir(prov):
+                if n.startswith("_") or n.startswith("random_") or n in _FAKER_SKIP or n.endswith(("_male", "_female")):
+                    continue
+                fn = getattr(prov, n)
+                try:
+                    ok = callable(fn) and all(q.default is not q.empty for q in inspect.signature(fn).parameters.values())
+                except (TypeError, ValueError):
+                    ok = False
+                if ok:
+                    out.setdefault(tuple(n.split("_")), n)
+        _FAKER_KINDS = out
+    return _FAKER_KINDS
+
+
+def _faker_kind2(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str = "") -> str | None:
+    """A Faker kind of two or more words the name ends in (`mime_type`, `license_plate`, `country_code`):
+    as strong as the doc's own word, so it comes before the rules that read one word (`type`, `code`)."""
+    return _faker_str(name, ws, c, entity, doc, least=2)
+
+
+def _faker_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str = "", least: int = 1) -> str | None:
+    """A value of the Faker kind the field's name ends in (`billing_country` -> a country, `pin` -> four digits)."""
+    if least == 1 and ws and ws[-1] in ("pin", "passcode", "otp"):
+        return "".join(str(c.rng.randint(0, 9)) for _ in range(4 if ws[-1] != "otp" else 6))
+    if least == 1 and ws and ws[-1] in ("cvv", "cvc"):
+        return "".join(str(c.rng.randint(0, 9)) for _ in range(3))
+    kinds = _faker_kinds()
+    for k in range(min(3, len(ws)), least - 1, -1):
+        meth = kinds.get(tuple(ws[-k:]))
+        if meth is not None:
+            v = getattr(fake(c.rng), meth)()
+            if isinstance(v, str) and v.strip() and "\n" not in v:
+                return v
+    return None
+
+
+_STR_RULES = (_doc_str, _faker_kind2, _person_str, _time_str, _place_str, _catalog_str, _faker_str)
 
 
 def _id_like(name: str, rng: random.Random) -> str:

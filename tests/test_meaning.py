@@ -300,3 +300,19 @@ def test_an_id_typed_number_names_its_record():
     assert (v.target, v.key_param) == ("PullRequest", "pullRequestId")
     assert s.entities["PullRequest"].key_type == "int" and "title" in s.entities["PullRequest"].fields
     assert "title" not in s.entities["Repository"].fields
+
+
+def test_a_field_named_for_a_kind_of_value_holds_one_and_a_posix_time_is_a_time():
+    """Review 11: a card's `pin` held "conference travel", a downtime's POSIX `start` 159.29. A name that
+    ends in a kind Faker knows (`mime_type`, `license_plate`, `country_code`) holds one; a PIN is digits;
+    a number whose doc says POSIX/epoch is a time near the world's date (2024-05-15), checked by datetime."""
+    for seed in range(10):
+        assert re.fullmatch(r"[a-z]+/[\w.+-]+", _str("mime_type", seed=seed))
+        assert re.fullmatch(r"[A-Z]{2,3}", _str("country_code", seed=seed))
+        assert re.fullmatch(r"\d{4}", _str("pin", seed=seed))
+        assert re.search(r"\d", _str("license_plate", seed=seed))
+        assert _str("territory", seed=seed).lower() not in FILLER
+        t = generate_value({"type": "float", "doc": "POSIX timestamp for when the mute should end"}, "end", random.Random(seed))
+        when = dt.datetime.fromtimestamp(t, dt.timezone.utc).date()
+        assert abs((when - dt.date(2024, 5, 15)).days) <= 61
+        assert generate_value({"type": "int"}, "start", random.Random(seed)) < 10**6  # a bare `start` may be an offset
