@@ -43,7 +43,7 @@ from forgec.swap import clean_dead, recover_build, swap_in  # noqa: F401 - recov
 from forgec.toolmeta import portable_sources, toolmeta_stage
 
 # Bumped whenever a stage's output for the same input changes, to invalidate caches.
-PIPELINE_VERSION = f"{__version__}+13"  # +3: shapes, prose effects, log-only entities, the scenario sampler; +4: the quality gate; +5: realization by grammar, who asks; +6: values by meaning, single-read and dictated chains, no walk fallback; +7: no dictated chain kept, faithful tools; +8: create unless one exists, no dictated keys; +9: the guard fires; +10: pure tools take plain values; +11: nameless records get a name, filler values unsaid; +12: session params, partial updates, Options lists; +13: template cap, read-only properties never inputs
+PIPELINE_VERSION = f"{__version__}+14"  # +3: shapes, prose effects, log-only entities, the scenario sampler; +4: the quality gate; +5: realization by grammar, who asks; +6: values by meaning, single-read and dictated chains, no walk fallback; +7: no dictated chain kept, faithful tools; +8: create unless one exists, no dictated keys; +9: the guard fires; +10: pure tools take plain values; +11: nameless records get a name, filler values unsaid; +12: session params, partial updates, Options lists; +13: template cap, read-only properties never inputs; +14: Faker kinds, POSIX times, owner by changed records
 
 T = TypeVar("T")
 
