@@ -76,6 +76,7 @@ REASONS: dict[str, str] = {
     "nothing-to-ask": "no read answers a question about the user's records",
     "no-referring-expression": "no attributes single the record out among the user's records",
     "duplicate": "the same request as an earlier task",
+    "create-existing": "a create whose record key would name an existing record (the new record's key is no target)",
     "template-cap": "its template (the same tools called in the same order) already has its share of the env's tasks",
 }
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from forgec.english import is_plural, participle, plural, singular
+from forgec.english import lemmas
 from forgec.english import with_article as _a
 from forgec.graph import ToolGraph, prim_class, record_fields, strip_optional
 from forgec.lang import ast as A
@@ -208,6 +209,9 @@ class _Model:
                 continue  # "my subscriber with the eat.xls file": a file name names a file, not the record it hangs on
             if isinstance(t, A.PrimType) and t.name in ("int", "float") and not number_meaning_known(f.name, f.doc or "", t.name):
                 continue  # a number nothing says the meaning of ("the rule with the highest account")
+            head = humanize(norm(f.name)).split()[-1:]
+            if head and (pos := lemmas(head[0])) and "NOUN" not in pos:
+                continue  # `created`, `completed`: a participle is no noun a person says ("what created the epic has")
             if isinstance(t, A.EnumType) or (isinstance(t, A.PrimType) and t.name in ("str", "int", "float")):
                 out.append(f.name)
         return out
@@ -1316,8 +1320,11 @@ class _Sampler:
         m = self.m
         t = m.tools[tool]
         target_param = None
+        made = m.returned_entity(t) if m.kinds.get(tool) == "create" else None
         for p in m.required(t):
             ke = m.key_entity(p.name, p.type)
+            if ke is not None and ke == made and p.name == m.decl[ke].key:
+                raise _Skip("create-existing")  # `item_create(item_code)`: the new record's own key names no record to act on
             if ke is not None and not isinstance(strip_optional(p.type), A.ListType) and (ke != m.user or m.user is None):
                 if m.user is not None and not (m.owner_field.get(ke) or ke in m.user_list_field):
                     continue  # not a record a user owns (the flight to book on): described, below
