@@ -1652,8 +1652,8 @@ class _Sampler:
         verb = _doc_verb(t.doc) or name_verb(t.name)
         k = self.m.kinds.get(t.name, "")
         scalars = [(n, v) for name, (_, val) in args.items() for n, v in _scalar_items(name, val)]
-        if verb in _CANCEL_VERBS or k == "delete":
-            return "cancel"
+        if k == "delete" or (verb in _CANCEL_VERBS and not (k == "update" and re.search(r"\b(?:from|as)\b", _clause(t.doc)))):
+            return "cancel"  # "remove the current user as owner of my story" takes something off the record: no cancellation
         if k == "create":
             return "create"
         if any(is_money((n)) and isinstance(v, (int, float)) and not isinstance(v, bool) and not self._unit(t, n) for n, v in scalars) and target is None:
