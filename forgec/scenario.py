@@ -799,7 +799,7 @@ class _Sampler:
                 conditional = rng.random() < 0.34
                 for _retry in range(3):  # another record of the user's may take the write
                     keep = (len(sc.nodes), dict(sc.facts), len(sc.writes), len(sc.unknown), set(sc.names), sc.user_node,
-                            set(sc.roots), set(sc.targets))
+                            set(sc.roots), set(sc.targets), dict(sc.lists), dict(sc.scope))
                     try:
                         if rng.random() < 0.15:
                             try:
@@ -823,8 +823,9 @@ class _Sampler:
 
     def _undo(self, sc: _Scenario, keep: tuple, s: _Skip) -> None:
         """Forget a failed intent: its nodes go; the env is rebuilt from the writes kept."""
-        n, facts, nw, nu, names, unode, roots, targets = keep
+        n, facts, nw, nu, names, unode, roots, targets, lists, scope = keep
         sc.targets = targets
+        sc.lists, sc.scope = lists, scope  # a list looked up by the failed intent is gone with its node
         sc.nodes = sc.nodes[:n]
         sc.user_node, sc.roots = unode, roots
         sc.facts, sc.names = facts, names
