@@ -564,6 +564,10 @@ def qualifier(f: str, v: Any) -> str:
     n = norm(f)
     w = humanize(n)
     if isinstance(v, str) and _DATE.match(v):
+        if re.search(r"(^|_)(end|ends|until|to|due|expires?|expiry|finish)(_|$)", n):
+            return f"ending {v[:10]}"  # "from 2024-06-01 ending 2024-06-05", never "on X on Y"
+        if re.search(r"(^|_)(start|starts|from|begin|since)(_|$)", n):
+            return f"starting {v[:10]}"
         return f"from {v}" if re.search(r"(created|placed|ordered|submitted|opened)", n) else f"on {v}"
     if n in ("destination", "to", "to_city", "arrival_airport"):
         return f"to {v}"
@@ -754,7 +758,9 @@ class _Sampler:
         for t in self.write_tools:
             for ke in _changed_entities(m.tools[t], m.decl):
                 acted[ke] += 1
-        nouns = [plural(humanize(e)) for e, _ in sorted(acted.items(), key=lambda x: (-x[1], x[0]))[:2]]
+        # records a person can name in English ("the owner of the applications", not "... and mysqls")
+        spoken = [e for e, _ in sorted(acted.items(), key=lambda x: (-x[1], x[0])) if "NOUN" in lemmas(humanize(e).split()[-1])]
+        nouns = [plural(humanize(e)) for e in spoken[:2]]
         if not nouns:
             return ""
         return "the owner of the " + (", ".join(nouns[:-1]) + " and " + nouns[-1] if len(nouns) > 1 else nouns[0])
@@ -1728,7 +1734,8 @@ class _Sampler:
                 rest = []
             elif len(plain) == 1 and not described and kind == "update" and len(vals) == 1 and _doc_verb(c) in _CHANGE_VERBS:
                 v = vals[0][1]
-                to = " to " + (money(v) if is_money((vals[0][0])) and isinstance(v, (int, float)) else say(v).replace("_", " ") if isinstance(v, str) and re.fullmatch(r"[a-z_]+", v)
+                to = " to " + (money(v) if is_money((vals[0][0])) and isinstance(v, (int, float)) else _spoken(v) if isinstance(v, str) and re.fullmatch(r"[a-z]+(?:[A-Z][a-z]+)+|[A-Z][A-Z0-9_]+", v)
+                               else say(v).replace("_", " ") if isinstance(v, str) and re.fullmatch(r"[a-z_]+", v)
                                else f'"{v}"' if isinstance(v, str) and " " in v.strip() else say(v))  # words the user wrote are quoted
                 if vals[0][0] in self._units and not isinstance(v, bool) and isinstance(v, (int, float)):
                     to = f" to {say(v)} {self._units[vals[0][0]]}"  # "set the temperature the thermostat aims for to 25 degrees"

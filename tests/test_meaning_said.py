@@ -218,3 +218,14 @@ def test_articles_and_spans_by_rule():
     assert [_a(w) for w in ("epic", "user", "hour", "label")] == ["an epic", "a user", "an hour", "a label"]
     assert _spans({"start_date": 1, "end_date": 2, "min_price": 1, "max_price": 3, "from_user_id": "a", "to_user_id": "b", "seats": 2}) == [
         ("start_date", "end_date"), ("min_price", "max_price"), ("from_user_id", "to_user_id")]
+
+
+def test_two_dates_of_one_record_are_told_apart():
+    """Review 13: "my working plan exception on 2024-08-06 on 2024-07-16". A span's ends say which end
+    they are; a lone date stays "on"."""
+    from forgec.scenario import qualifier
+
+    assert qualifier("start_date", "2024-07-16") == "starting 2024-07-16"
+    assert qualifier("endDate", "2024-08-06") == "ending 2024-08-06"
+    assert qualifier("date", "2024-08-06") == "on 2024-08-06"
+    assert qualifier("created_at", "2024-08-06") == "from 2024-08-06"
