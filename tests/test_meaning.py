@@ -316,3 +316,21 @@ def test_a_field_named_for_a_kind_of_value_holds_one_and_a_posix_time_is_a_time(
         when = dt.datetime.fromtimestamp(t, dt.timezone.utc).date()
         assert abs((when - dt.date(2024, 5, 15)).days) <= 61
         assert generate_value({"type": "int"}, "start", random.Random(seed)) < 10**6  # a bare `start` may be an offset
+
+
+def test_a_number_named_for_a_record_is_that_records_id():
+    """Paperless' `post_document(correspondent: number, tags: number[])`: the user named "correspondent 50"
+    (review 13). A number (or list of numbers) named as a record of the env refers to it, so the task
+    looks the correspondent up by name; a string of the same name stays a plain value."""
+    num = ir.Type(kind="number")
+    env = ir.Environment(name="docs", tools=(
+        _tool("post_document", "Upload a new document", [("title", S, True, "Title"), ("correspondent", num, False, ""),
+                                                          ("tags", ir.Type(kind="array", items=num), False, "")]),
+        _tool("list_correspondents", "List correspondents", [("correspondent_id", num, False, "The ID of the correspondent")]),
+        _tool("list_tags", "List tags", [("tag_id", num, False, "Tag ID")]),
+        _tool("set_label", "Set a label", [("correspondent_id", num, True, "ID"), ("tag", S, True, "The label text")]),
+    ))
+    s = infer_schema(env)
+    v = s.views["post_document"]
+    assert v.refs.get("correspondent") == "Correspondent" and v.list_refs.get("tags") == "Tag"
+    assert "tag" not in s.views["set_label"].refs

@@ -830,9 +830,12 @@ def _bind_refs(s: Schema, v: ToolView) -> None:
     """Params that denote an entity: a key (`refs`) or a list of keys (`list_refs`)."""
     for p in v.tool.params:
         ent = s.ref_of(p.name)
+        sk = _scalar_kind(p.type)
+        if ent is None and sk in ("integer", "number") and len(tokens(p.name)) <= 2 and entity_name(tokens(singular(p.name))) in s.entities:
+            ent = entity_name(tokens(singular(p.name)))  # `correspondent: number`, `storage_path: number`: a record by its numeric id
+            sk = "integer"
         if ent is None:
             continue
-        sk = _scalar_kind(p.type)
         if sk == "number" and id_stem(p.name):
             sk = "integer"  # `pullRequestId: number` (a zod `z.number()` schema): an id is a whole number
         if p.type.kind == "array" and sk in ("string", "integer"):
