@@ -599,7 +599,18 @@ def check_final(c: Candidate, g: Gate, trace: list) -> str | None:
             rec = (recs.get(ent) or {}).get(key)
             if isinstance(rec, dict) and g.lifecycle.final_state(tool, ent, rec):
                 return "write-to-final"
+            if isinstance(rec, dict) and _put_away(rec) and not _RESTORES.search(tool + " " + (g.tools[tool].doc or "" if tool in g.tools else "")):
+                return "write-to-final"  # an archived or deleted project takes no new issues (review 13)
     return None
+
+
+_PUT_AWAY = re.compile(r"^(?:is_?)?(?:archived|deleted|trashed|disabled)$", re.I)
+_RESTORES = re.compile(r"\b(?:un(?:archive|delete|trash)|restore|recover|reactivate|enable)\w*", re.I)
+
+
+def _put_away(rec: dict) -> bool:
+    """Whether a record is flagged archived, deleted or trashed (`archived: true`, `isDeleted: true`)."""
+    return any(v is True and _PUT_AWAY.match(k.replace("_", "")) for k, v in rec.items())
 
 
 def _val(v: Any) -> str:

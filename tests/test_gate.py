@@ -185,6 +185,26 @@ def test_an_argument_the_tool_never_reads_is_not_dictated():
     assert check_ignored(_cand("x", nodes=[found, looked]), g) is None  # ticket_id is read; the note is no user fact
 
 
+def test_a_write_to_an_archived_record_is_refused_unless_it_restores_it():
+    """Review 13: gold added issues to archived GitLab projects. A record flagged `archived`/`isDeleted`
+    takes no write, except from a tool that restores it (`unarchive_*`, "Restore ...")."""
+    from forgec.gate import check_final
+    from forgec.tasks import state_diff
+
+    src = _TICKETS.replace("    subject: str\n  }", "    subject: str\n    archived: bool\n  }", 1)
+    env = _env(src)
+    g = Gate.__new__(Gate)
+    g.tools, g.ents, g.writes, g._reads = {t.name: t for t in env.tools}, {e.name: e for e in env.entities}, {}, {}
+    g.lifecycle = Lifecycle.of(env)
+    before = {"entities": {"Ticket": {"t1": {"ticket_id": "t1", "status": "open", "subject": "a", "archived": True}}}}
+    after = {"entities": {"Ticket": {"t1": {"ticket_id": "t1", "status": "open", "subject": "b", "archived": True}}}}
+    trace = [("set_subject", {"ticket_id": "t1", "subject": "b"}, before, after, state_diff(before, after))]
+    assert check_final(_cand("x"), g, trace) == "write-to-final"
+    live = {"entities": {"Ticket": {"t1": {**before["entities"]["Ticket"]["t1"], "archived": False}}}}
+    trace = [("set_subject", {"ticket_id": "t1", "subject": "b"}, live, after, state_diff(live, after))]
+    assert check_final(_cand("x"), g, trace) is None
+
+
 def test_lifecycle_free_status_means_no_final_state():
     """A tool that sets the status from an argument lets the docs move it anywhere: nothing is final."""
     src = _TICKETS.replace('''  tool set_subject(''', '''  tool set_status(ticket_id: Ticket "The ticket.", status: enum("open", "resolved", "closed") "The status.") -> Ticket
