@@ -47,7 +47,7 @@ from forgec.runtime.envrt import jcopy
 from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, blueprint_stats, format_blueprint_text, literal_expr,
                            superlative)
 from forgec.stdlib import ops as OPS
-from forgec.stdlib.values import number_meaning_known, said_value, said_when, topic_filler
+from forgec.stdlib.values import number_meaning_known, said_value, said_when, span_pairs, topic_filler
 from forgec.synth.schema import session_names, shapes_request
 from forgec.reasons import reason_for
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
@@ -1639,7 +1639,7 @@ class _Sampler:
                 rest = n.removeprefix("total_")
                 if any(o != n and o.endswith(rest) and isinstance(x, (int, float)) and x > v for o, x in flat.items()):
                     raise _Skip("implausible-value")
-        for a, b in _spans(flat):  # "start 2024-06-10 ... end date 2024-05-30": a span never ends before it starts
+        for a, b in span_pairs(tuple(flat)):  # "start 2024-06-10 ... end date 2024-05-30": a span never ends before it starts
             x, y = flat[a], flat[b]
             ordered = (isinstance(x, (int, float)) and isinstance(y, (int, float)) and not isinstance(x, bool) and not isinstance(y, bool)) or (
                 isinstance(x, str) and isinstance(y, str) and all(re.fullmatch(r"\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?|\d{1,2}:\d{2}(?::\d{2})?", z) for z in (x, y)))
@@ -2250,23 +2250,6 @@ def _noun_pattern(noun: str, gap: int, described: bool) -> re.Pattern:
                           rf"{re.escape(noun)}\b(?!')(?: of (?:the|a|an|its) [\w']+ \w+)?")
     return re.compile(rf"\b(a|an|the|one|this|that)\s+(?:(?!(?:of|to|for|a|an|the|from|in|on)\b)[A-Za-z0-9-]+\s+){{0,{gap}}}?"
                       rf"{re.escape(noun)}(?:s|es|sitory|sitories)?\b(?!')")
-
-
-_SPAN_ENDS = (("start", "end"), ("begin", "end"), ("from", "to"), ("since", "until"), ("min", "max"), ("earliest", "latest"))
-
-
-def _spans(flat: dict) -> list[tuple[str, str]]:
-    """Pairs of argument names that open and close one span: `start_date`/`end_date`, `min_price`/`max_price`,
-    `from`/`to`, `startTime`/`endTime` (the same words around the two ends)."""
-    out = []
-    for a in flat:
-        ta = a.split("_")
-        for lo, hi in _SPAN_ENDS:
-            if lo in ta:
-                b = "_".join(hi if w == lo else w for w in ta)
-                if b in flat and b != a:
-                    out.append((a, b))
-    return out
 
 
 def _changed_entities(t: A.ToolDecl, decl: dict) -> list[str]:

@@ -1050,7 +1050,7 @@ SPAN_ENDS = (("start", "end"), ("begin", "end"), ("from", "to"), ("min", "max"),
 
 
 @functools.lru_cache(maxsize=4096)
-def _span_pairs(names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+def span_pairs(names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     """(start, end) field-name pairs among `names` (one record shape: computed once, not per record)."""
     by_words = {tuple(_words(n)): n for n in names}
     pairs = []
@@ -1069,7 +1069,7 @@ def _span_pairs(names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
 def _ordered_spans(rec: dict) -> None:
     """Swap the ends of any span in `rec` that ends before it starts (`end_date` < `start_date`,
     `min_price` > `max_price`); both ends must be numbers, or ISO dates/times of one format."""
-    for a, b in _span_pairs(tuple(rec)):
+    for a, b in span_pairs(tuple(rec)):
         x, y = rec[a], rec[b]
         if isinstance(x, bool) or isinstance(y, bool):
             continue

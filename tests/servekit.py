@@ -49,21 +49,18 @@ async def eval_request(client: Client, method: str, **params) -> dict:
 
 
 @contextlib.contextmanager
-def http_server(build: Path, *args: str, timeout: float = 60.0, token: str | None = TOKEN, seen: list | None = None):
-    """`forgec serve BUILD ARGS --transport http --port 0` as a subprocess with `token` as $FORGEC_SERVE_EVAL_TOKEN
-    (None: none, the server makes one); yields the /mcp URL; what it printed before listening goes to `seen`."""
-    env = {k: v for k, v in os.environ.items() if k != "FORGEC_SERVE_EVAL_TOKEN"}
-    if token is not None:
-        env["FORGEC_SERVE_EVAL_TOKEN"] = token
-    p = subprocess.Popen([sys.executable, "-m", "forgec", "serve", str(build), *args, "--transport", "http", "--port", "0"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO, start_new_session=True, env=env)
+def listening(cmd: list[str], *, what: str, timeout: float = 60.0, env: dict | None = None, seen: list | None = None):
+    """`python -m forgec CMD` as a subprocess (its own process group) that prints "... at http://..." on
+    stderr once listening; yields that URL, what it printed before goes to `seen`; always stopped."""
+    p = subprocess.Popen([sys.executable, "-m", "forgec", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         cwd=REPO, start_new_session=True, env=env)
     try:
         url, t0 = None, time.monotonic()
         seen = seen if seen is not None else []
         while url is None:
             line = p.stderr.readline()
             if not line:
-                raise AssertionError(f"forgec serve exited with {p.wait()} before listening:\n{''.join(seen)}")
+                raise AssertionError(f"{what} exited with {p.wait()} before listening:\n{''.join(seen)}")
             seen.append(line)
             if " at http://" in line:
                 url = line.split(" at ", 1)[1].split()[0]
@@ -78,6 +75,18 @@ def http_server(build: Path, *args: str, timeout: float = 60.0, token: str | Non
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
         p.stderr.close()
+
+
+@contextlib.contextmanager
+def http_server(build: Path, *args: str, timeout: float = 60.0, token: str | None = TOKEN, seen: list | None = None):
+    """`forgec serve BUILD ARGS --transport http --port 0` as a subprocess with `token` as $FORGEC_SERVE_EVAL_TOKEN
+    (None: none, the server makes one); yields the /mcp URL; what it printed before listening goes to `seen`."""
+    env = {k: v for k, v in os.environ.items() if k != "FORGEC_SERVE_EVAL_TOKEN"}
+    if token is not None:
+        env["FORGEC_SERVE_EVAL_TOKEN"] = token
+    with listening(["serve", str(build), *args, "--transport", "http", "--port", "0"], what="forgec serve", timeout=timeout,
+                   env=env, seen=seen) as url:
+        yield url
 
 
 class HttpSession:

@@ -11,16 +11,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 from adapterkit import REPO, WrongAgent, eval_agent, eval_oracle_cli, reply_dict, said, write_tasks
-from servekit import compile_examples
+from servekit import compile_examples, listening
 from websockets.sync.client import connect
 
 from forgec.runtime import load
@@ -33,28 +31,8 @@ VENV = os.environ.get("FORGEC_VERIFIERS_VENV")
 def openenv_server(build: Path, *args: str, timeout: float = 60.0):
     """`forgec serve-openenv BUILD ARGS --port 0` as a subprocess; yields its base URL (from the line it prints on
     stderr once listening); always stopped."""
-    p = subprocess.Popen([sys.executable, "-m", "forgec", "serve-openenv", str(build), *args, "--port", "0"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO, start_new_session=True)
-    try:
-        seen, url, t0 = [], None, time.monotonic()
-        while url is None:
-            line = p.stderr.readline()
-            if not line:
-                raise AssertionError(f"serve-openenv exited with {p.wait()} before listening:\n{''.join(seen)}")
-            seen.append(line)
-            if " at http://" in line:
-                url = line.split(" at ", 1)[1].split()[0]
-            assert time.monotonic() - t0 < timeout, "".join(seen)
+    with listening(["serve-openenv", str(build), *args, "--port", "0"], what="serve-openenv", timeout=timeout) as url:
         yield url
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(p.pid, signal.SIGTERM)
-        try:
-            p.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
-        p.stderr.close()
 
 
 @pytest.fixture(scope="module")

@@ -213,10 +213,11 @@ env shop {
 
 def test_articles_and_spans_by_rule():
     """"a epic" was said (review 11); a span's two ends are found by their words, whatever the record."""
-    from forgec.scenario import _a, _spans
+    from forgec.scenario import _a
+    from forgec.stdlib.values import span_pairs
 
     assert [_a(w) for w in ("epic", "user", "hour", "label")] == ["an epic", "a user", "an hour", "a label"]
-    assert _spans({"start_date": 1, "end_date": 2, "min_price": 1, "max_price": 3, "from_user_id": "a", "to_user_id": "b", "seats": 2}) == [
+    assert list(span_pairs(tuple({"start_date": 1, "end_date": 2, "min_price": 1, "max_price": 3, "from_user_id": "a", "to_user_id": "b", "seats": 2}))) == [
         ("start_date", "end_date"), ("min_price", "max_price"), ("from_user_id", "to_user_id")]
 
 

@@ -136,3 +136,17 @@ def judge_for(judge: str, o: dict):
             usage_error("--judge llm needs --judge-base-url and --judge-model")
         return LLMJudge(o["judge_base_url"], o["judge_model"], timeout=o["timeout"], max_retries=o["max_retries"], seed=o["seed"])
     usage_error(f"unknown --judge {judge!r}; choose rule, llm or none")
+
+
+def check_server_limits(port: int, max_sessions: int, idle_timeout: float, body_limit: int) -> None:
+    """The bounds `forgec serve` and `forgec serve-openenv` both take, as usage errors (one wording for both)."""
+    from forgec import diagnostics as D
+
+    if not 0 <= port <= 65535:
+        D.usage_error(f"--port must be between 0 and 65535, not {port}")
+    if max_sessions < 1:
+        D.usage_error(f"--max-sessions must be at least 1, not {max_sessions}")
+    if not idle_timeout > 0:
+        D.usage_error(f"--idle-timeout must be a positive number of seconds, not {idle_timeout}")
+    if body_limit < 1024:
+        D.usage_error(f"--body-limit must be at least 1024 bytes, not {body_limit}")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from forgec.commands.common import ALLOW_MODIFIED_HELP, load_build
+from forgec.commands.common import ALLOW_MODIFIED_HELP, check_server_limits, load_build
 
 
 class Transport(str, Enum):
@@ -94,16 +94,9 @@ def command(
     and an episode mode that plays `forgec eval`'s episode (docs/serve.md)."""
     from forgec import diagnostics as D
 
-    if not 0 <= port <= 65535:
-        D.usage_error(f"--port must be between 0 and 65535, not {port}")
-    if max_sessions < 1:
-        D.usage_error(f"--max-sessions must be at least 1, not {max_sessions}")
+    check_server_limits(port, max_sessions, idle_timeout, body_limit)
     if max_sessions_per_client is not None and max_sessions_per_client < 1:
         D.usage_error(f"--max-sessions-per-client must be at least 1, not {max_sessions_per_client}")
-    if not idle_timeout > 0:
-        D.usage_error(f"--idle-timeout must be a positive number of seconds, not {idle_timeout}")
-    if body_limit < 1024:
-        D.usage_error(f"--body-limit must be at least 1024 bytes, not {body_limit}")
     try:
         import mcp  # noqa: F401
     except ImportError:

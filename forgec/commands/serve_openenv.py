@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from forgec.commands.common import ALLOW_MODIFIED_HELP, load_build
+from forgec.commands.common import ALLOW_MODIFIED_HELP, check_server_limits, load_build
 
 
 def _eprint(msg: str) -> None:
@@ -32,16 +32,9 @@ def command(
     """Serve a build's tasks as an OpenEnv environment: POST /reset, POST /step, GET /state, WS /ws (docs/adapters.md)."""
     from forgec import diagnostics as D
 
-    if not 0 <= port <= 65535:
-        D.usage_error(f"--port must be between 0 and 65535, not {port}")
+    check_server_limits(port, max_sessions, idle_timeout, body_limit)
     if max_turns < 1 or max_tool_calls < 0:
         D.usage_error("--max-turns must be at least 1 and --max-tool-calls at least 0")
-    if max_sessions < 1:
-        D.usage_error(f"--max-sessions must be at least 1, not {max_sessions}")
-    if not idle_timeout > 0:
-        D.usage_error(f"--idle-timeout must be a positive number of seconds, not {idle_timeout}")
-    if body_limit < 1024:
-        D.usage_error(f"--body-limit must be at least 1024 bytes, not {body_limit}")
     try:
         import gymnasium  # noqa: F401
         import starlette  # noqa: F401

@@ -32,6 +32,7 @@ the server-wide limit (`security.body_limit`).
 from __future__ import annotations
 
 import hmac
+import inspect
 import json
 import uuid
 from collections.abc import Callable
@@ -179,29 +180,23 @@ def routes(table: SessionTable, token: str, security: Any = None,
             raise _BadRequest('send {"content": TEXT}, the assistant message\'s text ("" for none)')
         return c
 
-    async def episode_say(request: Request):
+    async def _on_episode(request: Request, act) -> JSONResponse:
+        """A POST to a live episode: the body read, the session found, `act(session, body)` answered."""
         body = await _body(request)
         if isinstance(body, JSONResponse):
             return body
         sid = request.path_params["sid"]
-        s = table.with_episode(sid)
-        return JSONResponse({"session": sid, **s.episode.say(_content(body))})
+        got = act(table.with_episode(sid), body)
+        return JSONResponse({"session": sid, **(await got if inspect.isawaitable(got) else got)})
+
+    async def episode_say(request: Request):
+        return await _on_episode(request, lambda s, body: s.episode.say(_content(body)))
 
     async def episode_user_turn(request: Request):
-        body = await _body(request)
-        if isinstance(body, JSONResponse):
-            return body
-        sid = request.path_params["sid"]
-        s = table.with_episode(sid)
-        return JSONResponse({"session": sid, **await s.episode.user_turn(_content(body))})
+        return await _on_episode(request, lambda s, body: s.episode.user_turn(_content(body)))
 
     async def episode_score(request: Request):
-        body = await _body(request)
-        if isinstance(body, JSONResponse):
-            return body
-        sid = request.path_params["sid"]
-        s = table.with_episode(sid)
-        return JSONResponse({"session": sid, **await s.episode.score(s.world.build, s.env)})
+        return await _on_episode(request, lambda s, body: s.episode.score(s.world.build, s.env))
 
     async def episode_get(request: Request):
         sid = request.path_params["sid"]
