@@ -6,7 +6,11 @@
 * `POST /collective_rpc` with `reload_weights`: loads `<weights_path>/version` (an integer file; without
   one the version goes up by one);
   `refuse_reload=True` answers 404 like a server without VLLM_SERVER_DEV_MODE;
-* `GET /health`, `POST /reset_prefix_cache`;
+* `GET /health`; `POST /reset_prefix_cache` answers `{"success": false}` while a completion is in flight
+  (as vLLM 0.32 does while requests hold cache blocks) and true otherwise;
+* `POST /pause?mode=wait` (waits for in-flight completions, then holds new ones until `POST /resume`),
+  `POST /update_weight_version`, `GET /weight_info`, `POST /sleep`, `POST /wake_up`; `calls` records
+  every control call in order (`no_pause=True` answers 404 to /pause like an older vLLM);
 * `delay` seconds before each completion (concurrency shows up), `hang=True` never answers in time;
 * `kill()` closes the listening socket: new connections are refused, like a dead server.
 """
@@ -33,6 +37,13 @@ class FakeVLLM:
         self.reloads: list[str] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.calls: list[str] = []  # control routes in the order they were called
+        self.no_pause = False
+        self.weight_version: str | None = None
+        self.sleeping = False
+        self.reset_refusals = 0  # /reset_prefix_cache answers that said success=false
+        self._open = threading.Event()
+        self._open.set()
         self._lock = threading.Lock()
         self._port = port
         self._httpd: ThreadingHTTPServer | None = None
@@ -62,11 +73,38 @@ class FakeVLLM:
                 self.wfile.write(data)
 
             def do_GET(self):
-                self._send(200, {}) if self.path == "/health" else self._send(404, {"error": "no"})
+                if self.path == "/health":
+                    self._send(200, {})
+                elif self.path == "/weight_info":
+                    self._send(200, {"weight_version": fake.weight_version})
+                else:
+                    self._send(404, {"error": "no"})
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                route = self.path.split("?")[0]
+                if route != "/v1/completions":
+                    fake.calls.append(route)
+                if route == "/pause" and not fake.no_pause:
+                    fake._open.clear()
+                    while fake.in_flight:  # mode=wait: in-flight requests finish on the old weights
+                        time.sleep(0.005)
+                    self._send(200, {"status": "paused"})
+                    return
+                if route == "/resume" and not fake.no_pause:
+                    fake._open.set()
+                    self._send(200, {"status": "resumed"})
+                    return
+                if route == "/update_weight_version":
+                    fake.weight_version = body.get("new_version")
+                    self._send(200, {"success": True, "new_version": fake.weight_version})
+                    return
+                if route in ("/sleep", "/wake_up"):
+                    fake.sleeping = route == "/sleep"
+                    self._send(200, {"status": "sleeping" if fake.sleeping else "awake"})
+                    return
                 if self.path == "/v1/completions":
+                    fake._open.wait(60.0)
                     with fake._lock:
                         fake.prompts.append(list(body["prompt"]))
                         fake.in_flight += 1
@@ -93,7 +131,9 @@ class FakeVLLM:
                     fake.reloads.append(body["kwargs"]["weights_path"])
                     self._send(200, {"results": [None]})
                 elif self.path == "/reset_prefix_cache":
-                    self._send(200, {})
+                    ok = fake.in_flight == 0
+                    fake.reset_refusals += not ok
+                    self._send(200, {"success": ok})
                 else:
                     self._send(404, {"error": "not found"})
 

