@@ -78,6 +78,8 @@ REASONS: dict[str, str] = {
     "duplicate": "the same request as an earlier task",
     "create-existing": "a create whose record key would name an existing record (the new record's key is no target)",
     "template-cap": "its template (the same tools called in the same order) already has its share of the env's tasks",
+    "evolve-rule": "a rule of evolve.json (`forgec evolve`) rejects its family: its tasks were found defective",
+    "evolve-curriculum": "evolve.json's curriculum thins out its family (the agent always or never solves it)",
 }
 
 # --------------------------------------------------------------------------- text: grammar data

@@ -2379,6 +2379,10 @@ def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Tool
         if s.dictates_a_record_key(decl):  # "add a note to the document with id 25": nobody knows that
             rejected["dictated-id"] += 1
             continue
+        why = cfg.evolve.verdict(decl, attempts) if cfg.evolve is not None else None  # issue 26: evolve.json (forgec/evolve.py)
+        if why:
+            rejected[why] += 1
+            continue
         family = tuple(n.tool for n in decl.nodes if isinstance(n, A.CallNode))  # a template: the same calls in the same order
         if families[family] >= family_cap:
             rejected["template-cap"] += 1
