@@ -194,3 +194,41 @@ def gpu_layout_problems(cfg: Any, on_gpu: bool) -> list[str]:
                 "or rollout.placement=colocated (servers share the trainer's GPUs and sleep during updates), or "
                 "rollout.vllm_base_urls (servers you started)"]
     return []
+
+
+# what every node needs from the launching shell; the deepspeed launcher forwards only PYTHON*, MLFLOW*,
+# MV2*, UCX* and its accelerator's own variables (launcher/runner.py EXPORT_ENVS), plus `.deepspeed_env`
+FORWARD_PREFIXES = ("FORGEC_", "HF_", "TRANSFORMERS_", "TOKENIZERS_", "VLLM_", "NCCL_", "DS_", "TORCH_", "OMP_NUM_THREADS",
+                    "CUDA_HOME", "LD_LIBRARY_PATH", "PATH", "VIRTUAL_ENV", "TRITON_")
+NOT_FORWARDED = ("CUDA_VISIBLE_DEVICES", "DS_ENV_FILE")  # per node: the launcher sets devices itself
+
+
+def deepspeed_env_lines(env: Mapping[str, str]) -> list[str]:
+    """`.deepspeed_env` lines (KEY=value) for the variables every node needs (FORGEC_VLLM_VENV above all).
+
+    The deepspeed launcher reads this file from the working directory (or ~) and prefixes the remote
+    command of every node with `export KEY=value;` (pdsh/ssh start a fresh login environment). Its
+    parser splits each line at the first `=` and does not skip blank lines, so none is written."""
+    out = []
+    for k in sorted(env):
+        if k in NOT_FORWARDED or not k.startswith(FORWARD_PREFIXES) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k):
+            continue
+        v = str(env[k])
+        if "\n" in v or '"' in v or "$" in v or "`" in v:
+            continue  # cannot survive the launcher's `export K="v";` quoting
+        out.append(f"{k}={v}")
+    return out
+
+
+if __name__ == "__main__":  # `python -m forgec.train.cluster deepspeed-env [FILE]` (scripts/slurm/forgec-train.sbatch)
+    import os
+    import sys
+
+    if len(sys.argv) < 2 or sys.argv[1] != "deepspeed-env":
+        sys.exit("usage: python -m forgec.train.cluster deepspeed-env [FILE]   (writes .deepspeed_env for the deepspeed launcher)")
+    text = "\n".join(deepspeed_env_lines(os.environ)) + "\n"
+    if len(sys.argv) > 2:
+        with open(sys.argv[2], "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)

@@ -81,7 +81,7 @@ class RolloutConfig(_Section):
     vllm_max_model_len: int | None = Field(None, ge=16, description="vllm: `--max-model-len` of the servers forgec starts; None = rollout.max_context_tokens (an episode's whole context must fit)")
     placement: Literal["disaggregated", "colocated"] = Field("disaggregated", description="vllm, servers forgec starts: `disaggregated` = servers on their own GPUs (cluster.rollout_gpus_per_node, after the trainer's); `colocated` = servers on the trainer's GPUs, put to sleep (vLLM sleep level 1) before each update and woken for the weight sync; one node, most users")
     sync_retries: int = Field(20, ge=0, description="vllm: a weight sync pauses generation, then resets the prefix cache until the server answers success (it refuses while requests hold blocks); after this many refusals (0.25 s apart, doubling to 2 s) the server is taken out instead of serving old prefixes")
-    max_staleness: int = Field(0, ge=0, description="asynchronous rollouts (AReaL-style): a producer keeps generating while the trainer updates; an episode may be at most this many policy versions older than the update that trains on it (older ones are dropped and counted). 0 = synchronous: rollouts and updates alternate. >0: the loss's PPO ratio is taken against the behaviour log-probs stored with each rollout")
+    max_staleness: int = Field(0, ge=0, description="asynchronous rollouts (AReaL-style): a producer keeps generating while the trainer updates; an episode may be at most this many policy versions older than the update that trains on it (older ones are dropped and counted). 0 = synchronous: rollouts and updates alternate. Either way the loss's importance weight (algo.is_cap) corrects from the rollout engine's stored log-probs to the trainer's")
 
 
 class ClusterConfig(_Section):
@@ -194,6 +194,9 @@ def cluster_problems(cfg: "TrainConfig") -> list[str]:
     if r.placement == "colocated" and started and c.gpus_per_node and r.servers_per_node * r.tensor_parallel_size > (c.procs_per_node or c.gpus_per_node):
         out.append(f"cluster: colocated servers_per_node ({r.servers_per_node}) x tensor_parallel_size ({r.tensor_parallel_size}) "
                    f"exceed the trainer's GPUs ({c.procs_per_node or c.gpus_per_node})")
+    if r.placement == "colocated" and r.max_staleness > 0:
+        out.append("rollout: placement=colocated sleeps the servers during each update, so rollouts cannot overlap it: "
+                   "set rollout.max_staleness=0")
     if r.placement == "colocated" and not started:
         out.append("rollout: placement=colocated needs servers forgec starts (backend vllm, no vllm_base_urls)")
     if r.weight_sync == "nccl" and r.placement == "colocated":

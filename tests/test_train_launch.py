@@ -1,0 +1,176 @@
+"""Launching on a cluster: what each node receives from DeepSpeed's real multi-node runner (with a fake
+pdsh/ssh that runs each "node" locally in a fresh environment, as ssh would), rank discovery under every
+launcher, the shipped configs' start-up checks, and the vLLM server command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from forgec.train.cluster import deepspeed_env_lines, discover, gpu_layout_problems, slurm_process_group_env, slurm_tasks_per_node
+from forgec.train.config import ConfigError, load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = sorted(p.stem for p in (ROOT / "configs").glob("*.yaml"))
+
+# pdsh -S -f N -w host1,host2 CMD...: records every node's command, then runs it with %n = the node's index in a
+# FRESH environment (HOME and a bare PATH only), which is what ssh gives a remote command
+FAKE_PDSH = '''#!{python}
+import json, os, subprocess, sys
+args = sys.argv[1:]
+hosts = args[args.index("-w") + 1].split(",")
+cmd = " ".join(args[args.index("-w") + 2:])
+with open(os.environ["FAKE_PDSH_LOG"], "a") as f:
+    json.dump({{"hosts": hosts, "cmd": cmd}}, f)
+    f.write("\\n")
+if os.environ.get("FAKE_PDSH_DRY"):
+    sys.exit(0)
+procs = [subprocess.Popen(["bash", "-c", cmd.replace("%n", str(n))], env={{"HOME": os.environ["HOME"], "PATH": "/usr/bin:/bin"}})
+         for n, _ in enumerate(hosts)]
+sys.exit(max(p.wait() for p in procs))
+'''
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _exe(path: Path, text: str) -> None:
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+
+
+@pytest.fixture()
+def cluster_dir(tmp_path):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    _exe(fake / "pdsh", FAKE_PDSH.format(python=sys.executable))
+    _exe(fake / "ssh", "#!/bin/sh\necho fake-host\n")  # the runner's reachability check
+    (tmp_path / "home").mkdir()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "hostfile").write_text("node-a slots=2\nnode-b slots=2\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FORGEC_", "SLURM_", "RANK", "LOCAL_", "WORLD_"))}
+    env.update(PATH=f"{fake}:{os.environ['PATH']}", HOME=str(tmp_path / "home"), FORGEC_VLLM_VENV="/shared/forgec/.venv-vllm",
+               HF_HUB_OFFLINE="1", DS_ACCELERATOR="cpu", FORGEC_PROBE_OUT=str(tmp_path / "out"), FORGEC_PROBE_ROOT=str(ROOT),
+               FAKE_PDSH_LOG=str(tmp_path / "pdsh.log"), SLURM_NNODES="2", CUDA_VISIBLE_DEVICES="")
+    env.pop("CUDA_VISIBLE_DEVICES")
+    return tmp_path, env
+
+
+def run_deepspeed(cwd: Path, env: dict) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "deepspeed.launcher.runner", "--hostfile", "hostfile", "--master_addr", "127.0.0.1",
+           "--master_port", str(free_port()), "--no_local_rank", str(ROOT / "tests" / "launch_probe.py"), "train", "build"]
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_every_node_receives_the_environment_and_its_rank_from_the_deepspeed_runner(cluster_dir):
+    tmp, env = cluster_dir
+    # without .deepspeed_env the runner forwards only its own list: FORGEC_VLLM_VENV would not reach the nodes
+    r = run_deepspeed(tmp, dict(env, FAKE_PDSH_DRY="1"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    (dry,) = [json.loads(x) for x in (tmp / "pdsh.log").read_text().splitlines()]
+    assert dry["hosts"] == ["node-a", "node-b"] and "FORGEC_VLLM_VENV" not in dry["cmd"]
+    (tmp / "pdsh.log").unlink()
+
+    # what scripts/slurm/forgec-train.sbatch does before the launcher
+    r = subprocess.run([sys.executable, "-m", "forgec.train.cluster", "deepspeed-env", ".deepspeed_env"], cwd=tmp, env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    lines = (tmp / ".deepspeed_env").read_text().splitlines()
+    assert "FORGEC_VLLM_VENV=/shared/forgec/.venv-vllm" in lines and all(line and "=" in line for line in lines)
+    assert not any(line.startswith(("SLURM_", "CUDA_VISIBLE_DEVICES", "FAKE_PDSH")) for line in lines)
+
+    r = run_deepspeed(tmp, env)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    (rec,) = [json.loads(x) for x in (tmp / "pdsh.log").read_text().splitlines()]
+    assert "export FORGEC_VLLM_VENV=/shared/forgec/.venv-vllm;" in rec["cmd"] and "--node_rank=%n" in rec["cmd"]
+    seen = {int(p.stem.removeprefix("rank")): json.loads(p.read_text()) for p in (tmp / "out").glob("rank*.json")}
+    assert sorted(seen) == [0, 1, 2, 3]
+    for rank, got in seen.items():
+        e, place = got["env"], got["place"]
+        assert e["FORGEC_VLLM_VENV"] == "/shared/forgec/.venv-vllm" and e["HF_HUB_OFFLINE"] == "1" and e["DS_ACCELERATOR"] == "cpu"
+        assert e["PATH"].startswith(str(tmp / "bin"))  # the launching shell's PATH (venvs) is the node's
+        assert e["SLURM_NNODES"] is None  # Slurm's variables are not forwarded (they would describe the launching node)
+        assert got["argv"] == ["train", "build"]
+        # rank r of 2 nodes x 2 slots: node r // 2, local rank r % 2 (deepspeed sets LOCAL_SIZE/CROSS_RANK, not LOCAL_WORLD_SIZE)
+        assert place == {"rank": rank, "world": 4, "local_rank": rank % 2, "local_world": 2, "node": rank // 2, "nodes": 2,
+                         "launcher": "deepspeed"}
+
+
+def test_rank_discovery_under_each_launcher():
+    torchrun = {"RANK": "5", "LOCAL_RANK": "1", "WORLD_SIZE": "8", "LOCAL_WORLD_SIZE": "4", "GROUP_RANK": "1", "GROUP_WORLD_SIZE": "2",
+                "TORCHELASTIC_RUN_ID": "x", "SLURM_NTASKS_PER_NODE": "1", "SLURM_NODEID": "0"}  # srun+torchrun: Slurm's say 1 task
+    p = discover(torchrun)
+    assert (p.rank, p.world, p.local_rank, p.local_world, p.node, p.nodes, p.launcher) == (5, 8, 1, 4, 1, 2, "torchrun")
+    ds = {"RANK": "6", "LOCAL_RANK": "2", "WORLD_SIZE": "12", "LOCAL_SIZE": "4", "CROSS_RANK": "1", "CROSS_SIZE": "3"}
+    p = discover(ds)
+    assert (p.node, p.nodes, p.local_world, p.launcher) == (1, 3, 4, "deepspeed")
+    srun = {"SLURM_PROCID": "7", "SLURM_LOCALID": "3", "SLURM_NTASKS": "8", "SLURM_NODEID": "1", "SLURM_NNODES": "2",
+            "SLURM_TASKS_PER_NODE": "4(x2)"}
+    p = discover(srun)
+    assert (p.rank, p.world, p.local_rank, p.local_world, p.node, p.nodes, p.launcher) == (7, 8, 3, 4, 1, 2, "srun")
+    assert slurm_tasks_per_node("4(x2),3", 2) == 3 and slurm_tasks_per_node("2", 0) == 2 and slurm_tasks_per_node("x", 0) is None
+    with pytest.raises(RuntimeError, match="export MASTER_ADDR"):
+        slurm_process_group_env(srun)
+    got = slurm_process_group_env({**srun, "MASTER_ADDR": "node-0"})
+    assert got == {"RANK": "7", "LOCAL_RANK": "3", "WORLD_SIZE": "8", "LOCAL_WORLD_SIZE": "4", "MASTER_PORT": "29500"}
+    assert slurm_process_group_env(torchrun) == {}  # a launcher's own variables win
+    assert discover({}).launcher == "none" and discover({}).world == 1
+    lines = deepspeed_env_lines({"FORGEC_VLLM_VENV": "/v", "CUDA_VISIBLE_DEVICES": "0", "HOME": "/h", "FORGEC_BAD": "a$b"})
+    assert lines == ["FORGEC_VLLM_VENV=/v"]
+
+
+def test_every_shipped_config_passes_the_start_up_checks_for_gpu():
+    """`--show-config` validates every shipped config; a GPU config that starts vLLM servers has a layout for them."""
+    assert len(SHIPPED) >= 7
+    for name in SHIPPED:
+        cfg = load_config(name)
+        gpu = cfg.model.dtype == "bfloat16"
+        assert gpu_layout_problems(cfg, on_gpu=gpu) == [], name
+        if cfg.rollout.backend == "vllm":
+            assert (cfg.rollout.vllm_max_model_len or cfg.rollout.max_context_tokens) >= cfg.rollout.max_context_tokens
+        r = subprocess.run([sys.executable, "-m", "forgec", "train", "build", "-c", name, "--show-config"], cwd=ROOT,
+                           capture_output=True, text=True, timeout=120, env=dict(os.environ, HF_HUB_OFFLINE="1"))
+        assert r.returncode == 0 and "## Cluster plan" in r.stdout, (name, r.stderr[-2000:])
+
+
+def test_a_gpu_vllm_config_without_a_server_layout_is_refused_by_name():
+    # issue 23's qwen3-8b-zero3 as it was: started servers, no cluster section -> on GPU they would land beside rank 0
+    cfg = load_config("qwen3-8b-zero3", ["cluster.gpus_per_node=0", "cluster.procs_per_node=null",
+                                         "cluster.rollout_gpus_per_node=0", "cluster.nodes=null"])
+    (msg,) = gpu_layout_problems(cfg, on_gpu=True)
+    assert "cluster.rollout_gpus_per_node" in msg and "rollout.placement=colocated" in msg
+    assert gpu_layout_problems(cfg, on_gpu=False) == []  # CPU runs inherit no devices
+    with pytest.raises(ConfigError, match="starts servers on GPU but they have no GPUs"):
+        load_config("cluster-qwen3-30b-a3b", ["cluster.rollout_gpus_per_node=0"])
+    with pytest.raises(ConfigError, match=r"--max-model-len 4096, below rollout.max_context_tokens \(40960\)"):
+        load_config("cluster-qwen3-30b-a3b", ["rollout.vllm_extra_args=[--max-model-len, '4096']"])
+    with pytest.raises(ConfigError, match="colocated sleeps the servers during each update"):
+        load_config("cluster-cpu", ["rollout.placement=colocated"])
+
+
+def test_the_server_command_takes_dtype_and_length_from_the_config():
+    from forgec.train.rollout import VLLMServer, server_args
+
+    gpu = server_args([], gpu=True, max_model_len=32768)
+    assert gpu[gpu.index("--dtype") + 1] == "bfloat16" and gpu[gpu.index("--max-model-len") + 1] == "32768"
+    assert "--gpu-memory-utilization" not in gpu
+    cpu = server_args([], gpu=False, max_model_len=4096)
+    assert cpu[cpu.index("--dtype") + 1] == "float32" and "--enforce-eager" in cpu
+    mine = server_args(["--dtype", "float16", "--max-model-len=50000"], gpu=True, max_model_len=32768, sleep_mode=True,
+                       weight_transfer="nccl")
+    assert mine.count("--dtype") == 1 and not any(a == "--max-model-len" for a in mine) and "--enable-sleep-mode" in mine
+    assert json.loads(mine[mine.index("--weight-transfer-config") + 1]) == {"backend": "nccl"}
+    assert "--enable-sleep-mode" not in server_args([], gpu=False, sleep_mode=True)  # the CPU build refuses it
+    srv = VLLMServer("/m", 8000, python="/py", max_model_len=40960)
+    cmd = srv.command(gpu=True)
+    assert cmd[:3] == ["/py", "-m", "vllm.entrypoints.openai.api_server"] and cmd[cmd.index("--max-model-len") + 1] == "40960"
