@@ -7,8 +7,14 @@ Notation: environment e, task (question) q, rollout j, reward R_qj, MEU mask m_q
     grpo:  A_qj = (R_qj - mean_j R_qj) / (std_j R_qj + eps)
     none:  A_qj =  R_qj - mean_j R_qj
 
-std is the population std (ddof=0) over the rollouts in the batch. Masked rollouts get
-A = 0 and weight 0: they are not in any mean, std, or the loss's token denominator.
+std is the population std (ddof=0). ERPO's environment std is taken over EVERY unmasked
+rollout of the environment played in the step (`env_pool`: kept groups, groups dynamic
+filtering dropped, refills), as the AutoForge paper normalises over all questions and
+trajectories of the environment: taken over the kept groups only it would be computed after
+filtering removed every zero-variance group, which pulls every environment's std toward the
+same value and erases the environment-to-environment scaling. Filtering then only drops
+groups with no signal (their advantages are 0 either way). Masked rollouts get A = 0 and
+weight 0: they are not in any mean, std, or the loss's token denominator.
 Pure Python (no torch) so the math is testable by hand.
 """
 
@@ -51,12 +57,18 @@ def _groups(rollouts: Iterable[Rollout]) -> dict[tuple[str, int], list[Rollout]]
     return out
 
 
-def compute_advantages(rollouts: list[Rollout], mode: Mode = "erpo", eps: float = 1e-4, meu_mask: bool = True) -> list[float]:
-    """Set and return `advantage` for every rollout (in order)."""
+def compute_advantages(rollouts: list[Rollout], mode: Mode = "erpo", eps: float = 1e-4, meu_mask: bool = True,
+                       env_pool: list[Rollout] | None = None) -> list[float]:
+    """Set and return `advantage` for every rollout (in order).
+
+    `env_pool`: every rollout of the step before dynamic filtering (ERPO's environment std is
+    taken over its unmasked ones); None = `rollouts` themselves.
+    """
     live = [r for r in rollouts if not (meu_mask and r.masked)]
+    pool = live if env_pool is None else [r for r in env_pool if not (meu_mask and r.masked)]
     env_std = {}
     by_env: dict[str, list[float]] = defaultdict(list)
-    for r in live:
+    for r in pool:
         by_env[r.env].append(r.reward)
     for e, rs in by_env.items():
         env_std[e] = _std(rs)
@@ -66,6 +78,8 @@ def compute_advantages(rollouts: list[Rollout], mode: Mode = "erpo", eps: float 
         rs = [r.reward for r in members]
         base = _mean(rs)
         if mode == "erpo":
+            if members[0].env not in env_std:
+                raise ValueError(f"env_pool has no unmasked rollout of environment {members[0].env!r}")
             denom = env_std[members[0].env] + eps
         elif mode == "grpo":
             denom = _std(rs) + eps

@@ -8,8 +8,9 @@ One step, on every process (data parallel; rank r owns groups r, r+W, ...):
 3. gather every process's rewards, compute advantages over the whole batch (ERPO's
    per-env std needs them all), MEU-masked episodes out;
 4. tokenize (rollout ids verbatim), split this process's samples into exactly
-   `optim.micro_batches` micro-batches (equal count on every rank keeps ZeRO-3 in lockstep),
-   PPO-clip token-mean loss, DeepSpeed backward/step;
+   `optim.micro_batches` micro-batches, or pack them under `optim.micro_batch_tokens` (equal
+   count on every rank keeps ZeRO-3 in lockstep), decoupled PPO token-mean loss with the
+   capped importance weight against the rollout engine's log-probs, DeepSpeed backward/step;
 5. push weights to vLLM (vllm backend), log, checkpoint.
 
 CPU: DS_ACCELERATOR=cpu, gloo, fp32, torch AdamW as the client optimizer, DeepSpeed's shm
@@ -100,6 +101,15 @@ def all_reduce_sum(values: list[float]) -> list[float]:
     t = torch.tensor(values, dtype=torch.float64)
     if torch.distributed.is_initialized() and torch.distributed.get_world_size() > 1:
         torch.distributed.all_reduce(t)
+    return t.tolist()
+
+
+def all_reduce_max(values: list[float]) -> list[float]:
+    import torch
+
+    t = torch.tensor(values, dtype=torch.float64)
+    if torch.distributed.is_initialized() and torch.distributed.get_world_size() > 1:
+        torch.distributed.all_reduce(t, op=torch.distributed.ReduceOp.MAX)
     return t.tolist()
 
 
@@ -257,21 +267,42 @@ def collate(samples: list[Sample], pad_id: int, device: Any):
     return ids.to(device), att.to(device), mask.to(device), adv.to(device)
 
 
-def behaviour_logprobs(samples: list[Sample], fallback: Any):
-    """[B, T-1] log-probs the rollout policy gave each token (position t-1 = token t), as `collate` lays them out.
+def behaviour_logprobs(samples: list[Sample], fallback: Any, with_mask: bool = False):
+    """[B, T-1] log-probs the rollout engine gave each token (position t-1 = token t), as `collate` lays them
+    out (with_mask: and the [B, T-1] mask of the rows where they are known).
 
-    Rows without stored log-probs (rendered, not rolled out) keep `fallback`'s row.
+    Rows without stored log-probs (rendered, not rolled out) keep `fallback`'s row and mask 0.
     """
     import torch
 
     out = fallback.detach().clone()
+    known = torch.zeros_like(out)
     for i, s in enumerate(samples):
         lps = s.rollout_logprobs
         if lps is None or len(lps) != len(s.input_ids):
             continue
         n = len(lps)
         out[i, : n - 1] = torch.tensor(lps[1:], dtype=out.dtype, device=out.device)
-    return out
+        known[i, : n - 1] = 1.0
+    return (out, known) if with_mask else out
+
+
+def pack_by_tokens(samples: list[Sample], budget: int) -> list[list[Sample]]:
+    """Micro-batches of at most `budget` padded tokens (rows x longest row, what `collate` builds), first-fit over
+    the samples longest first; a sample longer than the budget goes alone. Deterministic, order-stable in a chunk."""
+    bins: list[list[tuple[int, Sample]]] = []
+    longest: list[int] = []
+    for i, s in sorted(enumerate(samples), key=lambda x: (-len(x[1].input_ids), x[0])):
+        n = len(s.input_ids)
+        for b, rows in enumerate(bins):
+            if (len(rows) + 1) * max(longest[b], n) <= budget:
+                rows.append((i, s))
+                longest[b] = max(longest[b], n)
+                break
+        else:
+            bins.append([(i, s)])
+            longest.append(n)
+    return [[s for _, s in sorted(rows, key=lambda x: x[0])] for rows in bins]
 
 
 # ---------------------------------------------------------------- task sampling
@@ -563,6 +594,26 @@ class Trainer:
 
         return make
 
+    def _judge_factory(self):
+        """None = the rule judge; judge=llm: forgec eval's LLMJudge on the least-loaded endpoint of the judge pool."""
+        r = self.cfg.rollout
+        if r.judge != "llm":
+            return None
+        if getattr(self, "judge_pool", None) is None:
+            from forgec.train.fleet import Fleet
+
+            self.judge_pool = Fleet({u: None for u in r.judge_base_urls})
+
+        def make():
+            from forgec.runtime.judge import LLMJudge
+
+            ep = self.judge_pool.assign()
+            judge = LLMJudge(ep.name, r.judge_model, timeout=r.request_timeout, seed=self.cfg.data.seed)
+            judge.release = lambda: self.judge_pool.release(ep)
+            return judge
+
+        return make
+
     def _run(self, specs: list[GroupSpec]) -> list[GroupResult]:
 
         if not specs:
@@ -571,7 +622,7 @@ class Trainer:
         # hf: every episode in flight at once, so each turn is one batched generate; vllm: bounded requests
         conc = len(specs) * G if self.cfg.rollout.backend == "hf" else self.cfg.rollout.concurrency
         groups = asyncio.run(run_groups(self.build, specs, G, self._agent_factory(), max_turns=self.cfg.rollout.max_turns,
-                                        concurrency=conc, user_factory=self._user_factory()))
+                                        concurrency=conc, user_factory=self._user_factory(), judge_factory=self._judge_factory()))
         eps_all = [e for eps in groups for e in eps]
         failed = [e for e in eps_all if e.end_reason in ("agent_error", "error") and not (e.error or "").startswith("context limit")]
         if eps_all and len(failed) * 2 > len(eps_all):
@@ -650,55 +701,78 @@ class Trainer:
         return out
 
     def _logprobs(self, model, ids, att, mask=None):
+        """Log-probs of the sampling distribution (logits / rollout temperature), LM head in chunks."""
         from forgec.train.loss import sequence_logprobs
 
-        return sequence_logprobs(model, ids, att, mask)
+        t = self.cfg.rollout.temperature
+        return sequence_logprobs(model, ids, att, mask, temperature=t if t > 0 else 1.0,
+                                 chunk_tokens=self.cfg.algo.logprob_chunk_tokens)
+
+    def _micro_batches(self, minis: list[list[Sample]]) -> list[list[list[Sample]]]:
+        """Each minibatch's micro-batches: exactly optim.micro_batches, or packed under optim.micro_batch_tokens
+        (then every rank runs as many as the busiest rank, padding with empty ones: ZeRO keeps ranks in step)."""
+        budget = self.cfg.optim.micro_batch_tokens
+        if not budget:
+            return [split_micro_batches(m, self.cfg.optim.micro_batches) for m in minis]
+        packed = [pack_by_tokens(m, budget) for m in minis]
+        counts = all_reduce_max([float(max(len(p), 1)) for p in packed])
+        return [p + [[] for _ in range(int(c) - len(p))] for p, c in zip(packed, counts)]
 
     def update(self, samples: list[Sample]) -> dict:
+        """Decoupled PPO (train/loss.py) over the step's samples; the proximal log-probs are the weights
+        before this update (recomputed when there is more than one optimizer step, else the first forward's
+        own values), the behaviour log-probs those the rollout engine stored."""
         import torch
 
         from forgec.train.loss import ppo_clip_loss
 
         cfg = self.cfg
-        M = cfg.optim.micro_batches
         mbs = cfg.algo.minibatches
         # minibatches: a fixed split of this rank's samples (same count on every rank)
         minis = [samples[i::mbs] for i in range(mbs)]
-        chunks_per_mini = [split_micro_batches(m, M) for m in minis]
+        chunks_per_mini = self._micro_batches(minis)
         denoms = all_reduce_sum([float(sum(s.num_loss_tokens for s in m)) for m in minis])
+        is_zero = {"is_weight_mean": 0.0, "is_weight_max": 0.0, "is_capped_frac": 0.0, "mismatch_kl_k1": 0.0,
+                   "mismatch_kl_k3": 0.0, "is_tokens": 0}
         if sum(denoms) == 0:
             # no trainable token anywhere (every group filtered or masked): no optimizer step, since
             # Adam's momentum would still move the weights on a zero gradient
             return {"loss": 0.0, "pg_loss": 0.0, "kl": 0.0, "clip_frac": 0.0, "approx_kl_old": 0.0, "loss_tokens": 0,
-                    "grad_norm": 0.0, "lr": float(self.engine.get_lr()[0]), "skipped_update": True}
-        old: dict[tuple[int, int], torch.Tensor] = {}
-        need_old = self.steps_per_update > 1
+                    "grad_norm": 0.0, "lr": float(self.engine.get_lr()[0]), "skipped_update": True, **is_zero,
+                    "micro_batches": max(len(c) for c in chunks_per_mini)}
+        prox: dict[tuple[int, int], torch.Tensor] = {}
+        need_prox = self.steps_per_update > 1
         engine = self.engine
-        if need_old:
+        if need_prox:
             with torch.no_grad():
                 for mi, chunks in enumerate(chunks_per_mini):
                     for ci, ch in enumerate(chunks):
                         ids, att, mask, _ = collate(ch, self.pad_id, self.device)
-                        old[(mi, ci)] = self._logprobs(engine.module, ids, att, mask).detach()
+                        prox[(mi, ci)] = self._logprobs(engine.module, ids, att, mask).detach()
         agg = {"pg_sum": 0.0, "kl_sum": 0.0, "clipped": 0.0, "tokens": 0.0, "approx_kl": 0.0}
+        isw = {"is_tokens": 0.0, "is_weight_sum": 0.0, "is_capped_tokens": 0.0, "mismatch_k1_sum": 0.0, "mismatch_k3_sum": 0.0}
+        is_max = 0.0
         grad_norms = []
-        scale = M * self.world  # undo DeepSpeed's 1/gas and 1/world averaging: token-mean over the step
-        for _epoch in range(cfg.algo.ppo_epochs):
+        by_budget = bool(cfg.optim.micro_batch_tokens)
+        # undo DeepSpeed's 1/gas and 1/world averaging: token-mean over the step
+        scale = engine.gradient_accumulation_steps() * self.world
+        for epoch in range(cfg.algo.ppo_epochs):
             for mi, chunks in enumerate(chunks_per_mini):
                 denom = max(denoms[mi], 1.0)
                 for ci, ch in enumerate(chunks):
+                    if by_budget:  # a variable number of micro-batches: the last one of the minibatch steps
+                        engine.set_gradient_accumulation_boundary(ci == len(chunks) - 1)
                     ids, att, mask, adv = collate(ch, self.pad_id, self.device)
                     logp = self._logprobs(engine, ids, att, mask)
-                    old_lp = old[(mi, ci)] if need_old else logp.detach()
-                    if cfg.rollout.max_staleness > 0:
-                        # asynchronous: the ratio is against the policy that generated the tokens (stored log-probs)
-                        old_lp = behaviour_logprobs(ch, old_lp)
+                    prox_lp = prox[(mi, ci)] if need_prox else logp.detach()
+                    behav_lp, behav_mask = behaviour_logprobs(ch, prox_lp, with_mask=True)
                     ref_lp = None
                     if self.ref is not None:
                         with torch.no_grad():
                             ref_lp = self._logprobs(self.ref, ids, att, mask)
-                    parts = ppo_clip_loss(logp, old_lp, adv, mask, denom, cfg.algo.clip_eps_low, cfg.algo.clip_eps_high,
-                                          ref_lp, cfg.algo.beta)
+                    parts = ppo_clip_loss(logp, prox_lp, adv, mask, denom, cfg.algo.clip_eps_low, cfg.algo.clip_eps_high,
+                                          ref_lp, cfg.algo.beta, behav_logp=behav_lp, behav_mask=behav_mask,
+                                          is_cap=cfg.algo.is_cap)
                     engine.backward(parts.loss * scale)
                     engine.step()
                     agg["pg_sum"] += parts.pg_sum
@@ -706,11 +780,17 @@ class Trainer:
                     agg["clipped"] += parts.clipped_tokens
                     agg["tokens"] += parts.tokens
                     agg["approx_kl"] += parts.approx_kl_old_sum
+                    if epoch == 0:  # the weights are fixed for the step: count each token once
+                        for k in isw:
+                            isw[k] += getattr(parts, k)
+                        is_max = max(is_max, parts.is_weight_max)
                 gn = engine.get_global_grad_norm()
                 if gn is not None:
                     grad_norms.append(float(gn))
-        tot = all_reduce_sum([agg["pg_sum"], agg["kl_sum"], agg["clipped"], agg["tokens"], agg["approx_kl"]])
+        tot = all_reduce_sum([agg["pg_sum"], agg["kl_sum"], agg["clipped"], agg["tokens"], agg["approx_kl"], *isw.values()])
         ntok = max(tot[3], 1.0)
+        ist = dict(zip(isw, tot[5:]))
+        nis = max(ist["is_tokens"], 1.0)
         return {
             "loss": (tot[0] + cfg.algo.beta * tot[1]) / ntok,
             "pg_loss": tot[0] / ntok,
@@ -721,6 +801,14 @@ class Trainer:
             "grad_norm": grad_norms[-1] if grad_norms else 0.0,
             "lr": float(engine.get_lr()[0]),
             "skipped_update": False,
+            # behaviour correction and the rollout-engine-vs-trainer mismatch (tokens with stored log-probs)
+            "is_weight_mean": ist["is_weight_sum"] / nis,
+            "is_weight_max": all_reduce_max([is_max])[0],
+            "is_capped_frac": ist["is_capped_tokens"] / nis,
+            "mismatch_kl_k1": ist["mismatch_k1_sum"] / nis,
+            "mismatch_kl_k3": ist["mismatch_k3_sum"] / nis,
+            "is_tokens": int(ist["is_tokens"]),
+            "micro_batches": max(len(c) for c in chunks_per_mini),
         }
 
     # ------------------------------------------------------------ the loop
@@ -766,7 +854,9 @@ class Trainer:
         for rank_i, (rows, *_rest) in enumerate(everyone):
             for env, tid, rew, masked, grp in rows:
                 batch.append(Rollout(env, tid, rew, masked, group=grp * 1000 + rank_i))
-        compute_advantages(batch, cfg.algo.advantage, cfg.algo.eps_std, cfg.algo.meu_mask)
+        # ERPO's per-env std over every rollout played this step, before dynamic filtering (train/advantage.py)
+        pool = [Rollout(env, "", rew, masked) for e in everyone for env, rew, masked in e[1]]
+        compute_advantages(batch, cfg.algo.advantage, cfg.algo.eps_std, cfg.algo.meu_mask, env_pool=pool)
         offset = sum(len(e[0]) for e in everyone[: self.rank])
         for r, b in zip(mine, batch[offset: offset + len(mine)]):
             r.advantage = b.advantage
@@ -794,6 +884,7 @@ class Trainer:
             "reward_mean_env": {e: sum(v) / len(v) for e, v in sorted(rewards_env.items())},
             "episodes": len(played),
             "meu_masked": sum(1 for _, _, mk in played if mk),
+            "meu_masked_env": {e: sum(1 for en, _, mk in played if en == e and mk) / len(v) for e, v in sorted(rewards_env.items())},
             "context_limited": sum(e[4] for e in everyone),  # episodes cut because the prompt outgrew max_context_tokens
             "trained_groups": len({(b.task_id, b.group) for b in batch}),
             **fsum,
