@@ -11,6 +11,8 @@
 * `POST /pause?mode=wait` (waits for in-flight completions, then holds new ones until `POST /resume`),
   `POST /update_weight_version`, `GET /weight_info`, `POST /sleep`, `POST /wake_up`; `calls` records
   every control call in order (`no_pause=True` answers 404 to /pause like an older vLLM);
+* the weight-transfer control plane (`/init_weight_transfer_engine`, `/start_weight_update`, `/update_weights`,
+  `/finish_weight_update` with its weight_version, `GET /get_world_size`): bodies kept in `bodies`;
 * `delay` seconds before each completion (concurrency shows up), `hang=True` never answers in time;
 * `kill()` closes the listening socket: new connections are refused, like a dead server.
 """
@@ -42,6 +44,8 @@ class FakeVLLM:
         self.weight_version: str | None = None
         self.sleeping = False
         self.reset_refusals = 0  # /reset_prefix_cache answers that said success=false
+        self.world_size = 1  # workers (TP x PP x DP) reported by /get_world_size
+        self.bodies: list[tuple[str, dict]] = []
         self._open = threading.Event()
         self._open.set()
         self._lock = threading.Lock()
@@ -77,6 +81,8 @@ class FakeVLLM:
                     self._send(200, {})
                 elif self.path == "/weight_info":
                     self._send(200, {"weight_version": fake.weight_version})
+                elif self.path.startswith("/get_world_size"):
+                    self._send(200, {"world_size": fake.world_size})
                 else:
                     self._send(404, {"error": "no"})
 
@@ -84,7 +90,7 @@ class FakeVLLM:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
                 route = self.path.split("?")[0]
                 if route != "/v1/completions":
-                    fake.calls.append(route)
+                    fake.calls.append(self.path if route == "/wake_up" else route)
                 if route == "/pause" and not fake.no_pause:
                     fake._open.clear()
                     while fake.in_flight:  # mode=wait: in-flight requests finish on the old weights
@@ -98,6 +104,12 @@ class FakeVLLM:
                 if route == "/update_weight_version":
                     fake.weight_version = body.get("new_version")
                     self._send(200, {"success": True, "new_version": fake.weight_version})
+                    return
+                if route in ("/init_weight_transfer_engine", "/start_weight_update", "/update_weights", "/finish_weight_update"):
+                    fake.bodies.append((route, body))
+                    if route == "/finish_weight_update" and body.get("weight_version") is not None:
+                        fake.weight_version = body["weight_version"]
+                    self._send(200, {"message": "ok"})
                     return
                 if route in ("/sleep", "/wake_up"):
                     fake.sleeping = route == "/sleep"
