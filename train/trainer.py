@@ -68,6 +68,9 @@ def init_distributed() -> tuple[int, int]:
     import deepspeed
     import torch
 
+    from forgec.train.cluster import slurm_process_group_env
+
+    os.environ.update(slurm_process_group_env(os.environ))  # `srun` alone: RANK etc. from SLURM_PROCID/LOCALID/NTASKS
     if "RANK" not in os.environ:  # a single process without a launcher
         os.environ.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1")
         os.environ.setdefault("MASTER_PORT", str(29500 + os.getpid() % 2000))
@@ -195,7 +198,7 @@ def oracle_texts(build: Any, cfg: TrainConfig, limit: int = 200) -> list[str]:
     return texts
 
 
-def load_model(path: str, cfg: TrainConfig, ds_conf: dict):
+def load_model(path: str, cfg: TrainConfig, ds_conf: dict, zero_init: bool = True):
     import torch
     from transformers import AutoModelForCausalLM
 
@@ -203,10 +206,34 @@ def load_model(path: str, cfg: TrainConfig, ds_conf: dict):
     kwargs: dict[str, Any] = {"dtype": dtype}
     if cfg.model.attn_implementation:
         kwargs["attn_implementation"] = cfg.model.attn_implementation
-    model = AutoModelForCausalLM.from_pretrained(path, **kwargs)
+    if zero_init and int(ds_conf.get("zero_optimization", {}).get("stage", 0)) == 3:
+        # ZeRO-3: transformers builds the model inside deepspeed.zero.Init while this object lives, so each
+        # rank allocates only its partition and the checkpoint is loaded shard by shard (no full copy per rank)
+        from transformers.integrations import HfDeepSpeedConfig
+
+        keep = HfDeepSpeedConfig(ds_conf)
+        model = AutoModelForCausalLM.from_pretrained(path, **kwargs)
+        del keep
+    else:
+        model = AutoModelForCausalLM.from_pretrained(path, **kwargs)
     if cfg.model.gradient_checkpointing:
         model.gradient_checkpointing_enable()
     return model
+
+
+def load_reference(path: str, cfg: TrainConfig, ds_conf: dict, device: Any):
+    """The frozen KL reference. Under ZeRO-3 it is loaded partitioned (zero.Init) and wrapped in an
+    optimizer-less DeepSpeed engine, so it is sharded like the policy instead of replicated on every rank."""
+    model = load_model(path, cfg, ds_conf)
+    model.requires_grad_(False)
+    if int(ds_conf.get("zero_optimization", {}).get("stage", 0)) == 3:
+        import deepspeed
+
+        conf = {k: v for k, v in ds_conf.items() if k not in ("optimizer", "scheduler", "gradient_clipping")}
+        conf["zero_optimization"] = {k: v for k, v in ds_conf["zero_optimization"].items() if not k.startswith("offload_optimizer")}
+        engine, *_ = deepspeed.initialize(model=model, config=conf)
+        return engine.module.eval()
+    return model.to(device).eval()
 
 
 def make_engine(cfg: TrainConfig, model: Any, ds_conf: dict, lr: float, total_optimizer_steps: int):
@@ -374,6 +401,12 @@ def check_cluster(cfg: TrainConfig) -> None:
 
         cuda = torch.cuda.device_count()
     errs = check_environment(cfg, os.environ, cuda)
+    from forgec.train.cluster import gpu_layout_problems
+
+    if cfg.rollout.backend == "vllm":
+        import torch
+
+        errs += gpu_layout_problems(cfg, torch.cuda.is_available() and os.environ.get("DS_ACCELERATOR", "cuda") != "cpu")
     if errs:
         raise RuntimeError("the cluster does not match the config:\n  " + "\n  ".join(errs))
 
@@ -405,9 +438,7 @@ class Trainer:
         self.device = self.engine.device
         self.ref = None
         if cfg.algo.beta > 0:
-            self.ref = load_model(self.model_path, cfg, self.ds_conf).to(self.device).eval()
-            for p in self.ref.parameters():
-                p.requires_grad_(False)
+            self.ref = load_reference(self.model_path, cfg, self.ds_conf, self.device)
         self.pad_id = self.tok.pad_token_id
         self.eos_id = end_of_turn_id(self.tok)  # generation stops where a turn ends (PolicyAgent and eval ask the same)
 
@@ -446,7 +477,7 @@ class Trainer:
             model = self.engine.module
             if cfg.max_staleness > 0:
                 # asynchronous: the producer generates with its own copy while the trainer updates the original
-                model = load_model(self.model_path, self.cfg, self.ds_conf).to(self.device)
+                model = load_model(self.model_path, self.cfg, self.ds_conf, zero_init=False).to(self.device)
                 model.requires_grad_(False)
                 self._hf_copy = model
                 self._hf_lock = threading.Lock()
@@ -475,7 +506,9 @@ class Trainer:
 
 
         cfg = self.cfg.rollout
-        node = self.rank // max(int(os.environ.get("LOCAL_WORLD_SIZE", self.world)), 1)
+        from forgec.train.cluster import discover
+
+        node = discover(os.environ).node
         layout = server_layout(self.cfg)
         for k, s in enumerate(layout):
             extra = list(cfg.vllm_extra_args)
@@ -484,7 +517,10 @@ class Trainer:
             env = {"CUDA_VISIBLE_DEVICES": ",".join(map(str, s["gpus"]))} if s["gpus"] else {}
             log = self.out / ("vllm.log" if len(layout) == 1 and node == 0 else f"vllm-node{node}-{k}.log")
             self.servers.append(VLLMServer(self.sync_dir, s["port"], cfg.vllm_python, served_name=cfg.vllm_served_name,
-                                           extra_args=extra, log_path=log, host=cfg.vllm_host, env_extra=env))
+                                           extra_args=extra, log_path=log, host=cfg.vllm_host, env_extra=env, dtype=cfg.vllm_dtype,
+                                           max_model_len=cfg.vllm_max_model_len or cfg.max_context_tokens,
+                                           sleep_mode=cfg.placement == "colocated",
+                                           weight_transfer="nccl" if cfg.weight_sync == "nccl" else None, sync_retries=cfg.sync_retries))
         with ThreadPoolExecutor(len(self.servers) or 1) as ex:
             list(ex.map(lambda srv: srv.start(), self.servers))
         host = "127.0.0.1" if cfg.vllm_host in ("127.0.0.1", "localhost") else socket.getfqdn()
@@ -503,6 +539,31 @@ class Trainer:
 
         export_hf(self.engine, self.tok, d, self.rank)
         barrier()
+
+    def _update_and_push(self, samples: list[Sample]) -> tuple[dict, str, float, float]:
+        """The update, then the weights to the rollout engines; colocated: the servers sleep through the update."""
+        times = {}
+
+        def update():
+            t = time.perf_counter()
+            barrier()  # every node's servers are asleep before any rank allocates for the update
+            out = self.update(samples)
+            times["update"] = time.perf_counter() - t
+            return out
+
+        def push():
+            t = time.perf_counter()
+            out = self._push_weights()
+            times["sync"] = time.perf_counter() - t
+            return out
+
+        if self.cfg.rollout.backend == "vllm" and self.cfg.rollout.placement == "colocated":
+            from forgec.train.weightsync import colocated_update
+
+            upd, sync = colocated_update(self._my_urls(), update, push)
+        else:
+            upd, sync = update(), push()
+        return upd, sync, times["update"], times["sync"]
 
     def _push_weights(self) -> str:
         """New weights to every rollout engine; bumps the policy version the fleet reports."""
@@ -526,14 +587,17 @@ class Trainer:
         goes on with the rest) and comes back at a later sync that reaches it."""
 
         r = self.cfg.rollout
+        if r.weight_sync == "nccl":
+            return self._sync_nccl(new_version)
         self._save_policy(self.sync_dir)
         self.fleet.pause()  # asynchronous producer: requests wait during the sync instead of failing over
         barrier()
         try:
             if self.servers:
-                res = sync_servers({srv_url: srv for srv_url, srv in zip(self._my_urls(), self.servers)}, self.sync_dir, r.weight_sync)
+                res = sync_servers({srv_url: srv for srv_url, srv in zip(self._my_urls(), self.servers)}, self.sync_dir, r.weight_sync,
+                                   new_version, r.sync_retries)
             elif self.rank == 0 and not self.started_urls:
-                res = sync_servers({e.name: None for e in self.fleet.endpoints}, self.sync_dir, r.weight_sync)
+                res = sync_servers({e.name: None for e in self.fleet.endpoints}, self.sync_dir, r.weight_sync, new_version, r.sync_retries)
             else:
                 res = {}
             merged: dict[str, str] = {}
@@ -554,6 +618,27 @@ class Trainer:
         finally:
             self.fleet.resume()
         return ",".join(sorted({h for h in merged.values() if not h.startswith("error")}))
+
+    def _sync_nccl(self, new_version: int) -> str:
+        """weight_sync=nccl (GPU; not yet run on one): vLLM's weight-transfer API, layer by layer from the shards."""
+        import torch
+
+        from forgec.train.weightsync import LayerwiseSource, NcclWeightSync
+
+        r = self.cfg.rollout
+        urls = [e.name for e in self.fleet.endpoints if e.alive]
+        if getattr(self, "_nccl", None) is None:
+            self._nccl = NcclWeightSync(urls, sender=self.rank == 0, retries=r.sync_retries)
+            self._nccl.init()
+        wire = {"auto": torch.bfloat16, "bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}[r.vllm_dtype]
+        self.fleet.pause()
+        try:
+            self._nccl.push(LayerwiseSource(self.engine.module, wire), new_version)
+            barrier()
+            self.fleet.set_version(new_version, urls)
+        finally:
+            self.fleet.resume()
+        return "nccl"
 
     def _my_urls(self) -> list[str]:
         import socket
@@ -814,12 +899,11 @@ class Trainer:
     # ------------------------------------------------------------ the loop
 
     def param_checksum(self) -> float:
-        """Sum of |w| over all weights (rank 0's view; ZeRO-3 gathers): a cheap 'parameters changed' probe."""
-        import torch
+        """Sum of |w| over all weights: a cheap 'parameters changed' probe, from each rank's shard + one
+        all-reduce (it used to gather the whole model every step only for this number)."""
+        from forgec.train.weightsync import shard_checksum
 
-        with gather_all_params(self.engine):
-            with torch.no_grad():
-                return float(sum(p.detach().float().abs().sum() for p in self.engine.module.parameters()))
+        return shard_checksum(self.engine.module)
 
     def rollouts_now(self, step: int) -> dict:
         """Synchronous rollouts for `step` with the current weights (hf: ZeRO-3 gathers them once)."""
@@ -860,14 +944,9 @@ class Trainer:
         offset = sum(len(e[0]) for e in everyone[: self.rank])
         for r, b in zip(mine, batch[offset: offset + len(mine)]):
             r.advantage = b.advantage
-        t1 = time.perf_counter()
         samples = self._samples(groups)
-        upd = self.update(samples)
-        update_s = time.perf_counter() - t1
-        t2 = time.perf_counter()
         version_used = self.version
-        sync = self._push_weights()
-        sync_s = time.perf_counter() - t2
+        upd, sync, update_s, sync_s = self._update_and_push(samples)
         servers = self._throughput()
         # metrics over every episode played this step (including filtered groups)
         played = [x for e in everyone for x in e[1]]
