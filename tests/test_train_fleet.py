@@ -192,3 +192,72 @@ def test_the_simulated_user_has_its_own_pool_pinned_per_episode(tmp_path):
         for u in users:
             u.release()
         assert [e.episodes for e in t.user_pool.endpoints] == [0, 0]
+
+
+def _complete(url: str, max_tokens: int = 4) -> None:
+    from forgec.train.rollout import http_json
+
+    http_json("POST", url + "/completions", {"model": "policy", "prompt": [1, 2, 3], "max_tokens": max_tokens})
+
+
+def test_a_reload_pauses_generation_and_checks_the_cache_reset(tmp_path):
+    """vLLM answers /reset_prefix_cache with success=false while requests hold blocks: forgec pauses (in-flight
+    requests finish on the old weights), reloads, resets until success, stamps the version, resumes."""
+    import threading
+    import time
+
+    from forgec.train.fleet import server_versions
+    from forgec.train.rollout import StaleCacheError, reload_remote
+
+    (tmp_path / "version").write_text("5")
+    with FakeVLLM("a", delay=0.4) as a:
+        t = threading.Thread(target=_complete, args=(a.url,))
+        t.start()
+        time.sleep(0.1)  # a request is in flight
+        got = reload_remote(a.url, tmp_path, retries=3, version=5)
+        t.join()
+        assert got == {"paused": True, "cache_refusals": 0, "version": "5"}
+        assert a.calls == ["/pause", "/collective_rpc", "/reset_prefix_cache", "/update_weight_version", "/resume"]
+        assert server_versions([a.url]) == {a.url: "5"}
+
+    # an older server without /pause: the reset is refused while the request runs, retried until it says success
+    with FakeVLLM("b", delay=0.6) as b:
+        b.no_pause = True
+        t = threading.Thread(target=_complete, args=(b.url,))
+        t.start()
+        time.sleep(0.1)
+        got = reload_remote(b.url, tmp_path, retries=6)
+        t.join()
+        assert got["paused"] is False and got["cache_refusals"] >= 1 and b.reset_refusals == got["cache_refusals"]
+
+    # a server whose cache never resets is refused (and, through sync_servers, taken out) instead of serving old prefixes
+    with FakeVLLM("c", delay=1.5) as c:
+        c.no_pause = True
+        t = threading.Thread(target=_complete, args=(c.url,))
+        t.start()
+        time.sleep(0.1)
+        with pytest.raises(StaleCacheError, match="refused 2 times"):
+            reload_remote(c.url, tmp_path, retries=1)
+        res = sync_servers({c.url: None}, tmp_path, "reload", version=6, retries=1)
+        assert res[c.url].startswith("error: StaleCacheError")
+        t.join()
+
+
+def test_colocated_servers_sleep_through_the_update_and_wake_for_the_sync(tmp_path):
+    from forgec.train.rollout import reload_remote
+    from forgec.train.weightsync import colocated_update
+
+    with FakeVLLM("a") as a, FakeVLLM("b") as b:
+        def update():
+            assert a.sleeping and b.sleeping  # the trainer only allocates once every server is asleep
+            a.calls.append("UPDATE")
+            return "updated"
+
+        def sync():
+            return [reload_remote(s.url, tmp_path, version=1) for s in (a, b)]
+
+        out, res = colocated_update([a.url, b.url], update, sync)
+        assert out == "updated" and all(r["version"] == "1" for r in res)
+        assert a.calls == ["/sleep", "UPDATE", "/wake_up?tags=weights", "/pause", "/collective_rpc", "/reset_prefix_cache",
+                           "/update_weight_version", "/resume", "/wake_up?tags=kv_cache"]
+        assert b.calls[0] == "/sleep" and b.calls[-1] == "/wake_up?tags=kv_cache" and not b.sleeping
