@@ -147,6 +147,11 @@ class CompileOptions:
     refine: str = "none"
     sampler: str = "scenario"  # scenario (intent-first user scenarios, forgec/scenario.py) or walk (AutoForge's walks)
     states: dict[str, Path] = field(default_factory=dict)  # --state ENV=FILE: the user's own initial worlds
+    evolve: dict | None = None  # env -> rules of BUILD/evolve.json (forgec/evolve.py), read by compile_build
+
+    def evolve_rules(self, env: str) -> list:
+        """The env's `forgec evolve` rules ([] without any): part of the sample and lower cache keys."""
+        return ((self.evolve or {}).get(env) or {}).get("rules") or []
 
     def output_options(self) -> dict:
         """Options that change outputs (recorded in the manifest, part of cache keys)."""
@@ -657,7 +662,8 @@ def _hand_state(job: EnvJob, data: bytes | None) -> Any:
 def sample_stage(job: EnvJob) -> None:
     """Module + world -> blueprint files: the user's (edited or added) always, sampled ones reused or resampled."""
     opts, rec, pr = job.opts, job.rec, job.pr
-    key = _key("sample", PIPELINE_VERSION, rec.module.hash, rec.state.hash, sorted(rec.dropped_tools), opts.output_options())
+    key = _key("sample", PIPELINE_VERSION, rec.module.hash, rec.state.hash, sorted(rec.dropped_tools), opts.output_options(),
+               *([opts.evolve_rules(job.name)] if opts.evolve_rules(job.name) else []))
     files = _hand_blueprints(job)
 
     def reuse() -> dict[str, tuple[bytes, str]]:
@@ -700,6 +706,12 @@ def _sample(job: EnvJob, files: dict[str, tuple[bytes, str]]) -> dict[str, tuple
     graph = build_graph(job.env_decl, exclude=set(rec.dropped_tools))
     cfg = SampleConfig(tasks_per_env=opts.tasks_per_env, min_calls=opts.min_calls, max_calls=opts.max_calls,
                        seed=derive_seed(opts.seed, job.name, "sample"))
+    if opts.evolve_rules(job.name):  # issue 26: the sampler rejects or thins out families by evolve.json's rules
+        from forgec.evolve import SamplerRules
+        from forgec.runtime.curriculum import Rules
+
+        cfg.evolve = SamplerRules(Rules(opts.evolve_rules(job.name)), {t for t, w in getattr(job.module, "WRITES_STATE", {}).items() if w},
+                                  cfg.seed)
     if opts.sampler == "walk":
         res = sample_blueprints(job.env_decl, job.module, job.world, graph, cfg)
     else:
@@ -744,7 +756,8 @@ def lower_stage(job: EnvJob) -> None:
         job.out.files[rel] = data
         h = sha256_text(data)
         key = _key("lower", PIPELINE_VERSION, h, rec.module.hash, rec.state.hash, opts.seed, opts.refine, getattr(opts.llm, "model", None),
-                   *([sorted(rec.dropped_tools)] if rec.dropped_tools else []))
+                   *([sorted(rec.dropped_tools)] if rec.dropped_tools else []),
+                   *([opts.evolve_rules(job.name)] if opts.evolve_rules(job.name) else []))
         bname = Path(rel).stem
         brec = BlueprintRecord(path=rel, hash=h, origin=origin, cache_key=key)
         rec.blueprints[bname] = brec
@@ -876,6 +889,14 @@ def _lower_one(job: EnvJob, bp: Any, brec: BlueprintRecord, low: _Lowering, diag
                 diags.append(D.warning(BAD_BLUEPRINT, f"{bp.name}: calls {', '.join(dropped)}, which failed verification "
                                        "and is not served", bp.span if bp.span.line else Span(path)))
             return False
+        if job.opts.evolve_rules(name):  # issue 26: evolve.json rejects the task's family or repairs its check
+            from forgec.evolve import apply_to_task
+            from forgec.runtime.curriculum import Rules
+
+            task, why = apply_to_task(Rules(job.opts.evolve_rules(name)), task)
+            if why:
+                low.reject(brec, why)
+                return False
         if job.opts.refine == "llm" and job.opts.llm is not None:
             task = _refine(task, lr, job.opts, job.out)
         line = _task_line(task)
@@ -1252,6 +1273,13 @@ def compile_build(opts: CompileOptions, progress: Callable[[str, str], None] | N
     diags.extend(pd)
 
     carried: dict[str, bytes] = {}
+    if (out / "evolve.json").is_file() and not opts.evolve:  # issue 26: `forgec evolve`'s rules, kept in the new build
+        from forgec.evolve import check_rules
+
+        carried["evolve.json"] = (out / "evolve.json").read_bytes()
+        doc, ed = check_rules(out / "evolve.json", {e.name for e in envs})
+        diags.extend(ed)
+        opts.evolve = (doc or {}).get("envs") or None
     jobs_in = []
     for e in sorted(envs, key=lambda e: e.name):
         prev = None

@@ -82,6 +82,7 @@ COMMANDS = [
     ("eval", "eval"),
     ("train", "train"),
     ("sft", "sft"),
+    ("evolve", "evolve"),
     ("serve", "serve"),
     ("serve-openenv", "serve_openenv"),
     ("export", "export"),

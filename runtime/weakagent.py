@@ -1,0 +1,147 @@
+"""An oracle variant with known weaknesses (`--agent oracle-naive`): the test agent of `forgec evolve`.
+
+It plays the oracle's dialogue (agents.oracle_script) but behaves like a literal-minded agent that
+follows the docs and nothing else, so the tasks and checks that only an all-knowing oracle passes
+show up as failures:
+
+* it says the values a task checks (`tell`) only when the user asked a question;
+* it acts on *a* record consistent with what the user said: among the records of the write's
+  entity that agree with the gold record on every field whose value the user stated, it takes one
+  by a seeded draw (per task and trial) — so an under-specified "close my ticket" may hit another
+  ticket, and a superlative ("my cheapest order") it does not compute may too;
+* it never invents a value: a write argument whose value is neither in the request, nor a fact the
+  scenario gives the user, nor in a tool's result is not filled, and it tells the user it cannot go on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+from forgec.runtime.agents import oracle_script
+from forgec.runtime.envrt import jcopy
+from forgec.runtime.scenario import scenario_of
+from forgec.runtime.types import AgentReply, ToolCall
+from forgec.tasks import Task
+
+REFUSAL = "I'm sorry, I cannot do that: I do not have the"
+_QUESTION_HEAD = {"how", "what", "which", "who", "whom", "whose", "when", "where", "why", "whether", "is", "are", "was",
+                  "were", "does", "do", "did", "tell", "find"}
+
+
+def asks_question(task: Task) -> bool:
+    """Whether the user asks for information (a read-only task, or an intent worded as a question):
+    only then is an agent expected to say the values it found."""
+    if task.read_only:
+        return True
+    for it in scenario_of(task).intents:
+        words = re.findall(r"[a-z']+", it.text.lower())
+        if it.text.strip().endswith("?") or (words and words[0] in _QUESTION_HEAD):
+            return True
+    return False
+
+
+def _norm(v: Any) -> str:
+    return str(v).strip().lower()
+
+
+def said_values(task: Task) -> set[str]:
+    """The scalar values the scenario gives the user to state (its `knows`, list members included), normalised.
+
+    The scenario's own facts, not the task's derived `user.facts`: lowering adds every literal of the gold
+    path to those, so a value the instruction never mentions would count as said."""
+    out: set[str] = set()
+
+    def walk(v: Any) -> None:
+        if isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+        elif v is not None and not isinstance(v, bool):
+            out.add(_norm(v))
+
+    sc = task.user.scenario
+    walk(sc.known_info if sc is not None else task.user.facts)
+    return out
+
+
+def said_fields(rec: dict, said: set[str]) -> set[str]:
+    """The fields of a record whose (scalar) value the user stated."""
+    return {f for f, v in rec.items() if not isinstance(v, (dict, list, bool)) and v is not None and _norm(v) in said}
+
+
+def record_of(state: dict, value: Any) -> tuple[str, str] | None:
+    """(entity, key) when `value` is the key of exactly one entity's record in the state."""
+    if not isinstance(value, str):
+        return None
+    hits = [(e, value) for e, recs in (state.get("entities") or {}).items() if isinstance(recs, dict) and value in recs]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _draw(*parts: Any) -> int:
+    return int.from_bytes(hashlib.sha256(json.dumps(parts, default=str).encode()).digest()[:8], "big")
+
+
+class NaiveOracle:
+    """The oracle with the three weaknesses above; stateless between calls like every agent."""
+
+    def __init__(self, task: Task, trial: int, initial_state: dict):
+        self.task, self.trial, self.state = task, trial, initial_state
+        self.ask = asks_question(task)
+        self._steps = oracle_script(task if self.ask else task.model_copy(update={"tell": []}))
+        self.said = said_values(task)
+
+    def limits(self, base: Any = None) -> Any:
+        from dataclasses import replace
+
+        from forgec.runtime.episode import EpisodeLimits
+
+        base = base or EpisodeLimits()
+        return replace(base, max_turns=max(base.max_turns, len(self._steps) + 3),
+                       max_tool_calls=max(base.max_tool_calls, len(self.task.gold_calls)))
+
+    def _target(self, name: str, value: Any) -> Any:
+        """The record this agent picks for a write argument that names one."""
+        hit = record_of(self.state, value)
+        if hit is None:
+            return value
+        ent, key = hit
+        recs = self.state["entities"][ent]
+        fields = said_fields(recs[key], self.said)
+        if not fields:
+            return value  # nothing said singles out any record: it acts as told by the lookups
+        cands = sorted(k for k, r in recs.items() if isinstance(r, dict) and all(r.get(f) == recs[key].get(f) for f in fields))
+        return cands[_draw(self.task.id, self.trial, name) % len(cands)] if cands else value
+
+    def act_sync(self, messages: list[dict], tools: list[dict]) -> AgentReply:
+        if any(m.get("role") == "assistant" and str(m.get("content") or "").startswith(REFUSAL) for m in messages):
+            return AgentReply(content=REFUSAL + " information I need, so I have to stop here.")
+        turn = sum(1 for m in messages if m.get("role") == "assistant")
+        if turn >= len(self._steps):
+            return AgentReply(content=self._steps[-1][1])
+        kind, what = self._steps[turn]
+        if kind == "say":
+            return AgentReply(content=what)
+        text, gold = what
+        # what it can know: the request, the tools' results and the facts the scenario gives the user (a value the
+        # scenario never mentions it would not know to ask for)
+        first = next((str(m.get("content") or "") for m in messages if m.get("role") == "user"), "")
+        seen = " ".join([first, *self.said] + [str(m.get("content") or "") for m in messages if m.get("role") == "tool"]).lower()
+        calls = []
+        for i, g in enumerate(gold):
+            args = jcopy(g.arguments)
+            if g.write:
+                args = {k: self._target(k, v) for k, v in args.items()}
+                missing = [k for k, v in args.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)
+                           and _norm(v) not in seen]
+                if missing:
+                    return AgentReply(content=f"{REFUSAL} {', '.join(missing)} for that.")
+            calls.append(ToolCall(id=f"call_{turn}_{i}", name=g.tool, arguments=args))
+        return AgentReply(content=text, tool_calls=calls)
+
+    async def act(self, messages: list[dict], tools: list[dict]) -> AgentReply:
+        return self.act_sync(messages, tools)
