@@ -429,16 +429,6 @@ def analyse(build_dir: Path, b: Any, eps: dict[str, list], round_no: int, old: d
     return rr, new
 
 
-def compile_again(build_dir: Path, inputs: list[Path]) -> Any:
-    """Recompile the build with the options its manifest records (incremental; evolve.json is read from it)."""
-    from forgec.build import CompileOptions, compile_build
-
-    m = json.loads((build_dir / "manifest.json").read_text(encoding="utf-8"))
-    o = m.get("metadata", {}).get("options", {})
-    keys = ("seed", "state_size", "tasks_per_env", "min_calls", "max_calls", "synth", "verify_calls", "refine", "sampler")
-    return compile_build(CompileOptions(inputs=list(inputs), out=build_dir, **{k: o[k] for k in keys if k in o}))
-
-
 def mix_shift(before: dict[str, int], after: dict[str, int]) -> list[tuple[str, int, int]]:
     """Families whose number of tasks changed: (family, before, after)."""
     return [(f, before.get(f, 0), after.get(f, 0)) for f in sorted(set(before) | set(after)) if before.get(f, 0) != after.get(f, 0)]

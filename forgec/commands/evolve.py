@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -62,6 +63,16 @@ def _agents(names: str, o: dict) -> dict:
     return out
 
 
+def compile_again(build_dir: Path, inputs: list[Path]) -> Any:
+    """Recompile the build with the options its manifest records (incremental; evolve.json is read from it)."""
+    from forgec.build import CompileOptions, compile_build
+
+    m = json.loads((build_dir / "manifest.json").read_text(encoding="utf-8"))
+    o = m.get("metadata", {}).get("options", {})
+    keys = ("seed", "state_size", "tasks_per_env", "min_calls", "max_calls", "synth", "verify_calls", "refine", "sampler")
+    return compile_build(CompileOptions(inputs=list(inputs), out=build_dir, **{k: o[k] for k in keys if k in o}))
+
+
 def _table(rr, shift: list, console) -> None:
     from rich.table import Table
 
@@ -108,7 +119,7 @@ def command(
     from rich.console import Console
 
     from forgec import diagnostics as D
-    from forgec.evolve import RULES_FILE, analyse, check_rules, compile_again, evaluate_round, mix_shift, write_rules
+    from forgec.evolve import RULES_FILE, analyse, check_rules, evaluate_round, mix_shift, write_rules
     from forgec.runtime import BuildError
 
     o = dict(locals())
