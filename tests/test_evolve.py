@@ -205,3 +205,16 @@ def test_fact_unsaid_detector_cites_the_literal(evolved):
     sampled = next(t for t in b.tasks if t.id not in planted and not t.read_only and t.tell == [])
     ep.state_diff = {"missing": [], "extra": []}
     assert classify(sampled, ep, "x", b.initial_state(sampled), _blueprint(build, sampled), []).cls == "agent-error"
+
+
+def test_bad_rule_file_gets_file_line_column_and_hint(tmp_path):
+    from forgec.evolve import check_rules
+
+    p = tmp_path / "evolve.json"
+    p.write_text('{\n  "version": "1",\n  "envs": {\n    "helpdesk": {\n      "rules": [\n        {"action": "drop", "family": {"kind": "write"}}\n      ]\n    }\n  }\n}\n')
+    doc, diags = check_rules(p, {"helpdesk"})
+    assert doc is None and [(d.code, d.span.line, d.span.col) for d in diags] == [("bad-evolve-rules", 6, 10)]
+    assert "reject" in diags[0].help
+    p.write_text('{"version": "1", "envs": {"helpdesk": {"rules": [\n  {"action": "reject" "family": {}}]}}}')
+    doc, diags = check_rules(p)
+    assert doc is None and (diags[0].span.line, diags[0].span.col) == (2, 23)  # the "family" that lacks its comma

@@ -42,6 +42,12 @@ def run_check(paths: list[str], stdin_text: str | None = None):
         sources["<stdin>"] = text
     diags += check(modules, roots)
     diags += _duplicate_blueprints(modules, given)
+    for p in given:  # a build's evolve.json (issue 26: `forgec evolve`'s rules), or the file itself
+        rules = Path(p) / "evolve.json" if (Path(p) / "manifest.json").is_file() else Path(p)
+        if rules.name == "evolve.json" and rules.is_file():
+            from forgec.evolve import check_rules
+
+            diags += check_rules(rules)[1]
     return drop_cascades(diags), sources
 
 
