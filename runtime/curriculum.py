@@ -157,39 +157,19 @@ def read_rules(path: str | Path) -> dict[str, Rules]:
     return out
 
 
-class OnlineCurriculum:
-    """Task weights for training (`data.curriculum`): start from the rule file's weights and move each
-    family's weight with its running pass rate (an exponential mean of its rewards), so sampling keeps
-    following the families the policy solves sometimes. Deterministic: a pure function of the rewards seen."""
+class CurriculumPicker:
+    """Task sampling weighted by family (`data.curriculum`): each task's weight is its family's in the rule
+    file (`Rules.weight`), so training draws more from the families the agent solves sometimes. The weights
+    are read once and the draw is seeded per slot, so every process picks the same tasks and a resumed run
+    repeats an uninterrupted one."""
 
-    def __init__(self, tasks: list[Any], rules: dict[str, Rules], decay: float = 0.8):
-        self.fams = {t.id: family_of(t) for t in tasks}
-        self.env = {t.id: t.env for t in tasks}
-        self.rules = rules
-        self.decay = decay
-        self.rate: dict[str, float] = {}  # coarse family -> running pass rate
-
-    def weight(self, task_id: str) -> float:
-        fam = self.fams[task_id]
-        cid = coarse_id(fam)
-        if cid in self.rate:
-            return pass_weight(self.rate[cid])
-        r = self.rules.get(self.env[task_id])
-        return r.weight(fam) if r else 1.0
-
-    def observe(self, task_id: str, rewards: list[float]) -> None:
-        """Fold a group's rewards into its family's running pass rate."""
-        if not rewards or task_id not in self.fams:
-            return
-        cid = coarse_id(self.fams[task_id])
-        p = sum(1.0 for x in rewards if x >= 1.0) / len(rewards)
-        self.rate[cid] = p if cid not in self.rate else self.decay * self.rate[cid] + (1 - self.decay) * p
+    def __init__(self, tasks: list[Any], rules: dict[str, Rules]):
+        self.w = {t.id: (rules[t.env].weight(family_of(t)) if t.env in rules else 1.0) for t in tasks}
 
     def pick(self, pool: list[Any], rng: random.Random) -> Any:
         """One task of `pool`, drawn with probability proportional to its family's weight."""
-        ws = [self.weight(t.id) for t in pool]
-        total = math.fsum(ws)
-        x = rng.random() * total
+        ws = [self.w.get(t.id, 1.0) for t in pool]
+        x = rng.random() * math.fsum(ws)
         for t, w in zip(pool, ws):
             x -= w
             if x < 0:

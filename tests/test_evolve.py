@@ -218,3 +218,30 @@ def test_bad_rule_file_gets_file_line_column_and_hint(tmp_path):
     p.write_text('{"version": "1", "envs": {"helpdesk": {"rules": [\n  {"action": "reject" "family": {}}]}}}')
     doc, diags = check_rules(p)
     assert doc is None and (diags[0].span.line, diags[0].span.col) == (2, 23)  # the "family" that lacks its comma
+
+
+def test_training_curriculum_shifts_sampling_toward_intermediate_pass_rates(evolved):
+    """data.curriculum: the trainer's task sampler draws each family in proportion to its weight (hand-computed
+    share from the rule file), so families with pass rates strictly between 0 and 1 get more of the batch."""
+    from forgec.runtime import load
+    from forgec.runtime.curriculum import coarse_id, read_rules
+    from forgec.train.trainer import TaskSampler, curriculum_of
+
+    build = evolved[0]
+    tasks = load(build).tasks
+    rules = json.loads((build / "evolve.json").read_text())["envs"]["helpdesk"]["rules"]
+    rate = {coarse_id({**r["family"], "shape": ""}): r["pass_rate"] for r in rules if r["action"] == "weight"}
+    mid = {t.id for t in tasks if 0 < rate.get(coarse_id(family_of(t)), -1) < 1}
+    assert mid and len(mid) < len(tasks)
+    weights = {t.id: read_rules(build / "evolve.json")["helpdesk"].weight(family_of(t)) for t in tasks}
+    expected = sum(weights[i] for i in mid) / sum(weights.values())
+    plain = TaskSampler(tasks, 0)
+    cur = TaskSampler(tasks, 0, curriculum=curriculum_of(str(build / "evolve.json"), tasks))
+    n = 2000
+    share = lambda s: sum(1 for step in range(n // 4) for t in s.batch(step, 4) if t.id in mid) / n  # noqa: E731
+    assert abs(share(plain) - len(mid) / len(tasks)) < 0.03
+    assert abs(share(cur) - expected) < 0.03 and expected > len(mid) / len(tasks)
+    # per task: every intermediate family outweighs every measured family the agent always or never solves
+    flat = [t.id for t in tasks if rate.get(coarse_id(family_of(t)), 0.5) in (0.0, 1.0)]
+    assert flat and min(weights[i] for i in mid) > max(weights[i] for i in flat)
+    assert [t.id for t in cur.batch(7, 4)] == [t.id for t in TaskSampler(tasks, 0, curriculum=curriculum_of(str(build / "evolve.json"), tasks)).batch(7, 4)]

@@ -47,6 +47,7 @@ class DataConfig(_Section):
     envs: list[str] = Field(default_factory=list, description="environments to train on; empty = every env in the build")
     holdout_fraction: float = Field(0.0, ge=0.0, lt=1.0, description="fraction of each env's tasks held out of training (deterministic by task id hash)")
     seed: int = Field(0, description="seed of task sampling, rollout sampling and model init")
+    curriculum: str | None = Field(None, description="a rule file written by `forgec evolve` (BUILD/evolve.json): tasks are drawn within each env with their family's curriculum weight (more from families the agent solves sometimes, fewer from those it always or never solves); None = uniform")
 
 
 class RolloutConfig(_Section):

@@ -335,10 +335,23 @@ def pack_by_tokens(samples: list[Sample], budget: int) -> list[list[Sample]]:
 # ---------------------------------------------------------------- task sampling
 
 
+def curriculum_of(path: str | None, tasks: list[Any]) -> Any:
+    """The task weights of a `forgec evolve` rule file (None without one)."""
+    if not path:
+        return None
+    from forgec.runtime.curriculum import CurriculumPicker, read_rules
+
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"data.curriculum: no rule file at {path} (run `forgec evolve BUILD` to write BUILD/evolve.json)")
+    return CurriculumPicker(tasks, read_rules(path))
+
+
 class TaskSampler:
     """Balanced across envs; draw k of env e at step s is a pure function of (seed, e, k)."""
 
-    def __init__(self, tasks: list[Any], seed: int, envs: list[str] | None = None, holdout_fraction: float = 0.0):
+    def __init__(self, tasks: list[Any], seed: int, envs: list[str] | None = None, holdout_fraction: float = 0.0,
+                 curriculum: Any = None):
+        self.curriculum = curriculum  # runtime.curriculum.CurriculumPicker (data.curriculum), or None: the permutation
         by_env: dict[str, list[Any]] = {}
         for t in sorted(tasks, key=lambda t: t.id):
             if envs and t.env not in envs:
@@ -366,6 +379,9 @@ class TaskSampler:
     def batch(self, step: int, size: int) -> list[Any]:
         """Global slots step*size ... step*size+size-1, env = slot mod #envs."""
         E = len(self.envs)
+        if self.curriculum is not None:  # weighted by family, seeded per slot (issue 26)
+            return [self.curriculum.pick(self.by_env[self.envs[p % E]], random.Random(mix_seed(self.seed, "curriculum", p)))
+                    for p in range(step * size, (step + 1) * size)]
         return [self._draw(self.envs[p % E], p // E) for p in range(step * size, (step + 1) * size)]
 
     def refill(self, env: str, step: int, rank: int, rnd: int, i: int) -> Any:
@@ -428,7 +444,8 @@ class Trainer:
             self.out.mkdir(parents=True, exist_ok=True)
         barrier()
         self.build = load(build_dir, allow_modified_build=allow_modified_build)
-        self.sampler = TaskSampler(self.build.tasks, cfg.data.seed, cfg.data.envs, cfg.data.holdout_fraction)
+        self.sampler = TaskSampler(self.build.tasks, cfg.data.seed, cfg.data.envs, cfg.data.holdout_fraction,
+                                   curriculum=curriculum_of(cfg.data.curriculum, self.build.tasks))
         self.model_path = resolve_model_path(cfg, self.build, self.rank)
         self.tok = load_tokenizer(cfg.model.tokenizer or self.model_path, cfg.template.end_of_turn)
         self.steps_per_update = cfg.algo.ppo_epochs * cfg.algo.minibatches
