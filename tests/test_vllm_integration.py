@@ -27,13 +27,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def hf_logprobs(model, prompt: list[int], gen: list[int]) -> list[float]:
+def hf_logprobs(model, prompt: list[int], gen: list[int], temperature: float = 1.0) -> list[float]:
     import torch
 
     ids = torch.tensor([prompt + gen])
     with torch.no_grad():
         logits = model(input_ids=ids).logits[0].float()
-    lp = torch.log_softmax(logits, -1)
+    lp = torch.log_softmax(logits / temperature, -1)
     return [float(lp[len(prompt) - 1 + i, t]) for i, t in enumerate(gen)]
 
 
@@ -75,7 +75,9 @@ def test_rollouts_through_vllm_and_a_weight_update_changes_the_served_policy(set
         assert chat.choices[0].message is not None
 
         engine = VLLMEngine(server.base_url, "policy", tok.convert_tokens_to_ids("<|im_end|>"))
-        fac = lambda seed: PolicyAgent(engine, tok, Sampling(32, 1.0, 1.0), seed)  # noqa: E731
+        # sampled at T = 0.5: the stored log-probs must be those of the sampling distribution (issue 23: vLLM's
+        # default raw_logprobs gave the T = 1 values; forgec starts it with --logprobs-mode processed_logprobs)
+        fac = lambda seed: PolicyAgent(engine, tok, Sampling(32, 0.5, 1.0), seed)  # noqa: E731
         specs = [GroupSpec(t, i, 7 + i) for i, t in enumerate(build.tasks[:2])]
         groups = asyncio.run(run_groups(build, specs, 2, fac, max_turns=2))
         samples = []
@@ -85,12 +87,23 @@ def test_rollouts_through_vllm_and_a_weight_update_changes_the_served_policy(set
                 assert gen, ep.error
                 (s,) = episode_to_samples(tok, ep.messages, ep.replies, build.envs[ep.env].TOOLS, None)
                 assert masked_spans(s) == [r.token_ids for r in gen]
-                # vLLM's sampling logprobs equal the HF model's logprobs of the same ids (same weights)
+                # vLLM's sampling logprobs equal the HF model's log_softmax(logits / 0.5) of the same ids (same weights)
                 for r in gen:
-                    ref = hf_logprobs(model, r.prompt_token_ids, r.token_ids)
+                    ref = hf_logprobs(model, r.prompt_token_ids, r.token_ids, 0.5)
                     assert max(abs(a - b) for a, b in zip(r.logprobs, ref)) < 2e-3
+                    raw = hf_logprobs(model, r.prompt_token_ids, r.token_ids)
+                    assert max(abs(a - b) for a, b in zip(r.logprobs, raw)) > 1e-2  # not the T = 1 values
                 s.advantage = 1.0
                 samples.append(s)
+        # ... and the trainer's own recomputation (tempered, LM head in chunks) of the stored tokens equals them
+        from forgec.train.trainer import behaviour_logprobs
+
+        ids, att, mask, _adv = collate(samples, tok.pad_token_id, "cpu")
+        with torch.no_grad():
+            recomputed = sequence_logprobs(model, ids, att, mask, temperature=0.5, chunk_tokens=64)
+        stored, known = behaviour_logprobs(samples, recomputed, with_mask=True)
+        assert bool((known * mask).sum() == mask.sum())
+        assert float(((stored - recomputed).abs() * mask).max()) < 2e-3
 
         probe_prompt = gen[0].prompt_token_ids
         probe = client.completions.create(model="policy", prompt=probe_prompt, max_tokens=12, temperature=0, logprobs=1,
