@@ -120,8 +120,26 @@ def test_rollouts_through_vllm_and_a_weight_update_changes_the_served_policy(set
         sync_dir = root / "sync"
         model.save_pretrained(sync_dir, safe_serialization=True)
         tok.save_pretrained(sync_dir)
-        assert server.sync(sync_dir, "auto") == "reload"  # in-place reload, no restart
+        # requests on the probe prompt are in flight when the sync starts (they filled the prefix cache with
+        # old-weights blocks): vLLM refuses a cache reset while they run, so the sync pauses generation, lets them
+        # finish, reloads, resets until success and stamps the version (issue 23)
+        from concurrent.futures import ThreadPoolExecutor
+
+        import time
+
+        from forgec.train.rollout import http_json, weight_version
+
+        with ThreadPoolExecutor(3) as ex:
+            inflight = [ex.submit(client.completions.create, model="policy", prompt=probe_prompt, max_tokens=1500, temperature=0,
+                                  extra_body={"ignore_eos": True}) for _ in range(3)]
+            time.sleep(0.2)
+            # what an unchecked reset gets while they run (the old code ignored this answer)
+            raw = json.loads(http_json("POST", server.base_url.removesuffix("/v1") + "/reset_prefix_cache")[1])
+            assert raw["success"] is False or all(f.done() for f in inflight)
+            assert server.sync(sync_dir, "auto", version=1) == "reload"  # in-place reload, no restart
+            assert all(len(f.result().choices[0].text) > 0 for f in inflight)  # finished, not aborted
         assert server.restarts == 0
+        assert server.last_sync["paused"] is True and weight_version(server.base_url) == "1"
 
         after = client.completions.create(model="policy", prompt=probe_prompt, max_tokens=12, temperature=0, logprobs=1,
                                           extra_body={"return_token_ids": True, "skip_special_tokens": False})
