@@ -15,6 +15,8 @@ Failure classes (first that applies wins):
   with gold's on everything the instruction says (facts, records they point to, superlatives);
 * `task-defect` / `left-open-value`: the agent set gold's field to another value, and gold's
   value is nowhere in what the user says;
+* `task-defect` / `gold-breaks-doc`: the gold path, replayed through the quality gate's checks, sets a
+  value outside what the docs allow or writes to a record in a state the docs make final;
 * `task-defect` / `fact-unsaid`: a write of the gold path takes a literal that neither the request nor
   the blueprint's `knows` states (lowering makes it a fact the user tells only when asked for it by name);
 * `agent-error`: anything else (the diff is cited).
@@ -253,7 +255,49 @@ def unsaid_literals(bp: Any, task: Any) -> list[dict]:
     return out
 
 
-def classify(task: Any, ep: Any, agent: str, state: dict, bp: Any, gold_eps: list[str]) -> Verdict | None:
+def broken_rule(build_env: Any, task: Any, state: dict) -> dict | None:
+    """The documented rule the gold path breaks, replayed through the quality gate's own checks (a value
+    outside the docs' enum, listed values or bounds; a write to a record in a state the docs make final)."""
+    if build_env is None:
+        return None
+    from forgec.gate import Gate, check_final, check_values
+
+    decl, module, gates = build_env
+    writes = [(g.tool, g.arguments) for g in task.gold_calls if g.write]
+    if not writes:
+        return None
+    if "gate" not in gates:  # one gate per env (its lifecycle is read from the docs once)
+        gates["gate"] = Gate(decl, module, state, dict(getattr(module, "WRITES_STATE", {})))
+    gate = gates["gate"]
+    gate.world = state
+    trace = gate.replay(writes)
+    if trace is None:
+        return None
+    for check in (check_values, check_final):
+        why = check(None, gate, trace)
+        if why:
+            docs = {f"{t}.{p.name}": p.doc for t, _ in writes for p in gate.tools[t].params if p.doc} if why == "value-outside-docs" else {}
+            return {"rule": why, "writes": [{"tool": t, "arguments": a} for t, a in writes], "docs": docs}
+    return None
+
+
+def env_decls(build_dir: Path, b: Any) -> dict[str, tuple]:
+    """env -> (its parsed `src/<env>/env.forge` declaration, its loaded module), for the gate's checks."""
+    from forgec import lang
+
+    out = {}
+    for env, module in b.envs.items():
+        src = build_dir / "src" / env / "env.forge"
+        try:
+            m, _ = lang.parse(src.read_text(encoding="utf-8"), str(src))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue
+        if m.envs:
+            out[env] = (m.envs[0], module, {})
+    return out
+
+
+def classify(task: Any, ep: Any, agent: str, state: dict, bp: Any, gold_eps: list[str], build_env: Any = None) -> Verdict | None:
     """The failure class of one episode (None for a passed one), with its evidence."""
     eid = f"{agent}:{task.id}#{ep.trial}"
     fam = family_of(task)
@@ -304,6 +348,9 @@ def classify(task: Any, ep: Any, agent: str, state: dict, bp: Any, gold_eps: lis
                 and str(m["gold"]).strip().lower() not in said and not told(m["gold"], task.instruction):
             return v("task-defect", "left-open-value", path=m["path"], gold=m["gold"], got=m.get("got"), reached_gold=gold_eps,
                      why="the instruction never says the value gold sets")
+    broke = broken_rule(build_env, task, state)
+    if broke:
+        return v("task-defect", "gold-breaks-doc", **broke, why="the gold path does what the docs forbid")
     lits = unsaid_literals(bp, task)
     if lits:
         asked = [msg.get("content") for msg in ep.messages if msg.get("role") == "user" and "don't know" in str(msg.get("content", ""))]
@@ -401,6 +448,7 @@ def analyse(build_dir: Path, b: Any, eps: dict[str, list], round_no: int, old: d
     for name, es in eps.items():
         for e in es:
             by_task[e.task_id].append((name, e))
+    decls = env_decls(build_dir, b)
     for t in b.tasks:
         runs = by_task.get(t.id, [])
         gold_eps = sorted(f"{n}:{t.id}#{e.trial}" for n, e in runs if e.reward >= 1.0)
@@ -417,7 +465,7 @@ def analyse(build_dir: Path, b: Any, eps: dict[str, list], round_no: int, old: d
                 continue
             if bp is None:
                 bp = _blueprint(build_dir, t)
-            vd = classify(t, e, name, state, bp, gold_eps)
+            vd = classify(t, e, name, state, bp, gold_eps, decls.get(t.env))
             if vd is not None:
                 verdicts.append(vd)
     pass_rates = {env: {cid: (ok, n) for cid, (ok, n) in rs.items()} for env, rs in rates.items()}

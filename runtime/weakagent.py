@@ -9,6 +9,8 @@ show up as failures:
   entity that agree with the gold record on every field whose value the user stated, it takes one
   by a seeded draw (per task and trial) — so an under-specified "close my ticket" may hit another
   ticket, and a superlative ("my cheapest order") it does not compute may too;
+* it follows the docs: a write argument outside the tool's enum or the range its description gives
+  is not sent (it says so and stops);
 * it never invents a value: a write argument whose value is neither in the request, nor a fact the
   scenario gives the user, nor in a tool's result is not filled, and it tells the user it cannot go on.
 """
@@ -26,7 +28,7 @@ from forgec.runtime.scenario import scenario_of
 from forgec.runtime.types import AgentReply, ToolCall
 from forgec.tasks import Task
 
-REFUSAL = "I'm sorry, I cannot do that: I do not have the"
+REFUSAL = "I'm sorry, I could not complete your request:"
 _QUESTION_HEAD = {"how", "what", "which", "who", "whom", "whose", "when", "where", "why", "whether", "is", "are", "was",
                   "were", "does", "do", "did", "tell", "find"}
 
@@ -82,6 +84,23 @@ def record_of(state: dict, value: Any) -> tuple[str, str] | None:
     return hits[0] if len(hits) == 1 else None
 
 
+def outside_docs(tool: dict, args: dict) -> str | None:
+    """The argument a doc-following agent would not send: outside the schema's enum, or a number outside the
+    range its description gives ("from 1 (lowest) to 4", "between 1 and 5", "at most 9"); None when all fit."""
+    props = ((tool.get("function") or tool).get("parameters") or {}).get("properties") or {}
+    for k, v in args.items():
+        p = props.get(k) or {}
+        if "enum" in p and v not in p["enum"]:
+            return k
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            d = str(p.get("description") or "").lower()
+            m = re.search(r"\bfrom (-?\d+)\D{0,20}? to (-?\d+)", d) or re.search(r"\bbetween (-?\d+) and (-?\d+)", d)
+            hi = re.search(r"\bat most (-?\d+)", d)
+            if (m and not float(m.group(1)) <= v <= float(m.group(2))) or (hi and v > float(hi.group(1))):
+                return k
+    return None
+
+
 def _draw(*parts: Any) -> int:
     return int.from_bytes(hashlib.sha256(json.dumps(parts, default=str).encode()).digest()[:8], "big")
 
@@ -119,7 +138,7 @@ class NaiveOracle:
 
     def act_sync(self, messages: list[dict], tools: list[dict]) -> AgentReply:
         if any(m.get("role") == "assistant" and str(m.get("content") or "").startswith(REFUSAL) for m in messages):
-            return AgentReply(content=REFUSAL + " information I need, so I have to stop here.")
+            return AgentReply(content=REFUSAL + " nothing more was done.")
         turn = sum(1 for m in messages if m.get("role") == "assistant")
         if turn >= len(self._steps):
             return AgentReply(content=self._steps[-1][1])
@@ -139,7 +158,10 @@ class NaiveOracle:
                 missing = [k for k, v in args.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)
                            and _norm(v) not in seen]
                 if missing:
-                    return AgentReply(content=f"{REFUSAL} {', '.join(missing)} for that.")
+                    return AgentReply(content=f"{REFUSAL} I do not have the {', '.join(missing)} it needs.")
+                bad = outside_docs(next((t for t in tools if (t.get("function") or t).get("name") == g.tool), {}), args)
+                if bad:
+                    return AgentReply(content=f"{REFUSAL} the documentation does not allow that {bad}.")
             calls.append(ToolCall(id=f"call_{turn}_{i}", name=g.tool, arguments=args))
         return AgentReply(content=text, tool_calls=calls)
 

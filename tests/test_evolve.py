@@ -77,7 +77,24 @@ def _plant(build: Path) -> dict[str, str]:
         text += "  tell the_ticket.subject\n}\n"
         (bp_dir / f"{name}.forge").write_text(text)
         planted[f"helpdesk/{name}"] = "check"
-    # 3. a needed fact never said: the agent to assign to is a literal id the user never gives
+    # 3. a gold path that breaks a documented rule: priority 7 where the docs say "from 1 (lowest) to 4 (urgent)"
+    n = 0
+    for cid, c, ts in _customers(state):
+        opens = [t for t in ts if t["status"] == "open"]
+        if n == 2 or cid in used or len(opens) != 1:
+            continue
+        n += 1
+        used.add(cid)
+        name = f"planted_outside_{n}"
+        text = head(name, cid, c, "Please set the priority of my open ticket to 7.", "    knows priority = 7\n",
+                    "set the priority of my open ticket to 7")
+        text += "".join(f"  call ticket_{i + 1} = get_ticket(ticket_id: my_customer.ticket_ids[{i}])\n" for i in range(len(ts)))
+        text += f"  reason open_tickets = filter([{', '.join(f'ticket_{i + 1}' for i in range(len(ts)))}], by: status, eq: \"open\")\n"
+        text += "  reason the_ticket = first(open_tickets)\n"
+        text += "  call changed = set_ticket_priority(ticket_id: the_ticket.ticket_id, priority: user.priority)\n}\n"
+        (bp_dir / f"{name}.forge").write_text(text)
+        planted[f"helpdesk/{name}"] = "task"
+    # 4. a needed fact never said: the agent to assign to is a literal id the user never gives
     n = 0
     for cid, c, ts in _customers(state):
         opens = [t for t in ts if t["status"] == "open"]
@@ -111,7 +128,7 @@ def evolved(tmp_path_factory):
     build = tmp_path_factory.mktemp("evolve") / "build"
     assert compile_build(CompileOptions(inputs=[DOCS], out=build, tasks_per_env=12)).ok
     planted = _plant(build)
-    assert len(planted) == 8
+    assert len(planted) == 10
     res = compile_build(CompileOptions(inputs=[DOCS], out=build, tasks_per_env=12))
     assert res.ok, [str(d) for d in res.diagnostics]
     before = _tasks(build)
@@ -141,6 +158,7 @@ def test_evolve_finds_planted_defects_with_few_false_alarms(evolved):
     dets = {v["task"]: v["detector"] for v in rnd["verdicts"] if v["task"] in planted}
     assert all(dets[t] == "left-open-record" for t in planted if "ambiguous" in t)
     assert all(dets[t] == "tell-unasked" for t in planted if "tell" in t)
+    assert all(dets[t] == "gold-breaks-doc" for t in planted if "outside" in t)
     # agent errors are not defects: the naive agent's slips on sampled tasks stay agent errors
     assert rnd["classes"]["agent-error"] > 0
 
