@@ -51,6 +51,11 @@ def test_train_over_two_servers_spreads_syncs_both_and_survives_a_dead_one(tmp_p
         assert first[a.url]["version"] == first[b.url]["version"] == 1
         assert a.version == 1 and len(a.reloads) == 1 and recs[0]["servers_consistent"] is True
         assert recs[0]["weight_sync"] == "reload"
+        # every server reports the version the sync stamped on it (/weight_info), and each reload paused it and
+        # reset its prefix cache (checked) before resuming
+        assert recs[0]["server_weight_versions"] == {a.url: "1", b.url: "1"}
+        assert recs[-1]["server_weight_versions"] == {a.url: None, b.url: "3"}
+        assert b.calls[:5] == ["/pause", "/collective_rpc", "/reset_prefix_cache", "/update_weight_version", "/resume"]
         # a died after step 1: out from step 2 on, b carried every request, the run went on
         later = recs[1]["servers"]
         assert later[a.url]["alive"] is False and later[b.url]["requests"] > 0

@@ -40,7 +40,7 @@ from forgec.train.template import end_of_turn_id, render_conversation, set_end_o
 from forgec.train.cluster import check_environment, server_layout
 from forgec.runtime.loader import load
 from forgec.train.logging import MetricsLogger
-from forgec.train.fleet import Fleet, fleet_consistent, sync_servers
+from forgec.train.fleet import Fleet, fleet_consistent, server_versions, sync_servers
 from forgec.train.rollout import HFEngine, PolicyAgent, Sampling, VLLMServer, run_groups
 from forgec.train.tokenize import tokenize_text
 
@@ -631,6 +631,8 @@ class Trainer:
                 raise RuntimeError("no rollout server took the new weights: " + "; ".join(f"{u}: {h}" for u, h in merged.items()))
             self.fleet.set_version(new_version, ok)
             self._fleet_consistent = fleet_consistent(ok, r.vllm_served_name, self._probe_prompt()) if self.rank == 0 else None
+            # the version each server reports itself (/weight_info, stamped by the sync), not the trainer's bookkeeping
+            self._reported_versions = server_versions([e.name for e in self.fleet.endpoints]) if self.rank == 0 else None
             barrier()
         finally:
             self.fleet.resume()
@@ -653,6 +655,7 @@ class Trainer:
             self._nccl.push(LayerwiseSource(self.engine.module, wire), new_version)
             barrier()
             self.fleet.set_version(new_version, urls)
+            self._reported_versions = server_versions(urls) if self.rank == 0 else None
         finally:
             self.fleet.resume()
         return "nccl"
@@ -1031,6 +1034,8 @@ class Trainer:
         }
         if getattr(self, "_fleet_consistent", None) is not None:
             out["servers_consistent"] = self._fleet_consistent
+        if getattr(self, "_reported_versions", None) is not None:
+            out["server_weight_versions"] = self._reported_versions
         return out
 
     def run(self) -> dict:
