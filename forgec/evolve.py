@@ -186,6 +186,10 @@ class Verdict:
                 "evidence": self.evidence, "family": self.family}
 
 
+def _norm(v: Any) -> str:
+    return str(v).strip().lower()
+
+
 def _entity_path(path: str) -> tuple[str, str, str] | None:
     """`/entities/Ticket/T1/status` -> (Ticket, T1, status)."""
     parts = path.split("/")
@@ -340,12 +344,14 @@ def classify(task: Any, ep: Any, agent: str, state: dict, bp: Any, gold_eps: lis
         if all(not c["differ"] for c in checked):
             return v("task-defect", "left-open-record", records=checked, reached_gold=gold_eps,
                      why="the agent's record agrees with gold's on everything the instruction says")
+    # a value the agent chose: an argument of a gold write (a balance a refund changed is no choice of the agent's)
+    args = {_norm(x) for g in task.gold_calls if g.write for x in g.arguments.values() if not isinstance(x, (dict, list, bool))}
     for m in missing:
         hg, ha = record_of(state, m.get("gold")), record_of(state, m.get("got"))
         if hg or ha:  # an id set to another record: which record is meant is the record detector's question
             continue
-        if m.get("changed") and _entity_path(m["path"]) and m.get("gold") is not None \
-                and str(m["gold"]).strip().lower() not in said and not told(m["gold"], task.instruction):
+        if m.get("changed") and _entity_path(m["path"]) and m.get("gold") is not None and _norm(m["gold"]) in args \
+                and _norm(m["gold"]) not in said and not told(m["gold"], task.instruction):
             return v("task-defect", "left-open-value", path=m["path"], gold=m["gold"], got=m.get("got"), reached_gold=gold_eps,
                      why="the instruction never says the value gold sets")
     broke = broken_rule(build_env, task, state)

@@ -93,7 +93,10 @@ def extends(fam: dict, base: dict) -> bool:
     it = iter(fam["tools"])
     if not all(any(x == t for x in it) for t in base["tools"]):
         return False
-    r = lambda f: int(f["shape"].rsplit("reasoning=", 1)[-1] or 0)  # noqa: E731
+    def r(f: dict) -> int:  # reasoning nodes; a coarse family (weight rules) gives no shape
+        m = re.search(r"reasoning=(\d+)", f.get("shape", ""))
+        return int(m.group(1)) if m else 0
+
     return len(fam["tools"]) > len(base["tools"]) or (fam["condition"] and not base["condition"]) or r(fam) > r(base)
 
 

@@ -171,8 +171,8 @@ def command(
         _table(rr, shift, console)
         log.append({"round": r, "classes": rr.classes, "pass_by_family": rr.pass_by_family, "added": rr.added,
                     "mix_shift": shift, "verdicts": [v.to_json() for v in rr.verdicts]})
+        if report:  # after every round, so a failed recompile still leaves what was found
+            report.write_text(json.dumps(log, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
         if not res.ok:
             raise typer.Exit(D.EXIT_ERRORS)
-    if report:
-        report.write_text(json.dumps(log, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
     console.print(f"rules in {rules_path}")
