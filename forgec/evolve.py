@@ -486,3 +486,15 @@ def analyse(build_dir: Path, b: Any, eps: dict[str, list], round_no: int, old: d
 def mix_shift(before: dict[str, int], after: dict[str, int]) -> list[tuple[str, int, int]]:
     """Families whose number of tasks changed: (family, before, after)."""
     return [(f, before.get(f, 0), after.get(f, 0)) for f in sorted(set(before) | set(after)) if before.get(f, 0) != after.get(f, 0)]
+
+
+def mix_buckets(mix: dict[str, int], pass_by_family: dict[str, dict[str, float]]) -> dict[str, float]:
+    """Share of a build's tasks in families the agent never solved (0), solved sometimes (0 < p < 1), always
+    solved (1), or that the round did not measure (unseen): the curriculum moves tasks into `sometimes`."""
+    out = Counter()
+    for key, n in mix.items():
+        env, cid = key.split(" ", 1)
+        p = pass_by_family.get(env, {}).get(cid)
+        out["unseen" if p is None else "never" if p == 0 else "always" if p == 1 else "sometimes"] += n
+    total = sum(out.values()) or 1
+    return {k: round(out[k] / total, 4) for k in ("never", "sometimes", "always", "unseen")}

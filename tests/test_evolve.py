@@ -177,6 +177,9 @@ def test_next_compile_no_longer_yields_them(evolved):
     rules = json.loads((build / "evolve.json").read_text())["envs"]["helpdesk"]["rules"]
     rejects = [r for r in rules if r["action"] == "reject"]
     assert rejects and all(r["evidence"] for r in rejects)
+    # the sampler read the rules too: it thinned out families by their weights, and kept no rejected family
+    assert m["envs"]["helpdesk"]["stats"]["sampler_rejected"].get("evolve-curriculum", 0) > 0
+    assert not [t for t in after.values() if any(all(family_of(t)[k] == v for k, v in r["family"].items()) for r in rejects)]
     # the file is sorted as written (diffable): rewriting it changes nothing
     assert [(r["action"]) for r in rules] == sorted(r["action"] for r in rules)
     # a second evaluation of the repaired build finds no defect any more

@@ -88,8 +88,10 @@ def _table(rr, shift: list, console) -> None:
     for a in rr.added:
         console.print(f"  rule added: {a['env']} {a['action']} {a['family']} ({a.get('class')}, {a.get('detector', '')}"
                       f"{', weight ' + str(a['weight']) if a['action'] == 'weight' else ''}; evidence {', '.join(a['evidence'][:3]) or '-'})")
-    for f, b, a in shift:
+    for f, b, a in shift[:20]:
         console.print(f"  task mix: {f}: {b} -> {a}")
+    if len(shift) > 20:
+        console.print(f"  task mix: {len(shift) - 20} more families changed (--report lists them all)")
 
 
 def command(
@@ -119,7 +121,7 @@ def command(
     from rich.console import Console
 
     from forgec import diagnostics as D
-    from forgec.evolve import RULES_FILE, analyse, check_rules, evaluate_round, mix_shift, write_rules
+    from forgec.evolve import RULES_FILE, analyse, check_rules, evaluate_round, mix_buckets, mix_shift, write_rules
     from forgec.runtime import BuildError
 
     o = dict(locals())
@@ -169,8 +171,11 @@ def command(
             after[key] = after.get(key, 0) + 1
         shift = mix_shift(rr.mix, after)
         _table(rr, shift, console)
+        buckets = {"before": mix_buckets(rr.mix, rr.pass_by_family), "after": mix_buckets(after, rr.pass_by_family)}
+        console.print("  task mix by this round's pass rate (share of tasks): " + "; ".join(
+            f"{k} {buckets['before'][k]:.2f} -> {buckets['after'][k]:.2f}" for k in buckets["before"]))
         log.append({"round": r, "classes": rr.classes, "pass_by_family": rr.pass_by_family, "added": rr.added,
-                    "mix_shift": shift, "verdicts": [v.to_json() for v in rr.verdicts]})
+                    "mix_shift": shift, "mix_buckets": buckets, "verdicts": [v.to_json() for v in rr.verdicts]})
         if report:  # after every round, so a failed recompile still leaves what was found
             report.write_text(json.dumps(log, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
         if not res.ok:
