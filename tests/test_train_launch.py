@@ -248,3 +248,32 @@ def test_layer_groups_follow_vllms_own_rule():
              "model.layers.2.mlp.experts.7.w1", "model.layers.10.input_layernorm.weight", "model.norm.weight", "lm_head.weight",
              "visual.blocks.0.attn.qkv.weight", "model.layers.0.mlp.gate.weight"]
     assert layer_groups(names) == ns["layerwise_groups"](names)
+
+
+def test_the_models_template_is_checked_against_forgecs_parser_at_start_up():
+    """check_template renders probe dialogues with the tokenizer's own template and reads every assistant turn back
+    with parse_hermes: Qwen3's template and the built-in ChatML pass, a Llama-3-style template (calls as bare
+    `{"name", "parameters"}` JSON) is refused naming the turn and both readings."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_chat_template import QWEN3_TEMPLATE, llama_template, make_tokenizer
+
+    from forgec.train.template import ChatTemplateError, check_template
+
+    qwen = make_tokenizer(QWEN3_TEMPLATE)
+    qwen.eos_token = "<|im_end|>"
+    assert check_template(qwen, "You are an agent.", keep_thinking=True) == 6  # every assistant turn of both probes
+    assert check_template(make_tokenizer(None), "You are an agent.") == 6
+    with pytest.raises(ChatTemplateError, match=r"probe assistant turn 1 .*reads calls \[\] .* not \[\('set_light', \{'id': 'L1', 'on': True\}\)\]"):
+        check_template(make_tokenizer(llama_template()), "You are an agent.")
+
+
+def test_a_launch_that_does_not_match_the_config_is_a_diagnostic_not_a_bug(tmp_path):
+    from forgec.train.toybuild import make_toy_build
+
+    make_toy_build(tmp_path / "build", tasks_per_env=2)
+    env = {k: v for k, v in os.environ.items() if k not in ("WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE")}
+    r = subprocess.run([sys.executable, "-m", "forgec", "train", "build", "-c", "cluster-cpu", "-o", "out"], cwd=tmp_path,
+                       env=dict(env, HF_HUB_OFFLINE="1", DS_ACCELERATOR="cpu"), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1, r.stderr[-2000:]
+    assert "error[train-config]" in r.stderr and "WORLD_SIZE is 1 but cluster.nodes x cluster.procs_per_node = 1 x 2 = 2" in r.stderr
+    assert "bug in forgec" not in r.stderr and "Traceback" not in r.stderr

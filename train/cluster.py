@@ -20,6 +20,10 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 
+class StartupError(RuntimeError):
+    """The launch, the layout or the model's template does not fit the config (a diagnostic, not a bug)."""
+
+
 @dataclass(frozen=True)
 class Place:
     """Where this process sits: global rank/world, rank on its node, processes on its node, node index, nodes."""

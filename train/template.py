@@ -451,3 +451,61 @@ def chat_template_jinja() -> str:
         "{%- endfor -%}"
         "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}"
     )
+
+
+# ---------------------------------------------------------------- start-up check of the model's template
+
+PROBE_TOOL = {"type": "function", "function": {"name": "set_light", "description": "Switch a light on or off.", "parameters": {
+    "type": "object", "properties": {"id": {"type": "string"}, "on": {"type": "boolean"}}, "required": ["id", "on"]}}}
+
+
+def _probe_call(i: int, light: str) -> dict:
+    return {"id": f"call_{i}", "type": "function", "function": {"name": "set_light", "arguments": {"id": light, "on": True}}}
+
+
+def probe_dialogues() -> list[list[dict]]:
+    """Small conversations with every turn shape an episode has: reasoning + a tool call, a tool result,
+    a final answer, a second user request, two calls in one turn."""
+    first = [{"role": "user", "content": "Please turn on light L1."},
+             {"role": "assistant", "content": "", "reasoning": "The user wants L1 on.", "tool_calls": [_probe_call(0, "L1")]},
+             {"role": "tool", "tool_call_id": "call_0", "content": '{"ok": true}'},
+             {"role": "assistant", "content": "Light L1 is on."}]
+    second = first + [{"role": "user", "content": "Now L2 and L3 too."},
+                      {"role": "assistant", "content": "", "tool_calls": [_probe_call(1, "L2"), _probe_call(2, "L3")]},
+                      {"role": "tool", "tool_call_id": "call_1", "content": '{"ok": true}'},
+                      {"role": "tool", "tool_call_id": "call_2", "content": '{"ok": true}'},
+                      {"role": "assistant", "content": "Both are on."}]
+    return [first, second]
+
+
+def check_template(tokenizer: Any, system: str | None = None, keep_thinking: bool = True) -> int:
+    """Before training: the model's chat template and forgec agree on probe dialogues; returns turns checked.
+
+    Each assistant turn is rendered as forgec trains it (`render_segments` with the tokenizer: the
+    template's own rendering, found by prefixes) and read back with forgec's one parser of model
+    output (`parse_hermes`), as rollouts and eval read what the model generates. A template whose tool
+    calls forgec cannot read back (another tool-call format), or that fails on a turn shape, is refused
+    here with the turn it broke on, instead of training on text the parser will not understand."""
+    from forgec.runtime.toolcalls import parse_hermes
+
+    eot = end_of_turn(tokenizer)
+    checked = 0
+    for msgs in probe_dialogues():
+        segs = render_segments(msgs, [PROBE_TOOL], system, keep_thinking, tokenizer=tokenizer)
+        for i, m in enumerate(msgs):
+            if m["role"] != "assistant":
+                continue
+            body = "".join(s.text for s in segs if s.message == i and s.trainable)
+            if not body:
+                raise ChatTemplateError(f"the chat template renders no trainable text for probe assistant turn {i}")
+            parsed = parse_hermes(body.removesuffix(eot) if body.endswith(eot) else body, "probe")
+            want = [(c["function"]["name"], c["function"]["arguments"]) for c in m.get("tool_calls") or []]
+            got = [(c.name, c.arguments) for c in parsed.tool_calls]
+            if got != want or (m.get("content") or "") not in parsed.content:
+                raise ChatTemplateError(
+                    f"the model's chat template renders probe assistant turn {i} as {body[:300]!r}; forgec's parser "
+                    f"(Hermes <tool_call> JSON) reads calls {got} and text {parsed.content[:80]!r} from it, not {want} and "
+                    f"{m.get('content')!r}: the policy would be trained on a format rollouts and eval cannot read "
+                    "(use a model whose template renders Hermes tool calls, or a tokenizer without a template for the built-in ChatML)")
+            checked += 1
+    return checked

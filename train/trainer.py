@@ -424,7 +424,9 @@ def check_cluster(cfg: TrainConfig) -> None:
 
         errs += gpu_layout_problems(cfg, torch.cuda.is_available() and os.environ.get("DS_ACCELERATOR", "cuda") != "cpu")
     if errs:
-        raise RuntimeError("the cluster does not match the config:\n  " + "\n  ".join(errs))
+        from forgec.train.cluster import StartupError
+
+        raise StartupError("the cluster does not match the config:\n  " + "\n  ".join(errs))
 
 
 class Trainer:
@@ -448,6 +450,13 @@ class Trainer:
                                    curriculum=curriculum_of(cfg.data.curriculum, self.build.tasks))
         self.model_path = resolve_model_path(cfg, self.build, self.rank)
         self.tok = load_tokenizer(cfg.model.tokenizer or self.model_path, cfg.template.end_of_turn)
+        from forgec.train.cluster import StartupError
+        from forgec.train.template import ChatTemplateError, check_template
+
+        try:  # the model's own template against forgec's rendering and parser, before any GPU time is spent
+            check_template(self.tok, cfg.template.system_prompt, cfg.template.keep_thinking)
+        except ChatTemplateError as e:
+            raise StartupError(f"{cfg.model.tokenizer or self.model_path}: {e}") from None
         self.steps_per_update = cfg.algo.ppo_epochs * cfg.algo.minibatches
         self.ds_conf = ds_config(cfg, self.world, cfg.optim.micro_batches)
         model = load_model(self.model_path, cfg, self.ds_conf)

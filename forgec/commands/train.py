@@ -25,6 +25,7 @@ def command(
         return
     check_build(build, allow_modified_build)  # before torch and DeepSpeed start
     from forgec.runtime.loader import BuildError
+    from forgec.train.cluster import StartupError
 
     try:
         from forgec.train.trainer import Trainer  # imports torch lazily
@@ -33,6 +34,10 @@ def command(
         last = trainer.run()
     except BuildError as e:
         build_failed(e)
+    except StartupError as e:  # launch/layout/template checks: a diagnostic naming the fix, exit 1
+        from forgec.diagnostics import fail
+
+        fail("train-config", str(e))
     if trainer.rank == 0 and last:
         typer.echo(f"done: {cfg.optim.steps} steps, last reward_mean {last.get('reward_mean', 0):.3f}, output {cfg.output}")
     elif trainer.rank == 0:  # --resume of a finished run: say so instead of exiting silently
