@@ -277,3 +277,34 @@ def test_a_launch_that_does_not_match_the_config_is_a_diagnostic_not_a_bug(tmp_p
     assert r.returncode == 1, r.stderr[-2000:]
     assert "error[train-config]" in r.stderr and "WORLD_SIZE is 1 but cluster.nodes x cluster.procs_per_node = 1 x 2 = 2" in r.stderr
     assert "bug in forgec" not in r.stderr and "Traceback" not in r.stderr
+
+
+def test_the_nccl_unique_id_is_sent_as_vllm_decodes_it():
+    """NcclComm against a stand-in libnccl (no GPU): the 128-byte ncclUniqueId, whose C chars are signed, goes out as
+    standard base64 of exactly those bytes (vLLM's worker rejects URL-safe base64 or another length)."""
+    import base64
+
+    from forgec.train.weightsync import NcclComm
+
+    class Fn:
+        def __init__(self, f):
+            self.f, self.argtypes, self.restype = f, None, None
+
+        def __call__(self, *a):
+            return self.f(*a)
+
+    def get_uid(ptr):
+        for i in range(128):
+            ptr._obj.internal[i] = (i * 37) % 256 - 128
+        return 0
+
+    lib = type("Lib", (), {})()
+    lib.ncclGetErrorString = Fn(lambda r: b"unhandled system error")
+    lib.ncclGetUniqueId = Fn(get_uid)
+    for name in ("ncclCommInitRank", "ncclAllReduce", "ncclBroadcast", "ncclCommDestroy"):
+        setattr(lib, name, Fn(lambda *a: 0))
+    raw = base64.b64decode(NcclComm(lib).unique_id_b64, validate=True)
+    assert raw == bytes(((i * 37) % 256 + 128) % 256 for i in range(128))  # the signed chars, as bytes
+    lib.ncclGetUniqueId = Fn(lambda ptr: 2)
+    with pytest.raises(RuntimeError, match="NCCL error 2: unhandled system error"):
+        NcclComm(lib)

@@ -207,7 +207,14 @@ class NcclComm:
 
     def __init__(self, lib: ctypes.CDLL | None = None):
         self.lib = lib or _load_libnccl()
-        self.lib.ncclGetErrorString.restype = ctypes.c_char_p
+        L, vp = self.lib, ctypes.c_void_p
+        L.ncclGetErrorString.restype = ctypes.c_char_p
+        L.ncclGetErrorString.argtypes = [ctypes.c_int]
+        L.ncclGetUniqueId.argtypes = [ctypes.POINTER(_UniqueId)]
+        L.ncclCommInitRank.argtypes = [ctypes.POINTER(vp), ctypes.c_int, _UniqueId, ctypes.c_int]  # the id goes by value
+        L.ncclAllReduce.argtypes = [vp, vp, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, vp, vp]
+        L.ncclBroadcast.argtypes = [vp, vp, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, vp, vp]
+        L.ncclCommDestroy.argtypes = [vp]
         self.uid = _UniqueId()
         self._check(self.lib.ncclGetUniqueId(ctypes.byref(self.uid)))
         self.comm = ctypes.c_void_p()
@@ -218,7 +225,7 @@ class NcclComm:
 
     @property
     def unique_id_b64(self) -> str:
-        return base64.b64encode(bytes(bytearray(self.uid.internal))).decode()
+        return base64.b64encode(ctypes.string_at(ctypes.addressof(self.uid), 128)).decode()  # standard base64, as vLLM wants
 
     def init_rank(self, world_size: int, rank: int = 0) -> None:
         """Blocks until every rank joined; then the warm-up all-reduce vLLM's PyNcclCommunicator issues."""
