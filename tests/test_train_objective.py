@@ -11,11 +11,9 @@ import re
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import pytest
 import torch
-
 from fakeserver import FakeServer
 from forgec.train.advantage import Rollout, compute_advantages, dynamic_filter
 from forgec.train.loss import ppo_clip_loss, sequence_logprobs
@@ -87,9 +85,8 @@ def test_behaviour_logprobs_mask_marks_rows_the_engine_scored():
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    from transformers import AutoModelForCausalLM
-
     from forgec.train.tiny import build_tiny_model
+    from transformers import AutoModelForCausalLM
 
     path = build_tiny_model(tmp_path_factory.mktemp("tiny") / "m", seed=3)
     torch.manual_seed(0)
@@ -223,7 +220,7 @@ def _judge_responder(seen: list, lock: threading.Lock):
 
     def respond(body: dict) -> dict:
         prompt = body["messages"][0]["content"]
-        goal = re.search(r"^Task goal: (.*)$", prompt, re.M).group(1)
+        goal = re.search(r"^Task goal: (.*)$", prompt, re.MULTILINE).group(1)
         with lock:
             seen.append(goal)
         return {"content": json.dumps({"user_error": "degrees" in goal, "reason": "fake"}), "delay": 0.05}
@@ -247,7 +244,7 @@ def test_training_run_with_tempered_rollouts_token_budget_and_an_llm_judge_pool(
                 "rollout.judge=llm", f"rollout.judge_base_urls=[{j1.url}, {j2.url}]", "rollout.judge_model=j"]
         env = dict(os.environ, HF_HUB_OFFLINE="1", DS_ACCELERATOR="cpu", PYTHONUNBUFFERED="1")
         r = subprocess.run([sys.executable, "-m", "forgec", "train", "build", "-c", "cpu-tiny", "-o", "rl",
-                            *[y for s in sets for y in ("--set", s)]], cwd=tmp_path, env=env, capture_output=True,
+                            *[y for s in sets for y in ("--set", s)]], check=False, cwd=tmp_path, env=env, capture_output=True,
                            text=True, timeout=600)
         assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
         assert j1.requests and j2.requests  # the pool spread the episodes
