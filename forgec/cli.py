@@ -83,6 +83,7 @@ COMMANDS = [
     ("train", "train"),
     ("sft", "sft"),
     ("evolve", "evolve"),
+    ("sft-user", "sft_user"),
     ("serve", "serve"),
     ("serve-openenv", "serve_openenv"),
     ("export", "export"),

@@ -40,6 +40,8 @@ USAGE_CASES = {
     "serve": (["serve", "b", "--bogus"], ["serve"], ["serve", "b", "--transport", "pigeon"]),
     "serve-openenv": (["serve-openenv", "b", "--bogus"], ["serve-openenv"], ["serve-openenv", "b", "--port", "many"]),
     "export": (["export", "hf", "b", "-o", "x", "--bogus"], ["export"], ["export", "csv", "b", "-o", "x"]),
+    "evolve": (["evolve", "b", "--bogus"], ["evolve"], ["evolve", "b", "-k", "two"]),
+    "sft-user": (["sft-user", "b", "--bogus"], ["sft-user"], ["sft-user", "b", "--show-config=no"]),
 }
 FRAGMENTS = ("No such option", "Missing argument", ("Invalid value", "does not take a value"))
 

@@ -37,7 +37,26 @@ def oracle_samples(build, tasks, tok, cfg: TrainConfig):
     return out
 
 
-def run_sft(cfg: TrainConfig, build_dir: str, allow_modified_build: bool = False) -> dict:
+def user_samples(build, tasks, tok, cfg: TrainConfig):
+    """The scripted user's side of the oracle dialogues (`forgec sft-user`): the user's system prompt, the agent
+    as `user`, the scripted user's turns as the trained (assistant) tokens, as `LLMUser` and `HFUser` prompt it."""
+    from forgec.runtime.hfuser import user_conversation
+    from forgec.runtime.users import user_system_prompt
+
+    out = []
+    for t in tasks:
+        agent = OracleAgent(t)
+        ep = run_episode(build, t, agent, ScriptedUser(t), limits=agent.limits())
+        if ep.reward < 1.0:
+            continue
+        for s in messages_to_samples(tok, user_conversation(t, ep.messages), None, user_system_prompt(t), True):
+            s.meta = {"task_id": t.id, "env": t.env}
+            out.append(s)
+    return out
+
+
+def run_sft(cfg: TrainConfig, build_dir: str, allow_modified_build: bool = False, role: str = "agent") -> dict:
+    """SFT of the policy (`role="agent"`, oracle turns) or of the simulated user (`role="user"`, scripted user turns)."""
     import torch
 
     from forgec.train.checkpoint import export_hf
@@ -60,7 +79,7 @@ def run_sft(cfg: TrainConfig, build_dir: str, allow_modified_build: bool = False
         tasks += ts[: cfg.sft.max_tasks] if cfg.sft.max_tasks else ts
     model_path = resolve_model_path(cfg, build, rank)
     tok = load_tokenizer(cfg.model.tokenizer or model_path, cfg.template.end_of_turn)
-    samples = oracle_samples(build, tasks, tok, cfg)
+    samples = (user_samples if role == "user" else oracle_samples)(build, tasks, tok, cfg)
     M = cfg.optim.micro_batches
     conf = ds_config(cfg, world, M)
     per_step = max(cfg.sft.batch_size, world)
