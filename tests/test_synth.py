@@ -184,6 +184,12 @@ def test_classify_tool_alone():
     assert classify_tool(T("x", "", [P("id")], http_method="PATCH", http_path="/x/{id}")) == "update"
     assert classify_tool(T("search_books", "", [P("q")])) == "search"
     assert classify_tool(T("think", "It will not obtain new information or change the database.", [P("thought")])) == "read"  # documented as changing nothing: a pure read (forgec/synth/pure.py)
+    # BFCL's live functions qualify each operation by its client class: `issue_priorities_api.get_priorities`
+    # gets priorities (its first word `issue` is no verb here); a name whose `api` is the object stays as it was
+    assert classify_tool(T("issue_priorities_api_get_priorities", "Retrieve a list of all available issue priorities.", [P("project_id")])) == "read"
+    assert classify_tool(T("issue_fields_api_IssueFieldsApi_get_fields_paginated", "Returns a paginated list of fields.", [P("query")])) == "read"
+    assert classify_tool(T("acl_api_AclApi_delete_mapping", "Removes an ACL mapping.", [P("team")])) == "delete"
+    assert classify_tool(T("create_api_token", "Creates a token.", [P("label")])) == "create"
 
 
 def test_deterministic_and_identifiers():

@@ -290,9 +290,24 @@ def _first_word(text: str) -> str:
     return m.group(1).lower() if m else ""
 
 
+# the last word of a namespace that qualifies an operation name (`issue_fields_api.IssueFieldsApi.get_fields`,
+# `ApplicationSettingsApi.get_configs`, `user_controller_create_user`): generated clients name operations so
+_QUALIFIER_TAILS = frozenset({"api", "apis", "controller", "service", "resource", "endpoint", "endpoints"})
+
+
+def name_tokens(name: str, prefix: int = 0) -> list[str]:
+    """The operation's own words: the name less the env's common prefix and less a namespace ending in
+    `api`/`controller`/`service` when a verb follows it (`issue_priorities_api.get_priorities` gets
+    priorities; its first word `issue` is no verb here). Why: generated clients (BFCL's live functions,
+    OpenAPI generators) qualify every operation by its tag, and that tag's first word decided the kind."""
+    toks = tokens(name)[prefix:] or tokens(name)
+    qual = [i for i, w in enumerate(toks[:-1]) if w in _QUALIFIER_TAILS and toks[i + 1] in ALL_VERBS and i > 0]
+    return toks[qual[-1] + 1:] if qual else toks
+
+
 def classify(tool: ir.Tool, prefix: int = 0) -> str:
     """Tool kind from HTTP method, MCP annotations, the name's verb, the description's verb."""
-    toks = tokens(tool.name)[prefix:] or tokens(tool.name)
+    toks = name_tokens(tool.name, prefix)
     ann = tool.annotations or {}
     read_only = ann.get("readOnlyHint")
     destructive = ann.get("destructiveHint")
@@ -543,7 +558,7 @@ def _common_path(tools: list[ir.Tool]) -> int:
 
 
 def tool_view(t: ir.Tool, prefix: int, common_path: int = 0) -> ToolView:
-    toks = _http_tokens(t, common_path) or tokens(t.name)[prefix:] or tokens(t.name)
+    toks = _http_tokens(t, common_path) or name_tokens(t.name, prefix)
     kind = classify(t, prefix)
     verb = _verb(toks, t.description)
     if t.http_method:
