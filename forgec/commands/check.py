@@ -26,7 +26,8 @@ def run_check(paths: list[str], stdin_text: str | None = None):
     from forgec.lang.confine import root_of
     from forgec.swap import recover_build
 
-    files = [p for p in paths if p != "-"]
+    rule_files = [p for p in paths if Path(p).name == "evolve.json" and Path(p).is_file()]  # issue 26: not .forge
+    files = [p for p in paths if p != "-" and p not in rule_files]
     for p in files:
         recover_build(p)  # a compile killed mid-swap: put the build back first
     given = list(files)
@@ -42,9 +43,8 @@ def run_check(paths: list[str], stdin_text: str | None = None):
         sources["<stdin>"] = text
     diags += check(modules, roots)
     diags += _duplicate_blueprints(modules, given)
-    for p in given:  # a build's evolve.json (issue 26: `forgec evolve`'s rules), or the file itself
-        rules = Path(p) / "evolve.json" if (Path(p) / "manifest.json").is_file() else Path(p)
-        if rules.name == "evolve.json" and rules.is_file():
+    for rules in [Path(p) / "evolve.json" for p in given if (Path(p) / "manifest.json").is_file()] + [Path(p) for p in rule_files]:
+        if rules.is_file():  # a build's evolve.json (issue 26: `forgec evolve`'s rules), or the file itself
             from forgec.evolve import check_rules
 
             diags += check_rules(rules)[1]
@@ -117,7 +117,8 @@ def command(
     fmt = format.value
     if fmt != "json" and not diags and not _any_forge(paths):
         typer.echo(f"no .forge files found in {', '.join(paths)}", err=True)
-    docs = [p for p in paths if Path(p).suffix.lower() in (".json", ".yaml", ".yml", ".jsonl") and Path(p).is_file()]
+    docs = [p for p in paths if Path(p).suffix.lower() in (".json", ".yaml", ".yml", ".jsonl") and Path(p).is_file()
+            and Path(p).name != "evolve.json"]
     if fmt != "json" and docs:  # a common slip: checking the tool docs instead of the .forge files made from them
         typer.echo(f"note: `forgec check` reads .forge files; for tool documentation use `forgec inspect {' '.join(docs)}`", err=True)
     out = render(diags, fmt, sources)

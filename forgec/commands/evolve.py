@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from forgec.commands.common import judge_for, user_factory
+from forgec.commands.common import check_build, judge_for, user_factory
 
 AGENTS = ("oracle", "oracle-naive", "random", "openai", "hf")
 
@@ -130,8 +130,7 @@ def command(
         D.usage_error("-k and --rounds must be at least 1")
     agents = _agents(agent, o)
     uf, jd = user_factory(user, o), judge_for(judge, o)
-    if not (build / "manifest.json").is_file():
-        D.fail("corrupt-build", f"{build} is not a forgec build (no manifest.json)", str(build), help="run `forgec compile DOCS -o BUILD` first")
+    check_build(build, False)  # missing, corrupt or tampered: the same diagnostics as `forgec eval`
     sources = list(docs or [])
     if not sources:
         m = json.loads((build / "manifest.json").read_text(encoding="utf-8"))
