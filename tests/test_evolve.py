@@ -266,3 +266,20 @@ def test_training_curriculum_shifts_sampling_toward_intermediate_pass_rates(evol
     flat = [t.id for t in tasks if rate.get(coarse_id(family_of(t)), 0.5) in (0.0, 1.0)]
     assert flat and min(weights[i] for i in mid) > max(weights[i] for i in flat)
     assert [t.id for t in cur.batch(7, 4)] == [t.id for t in TaskSampler(tasks, 0, curriculum=curriculum_of(str(build / "evolve.json"), tasks)).batch(7, 4)]
+
+
+def test_rules_recompile_only_their_env(tmp_path):
+    """evolve.json is part of what the incremental build keys on: a rule for one env resamples that env only."""
+    docs = [DOCS, REPO / "examples" / "bookstore.yaml"]
+    out = tmp_path / "build"
+    assert compile_build(CompileOptions(inputs=docs, out=out, tasks_per_env=6)).ok
+    keys = {e: dict(v["keys"]) for e, v in json.loads((out / "manifest.json").read_text())["envs"].items()}
+    (out / "evolve.json").write_text(json.dumps({"version": "1", "envs": {"helpdesk": {"rules": [
+        {"action": "reject", "family": {"kind": "question"}, "evidence": ["x:helpdesk/q#0"]}]}}}))
+    assert compile_build(CompileOptions(inputs=docs, out=out, tasks_per_env=6)).ok
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["envs"]["bookstore"]["keys"] == keys["bookstore"]
+    assert m["envs"]["helpdesk"]["keys"]["sample"] != keys["helpdesk"]["sample"]
+    assert m["envs"]["helpdesk"]["stats"]["sampler_rejected"].get("evolve-rule", 0) > 0
+    assert not any(json.loads(x)["read_only"] for x in (out / "tasks" / "helpdesk.jsonl").read_text().splitlines())
+    assert (out / "evolve.json").is_file()  # carried into the new build
