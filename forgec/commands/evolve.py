@@ -49,9 +49,7 @@ def _agents(names: str, o: dict) -> dict:
                 usage_error("--agent hf needs --agent-path pointing to a local transformers model folder")
             from forgec.runtime.agents import HFAgent
 
-            held: dict = {}
-
-            def hf(b):
+            def hf(b, held: dict = {}):  # noqa: B006 - the model loads once per run
                 if "a" not in held:
                     held["a"] = HFAgent(str(o["agent_path"]), temperature=o["temperature"], seed=o["seed"])
                 return lambda task, trial: held["a"]
