@@ -258,3 +258,59 @@ def test_training_run_with_tempered_rollouts_token_budget_and_an_llm_judge_pool(
         assert abs(m["is_weight_mean"] - 1.0) < 1e-4 and m["is_weight_max"] < 1.001 and m["is_capped_frac"] == 0.0
         assert abs(m["mismatch_kl_k1"]) < 1e-4 and 0.0 <= m["mismatch_kl_k3"] < 1e-6
         assert m["micro_batches"] >= 2 and math.isfinite(m["loss"])
+
+
+UPDATE_SCRIPT = r'''
+import json, os, sys
+os.environ.update(DS_ACCELERATOR="cpu", HF_HUB_OFFLINE="1")
+from forgec.train.trainer import Trainer, ds_config, init_distributed, load_model, make_engine, prepare_environment
+prepare_environment()
+init_distributed()
+import torch
+from forgec.train.config import load_config
+from forgec.train.tokenize import Sample
+
+torch.set_num_threads(1)
+g = torch.Generator().manual_seed(5)
+samples = []
+for i, n in enumerate([30, 7, 12, 55, 9, 21, 16, 40, 5, 26]):
+    ids = torch.randint(0, 700, (n,), generator=g).tolist()
+    samples.append(Sample(ids, [0] * (n // 3) + [1] * (n - n // 3), None, advantage=(-1) ** i * (0.3 + 0.1 * i)))
+out = {}
+for mode, sets in (("count", ["optim.micro_batches=3"]), ("budget", ["optim.micro_batch_tokens=60"])):
+    cfg = load_config("cpu-tiny", sets + ["rollout.temperature=0.8", "algo.logprob_chunk_tokens=64"])
+    conf = ds_config(cfg, 1, cfg.optim.micro_batches)
+    eng = make_engine(cfg, load_model(sys.argv[1], cfg, conf), conf, 1e-2, 10)
+    t = Trainer.__new__(Trainer)  # the real update on a real engine, without rollouts
+    t.cfg, t.engine, t.world, t.pad_id, t.device, t.ref, t.steps_per_update = cfg, eng, 1, 0, eng.device, None, 1
+    before = torch.cat([p.detach().flatten().clone() for p in eng.module.parameters()])
+    m = t.update(samples)
+    after = torch.cat([p.detach().flatten() for p in eng.module.parameters()])
+    out[mode] = {"loss": m["loss"], "grad_norm": m["grad_norm"], "micro_batches": m["micro_batches"],
+                 "moved": float((after - before).abs().max()),
+                 "params": after.tolist()}
+print(json.dumps(out))
+'''
+
+
+def test_token_budget_update_equals_fixed_micro_batches_under_deepspeed(tiny, tmp_path):
+    """Trainer.update on a real DeepSpeed ZeRO-2 engine: micro-batches packed under a 60-token budget (a variable
+    count, the boundary set by hand) take the same optimizer step as exactly 3 micro-batches."""
+    model, *_ = tiny
+    model.save_pretrained(tmp_path / "m")
+    (tmp_path / "s.py").write_text(UPDATE_SCRIPT)
+    env = dict(os.environ, HF_HUB_OFFLINE="1", DS_ACCELERATOR="cpu", MASTER_PORT=str(29000 + os.getpid() % 1000))
+    r = subprocess.run([sys.executable, str(tmp_path / "s.py"), str(tmp_path / "m")], check=False, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    count, budget = out["count"], out["budget"]
+    assert count["micro_batches"] == 3 and budget["micro_batches"] > 3
+    assert count["moved"] > 1e-4  # the step changed the weights
+    assert budget["loss"] == pytest.approx(count["loss"], rel=1e-6, abs=1e-9)
+    # the accumulated gradient is the same (its norm, before clipping) ...
+    assert budget["grad_norm"] == pytest.approx(count["grad_norm"], rel=1e-5)
+    # ... and so is the step, up to fp32 summation order (Adam's first step is ~lr * sign(g), so a gradient
+    # element near 0 amplifies that noise; a step taken at the wrong boundary or scale would differ by ~lr)
+    diff = max(abs(a - b) for a, b in zip(count["params"], budget["params"]))
+    assert diff < 1e-2 * count["moved"]
