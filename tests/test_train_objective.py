@@ -314,3 +314,16 @@ def test_token_budget_update_equals_fixed_micro_batches_under_deepspeed(tiny, tm
     # element near 0 amplifies that noise; a step taken at the wrong boundary or scale would differ by ~lr)
     diff = max(abs(a - b) for a, b in zip(count["params"], budget["params"]))
     assert diff < 1e-2 * count["moved"]
+
+
+@pytest.mark.parametrize("bad, needle", [
+    (["rollout.top_p=0.9"], "top_p=0.9 is not supported for training"),
+    (["rollout.judge=llm"], "judge=llm needs rollout.judge_base_urls"),
+    (["algo.is_cap=0.5"], "algo.is_cap"),
+])
+def test_objective_config_refusals_are_clear(bad, needle):
+    from forgec.train.config import ConfigError, load_config
+
+    with pytest.raises(ConfigError) as e:
+        load_config("cpu-tiny", bad)
+    assert needle in str(e.value)

@@ -58,7 +58,7 @@ class RolloutConfig(_Section):
     max_turns: int = Field(8, ge=1, description="agent turns per episode before the episode is cut")
     max_context_tokens: int = Field(4096, ge=16, description="an episode stops when its context would exceed this")
     temperature: float = Field(1.0, ge=0.0, description="sampling temperature (0 = greedy)")
-    top_p: float = Field(1.0, gt=0.0, le=1.0, description="nucleus sampling")
+    top_p: float = Field(1.0, gt=0.0, le=1.0, description="nucleus sampling; `forgec train` refuses < 1 (the trainer's log-probs are those of softmax(logits / temperature) over the whole vocabulary, a nucleus would make the sampling distribution differ)")
     concurrency: int = Field(8, ge=1, description="episodes in flight per process (vllm backend)")
     vllm_base_url: str | None = Field(None, description="vllm: base URL of a running server (http://host:port/v1); None = start one per node")
     vllm_served_name: str = Field("policy", description="vllm: the model name the server serves the policy under")
