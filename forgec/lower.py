@@ -400,6 +400,12 @@ def _literal_facts(bp: A.BlueprintDecl) -> dict[str, Any]:
     return facts
 
 
+def _every_value(v: Any) -> bool:
+    """A choice of "all" (`list_tasks(status: "all")`): how the agent lists every record, nothing the
+    user has to say (an implicit fact "The status is all." would be told to them otherwise)."""
+    return isinstance(v, str) and v.strip().lower() in ("all", "any", "every", "everything", "*")
+
+
 def _run_call(run: _GoldRun, n: A.CallNode) -> None:
     """`call x = tool(...)`: evaluate the arguments, step the env; a ToolError rejects."""
     args = {}
@@ -411,7 +417,7 @@ def _run_call(run: _GoldRun, n: A.CallNode) -> None:
         args[a.name] = v
         if isinstance(a.value, A.Attr) and isinstance(a.value.obj, A.Name) and a.value.obj.id == "user":
             run.usage.setdefault(a.value.name, (n.tool, a.name))
-        if _is_pure_literal(a.value) and a.value != A.Literal(None):
+        if _is_pure_literal(a.value) and a.value != A.Literal(None) and not _every_value(v):
             taken = a.name in run.scope.facts or a.name in run.implicit
             name = f"{n.name}_{a.name}" if taken else a.name
             run.implicit[name] = v

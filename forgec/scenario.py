@@ -133,6 +133,7 @@ class _Model:
         self.getter: dict[str, str] = {}  # entity -> read tool taking its key, returning the record
         self.lister_by_user: dict[str, tuple[str, str]] = {}  # entity -> (read tool, its user-key param)
         self.lister_all: dict[str, str] = {}  # entity -> read tool with no required params listing its records
+        self.lister_args: dict[str, dict] = {}  # entity -> the fixed arguments its lister takes (`status: "all"`)
         # entity -> (read tool, its parent-key param, parent entity): the records inside one parent record
         # (`list_cards(board_id)`, `get_channel_messages(channelId)`), found by probing like the others
         self.lister_by_parent: dict[str, tuple[str, str, str]] = {}
@@ -300,13 +301,15 @@ class _Model:
             if self.writes[name]:
                 continue
             req = self.required(t)
-            if not req:
-                r = self._try(name, {})
+            every = _every_choice(req)
+            if not req or every:
+                r = self._try(name, dict(every))
                 lst = r if isinstance(r, list) else None
                 if lst and isinstance(lst[0], dict):
                     ent = self.entity_of(lst[0])
-                    if ent:
-                        self.lister_all.setdefault(ent, name)
+                    if ent and ent not in self.lister_all:
+                        self.lister_all[ent] = name
+                        self.lister_args[ent] = dict(every)
                 continue
             if len(req) != 1:
                 self._probe_locator(name, req)
@@ -889,7 +892,7 @@ class _Sampler:
         out = None
         if m.user is None:
             if ent in m.lister_all:
-                name, r = sc.call(m.lister_all[ent], {}, plural(norm(ent)))
+                name, r = sc.call(m.lister_all[ent], {k: (A.Literal(v), v) for k, v in m.lister_args.get(ent, {}).items()}, plural(norm(ent)))
                 out = (A.Name(name), [x for x in r if isinstance(x, dict)])
                 sc.roots.add(name)
         elif ent in m.lister_by_user:
@@ -1169,7 +1172,7 @@ class _Sampler:
         if ent in m.lister_all and ent in sc.lists:
             lst = sc.lists[ent]  # already listed for this intent (its guard): an agent does not list again
         elif ent in m.lister_all:
-            name, r = sc.call(m.lister_all[ent], {}, plural(norm(ent)))
+            name, r = sc.call(m.lister_all[ent], {k: (A.Literal(v), v) for k, v in m.lister_args.get(ent, {}).items()}, plural(norm(ent)))
             lst = (A.Name(name), [x for x in r if isinstance(x, dict)])
             sc.lists[ent] = lst
         else:
@@ -1341,6 +1344,7 @@ class _Sampler:
         if m.user is not None and target_param is None and not about_user:
             raise _Skip("not-the-users-business")
         target = None
+        looked = None  # a record named by its key, read before the write to judge a condition on it
         twords = ""
         if target_param is not None:
             p, ent = target_param
@@ -1361,6 +1365,7 @@ class _Sampler:
                     raise
                 sc.tool = tool
                 target, twords = self.named_by_key(sc, ent, m.kinds.get(tool) == "create")
+                looked = self.look_before(sc, target, ent) if conditional and m.kinds.get(tool) != "create" else None
         said: list[str] = []
         args: dict[str, tuple[A.Expr, Any]] = {}
         n0 = len(sc.nodes)
@@ -1390,7 +1395,10 @@ class _Sampler:
             if on_new:  # "if the new flight's price is less than $300": judged on the record the user described
                 c = self.condition(sc, sc.described, set(), whose=f"the {humanize(sc.described[1])}'s")
             else:
-                c = self.condition(sc, target, {n for name, (_, v) in args.items() for n, _x in _scalar_items(name, v)})
+                c = self.condition(sc, looked or target, {n for name, (_, v) in args.items() for n, _x in _scalar_items(name, v)},
+                                   said_words=twords)  # "my confirmed reservation" is no condition on its status
+            if c is None and looked is not None:  # no condition to judge: the look was for nothing
+                sc.nodes = [n for n in sc.nodes if not (isinstance(n, A.CallNode) and n.name == looked[0])]
             if c is not None:
                 cond_text, holds = c
                 if on_new:
@@ -1539,7 +1547,7 @@ class _Sampler:
         return (e, ent, rec), f"the {noun} {rec.get(key, k)}"
 
     def condition(self, sc: _Scenario, target: tuple[str, str, dict], changed: set[str] = frozenset(),
-                  whose: str = "its") -> tuple[str, bool] | None:
+                  whose: str = "its", said_words: str = "") -> tuple[str, bool] | None:
         """"if its total price is more than $300": a `compare` node pinned by `expect` (never on a
         field the write itself changes)."""
         name, ent, rec = target
@@ -1547,6 +1555,9 @@ class _Sampler:
             return None
         nums = [f for f in self.m.natural_fields(ent) if isinstance(rec.get(f), (int, float)) and not isinstance(rec.get(f), bool) and f not in changed]
         money_f = [f for f in nums if is_money((f))]
+        if not (money_f or nums):  # no number to compare: a documented state to check
+            cats = [(f, vs) for f, vs in self.state_fields(ent, rec, changed) if not said_in(said_words, rec[f])]
+            return self.state_condition(sc, target, cats, whose) if cats else None
         if not (money_f or nums):
             return None
         f = sc.rng.choice(money_f or nums)
@@ -1571,6 +1582,60 @@ class _Sampler:
         amount = money(th) if is_money((f)) else say(th)
         word = "more" if op == ">" else "less"
         return f"{whose} {humanize(f)} is {word} than {amount}", holds
+
+    def state_fields(self, ent: str, rec: dict, changed: set[str]) -> list[tuple[str, tuple]]:
+        """Fields a condition can name by state: an enum the docs list (`status: open|closed`, two values
+        or more), or a flag that reads as an adjective (`is_archived`, `enabled`): (field, its values)."""
+        out = []
+        for fd in self.m.decl[ent].fields:
+            f, v, t = fd.name, rec.get(fd.name), strip_optional(fd.type)
+            if f in changed or f == self.m.decl[ent].key or _SECRET.search(norm(f)):
+                continue
+            if isinstance(t, A.EnumType) and isinstance(v, str) and v in t.values and 2 <= len(t.values) <= 8 and f in self.m.natural_fields(ent):
+                out.append((f, tuple(t.values)))
+            elif isinstance(v, bool) and _flag_word(f):
+                out.append((f, (True, False)))
+        return out
+
+    def state_condition(self, sc: _Scenario, target: tuple[str, str, dict], cats: list, whose: str) -> tuple[str, bool] | None:
+        """"only if its status is open", "only if it is not archived": a `compare` of a state field with
+        the value the user names, pinned by `expect` (a lookup and a decision before the write)."""
+        name, ent, rec = target
+        f, values = sc.rng.choice(cats)
+        v = rec[f]
+        holds = sc.rng.random() < 0.6
+        want = v if holds else sc.rng.choice([x for x in values if x != v])
+        if isinstance(v, bool):
+            if whose != "its":
+                return None
+            fe: A.Expr = A.Literal(want)
+            text = f"it is {'' if want else 'not '}{_flag_word(f)}"
+        else:
+            fe = sc.fact(f"{norm(ent)}_{f}_wanted", want)
+            text = f"{whose} {humanize(f)} is {_spoken(want)}"
+        cname, cv = sc.reason("compare", (A.Attr(A.Name(name), f), fe), [v, want], {"op": (A.Literal("=="), "==")}, f"{f}_check")
+        if bool(cv) != holds:
+            return None
+        sc.nodes.append(A.ExpectNode(A.Binary("==", A.Name(cname), A.Literal(bool(cv)))))
+        return text, holds
+
+    def look_before(self, sc: _Scenario, target: tuple, ent: str) -> tuple | None:
+        """A record the user names by its key, read by the env's getter so a condition can be judged on it
+        ("delete the file notes.md, but only if it is not locked"): the target as a looked-up record, or
+        None when the env has no getter for it (the caller drops the call if no condition comes of it)."""
+        m = self.m
+        if ent not in m.getter or not isinstance(target[2], dict):
+            return None
+        t = m.tools[m.getter[ent]]
+        req = m.required(t)
+        key = m.decl[ent].key
+        if len(req) != 1 or key not in target[2]:
+            return None
+        gname, grec = sc.call(t.name, {req[0].name: (target[0], target[2][key])}, "the_" + norm(ent))
+        if not isinstance(grec, dict) or m.entity_of(grec) != ent:
+            sc.nodes.pop()
+            return None
+        return gname, ent, grec
 
     def dictates_a_record_key(self, decl: A.BlueprintDecl) -> bool:
         """Whether the user gives a write the key of a record other than their own account ("the document
@@ -1710,6 +1775,8 @@ class _Sampler:
                     c = c[:own.start()] + f"the {own.group(2)} of \x00" + c[own.end():]
                 elif pat.search(c):
                     c = pat.sub(lambda _m: "\x00", c, count=1)  # held apart: a described noun inside it stays
+                elif (bare := _bare_object(ent_noun).search(c)) is not None:
+                    c = c[:bare.start(1)] + "\x00" + c[bare.end(1):]  # "delete incomplete tasks" -> "delete my task called X"
                 else:  # the record is not in the docs' sentence: a new one goes in it, a change is for it
                     c = f"{c} {'in' if kind == 'create' or self.m.kinds.get(t.name) == 'create' else 'for'} \x00"
             made = humanize(self.m.returned_entity(t) or "") if kind == "create" else ""
@@ -2173,6 +2240,37 @@ def _when_done(field: str) -> str | None:
     return None
 
 
+_EVERY = ("all", "any", "every", "everything", "*")
+
+
+def _every_choice(req: list) -> dict:
+    """Required parameters that are each a documented choice with an "all" value (`list_tasks(status:
+    "all"|"pending"|...)`, GitHub's `state=all`): the arguments that make the read a lister of every
+    record, or {} when any required parameter is something else."""
+    out = {}
+    for p in req:
+        t = strip_optional(p.type)
+        v = next((x for x in getattr(t, "values", ()) if isinstance(x, str) and x.lower() in _EVERY), None) if isinstance(t, A.EnumType) else None
+        if v is None:
+            return {}
+        out[p.name] = v
+    return out
+
+
+def _flag_word(field: str) -> str:
+    """The adjective a boolean field states (`is_archived` -> "archived", `enabled` -> "enabled",
+    `isPublic` -> "public"), or "" when its name is no state (`include_drafts`, `notify`)."""
+    ws = humanize(norm(field)).split()
+    if len(ws) == 2 and ws[0] in ("is", "was"):
+        w = ws[1]
+    elif len(ws) == 1:
+        w = ws[0]
+    else:
+        return ""
+    pos = lemmas(w)
+    return w if (w.endswith("ed") and "VERB" in pos) or ("ADJ" in pos and "NOUN" not in pos) else ""
+
+
 def _spoken(v: Any) -> str:
     """A documented value as a person says it: `ACTIVE` -> "active", `in_progress` -> "in progress"
     (an all-caps constant is the API's spelling, not the user's); anything else as `say` spells it."""
@@ -2243,6 +2341,12 @@ def _possessive_pattern(noun: str) -> re.Pattern:
 
 
 @functools.lru_cache(maxsize=1024)
+def _bare_object(noun: str) -> re.Pattern:
+    """The docs' verb phrase with a bare plural object ("delete incomplete tasks", "archive old
+    projects"): the object (group 1), up to two modifiers before the noun, to put the user's record in."""
+    return re.compile(rf"^\w+\s+((?:(?!(?:of|to|for|from|in|on|and|but|with|all|any|my)\b)[A-Za-z-]+\s+){{0,2}}?{re.escape(noun)}(?:s|es)\b)(?!')")
+
+
 def _noun_pattern(noun: str, gap: int, described: bool) -> re.Pattern:
     """"a confirmed reservation", "the repository": a noun phrase of the docs to put the user's words in."""
     if described:  # "an agent of the ticket's team" -> the agent the user named

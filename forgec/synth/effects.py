@@ -864,7 +864,9 @@ def _delete(s: Schema, v: ToolView, pmap):
         stmts += _from_prose(s, e, v, pmap, k, stmts, stmts)
         stmts.append(A.Set(at(k, "status"), lit(v.status_post)))
         return stmts + [A.Return(N(k))], A.NamedType(e.name)
-    stmts = [A.Let("removed", at(k, e.key))]
+    what = snake(e.name).replace("_", " ")
+    stmts = [A.Require(bin_("!=", at(k, "status"), lit(x)), f"{what} is {x}") for x in v.status_forbidden if "status" in e.fields]
+    stmts.append(A.Let("removed", at(k, e.key)))  # "does not allow deleting completed tasks": refused first
     for oname, fname in s.list_owners(e.name):
         # drop the deleted key from every list that references it (no dangling references)
         stmts.append(A.For("owner", A.Where(N(oname), bin_("in", at(k, e.key), at("it", fname))), (A.Remove(at("owner", fname), at(k, e.key)),)))

@@ -133,6 +133,8 @@ _FORBID = (
     re.compile(rf"\bonce\s+{_VALS}\s*,\s*(?:a\s+|an\s+|the\s+)?(?:it|(?P<subj>[a-z][a-z ]{{0,30}}?))\s+(?:cannot|can't|can\s+not|may\s+not)\b", re.I),
     # "Fails if the ticket is closed", "Returns an error when it is already cancelled"
     re.compile(rf"\b(?:fails?|errors?|is\s+rejected|returns\s+an\s+error|raises\s+an\s+error)\s+(?:if|when|while)\s+(?:it|the\s+(?P<subj>[a-z][a-z ]{{0,30}}?))\s+is\s+(?:already\s+|still\s+)?{_VALS}(?=\s*(?:[.;,]|$))", re.I),
+    # "does not allow deleting completed tasks", "won't cancel shipped orders": the state as the object's adjective
+    re.compile(r"\b(?:does\s+not|doesn't|do\s+not|don't|will\s+not|won't|cannot|can't)\s+(?:allow\s+|permit\s+|support\s+)?(?:[a-z]+ing|delete|remove|cancel|close|archive|modify|edit|update|change)\s+(?:any\s+|the\s+)?(?P<vals>(?:[a-z]+ed|active|done|open|closed|finished|complete|final)(?:\s+or\s+(?:[a-z]+ed|done|open|closed|complete))?)\s+(?P<subj>[a-z]+)(?=\s*(?:[.;,]|$|\b(?:and|but|to|from|ensuring)\b))", re.I),
     # "If the order is already processed or delivered, it cannot be cancelled"
     re.compile(rf"\b(?:if|when|while)\s+(?:it|the\s+(?P<subj>[a-z][a-z ]{{0,30}}?))\s+is\s+(?:already\s+|still\s+)?{_VALS}\s*,\s*(?:it|they)\s+(?:cannot|can't|can\s+not|may\s+not)\b", re.I),
 )

@@ -1,0 +1,111 @@
+"""Doc shapes found on doc sets nobody tuned on (corpus-broad, untuned), each a general rule.
+
+* A lister whose one required parameter is a documented choice with an "all" value
+  (`list_tasks(status: "all"|"pending"|...)`, GitHub's `state=all`) lists every record: before,
+  only reads with no required parameter counted, and a task manager built this way yielded
+  nothing ("no read lists the records a write acts on").
+* "does not allow deleting completed tasks": a hard delete refuses the state the docs name.
+* A condition on a documented state ("but only if its status is pending") is a lookup and a
+  decision, for records with no number to compare.
+* The docs' bare plural object ("Delete incomplete tasks") takes the user's record.
+
+Checked against the world the tasks start from (an independent reading of the state), not
+against the sampler's own notes.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+STATUS = ["all", "pending", "in_progress", "completed"]
+TOOLS = {"tools": [
+    {"name": "list_tasks", "description": "List the tasks in the plan, filtered by status.",
+     "inputSchema": {"type": "object", "required": ["status"], "properties": {
+         "status": {"type": "string", "enum": STATUS, "description": "Which tasks to list; 'all' lists every task."}}}},
+    {"name": "get_task_detail", "description": "Show the full details of one task.",
+     "inputSchema": {"type": "object", "required": ["taskId"], "properties": {
+         "taskId": {"type": "string", "description": "The task's unique ID."}}}},
+    {"name": "delete_task", "description": "Delete incomplete tasks, but does not allow deleting completed tasks.",
+     "inputSchema": {"type": "object", "required": ["taskId"], "properties": {
+         "taskId": {"type": "string", "description": "The ID of the task to delete."}}}},
+    {"name": "update_task", "description": "Update a task's name, description or notes.",
+     "inputSchema": {"type": "object", "required": ["taskId"], "properties": {
+         "taskId": {"type": "string", "description": "The ID of the task to update."},
+         "name": {"type": "string", "description": "The task's new name."},
+         "description": {"type": "string", "description": "The task's new description."},
+         "notes": {"type": "string", "description": "New notes for the task."}}}},
+]}
+
+
+@pytest.fixture(scope="module")
+def planner(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("planner")
+    docs = root / "docs" / "planner"
+    docs.mkdir(parents=True)
+    (docs / "tools_list.json").write_text(json.dumps(TOOLS))
+    out = root / "build"
+    r = subprocess.run([sys.executable, "-m", "forgec", "compile", str(root / "docs"), "-o", str(out), "-n", "16", "-q"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return out
+
+
+def _tasks(build: Path) -> list[dict]:
+    return [json.loads(line) for line in (build / "tasks" / "planner.jsonl").read_text().splitlines() if line.strip()]
+
+
+def _world(build: Path) -> dict:
+    return json.loads((build / "states" / "planner.json").read_text())["entities"]["Task"]
+
+
+def test_a_status_all_read_lists_every_task(planner):
+    tasks = _tasks(planner)
+    assert len(tasks) >= 6, "a task manager with a status=all lister yields tasks"
+    listed = [c for t in tasks for c in t["gold_calls"] if c["tool"] == "list_tasks"]
+    assert listed and all(c["arguments"] == {"status": "all"} for c in listed)
+    # "all" is how the agent lists, nothing the user says
+    assert not any("status is all" in t["instruction"].lower() for t in tasks)
+    assert not any("status" in t["user"]["facts"] and t["user"]["facts"]["status"] == "all" for t in tasks)
+
+
+def test_deleting_a_completed_task_is_refused_and_never_gold(planner):
+    src = (planner / "src" / "planner" / "env.forge").read_text()
+    body = src[src.index("tool delete_task"):]
+    body = body[:body.index("\n  }\n")]
+    assert 'require taskId.status != "completed"' in body
+    world = _world(planner)
+    for t in _tasks(planner):
+        for c in t["gold_calls"]:
+            if c["tool"] == "delete_task":
+                assert world[c["arguments"]["taskId"]]["status"] != "completed", t["id"]
+
+
+def test_state_conditions_agree_with_the_world(planner):
+    """"but only if its status is X": the gold acts exactly when the named task has that status in the
+    world the task starts from (read here from the state file, not from the sampler)."""
+    world = _world(planner)
+    by_name = {r["name"]: r for r in world.values()}
+    seen = 0
+    for t in _tasks(planner):
+        for intent in t["user"]["scenario"]["intents"]:
+            cond = intent.get("condition") or ""
+            if not cond.startswith("its status is "):
+                continue
+            seen += 1
+            wanted = cond.removeprefix("its status is ").replace(" ", "_")
+            name = json.loads(intent["text"][intent["text"].index('"'):intent["text"].index('"', intent["text"].index('"') + 1) + 1])
+            rec = by_name[name]
+            acted = [c for c in t["gold_calls"] if c["tool"] in ("delete_task", "update_task") and c["arguments"]["taskId"] == rec["task_id"]]
+            assert bool(acted) == (rec["status"] == wanted), (t["id"], cond, rec["status"])
+    assert seen >= 1, "some task asks for a state condition"
+
+
+def test_the_docs_bare_plural_object_takes_the_users_record(planner):
+    deletes = [t["instruction"] for t in _tasks(planner) if any(c["tool"] == "delete_task" for c in t["gold_calls"])]
+    assert deletes and all("incomplete tasks" not in x for x in deletes)
+    assert all('delete my task called "' in x for x in deletes)
