@@ -2,6 +2,7 @@
 
     python bench/learning_check.py                    # airline from examples/, 3 seeds, sync and max_staleness=1
     python bench/learning_check.py --env toy-lights   # the six-light toy env (several targets), same protocol
+    python bench/learning_check.py --env toy-one-light  # the earlier check: every task targets light L3
     python bench/learning_check.py --seeds 0 1 2 3 --steps 12 --async 2 --out runs/lc
 
 The env is compiled from `examples/` (the airline tool docs): its scenario tasks with at most
@@ -17,6 +18,8 @@ and reused when `--out` already holds it.
 `--env toy-lights`: the toy `lights` env (one tool call whose light id is in the user's
 sentence), SFT on all six lights, RL on tasks over all six lights, on and off: the policy has to
 copy the id from the sentence (reward starts near 1/6 when it picks a light about evenly).
+`--env toy-one-light`: the same SFT start, RL on tasks that all target light L3 (a constant to
+shift to: a regression check that the objective learns at all, not a learning check).
 """
 
 from __future__ import annotations
@@ -68,15 +71,18 @@ def make_build(root: Path, env: str, max_calls: int) -> int:
 
 # per env: SFT epochs, RL steps, group size, generation limit per turn, agent turns
 DEFAULTS = {"airline": {"sft_epochs": 30, "steps": 8, "group": 4, "max_new_tokens": 160, "max_turns": 6},
-            "toy-lights": {"sft_epochs": 45, "steps": 16, "group": 8, "max_new_tokens": 40, "max_turns": 4}}
+            "toy-lights": {"sft_epochs": 45, "steps": 16, "group": 8, "max_new_tokens": 40, "max_turns": 4},
+            "toy-one-light": {"sft_epochs": 45, "steps": 16, "group": 8, "max_new_tokens": 40, "max_turns": 4}}
 
 
-def make_toy(root: Path) -> int:
+def make_toy(root: Path, one_light: bool = False) -> int:
     from forgec.train.toybuild import make_toy_build
 
     if not (root / "sft_build" / "manifest.json").exists():
         make_toy_build(root / "sft_build", tasks_per_env=12, envs=("lights",))
-    make_toy_build(root / "build", tasks_per_env=8, envs=("lights",), seed=1)
+    if (root / "build").exists():
+        shutil.rmtree(root / "build")
+    make_toy_build(root / "build", tasks_per_env=8, envs=("lights",), seed=1, **({"light_ids": ("L3",)} if one_light else {}))
     return 8
 
 
@@ -102,14 +108,15 @@ def main() -> None:
                     help="the asynchronous runs use rollout.max_staleness=K (0: synchronous runs only)")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
-    for k, v in DEFAULTS["toy-lights" if a.env == "toy-lights" else "airline"].items():
+    toy = a.env in ("toy-lights", "toy-one-light")
+    for k, v in DEFAULTS[a.env if toy else "airline"].items():
         if getattr(a, k) is None:
             setattr(a, k, v)
 
     root = Path(a.out or tempfile.mkdtemp(prefix="learning_check_")).resolve()
     root.mkdir(parents=True, exist_ok=True)
-    n_tasks = make_toy(root) if a.env == "toy-lights" else make_build(root, a.env, a.max_calls)
-    sft_build = "sft_build" if a.env == "toy-lights" else "build"
+    n_tasks = make_toy(root, a.env == "toy-one-light") if toy else make_build(root, a.env, a.max_calls)
+    sft_build = "sft_build" if toy else "build"
     sets = lambda xs: [y for x in xs for y in ("--set", x)]
     t0 = time.perf_counter()
     if not (root / "sft" / "final" / "config.json").exists():
@@ -127,7 +134,7 @@ def main() -> None:
         return [json.loads(x) for x in (root / out / "metrics.jsonl").read_text().splitlines()], time.perf_counter() - t
 
     modes = [0] + ([a.async_] if a.async_ else [])
-    what = "toy lights env, six targets" if a.env == "toy-lights" else f"{a.env} from examples/ ({n_tasks} scenario tasks with <= {a.max_calls} gold calls)"
+    what = {"toy-lights": "toy lights env, six targets", "toy-one-light": "toy lights env, one target (L3)"}.get(a.env) if toy else f"{a.env} from examples/ ({n_tasks} scenario tasks with <= {a.max_calls} gold calls)"
     print(f"\nlearning check: {what}, tiny Qwen3, "
           f"SFT {a.sft_epochs} epochs ({sft_s:.0f} s) then {a.advantage.upper()} B={a.tasks} G={a.group} lr={a.lr}, "
           f"{a.steps} steps, seeds {a.seeds}  (output {root})")
