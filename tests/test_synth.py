@@ -190,6 +190,32 @@ def test_classify_tool_alone():
     assert classify_tool(T("issue_fields_api_IssueFieldsApi_get_fields_paginated", "Returns a paginated list of fields.", [P("query")])) == "read"
     assert classify_tool(T("acl_api_AclApi_delete_mapping", "Removes an ACL mapping.", [P("team")])) == "delete"
     assert classify_tool(T("create_api_token", "Creates a token.", [P("label")])) == "create"
+    # Schema-Guided Dialogue's numbered services (BFCL): the verb follows the number
+    assert classify_tool(T("Restaurants_2_FindRestaurants", "Find restaurants by location and by category.", [P("location")])) == "search"
+    assert classify_tool(T("Restaurants_2_ReserveRestaurant", "Make a table reservation at a restaurant.", [P("restaurant_name")])) == "create"
+    assert classify_tool(T("Alarm_1_GetAlarms", "Retrieve the alarms set for the user.", [])) == "read"
+
+
+def test_a_boolean_filter_documented_with_default_dontcare_still_checks():
+    """SGD documents booleans with `default: "dontcare"`: the wildcard test is for strings only (a
+    `bool? == "dontcare"` made the whole env fail its own checker; bfcl_sgd_dining_payments)."""
+    B = ir.Type(kind="boolean")
+    env = ir.Environment(name="dining", tools=(
+        T("Restaurants_2_FindRestaurants", "Find restaurants by location and by category.", [
+            P("location"), P("price_range", S, required=False, default="dontcare", has_default=True,
+                             description="The price category. The default is 'dontcare', indicating no preference."),
+            P("has_seating_outdoors", B, required=False, default="dontcare", has_default=True,
+              description="Whether it has outdoor seating. The default is 'dontcare', indicating no preference.")],
+          returns=ir.Type(kind="array", items=obj(restaurant_name=S, location=S, price_range=S, has_seating_outdoors=B))),
+        T("Restaurants_2_ReserveRestaurant", "Make a table reservation at a restaurant.", [P("restaurant_name"), P("location")]),
+    ))
+    decl, _ = synthesize(env)
+    _checks_clean(decl)
+    assert kinds(decl)["Restaurants_2_FindRestaurants"] == "search"
+    from forgec import lang
+    text = lang.format(A.Module(file="t.forge", items=(decl,)))
+    assert 'price_range == "dontcare"' in text  # the string filter keeps its documented wildcard
+    assert 'has_seating_outdoors == "dontcare"' not in text and "it.has_seating_outdoors == has_seating_outdoors" in text
 
 
 def test_deterministic_and_identifiers():

@@ -256,6 +256,9 @@ def _filters(s: Schema, e: Entity, v: ToolView, pmap) -> list[A.Expr]:
         if p.optional or isinstance(p.type, A.OptionalType):
             test = bin_("or", bin_("==", N(p.name), NULL), test)
         wild = _wildcard_default(v, wire)
+        pt = strip_optional(p.type)
+        if wild is not None and not (isinstance(pt, A.EnumType) or pt == A.PrimType("str")):
+            wild = None  # a boolean documented with default 'dontcare' (SGD): a null already matches every record
         if wild is not None:  # `genre = "dontcare"`: "use 'dontcare' if the genre is not a filtering criterion"
             test = bin_("or", bin_("==", N(p.name), lit(wild)), test)
         preds.append(test)

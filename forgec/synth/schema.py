@@ -302,7 +302,11 @@ def name_tokens(name: str, prefix: int = 0) -> list[str]:
     OpenAPI generators) qualify every operation by its tag, and that tag's first word decided the kind."""
     toks = tokens(name)[prefix:] or tokens(name)
     qual = [i for i, w in enumerate(toks[:-1]) if w in _QUALIFIER_TAILS and toks[i + 1] in ALL_VERBS and i > 0]
-    return toks[qual[-1] + 1:] if qual else toks
+    if qual:
+        return toks[qual[-1] + 1:]
+    # a numbered service (Schema-Guided Dialogue's `Restaurants_2_ReserveRestaurant`, `Payment_1_MakePayment`)
+    num = next((i for i, w in enumerate(toks[:3]) if w.isdigit() and 0 < i < len(toks) - 1 and toks[0] not in ALL_VERBS and (toks[i + 1] in ALL_VERBS or is_verb(toks[i + 1]))), None)
+    return toks[num + 1:] if num is not None else toks
 
 
 def classify(tool: ir.Tool, prefix: int = 0) -> str:
