@@ -109,3 +109,46 @@ def test_the_docs_bare_plural_object_takes_the_users_record(planner):
     deletes = [t["instruction"] for t in _tasks(planner) if any(c["tool"] == "delete_task" for c in t["gold_calls"])]
     assert deletes and all("incomplete tasks" not in x for x in deletes)
     assert all('delete my task called "' in x for x in deletes)
+
+
+# --------------------------------------------------------------------------- a read-only finder (BFCL / SGD style)
+
+FINDER = [
+    {"name": "Media_3_FindMovies", "description": "Find movies to watch online by genre and, optionally, by a star.",
+     "parameters": {"type": "dict", "required": ["genre"], "properties": {
+         "genre": {"type": "string", "description": "The genre of the movie.", "enum": ["Comedy", "Horror", "Drama", "Action", "Family"]},
+         "starring": {"type": "string", "description": "An actor in the movie. Use 'Any' for no preference.", "default": "Any"}}}},
+    {"name": "Media_3_PlayMovie", "description": "Stream a movie online with subtitles in a chosen language.",
+     "parameters": {"type": "dict", "required": ["title"], "properties": {
+         "title": {"type": "string", "description": "The exact title of the movie to stream."},
+         "subtitle_language": {"type": "string", "description": "The subtitle language.", "enum": ["English", "Spanish"], "default": "English"}}}},
+]
+
+
+@pytest.fixture(scope="module")
+def movies(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("movies")
+    docs = root / "docs" / "movies"
+    docs.mkdir(parents=True)
+    (docs / "functions.json").write_text("\n".join(json.dumps(f) for f in FINDER) + "\n")
+    out = root / "build"
+    r = subprocess.run([sys.executable, "-m", "forgec", "compile", str(root / "docs"), "-o", str(out), "-n", "12", "-q"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return out
+
+
+def test_sgd_numbered_names_and_a_search_question_counted_from_the_world(movies):
+    src = (movies / "src" / "movies" / "env.forge").read_text()
+    assert "@search\n  tool Media_3_FindMovies(" in src  # the verb after the service's number
+    tasks = [json.loads(x) for x in (movies / "tasks" / "movies.jsonl").read_text().splitlines() if x.strip()]
+    asks = [t for t in tasks if [c["tool"] for c in t["gold_calls"]] == ["Media_3_FindMovies"] and "how many movies" in t["instruction"]]
+    assert asks, [t["instruction"] for t in tasks]
+    world = json.loads((movies / "states" / "movies.json").read_text())["entities"]
+    films = next(recs for ent, recs in world.items() if ent.lower().startswith("movie"))
+    for t in asks:
+        genre = t["gold_calls"][0]["arguments"]["genre"]
+        assert genre.lower() in t["instruction"].lower()
+        # the answer, counted here from the start state: movies of that genre (starring left at 'Any')
+        assert t["tell"] == [sum(1 for r in films.values() if r.get("genre") == genre)]
+        assert t["tell"][0] >= 2
