@@ -134,6 +134,7 @@ class _Model:
         self.lister_by_user: dict[str, tuple[str, str]] = {}  # entity -> (read tool, its user-key param)
         self.lister_all: dict[str, str] = {}  # entity -> read tool with no required params listing its records
         self.lister_args: dict[str, dict] = {}  # entity -> the fixed arguments its lister takes (`status: "all"`)
+        self.lister_path: dict[str, str] = {}  # entity -> the field of the lister's result holding the list (`read_graph().nodes`)
         # entity -> (read tool, its parent-key param, parent entity): the records inside one parent record
         # (`list_cards(board_id)`, `get_channel_messages(channelId)`), found by probing like the others
         self.lister_by_parent: dict[str, tuple[str, str, str]] = {}
@@ -304,12 +305,16 @@ class _Model:
             every = _every_choice(req)
             if not req or every:
                 r = self._try(name, dict(every))
-                lst = r if isinstance(r, list) else None
-                if lst and isinstance(lst[0], dict):
-                    ent = self.entity_of(lst[0])
-                    if ent and ent not in self.lister_all:
-                        self.lister_all[ent] = name
-                        self.lister_args[ent] = dict(every)
+                # a list, or lists inside a result (`read_graph() -> {nodes: [...], relations: [...]}`)
+                found = [(None, r)] if isinstance(r, list) else sorted(r.items()) if isinstance(r, dict) else []
+                for path, lst in found:
+                    if isinstance(lst, list) and lst and isinstance(lst[0], dict):
+                        ent = self.entity_of(lst[0])
+                        if ent and ent not in self.lister_all:
+                            self.lister_all[ent] = name
+                            self.lister_args[ent] = dict(every)
+                            if path is not None:
+                                self.lister_path[ent] = path
                 continue
             if len(req) != 1:
                 self._probe_locator(name, req)
@@ -884,6 +889,15 @@ class _Sampler:
         return A.Name(sc.user_node), sc.values[sc.user_node]
 
     # ----- the user's records of an entity
+    def list_all(self, sc: _Scenario, ent: str) -> tuple[A.Expr, list[dict], str]:
+        """Every record of `ent` through its lister: (expression, records, call node name); the lister's
+        fixed choice (`status: "all"`) and the field of its result holding them (`nodes`) applied."""
+        m = self.m
+        name, r = sc.call(m.lister_all[ent], {k: (A.Literal(v), v) for k, v in m.lister_args.get(ent, {}).items()}, plural(norm(ent)))
+        path = m.lister_path.get(ent)
+        items = (r.get(path) if isinstance(r, dict) else None) if path else r
+        return (A.Attr(A.Name(name), path) if path else A.Name(name)), [x for x in items or [] if isinstance(x, dict)], name
+
     def records(self, sc: _Scenario, ent: str) -> tuple[A.Expr, list[dict]] | None:
         """An expression for the list of the user's records of `ent`, with the lookups the agent needs."""
         if ent in sc.lists:
@@ -892,8 +906,8 @@ class _Sampler:
         out = None
         if m.user is None:
             if ent in m.lister_all:
-                name, r = sc.call(m.lister_all[ent], {k: (A.Literal(v), v) for k, v in m.lister_args.get(ent, {}).items()}, plural(norm(ent)))
-                out = (A.Name(name), [x for x in r if isinstance(x, dict)])
+                expr, recs, name = self.list_all(sc, ent)
+                out = (expr, recs)
                 sc.roots.add(name)
         elif ent in m.lister_by_user:
             tool, p = m.lister_by_user[ent]
@@ -1172,8 +1186,8 @@ class _Sampler:
         if ent in m.lister_all and ent in sc.lists:
             lst = sc.lists[ent]  # already listed for this intent (its guard): an agent does not list again
         elif ent in m.lister_all:
-            name, r = sc.call(m.lister_all[ent], {k: (A.Literal(v), v) for k, v in m.lister_args.get(ent, {}).items()}, plural(norm(ent)))
-            lst = (A.Name(name), [x for x in r if isinstance(x, dict)])
+            expr, recs, _ = self.list_all(sc, ent)
+            lst = (expr, recs)
             sc.lists[ent] = lst
         else:
             found = self.search_for(sc, ent, rec)

@@ -152,3 +152,22 @@ def test_sgd_numbered_names_and_a_search_question_counted_from_the_world(movies)
         # the answer, counted here from the start state: movies of that genre (starring left at 'Any')
         assert t["tell"] == [sum(1 for r in films.values() if r.get("genre") == genre)]
         assert t["tell"][0] >= 2
+
+
+def test_a_lister_whose_result_wraps_the_list_lists_every_record():
+    """`read_graph() -> {nodes: [...], relations: [...]}` lists every node: the list inside the result
+    is found by running the read once on the world (before, only a bare list counted)."""
+    from conftest import BROAD
+    from forgec import scenario as S
+    from forgec.envsource import load_envs
+    from forgec.graph import build_graph
+    from forgec.sample import SampleConfig
+
+    (le,), _ = load_envs(BROAD / "npm_itseasy21_mcp_knowledge_graph", with_module=True, seed=1, state_size=12)
+    s = S._Sampler(le.decl, le.module, le.world, build_graph(le.decl, exclude=le.exclude, writes=le.writes), SampleConfig(tasks_per_env=2, seed=1))
+    assert s.m.lister_all.get("Entity") == "read_graph" and s.m.lister_path["Entity"] == "nodes"
+    sc = S._Scenario(s.m, __import__("random").Random(0), None)
+    expr, recs, _ = s.list_all(sc, "Entity")
+    world = le.world["entities"]["Entity"]
+    assert isinstance(expr, S.A.Attr) and expr.name == "nodes"
+    assert sorted(r["name"] for r in recs) == sorted(r["name"] for r in world.values())
