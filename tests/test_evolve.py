@@ -283,3 +283,32 @@ def test_rules_recompile_only_their_env(tmp_path):
     assert m["envs"]["helpdesk"]["stats"]["sampler_rejected"].get("evolve-rule", 0) > 0
     assert not any(json.loads(x)["read_only"] for x in (out / "tasks" / "helpdesk.jsonl").read_text().splitlines())
     assert (out / "evolve.json").is_file()  # carried into the new build
+
+
+def test_user_error_and_left_open_value_detectors(evolved):
+    """Fed hand-made failed episodes: the judge's flag wins; a value gold sets that nothing states is left open, the
+    same value stated by the user is the agent's error."""
+    from types import SimpleNamespace
+
+    from forgec.evolve import _blueprint, classify
+    from forgec.runtime import load
+
+    build, planted, _, _ = evolved
+    b = load(build)
+    task = b.task(next(t for t, k in planted.items() if k == "check"))  # "change the priority of my open ticket to 4"
+    ticket = task.gold_calls[-1].arguments["ticket_id"]
+    judge = SimpleNamespace(user_error=True, judge="rule", reason="withheld fact", errors=["withheld fact: 'customer_id'"])
+    ep = SimpleNamespace(judge=judge, reward=0.0, reward_breakdown={}, trial=2, end_reason="user_stop", messages=[],
+                         state_diff={"missing": [], "extra": []})
+    v = classify(task, ep, "a", b.initial_state(task), None, [])
+    assert (v.cls, v.detector, v.episode) == ("user-error", "meu-judge", f"a:{task.id}#2") and v.evidence["errors"]
+    ep.judge = None
+    ep.state_diff = {"missing": [{"path": f"/entities/Ticket/{ticket}/priority", "op": "change", "gold": 4, "got": 2, "changed": True}],
+                     "extra": []}
+    assert classify(task, ep, "a", b.initial_state(task), None, []).cls == "agent-error"  # the user said 4
+    sc = task.user.scenario
+    vague = task.model_copy(update={"instruction": "Please update my open ticket.", "user": task.user.model_copy(update={
+        "facts": {}, "scenario": sc.model_copy(update={"known_info": {k: x for k, x in sc.known_info.items() if k != "priority"},
+                                                        "task_instructions": "Please update my open ticket."})})})
+    v = classify(vague, ep, "a", b.initial_state(task), None, ["oracle:x#0"])
+    assert (v.cls, v.detector) == ("task-defect", "left-open-value") and v.evidence["gold"] == 4
