@@ -57,6 +57,7 @@ PURPOSE_OPENERS = (
     r"(?:can be |is |are )?used (?:to|for)",
     r"(?:this |it )?(?:allows?|enables?|lets?|helps?|permits?) (?:you|users?|the users?|a users?|clients?|the clients?|callers?|the callers?|people|one|agents?|the agents?)(?: to)?",
     r"(?:this |it )?(?:allows?|enables?|helps?|permits?) to",
+    r"(?:this |it )?(?:allows?|enables?|lets?|permits?) (?:the|a|an) (?:[a-z]+ ){1,5}?to(?= [a-z])",  # "allows the organizer of a meeting to send ..."
     r"(?:this )?(?:\w+ )?(?:tool|function|endpoint|operation|method|api|command|action|helper|utility) (?:to|for|that|which)",
     r"(?:a |an )?(?:way|means|ability|option) to",
     r"(?:this )?(?:can|may|will) be used to",

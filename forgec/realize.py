@@ -220,6 +220,19 @@ def sentence_clause(sentence: str) -> Clause | None:
     words = [w for w in words if w != "\0an"]
     # the docs address the agent's user ("your library"); the user says it of themself ("my library")
     words = [{"your": "my", "Your": "My", "yours": "mine"}.get(w, w) for w in words]
+    # a type's identifier is said as words ("a todoTaskList object" -> "a todo task list"): nobody says the schema's name
+    spoken: list[str] = []
+    for w in words:
+        if spoken and spoken[-1] == "\0type" and w.lower() in ("object", "objects", "resource", "resources", "entity", "entities", "instance"):
+            spoken.pop()
+            continue
+        if spoken and spoken[-1] == "\0type":
+            spoken.pop()
+        if re.fullmatch(r"[a-z]{2,}(?:[A-Z][a-z0-9]+)+", w):  # not "iPhone"
+            spoken += [x.lower() for x in re.findall(r"[A-Z]?[a-z0-9]+", w)] + ["\0type"]
+        else:
+            spoken.append(w)
+    words = [w for w in spoken if w != "\0type"]
     while len(words) > 1 and words[-1].lower() in (E.PREPOSITIONS | E.DETERMINERS | E.CONJUNCTIONS):
         words.pop()
     if not 2 <= len(words) <= _MAX_WORDS or any(re.search(r"[_`(){}\[\]<>=/\\|]", w) for w in words):

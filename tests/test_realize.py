@@ -53,6 +53,10 @@ _REAL = [
      "transfer the user to a human agent"),
     # playwright: a dangling preposition is dropped
     ("Select an element on the page with Select tag", "select an element on the page"),
+    # Microsoft Graph (npm_softeria_ms_365_mcp_server): the act the docs let someone do, and a type's name in words
+    ("This action allows the organizer of a meeting to send a cancellation message and cancel the event.", "send a cancellation message"),
+    ("Update the properties of a todoTaskList object.", "update the properties of a todo task list"),
+    ("Create a new iPhone app.", "create a new iPhone app"),
 ]
 
 
@@ -68,6 +72,7 @@ def test_clause_from_real_docs(doc, want):
     "directories are also accessible. Use this to understand which directories and their nested paths are available.",
     "This tool belongs to the vehicle control system.",
     "Note: the folder must be empty first.",
+    "It allows the file to be shared with others.",  # a passive after "allows X to": no act of the user's
     "See `pay_order`.",
     "",
 ])
