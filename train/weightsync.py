@@ -184,12 +184,13 @@ class _UniqueId(ctypes.Structure):
 def _load_libnccl() -> ctypes.CDLL:
     """libnccl.so.2 from the system or from the `nvidia-nccl-cu*` wheel torch's CUDA build depends on."""
     cands = [os.environ.get("FORGEC_NCCL_LIBRARY") or "", "libnccl.so.2", "libnccl.so"]
-    try:
-        import nvidia.nccl  # type: ignore[import-not-found]
+    try:  # located, not imported: the CUDA wheel is torch's own (GPU) dependency, none of forgec's
+        import importlib.util
 
-        for base in getattr(nvidia.nccl, "__path__", []):
+        spec = importlib.util.find_spec("nvidia.nccl")
+        for base in (spec.submodule_search_locations or []) if spec is not None else []:
             cands.append(os.path.join(base, "lib", "libnccl.so.2"))
-    except ImportError:
+    except (ImportError, ValueError):
         pass
     errors = []
     for c in cands:
