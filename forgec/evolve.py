@@ -11,6 +11,9 @@ Failure classes (first that applies wins):
 * `user-error`: the MEU judge flags the simulated user (its verdict is the evidence);
 * `check-defect` / `tell-unasked`: the end state is gold's, but the check wants a value told that
   the user never asked for (a write task with a `tell`);
+* `check-defect` / `tell-loose` (a *passed* episode): the `tell` check accepted an answer that also told
+  the answer's other candidates (the same field of the other records the gold path read): `told` finds a
+  value anywhere in what the agent said, so a list of candidates passes; rule `tighten-tell`;
 * `task-defect` / `left-open-record`: the agent made gold's change on another record that agrees
   with gold's on everything the instruction says (facts, records they point to, superlatives);
 * `task-defect` / `left-open-value`: the agent set gold's field to another value, and gold's
@@ -37,7 +40,7 @@ from forgec.codes import BAD_EVOLVE
 from forgec.diagnostics import Diagnostic, Span
 from forgec.runtime.curriculum import (ACTIONS, MASTERED, RULES_VERSION, Rules, coarse_id, family_id, family_key, family_of,
                                        pass_weight)
-from forgec.runtime.reward import told
+from forgec.runtime.reward import tell_competitors, told
 from forgec.runtime.weakagent import asks_question, record_of, said_fields, said_values
 
 RULES_FILE = "evolve.json"
@@ -165,6 +168,8 @@ def apply_to_task(rules: Rules | None, task: Any) -> tuple[Any, str | None]:
         return task, "evolve-rule"
     if rules.relaxing(fam):
         return task.model_copy(update={"tell": []}), None
+    if rules.tightening(fam) and task.tell:
+        return task.model_copy(update={"tell_exclude": tell_competitors(task)}), None
     return task, None
 
 
@@ -316,6 +321,9 @@ def classify(task: Any, ep: Any, agent: str, state: dict, bp: Any, gold_eps: lis
     rb = ep.reward_breakdown or {}
     if rb.get("state_match"):
         untold = [t for t, ok in zip(task.tell, rb.get("tells_told", [])) if not ok]
+        if not untold and rb.get("excluded_told"):
+            return v("agent-error", "tell-hedged", excluded_told=rb["excluded_told"][:6],
+                     why="the answer also gave other candidates; the tightened check wants the one answer")
         if untold and not asks_question(task):
             return v("check-defect", "tell-unasked", untold=untold, instruction=task.instruction,
                      why="the end state is gold's; the check wants values the user never asked for")
@@ -365,6 +373,21 @@ def classify(task: Any, ep: Any, agent: str, state: dict, bp: Any, gold_eps: lis
     return v("agent-error", "diff", end_reason=ep.end_reason, missing=missing[:6], extra=extra[:6])
 
 
+def loose_tell(task: Any, ep: Any, agent: str) -> Verdict | None:
+    """`tell-loose`: a passed episode whose answer also told other candidates of a `tell` value (the same field
+    of the other records the gold path read, `tell_competitors`): the check cannot tell the answer from a list."""
+    if not task.tell or ep.reward < 1.0:
+        return None
+    said = "\n".join(str(m.get("content") or "") for m in ep.messages if m.get("role") == "assistant")
+    hit = [c for c in tell_competitors(task) if told(c, said)]
+    if not hit:
+        return None
+    last = next((str(m.get("content") or "") for m in reversed(ep.messages) if m.get("role") == "assistant"), "")
+    return Verdict(f"{agent}:{task.id}#{ep.trial}", task.id, task.env, "check-defect", "tell-loose",
+                   {"tell": list(task.tell), "also_told": hit[:6], "answer": last[:300],
+                    "why": "the tell check passed an answer that also gives other records' values"}, family_of(task))
+
+
 # --------------------------------------------------------------------------- rules from verdicts
 
 
@@ -390,10 +413,11 @@ def derive_rules(verdicts: list[Verdict], pass_rates: dict[str, dict[str, tuple[
     by_fam: dict[tuple, list[Verdict]] = defaultdict(list)
     for vd in verdicts:
         if vd.cls in ("task-defect", "check-defect"):
-            by_fam[(vd.env, vd.cls, family_id(vd.family))].append(vd)
+            by_fam[(vd.env, vd.cls if vd.detector != "tell-loose" else "check-defect:tighten", family_id(vd.family))].append(vd)
     for (env, cls, _fid), vs in sorted(by_fam.items()):
         dets = sorted({x.detector for x in vs})
-        put(env, {"action": "reject" if cls == "task-defect" else "relax-tell", "family": vs[0].family, "class": cls,
+        action = "reject" if cls == "task-defect" else "tighten-tell" if dets == ["tell-loose"] else "relax-tell"
+        put(env, {"action": action, "family": vs[0].family, "class": vs[0].cls,
                   "detector": ",".join(dets), "evidence": sorted({x.episode for x in vs}),
                   "reason": vs[0].evidence.get("why", "")})
     for env, rates in sorted(pass_rates.items()):
@@ -468,6 +492,9 @@ def analyse(build_dir: Path, b: Any, eps: dict[str, list], round_no: int, old: d
                 if e.reward < 1.0:
                     failed[coarse_id(family_of(t))].append(f"{name}:{t.id}#{e.trial}")
             if e.reward >= 1.0 and not (e.judge is not None and e.judge.user_error):
+                vd = loose_tell(t, e, name)
+                if vd is not None:
+                    verdicts.append(vd)
                 continue
             if bp is None:
                 bp = _blueprint(build_dir, t)

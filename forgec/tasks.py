@@ -95,6 +95,8 @@ class Task(BaseModel):
     gold_state_hash: str
     gold_diff: list[DiffEntry]
     tell: list[Any] = Field(default_factory=list, description="values the agent must tell the user (read-only steps)")
+    tell_exclude: list[Any] = Field(default_factory=list, description="values the agent must not also tell: the other candidates of a "
+                                    "tightened `tell` (forgec evolve's tighten-tell rule); absent from the task file when empty")
     read_only: bool = False
     stats: TaskStats = TaskStats()
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 RULES_VERSION = "1"
-ACTIONS = ("reject", "relax-tell", "weight")
+ACTIONS = ("reject", "relax-tell", "tighten-tell", "weight")
 
 # curriculum weights: intermediate pass rates are learnt from, 0 and 1 are not (RLVE, AReaL's dynamic sampling)
 FLOOR = 0.1  # a family the agent always or never solves still appears now and then
@@ -107,6 +107,7 @@ class Rules:
         self.rules = rules
         self.rejects = [r for r in rules if r["action"] == "reject"]
         self.relax = [r for r in rules if r["action"] == "relax-tell"]
+        self.tighten = [r for r in rules if r["action"] == "tighten-tell"]
         self.weights = [r for r in rules if r["action"] == "weight"]
 
     def __bool__(self) -> bool:
@@ -121,6 +122,9 @@ class Rules:
 
     def relaxing(self, fam: dict) -> dict | None:
         return next((r for r in self.relax if matches(r["family"], fam)), None)
+
+    def tightening(self, fam: dict) -> dict | None:
+        return next((r for r in self.tighten if matches(r["family"], fam)), None)
 
     def weight(self, fam: dict) -> float:
         """The curriculum weight of a family: its measured one, else HARDER when it extends a mastered

@@ -261,7 +261,7 @@ def score_episode(ep: Episode, build: Any, task: Task, env: Any) -> None:
         ep.final_state_hash = env.state_hash()
     except Exception as e:  # noqa: BLE001 - a broken env scores 0 with the reason, never crashes the run
         ep.end_reason, ep.error = END_ERROR, f"state_hash failed: {type(e).__name__}: {e}"
-    rb = compute_reward(ep.final_state_hash, task.gold_state_hash, task.tell, _said_to_user(ep.messages))
+    rb = compute_reward(ep.final_state_hash, task.gold_state_hash, task.tell, _said_to_user(ep.messages), task.tell_exclude)
     ep.reward = rb.reward
     ep.reward_breakdown = rb.to_json()
     if rb.reward < 1.0 and not rb.state_match:

@@ -115,6 +115,56 @@ def told(value: Any, index: ToldIndex | str) -> bool:
     return True
 
 
+def _same(a: Any, b: Any) -> bool:
+    return str(a).strip().casefold() == str(b).strip().casefold()
+
+
+def _records(value: Any, out: list, depth: int = 0) -> None:
+    if depth > 8 or len(out) >= 5000:
+        return
+    if isinstance(value, dict):
+        out.append(value)
+        for v in value.values():
+            _records(v, out, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _records(v, out, depth + 1)
+
+
+def tell_competitors(task: Any, limit: int = 100) -> list:
+    """The other candidates of a task's `tell` answer: for each scalar value it checks, the values the same field
+    holds in the other records the gold path read (what an agent that does not single out the record would list).
+
+    `told` accepts a value anywhere in what the agent said, so an answer that lists every candidate passes the
+    check; a tightened check (`tell_exclude`, evolve's `tighten-tell`) fails an answer that also tells one of
+    these. Left out: values the answer itself says ("Login" in "Login issue"), booleans (every "not" would tell
+    False), and values said in the dialogue anyway (the user's facts, the gold writes' arguments)."""
+    leaves: list = []
+    _leaves(list(task.tell), leaves)
+    gold = [x for x in leaves if x is not None and not isinstance(x, (bool, dict, list))]
+    if not gold:
+        return []
+    recs: list = []
+    for g in task.gold_calls:
+        _records(g.result, recs)
+    keys = {k for r in recs for k, v in r.items() if not isinstance(v, (bool, dict, list)) and v is not None
+            and any(_same(v, x) for x in gold)}
+    facts = list((task.user.facts or {}).values()) if getattr(task, "user", None) else []
+    said_anyway: list = []
+    _leaves(facts + [g.arguments for g in task.gold_calls if g.write], said_anyway)
+    answer = ToldIndex(" ; ".join(str(x) for x in gold))
+    out: dict[str, Any] = {}
+    for r in recs:
+        for k in sorted(keys):
+            v = r.get(k)
+            if v is None or isinstance(v, (bool, dict, list)) or (isinstance(v, str) and not v.strip()):
+                continue
+            if any(_same(v, x) for x in gold + said_anyway) or told(v, answer):
+                continue
+            out.setdefault(f"{type(v).__name__}:{v}", v)
+    return [out[k] for k in sorted(out)][:limit]
+
+
 @dataclass
 class RewardBreakdown:
     reward: float
@@ -122,6 +172,7 @@ class RewardBreakdown:
     tells_told: list[bool] = field(default_factory=list)
     final_state_hash: str = ""
     gold_state_hash: str = ""
+    excluded_told: list = field(default_factory=list)  # a tightened check's other candidates the agent also told
 
     @property
     def all_told(self) -> bool:
@@ -135,16 +186,21 @@ class RewardBreakdown:
             "all_told": self.all_told,
             "final_state_hash": self.final_state_hash,
             "gold_state_hash": self.gold_state_hash,
+            **({"excluded_told": list(self.excluded_told)} if self.excluded_told else {}),
         }
 
 
-def compute_reward(final_state_hash: str, gold_state_hash: str, tell: list[Any], said_to_user: str) -> RewardBreakdown:
-    """Reward 1.0 iff the state matches the gold state and every `tell` value was told."""
+def compute_reward(final_state_hash: str, gold_state_hash: str, tell: list[Any], said_to_user: str,
+                   exclude: list[Any] | tuple = ()) -> RewardBreakdown:
+    """Reward 1.0 iff the state matches the gold state, every `tell` value was told and (a tightened check)
+    none of the `exclude` values, the answer's other candidates, was told too."""
     index = ToldIndex(said_to_user)
     tells = [told(v, index) for v in tell]
+    hedged = [v for v in exclude if told(v, index)] if tell else []
     match = final_state_hash == gold_state_hash
     return RewardBreakdown(
-        reward=1.0 if match and all(tells) else 0.0,
+        reward=1.0 if match and all(tells) and not hedged else 0.0,
+        excluded_told=hedged,
         state_match=match,
         tells_told=tells,
         final_state_hash=final_state_hash,

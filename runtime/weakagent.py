@@ -167,3 +167,29 @@ class NaiveOracle:
 
     async def act(self, messages: list[dict], tools: list[dict]) -> AgentReply:
         return self.act_sync(messages, tools)
+
+
+class HedgeOracle:
+    """`--agent oracle-hedge`: the oracle, except that its answer is a near miss that hedges: it names the other
+    candidates of each `tell` value (the same field of the other records it read, `reward.tell_competitors`)
+    before gold's: "It is 2, or 3.". `told` finds a value anywhere in what was said, so this passes an untightened
+    check; it is the exploit `forgec evolve`'s `tell-loose` detector finds and `tighten-tell` closes."""
+
+    def __init__(self, task: Task):
+        from forgec.runtime.agents import OracleAgent, oracle_final_text, say
+        from forgec.runtime.reward import tell_competitors
+
+        self._oracle = OracleAgent(task)
+        steps = self._oracle._steps
+        others = tell_competitors(task)
+        if task.tell and others and steps and steps[-1] == ("say", oracle_final_text(task)):
+            gold = "; ".join(say(v) for v in task.tell)
+            steps[-1] = ("say", f"Here is what you asked for: {', '.join(say(v) for v in others)}, or {gold}. "
+                                + oracle_final_text(task.model_copy(update={"tell": []})))
+        self.limits = self._oracle.limits
+
+    def act_sync(self, messages: list[dict], tools: list[dict]) -> AgentReply:
+        return self._oracle.act_sync(messages, tools)
+
+    async def act(self, messages: list[dict], tools: list[dict]) -> AgentReply:
+        return self.act_sync(messages, tools)

@@ -10,7 +10,7 @@ import typer
 
 from forgec.commands.common import check_build, judge_for, user_factory
 
-AGENTS = ("oracle", "oracle-naive", "random", "openai", "hf")
+AGENTS = ("oracle", "oracle-naive", "oracle-hedge", "random", "openai", "hf")
 
 
 def _agents(names: str, o: dict) -> dict:
@@ -27,6 +27,10 @@ def _agents(names: str, o: dict) -> dict:
             from forgec.runtime.weakagent import NaiveOracle
 
             out[name] = lambda b: (lambda task, trial: NaiveOracle(task, trial, b.initial_state(task)))
+        elif name == "oracle-hedge":
+            from forgec.runtime.weakagent import HedgeOracle
+
+            out[name] = lambda b: (lambda task, trial: HedgeOracle(task))
         elif name == "random":
             from forgec.runtime.agents import RandomAgent
 

@@ -171,7 +171,7 @@ class Session:
         if self.task is None:
             raise ValueError("this session has no task (it runs on the world state); reset it to a task first")
         final = self.env.state_hash()
-        rb = compute_reward(final, self.task.gold_state_hash, self.task.tell, said)
+        rb = compute_reward(final, self.task.gold_state_hash, self.task.tell, said, self.task.tell_exclude)
         out = {**self.info(), **rb.to_json()}
         out["state_diff"] = None if rb.state_match else diff_against_gold(self.initial_state(), self.env.state, self.task.gold_diff)
         return out
