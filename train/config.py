@@ -48,6 +48,7 @@ class DataConfig(_Section):
     holdout_fraction: float = Field(0.0, ge=0.0, lt=1.0, description="fraction of each env's tasks held out of training (deterministic by task id hash)")
     seed: int = Field(0, description="seed of task sampling, rollout sampling and model init")
     curriculum: str | None = Field(None, description="a rule file written by `forgec evolve` (BUILD/evolve.json): tasks are drawn within each env with their family's curriculum weight (more from families the agent solves sometimes, fewer from those it always or never solves); None = uniform")
+    curriculum_every: int = Field(0, ge=0, description="online curriculum: every N steps, recompute each family's weight from the pass rate of the training rollouts since the last update (forgec evolve's pass_weight), draw the next tasks with them, log them (metrics `curriculum_weights`, `curriculum_share`) and write them to <output>/evolve.json (evolve.json's format; `data.curriculum` gives the starting weights); 0 = off")
 
 
 class RolloutConfig(_Section):
@@ -209,6 +210,9 @@ def cluster_problems(cfg: "TrainConfig") -> list[str]:
         out.append("rollout: user=llm needs rollout.user_base_urls (the simulated user's endpoints)")
     if r.judge == "llm" and not r.judge_base_urls:
         out.append("rollout: judge=llm needs rollout.judge_base_urls (the MEU judge's endpoints)")
+    if cfg.data.curriculum_every and r.max_staleness > 0:
+        out.append("data: curriculum_every learns the weights from each step's rollouts before the next step's tasks are drawn, "
+                   "and rollout.max_staleness > 0 draws them ahead: set rollout.max_staleness=0 or data.curriculum_every=0")
     if r.top_p < 1.0:
         out.append(f"rollout: top_p={r.top_p} is not supported for training: the trainer's log-probs are of softmax(logits / "
                    "temperature) over the whole vocabulary, and a nucleus would make them differ from the sampling distribution "

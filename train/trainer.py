@@ -448,6 +448,13 @@ class Trainer:
         self.build = load(build_dir, allow_modified_build=allow_modified_build)
         self.sampler = TaskSampler(self.build.tasks, cfg.data.seed, cfg.data.envs, cfg.data.holdout_fraction,
                                    curriculum=curriculum_of(cfg.data.curriculum, self.build.tasks))
+        self.online = None
+        if cfg.data.curriculum_every:  # issue 26: weights learnt from the training rollouts (train/curriculum.py)
+            from forgec.runtime.curriculum import read_rules
+            from forgec.train.curriculum import OnlineCurriculum
+
+            self.online = OnlineCurriculum(self.build.tasks, cfg.data.curriculum_every,
+                                           read_rules(cfg.data.curriculum) if cfg.data.curriculum else None)
         self.model_path = resolve_model_path(cfg, self.build, self.rank)
         self.tok = load_tokenizer(cfg.model.tokenizer or self.model_path, cfg.template.end_of_turn)
         from forgec.train.cluster import StartupError
@@ -479,6 +486,10 @@ class Trainer:
                 st = load_checkpoint(self.engine, ck, self.rank)
                 self.start_step = int(st["step"])
                 self.history = list(st.get("metrics", []))
+                if self.online is not None and st.get("curriculum"):
+                    self.online.load(st["curriculum"])
+                    if self.online.rules:
+                        self.sampler.curriculum = self.online.picker()
         self.logger = MetricsLogger(self.out, enabled=self.rank == 0, tensorboard=cfg.logging.tensorboard,
                                     progress=cfg.logging.progress, total_steps=cfg.optim.steps)
         if resume:
@@ -962,7 +973,8 @@ class Trainer:
         everyone = all_gather_objects(([(r.env, r.task_id, r.reward, r.masked, r.group) for r in mine],
                                        [(r.env, r.reward, r.masked) for r in fstats["all_episodes"]],
                                        {k: v for k, v in fstats.items() if k not in ("all_episodes", "tally")}, gen_tokens,
-                                       tally["context_limited"], (tally, stale, lags, rollouts["wait_s"])))
+                                       tally["context_limited"], (tally, stale, lags, rollouts["wait_s"]),
+                                       [(r.task_id, r.reward) for r in fstats["all_episodes"]] if self.online is not None else []))
         batch = []
         for rank_i, (rows, *_rest) in enumerate(everyone):
             for env, tid, rew, masked, grp in rows:
@@ -1007,6 +1019,14 @@ class Trainer:
             "update_tokens_per_s": upd["loss_tokens"] / max(update_s, 1e-9),
             **self._step_accounting(everyone, version_used, servers),
         }
+        if self.online is not None:  # issue 26: the curriculum learns from this step's episodes (every rank's)
+            self.online.observe([x for e in everyone for x in e[6]], step)
+            m["curriculum_share"] = self.online.shares(self.sampler.batch(step, cfg.rollout.tasks_per_step))
+            if self.online.due(step + 1):
+                m["curriculum_weights"] = self.online.update()
+                self.sampler.curriculum = self.online.picker()
+                if self.rank == 0:
+                    self.online.write(self.out / "evolve.json")
         return m
 
     def _throughput(self) -> dict:
@@ -1093,7 +1113,9 @@ class Trainer:
         cfg = self.cfg
         save_checkpoint(self.engine, self.out / "checkpoints", done,
                         {"step": done, "cursor": done * cfg.rollout.tasks_per_step, "metrics": self.history,
-                         "config": cfg.model_dump(mode="json")}, self.rank, cfg.checkpoint.keep_last)
+                         "config": cfg.model_dump(mode="json"),
+                         **({"curriculum": self.online.state()} if self.online is not None else {})},
+                        self.rank, cfg.checkpoint.keep_last)
 
     def close(self) -> None:
         self.logger.close()
