@@ -707,10 +707,16 @@ _BODY_PARAM = re.compile(r"^(body|data|input|params|payload|request|fields|prope
 _MAX_OPTIONAL = 2  # optional arguments one request sets
 
 
-def _one_more_optional(t: A.TypeExpr, n_set: int) -> bool:
+_SERVER_SET = re.compile(r"^(id|uuid|etag|e_tag|odata_\w+)$|(^|_)(created|modified|updated|last_modified|last_updated|"
+                         r"last_edited|change_key)(_at|_on|_date|_time|_date_time|_datetime|_by)?$")
+
+
+def _one_more_optional(t: A.TypeExpr, n_set: int, name: str = "") -> bool:
     """Whether a request that already sets `n_set` optional values asks for one more of type `t`:
-    a person asks for one or two things at once, and never flips an optional switch."""
-    return n_set < _MAX_OPTIONAL and strip_optional(t) != A.PrimType("bool")
+    a person asks for one or two things at once, never flips an optional switch, and never says what
+    the server keeps (the record's own `id`, `lastModifiedDateTime`, an `etag`: Microsoft Graph's
+    bodies list them as writable, review of ms_365 had a user say "with id ID-765835")."""
+    return n_set < _MAX_OPTIONAL and strip_optional(t) != A.PrimType("bool") and not _SERVER_SET.search(norm(name))
 
 _OPENERS = ["I'd like to", "Could you please", "I want to", "Please"]
 _CANCEL_VERBS = {"cancel", "delete", "remove", "close", "revoke", "withdraw", "archive", "drop", "unsubscribe", "terminate", "discard"}
@@ -1150,7 +1156,7 @@ class _Sampler:
                     optional = f.default is not None or isinstance(f.type, A.OptionalType)
                     if optional and sc.rng.random() < 0.6:
                         continue
-                    if optional and not _one_more_optional(f.type, n_opt):
+                    if optional and not _one_more_optional(f.type, n_opt, f.name):
                         continue  # inside a request body too: one or two things asked for, no switches ("is default on")
                     n_opt += optional
                     self._parent = inner
@@ -1389,7 +1395,7 @@ class _Sampler:
         order = [p for p in t.params if p not in optional] + sc.rng.sample(optional, len(optional))
         n_opt = 0
         for p in order:
-            if p in optional and not _one_more_optional(p.type, n_opt):
+            if p in optional and not _one_more_optional(p.type, n_opt, p.name):
                 continue  # an optional switch ("is primary off", "redirect new handle on") is the agent's business, not the ask
             r = self.arg(sc, t, p, target, said)
             if r is None:
