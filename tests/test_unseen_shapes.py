@@ -171,3 +171,12 @@ def test_a_lister_whose_result_wraps_the_list_lists_every_record():
     world = le.world["entities"]["Entity"]
     assert isinstance(expr, S.A.Attr) and expr.name == "nodes"
     assert sorted(r["name"] for r in recs) == sorted(r["name"] for r in world.values())
+
+
+@pytest.mark.parametrize("name,asked", [("id", False), ("lastModifiedDateTime", False), ("createdDateTime", False), ("changeKey", False),
+                                        ("updated_at", False), ("@odata.etag", False), ("subject", True), ("user_id", True),
+                                        ("end_date_time", True), ("version", True)])
+def test_a_user_never_asks_for_what_the_server_keeps(name, asked):
+    from forgec.lang import ast as A
+    from forgec.scenario import _one_more_optional
+    assert _one_more_optional(A.PrimType("str"), 0, name) is asked
