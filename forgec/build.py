@@ -931,7 +931,7 @@ def duplicate_blueprint(env: str, bp: Any, rel: str) -> Diagnostic:
 def _task_line(task: Any) -> str:
     """The task as one JSON line; UnicodeError when it holds text UTF-8 cannot encode (a lone surrogate)."""
     try:
-        line = task.model_dump_json(exclude=None if task.tell_exclude else {"tell_exclude"})
+        line = task.model_dump_json()
     except Exception as e:  # noqa: BLE001 - pydantic wraps the encoder's error
         if "surrogate" in str(e) or "encode" in str(e):
             raise UnicodeError(str(e).split(": ")[-1]) from None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 TASK_SCHEMA_VERSION = "1.1"
 # versions the runtime reads: 1.0 tasks have no `user.scenario` (runtime/users.py derives it)
@@ -99,6 +99,14 @@ class Task(BaseModel):
                                     "tightened `tell` (forgec evolve's tighten-tell rule); absent from the task file when empty")
     read_only: bool = False
     stats: TaskStats = TaskStats()
+
+    @model_serializer(mode="wrap")
+    def _without_empty_exclude(self, handler: Any) -> Any:
+        """`tell_exclude` only on a tightened task: every other task's record stays as it was."""
+        d = handler(self)
+        if isinstance(d, dict) and not self.tell_exclude:
+            d.pop("tell_exclude", None)
+        return d
 
 
 def task_json_schema() -> dict:
