@@ -150,7 +150,7 @@ BAD_EVOLVE = define(
     "bad-evolve-rules",
     "evolve",
     "`evolve.json` in the build (the rules `forgec evolve` writes and the sampler reads) is not valid JSON or not the rule format.",
-    why="The compile applies each rule to the tasks of its family (reject, relax a check, weight the mix); a rule it cannot "
+    why="The compile applies each rule to the tasks of its family (reject, relax or tighten a check, weight the mix); a rule it cannot "
     "read would silently change nothing, so the file is refused as a whole and the build is made without it until it is fixed.",
     wrong='{"version": "1", "envs": {"helpdesk": {"rules": [{"action": "drop", "family": {"kind": "write"}}]}}}',
     right='{"version": "1", "envs": {"helpdesk": {"rules": [{"action": "reject", "family": {"kind": "write", "tools": '
