@@ -79,13 +79,26 @@ def sentences(doc: str) -> list[str]:
     for part in _SENT_END.split(text):
         part = part.strip().replace("\u2024", ".")
         while part:
-            m = next((m for m in _RUN_ON.finditer(part) if _imperative(m.group(1), part[m.end() + len(m.group(1)):].split(" ", 2)[1:2])), None)
+            first = part.split(" ", 1)[0]
+            m = next((m for m in _RUN_ON.finditer(part) if _imperative(m.group(1), part[m.end() + len(m.group(1)):].split(" ", 2)[1:2])
+                      or _restated(m.group(1), first)), None)
             if m is None:
                 out.append(part)
                 break
             out.append(part[:m.start()].strip())
             part = part[m.end():].strip()
     return [s for s in out if s]
+
+
+_DESCRIBING = frozenset({"return", "retrieve", "get", "fetch", "list", "create", "delete", "update", "remove", "add", "set", "send", "cancel"})
+
+
+def _restated(word: str, first: str) -> bool:
+    """An OpenAPI summary run into its description once the doc is one line: "Delete Radarr instance
+    Deletes an existing Radarr instance", "Get main settings Retrieves ...": a capitalised verb in the
+    third person that restates the summary's verb, or opens a description, after an imperative."""
+    lemma = verb_lemma(word)
+    return bool(lemma) and word.lower() != lemma and verb_lemma(first) == first.lower() and (lemma == first.lower() or lemma in _DESCRIBING)
 
 
 def _imperative(word: str, nxt: list[str]) -> bool:

@@ -1125,11 +1125,16 @@ def _field_value(e, f, tj, i, k, prim, dealt, keys, records_decl, rng, ctx, off)
 
 
 MAX_RECURSION = 2  # a recursive record (`Node.children: list[Node]`) nests at most this many times
+DEEP = 3  # inside this many records: optional parts left out, lists empty (inside 2: lists of one item)
 
 
 def _nested(name, tj, records_decl, keys, rng, ctx, e, path=()) -> Any:
+    """A value nested in a record. Why the depth bounds: an OpenAPI spec's schemas nest dozens of
+    distinct records, each list of 1-3 items, so the world grew exponentially (overseerr's state
+    stage ran for minutes); inside two records a list holds one item, and inside `DEEP` optional
+    parts are left out and lists are empty (a value still of its type)."""
     t = tj.get("type")
-    if tj.get("optional") and rng.random() < 0.12:
+    if tj.get("optional") and (rng.random() < 0.12 or len(path) >= DEEP):
         return None
     if t == "ref":
         pk = keys.get(tj["entity"]) or []
@@ -1141,7 +1146,10 @@ def _nested(name, tj, records_decl, keys, rng, ctx, e, path=()) -> Any:
     if t == "list" and tj["items"].get("type") in ("ref", "record", "object"):
         if tj["items"].get("type") == "record" and path.count(tj["items"]["name"]) >= MAX_RECURSION:
             return []
-        return [_nested(name, tj["items"], records_decl, keys, rng, ctx, e, path) for _ in range(rng.randint(1, 3))]
+        n = rng.randint(1, 3)
+        if len(path) >= 2:
+            n = 0 if len(path) >= DEEP else 1
+        return [_nested(name, tj["items"], records_decl, keys, rng, ctx, e, path) for _ in range(n)]
     if t == "object":
         return {n: _nested(n, ftj, records_decl, keys, rng, ctx, e, path) for n, ftj in tj.get("fields", {}).items()}
     return generate_value(tj, name, rng, entity=e, ctx=ctx)

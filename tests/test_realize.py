@@ -57,6 +57,10 @@ _REAL = [
     ("This action allows the organizer of a meeting to send a cancellation message and cancel the event.", "send a cancellation message"),
     ("Update the properties of a todoTaskList object.", "update the properties of a todo task list"),
     ("Create a new iPhone app.", "create a new iPhone app"),
+    # an OpenAPI summary and description on one line (openapi_overseerr's env.forge)
+    ("Delete Radarr instance Deletes an existing Radarr instance based on the radarrId parameter.", "delete Radarr instance"),
+    ("Update a single slider Updates a single slider", "update a single slider"),
+    ("Update the Slack Channels list", "update the Slack Channels list"),
 ]
 
 
