@@ -1120,7 +1120,7 @@ def _field_value(e, f, tj, i, k, prim, dealt, keys, records_decl, rng, ctx, off)
     if t == "record":
         return _record_value(tj["name"], records_decl, keys, rng, ctx, e)
     if t == "object":
-        return {n: _nested(n, ftj, records_decl, keys, rng, ctx, e) for n, ftj in tj.get("fields", {}).items()}
+        return {n: _nested(n, ftj, records_decl, keys, rng, ctx, e, ("{}",)) for n, ftj in tj.get("fields", {}).items()}
     return generate_value(tj, f, rng, entity=e, ctx=ctx)
 
 
@@ -1150,8 +1150,8 @@ def _nested(name, tj, records_decl, keys, rng, ctx, e, path=()) -> Any:
         if len(path) >= 2:
             n = 0 if len(path) >= DEEP else 1
         return [_nested(name, tj["items"], records_decl, keys, rng, ctx, e, path) for _ in range(n)]
-    if t == "object":
-        return {n: _nested(n, ftj, records_decl, keys, rng, ctx, e, path) for n, ftj in tj.get("fields", {}).items()}
+    if t == "object":  # an inline object nests as deep as a record does
+        return {n: _nested(n, ftj, records_decl, keys, rng, ctx, e, path + ("{}",)) for n, ftj in tj.get("fields", {}).items()}
     return generate_value(tj, name, rng, entity=e, ctx=ctx)
 
 
