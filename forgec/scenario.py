@@ -1952,62 +1952,6 @@ class _Sampler:
             return True
         return False
 
-    def ask_by_search(self, sc: _Scenario) -> bool:
-        """"How many restaurants are there with the Italian category and location "San Jose, CA"?", "which
-        of them has the highest rating?": a search whose required criteria the user gives (the values of a
-        record the world has, so it finds two or more), then a count or an extreme. A lookup and a decision
-        on an API with no lister of its records (read-only finders: BFCL's SGD services, catalogs)."""
-        m = self.m
-        cands = []
-        for name, t in sorted(m.tools.items()):
-            ret = strip_optional(t.returns) if t.returns is not None else None
-            if m.writes[name] or m.kinds.get(name) != "search" or not (isinstance(ret, A.ListType) and isinstance(ret.item, A.NamedType) and ret.item.name in m.decl):
-                continue
-            req = m.required(t)
-            # an optional filter whose default narrows the search (`is_unisex = false`) makes the count the agent's guess
-            narrowing = [p for p in t.params if p not in req and isinstance(p.default, A.Literal) and p.default.value is not None
-                         and str(p.default.value).strip().lower() not in ("", "dontcare", "dont care", "any", "all", "none")]
-            if req and not narrowing and not any(isinstance(strip_optional(p.type), A.ListType) or m.key_entity(p.name, p.type) for p in req):
-                cands.append((name, ret.item.name, req))
-        per_ent = Counter(e for _, e, _ in cands)
-        cands = [c for c in cands if per_ent[c[1]] == 1]  # two finders of one kind of record: which one counts is open
-        sc.rng.shuffle(cands)
-        for name, ent, req in cands:
-            recs = sorted(((sc.env.state.get("entities") or {}).get(ent) or {}).values(), key=lambda r: json.dumps(r, sort_keys=True, default=str))
-            if not recs:
-                continue
-            rec = sc.rng.choice(recs)
-            if not all(_sayable(rec.get(p.name)) and not topic_filler(p.name, [rec.get(p.name)]) for p in req):
-                continue
-            args = {p.name: rec[p.name] for p in req}
-            found = sc.env.step(name, jcopy(args))
-            if not isinstance(found, list) or len(found) < 2 or not all(isinstance(x, dict) for x in found):
-                continue
-            where = [f"in {args[p.name]}" for p in req if re.search(r"(^|_)(city|location|area|place|region|town|near)$", norm(p.name))]
-            crit = " ".join(where + [_join_said("", [_say_param(p.name, args[p.name]) for p in req if f"in {args[p.name]}" not in where], to=False).strip()]).strip()
-            noun = plural(humanize(ent))
-            names = [f for f in m.natural_fields(ent) if _own_name(f) and all(_sayable(x.get(f)) for x in found)]
-            nums = [f for f in m.natural_fields(ent) if f not in args and all(isinstance(x.get(f), (int, float)) and not isinstance(x.get(f), bool) for x in found)]
-            cname, lst = sc.call(name, {p.name: (sc.fact(p.name, v), v) for p, v in zip(req, args.values())}, plural(norm(ent)))
-            op = sc.rng.choice(["argmax", "argmin"]) if names and nums and sc.rng.random() < 0.6 else "count"
-            try:
-                if op == "count":
-                    rname, _ = sc.reason("count", (A.Name(cname),), [lst], {}, f"n_{plural(norm(ent))}")
-                    sc.nodes.append(A.TellNode(A.Name(rname)))
-                    text = f"how many {noun} there are {crit}"
-                else:
-                    f = sc.rng.choice(nums)
-                    rname, _ = sc.reason(op, (A.Name(cname),), [lst], {"by": f}, f"the_{norm(ent)}")
-                    sc.nodes.append(A.TellNode(A.Attr(A.Name(rname), names[0])))
-                    text = f"which of the {noun} {crit} has the {'highest' if op == 'argmax' else 'lowest'} {humanize(f)}"
-            except Exception:  # noqa: BLE001 - a tie has no one answer: try another search
-                sc.nodes = [n for n in sc.nodes if not (isinstance(n, A.CallNode) and n.name == cname)]
-                continue
-            sc.why = sc.why or sc.rng.choice(["I'm weighing my options", "I'm trying to decide", "I'm planning ahead"])
-            sc.intents.append(_Intent("question", text, tool=""))
-            return True
-        return False
-
     def ask_state(self, sc: _Scenario) -> bool:  # noqa: C901 - one walk over the reads
         """A question about a device's current state, through a read returning it ("what the fuel
         level is", "whether the garage light is on"): envs with no records (a car, a home hub) have
@@ -2071,7 +2015,7 @@ class _Sampler:
         ents = [e for e in ents if e in m.lister_by_user or (e in m.user_list_field and e in m.getter)
                 or (m.user is None and (e in m.lister_all or m.lister_by_parent.get(e, ("", "", ""))[2] in m.lister_all))]
         device = not any(not e.name.startswith("ActionLog") for e in m.env.entities)  # no records: a car, a home hub
-        if not ents and m.user is None and (self.ask_by_key(sc) or (device and self.ask_state(sc)) or self.ask_by_search(sc)):
+        if not ents and m.user is None and (self.ask_by_key(sc) or (device and self.ask_state(sc))):
             return
         if not ents:
             raise _Skip("nothing-to-ask")
@@ -2081,6 +2025,8 @@ class _Sampler:
         fields = [f for f in m.natural_fields(ent) if all(f in r for r in recs)]
         nums = [f for f in fields if all(isinstance(r.get(f), (int, float)) and not isinstance(r.get(f), bool) for r in recs)]
         stat = [f for f in fields if is_status(f) and all(isinstance(r.get(f), str) for r in recs) and self.documented_states(ent, f)]
+        if ent in m.lister_args and m.lister_args[ent]:  # `list_tasks(status: ...)` filters by it: a count is one dictated call
+            stat = []  # (blind review 14: "how many of my tasks are in progress" through status "all" and a count, rejected)
         roll = sc.rng.random()
         whose = "my" if m.user is not None or self.owner else "the"  # the owner of the work items asks of "my work items"
         if stat and roll < 0.35:

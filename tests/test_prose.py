@@ -107,6 +107,11 @@ CASES += [
     ("forbid", "Once suspended, a line cannot be refuelled.", ("forbid", "line", "status", ("suspended",))),
     ("forbid", "Fails if the ticket is closed.", ("forbid", "ticket", "status", ("closed",))),
     ("require", "Only pending orders can be modified.", ("require", "orders", "status", "pending")),
+    # npm_mcp_shrimp_task_manager (untuned broad corpus): the state as the object's adjective
+    ("forbid", "Delete incomplete tasks, but does not allow deleting completed tasks, ensuring the integrity of system records",
+     ("forbid", "tasks", "status", ("completed",))),
+    ("forbid", "Update task content, completed tasks only allow updating summary and related files", ("forbid", "tasks", "status", ("completed",))),
+    ("forbid", "This tool will not cancel shipped orders.", ("forbid", "orders", "status", ("shipped",))),
 ]
 
 

@@ -138,20 +138,13 @@ def movies(tmp_path_factory) -> Path:
     return out
 
 
-def test_sgd_numbered_names_and_a_search_question_counted_from_the_world(movies):
+def test_sgd_numbered_names_and_no_dictated_search_counts(movies):
+    """The verb after the service's number makes FindMovies a search; a count of one search whose
+    criteria the user dictates is no task (blind review 14 rejected all six as trivial: rubric 3)."""
     src = (movies / "src" / "movies" / "env.forge").read_text()
-    assert "@search\n  tool Media_3_FindMovies(" in src  # the verb after the service's number
+    assert "@search\n  tool Media_3_FindMovies(" in src
     tasks = [json.loads(x) for x in (movies / "tasks" / "movies.jsonl").read_text().splitlines() if x.strip()]
-    asks = [t for t in tasks if [c["tool"] for c in t["gold_calls"]] == ["Media_3_FindMovies"] and "how many movies" in t["instruction"]]
-    assert asks, [t["instruction"] for t in tasks]
-    world = json.loads((movies / "states" / "movies.json").read_text())["entities"]
-    films = next(recs for ent, recs in world.items() if ent.lower().startswith("movie"))
-    for t in asks:
-        genre = t["gold_calls"][0]["arguments"]["genre"]
-        assert genre.lower() in t["instruction"].lower()
-        # the answer, counted here from the start state: movies of that genre (starring left at 'Any')
-        assert t["tell"] == [sum(1 for r in films.values() if r.get("genre") == genre)]
-        assert t["tell"][0] >= 2
+    assert not any([c["tool"] for c in t["gold_calls"]] == ["Media_3_FindMovies"] for t in tasks)
 
 
 def test_a_lister_whose_result_wraps_the_list_lists_every_record():

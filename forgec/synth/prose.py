@@ -133,6 +133,9 @@ _FORBID = (
     re.compile(rf"\bonce\s+{_VALS}\s*,\s*(?:a\s+|an\s+|the\s+)?(?:it|(?P<subj>[a-z][a-z ]{{0,30}}?))\s+(?:cannot|can't|can\s+not|may\s+not)\b", re.I),
     # "Fails if the ticket is closed", "Returns an error when it is already cancelled"
     re.compile(rf"\b(?:fails?|errors?|is\s+rejected|returns\s+an\s+error|raises\s+an\s+error)\s+(?:if|when|while)\s+(?:it|the\s+(?P<subj>[a-z][a-z ]{{0,30}}?))\s+is\s+(?:already\s+|still\s+)?{_VALS}(?=\s*(?:[.;,]|$))", re.I),
+    # "completed tasks only allow updating summary and related files": a state in which the tool's change is refused
+    # (over-strict for the few fields named, which no task needs)
+    re.compile(r"\b(?P<vals>[a-z]+ed|done|closed|final|archived)\s+(?P<subj>[a-z]+)\s+(?:only\s+allow|can\s+only\s+have|may\s+only\s+have)\s+(?:updating|changing|editing|modifying|updates|changes|edits)\b", re.I),
     # "does not allow deleting completed tasks", "won't cancel shipped orders": the state as the object's adjective
     re.compile(r"\b(?:does\s+not|doesn't|do\s+not|don't|will\s+not|won't|cannot|can't)\s+(?:allow\s+|permit\s+|support\s+)?(?:[a-z]+ing|delete|remove|cancel|close|archive|modify|edit|update|change)\s+(?:any\s+|the\s+)?(?P<vals>(?:[a-z]+ed|active|done|open|closed|finished|complete|final)(?:\s+or\s+(?:[a-z]+ed|done|open|closed|complete))?)\s+(?P<subj>[a-z]+)(?=\s*(?:[.;,]|$|\b(?:and|but|to|from|ensuring)\b))", re.I),
     # "If the order is already processed or delivered, it cannot be cancelled"
