@@ -627,6 +627,9 @@ class _Scenario:
         self.roots: set[str] = set()  # nodes about the user's own or described records
         self.writes: list[tuple[str, dict]] = []
         self.lists: dict[str, tuple[A.Expr, list]] = {}  # entity -> (expr, records) of the user's records
+        # entity -> (writes done when it was listed, its records in the state then): a list looked up before a
+        # write is used again while only the records the task acts on changed (an agent does not list again)
+        self.listed_at: dict[str, tuple[int, dict | None]] = {}
         self.scope: dict[str, str] = {}  # entity -> the words for the parent record its list is inside
         self.user_expr: A.Expr | None = None  # how the blueprint refers to the user's key
         self.user_node: str | None = None
@@ -671,11 +674,31 @@ class _Scenario:
             if self.env.state_hash() == h0:
                 raise _Skip("no-op-write")
             self.writes.append((tool, values))
-            self.lists.clear()  # later intents look their records up again, as the agent would
         name = self.fresh(base)
         self.nodes.append(A.CallNode(name, tool, tuple(A.Arg(k, e) for k, (e, _) in args.items())))
         self.values[name] = r
         return name, r
+
+    def remember(self, ent: str, lst: tuple[A.Expr, list]) -> None:
+        self.lists[ent] = lst
+        tbl = (self.env.state.get("entities") or {}).get(ent)
+        self.listed_at[ent] = (len(self.writes), jcopy(tbl) if isinstance(tbl, dict) else None)
+
+    def listed(self, ent: str, stale_ok: bool = True) -> tuple[A.Expr, list] | None:
+        """The list of `ent` looked up earlier, if it still serves: no write since, or (`stale_ok`) every
+        record changed since is one an intent acted on and none was added. Otherwise the agent lists again."""
+        if ent not in self.lists:
+            return None
+        n, snap = self.listed_at.get(ent, (len(self.writes), None))
+        if n == len(self.writes):
+            return self.lists[ent]
+        cur = (self.env.state.get("entities") or {}).get(ent)
+        if stale_ok and snap is not None and isinstance(cur, dict) and set(cur) <= set(snap):
+            acted = {str(k) for e, k in self.targets if e == ent}
+            if all(k in acted or cur.get(k) == r for k, r in snap.items()):
+                return self.lists[ent]
+        del self.lists[ent]
+        return None
 
     def reason(self, op: str, args: tuple, arg_values: list, kwargs: dict[str, Any], base: str) -> tuple[str, Any]:
         spec = OPS.OPS[op]
@@ -855,7 +878,6 @@ class _Sampler:
         sc.env = self.m.fresh()
         for tool, vals in sc.writes:
             sc.env.step(tool, jcopy(vals))
-        sc.lists.clear()
         self.last_skip = s.reason
         if hasattr(self, "_why"):
             self._why[s.reason] += 1
@@ -904,9 +926,10 @@ class _Sampler:
         items = (r.get(path) if isinstance(r, dict) else None) if path else r
         return (A.Attr(A.Name(name), path) if path else A.Name(name)), [x for x in items or [] if isinstance(x, dict)], name
 
-    def records(self, sc: _Scenario, ent: str) -> tuple[A.Expr, list[dict]] | None:
-        """An expression for the list of the user's records of `ent`, with the lookups the agent needs."""
-        if ent in sc.lists:
+    def records(self, sc: _Scenario, ent: str, stale_ok: bool = True) -> tuple[A.Expr, list[dict]] | None:
+        """An expression for the list of the user's records of `ent`, with the lookups the agent needs
+        (`stale_ok`: a list looked up before this task's writes serves while they changed only its targets)."""
+        if sc.listed(ent, stale_ok) is not None:
             return sc.lists[ent]
         m = self.m
         out = None
@@ -941,7 +964,7 @@ class _Sampler:
             out = self.records_in_parent(sc, ent)
         if out is None or not out[1]:
             raise _Skip("no-lookup")
-        sc.lists[ent] = out
+        sc.remember(ent, out)
         return out
 
     def records_in_parent(self, sc: _Scenario, ent: str) -> tuple[A.Expr, list[dict]] | None:
@@ -1189,12 +1212,12 @@ class _Sampler:
         (the search's own criteria first: "the flight from JFK to LAX on 2024-05-17 leaving at 09:00")."""
         m = self.m
         pre: tuple = ()
-        if ent in m.lister_all and ent in sc.lists:
-            lst = sc.lists[ent]  # already listed for this intent (its guard): an agent does not list again
+        if ent in m.lister_all and sc.listed(ent) is not None:
+            lst = sc.lists[ent]  # already listed (for this intent's guard, or an earlier one): an agent does not list again
         elif ent in m.lister_all:
             expr, recs, _ = self.list_all(sc, ent)
             lst = (expr, recs)
-            sc.lists[ent] = lst
+            sc.remember(ent, lst)
         else:
             found = self.search_for(sc, ent, rec)
             lst, pre = (found[0], found[1]) if found else (None, ())
@@ -1481,7 +1504,7 @@ class _Sampler:
         ent = m.key_entity(p.name, p.type)
         if not ent or ent == m.user or isinstance(strip_optional(p.type), A.ListType) or not (m.owner_field.get(ent) or ent in m.user_list_field):
             raise _Skip("no-all-intent")
-        expr, recs = self.records(sc, ent)
+        expr, recs = self.records(sc, ent, stale_ok=False)
         kf = m.decl[ent].key
         stat = [f for f in m.natural_fields(ent) if is_status(f) and all(isinstance(r.get(f), str) for r in recs)]
         if not stat:
@@ -1694,7 +1717,7 @@ class _Sampler:
             return None
         fld, val = named[0]
         try:
-            expr, recs = self.records(sc, ent)
+            expr, recs = self.records(sc, ent, stale_ok=False)
         except _Skip:
             return None
         if not recs or not all(fld in r for r in recs):
@@ -2020,7 +2043,7 @@ class _Sampler:
         if not ents:
             raise _Skip("nothing-to-ask")
         ent = sc.rng.choice(ents)
-        expr, recs = self.records(sc, ent)
+        expr, recs = self.records(sc, ent, stale_ok=False)
         noun = humanize(ent)
         fields = [f for f in m.natural_fields(ent) if all(f in r for r in recs)]
         nums = [f for f in fields if all(isinstance(r.get(f), (int, float)) and not isinstance(r.get(f), bool) for r in recs)]
