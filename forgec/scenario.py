@@ -47,7 +47,7 @@ from forgec.runtime.envrt import jcopy
 from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, blueprint_stats, format_blueprint_text, literal_expr,
                            superlative)
 from forgec.stdlib import ops as OPS
-from forgec.stdlib.values import number_meaning_known, said_value, said_when, span_pairs, topic_filler
+from forgec.stdlib.values import TEXTY, number_meaning_known, said_value, said_when, span_pairs, topic_filler
 from forgec.synth.schema import session_names, shapes_request
 from forgec.reasons import reason_for
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
@@ -404,6 +404,8 @@ def _inner_values(rec: dict, name: str) -> list:
     """Scalar values of field `name` (or its singular) inside the record's lists of records:
     `branch_name` of each of a repo's `branches`, `file` of each of its `files`."""
     want = {norm(name), singular(norm(name))}
+    if set(norm(name).split("_")) & TEXTY:
+        return []  # a task's new description is not one of its files' descriptions: free text is made, not found
     out = []
     for v in rec.values():
         if isinstance(v, list):
@@ -637,6 +639,7 @@ class _Scenario:
         self.described: tuple | None = None  # (node, entity, record) of the last record the user described
         self.place: tuple | None = None  # (city, state, zip prefix) the scenario's addresses use
         self.session: dict[str, Any] = {}  # the caller's account on every tool (`user_google_email`): one value, said once
+        self.said_of: dict[str, tuple[str, Any]] = {}  # a said phrase ('notes "..."') -> (field, value) it gives
         self.why = ""  # why the user calls (the user block's `reason`)
         self.ask_why = ""  # why the user asks (a question's reason, set by the sampler's question())
 
@@ -1138,6 +1141,7 @@ class _Sampler:
                 v = sc.rng.choice(sorted(set(inner), key=str))
                 v = [v] if is_list else v
             said.append(_say_param(singular(p.name) if is_list else p.name, v[0] if is_list else v))
+            sc.said_of[said[-1]] = (singular(p.name) if is_list else p.name, v[0] if is_list else v)
             return sc.fact(p.name, v), v
         if is_list and isinstance(rec_name, str) and rec and p.name in rec and isinstance(rec[p.name], list) and rec[p.name]:
             if isinstance(p.type, A.OptionalType) or p.default is not None:
@@ -1205,6 +1209,7 @@ class _Sampler:
                 return None if r is None else (A.ListLit((r[0],)), [r[1]])
             raise _Skip("unfillable-argument")
         said.append(_say_param(f"{self._parent}_{p.name}" if self._parent and depth else p.name, v))
+        sc.said_of[said[-1]] = (f"{self._parent}_{p.name}" if self._parent and depth else p.name, v)
         return sc.fact(p.name, v), v
 
     def described(self, sc: _Scenario, ent: str, p: A.ParamDecl, rec: dict, said: list[str]) -> tuple[A.Expr, Any]:
@@ -1331,8 +1336,15 @@ class _Sampler:
             if re.search(r"(reason|thought|resolution)$", n):
                 return rng.choice(_PHRASES.get(n.split("_")[-1], _PHRASES["reason"]))
             if not re.search(r"(address|street|address1|address2|address_line_2|line2|apartment|suite|unit|city|zip|zipcode|postal_code|state|province|region|country|destination|dest|new_path|target|to)$", n):
-                made = said_value(name, doc or "", rng, about=_name_of(rec), noun=self.m.written_entity(tool, rec))
-                if made is not None and made != cur:
+                noun = self.m.written_entity(tool, rec)
+                taken = set()
+                if _own_name(name) and noun:  # a new name is one no other record of its kind has (else "my X called Y" is two)
+                    taken = {str(r.get(name)).lower() for r in ((sc.env.state.get("entities") or {}).get(noun) or {}).values() if isinstance(r, dict)}
+                for _try in range(4):
+                    made = said_value(name, doc or "", rng, about=_name_of(rec), noun=noun)
+                    if made is None or (made != cur and made.lower() not in taken):
+                        break
+                if made is not None and made != cur and made.lower() not in taken:
                     return made
             if re.search(r"(address|street|address1)$", n):
                 return f"{rng.randint(10, 990)} {rng.choice(['Oak', 'Maple', 'Cedar', 'Lake', 'Hill'])} {rng.choice(['St', 'Ave', 'Rd'])}"
@@ -1862,7 +1874,10 @@ class _Sampler:
             if hit and hit.end() < len(c):  # "create a new collection called "X" in my library", not "... library called "X""
                 c = c[:hit.end()] + " " + call + c[hit.end():]
                 rest = [x for x in rest if x is not call]
-            if rest:
+            if rest and target and kind == "update" and _doc_verb(c) in _CHANGE_VERBS - {"rename"} and any(x in sc.said_of for x in rest):
+                sets = [x for x in rest if x in sc.said_of]  # "update my task called X: set its notes to "..." and ..."
+                c += _join_said(c, [x for x in rest if x not in sc.said_of], to=False) + ": " + _settings([sc.said_of[x] for x in sets], self._units)
+            elif rest:
                 if target and kind != "create" and self.m.kinds.get(t.name) != "create":  # a record that has a name gets a new one: 'renamed to "X"', not a second 'called'
                     new = "to " if _doc_verb(c) == "rename" else "renamed to "  # "rename my session called X to "Y""
                     rest = [new + x.removeprefix("called ") if x.startswith("called ") else x for x in rest]
@@ -1873,6 +1888,8 @@ class _Sampler:
         if target:
             if kind == "cancel":
                 opts.append(f"{verb if verb in _CANCEL_VERBS else 'cancel'} {twords}{_join_said('', all_said)}")
+            elif kind == "update" and all_said and all(x in sc.said_of for x in all_said):
+                opts.append(f"change {twords}: {_settings([sc.said_of[x] for x in all_said], self._units)}")
             elif kind == "update" and all_said:
                 opts.append(f"change {twords}: {', '.join('renamed to ' + x.removeprefix('called ') if x.startswith('called ') else x for x in all_said)}")
             elif verb:
@@ -2354,6 +2371,40 @@ def _say_param(name: str, v: Any) -> str:
             return f"{w} \"{v}\""
         return f"the {vv} {w}" if re.fullmatch(r"[a-z_ ]+", vv) else f"{w} {vv}"
     return f"{w} {say(v)}"
+
+
+def _set_value(name: str, v: Any, units: dict) -> str:
+    """A new value as a person says it after "to": "in progress", "$25.00", "3 degrees", "the text" quoted."""
+    n = norm(name)
+    if is_money(n) and isinstance(v, (int, float)) and not isinstance(v, bool):
+        return money(v)
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and name in units:
+        return f"{say(v)} {units[name]}"
+    if isinstance(v, str):
+        if re.fullmatch(r"[a-z]+(?:[A-Z][a-z]+)+|[A-Z][A-Z0-9_]+|[a-z_]+", v) and not _own_name(name):
+            return _spoken(v)  # a documented choice: `IN_PROGRESS` -> in progress
+        return f'"{v}"'  # words the user wrote are quoted
+    return say(v)
+
+
+def _settings(pairs: list[tuple[str, Any]], units: dict | None = None) -> str:
+    """The changes of one update as a clause: 'rename it to "X" and set its notes to "..." and its
+    priority to high' (issue 21: sentences, not `notes "..."` slots)."""
+    units = units or {}
+    parts, sets = [], []
+    for name, v in pairs:
+        n = norm(name)
+        if _own_name(name) and isinstance(v, str) and not n.endswith(("first_name", "last_name", "firstname", "lastname")):
+            parts.append(f'rename it to "{v}"')
+        elif isinstance(v, bool) and n.startswith("is_"):
+            parts.append(f"make it {'' if v else 'no longer '}{humanize(n[3:])}")  # is_private: "make it private"
+        elif isinstance(v, bool):
+            parts.append(f"turn {humanize(n)} {'on' if v else 'off'}")
+        else:
+            sets.append(f"its {humanize(n)} to {_set_value(name, v, units)}")
+    if sets:
+        parts.append("set " + (", ".join(sets[:-1]) + " and " if len(sets) > 1 else "") + sets[-1])
+    return " and ".join(parts) if len(parts) <= 2 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def _join_said(c: str, said: list[str], to: bool = True) -> str:

@@ -773,6 +773,10 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         return rng.choice(SUBJECT_TEMPLATES).format(t=t, T=_titled(t))
     if last == "name" and w & PERSON_NAME_WORDS or name in ("full_name", "fullname"):
         return _person_str(name, ws, c, None, doc)  # `firstName` is Maria, not "Reading list"
+    if last in ("title", "name") and about and re.fullmatch(r"[A-Za-z][A-Za-z ()'&-]{2,40}", about) and rng.random() < 0.6:
+        fits = [v for v in NAME_VARIANTS if not set(re.findall(r"[a-z]+", v.lower())) & set(t.lower().split())]
+        if fits:  # a renamed record keeps its subject: "Garden project (phase 2)", never "Thesis draft draft"
+            return rng.choice(fits).format(T=_titled(t))
     if last in ("title", "name", "label", "tag"):
         fresh = [x for x in TOPICS if x.lower() != t.lower()]
         v = _titled(rng.choice(fresh))
