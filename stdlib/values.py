@@ -27,6 +27,7 @@ import random
 import re
 import string
 import threading
+import uuid
 from typing import Any
 
 from forgec.english import respell, singular
@@ -872,6 +873,10 @@ def make_key(entity: str, key_tj: dict, i: int, rng: random.Random, ctx: _Ctx, u
         k = base + i * rng.randint(1, 3) + len(used)
         while k in used:
             k += 1
+        used.add(k)
+        return k
+    if re.search(r"\((uuid|guid)\)", key_tj.get("doc", "")):  # the docs say the key is a UUID (format or pattern)
+        k = str(uuid.UUID(int=rng.getrandbits(128), version=4))
         used.add(k)
         return k
     ex = doc_example(key_tj.get("doc", ""))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 import subprocess
 import sys
 from pathlib import Path
@@ -238,3 +239,30 @@ def test_settings_clause_by_hand():
     assert _settings([("name", "Garden project (phase 2)"), ("notes", "Call the vendor."), ("status", "IN_PROGRESS")]) == \
         'rename it to "Garden project (phase 2)" and set its notes to "Call the vendor." and its status to in progress'
     assert _settings([("is_private", False), ("notifications", True)]) == "make it no longer private and turn notifications on"
+
+
+def test_keys_take_the_docs_uuid_format(tmp_path):
+    """A key the docs spell as a UUID (a JSON-Schema `pattern` of 8-4-4-4-12 hex groups, or
+    `format: uuid`) gets UUIDs in the world, not `task_10450` (blind review 14: 31 of 40 tasks broke
+    the docs' id format). Checked with Python's own UUID parser and the docs' own regex."""
+    pat = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"
+    tools = json.loads(json.dumps(TOOLS))
+    for t in tools["tools"]:
+        if "taskId" in t["inputSchema"]["properties"]:
+            t["inputSchema"]["properties"]["taskId"]["pattern"] = pat
+    docs = tmp_path / "docs" / "planner"
+    docs.mkdir(parents=True)
+    (docs / "tools_list.json").write_text(json.dumps(tools))
+    out = tmp_path / "build"
+    r = subprocess.run([sys.executable, "-m", "forgec", "compile", str(tmp_path / "docs"), "-o", str(out), "-n", "4", "-q"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    keys = list(_world(out))
+    assert len(keys) >= 3
+    for k in keys:
+        assert re.fullmatch(pat, k), k
+        assert str(uuid.UUID(k)) == k and uuid.UUID(k).version == 4
+    for t in _tasks(out):
+        for c in t["gold_calls"]:
+            if "taskId" in c["arguments"]:
+                assert re.fullmatch(pat, c["arguments"]["taskId"])

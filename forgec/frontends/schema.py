@@ -16,8 +16,12 @@ from urllib.parse import unquote
 from forgec.diagnostics import Diagnostic, error, warning
 from forgec.ir import Field_, Type
 
+
 from . import codes
 from .loader import Doc, join_pointer, unescape_pointer_token
+
+# a JSON-Schema `pattern` that spells a UUID (8-4-4-4-12 hex groups), in any of the usual regex spellings
+_UUID_PATTERN = re.compile(r"\{8\}[()]?-.*\{4\}.*\{12\}")
 
 MAX_DEPTH = 64
 MAX_NODES = 50_000  # expanded type nodes per parameter / return schema (real ones: tens to hundreds)
@@ -277,6 +281,8 @@ class SchemaConverter:
             return Type(kind="any", description=desc)
         if kind == "string":
             fmt = schema.get("format")
+            if not fmt and isinstance(schema.get("pattern"), str) and _UUID_PATTERN.search(schema["pattern"]):
+                fmt = "uuid"  # `^[0-9a-f]{8}-[0-9a-f]{4}-...{12}$`: the docs' id format, kept for the world's keys
             if name.lower() == "file":
                 fmt = "binary"
             return Type(kind="string", format=fmt if isinstance(fmt, str) and fmt else None, description=desc)

@@ -1770,7 +1770,10 @@ def _finish_entities(s: Schema) -> None:
         listed = any(v.target == e.name and v.kind == "search" for v in s.views.values())
         if not e.synthetic_key and listed and _nameless(e, rest):
             rest["name"] = Field("name", A.OptionalType(A.PrimType("str")), f"what people call the {humanize(snake(e.name))}")
-        e.fields = {e.key: Field(e.key, kt, "key")} | rest
+        fmts = {p.type.format for v in s.views.values() if v.target == e.name and v.key_param
+                for p in v.tool.params if p.name == v.key_param and p.type.kind == "string" and p.type.format}
+        doc = f"key ({fmts.pop()})" if len(fmts) == 1 and e.key_type == "str" else "key"  # "key (uuid)": the world's keys take the docs' format
+        e.fields = {e.key: Field(e.key, kt, doc)} | rest
 
 
 _NATURAL_KEY = re.compile(r"(^|_)(path|name|title|slug|email|url|file|filename|username|handle|label|tag|code|symbol)$")
