@@ -129,9 +129,19 @@ def documented_values(doc: str, names: frozenset = frozenset()) -> list[str]:
     return list(_listed(doc or "", frozenset(names)))
 
 
+# a bare list of three or more lower-case values after a lead ("Filter: draft, pending, confirmed,
+# processing, completed, cancelled"; "one of low, medium or high"; "status (open, closed, merged)")
+_BARE_LISTED = re.compile(r"(?:\b(?:one of|filter|(?:possible |allowed |valid )?values?|options?|status(?:es)?|states?|types?)\s*:?\s+|\()"
+                          r"([a-z][a-z_-]{1,20}(?:,\s*[a-z][a-z_-]{1,20}){1,}(?:,?\s+(?:or|and)\s+[a-z][a-z_-]{1,20})?)\s*(?:$|[.);])", re.I)
+
+
 @functools.lru_cache(maxsize=8192)
 def _listed(doc: str, names: frozenset) -> tuple[str, ...]:
     m = _LISTED.search(doc)
+    if not m and (b := _BARE_LISTED.search(doc)) and not re.search(r"comma[- ]separated|\bfields?\b|\bcolumns?\b", doc, re.I):
+        vals = [v for v in re.split(r",\s*|,?\s+(?:or|and)\s+", b.group(1)) if v]
+        if len(vals) >= 3 and len(set(vals)) == len(vals) and not any(v in names for v in vals) and all(v == v.lower() for v in vals):
+            return tuple(vals)
     if not m:
         # "'auto' (default) attaches a PDF, 'linked_url' bookmarks it, 'none' skips": values opening its clauses
         clauses = _CLAUSE_VALUE.findall(doc)

@@ -543,8 +543,12 @@ def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | 
     """The words for a referring expression: "my confirmed reservation", "my order from 2024-05-17",
     "my most expensive reservation", "the flight to LAX on 2024-05-17"."""
     det = "my" if mine else "the"
-    adj = [say(v).replace("_", " ") for f, v in ref.attrs if is_status(f) and isinstance(v, str)]
-    rest = [(f, v) for f, v in ref.attrs if not (is_status(f) and isinstance(v, str))]
+    states = [(f, v) for f, v in ref.attrs if is_status(f) and isinstance(v, str)]
+    # one state is said as an adjective ("my confirmed order"); a second one after the noun ("... with the
+    # pending payment status"), never "my inactive active order"
+    first = next(((f, v) for f, v in states if norm(f) in ("status", "state")), states[0] if states else None)
+    adj = [say(first[1]).replace("_", " ")] if first else []
+    rest = [(f, v) for f, v in ref.attrs if (f, v) != first]
     head = " ".join(adj + [noun])
     if ref.op:
         core = superlative(ref.op, ref.by, head)  # "the cheapest reservation"
@@ -1165,6 +1169,8 @@ class _Sampler:
             return None
         if (p.default is not None or isinstance(p.type, A.OptionalType)) and shapes_request(p.name, p.doc or ""):
             return None  # paging, sorting, selectors, include-switches: how the agent asks, never what the user says
+        if (p.default is not None or isinstance(p.type, A.OptionalType)) and norm(p.name).split("_")[-1] == "slug":
+            return None  # a slug is made from the name: no person dictates "https://hall.biz/skill-watch-ability"
         v = self.value(sc, tool, p.name, t, rec, p.doc)
         if v is _NONE:
             fields = record_fields(m.env, t)
@@ -2433,23 +2439,23 @@ def _join_said(c: str, said: list[str], to: bool = True) -> str:
 def _possessive_pattern(noun: str) -> re.Pattern:
     """"an existing incident's timeline", "the product's name": the docs' noun owning a thing (group 2)."""
     return re.compile(rf"\b(a|an|the|one|this|that|each)\s+(?:(?!(?:of|to|for|a|an|the|from|in|on)\b)[a-z-]+\s+){{0,2}}?"
-                      rf"{re.escape(noun)}'s ((?:[a-z-]+ ){{0,2}}?[a-z-]+)(?=$|[,.;]|\s+(?:of|to|for|from|in|on|with|by|and|or|as)\b)")
+                      rf"(?i:{re.escape(noun)})'s ((?:[a-z-]+ ){{0,2}}?[a-z-]+)(?=$|[,.;]|\s+(?:of|to|for|from|in|on|with|by|and|or|as)\b)")
 
 
 @functools.lru_cache(maxsize=1024)
 def _bare_object(noun: str) -> re.Pattern:
     """The docs' verb phrase with a bare plural object ("delete incomplete tasks", "archive old
     projects"): the object (group 1), up to two modifiers before the noun, to put the user's record in."""
-    return re.compile(rf"^\w+\s+((?:(?!(?:of|to|for|from|in|on|and|but|with|all|any|my)\b)[A-Za-z-]+\s+){{0,2}}?{re.escape(noun)}(?:s|es)\b)(?!')")
+    return re.compile(rf"^\w+\s+((?:(?!(?:of|to|for|from|in|on|and|but|with|all|any|my)\b)[A-Za-z-]+\s+){{0,2}}?(?i:{re.escape(noun)})(?:s|es)\b)(?!')")
 
 
 def _noun_pattern(noun: str, gap: int, described: bool) -> re.Pattern:
     """"a confirmed reservation", "the repository": a noun phrase of the docs to put the user's words in."""
     if described:  # "an agent of the ticket's team" -> the agent the user named
         return re.compile(rf"\b(a|an|another|the|one|some)\s+(?:(?!(?:of|to|for|a|an|the|from|in|on)\b)[A-Za-z0-9-]+\s+){{0,{gap}}}?"
-                          rf"{re.escape(noun)}\b(?!')(?: of (?:the|a|an|its) [\w']+ \w+)?")
+                          rf"(?i:{re.escape(noun)})\b(?!')(?: of (?:the|a|an|its) [\w']+ \w+)?")
     return re.compile(rf"\b(a|an|the|one|this|that)\s+(?:(?!(?:of|to|for|a|an|the|from|in|on)\b)[A-Za-z0-9-]+\s+){{0,{gap}}}?"
-                      rf"{re.escape(noun)}(?:s|es|sitory|sitories)?\b(?!')")
+                      rf"(?i:{re.escape(noun)})(?:s|es|sitory|sitories)?\b(?!')")
 
 
 def _changed_entities(t: A.ToolDecl, decl: dict) -> list[str]:

@@ -364,7 +364,14 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
         return _str_for(field_name, c, entity, doc)
     if t == "list":
         n = rng.randint(1, 3)
-        return [generate_value(type_json["items"], _singular(field_name), rng, entity=entity, ctx=c) for _ in range(n)]
+        out: list = []
+        for _ in range(n + 3):  # a list of tags or names holds each once ("marketing campaign" twice is junk)
+            v = generate_value(type_json["items"], _singular(field_name), rng, entity=entity, ctx=c)
+            if v not in out:
+                out.append(v)
+            if len(out) == n:
+                break
+        return out
     if t == "object":
         return {k: generate_value(v, k, rng, entity=entity, ctx=c) for k, v in type_json.get("fields", {}).items()}
     if t == "ref":
@@ -487,6 +494,10 @@ def _float_known(name: str, c: _Ctx, entity: str | None = None) -> float | None:
         return round(rng.uniform(0.5, 30), 2)
     if w & {"weight", "kg"}:
         return round(rng.uniform(0.2, 40), 2)
+    if w & {"usage", "uses", "capacity", "quantity", "qty", "count", "stock", "seats", "units", "copies", "inventory"} and not w & (set(MONEY) - {"limit", "value"}):
+        v = _int_known(name, c)  # a count typed `number` is still a whole number ("usage_limit": 25, not 489.8)
+        if v is not None:
+            return float(v)
     if not w & set(MONEY):
         return None
     hi = 5000.0 if w & {"balance", "salary", "budget", "limit", "credit", "revenue"} else 900.0
@@ -1004,6 +1015,7 @@ def _fill_entity(e, d, keys, personas, parents, counts, dealt, records_decl, rng
             rec[f] = _field_value(e, f, tj, i, k, prim, dealt, keys, records_decl, rng, ctx, enum_off[f])
         _distinct_endpoints(rec, d["fields"], rng, ctx, e)
         _ordered_spans(rec)
+        _agreeing_fields(rec, d["fields"], rng)
         coll[str(k)] = rec
     return {k: coll[k] for k in sorted(coll, key=_order_key)}
 
@@ -1086,6 +1098,25 @@ def _ordered_spans(rec: dict) -> None:
             isinstance(x, str) and isinstance(y, str) and len(x) == len(y) and re.fullmatch(r"[\d\-:TZ ]+", x + y))
         if comparable and x > y:
             rec[a], rec[b] = y, x
+
+
+def slugify(text: str) -> str:
+    """`Vintage Blender (phase 2)` -> `vintage-blender-phase-2`: the URL-safe form of a name."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _agreeing_fields(rec: dict, fields: dict, rng: random.Random) -> None:
+    """Fields of one record that must agree: a `slug` is its own name's slug (not a random URL), and
+    an amount whose sibling type says percentage is a percentage (10, not 188.79)."""
+    own = next((rec[f] for f in ("name", "title", "label", "display_name", "displayName") if isinstance(rec.get(f), str) and rec[f]), None)
+    for f, tj in fields.items():
+        ws = _words(f)
+        if ws and ws[-1] == "slug" and tj.get("type") == "str" and own and isinstance(rec.get(f), str):
+            rec[f] = slugify(own)
+    if any(isinstance(v, str) and v.lower() in ("percentage", "percent") for v in rec.values()):
+        for f in ("value", "amount", "rate", "discount_value"):
+            if isinstance(rec.get(f), (int, float)) and not isinstance(rec.get(f), bool) and not 0 < rec[f] <= 100:
+                rec[f] = type(rec[f])(rng.choice([5, 10, 15, 20, 25, 30, 50]))
 
 
 def _distinct_endpoints(rec: dict, fields: dict, rng: random.Random, ctx: _Ctx, e: str) -> None:

@@ -266,3 +266,40 @@ def test_keys_take_the_docs_uuid_format(tmp_path):
         for c in t["gold_calls"]:
             if "taskId" in c["arguments"]:
                 assert re.fullmatch(pat, c["arguments"]["taskId"])
+
+
+def test_a_bare_documented_list_bounds_the_value():
+    """'Filter: draft, pending, confirmed, ...' lists an order's states as plainly as quotes would;
+    a search doc naming fields ('Search by name, email, phone') lists none."""
+    from forgec.gate import documented_values
+
+    assert documented_values("Filter: draft, pending, confirmed, processing, completed, cancelled") == \
+        ["draft", "pending", "confirmed", "processing", "completed", "cancelled"]
+    assert documented_values("Priority: one of low, medium or high.") == ["low", "medium", "high"]
+    assert documented_values("Search by name, email, phone") == []
+    assert documented_values("Fields: id, name, email") == []
+
+
+def test_world_records_agree_with_themselves():
+    """A slug is its record's name slugged; a percentage discount is at most 100; a count typed
+    `number` is whole; a list of tags holds each tag once (hand-checked values, not the generator's)."""
+    import random
+
+    from forgec.stdlib import values as V
+
+    rec = {"name": "Vintage Blender (phase 2)", "slug": "https://x.biz/a-b", "value_type": "percentage", "value": 188.79}
+    V._agreeing_fields(rec, {"name": {"type": "str"}, "slug": {"type": "str"}, "value_type": {"type": "str"}, "value": {"type": "float"}}, random.Random(0))
+    assert rec["slug"] == "vintage-blender-phase-2"
+    assert 0 < rec["value"] <= 100
+    for seed in range(20):
+        v = V.generate_value({"type": "float"}, "usage_limit", random.Random(seed))
+        assert v == int(v) and 0 <= v <= 100
+        tags = V.generate_value({"type": "list", "items": {"type": "str"}}, "tags", random.Random(seed))
+        assert len(tags) == len(set(tags))
+
+
+def test_two_states_are_not_two_adjectives():
+    from forgec.scenario import Referring, describe
+
+    assert describe("order", Referring((("fulfillment_status", "inactive"), ("status", "active")))) == \
+        "my active order with the inactive fulfillment status"

@@ -1765,6 +1765,13 @@ def _finish_entities(s: Schema) -> None:
     """Put the key field first with its type; drop fields that clash with the key; give a nameless
     record its name."""
     for e in s.entities.values():
+        own = e.fields.get("id")
+        own_t = strip_optional(own.type) if own is not None else None
+        if (own is not None and e.key != "id" and isinstance(own_t, A.PrimType) and own_t.name in ("str", "int")
+                and (e.synthetic_key or e.key.endswith("_id"))):
+            # the record's own `id` is its key ("use the 'id' field of the task list object"): a second,
+            # synthesized `todo_task_list_id` beside it would hold another value than the one the docs name
+            e.key, e.key_type = "id", own_t.name
         kt = A.PrimType(e.key_type)
         rest = {n: f for n, f in e.fields.items() if n != e.key}
         listed = any(v.target == e.name and v.kind == "search" for v in s.views.values())
