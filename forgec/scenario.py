@@ -2103,7 +2103,8 @@ class _Sampler:
             sc.why = "I want to compare my spending with my bank statement"  # set as before: the sampler's stream is unchanged
         else:
             name, rec, words = self.pick(sc, ent, (expr, recs), mine=m.user is not None)
-            show = [f for f in fields if _sayable(rec.get(f)) and humanize(f) not in words and say(rec.get(f)) not in words]
+            show = [f for f in fields if _sayable(rec.get(f)) and humanize(f) not in words and say(rec.get(f)) not in words
+                    and not _own_name(f)]  # "what the name of the state in my project is": a person names what they ask about
             if not show:
                 raise _Skip("nothing-to-tell")
             f = sc.rng.choice(show)
@@ -2369,7 +2370,7 @@ def _say_param(name: str, v: Any) -> str:
             return f"called \"{v}\""  # "a new tag called "Q3"", not "with name Q3"
         if n in ("body", "content", "text", "message", "comment", "note", "contents") and " " in v.strip():
             return f"saying \"{v}\""  # "a note saying "...", not "with body "...""
-        if re.fullmatch(r"\d{4}-\d\d-\d\d", v) and re.search(r"(^|_)(date|day)$", n) and not re.search(r"(due|deadline|end|expir|until)", n):
+        if re.fullmatch(r"\d{4}-\d\d-\d\d", v) and re.search(r"(^|_)(date|day)$", n) and not re.search(r"(due|deadline|end|expir|until|target|start|birth)", n):
             return f"on {v}"  # "buy two tickets ... on 2024-05-20"
         if re.search(r"(reason)$", n):
             return f"because {vv}" if re.match(r"(no longer|ordered|bought|made|changed|wrong|damaged|defective|late)", vv) else f"(reason: {vv})"

@@ -155,6 +155,17 @@ CATEGORY_VALUES = {
     "size": ("small", "medium", "large"), "visibility": ("public", "private"), "frequency": ("daily", "weekly", "monthly"),
     "type": ("standard", "custom"), "kind": ("standard", "custom"), "mode": ("automatic", "manual"),
 }
+# records that are themselves categories of other records: a project's workflow states, labels, priorities
+# and roles are named like categories ("In Progress", "frontend"), not like projects ("Press release follow-up")
+CATEGORY_NAMES = {
+    "state": ("Backlog", "Todo", "In Progress", "In Review", "Done", "Cancelled", "Blocked", "Triage"),
+    "status": ("Backlog", "Todo", "In Progress", "In Review", "Done", "Cancelled", "Blocked", "Triage"),
+    "stage": ("Lead", "Qualified", "Proposal", "Negotiation", "Won", "Lost"),
+    "label": ("bug", "frontend", "backend", "urgent", "design", "docs", "billing", "research", "security", "performance"),
+    "tag": ("urgent", "design", "docs", "billing", "research", "security", "travel", "family", "finance", "ideas"),
+    "priority": ("Urgent", "High", "Medium", "Low", "None"),
+    "role": ("Admin", "Member", "Viewer", "Editor", "Guest"),
+}
 # entity names whose records are goods, named like goods ("Wireless Keyboard"); anything else is named by a topic
 GOODS = {"product", "item", "variant", "sku", "article", "good", "goods", "merchandise"}
 PERSON_ENTITIES = {
@@ -636,6 +647,13 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
     own = len(fws) == 1 or [singular(w) for w in fws[:-1]] == [singular(w) for w in ews]  # `name`, `movie_name` of a Movie
     if not own and len(fws) >= 2 and singular(fws[-2]) in VENUES:  # `theater_name` of a movie: a place's name
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(VENUE_NAMES)} {fws[-2].capitalize()}")
+    if own and ews and ews[-1] in CATEGORY_NAMES:
+        used = c.used.setdefault((entity, name, "s"), set())
+        free = [x for x in CATEGORY_NAMES[ews[-1]] if x not in used]
+        if free:  # each category once per world; more records than categories take topics below
+            v = rng.choice(free)
+            used.add(v)
+            return v
     if own and is_problem(entity):
         return _problem_title(c, (entity, name, "s"))
     if own and is_work(entity):

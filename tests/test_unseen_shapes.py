@@ -303,3 +303,16 @@ def test_two_states_are_not_two_adjectives():
 
     assert describe("order", Referring((("fulfillment_status", "inactive"), ("status", "active")))) == \
         "my active order with the inactive fulfillment status"
+
+
+def test_category_records_are_named_like_categories():
+    """A project's workflow states and labels are named like categories ("In Progress", "frontend"),
+    not like projects ("Press release follow-up"); each name once per world."""
+    import random
+
+    from forgec.stdlib import values as V
+
+    c = V._Ctx(random.Random(0), V._dt.date(2024, 5, 15))
+    states = [V._thing_name("name", c, "State") for _ in range(6)]
+    assert set(states) <= set(V.CATEGORY_NAMES["state"]) and len(set(states)) == 6
+    assert V._thing_name("name", c, "Label") in V.CATEGORY_NAMES["label"]
