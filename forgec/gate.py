@@ -41,6 +41,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from forgec.english import ENDING_STATES
 from forgec.lang import ast as A
 from forgec.wording import names_tool, norm
 from forgec.lower import said_in
@@ -194,6 +195,8 @@ class Lifecycle:
 
     final: dict[tuple[str, str], set] = field(default_factory=dict)
     allows: dict[str, set] = field(default_factory=dict)
+    lexical: dict[tuple[str, str], set] = field(default_factory=dict)  # final by the word alone: a delete may still act
+    deletes: set = field(default_factory=set)  # tools that remove their record (cleaning up a closed one is fine)
 
     @classmethod
     def of(cls, env: A.EnvDecl) -> "Lifecycle":
@@ -235,14 +238,25 @@ class Lifecycle:
             fin = {v for v in targets if v not in leaving}
             if fin:
                 lc.final[key] = fin
+        for key, values in _state_fields(env, ents).items():  # "completed", "cancelled": an ending state in plain English
+            ends = {v for v in values if isinstance(v, str) and v.lower().replace("-", "_") in ENDING_STATES}
+            leaving = set()
+            for _t, to, src in moves.get(key, []):
+                if src is not None and not isinstance(src, _Except):  # "reopen a closed issue": it requires that state
+                    leaving |= set(src) - {to}
+            if ends - leaving:
+                lc.lexical.setdefault(key, set()).update(ends - leaving)
         for e in env.entities:  # the docs' own words: "closed: can no longer be changed"
             for f in e.fields:
                 for v in _field_values(f):
                     if _final_in_prose(f.doc, v):
                         lc.final.setdefault((e.name, f.name), set()).add(v)
+        # tools that remove their record (a hard delete: cleaning up a closed record is fine; a cancel that only
+        # sets a state is no delete here, and cancelling a completed order is not)
+        lc.deletes = {t.name for t in env.tools if t.body and any(isinstance(x, A.Delete) for x in _walk_stmts(t.body))}
         for t in env.tools:  # a tool whose own doc names a final value acts there on purpose ("reopen a closed ticket")
             sets = {(ent, fname, v) for name, ent, fname, v in _sets(t.body, _bound_records(t, ents))}
-            for (ent, fname), vals in lc.final.items():
+            for (ent, fname), vals in list(lc.final.items()) + list(lc.lexical.items()):
                 for v in vals:
                     if (ent, fname, v) not in sets and _doc_allows(t.doc, v):
                         lc.allows.setdefault(t.name, set()).add((ent, fname, v))
@@ -250,13 +264,27 @@ class Lifecycle:
 
     def final_state(self, tool: str, ent: str, rec: dict) -> tuple[str, Any] | None:
         """(field, value) when `rec` of `ent` is in a final state `tool` is not allowed to act in."""
-        for (e, fname), vals in sorted(self.final.items(), key=str):
+        lexical = {} if tool in self.deletes else self.lexical  # a closed record may still be cleaned up
+        for e, fname in sorted(set(self.final) | set(lexical), key=str):
+            vals = self.final.get((e, fname), set()) | lexical.get((e, fname), set())
             if e == ent and rec.get(fname) in vals and (e, fname, rec.get(fname)) not in self.allows.get(tool, set()):
                 return fname, rec.get(fname)
         return None
 
 
 _FREE = object()
+
+
+def _state_fields(env: A.EnvDecl, ents: dict) -> dict[tuple[str, str], list]:
+    """(entity, field) -> documented values of each status-like field (`status`, `state`, `order_status`)."""
+    out = {}
+    for e in env.entities:
+        for f in e.fields:
+            if re.search(r"(^|_)(status|state)$", f.name, re.I):
+                vals = _field_values(f)
+                if vals:
+                    out[(e.name, f.name)] = vals
+    return out
 
 
 def _field_values(f: A.FieldDecl) -> list:

@@ -491,6 +491,20 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
             ref = Referring(((f, rec[f]), (g, rec[g])))
             if select(records, ref) == [target]:
                 return ref
+    if superlatives and not sup:  # "my most expensive pending order": a superlative among those sharing one attribute
+        for f in order:
+            if not isinstance(rec[f], str) or _DATE.match(rec[f]):
+                continue
+            group = [r for r in records if r.get(f) == rec[f]]
+            if len(group) < 2:
+                continue
+            for g in fields:
+                vals = [r.get(g) for r in group]
+                if g != f and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+                    for op in ("argmax", "argmin"):
+                        ref = Referring(((f, rec[f]),), op, g)
+                        if select(records, ref) == [target]:
+                            return ref
     return sup[0] if sup else None
 
 

@@ -316,3 +316,50 @@ def test_category_records_are_named_like_categories():
     states = [V._thing_name("name", c, "State") for _ in range(6)]
     assert set(states) <= set(V.CATEGORY_NAMES["state"]) and len(set(states)) == 6
     assert V._thing_name("name", c, "Label") in V.CATEGORY_NAMES["label"]
+
+
+SHOP = {"tools": [
+    {"name": "list_orders", "description": "List all orders with optional filters.",
+     "inputSchema": {"type": "object", "properties": {
+         "status": {"type": "string", "description": "Filter: draft, pending, confirmed, completed, cancelled"}}}},
+    {"name": "create_order", "description": "Create a draft order for a product.",
+     "inputSchema": {"type": "object", "required": ["product_name", "total"], "properties": {
+         "product_name": {"type": "string", "description": "Name of the product ordered"},
+         "total": {"type": "number", "description": "Order total in USD"},
+         "placed_on": {"type": "string", "description": "Date the order was placed (YYYY-MM-DD)"}}}},
+    {"name": "get_order", "description": "Get a single order by ID.",
+     "inputSchema": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string", "description": "Order ID"}}}},
+    {"name": "confirm_order", "description": "Confirm a pending order — moves it to confirmed status.",
+     "inputSchema": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string", "description": "Order ID"}}}},
+    {"name": "cancel_order", "description": "Cancel an order with an optional reason.",
+     "inputSchema": {"type": "object", "required": ["id"], "properties": {
+         "id": {"type": "string", "description": "Order ID"}, "reason": {"type": "string", "description": "Cancellation reason"}}}},
+]}
+
+
+def test_documented_states_bound_the_writes(tmp_path):
+    """'Filter: draft, pending, ...' makes the order's status an enum, so 'Confirm a pending order'
+    confirms pending ones only; an order that is completed or cancelled ends its life in plain English,
+    so no gold path cancels or confirms one (the docs name no tool that acts there)."""
+    docs = tmp_path / "docs" / "shop"
+    docs.mkdir(parents=True)
+    (docs / "tools_list.json").write_text(json.dumps(SHOP))
+    out = tmp_path / "build"
+    r = subprocess.run([sys.executable, "-m", "forgec", "compile", str(tmp_path / "docs"), "-o", str(out), "-n", "24", "-q"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    world = json.loads((out / "states" / "shop.json").read_text())["entities"]["Order"]
+    assert {rec["status"] for rec in world.values()} <= {"draft", "pending", "confirmed", "completed", "cancelled"}
+    tasks = [json.loads(x) for x in (out / "tasks" / "shop.jsonl").read_text().splitlines() if x.strip()]
+    writes = 0
+    for t in tasks:
+        for c in t["gold_calls"]:
+            if c["tool"] in ("confirm_order", "cancel_order"):
+                if c["arguments"]["id"] not in world:
+                    continue  # an order this task created
+                writes += 1
+                before = world[c["arguments"]["id"]]["status"]
+                assert before not in ("completed", "cancelled"), (t["instruction"], before)
+                if c["tool"] == "confirm_order":
+                    assert before == "pending", t["instruction"]
+    assert writes, "the shop yields tasks that write"

@@ -1597,6 +1597,17 @@ def _status_fields(s: Schema) -> None:
     A verb's target state is spelled as the documented enum spells it (`check_in` ->
     "checked_in"); verbs in STATUS_IF_DOCUMENTED change the status only when the enum has
     that value. Then each tool's description names the states it requires or forbids."""
+    from forgec.gate import documented_values  # the gate bounds states by the same reading
+
+    for e in s.entities.values():
+        f = e.fields.get("status")
+        if f is not None and strip_optional(f.type) == A.PrimType("str"):
+            listed = documented_values(f.doc)
+            if len(listed) >= 2 and all(re.fullmatch(r"[A-Za-z][\w -]{0,30}", x) for x in listed):
+                # `status: str "Filter: draft, pending, confirmed, ..."`: the docs list the states, so it is an enum
+                # ("Confirm a pending order" then requires a pending one, not a cancelled one)
+                et = A.EnumType(tuple(listed))
+                f.type = A.OptionalType(et) if isinstance(f.type, A.OptionalType) else et
     _canonical_status(s)
     values: dict[str, list[str]] = {}
     for v in s.views.values():
