@@ -38,7 +38,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from forgec.english import is_plural, participle, plural, singular
+from forgec.english import CLOSED_CLASS, is_plural, participle, plural, singular
 from forgec.english import lemmas
 from forgec.english import with_article as _a
 from forgec.graph import ToolGraph, prim_class, record_fields, strip_optional
@@ -298,7 +298,12 @@ class _Model:
     # ----- lookups, found by running the read tools once
     def _probe(self) -> None:
         ukeys = sorted(self.ents.get(self.user) or {})[:3] if self.user else []
-        for name, t in sorted(self.tools.items()):
+
+        def lister_first(item):  # `get_projects` lists; `get_project_by_name_and_version` called bare only happens to (review 15)
+            ws = set(norm(item[0]).split("_"))
+            return (bool(ws & {"by", "find", "lookup", "search", "query"}), len(item[1].params), item[0])
+
+        for name, t in sorted(self.tools.items(), key=lister_first):
             if self.writes[name]:
                 continue
             req = self.required(t)
@@ -821,7 +826,11 @@ class _Sampler:
         nouns = [plural(humanize(e)) for e in spoken[:2]]
         if not nouns:
             return ""
-        return "the owner of the " + (", ".join(nouns[:-1]) + " and " + nouns[-1] if len(nouns) > 1 else nouns[0])
+        things = ", ".join(nouns[:-1]) + " and " + nouns[-1] if len(nouns) > 1 else nouns[0]
+        product = _product_name([t.doc or "" for t in m.env.tools])
+        if product:  # the docs name what the system is ("Schedule a downtime in Datadog"): a user of it (review 15)
+            return f"{'an' if product[0] in 'AEIOU' else 'a'} {product} user who keeps their {things} there"
+        return f"someone who keeps their {things} here"
 
     def users_business(self, tool: str) -> bool:
         """A write a user may ask for: it acts on a record a user owns, or names the user (an admin's
@@ -2527,6 +2536,21 @@ def _with_cause(reason: str, why: Counter) -> str:
     if not why:
         return reason
     return f"{reason}:{min(why.items(), key=lambda x: (-x[1], x[0]))[0]}"
+
+
+_PRODUCT = re.compile(r"\b(?:in|on|from|to|with|via|using|of)\s+(?:the\s+|your\s+|a\s+)?([A-Z][A-Za-z0-9]*[a-z0-9][A-Za-z0-9]*(?:\s[A-Z][A-Za-z0-9]+)?)\b")
+
+
+def _product_name(docs: list[str]) -> str | None:
+    """The product the docs say they work in: the proper noun most tool docs end on ("... in Datadog",
+    "... from Todoist", "Search tasks in Asana"), when at least a quarter of them (and two) name it."""
+    seen: Counter = Counter()
+    for d in docs:
+        seen.update({m.group(1) for m in _PRODUCT.finditer(d) if m.group(1).split()[0].lower() not in CLOSED_CLASS})
+    if not seen:
+        return None
+    name, n = seen.most_common(1)[0]
+    return name if n >= 2 and 4 * n >= len(docs) else None
 
 
 def _participle_base(tool: str, ent: str) -> str:

@@ -142,7 +142,7 @@ def _scenario_model(build, env):
     # a customer of a shop / an airline: the user record asks (their orders, their reservations)
     ("tau_bench_retail", "tau_bench_retail", "User", None),
     # an email client's `Account` records are configured accounts, not customers: the mailbox owner asks
-    ("npm_icloud_mcp", "npm_icloud_mcp", None, "the owner of the"),
+    ("npm_icloud_mcp", "npm_icloud_mcp", None, "keeps their "),
 ])
 def test_who_asks(name, env, user, owner, tmp_path):
     import subprocess
@@ -156,7 +156,7 @@ def test_who_asks(name, env, user, owner, tmp_path):
     m, s = _scenario_model(out, env)
     assert m.user == user
     if owner:
-        assert s.owner.startswith(owner) and s.owner != owner
+        assert owner in s.owner and not s.owner.endswith(owner)  # "someone who keeps their emails and calendars here"
         assert s.write_tools  # with the owner asking, the env's writes are the owner's business
 
 
