@@ -472,8 +472,9 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
     # of 27", "the token with 48 expires in days" are not how a person names a thing
     usable = [f for f in fields if _sayable(rec.get(f)) and not (isinstance(rec.get(f), (int, float)) and not isinstance(rec.get(f), bool))]
     order = sorted(usable, key=lambda f: ((9 if status_last and is_status(f) else _attr_rank(f, rec.get(f))), rng.random()))
-    if len(records) == 1:
-        return Referring()
+    if len(records) == 1:  # the only one: still named by its name when it has one ("the cycle called X", not "the cycle in ...")
+        named = next((f for f in order if _own_name(f) and isinstance(rec.get(f), str)), None)
+        return Referring(((named, rec[named]),)) if named else Referring()
     sup = []
     if superlatives:
         for f in fields:
@@ -574,6 +575,10 @@ def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | 
         core = re.sub(r"^the ", det + " ", core)
     else:
         core = f"{det} {head}"
+    first = next(((f, v) for f, v in rest if re.fullmatch(r"(first|given)_?name", norm(f))), None)
+    last = next(((f, v) for f, v in rest if re.fullmatch(r"(last|family|sur)_?name|surname", norm(f))), None)
+    if first and last:  # "the candidate called Tara Lewis", not "with the tara first name and the lewis last name"
+        rest = [x for x in rest if x not in (first, last)] + [("name", f"{first[1]} {last[1]}")]
     quals = [qualifier(f, v) for f, v in rest]
     place = [q for q in quals if q.startswith(("from ", "to ", "on "))]
     other = [q for q in quals if q not in place]
@@ -767,6 +772,8 @@ def _one_more_optional(t: A.TypeExpr, n_set: int, name: str = "") -> bool:
     bodies list them as writable, review of ms_365 had a user say "with id ID-765835")."""
     return n_set < _MAX_OPTIONAL and strip_optional(t) != A.PrimType("bool") and not _SERVER_SET.search(norm(name))
 
+# the parameters a new message or record is made of (not how it is sent): its recipient, subject, text, title
+_CONTENT_PARAM = re.compile(r"(^|_)(to|recipients?|subject|body|text|content|message|title|summary|description)$")
 _OPENERS = ["I'd like to", "Could you please", "I want to", "Please"]
 _CANCEL_VERBS = {"cancel", "delete", "remove", "close", "revoke", "withdraw", "archive", "drop", "unsubscribe", "terminate", "discard"}
 _CHANGE_VERBS = {"change", "update", "modify", "set", "edit", "move", "rename", "replace", "patch", "switch"}
@@ -1057,7 +1064,7 @@ class _Sampler:
         if rec != recs[target]:
             raise _Skip("referring-mismatch")
         words = describe(noun, Referring(tuple(pre) + ref.attrs, ref.op, ref.by), mine)
-        if len(recs) == 1 and mine:
+        if len(recs) == 1 and mine and not ref.attrs:
             words = f"my {noun}"
         if ent in sc.scope:
             words += f" in {sc.scope[ent]}"  # "the card called X in my board called Roadmap"
@@ -1188,7 +1195,7 @@ class _Sampler:
             return A.ListLit((e,)), [v]
         if ke is not None:
             return None
-        if p.default is not None and depth == 0 and sc.rng.random() < 0.7:
+        if p.default is not None and depth == 0 and p.name not in getattr(self, "_wanted", ()) and sc.rng.random() < 0.7:
             return None
         if (p.default is not None or isinstance(p.type, A.OptionalType)) and shapes_request(p.name, p.doc or ""):
             return None  # paging, sorting, selectors, include-switches: how the agent asks, never what the user says
@@ -1457,6 +1464,11 @@ class _Sampler:
         # a person asks for one or two things at once ("make it private and rename it"), never a dozen settings:
         # the required arguments in the docs' order, then the optional ones in a random order, two at most
         order = [p for p in t.params if p not in optional] + sc.rng.sample(optional, len(optional))
+        # what a new message or record is made of (its recipient, subject, body, title) is asked for first:
+        # "send an email" with none of them is no request (review 15: an email with no recipient, subject or body)
+        making = m.kinds.get(tool) == "create" or _doc_verb(t.doc) in ("send", "create", "post", "compose", "draft", "add", "write", "reply")
+        self._wanted = {p.name for p in optional if making and _CONTENT_PARAM.search(norm(p.name))}
+        order.sort(key=lambda p: (p in optional, p.name not in self._wanted))
         n_opt = 0
         for p in order:
             if p in optional and not _one_more_optional(p.type, n_opt, p.name):

@@ -363,3 +363,32 @@ def test_documented_states_bound_the_writes(tmp_path):
                 if c["tool"] == "confirm_order":
                     assert before == "pending", t["instruction"]
     assert writes, "the shop yields tasks that write"
+
+
+def test_review_15_wording():
+    """A person named by both name parts ("called "Tara Lewis"", not "with the tara first name and the lewis
+    last name"); the only record of its kind is still named by its name; the product the docs name gives
+    the owner's persona."""
+    from forgec.scenario import Referring, _product_name, describe, refer
+    import random
+
+    assert describe("candidate", Referring((("firstName", "Tara"), ("lastName", "Lewis")))) == 'my candidate called "Tara Lewis"'
+    assert refer([{"name": "Sprint 4", "status": "open"}], 0, ["name", "status"], random.Random(0)) == Referring((("name", "Sprint 4"),))
+    assert _product_name(["Schedule a downtime in Datadog", "List monitors from Datadog", "Get a trace"]) == "Datadog"
+    assert _product_name(["Delete a task.", "Update the task."]) is None
+
+
+def test_search_qualifiers_are_no_record_fields():
+    """`keywordsType` ("the field `keywords` targets") and `narrowPerimeter` ("joins the `perimeter*`
+    filters") shape a search; `status` filters by what a record holds."""
+    from forgec import ir
+    from forgec.synth.schema import _shapes_the_search
+
+    def P(name, doc, kind="string"):
+        return ir.Param(name=name, type=ir.Type(kind=kind), description=doc)
+
+    params = [P("keywords", "Words to look for"), P("keywordsType", "Champ ciblé par `keywords`."),
+              P("perimeterManagers", "Managers"), P("narrowPerimeter", "AND between the `perimeter*` filters", "boolean"),
+              P("perimeterManagersType", "main or hr"), P("status", "Filter by status")]
+    tool = ir.Tool(name="search", description="Search candidates", params=params)
+    assert [p.name for p in params if _shapes_the_search(p, tool)] == ["keywordsType", "narrowPerimeter", "perimeterManagersType"]

@@ -1285,6 +1285,8 @@ def _fields_from_search_filters(s: Schema, tm: TypeMapper) -> None:
                 continue  # `states: [..]`, `teamIds: [..]`: a membership test on one value, not a list field of the record
             if range_field(p.name) or field_path(s, e, ident(p.name)) is not None:
                 continue
+            if _shapes_the_search(p, v.tool):
+                continue  # `keywordsType` "the field `keywords` targets", `geoDistance`: how to search, not what a record holds
             if p.name in v.refs:
                 e.fields.setdefault(ident(p.name), Field(ident(p.name), A.NamedType(v.refs[p.name]), p.description))
                 continue
@@ -1299,6 +1301,22 @@ def _fields_from_search_filters(s: Schema, tm: TypeMapper) -> None:
 
 
 QUANTIFIERS = {"all", "any", "both", "either", "*", "dontcare"}  # `dontcare`: the SGD docs' "any value"
+_SEARCH_QUALIFIER = re.compile(r"(type|mode|operator|dynamic|match|strategy|scope|distance|radius|period)$", re.I)
+
+
+def _shapes_the_search(p: ir.Param, tool: ir.Tool) -> bool:
+    """A search parameter that qualifies another one or the query itself, not a field of the records:
+    its doc names another parameter in backticks ("Champ ciblé par `keywords`", "Requires `geoDistance`"),
+    or its name is another parameter's name plus a qualifier (`keywordsType`, `perimeterManagersType`)."""
+    others = [q.name for q in tool.params if q.name != p.name]
+    doc = p.description or ""
+    if any(f"`{o}`" in doc for o in others):
+        return True
+    for tick in re.findall(r"`([A-Za-z_]{3,})\*`", doc):  # "`perimeter*`": the parameters starting so
+        if any(o.startswith(tick) for o in others):
+            return True
+    low = p.name.lower()
+    return any(low.startswith(o.lower()) and _SEARCH_QUALIFIER.search(p.name[len(o):] or "") for o in others if len(o) >= 3)
 
 
 def _parent_refs_of_creates(s: Schema, tm: TypeMapper) -> None:
