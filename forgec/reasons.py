@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from forgec.stdlib.values import is_person
 from forgec.wording import humanize
 
 # attributes a person names a record by, most salient first
@@ -82,6 +83,8 @@ def reason_for(kind: str, verb: str, doc: str, ent: str, rec: Any, described: tu
         elif re.search(r"\b(order|reservation|booking|subscription|trip|flight|appointment|ticket)\b", noun):
             opts = [f"my plans changed and I no longer need {what}", f"I booked {what} by mistake",
                     f"I found a cheaper fare for {what}" if what.startswith("the trip") else "I found a cheaper option elsewhere"]
+        elif noun and is_person(noun):
+            opts = []  # a customer or a secretary deleted is no thing "I no longer need" (review 15): no motive
         elif noun:
             opts = ["I no longer need it"]  # the request already names what: a second naming reads as a form
     elif kind == "status":

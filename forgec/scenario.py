@@ -1161,6 +1161,8 @@ class _Sampler:
             v = self.user_value(sc)
             return (A.ListLit((sc.user_expr,)), [v]) if is_list else (sc.user_expr, v)
         if ke is not None and rec_name is not None and ke == rec_ent and not is_list:
+            if not required and re.search(r"\bnew\b", p.doc or "", re.I):
+                return None  # `project_name` "The new name of the project": a new value, never the record's id
             key = m.decl[ke].key
             return (A.Attr(A.Name(rec_name), key) if isinstance(rec_name, str) else rec_name), rec[key]
         inner = _inner_values(rec, p.name) if rec and ke is None else []

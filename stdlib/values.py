@@ -173,6 +173,8 @@ PERSON_ENTITIES = {
     "driver", "guest", "client", "agent", "owner", "traveler", "traveller", "buyer", "seller", "subscriber", "account",
     "profile", "staff", "teacher", "doctor", "applicant", "candidate", "player", "attendee", "assignee", "reporter",
     "reviewer", "approver", "requester", "recipient", "sender", "organizer", "participant", "collaborator", "manager",
+    "secretary", "administrator", "admin", "developer", "volunteer", "tenant", "resident", "visitor", "speaker",
+    "consultant", "freelancer", "therapist", "nurse", "instructor", "coach", "trainer", "physician", "dentist",
 }
 CATEGORICAL = {
     "city", "origin", "destination", "category", "type", "brand", "color", "colour", "department", "genre", "tag",
@@ -559,8 +561,8 @@ _ID_WORDS = {"id", "ids", "key", "uuid", "token", "ref"}
 def _doc_kind(ws: list[str], doc: str) -> str | None:
     if ws and ws[-1] in _ID_WORDS:
         return None
-    if ws and ws[-1] in TEXTY:  # "body": "The body of the email" holds text, not an email address
-        return None
+    if ws and (ws[-1] in TEXTY or ws[-1] in ("subject", "title", "name", "label", "snippet", "format", "type", "signature", "template")):
+        return None  # "body"/"subject": "The subject of the email" holds words, not an email address
     head = re.split(r"(?<=[.;])\s", (doc or "").strip(), maxsplit=1)[0][:160]  # the doc's own first sentence
     for text in (head, " ".join(ws)):  # then the name's own words (`timezone`, `webhook_url`)
         for kind, rx in _DOC_KINDS:
@@ -674,6 +676,8 @@ def _time_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str = 
     rng = c.rng
     w = set(ws)
     last = ws[-1] if ws else ""
+    if ws in (["start"], ["end"], ["begin"], ["finish"]) and not re.search(r"\b(?:offset|index|line|position|character)", doc or "", re.I):
+        return f"{rng.randint(8, 17):02d}:{rng.choice([0, 15, 30, 45]):02d}"  # a break's start and end: times of day
     if w & {"date", "day", "dob", "birthday", "birthdate", "deadline"} or last in ("on",):
         if w & {"birth", "birthday", "dob", "birthdate"}:
             return _date(rng, c.base, -365 * 70, -365 * 18)
@@ -1131,6 +1135,14 @@ def _agreeing_fields(rec: dict, fields: dict, rng: random.Random) -> None:
         ws = _words(f)
         if ws and ws[-1] == "slug" and tj.get("type") == "str" and own and isinstance(rec.get(f), str):
             rec[f] = slugify(own)
+    if any(k in rec for k in ("subject", "body", "snippet")):  # a message: its parties are people's addresses
+        f = fake(rng)
+        for k in ("to", "cc", "bcc", "from", "sender", "recipient", "recipients", "replyTo", "reply_to"):
+            tj = fields.get(k) or {}
+            if isinstance(rec.get(k), list) and rec[k] and (tj.get("items") or {}).get("type") == "str":
+                rec[k] = [f.email() for _ in rec[k]]
+            elif isinstance(rec.get(k), str) and tj.get("type") == "str" and "@" not in rec[k]:
+                rec[k] = f.email()
     if any(isinstance(v, str) and v.lower() in ("percentage", "percent") for v in rec.values()):
         for f in ("value", "amount", "rate", "discount_value"):
             if isinstance(rec.get(f), (int, float)) and not isinstance(rec.get(f), bool) and not 0 < rec[f] <= 100:
