@@ -2112,7 +2112,7 @@ class _Sampler:
             stat = []  # (blind review 14: "how many of my tasks are in progress" through status "all" and a count, rejected)
         roll = sc.rng.random()
         whose = "my" if m.user is not None or self.owner else "the"  # the owner of the work items asks of "my work items"
-        if stat and roll < 0.35:
+        if stat and roll < 0.35 and len(recs) <= 20:  # counting 90 downtimes by hand is no question a person asks an agent
             f = stat[0]
             v = sc.rng.choice(sorted({r[f] for r in recs}))
             if all(r[f] == v for r in recs):

@@ -166,6 +166,8 @@ CATEGORY_NAMES = {
     "priority": ("Urgent", "High", "Medium", "Low", "None"),
     "role": ("Admin", "Member", "Viewer", "Editor", "Guest"),
 }
+# records named by a handle, not a title: a chat channel, a repository, a bucket, a branch ("customer-feedback")
+HANDLE_NAMED = {"channel", "repo", "repository", "bucket", "branch", "queue", "namespace", "cluster", "database", "index"}
 # entity names whose records are goods, named like goods ("Wireless Keyboard"); anything else is named by a topic
 GOODS = {"product", "item", "variant", "sku", "article", "good", "goods", "merchandise"}
 PERSON_ENTITIES = {
@@ -649,6 +651,8 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
     own = len(fws) == 1 or [singular(w) for w in fws[:-1]] == [singular(w) for w in ews]  # `name`, `movie_name` of a Movie
     if not own and len(fws) >= 2 and singular(fws[-2]) in VENUES:  # `theater_name` of a movie: a place's name
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(VENUE_NAMES)} {fws[-2].capitalize()}")
+    if own and ews and ews[-1] in HANDLE_NAMED:
+        return c.unique((entity, name, "s"), lambda: slugify(rng.choice(TOPICS)))  # #customer-feedback, not "Customer feedback"
     if own and ews and ews[-1] in CATEGORY_NAMES:
         used = c.used.setdefault((entity, name, "s"), set())
         free = [x for x in CATEGORY_NAMES[ews[-1]] if x not in used]
@@ -790,6 +794,8 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     w = set(ws)
     last = ws[-1] if ws else ""
     t = (about or topic(rng)).strip()
+    if re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)+", t):
+        t = t.replace("-", " ")  # a channel's handle said in words: "the research notes", not "the research-notes"
     t = t if t[:2].isupper() else t[:1].lower() + t[1:]
     c = _Ctx(rng, _dt.date(2024, 5, 15))
     kind = _doc_kind(ws, doc)
@@ -807,6 +813,8 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         return rng.choice(SUBJECT_TEMPLATES).format(t=t, T=_titled(t))
     if last == "name" and w & PERSON_NAME_WORDS or name in ("full_name", "fullname"):
         return _person_str(name, ws, c, None, doc)  # `firstName` is Maria, not "Reading list"
+    if last == "name" and noun and _words(noun) and _words(noun)[-1] in HANDLE_NAMED:
+        return slugify(rng.choice([x for x in TOPICS if x.lower() != t.lower()]))  # a new channel: "press-release"
     if last in ("title", "name") and about and re.fullmatch(r"[A-Za-z][A-Za-z ()'&-]{2,40}", about) and rng.random() < 0.6:
         fits = [v for v in NAME_VARIANTS if not set(re.findall(r"[a-z]+", v.lower())) & set(t.lower().split())]
         if fits:  # a renamed record keeps its subject: "Garden project (phase 2)", never "Thesis draft draft"

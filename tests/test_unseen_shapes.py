@@ -392,3 +392,18 @@ def test_search_qualifiers_are_no_record_fields():
               P("perimeterManagersType", "main or hr"), P("status", "Filter by status")]
     tool = ir.Tool(name="search", description="Search candidates", params=params)
     assert [p.name for p in params if _shapes_the_search(p, tool)] == ["keywordsType", "narrowPerimeter", "perimeterManagersType"]
+
+
+def test_handles_and_messages():
+    """A channel or a repository is named by a handle ("customer-feedback"); a message about it says
+    the words ("the customer feedback"); a message's parties are addresses."""
+    import random
+
+    from forgec.stdlib import values as V
+
+    c = V._Ctx(random.Random(0), V._dt.date(2024, 5, 15))
+    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", V._thing_name("name", c, "Channel"))
+    assert "-" not in V.said_value("text", "The message text", random.Random(1), about="customer-feedback", noun="Message")
+    rec = {"subject": "Hi", "to": ["MIA"], "cc": "x"}
+    V._agreeing_fields(rec, {"subject": {"type": "str"}, "to": {"type": "list", "items": {"type": "str"}}, "cc": {"type": "str"}}, random.Random(0))
+    assert all("@" in x for x in rec["to"]) and "@" in rec["cc"]
