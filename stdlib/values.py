@@ -920,6 +920,14 @@ def make_key(entity: str, key_tj: dict, i: int, rng: random.Random, ctx: _Ctx, u
         k = str(uuid.UUID(int=rng.getrandbits(128), version=4))
         used.add(k)
         return k
+    n_chars = re.search(r"\((\d{1,2}) characters\)", key_tj.get("doc", ""))
+    if n_chars:  # the docs give the key's length ("an 8-character key"): letters and digits, as such keys are
+        for _ in range(100):
+            k = "".join(rng.choice(string.ascii_uppercase + string.digits) for _ in range(int(n_chars.group(1))))
+            if k not in used:
+                break
+        used.add(k)
+        return k
     ex = doc_example(key_tj.get("doc", ""))
     ws = _words(entity)
     head = ws[-1] if ws else "id"

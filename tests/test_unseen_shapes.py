@@ -407,3 +407,15 @@ def test_handles_and_messages():
     rec = {"subject": "Hi", "to": ["MIA"], "cc": "x"}
     V._agreeing_fields(rec, {"subject": {"type": "str"}, "to": {"type": "list", "items": {"type": "str"}}, "cc": {"type": "str"}}, random.Random(0))
     assert all("@" in x for x in rec["to"]) and "@" in rec["cc"]
+
+
+def test_a_key_of_documented_length():
+    """'the 8-character collection key' -> keys of 8 letters and digits (Zotero's 'KMMQDFQ4')."""
+    import random
+
+    from forgec.stdlib import values as V
+
+    c = V._Ctx(random.Random(0), V._dt.date(2024, 5, 15))
+    used: set = set()
+    keys = [V.make_key("Collection", {"type": "str", "doc": "key (8 characters)"}, i, random.Random(i), c, used) for i in range(5)]
+    assert all(re.fullmatch(r"[A-Z0-9]{8}", k) for k in keys) and len(set(keys)) == 5

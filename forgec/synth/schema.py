@@ -1808,6 +1808,12 @@ def _finish_entities(s: Schema) -> None:
             rest["name"] = Field("name", A.OptionalType(A.PrimType("str")), f"what people call the {humanize(snake(e.name))}")
         fmts = {p.type.format for v in s.views.values() if v.target == e.name and v.key_param
                 for p in v.tool.params if p.name == v.key_param and p.type.kind == "string" and p.type.format}
+        lens = {m.group(1) for v in s.views.values() if v.target == e.name and v.key_param
+                for p in v.tool.params if p.name == v.key_param
+                for m in [re.search(r"\b(\d{1,2})[- ](?:char(?:acter)?s?|letters?|digits?)\b", (p.description or "") + " " + " ".join(
+                    x for x in re.split(r"(?<=[.;])\s+", v.tool.description or "") if p.name in x))] if m}
+        if not fmts and len(lens) == 1:
+            fmts = {f"{lens.pop()} characters"}  # "the collection's 8-character key": ABCD2345, not collection_91807
         doc = f"key ({fmts.pop()})" if len(fmts) == 1 and e.key_type == "str" else "key"  # "key (uuid)": the world's keys take the docs' format
         e.fields = {e.key: Field(e.key, kt, doc)} | rest
 
