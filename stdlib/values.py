@@ -1143,6 +1143,10 @@ def slugify(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
+def norm_words(name: str) -> set[str]:
+    return set(_words(name))
+
+
 def _agreeing_fields(rec: dict, fields: dict, rng: random.Random) -> None:
     """Fields of one record that must agree: a `slug` is its own name's slug (not a random URL), and
     an amount whose sibling type says percentage is a percentage (10, not 188.79)."""
@@ -1151,6 +1155,12 @@ def _agreeing_fields(rec: dict, fields: dict, rng: random.Random) -> None:
         ws = _words(f)
         if ws and ws[-1] == "slug" and tj.get("type") == "str" and own and isinstance(rec.get(f), str):
             rec[f] = slugify(own)
+    postal = [k for k in rec if norm_words(k) & {"city", "zip", "zipcode", "postal"}]
+    states = {x[1] for x in CITIES}
+    for k, tj in fields.items():  # a `state` beside a city or zip code is the place's state, not "closed"
+        if postal and _words(k)[-1:] == ["state"] and tj.get("type") == "str" and isinstance(rec.get(k), str) and rec[k] not in states:
+            city = next((rec[c] for c in rec if _words(c)[-1:] == ["city"] and isinstance(rec.get(c), str)), None)
+            rec[k] = next((x[1] for x in CITIES if x[0] == city), rng.choice(sorted(states)))
     if any(k in rec for k in ("subject", "body", "snippet")):  # a message: its parties are people's addresses
         f = fake(rng)
         for k in ("to", "cc", "bcc", "from", "sender", "recipient", "recipients", "replyTo", "reply_to"):

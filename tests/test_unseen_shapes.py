@@ -407,6 +407,12 @@ def test_handles_and_messages():
     rec = {"subject": "Hi", "to": ["MIA"], "cc": "x"}
     V._agreeing_fields(rec, {"subject": {"type": "str"}, "to": {"type": "list", "items": {"type": "str"}}, "cc": {"type": "str"}}, random.Random(0))
     assert all("@" in x for x in rec["to"]) and "@" in rec["cc"]
+    home = {"city": "Boston", "state": "closed", "zip": "02108"}
+    V._agreeing_fields(home, {k: {"type": "str"} for k in home}, random.Random(0))
+    assert home["state"] == "MA"  # Boston's state, by hand
+    work = {"state": "open", "email_address": "a@b.c"}
+    V._agreeing_fields(work, {k: {"type": "str"} for k in work}, random.Random(0))
+    assert work["state"] == "open"  # a workflow state beside an email address stays a state
 
 
 def test_a_key_of_documented_length():
