@@ -425,3 +425,38 @@ def test_a_key_of_documented_length():
     used: set = set()
     keys = [V.make_key("Collection", {"type": "str", "doc": "key (8 characters)"}, i, random.Random(i), c, used) for i in range(5)]
     assert all(re.fullmatch(r"[A-Z0-9]{8}", k) for k in keys) and len(set(keys)) == 5
+
+
+LISTS = {"tools": [
+    {"name": "list-todo-lists", "description": "Get the user's to-do lists.",
+     "inputSchema": {"type": "object", "properties": {}},
+     "outputSchema": {"type": "array", "items": {"type": "object", "properties": {
+         "id": {"type": "string", "description": "The unique identifier of the list."},
+         "displayName": {"type": "string", "description": "The name of the list."}}}}},
+    {"name": "update-todo-list", "description": "Rename a to-do list.",
+     "inputSchema": {"type": "object", "required": ["todoListId", "body"], "properties": {
+         "todoListId": {"type": "string", "description": "Use the 'id' field of the list object as returned by list-todo-lists."},
+         "body": {"type": "object", "properties": {
+             "id": {"type": "string", "description": "The unique identifier of the list. Read-only."},
+             "displayName": {"type": "string", "description": "The new name of the list."}}}}}},
+    {"name": "delete-todo-list", "description": "Delete a to-do list.",
+     "inputSchema": {"type": "object", "required": ["todoListId"], "properties": {
+         "todoListId": {"type": "string", "description": "Use the 'id' field of the list object as returned by list-todo-lists."}}}},
+]}
+
+
+def test_the_records_own_id_is_the_key(tmp_path):
+    """'Use the id field of the list object': the key a write takes is the `id` the listing shows, not a
+    second synthesized `todo_list_id` beside it holding another value (review 14, Microsoft Graph)."""
+    docs = tmp_path / "docs" / "lists"
+    docs.mkdir(parents=True)
+    (docs / "tools_list.json").write_text(json.dumps(LISTS))
+    out = tmp_path / "build"
+    r = subprocess.run([sys.executable, "-m", "forgec", "compile", str(tmp_path / "docs"), "-o", str(out), "-n", "8", "-q"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    forge = (out / "src" / "lists" / "env.forge").read_text()
+    assert re.search(r"entity TodoList key id \{", forge), forge[:600]
+    assert "todo_list_id" not in forge  # no second key beside the record's own id
+    world = json.loads((out / "states" / "lists.json").read_text())["entities"]["TodoList"]
+    assert world and all(rec["id"] == k for k, rec in world.items())
