@@ -1373,7 +1373,7 @@ class _Sampler:
                 return rng.choice(_PHRASES["observation"])  # what a memory store keeps about someone
             if re.search(r"(reason|thought|resolution)$", n):
                 return rng.choice(_PHRASES.get(n.split("_")[-1], _PHRASES["reason"]))
-            if not re.search(r"(address|street|address1|address2|address_line_2|line2|apartment|suite|unit|city|zip|zipcode|postal_code|state|province|region|country|destination|dest|new_path|target|to)$", n):
+            if not re.search(r"(address|street|address1|address2|address_line_2|line2|apartment|suite|unit|city|zip|zipcode|postal_code|state|province|region|country|destination|dest|new_path|target|to)$", n) or re.search(r"assign", n):
                 noun = self.m.written_entity(tool, rec)
                 taken = set()
                 if _own_name(name) and noun:  # a new name is one no other record of its kind has (else "my X called Y" is two)
@@ -1399,7 +1399,7 @@ class _Sampler:
                 return place[0]
             if re.search(r"(zip|zipcode|postal_code)$", n):
                 return f"{place[2]}{rng.randint(10, 99)}"
-            if rec and re.search(r"(destination|dest|new_path|target|to)$", n):
+            if rec and re.search(r"(destination|dest|new_path|target|to)$", n) and not re.search(r"(assign|sent|send|reply|email|mail)", n):
                 k = next((v for v in rec.values() if isinstance(v, str) and v.startswith("/")), None)
                 if k:
                     return f"{k.rsplit('/', 1)[0]}/{rng.choice(['archive', 'old'])}-{k.rsplit('/', 1)[-1]}"

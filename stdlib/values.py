@@ -538,6 +538,41 @@ def _str_for(name: str, c: _Ctx, entity: str | None, doc: str) -> str:
     return rng.choice(c.pool((entity, name), list(TOPICS)))
 
 
+# what a few kinds of thing are called, by the last word of the field or the entity (review 16: one pool of
+# project topics named payment cards, emoji and organizations): data of the value layer, not sampler rules
+EMOJI = ("thumbs_up", "tada", "heart", "rocket", "eyes", "white_check_mark", "smile", "fire", "clap", "thinking")
+ORG_WORDS = {"organization", "organisation", "org", "company", "vendor", "supplier", "tenant", "workspace", "agency", "employer"}
+CARD_WORDS = {"card", "wallet"}
+
+
+def _kind_str(ws: list[str], c: _Ctx, entity: str | None) -> str | None:
+    """A string whose field name or entity says what kind of thing it is: coordinates and floors as
+    numbers, an emoji by its short name, an organization by a company name, a card by its brand and
+    last digits, a sender or an assignee by a person's address."""
+    rng = c.rng
+    w = set(ws)
+    last = ws[-1] if ws else ""
+    ews = _words(entity or "")
+    if w & {"latitude", "lat"}:
+        return f"{rng.uniform(25, 48):.6f}"
+    if w & {"longitude", "lng", "lon"}:
+        return f"{rng.uniform(-122, -71):.6f}"
+    if last in ("floor", "apartment", "suite", "unit", "door", "building"):
+        return str(rng.randint(1, 12))
+    if "emoji" in w or (ews and ews[-1] in ("emoji", "reaction") and last in ("name", "code")):
+        return rng.choice(c.pool((entity, "emoji"), list(EMOJI), 6))
+    if last in ORG_WORDS or (last == "name" and len(ws) > 1 and ws[-2] in ORG_WORDS):
+        return c.unique((entity, "org"), lambda: fake(rng).company())
+    if last in ("sender", "assignee") or ws[-2:] == ["assigned", "to"]:
+        return _email(c)  # who sent a message, who a work item is assigned to: a person's address
+    if last in ("name", "title", "label") and len(ws) == 1 and ews:  # what a record of this kind is called
+        if ews[-1] in ORG_WORDS:
+            return fake(rng).company()
+        if ews[-1] in CARD_WORDS:
+            return f"{rng.choice(['Visa', 'Mastercard', 'Amex'])} ending in {rng.randint(1000, 9999)}"
+    return None
+
+
 # what a field's own doc says it holds, when the name alone does not ("reply_to_address": "Email address
 # for replies"); an id-like name keeps its id ("The ID of the user whose email ...")
 _DOC_KINDS = tuple((kind, re.compile(rx, re.I)) for kind, rx in (
@@ -651,6 +686,12 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
     own = len(fws) == 1 or [singular(w) for w in fws[:-1]] == [singular(w) for w in ews]  # `name`, `movie_name` of a Movie
     if not own and len(fws) >= 2 and singular(fws[-2]) in VENUES:  # `theater_name` of a movie: a place's name
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(VENUE_NAMES)} {fws[-2].capitalize()}")
+    if own and ews and ews[-1] in ORG_WORDS:
+        return c.unique((entity, name, "s"), lambda: fake(rng).company())  # an organization is called like a company
+    if own and ews and ews[-1] in CARD_WORDS:
+        return c.unique((entity, name, "s"), lambda: f"{rng.choice(['Visa', 'Mastercard', 'Amex'])} ending in {rng.randint(1000, 9999)}")
+    if own and ews and ews[-1] in ("emoji", "reaction"):
+        return c.unique((entity, name, "s"), lambda: rng.choice(EMOJI))
     if own and ews and ews[-1] in HANDLE_NAMED:
         return c.unique((entity, name, "s"), lambda: slugify(rng.choice(TOPICS)))  # #customer-feedback, not "Customer feedback"
     if own and ews and ews[-1] in CATEGORY_NAMES:
@@ -801,6 +842,9 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     kind = _doc_kind(ws, doc)
     if kind is not None and kind not in ("date", "datetime"):
         return _KIND_MAKERS[kind](name, c, None)
+    made = _kind_str(ws, c, noun)  # an emoji, an organization, an assignee: what the field says it is
+    if made is not None:
+        return made
     if is_problem(noun) and (last in ("title", "summary", "subject", "headline") or last == "name" and len(ws) == 1):
         return rng.choice([p for p in PROBLEMS if p != about])  # a new incident, issue or ticket: what went wrong
     if is_person(noun) and (w & TEXTY):
@@ -894,7 +938,7 @@ def _faker_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str =
     return None
 
 
-_STR_RULES = (_doc_str, _faker_kind2, _person_str, _time_str, _place_str, _catalog_str, _faker_str)
+_STR_RULES = (_doc_str, lambda n, ws, c, e, d: _kind_str(ws, c, e), _faker_kind2, _person_str, _time_str, _place_str, _catalog_str, _faker_str)
 
 
 def _id_like(name: str, rng: random.Random) -> str:

@@ -460,3 +460,20 @@ def test_the_records_own_id_is_the_key(tmp_path):
     assert "todo_list_id" not in forge  # no second key beside the record's own id
     world = json.loads((out / "states" / "lists.json").read_text())["entities"]["TodoList"]
     assert world and all(rec["id"] == k for k, rec in world.items())
+
+
+def test_kinds_of_thing_have_their_own_values():
+    """Review 16: one pool of project topics named payment cards, emoji, organizations, a sender and
+    an address's latitude. Each kind now gets a value of its kind (checked by form, by hand)."""
+    import random
+
+    from forgec.stdlib import values as V
+
+    g = lambda n, e: V.generate_value({"type": "str"}, n, random.Random(3), entity=e)  # noqa: E731
+    assert -90 <= float(g("latitude", "Address")) <= 90 and g("floor", "Address").isdigit()
+    assert g("emoji_name", "Reaction") in V.EMOJI
+    assert "@" in g("sender", "Message") and "@" in g("assigned_to", "WorkItem")
+    assert g("author", "Book") and "@" not in g("author", "Book")  # a book's author is no address
+    c = V._Ctx(random.Random(0), V._dt.date(2024, 5, 15))
+    assert re.fullmatch(r"(Visa|Mastercard|Amex) ending in \d{4}", V._thing_name("name", c, "PaymentCard"))
+    assert V._thing_name("name", c, "Organization") not in [t.capitalize() for t in V.TOPICS]
