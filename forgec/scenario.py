@@ -1052,6 +1052,13 @@ class _Sampler:
             ref = refer(recs, target, fields, sc.rng, superlatives, status_last=not mine)
         if ref is None:
             raise _Skip("no-referring-expression")
+        if self.m.user is None and (ref.attrs or ref.op):
+            # the owner knows all their records, not only the page a search returned: the words must single the
+            # record out among all of them (review 16: "my message with ..." matched 4-6 of 90 messages)
+            world = [r for r in ((sc.env.state.get("entities") or {}).get(ent) or {}).values() if isinstance(r, dict)]
+            kf = self.m.decl[ent].key
+            if len(world) > len(recs) and [world[i].get(kf) for i in select(world, ref)] != [recs[target].get(kf)]:
+                raise _Skip("not-unique")
         noun = noun or humanize(ent)
         cur, cur_v = expr, recs
         for f, v in ref.attrs:
