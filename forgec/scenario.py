@@ -202,6 +202,8 @@ class _Model:
                 continue
             if re.search(r"(^|_)(reason|note|notes|comment|text|body|description|content|message|resolution|args|query|pattern)$", norm(f.name)):
                 continue  # what was written about a record, not how its owner names it
+            if re.search(r"(^|_)(mode|strategy|policy|behaviou?r|options?|operation|propagate|format|encoding)$", norm(f.name)):
+                continue  # how a call does its work (`propagate_mode: change_all`), not what the record is (review 16)
             present = [r[f.name] for r in (self.ents.get(ent) or {}).values() if r.get(f.name) is not None]
             if isinstance(t, A.PrimType) and t.name == "str" and topic_filler(f.name, present, ent):
                 continue  # a string of unknown meaning filled with topic phrases: nothing a person names or asks
