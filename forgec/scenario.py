@@ -2416,6 +2416,10 @@ def _say_param(name: str, v: Any) -> str:
             return f"called \"{v}\""  # "a new tag called "Q3"", not "with name Q3"
         if n in ("body", "content", "text", "message", "comment", "note", "contents") and " " in v.strip():
             return f"saying \"{v}\""  # "a note saying "...", not "with body "...""
+        dt = re.fullmatch(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d)(?::00(?:\.0+)?)?(Z|[+-]00:?00)?", v)
+        if dt:  # "with event time 2024-05-17 at 18:30", not "2024-05-17T18:30:00" read out (review 16)
+            lead = f"{humanize(n[:-3])} on" if n.endswith("_at") else w  # starts_at: "starts on 2024-05-29 at 18:00"
+            return f"{lead} {dt.group(1)} at {dt.group(2)}" + (" UTC" if dt.group(3) else "")
         if re.fullmatch(r"\d{4}-\d\d-\d\d", v) and re.search(r"(^|_)(date|day)$", n) and not re.search(r"(due|deadline|end|expir|until|target|start|birth)", n):
             return f"on {v}"  # "buy two tickets ... on 2024-05-20"
         if re.search(r"(reason)$", n):

@@ -477,3 +477,10 @@ def test_kinds_of_thing_have_their_own_values():
     c = V._Ctx(random.Random(0), V._dt.date(2024, 5, 15))
     assert re.fullmatch(r"(Visa|Mastercard|Amex) ending in \d{4}", V._thing_name("name", c, "PaymentCard"))
     assert V._thing_name("name", c, "Organization") not in [t.capitalize() for t in V.TOPICS]
+
+
+def test_a_time_is_said_as_a_person_says_it():
+    from forgec.scenario import _say_param
+
+    assert _say_param("event_time", "2024-05-17T18:30:00") == "event time 2024-05-17 at 18:30"
+    assert _say_param("starts_at", "2024-05-29T18:00:00Z") == "starts on 2024-05-29 at 18:00 UTC"
