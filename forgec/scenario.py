@@ -1254,6 +1254,8 @@ class _Sampler:
                 finally:
                     self._item = False
                 return None if r is None else (A.ListLit((r[0],)), [r[1]])
+            if p.default is not None or isinstance(p.type, A.OptionalType):
+                return None  # an optional `body: any` nothing can fill is left out, not the end of the intent
             raise _Skip("unfillable-argument")
         said.append(_say_param(f"{self._parent}_{p.name}" if self._parent and depth else p.name, v))
         sc.said_of[said[-1]] = (f"{self._parent}_{p.name}" if self._parent and depth else p.name, v)
