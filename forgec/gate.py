@@ -567,9 +567,25 @@ def check_dictated(c: Candidate, g: Gate) -> str | None:
     call, no reasoning node) is a form the user fills in: every argument dictated. Several
     dictated writes in order are left to the other checks (each act is still the user's)."""
     calls = [n for n in c.nodes if isinstance(n, A.CallNode)]
-    if any(isinstance(n, A.ReasonNode) for n in c.nodes) or len(calls) != 1 or not g.writes.get(calls[0].tool):
-        return None
-    return "dictated-call"
+    ops = {n.op for n in c.nodes if isinstance(n, A.ReasonNode)}
+    if not ops and len(calls) == 1 and g.writes.get(calls[0].tool):
+        return "dictated-call"
+    if len(calls) > len(c.writes) and not ops & DECISION_OPS and c.writes and all(args for _t, args in c.writes):
+        # a lookup that only finds what the user said: "delete my collection called X" when the collection's
+        # key is its name; the list read decides nothing, every value written was dictated (review 17)
+        said = {json.dumps(v, sort_keys=True) for v in _scalars(list(c.facts.values()))}
+        if all(json.dumps(v, sort_keys=True) in said for _t, args in c.writes for v in _scalars(list(args.values()))):
+            return "dictated-call"
+    return None
+
+
+def _scalars(v: Any) -> list:
+    """The scalar values inside `v` (lists and records opened)."""
+    if isinstance(v, dict):
+        return [x for y in v.values() for x in _scalars(y)]
+    if isinstance(v, (list, tuple)):
+        return [x for y in v for x in _scalars(y)]
+    return [v]
 
 
 # reasoning that decides something (counts, totals, extremes, comparisons); `filter`/`first`/`pluck` only select

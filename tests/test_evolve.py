@@ -41,10 +41,13 @@ def _plant(build: Path) -> dict[str, str]:
                 f'    persona "{c["name"]}"\n    knows customer_id = "{cid}"\n{knows}    unknown "ticket id"\n'
                 f'    intent "{intent}"\n  }}\n  call my_customer = get_customer(customer_id: user.customer_id)\n')
 
-    # 1. ambiguous: three tickets none of them closed, "set the priority of my ticket to N" (which one?)
+    # 1. ambiguous: three tickets none of them closed (gold takes one not resolved), "set the priority of my ticket to N" (which one?)
     n = 0
     for cid, c, ts in _customers(state):
         if n == 3 or len(ts) != 3 or any(t["status"] == "closed" for t in ts):
+            continue
+        order = sorted(range(3), key=lambda i: ts[i]["status"] == "resolved")  # gold writes no ticket in an ending state
+        if ts[order[0]]["status"] == "resolved":
             continue
         pr = next((p for p in (1, 2, 3, 4) if all(t["priority"] != p for t in ts)), None)
         if pr is None:
@@ -55,7 +58,7 @@ def _plant(build: Path) -> dict[str, str]:
         text = head(name, cid, c, f"Please set the priority of my ticket to {pr}.", f"    knows priority = {pr}\n",
                     f"set the priority of my ticket to {pr}")
         text += "".join(f"  call ticket_{i + 1} = get_ticket(ticket_id: my_customer.ticket_ids[{i}])\n" for i in range(3))
-        text += "  reason the_ticket = first([ticket_1, ticket_2, ticket_3])\n"
+        text += f"  reason the_ticket = first([{', '.join(f'ticket_{i + 1}' for i in order)}])\n"
         text += "  call changed = set_ticket_priority(ticket_id: the_ticket.ticket_id, priority: user.priority)\n}\n"
         (bp_dir / f"{name}.forge").write_text(text)
         planted[f"helpdesk/{name}"] = "task"

@@ -272,7 +272,11 @@ def test_dictated_single_call_is_rejected(airline):
     assert check_dictated(c, g) == "dictated-call"
     assert g.check(c) == "dictated-call"
     look = A.CallNode("me", "get_user_details", (A.Arg("user_id", _user_attr("user_id")),))
-    assert check_dictated(_cand(c.instruction, c.intents, [look, node], c.facts, c.writes), g) is None
+    # a login lookup that only finds the user the user named decides nothing (issue 21: "if a login lookup does
+    # not count as a lookup"): still dictated; a write whose argument the lookup supplies is not
+    assert check_dictated(_cand(c.instruction, c.intents, [look, node], c.facts, c.writes), g) == "dictated-call"
+    looked = [("add_travel_credit", {"user_id": uid, "amount": 150.0, "note": "from the lookup"})]
+    assert check_dictated(_cand(c.instruction, c.intents, [look, node], c.facts, looked), g) is None
 
 
 def test_argument_from_nowhere_is_rejected(airline):

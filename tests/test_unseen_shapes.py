@@ -484,3 +484,31 @@ def test_a_time_is_said_as_a_person_says_it():
 
     assert _say_param("event_time", "2024-05-17T18:30:00") == "event time 2024-05-17 at 18:30"
     assert _say_param("starts_at", "2024-05-29T18:00:00Z") == "starts on 2024-05-29 at 18:00 UTC"
+
+
+NAMED = {"tools": [
+    {"name": "list_collections", "description": "List all collection names in the database.",
+     "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "delete_collection", "description": "Delete a collection.",
+     "inputSchema": {"type": "object", "required": ["collection_name"], "properties": {
+         "collection_name": {"type": "string", "description": "Name of the collection to delete"}}}},
+]}
+
+
+def test_a_lookup_that_only_finds_what_the_user_said_is_no_lookup(tmp_path):
+    """'delete the collection X' when a collection's key is its name: listing first decides nothing, so
+    the task is one dictated call (rubric 3; review 17 rejected 11 such tasks) and is not emitted."""
+    docs = tmp_path / "docs" / "named"
+    docs.mkdir(parents=True)
+    (docs / "tools_list.json").write_text(json.dumps(NAMED))
+    out = tmp_path / "build"
+    r = subprocess.run([sys.executable, "-m", "forgec", "compile", str(tmp_path / "docs"), "-o", str(out), "-n", "8", "-q"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    tasks = [json.loads(x) for x in (out / "tasks" / "named.jsonl").read_text().splitlines() if x.strip()]
+    for t in tasks:
+        said = {json.dumps(v) for v in t["user"]["facts"].values()}
+        writes = [c for c in t["gold_calls"] if c.get("write")]
+        assert not (writes and all(json.dumps(v) in said for c in writes for v in c["arguments"].values())), t["instruction"]
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["envs"]["named"]["stats"]["sampler_rejected"].get("dictated-call", 0) > 0
