@@ -686,10 +686,8 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
     own = len(fws) == 1 or [singular(w) for w in fws[:-1]] == [singular(w) for w in ews]  # `name`, `movie_name` of a Movie
     if not own and len(fws) >= 2 and singular(fws[-2]) in VENUES:  # `theater_name` of a movie: a place's name
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(VENUE_NAMES)} {fws[-2].capitalize()}")
-    if own and ews and ews[-1] in ORG_WORDS:
-        return c.unique((entity, name, "s"), lambda: fake(rng).company())  # an organization is called like a company
-    if own and ews and ews[-1] in CARD_WORDS:
-        return c.unique((entity, name, "s"), lambda: f"{rng.choice(['Visa', 'Mastercard', 'Amex'])} ending in {rng.randint(1000, 9999)}")
+    if own and ews and ews[-1] in ORG_WORDS | CARD_WORDS:  # a company name, "Visa ending in 4242": _kind_str's rule, each once
+        return c.unique((entity, name, "s"), lambda: _kind_str(["name"], c, entity))
     if own and ews and ews[-1] in ("emoji", "reaction"):
         return c.unique((entity, name, "s"), lambda: rng.choice(EMOJI))
     if own and ews and ews[-1] in HANDLE_NAMED:
@@ -1187,10 +1185,6 @@ def slugify(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def norm_words(name: str) -> set[str]:
-    return set(_words(name))
-
-
 def _agreeing_fields(rec: dict, fields: dict, rng: random.Random) -> None:
     """Fields of one record that must agree: a `slug` is its own name's slug (not a random URL), and
     an amount whose sibling type says percentage is a percentage (10, not 188.79)."""
@@ -1199,7 +1193,7 @@ def _agreeing_fields(rec: dict, fields: dict, rng: random.Random) -> None:
         ws = _words(f)
         if ws and ws[-1] == "slug" and tj.get("type") == "str" and own and isinstance(rec.get(f), str):
             rec[f] = slugify(own)
-    postal = [k for k in rec if norm_words(k) & {"city", "zip", "zipcode", "postal"}]
+    postal = [k for k in rec if set(_words(k)) & {"city", "zip", "zipcode", "postal"}]
     states = {x[1] for x in CITIES}
     for k, tj in fields.items():  # a `state` beside a city or zip code is the place's state, not "closed"
         if postal and _words(k)[-1:] == ["state"] and tj.get("type") == "str" and isinstance(rec.get(k), str) and rec[k] not in states:
