@@ -130,6 +130,21 @@ def documented_values(doc: str, names: frozenset = frozenset()) -> list[str]:
     return list(_listed(doc or "", frozenset(names)))
 
 
+_EXAMPLES = re.compile(r"\b(?:e\.g\.?|eg\.|for example|such as|like)[:,]?\s*((?:[`'\"][^`'\"\n]{1,30}[`'\"][\s,/|]*(?:or\s+|and\s+)?){2,})", re.I)
+
+
+@functools.lru_cache(maxsize=8192)
+def documented_examples(doc: str) -> tuple[str, ...]:
+    """Values a doc gives as examples ("Name of the emoji (e.g. 'thumbsup', 'rocket', 'eyes')"): not the
+    only ones allowed (the gate never holds a value to them), but what a person asks for when the
+    field's meaning is nothing a generator knows. Short words only; a path or an id is no example to reuse."""
+    m = _EXAMPLES.search(doc or "")
+    if not m:
+        return ()
+    vals = tuple(dict.fromkeys(v for v in _QUOTED.findall(m.group(1)) if len(v.split()) <= 3 and not re.search(r"[/\\@:]|\d{3,}", v)))
+    return vals if len(vals) >= 2 else ()
+
+
 # a bare list of three or more lower-case values after a lead ("Filter: draft, pending, confirmed,
 # processing, completed, cancelled"; "one of low, medium or high"; "status (open, closed, merged)")
 _BARE_LISTED = re.compile(r"(?:\b(?:one of|filter|(?:possible |allowed |valid )?values?|options?|status(?:es)?|states?|types?)\s*:?\s+|\()"

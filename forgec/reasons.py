@@ -121,7 +121,8 @@ def reason_for(kind: str, verb: str, doc: str, ent: str, rec: Any, described: tu
         rating = next((x for k, x in args.items() if re.search(r"rating|stars?|score", k) and isinstance(x, (int, float))), None)
         if v in ("book", "reserve") and dest:
             opts = [f"I'm visiting family near {dest}", f"I have a meeting near {dest} that week", f"I'm going to a conference near {dest}"]
-        elif re.search(r"\b(review|rate)\b", v + " " + d):
+        elif re.search(r"\b(review|rate)\b", v) or rating is not None or re.search(
+                r"\b(add|write|post|leave|submit|create)s?\s+(a|an)\s+(\w+\s+)?(review|rating)\b", d):  # "a review", not "a merge request for review"
             thing = dnoun or "product"
             if thing == "book":
                 opts = ["I read the book and want to share what I thought"]

@@ -163,6 +163,17 @@ class _Model:
             return self.key_names.get(n) or (self.key_names.get(singular(n)) if isinstance(t, A.ListType) else None)
         return None
 
+    def container(self, child: str, parent: str) -> str | None:
+        """The field of `child` records holding the key of the `parent` record they live in (a merge
+        request's `project_id`), if any: a tool taking both keys means that parent, never another."""
+        if child == parent or child not in self.decl:
+            return None
+        for f in self.decl[child].fields:  # a required reference: a ticket's optional `assignee_id` is no home
+            if f.name != self.decl[child].key and not isinstance(f.type, (A.ListType, A.OptionalType)) \
+                    and self.key_entity(f.name, f.type) == parent:
+                return f.name
+        return None
+
     def required(self, t: A.ToolDecl) -> list[A.ParamDecl]:
         return [p for p in t.params if p.default is None and not isinstance(p.type, A.OptionalType)]
 
@@ -581,6 +592,9 @@ def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | 
     last = next(((f, v) for f, v in rest if re.fullmatch(r"(last|family|sur)_?name|surname", norm(f))), None)
     if first and last:  # "the candidate called Tara Lewis", not "with the tara first name and the lewis last name"
         rest = [x for x in rest if x not in (first, last)] + [("name", f"{first[1]} {last[1]}")]
+    label = next(((f, v) for f, v in rest if _own_name(f) and isinstance(v, str) and re.search(r"\bending in \d{2,4}$", v)), None)
+    if label and not ref.op and not adj and len(rest) == 1:
+        return f"{det} {label[1]}"  # a card's label names it as a person does: "my Amex ending in 3785"
     quals = [qualifier(f, v) for f, v in rest]
     place = [q for q in quals if q.startswith(("from ", "to ", "on "))]
     other = [q for q in quals if q not in place]
@@ -604,7 +618,9 @@ def qualifier(f: str, v: Any) -> str:
     n = norm(f)
     w = humanize(n)
     if isinstance(v, str) and _DATE.match(v):
-        if re.search(r"(^|_)(end|ends|until|to|due|expires?|expiry|finish)(_|$)", n):
+        if re.search(r"(^|_)due(_|$)", n):
+            return f"due {v[:10]}"  # "my issue due 2024-07-05": a deadline, not an end
+        if re.search(r"(^|_)(end|ends|until|to|expires?|expiry|finish)(_|$)", n):
             return f"ending {v[:10]}"  # "from 2024-06-01 ending 2024-06-05", never "on X on Y"
         if re.search(r"(^|_)(start|starts|from|begin|since)(_|$)", n):
             return f"starting {v[:10]}"
@@ -621,6 +637,8 @@ def qualifier(f: str, v: Any) -> str:
         return f"called \"{v}\""  # the record's own name; a `new_name` or `embedding_function_name` is not what it is called
     if isinstance(v, str) and re.search(r"(^|_)address$", n):
         return f"shipping to {v}" if "ship" in n or "deliver" in n else f"at {v}"
+    if n.endswith("_name") and len(str(v).split()) <= 3:
+        w = humanize(n.removesuffix("_name"))  # `embedding_function_name` "openai": "with the openai embedding function"
     return f"with the {say(v).replace('_', ' ')} {w}" if len(str(v).split()) <= 3 else f"whose {w} is \"{v}\""
 
 
@@ -779,6 +797,18 @@ _CONTENT_PARAM = re.compile(r"(^|_)(to|recipients?|subject|body|text|content|mes
 _OPENERS = ["I'd like to", "Could you please", "I want to", "Please"]
 _CANCEL_VERBS = {"cancel", "delete", "remove", "close", "revoke", "withdraw", "archive", "drop", "unsubscribe", "terminate", "discard"}
 _CHANGE_VERBS = {"change", "update", "modify", "set", "edit", "move", "rename", "replace", "patch", "switch"}
+
+
+def _placeholder(v: Any, ent: str) -> bool:
+    """A key made of the entity's noun and a number (`branch_76`): generated, never what a person calls it."""
+    return isinstance(v, str) and re.fullmatch(rf"{re.escape(norm(ent))}s?[_-]?\d+", norm(v)) is not None
+
+
+def _moves(tool: A.ToolDecl, p: A.ParamDecl) -> bool:
+    """Whether `p` names where a record goes (`move_card(card_id, list_id)`, a `target_project_id`),
+    not the record it already lives in."""
+    return _doc_verb(tool.doc) in ("move", "transfer", "copy", "fork", "clone", "migrate", "reassign") or bool(
+        re.search(r"(^|_)(new|target|dest|destination|to)(_|$)", norm(p.name)) or re.search(r"\b(new|target|destination)\b", p.doc or "", re.I))
 
 
 def _doc_verb(doc: str) -> str:
@@ -1199,6 +1229,14 @@ class _Sampler:
             v = self.new_name(sc, ke)  # create_entities([{name, ...}]): a node that is not there yet
             said.append(f"a new {humanize(ke)} {v}")
             return sc.fact(p.name, v), v
+        if ke is not None and ke != rec_ent and not is_list and rec and required and not _moves(tool, p):
+            f = m.container(rec_ent, ke)  # the project of the merge request acted on: its own, read from it
+            if f is not None and any(isinstance(n, A.Set) and isinstance(n.target, A.Attr) and n.target.name == f for n in A.walk(tool)):
+                f = None  # the tool sets it (a ticket's agent): a new value, not where the record lives
+            if f is not None and rec.get(f) is not None and isinstance(rec_name, str):
+                return A.Attr(A.Name(rec_name), f), rec[f]
+            if f is not None and rec.get(f) is not None:  # the branch the user named: its project is named too
+                return self.described(sc, ke, p, rec, said, only=rec[f])
         if ke is not None and ke != rec_ent and not is_list:
             return self.described(sc, ke, p, rec, said)
         if ke is not None and m.user is None and depth == 0 and p.default is None and not isinstance(p.type, A.OptionalType):
@@ -1261,7 +1299,7 @@ class _Sampler:
         sc.said_of[said[-1]] = (f"{self._parent}_{p.name}" if self._parent and depth else p.name, v)
         return sc.fact(p.name, v), v
 
-    def described(self, sc: _Scenario, ent: str, p: A.ParamDecl, rec: dict, said: list[str]) -> tuple[A.Expr, Any]:
+    def described(self, sc: _Scenario, ent: str, p: A.ParamDecl, rec: dict, said: list[str], only: Any = None) -> tuple[A.Expr, Any]:
         """A record the user describes (the new flight): looked up, then named by its attributes
         (the search's own criteria first: "the flight from JFK to LAX on 2024-05-17 leaving at 09:00")."""
         m = self.m
@@ -1276,7 +1314,7 @@ class _Sampler:
             found = self.search_for(sc, ent, rec)
             lst, pre = (found[0], found[1]) if found else (None, ())
         if (lst is None or not lst[1]) and m.user is None:
-            return self.named_node(sc, ent, said)
+            return self.named_node(sc, ent, said, home=rec)
         if (lst is None or not lst[1]) and re.search(r"(payment|card|voucher|coupon|certificate|wallet)", norm(ent)):
             # a payment instrument the user holds: they tell which one (τ-bench users do), nothing to look up
             keys = sorted((m.ents.get(ent) or {}))
@@ -1291,10 +1329,19 @@ class _Sampler:
         recs = lst[1]
         cur = rec.get(p.name)
         where = [i for i, r in enumerate(recs) if r.get(m.decl[ent].key) != cur]
+        inside = m.container(ent, m.entity_of(rec)) if rec else None
+        if inside is not None:  # the issue to link or react to is one of the acted-on project's, not any project's
+            home = rec.get(m.decl[m.entity_of(rec)].key)
+            where = [i for i in where if recs[i].get(inside) == home]
+        if only is not None:  # the record the acted-on one lives in
+            where = [i for i, r in enumerate(recs) if r.get(m.decl[ent].key) == only]
         sc.roots.add(lst[0].id if isinstance(lst[0], A.Name) else "")
         name, r, words = self.pick(sc, ent, lst, mine=False, where=where, superlatives=True, pre=pre)
-        said.append(("described", humanize(ent), words))
-        sc.described = (name, ent, r)
+        if only is not None:
+            said.append(f"in {words}")  # "the branch X in the project called Y": where it is, not something to change
+        else:
+            said.append(("described", humanize(ent), words))
+            sc.described = (name, ent, r)
         sc.unknown.append(humanize(m.decl[ent].key))
         key = m.decl[ent].key
         return A.Attr(A.Name(name), key), r[key]
@@ -1361,12 +1408,15 @@ class _Sampler:
                 opts = [v for v in (0.5, 1.0) if lo <= v <= hi and v != cur]
             return rng.choice(opts) if opts else _NONE
         if t.name == "str":
-            from forgec.gate import documented_values  # the docs list the values ("one of 'celsius', 'fahrenheit'"): one of them
+            from forgec.gate import documented_examples, documented_values  # the docs list the values ("one of 'celsius', 'fahrenheit'"): one of them
             from forgec.stdlib.sql_state import sql_arg  # a SQL statement over the state's tables
 
             listed = [v for v in documented_values(doc or "", frozenset(q.name for q in tool.params)) if v != cur]
             if listed:
                 return rng.choice(listed)
+            examples = [v for v in documented_examples(doc or "") if v != cur]
+            if examples:  # "Name of the emoji (e.g. 'thumbsup', 'rocket', 'eyes')": an emoji, not a made-up title
+                return rng.choice(examples)
 
             v = sql_arg(name, doc or "", sc.env.state.get("entities", {}), rng)
             if v is not None:
@@ -1442,8 +1492,9 @@ class _Sampler:
             if ke is not None and not isinstance(strip_optional(p.type), A.ListType) and (ke != m.user or m.user is None):
                 if m.user is not None and not (m.owner_field.get(ke) or ke in m.user_list_field):
                     continue  # not a record a user owns (the flight to book on): described, below
-                target_param = (p, ke)
-                break
+                if target_param is not None and not m.container(ke, target_param[1]):
+                    continue
+                target_param = (p, ke)  # a record inside the one found so far (the merge request of a project): it is acted on
         about_user = any(m.key_entity(p.name, p.type) == m.user for p in t.params) or _mentions_user(m, t)
         if m.user is not None and target_param is None and not about_user:
             raise _Skip("not-the-users-business")
@@ -1613,7 +1664,7 @@ class _Sampler:
             return A.RecordLit(tuple(A.FieldInit(f, sc.fact(f, rec[f])) for f in names)), {f: rec[f] for f in names}
         return None
 
-    def named_node(self, sc: _Scenario, ent: str, said: list[str]) -> tuple[A.Expr, Any]:
+    def named_node(self, sc: _Scenario, ent: str, said: list[str], home: dict | None = None) -> tuple[A.Expr, Any]:
         """A record of a store with no lookup listing them (a knowledge graph's node), named by a key a
         person knows ("the person Dana Sato"), other than the ones this task already names."""
         m = self.m
@@ -1621,7 +1672,14 @@ class _Sampler:
         recs = (sc.env.state.get("entities", {}) or {}).get(ent) or {}
         known = [v for v in sc.facts.values() if isinstance(v, str)]
         vals = [k for k in sorted(recs) if recs[k].get(key, k) not in known]
+        inside = m.container(ent, m.entity_of(home)) if home else None
+        if inside is not None:  # the branch to delete is one of the acted-on project's
+            hk = home.get(m.decl[m.entity_of(home)].key)
+            vals = [k for k in vals if recs[k].get(inside) == hk]
         if not vals or sum(looks_like_id(v) for v in vals) * 2 > len(vals):
+            raise _Skip("no-lookup-for-described")
+        vals = [k for k in vals if not looks_like_id(recs[k].get(key, k))]  # "the branch branch_76" is no name a person uses
+        if not vals:
             raise _Skip("no-lookup-for-described")
         rec = recs[sc.rng.choice(vals)]
         kind = next((rec[f] for f in m.natural_fields(ent) if re.search(r"(type|kind|category)$", norm(f)) and isinstance(rec.get(f), str)), None)
@@ -1639,7 +1697,10 @@ class _Sampler:
         natural_key = re.search(r"(path|name|title|slug|file|dir|directory|folder|url)$", norm(key))
         if not vals or (sum(looks_like_id(v) for v in vals) * 2 > len(vals) and not natural_key):
             raise _Skip("no-lookup")  # ids the owner never sees; a path or name is theirs to say
+        vals = [v for v in vals if not _placeholder(recs[v].get(key, v), ent)] or vals
         k = sc.rng.choice(vals)
+        if _placeholder(recs[k].get(key, k), ent):
+            raise _Skip("no-lookup")  # "the branch branch_76": a made-up key, no name a person uses
         rec = recs[k]
         noun = rec.get("kind") if isinstance(rec.get("kind"), str) and len(rec.get("kind")) < 20 else humanize(ent)
         if create:
@@ -1819,6 +1880,11 @@ class _Sampler:
                 isinstance(x, str) and isinstance(y, str) and all(re.fullmatch(r"\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?|\d{1,2}:\d{2}(?::\d{2})?", z) for z in (x, y)))
             if ordered and y < x:  # dates, times and numbers; `from_user_id`/`to_user_id` are no span
                 raise _Skip("implausible-value")
+        pair = re.compile(r"^(source|src|from|target|to|dest|destination|other|related|linked)_")
+        for a, x in flat.items():  # `issue_iid` and `target_issue_iid` the same issue: a record linked to itself
+            b = pair.sub("", a)
+            if b != a and b in flat and flat[b] == x and x not in (None, "", True, False):
+                raise _Skip("self-link")
         for k, (_, v) in args.items():
             for name, x in _scalar_items(k, v):
                 n = norm(name)
@@ -1886,8 +1952,12 @@ class _Sampler:
                     c = pat.sub(lambda _m: "\x00", c, count=1)  # held apart: a described noun inside it stays
                 elif (bare := _bare_object(ent_noun).search(c)) is not None:
                     c = c[:bare.start(1)] + "\x00" + c[bare.end(1):]  # "delete incomplete tasks" -> "delete my task called X"
-                else:  # the record is not in the docs' sentence: a new one goes in it, a change is for it
-                    c = f"{c} {'in' if kind == 'create' or self.m.kinds.get(t.name) == 'create' else 'for'} \x00"
+                else:  # the record is not in the docs' clause: the docs' own preposition for it ("using a saved card"),
+                    # else a new one goes in it, a change is for it
+                    prep = re.search(rf"\b(using|with|via|from|on|to|for|in|into)\s+(?:(?:a|an|the|your|one of the)\s+)?(?:\w+\s+)?{re.escape(ent_noun)}s?\b",
+                                     (t.doc or "").split(". ")[0], re.I)
+                    prep = prep.group(1).lower() if prep else ('in' if kind == 'create' or self.m.kinds.get(t.name) == 'create' else 'for')
+                    c = f"{c} {prep} \x00"
             made = humanize(self.m.returned_entity(t) or "") if kind == "create" else ""
             for _, noun, words in list(described):
                 if noun == made:  # a new collection inside one the user names: the docs' "a new collection" is the new one
@@ -2469,7 +2539,7 @@ def _settings(pairs: list[tuple[str, Any]], units: dict | None = None) -> str:
 def _join_said(c: str, said: list[str], to: bool = True) -> str:
     if not said:
         return ""
-    called = [s for s in said if s.startswith(("called ", "renamed to ", "on ", 'to "', "inside "))]
+    called = [s for s in said if s.startswith(("called ", "renamed to ", "on ", 'to "', "inside ", "in the ", "in my "))]
     lead = [s for s in said if s.startswith(("because", "to ", "all ", "(", "paying with")) and s not in called]  # 'a new tag called "Q3"', never 'with called'
     saying = [s for s in said if s.startswith("saying ")]  # 'a comment saying "..."' ends the phrase
     rest = [s for s in said if s not in lead and s not in called and s not in saying]

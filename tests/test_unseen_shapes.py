@@ -492,3 +492,76 @@ def test_a_lookup_that_only_finds_what_the_user_said_is_no_lookup(tmp_path):
         assert not (writes and all(json.dumps(v) in said for c in writes for v in c["arguments"].values())), t["instruction"]
     m = json.loads((out / "manifest.json").read_text())
     assert m["envs"]["named"]["stats"]["sampler_rejected"].get("dictated-call", 0) > 0
+
+
+# --------------------------------------------------------------------------- records inside records (review 17, GitLab)
+
+@pytest.fixture(scope="module")
+def gitlab(tmp_path_factory) -> Path:
+    """The real GitLab MCP doc set (118 tools), compiled with the CLI."""
+    from conftest import BROAD
+    out = tmp_path_factory.mktemp("gitlab") / "build"
+    r = subprocess.run([sys.executable, "-m", "forgec", "compile", str(BROAD / "npm_zereight_mcp_gitlab"), "-o", str(out), "-n", "40", "-q"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return out
+
+
+def test_a_record_is_acted_on_in_the_project_it_lives_in(gitlab):
+    """A merge request, issue or branch lives in one project: a gold call naming it names that project
+    (review 17: 8 of 9 GitLab tasks paired a project with another project's merge request). Checked
+    against the world the tasks start from."""
+    world = json.loads((gitlab / "states" / "npm_zereight_mcp_gitlab.json").read_text())["entities"]
+    homes = {"merge_request_iid": "MergeRequest", "issue_iid": "Issue", "branch_name": "Branch"}
+    seen = 0
+    for line in (gitlab / "tasks" / "npm_zereight_mcp_gitlab.jsonl").read_text().splitlines():
+        for c in json.loads(line)["gold_calls"]:
+            a = c["arguments"]
+            for param, ent in homes.items():
+                rec = (world.get(ent) or {}).get(str(a.get(param)))
+                if "project_id" in a and rec is not None and rec.get("project_id"):
+                    seen += 1
+                    assert rec["project_id"] == a["project_id"], (c["tool"], a)
+    assert seen >= 3, "the GitLab build acts on records inside projects"
+
+
+def test_the_env_refuses_a_merge_request_named_with_another_project():
+    """`create_merge_request_note(project_id, merge_request_iid)` on a merge request of another project
+    fails, as GitLab answers 404; before, the env accepted it (and `unapprove_merge_request` moved the
+    merge request into the project named)."""
+    from conftest import BROAD
+    from forgec.envsource import load_envs
+    (le,), _ = load_envs(BROAD / "npm_zereight_mcp_gitlab", with_module=True, seed=3, state_size=12)
+    mrs = le.world["entities"]["MergeRequest"]
+    projects = sorted(le.world["entities"]["Project"])
+    mr = next(r for r in mrs.values() if r.get("project_id") in projects)
+    other = next(p for p in projects if p != mr["project_id"])
+    env = le.module.Env(le.world)
+    bad = env.step("create_merge_request_note", {"project_id": other, "merge_request_iid": mr["merge_request_iid"], "body": "Looks good."})
+    assert isinstance(bad, BaseException) or "not found" in json.dumps(bad, default=str)
+    env = le.module.Env(le.world)
+    good = env.step("create_merge_request_note", {"project_id": mr["project_id"], "merge_request_iid": mr["merge_request_iid"], "body": "Looks good."})
+    assert not isinstance(good, BaseException) and good.get("body") == "Looks good."
+    env = le.module.Env(le.world)
+    env.step("unapprove_merge_request", {"project_id": other, "merge_request_iid": mr["merge_request_iid"]})
+    assert env.state["entities"]["MergeRequest"][str(mr["merge_request_iid"])]["project_id"] == mr["project_id"]
+
+
+def test_a_value_the_docs_give_examples_of_is_one_of_them(gitlab):
+    """"Name of the emoji without colons (e.g. 'thumbsup', 'rocket', 'eyes')": an emoji, never a made-up
+    title (review 17: an emoji reaction called "Design review draft"). Examples do not bind the gate."""
+    from forgec.gate import documented_examples
+    assert documented_examples("Name of the emoji without colons (e.g. 'thumbsup', 'rocket', 'eyes')") == ("thumbsup", "rocket", "eyes")
+    assert documented_examples("The file, e.g. '/src/a.py' or '/src/b.py'") == ()  # paths are no examples to reuse
+    assert documented_examples("The emoji name.") == ()
+    names = [c["arguments"]["name"] for line in (gitlab / "tasks" / "npm_zereight_mcp_gitlab.jsonl").read_text().splitlines()
+             for c in json.loads(line)["gold_calls"] if "emoji_reaction" in c["tool"] and c["tool"].startswith("create")]
+    assert names and all(n in ("thumbsup", "rocket", "eyes") for n in names)
+
+
+def test_a_link_joins_two_records_never_one_to_itself(gitlab):
+    for line in (gitlab / "tasks" / "npm_zereight_mcp_gitlab.jsonl").read_text().splitlines():
+        for c in json.loads(line)["gold_calls"]:
+            a = c["arguments"]
+            if "target_issue_iid" in a:
+                assert (a["project_id"], a["issue_iid"]) != (a.get("target_project_id"), a["target_issue_iid"])

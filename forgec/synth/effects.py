@@ -135,6 +135,15 @@ def build_tool(s: Schema, v: ToolView, tm: TypeMapper) -> Built:
                 help="edit its effect in env.forge (or use `--synth llm`); the call is recorded in `ActionLog`",
             )
         )
+    if not conservative and other is None:
+        checked = _home_checks(s, v, pmap, list(body))
+        if checked is None:  # its only effect moved the record into the parent it names: nothing known is left
+            body, ret = _conservative(s, v, pmap)
+            conservative = True
+            diags.append(warning(codes.CONSERVATIVE, f"tool `{v.tool.name}` names a record and the record it lives in, and nothing else it does is documented; it gets a conservative effect (logs the call)",
+                                 span_of(v.tool), help="edit its effect in env.forge (or use `--synth llm`); the call is recorded in `ActionLog`"))
+        else:
+            body = checked
     if v.kind in ("read", "search") and has_write(body or ()):  # the checker's own test: kinds agree
         kind = "action"
     ann = [kind] + (["conservative"] if conservative else [])  # stored without "@"
@@ -154,6 +163,66 @@ def build_tool(s: Schema, v: ToolView, tm: TypeMapper) -> Built:
 
 class _NoRule(Exception):
     pass
+
+
+_MOVING_VERBS = frozenset({"move", "transfer", "copy", "fork", "clone", "migrate", "reassign", "assign"})
+_DESTINATION = re.compile(r"(^|_)(new|target|dest|destination|to)(_|$)")
+
+
+def _home_checks(s: Schema, v: ToolView, pmap: dict[str, ParamOut], body: list[A.Stmt]) -> list[A.Stmt] | None:
+    """A tool taking a record and the record it lives in (`unapprove_merge_request(project_id,
+    merge_request_iid)`: a merge request's own `project_id`, a required reference) finds it there:
+    the call fails with "not found" when the merge request is another project's, as the real API
+    does, and never moves it (`set merge_request_iid.project_id = project_id` was a move). A tool
+    whose verb moves records (`move_card`, `transfer_issue`), or a `target_`/`new_` parameter, is left as it is."""
+    if v.verb in _MOVING_VERBS:
+        return body
+    ents = {}
+    for p in pmap.values():
+        t = p.type
+        if not p.optional and isinstance(t, A.NamedType) and t.name in s.entities and not _DESTINATION.search(p.wire.lower()):
+            ents[p.name] = t.name
+    checks: list[A.Stmt] = []
+    drop: set[tuple[str, str]] = set()
+
+    def home_field(child: str, home: str) -> str | None:
+        ce = s.entities[child]
+        return next((n for n, fd in ce.fields.items() if n != ce.key and fd.type == A.NamedType(home)), None)
+
+    def addressed_within(child: str, home: str, f: str) -> bool:
+        # every tool that names a merge request names its project too (a REST path /projects/{id}/merge_requests/{iid}):
+        # a book that some tools take alone is no patron's, even where a checkout names both
+        def ent(w: ToolView, p: ir.Param) -> str | None:
+            return w.refs.get(p.name) or s.ref_of(p.name)
+
+        views = [w for w in s.views.values() if child in {ent(w, p) for p in w.tool.params if p.required}]
+        return len(views) >= 2 and all(any(p.required and (ent(w, p) == home or p.name == f) for p in w.tool.params) for w in views)
+
+    for child_param, child in ents.items():
+        ce = s.entities[child]
+        if any(o != child and home_field(o, child) for o in ents.values()):
+            continue  # only the innermost record is checked (a note's merge request and project): worlds hold each record's own parents
+        for home_param, home in ents.items():
+            if home == child:
+                continue
+            f = home_field(child, home)
+            if f is None or not addressed_within(child, home, f):
+                continue
+            what, where = snake(child).replace("_", " "), snake(home).replace("_", " ")
+            checks.append(A.Require(bin_("==", at(child_param, f), at(home_param, s.entities[home].key)),
+                                    f"{what} not found in that {where}"))
+            drop.add((child_param, f))
+    if not checks:
+        return body
+
+    def moves(st: A.Stmt) -> bool:
+        t = st.target if isinstance(st, A.Set) else None
+        return isinstance(t, A.Attr) and isinstance(t.obj, A.Name) and (t.obj.id, t.name) in drop
+
+    rest = [st for st in body if not moves(st)]
+    if not any(isinstance(st, (A.Set, A.Insert, A.Delete, A.Append, A.Remove, A.If, A.For)) for st in rest) and any(moves(st) for st in body):
+        return None  # the move was all the tool did
+    return checks + rest
 
 
 def stored(s: Schema, expr: A.Expr, t: A.TypeExpr) -> A.Expr:
