@@ -1990,8 +1990,10 @@ class _Sampler:
                 # the value goes first, "... to 1 for my reservation for the flight from DFW"
                 c = f"{m_of.group(1)}{to} for {m_of.group(3)}" if m_of else c + to
                 w = humanize(norm(vals[0][0]))
-                if re.search(r"\b(details|information|info|data|settings|properties|attributes|fields)\b", c) and w not in c and twords:
-                    c = f"change the {w} of {twords}{to}"  # "update the details of my project to ..." names no field: say which
+                bare = twords and re.fullmatch(rf"\w+(?: (?:a|an|the))? {re.escape(twords)}{re.escape(to)}", c)  # "update my filter called X": what of it?
+                if w not in c and twords and (bare or re.search(r"\b(details|information|info|data|settings|properties|attributes|fields)\b", c)):
+                    # "update my filter called X to "..."" names no field, nor does "update the details of my project to ...": say which
+                    c = f"change the {w} of {twords}{to}"
                 rest = []
             call = next((x for x in rest if x.startswith("called ")), None)
             hit = re.search(rf"\b{re.escape(made)}\b", c) if made and call else None
