@@ -38,8 +38,10 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gzip
 import io
 import json
+import os
 import pstats
 import sys
 import tempfile
@@ -51,7 +53,7 @@ sys.path.insert(0, str(REPO))
 
 from forgec.build import CompileOptions, compile_build  # noqa: E402
 
-SHARED = REPO.parent / "shared"
+SHARED = Path(os.environ.get("FORGEC_SHARED") or REPO.parent / "shared")
 DOCS = SHARED / "corpus" / "tau_bench_retail"
 ENV = "tau_bench_retail"
 
@@ -97,13 +99,26 @@ def run(k: int, tasks: int, root: Path, profile: bool = False) -> dict:
 
 
 TAU = SHARED / "tau-bench" / "tau_bench" / "envs"
+TAU_GZ = REPO / "tests" / "corpus" / "tau_bench_data"  # the repository's copy of the same files, <domain>/<name>.json.gz
 TAU_FILES = {"retail": ("orders", "products", "users"), "airline": ("flights", "reservations", "users")}
 
 
-def tau_world(domain: str, root: Path, min_mb: float = 0.0) -> Path:
-    """τ-bench's world of a domain as one db.json; with `min_mb`, reservations (or orders) cloned under new keys
-    until the file is at least that large."""
-    db = {n: json.loads((TAU / domain / "data" / f"{n}.json").read_text()) for n in TAU_FILES[domain]}
+def tau_db(domain: str, data_dir: Path | None = None) -> dict:
+    """τ-bench's world of a domain ({name: the data file's JSON}) from `data_dir`'s `<name>.json`, or its
+    `<name>.json.gz`; by default ../shared's τ-bench data, or the repository's .json.gz copy where that is absent."""
+    if data_dir is None:
+        data_dir = TAU / domain / "data" if (TAU / domain / "data").is_dir() else TAU_GZ / domain
+    db = {}
+    for n in TAU_FILES[domain]:
+        f = Path(data_dir) / f"{n}.json"
+        db[n] = json.loads(f.read_bytes() if f.is_file() else gzip.decompress(f.with_name(f"{n}.json.gz").read_bytes()))
+    return db
+
+
+def tau_world(domain: str, root: Path, min_mb: float = 0.0, data_dir: Path | None = None) -> Path:
+    """τ-bench's world of a domain (`tau_db`) as one db.json; with `min_mb`, reservations (or orders) cloned under
+    new keys until the file is at least that large."""
+    db = tau_db(domain, data_dir)
     f = root / f"tau_{domain}_{min_mb:g}.json"
     coll, key = ("reservations", "reservation_id") if domain == "airline" else ("orders", "order_id")
     base, i = list(db[coll].values()), 0

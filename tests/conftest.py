@@ -20,10 +20,13 @@ os.environ.setdefault("DS_ACCELERATOR", "cpu")
 
 REPO = Path(__file__).resolve().parent.parent
 # Real, public tool docs and data, copied unchanged into the repository (sources and licenses: tests/corpus/README.md).
-# The tests read them only through these three constants, never from outside the repository.
+# The tests read them only through these four constants, never from outside the repository.
 CORPUS = REPO / "tests" / "corpus" / "core"  # 8 doc sets in 5 formats
 BROAD = REPO / "tests" / "corpus" / "broad"  # the broad corpus's doc sets that a test names
 TAU_DATA = REPO / "tests" / "corpus" / "tau_bench_data"  # tau-bench's airline/retail world data, *.json.gz
+TAU_CODE = REPO / "tests" / "corpus" / "tau_bench_code"  # tau-bench's tools (both domains) and retail's tasks_test.py
+# tests/corpus holds upstream code (tau_bench_code/.../tasks_test.py matches pytest's `*_test.py`): data, not tests.
+collect_ignore = ["corpus"]
 EXAMPLES = REPO / "examples"
 
 
