@@ -628,7 +628,12 @@ def _db(schema: dict, doc: Doc) -> Loaded:
         out.report.append(f"{coll_name} -> {e}: {len(world['entities'][e])} record(s); fields mapped: "
                           f"{', '.join(sorted(mapped)) or '(none)'}; kept as they are (not in the docs): {', '.join(sorted(unmapped)) or '(none)'}")
     for e in [e for e in ents if e not in seen]:
-        out.report.append(f"{e}: no collection in the file (starts empty)")
+        n = _lift_nested(schema, world, e)
+        if n:
+            out.report.append(f"{e}: {n} record(s) found nested in other records ({_nested_where(world, e)})")
+        else:
+            out.report.append(f"{e}: no collection in the file (starts empty)")
+    _flatten_nested_fields(schema, world)
 
     def ptr(e: str, k: str, f: str | None = None) -> str:
         rp, names = where.get((e, k), (join_pointer("", e, k), {}))
@@ -636,6 +641,91 @@ def _db(schema: dict, doc: Doc) -> Loaded:
 
     out.diagnostics.append(info(STATE_MAPPING, "mapped the collections onto the entities: " + "; ".join(out.report), Span(doc.file)))
     return _finish(schema, doc, world, ptr, out)
+
+
+_LIFTED_FROM = "_lifted_from"  # not stored: where a lifted entity's records were found, for the report
+
+
+def _nested_where(world: dict, e: str) -> str:
+    return ", ".join(world.get(_LIFTED_FROM, {}).get(e, []))
+
+
+def _nested_records(v: Any) -> list[tuple[str | None, dict]]:
+    """The records of a nested collection: a list of objects, or an object keyed by id whose values are objects."""
+    if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+        return [(None, x) for x in v]
+    if isinstance(v, dict) and v and all(isinstance(x, dict) for x in v.values()):
+        return [(str(k), x) for k, x in v.items()]
+    return []
+
+
+def _lift_nested(schema: dict, world: dict, e: str) -> int:
+    """An entity the file has no collection for, whose records the data nests inside others (a user's
+    `payment_methods` keyed by id, an order's `items`, a product's `variants` holding `item_id`s):
+    each nested record becomes one of the entity's too, keyed by its key field (or its `id`, or the
+    key it is stored under), with a link back to its owner (the declared reference, else the owner's key name). The nested
+    copy stays where it is (the data's own shape); the first record seen for a key wins. Without this,
+    every call naming one failed `not-found` (issue 20: 29 + 18 + 9 τ-bench calls on payment methods,
+    617 on items)."""
+    ents = schema["entities"]
+    key = ents[e]["key"]
+    fields = list(ents[e]["fields"])
+    found = 0
+    where: list[str] = []
+    # collections named for the entity first (a user's `payment_methods`), then any holding its key (an order's
+    # `payment_history` entries name a payment method, but are payments): the first record for a key wins
+    for by_name, owner in [(n, o) for n in (True, False) for o in sorted(world["entities"])]:
+        if owner == e:
+            continue
+        okey = ents.get(owner, {}).get("key")
+        # the link back: the field the docs declare for it, else the owner's key name (`user_id`), kept like any data field
+        back = next((f for f, t in ents[e]["fields"].items() if t.get("type") == "ref" and t.get("entity") == owner), okey)
+        for ok, orec in sorted(world["entities"][owner].items()):
+            if not isinstance(orec, dict):
+                continue
+            for fname, v in orec.items():
+                recs = _nested_records(v)
+                if not recs:
+                    continue
+                named = {norm(fname), norm(singular(fname))} & {norm(e)}
+                keyed = all(any(norm(k) == norm(key) for k in r) for _, r in recs)
+                if not (named if by_name else keyed and not named):
+                    continue
+                for nk, raw in recs:
+                    rec, _ = _map_record(raw, fields, set(), set())
+                    k = rec.get(key, raw.get("id", nk))
+                    if k is None or not isinstance(k, (str, int)) or isinstance(k, bool):
+                        continue
+                    k = str(k)
+                    rec.setdefault(key, k)
+                    if back and back not in rec:
+                        rec[back] = orec.get(okey, ok)
+                    if k not in world["entities"][e]:
+                        world["entities"][e][k] = rec
+                        found += 1
+                if f"{owner}.{fname}" not in where:
+                    where.append(f"{owner}.{fname}")
+    if found:
+        world.setdefault(_LIFTED_FROM, {})[e] = where
+    return found
+
+
+def _flatten_nested_fields(schema: dict, world: dict) -> None:
+    """A field the docs declare at the top of a record (`first_name`) that the data keeps inside a
+    nested object (`name.first_name`) is also given at the top, so the docs' lookups (find a user by
+    first and last name) read it. Only when exactly one nested object holds it, and the record lacks it."""
+    world.pop(_LIFTED_FROM, None)
+    for e, coll in world["entities"].items():
+        declared = schema["entities"].get(e, {}).get("fields", {})
+        for rec in coll.values():
+            if not isinstance(rec, dict):
+                continue
+            for f in declared:
+                if f in rec:
+                    continue
+                holders = [v for v in rec.values() if isinstance(v, dict) and f in v and not isinstance(v[f], (dict, list))]
+                if len(holders) == 1:
+                    rec[f] = holders[0][f]
 
 
 def _map_record(raw: dict, fields: list[str], mapped: set[str], unmapped: set[str]) -> tuple[dict, dict[str, str]]:

@@ -163,8 +163,17 @@ def test_tau_bench_world_is_accepted(tmp_path, domain, files, counts, first):
     res = _compile(tmp_path / "b", db, docs=CORPUS / env, env=env, n=10)
     assert [d for d in res.diagnostics if d.is_error] == []
     world = json.loads((tmp_path / "b" / "states" / f"{env}.json").read_text())
-    assert {e: len(c) for e, c in world["entities"].items() if c} == counts
     raw = json.loads(db.read_text())
+    # records the data only nests (a user's payment methods keyed by id; an order's items, a product's variants)
+    # are records of their entity too, counted here from the raw files
+    counts = dict(counts, PaymentMethod=len({k for u in raw["users"].values() for k in u["payment_methods"]}))
+    if domain == "retail":
+        counts["Item"] = len({i["item_id"] for o in raw["orders"].values() for i in o["items"]}
+                             | {v["item_id"] for p in raw["products"].values() for v in p["variants"].values()})
+    assert {e: len(c) for e, c in world["entities"].items() if c} == counts
+    u0 = next(iter(raw["users"]))
+    pm = next(iter(raw["users"][u0]["payment_methods"].values()))
+    assert world["entities"]["PaymentMethod"][pm["id"]]["user_id"] == u0  # the link back to its owner
     e, k, f = first
     coll = {"Order": "orders", "Reservation": "reservations"}[e]
     assert world["entities"][e][k][f] == raw[coll][k][f]  # a field the docs lack, kept as it was
@@ -180,3 +189,12 @@ def test_tau_bench_world_is_accepted(tmp_path, domain, files, counts, first):
         after = live.state["entities"]["Order"][pending]
         assert after["status"] == "cancelled" and after["items"] == raw["orders"][pending]["items"]
         assert after["payment_history"] == raw["orders"][pending]["payment_history"]
+        # the docs read `first_name` at the top of a user; the data keeps it in `name`: found by name and zip
+        u = raw["users"][u0]
+        found = live.step("find_user_id_by_name_zip", {"first_name": u["name"]["first_name"], "last_name": u["name"]["last_name"],
+                                                       "zip": u["address"]["zip"]})
+        assert found == u0
+        order = next(k for k, o in raw["orders"].items() if o["status"] == "pending" and k != pending)
+        card = next(iter(raw["users"][raw["orders"][order]["user_id"]]["payment_methods"]))
+        r = live.step("modify_pending_order_payment", {"order_id": order, "payment_method_id": card})
+        assert not isinstance(r, Exception), r  # was "PaymentMethod not found": the methods start empty without the data's
