@@ -88,7 +88,7 @@ PARTICIPLE_EXCEPTIONS = {"cancel": "cancelled"}
 # states that end a record's life in plain English (a value of a documented status field): no tool writes to a
 # record in one of these unless a tool moves records out of it or a tool's doc names it ("reopen a closed issue")
 ENDING_STATES = _words("completed complete cancelled canceled closed delivered finished archived expired refunded resolved "
-                       "rejected failed deleted done fulfilled terminated revoked declined voided merged")
+                       "rejected failed deleted done fulfilled terminated revoked declined voided merged locked")
 
 _LAST_WORD = re.compile(r"(?:(?<=[a-z0-9])(?=[A-Z])|[\s_\-])(?=[A-Za-z]+$)")
 

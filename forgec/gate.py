@@ -667,7 +667,8 @@ def check_final(c: Candidate, g: Gate, trace: list) -> str | None:
     for tool, args, before, after, diff in trace:
         recs = before.get("entities") or {}
         for ent, key in g.targets(tool, args, diff):
-            rec = (recs.get(ent) or {}).get(key)
+            coll = recs.get(ent) or {}
+            rec = coll.get(key) if key in coll else coll.get(str(key))  # state keys are strings; an id argument may be a number
             if isinstance(rec, dict) and g.lifecycle.final_state(tool, ent, rec):
                 return "write-to-final"
             if isinstance(rec, dict) and _put_away(rec) and not _RESTORES.search(tool + " " + (g.tools[tool].doc or "" if tool in g.tools else "")):

@@ -246,7 +246,8 @@ def sentence_clause(sentence: str) -> Clause | None:
         else:
             spoken.append(w)
     words = [w for w in spoken if w != "\0type"]
-    while len(words) > 1 and words[-1].lower() in (E.PREPOSITIONS | E.DETERMINERS | E.CONJUNCTIONS):
+    # a dangling focus adverb from a cut condition ("Create a private room only [when explicitly requested]")
+    while len(words) > 1 and words[-1].lower() in (E.PREPOSITIONS | E.DETERMINERS | E.CONJUNCTIONS | {"only", "just", "explicitly", "optionally"}):
         words.pop()
     if not 2 <= len(words) <= _MAX_WORDS or any(re.search(r"[_`(){}\[\]<>=/\\|]", w) for w in words):
         return None

@@ -799,6 +799,9 @@ _CANCEL_VERBS = {"cancel", "delete", "remove", "close", "revoke", "withdraw", "a
 _CHANGE_VERBS = {"change", "update", "modify", "set", "edit", "move", "rename", "replace", "patch", "switch"}
 
 
+_DOC_PATTERN = re.compile(r"\(pattern: (.+)\)\s*$")  # the docs' JSON-Schema pattern, kept in the description (frontends/schema.py)
+
+
 def _placeholder(v: Any, ent: str) -> bool:
     """A key made of the entity's noun and a number (`branch_76`): generated, never what a person calls it."""
     return isinstance(v, str) and re.fullmatch(rf"{re.escape(norm(ent))}s?[_-]?\d+", norm(v)) is not None
@@ -1380,6 +1383,19 @@ class _Sampler:
         return None
 
     def value(self, sc: _Scenario, tool: A.ToolDecl, name: str, t: A.TypeExpr, rec: dict, doc: str) -> Any:
+        """A plausible literal for a parameter that matches the pattern its docs give, if any
+        (`mxc://...`: an https link is no media URL): else none (left out, or nothing to ask)."""
+        v = self._value(sc, tool, name, t, rec, doc)
+        pat = _DOC_PATTERN.search(doc or "")
+        if isinstance(v, str) and pat:
+            try:
+                if re.fullmatch(pat.group(1), v) is None:
+                    return _NONE
+            except re.error:
+                pass
+        return v
+
+    def _value(self, sc: _Scenario, tool: A.ToolDecl, name: str, t: A.TypeExpr, rec: dict, doc: str) -> Any:
         """A plausible literal for a parameter (never copied from an unrelated record's field)."""
         rng = sc.rng
         n = norm(name)
@@ -1943,7 +1959,13 @@ class _Sampler:
                 plain.remove(friend)
             if target and ent_noun and ent_noun not in c and len(twords.split()) >= 3 and twords.split()[-2] in c:
                 ent_noun = twords.split()[-2]  # a record named by its key: "the file /a/b.md"
-            if target and ent_noun:
+            # "create a new sub-task story" under a story: the clause's story (said with "a") is the new one, not the parent
+            same = (target and (kind == "create" or self.m.kinds.get(t.name) == "create") and ent_noun
+                    and (self.m.returned_entity(t) == target[1] or re.match(rf"\w+\s+(?:a|an)\s+(?:new\s+)?(?:[\w-]+\s+)?{re.escape(ent_noun)}\b", c)))
+            anchor = len(c) if same else None  # where the new record's name goes ("a new sub-task story called X for ...")
+            if same:
+                c = f"{c} for \x00"
+            elif target and ent_noun:
                 pat = _noun_pattern(ent_noun, 3, False)
                 own = None if pat.search(c) else _possessive_pattern(ent_noun).search(c)
                 if own:  # "add a note to an incident's timeline" -> "... to the timeline of my incident called X"
@@ -1997,7 +2019,10 @@ class _Sampler:
                 rest = []
             call = next((x for x in rest if x.startswith("called ")), None)
             hit = re.search(rf"\b{re.escape(made)}\b", c) if made and call else None
-            if hit and hit.end() < len(c):  # "create a new collection called "X" in my library", not "... library called "X""
+            if call and hit is None and anchor is not None:
+                c = c[:anchor] + " " + call + c[anchor:]
+                rest = [x for x in rest if x is not call]
+            elif hit and hit.end() < len(c):  # "create a new collection called "X" in my library", not "... library called "X""
                 c = c[:hit.end()] + " " + call + c[hit.end():]
                 rest = [x for x in rest if x is not call]
             if rest and target and kind == "update" and _doc_verb(c) in _CHANGE_VERBS - {"rename"} and any(x in sc.said_of for x in rest):

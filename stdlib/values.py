@@ -559,6 +559,8 @@ def _kind_str(ws: list[str], c: _Ctx, entity: str | None) -> str | None:
         return f"{rng.uniform(-122, -71):.6f}"
     if last in ("floor", "apartment", "suite", "unit", "door", "building"):
         return str(rng.randint(1, 12))
+    if ws[-2:] in (["content", "type"], ["mime", "type"], ["media", "type"], ["file", "type"]) or last in ("mimetype", "mime"):
+        return rng.choice(["application/pdf", "image/png", "image/jpeg", "text/plain", "text/csv"])  # a MIME type, not a sentence
     if "emoji" in w or (ews and ews[-1] in ("emoji", "reaction") and last in ("name", "code")):
         return rng.choice(c.pool((entity, "emoji"), list(EMOJI), 6))
     if last in ORG_WORDS or (last == "name" and len(ws) > 1 and ws[-2] in ORG_WORDS):
@@ -835,7 +837,9 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     t = (about or topic(rng)).strip()
     if re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)+", t):
         t = t.replace("-", " ")  # a channel's handle said in words: "the research notes", not "the research-notes"
-    t = t if t[:2].isupper() else t[:1].lower() + t[1:]
+    titled = re.match(r"(?:(?:the|a|an)\s+)?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)+$", t) is not None  # "Summer Season": a title keeps its capitals
+    t = re.sub(r"^(?:the|a|an)\s+(?=\S)", "", t, flags=re.I)  # "The Winter Echo": the templates give the article ("the the ...")
+    t = t if t[:2].isupper() or titled else t[:1].lower() + t[1:]
     c = _Ctx(rng, _dt.date(2024, 5, 15))
     kind = _doc_kind(ws, doc)
     if kind is not None and kind not in ("date", "datetime"):

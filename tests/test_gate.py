@@ -366,3 +366,20 @@ def test_a_doc_that_opens_with_its_values_lists_them():
     assert prose.allowed_values(doc)[0] == ("user", "group", "default")
     assert documented_values('The label, for example "Home" and then more words') == []  # a lone example lists nothing
     assert prose.allowed_values('Text like "a" here, "b" there.') is None  # quotes inside a sentence, not its opening list
+
+
+def test_a_record_named_by_a_number_is_found_for_the_final_check():
+    """State keys are strings; a tool's id argument may be a number (`parent_story_id: 9248`). The
+    archived parent of a new sub-task was missed that way (review 18: 2 tasks wrote under archived records)."""
+    from forgec.gate import check_final
+    from forgec.tasks import state_diff
+
+    src = _TICKETS.replace("    subject: str\n  }", "    subject: str\n    archived: bool\n  }", 1)
+    env = _env(src)
+    g = Gate.__new__(Gate)
+    g.tools, g.ents, g.writes, g._reads = {t.name: t for t in env.tools}, {e.name: e for e in env.entities}, {}, {}
+    g.lifecycle = Lifecycle.of(env)
+    before = {"entities": {"Ticket": {"7": {"ticket_id": "7", "status": "open", "subject": "a", "archived": True}}}}
+    after = {"entities": {"Ticket": {"7": {"ticket_id": "7", "status": "open", "subject": "b", "archived": True}}}}
+    trace = [("set_subject", {"ticket_id": 7, "subject": "b"}, before, after, [])]  # the change itself not in the diff
+    assert check_final(_cand("x"), g, trace) == "write-to-final"

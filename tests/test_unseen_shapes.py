@@ -565,3 +565,83 @@ def test_a_link_joins_two_records_never_one_to_itself(gitlab):
             a = c["arguments"]
             if "target_issue_iid" in a:
                 assert (a["project_id"], a["issue_iid"]) != (a.get("target_project_id"), a["target_issue_iid"])
+
+
+# --------------------------------------------------------------------------- review 18 (Matrix, Shortcut)
+
+MEDIA = {"tools": [
+    {"name": "list_rooms", "description": "List the rooms you are in.", "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "create_room", "description": "Create a private room only when explicitly requested.",
+     "inputSchema": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string", "description": "The room's name."}}}},
+    {"name": "send_media", "description": "Send uploaded media to a room only when explicitly requested.",
+     "inputSchema": {"type": "object", "required": ["room_id", "media_url", "filename"], "properties": {
+         "room_id": {"type": "string", "description": "The room.", "pattern": "^![^\\s:/?#]+(?::[^\\s/?#]+)?$"},
+         "media_url": {"type": "string", "pattern": "^[Mm][Xx][Cc]://[A-Za-z0-9.-]+/[A-Za-z0-9_-]+$"},
+         "filename": {"type": "string", "description": "The file's name."},
+         "content_type": {"type": "string", "default": "application/octet-stream", "description": "The file's content type."}}}},
+    {"name": "create_subtask", "description": "Create a new sub-task story.",
+     "inputSchema": {"type": "object", "required": ["parent_story_id", "name"], "properties": {
+         "parent_story_id": {"type": "integer", "description": "The parent story's ID."},
+         "name": {"type": "string", "description": "The sub-task's name."}}}},
+    {"name": "list_stories", "description": "List your stories.", "inputSchema": {"type": "object", "properties": {}}},
+]}
+
+
+def test_a_documented_pattern_is_kept_and_obeyed(tmp_path):
+    """A JSON-Schema `pattern` is kept in the parameter's description (everyone who reads the docs sees it),
+    and no gold value breaks it (review 18: an https link where the docs require `mxc://`). Checked with
+    the docs' own patterns, not the sampler's."""
+    from forgec.frontends import read_file
+    (tmp_path / "tools_list.json").write_text(json.dumps(MEDIA))
+    tools, _ = read_file(tmp_path / "tools_list.json")
+    p = {q.name: q for q in next(t for t in tools if t.name == "send_media").params}
+    assert "(pattern: ^[Mm][Xx][Cc]://" in p["media_url"].description
+    assert p["filename"].description == "The file's name."  # no pattern, nothing added
+    out = _compile(tmp_path / "c", "media", MEDIA, n=12)
+    pats = {n: re.compile(s["pattern"]) for n, s in MEDIA["tools"][2]["inputSchema"]["properties"].items() if "pattern" in s}
+    tasks = [json.loads(x) for x in (out / "tasks" / "media.jsonl").read_text().splitlines()]
+    assert tasks
+    # the sampler's own value for each parameter of send_media: one that breaks the pattern is never given
+    import random
+    from forgec import scenario as S
+    from forgec.envsource import load_envs
+    from forgec.graph import build_graph
+    from forgec.sample import SampleConfig
+    (le,), _ = load_envs(out, with_module=True)
+    smp = S._Sampler(le.decl, le.module, le.world, build_graph(le.decl, exclude=le.exclude, writes=le.writes), SampleConfig(tasks_per_env=2, seed=1))
+    sc = S._Scenario(smp.m, random.Random(0), None)
+    send = next(t for t in le.decl.tools if t.name == "send_media")
+    made = {q.name: smp.value(sc, send, q.name, S.strip_optional(q.type), {}, q.doc) for q in send.params}
+    assert made["media_url"] is S._NONE  # an https link is what the generator knows; the docs want mxc://
+    assert isinstance(made["filename"], str) and made["filename"]
+    for t in tasks:
+        assert " only" not in t["instruction"].split("—")[0].split(", but")[0], t["instruction"]  # "create a private room only"
+        for c in t["gold_calls"]:
+            for n, v in c["arguments"].items():
+                if c["tool"] == "send_media" and n in pats:
+                    assert pats[n].fullmatch(v), (n, v)
+
+
+def test_a_clause_drops_its_dangling_only():
+    from forgec.realize import clause
+    assert clause("Create a private room only when explicitly requested.").text == "create a private room"
+    assert clause("Send uploaded media only when explicitly requested, optionally in a thread.").text == "send uploaded media"
+
+
+def test_a_content_type_is_a_mime_type():
+    import random
+    from forgec.stdlib.values import said_value
+    for seed in range(5):
+        v = said_value("content_type", "The file's content type.", random.Random(seed))
+        assert re.fullmatch(r"[a-z]+/[a-z0-9.+-]+", v), v
+
+
+def test_a_new_record_of_the_clause_is_not_the_parent(tmp_path):
+    """"Create a new sub-task story" under a story: the clause's "a new ... story" is the new record; the
+    parent is said after it (review 18: "create my story called X called Y")."""
+    out = _compile(tmp_path, "media", MEDIA, n=12)
+    said = [json.loads(x)["instruction"] for x in (out / "tasks" / "media.jsonl").read_text().splitlines()]
+    subs = [s for s in said if "sub-task" in s]
+    assert subs, said
+    for s in subs:
+        assert re.search(r'create a new sub-task story called "[^"]+" for my story called "[^"]+"', s), s

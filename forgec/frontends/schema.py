@@ -72,7 +72,20 @@ def _describe(schema: dict) -> str:
     d = schema.get("description")
     if not isinstance(d, str) or not d:
         d = schema.get("title") if isinstance(schema.get("title"), str) and "properties" not in schema else ""
-    return d.strip() if isinstance(d, str) else ""
+    d = d.strip() if isinstance(d, str) else ""
+    pat = _pattern(schema)
+    return f"{d} (pattern: {pat})".strip() if pat and pat not in d else d
+
+
+def _pattern(schema: dict) -> str | None:
+    """A string's documented `pattern` (also of the one string variant of an `anyOf` with null), kept in its
+    description so that every reader of the docs sees it: a value a task gives must match it (`mxc://...`,
+    a room id `!...`). A UUID pattern becomes the `uuid` format instead."""
+    for s in [schema] + [v for v in (schema.get("anyOf") or schema.get("oneOf") or []) if isinstance(v, dict)]:
+        p = s.get("pattern")
+        if isinstance(p, str) and p and len(p) <= 240 and not _UUID_PATTERN.search(p) and s.get("type", "string") == "string":
+            return p
+    return None
 
 
 def _norm_def_name(pointer: str) -> str:
