@@ -2228,7 +2228,7 @@ class _Sampler:
             name, lst = sc.reason("filter", (expr,), [recs], {"by": f, "eq": (sc.fact(f"{norm(ent)}_{f}", v), v)}, f"{_word(v)}_{plural(norm(ent))}")
             cname, _ = sc.reason("count", (A.Name(name),), [lst], {}, f"n_{plural(norm(ent))}")
             sc.nodes.append(A.TellNode(A.Name(cname)))
-            text = f"how many of {whose} {plural(noun)}{_in_scope(sc, ent)} are {_spoken(v)}"
+            text = f"how many of {whose} {plural(noun)}{_in_scope(sc, ent)} are {_predicate(_spoken(v), f)}"
             sc.ask_why = (_ask_why(noun, "count") if m.user is not None else "") or (f"I'm going over where {whose} {plural(noun)} stand" if whose == "my" else "")
         elif [x for x in nums if is_money(x)] and roll < 0.7:
             f = sc.rng.choice([x for x in nums if is_money(x)])
@@ -2483,6 +2483,23 @@ def _flag_word(field: str) -> str:
         return ""
     pos = lemmas(w)
     return w if (w.endswith("ed") and "VERB" in pos) or ("ADJ" in pos and "NOUN" not in pos) else ""
+
+
+def _predicate(v: str, field: str) -> str:
+    """A state said after "are": an adjective or a participle as it is ("are closed", "are pending"); a word
+    English also uses as a noun, or none it knows, as a state ("are in the future state", not "are future")."""
+    if " " in v:
+        return v
+    pos = set(_lemmas(v))
+    if pos and ("NOUN" not in pos or v.endswith("ed")):
+        return v
+    return f"in the {v} {'status' if 'status' in norm(field) else 'state'}"
+
+
+def _lemmas(w: str) -> tuple:
+    import lemminflect  # noqa: PLC0415 - the dictionaries load on first use
+
+    return tuple(lemminflect.getAllLemmas(w.lower()).keys())
 
 
 def _spoken(v: Any) -> str:

@@ -645,3 +645,11 @@ def test_a_new_record_of_the_clause_is_not_the_parent(tmp_path):
     assert subs, said
     for s in subs:
         assert re.search(r'create a new sub-task story called "[^"]+" for my story called "[^"]+"', s), s
+
+
+@pytest.mark.parametrize("state,said", [("future", "in the future state"), ("draft", "in the draft state"), ("closed", "closed"),
+                                        ("pending", "pending"), ("archived", "archived"), ("in progress", "in progress")])
+def test_a_state_after_are_reads_as_english(state, said):
+    """"how many of my sprints are future" (review 17, 18): a word English also uses as a noun is said as a state."""
+    from forgec.scenario import _predicate
+    assert _predicate(state, "state") == said
