@@ -567,6 +567,9 @@ def _attr_rank(f: str, v: Any) -> int:
     return 3
 
 
+_CONDITION_FIELD = re.compile(r"(^|_)(status|state|stage|phase|priority|severity|urgency)$")
+
+
 def is_status(f: str) -> bool:
     n = norm(f)
     return n in ("status", "state") or n.endswith("_status")
@@ -1777,7 +1780,10 @@ class _Sampler:
             f, v, t = fd.name, rec.get(fd.name), strip_optional(fd.type)
             if f in changed or f == self.m.decl[ent].key or _SECRET.search(norm(f)):
                 continue
-            if isinstance(t, A.EnumType) and isinstance(v, str) and v in t.values and 2 <= len(t.values) <= 8 and f in self.m.natural_fields(ent):
+            if (isinstance(t, A.EnumType) and isinstance(v, str) and v in t.values and 2 <= len(t.values) <= 8 and f in self.m.natural_fields(ent)
+                    and _CONDITION_FIELD.search(norm(f)) and not re.match(r"(reviewer|assignee|author|owner|user|member|parent)_", norm(f))):
+                # where a record stands (its status, stage, priority): a person's condition; its merge method, a
+                # board's type or a reviewer's state is a setting nobody makes a request hang on (reviews 17, 18)
                 out.append((f, tuple(t.values)))
             elif isinstance(v, bool) and _flag_word(f):
                 out.append((f, (True, False)))

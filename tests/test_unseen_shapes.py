@@ -653,3 +653,11 @@ def test_a_state_after_are_reads_as_english(state, said):
     """"how many of my sprints are future" (review 17, 18): a word English also uses as a noun is said as a state."""
     from forgec.scenario import _predicate
     assert _predicate(state, "state") == said
+
+
+def test_a_condition_hangs_on_where_a_record_stands(gitlab):
+    """"only if its merge method is merge", "only if its reviewer state is reviewed" (reviews 17, 18): a
+    setting is no condition a person puts on a request; its status, stage or priority is."""
+    for line in (gitlab / "tasks" / "npm_zereight_mcp_gitlab.jsonl").read_text().splitlines():
+        for m in re.finditer(r"only if (?:its|the \w+'s) ([a-z ]+?) is ", json.loads(line)["instruction"]):
+            assert re.search(r"(^| )(status|state|stage|phase|priority|severity|urgency)$", m.group(1)) and not m.group(1).startswith("reviewer"), m.group(0)
