@@ -1211,6 +1211,9 @@ class _Sampler:
             key = m.decl[ke].key
             return (A.Attr(A.Name(rec_name), key) if isinstance(rec_name, str) else rec_name), rec[key]
         inner = _inner_values(rec, p.name) if rec and ke is None else []
+        creating_name = self.m.kinds.get(tool.name) == "create" or _doc_verb(tool.doc) in ("create", "add", "new", "make")
+        if inner and creating_name and not is_list and not re.search(r"(^|_)(branch|ref|tag|version)(_|$)", norm(p.name)):
+            inner = []  # a new sub-task's name is made like any name; "fix-login" is how a new branch is named
         if inner and (depth == 0 or not is_list):
             # a name inside the acted-on record (a file of the repo, one of its branches): the user knows it
             creating = self.m.kinds.get(tool.name) == "create" or _doc_verb(tool.doc) in ("create", "add", "new", "make")
@@ -1459,7 +1462,7 @@ class _Sampler:
                 if _own_name(name) and noun:  # a new name is one no other record of its kind has (else "my X called Y" is two)
                     taken = {str(r.get(name)).lower() for r in ((sc.env.state.get("entities") or {}).get(noun) or {}).values() if isinstance(r, dict)}
                 for _try in range(4):
-                    made = said_value(name, doc or "", rng, about=_name_of(rec), noun=noun)
+                    made = said_value(name, doc or "", rng, about=getattr(self, "_about", None) or _name_of(rec), noun=noun)
                     if made is None or (made != cur and made.lower() not in taken):
                         break
                 if made is not None and made != cur and made.lower() not in taken:
@@ -1553,6 +1556,7 @@ class _Sampler:
         self._wanted = {p.name for p in optional if making and _CONTENT_PARAM.search(norm(p.name))}
         order.sort(key=lambda p: (p in optional, p.name not in self._wanted))
         n_opt = 0
+        self._about = None
         for p in order:
             if p in optional and not _one_more_optional(p.type, n_opt, p.name):
                 continue  # an optional switch ("is primary off", "redirect new handle on") is the agent's business, not the ask
@@ -1563,6 +1567,8 @@ class _Sampler:
                 continue
             args[p.name] = r
             n_opt += p in optional
+            if (target is None or m.kinds.get(tool) == "create") and _own_name(p.name) and isinstance(r[1], str) and not looks_like_id(r[1]):
+                self._about = r[1]  # a new label called "Q3 goals": its description is about Q3 goals, not another topic
         args = {p.name: args[p.name] for p in t.params if p.name in args}  # the call in the docs' order
         n1 = len(sc.nodes)
         self.plausible(t, args)
