@@ -421,3 +421,27 @@ def test_yaml_in_a_json_named_file_is_still_read(tmp_path):
     bad = write(tmp_path, "b.json", "tools: nope: [\n")
     tools, diags = read_file(bad)
     assert [d.code for d in diags] == ["malformed-json"]
+
+
+def test_a_path_and_a_query_parameter_of_one_name_are_both_kept(tmp_path):
+    """OpenAPI tells parameters apart by name and location (overseerr: `language` in the path and in the
+    query): both are read, the second as `language_query`, with a warning, not an error that fails the
+    compile (issue 20). A name repeated in one location is still dropped."""
+    import json as _json
+
+    from forgec.frontends import read_file
+
+    spec = {"openapi": "3.0.0", "info": {"title": "t", "version": "1"}, "paths": {"/movie/{language}": {"get": {
+        "operationId": "getMovie", "responses": {"200": {"description": "ok"}}, "parameters": [
+            {"in": "path", "name": "language", "required": True, "schema": {"type": "string"}},
+            {"in": "query", "name": "page", "schema": {"type": "number"}},
+            {"in": "query", "name": "language", "schema": {"type": "string"}},
+            {"in": "query", "name": "page", "schema": {"type": "number"}}]}}}}
+    f = tmp_path / "openapi.json"
+    f.write_text(_json.dumps(spec))
+    tools, diags = read_file(f)
+    assert [p.name for p in tools[0].params] == ["language", "page", "language_query"]
+    assert [p.location for p in tools[0].params] == ["path", "query", "query"]
+    dup = [d for d in diags if d.code == "duplicate-param"]
+    assert dup and "passed as `language_query`" in dup[0].message
+    assert not any(d.is_error for d in diags)

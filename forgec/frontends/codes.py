@@ -144,10 +144,11 @@ UNDECLARED_PATH_PARAM = define(
 DUPLICATE_PARAM = define(
     "duplicate-param",
     AREA,
-    "Two parameters of one operation end up with the same name; the later one is dropped.",
-    why="Arguments are passed by name.",
+    "Two parameters of one operation have the same name; one in another location is passed as `<name>_<location>`, one repeated in the same location is dropped.",
+    why="Arguments are passed by name; OpenAPI tells parameters apart by name and location.",
     wrong="parameters: [{name: id, in: path}, {name: id, in: query}]",
     right="parameters: [{name: id, in: path}, {name: version_id, in: query}]",
+    severity=Severity.WARNING,
 )
 UNKNOWN_REQUIRED = define(
     "unknown-required",

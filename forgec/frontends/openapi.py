@@ -193,19 +193,27 @@ class _OpenAPIReader:
         return out
 
     def _dedupe(self, params: list[Param]) -> list[Param]:
+        """OpenAPI names a parameter by name *and* location: `language` in the path and `language` in the
+        query are two (legal; overseerr's spec has them). Arguments are passed by name, so the second is kept
+        as `<name>_<location>` (`language_query`), with a warning; a name repeated in one location is dropped."""
         seen: dict[str, Param] = {}
         out = []
         for p in params:
             if p.name in seen:
+                other = f"{p.name}_{p.location}"
+                keep = seen[p.name].location != p.location and other not in seen and all(q.name != other for q in params)
                 self.diags.append(
-                    error(
+                    warning(
                         codes.DUPLICATE_PARAM,
-                        f"parameter `{p.name}` is declared twice (in {seen[p.name].location} and in {p.location}); the second is dropped",
+                        f"parameter `{p.name}` is declared twice (in {seen[p.name].location} and in {p.location}); "
+                        + (f"the second is passed as `{other}`" if keep else "the second is dropped"),
                         self.doc.span(p.source.pointer if p.source else ""),
                         help="rename one of them",
                     )
                 )
-                continue
+                if not keep:
+                    continue
+                p = p.model_copy(update={"name": other})
             seen[p.name] = p
             out.append(p)
         return out
