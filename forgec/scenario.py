@@ -1616,7 +1616,11 @@ class _Sampler:
                 if isinstance(r, BaseException) or probe.state_hash() == h0:
                     raise _Skip("condition-moot")
             # lookups only the write needed (the new agent, the new flight) go with it
+            gone = {n.name for n in sc.nodes[n0:n1] if isinstance(n, (A.CallNode, A.ReasonNode))}
             sc.nodes = sc.nodes[:n0] + sc.nodes[n1:]
+            for ent_, (e_, _r) in list(sc.lists.items()):  # a list read only for the write left out is read no more
+                if _roots(e_) & gone:
+                    del sc.lists[ent_]
         sc.intents.append(intent)
 
     def applied(self, sc: _Scenario, target: tuple, args: dict) -> None:

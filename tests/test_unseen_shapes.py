@@ -661,3 +661,15 @@ def test_a_condition_hangs_on_where_a_record_stands(gitlab):
     for line in (gitlab / "tasks" / "npm_zereight_mcp_gitlab.jsonl").read_text().splitlines():
         for m in re.finditer(r"only if (?:its|the \w+'s) ([a-z ]+?) is ", json.loads(line)["instruction"]):
             assert re.search(r"(^| )(status|state|stage|phase|priority|severity|urgency)$", m.group(1)) and not m.group(1).startswith("reviewer"), m.group(0)
+
+
+def test_a_list_read_only_for_a_write_left_out_is_not_reused(tmp_path):
+    """An intent whose condition fails drops the lookups only its write needed; a later intent must not
+    reuse a list read among them (the PowerPoint doc set: a blueprint filtered `presentations`, a node
+    already dropped, and the whole compile exited 1 with `unknown-node`). Compiled as the corpus is."""
+    from conftest import BROAD
+    out = tmp_path / "b"
+    r = subprocess.run([sys.executable, "-m", "forgec", "compile", str(BROAD / "pypi_office_powerpoint_mcp_server"), "-o", str(out), "-n", "120", "-q"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and "unknown-node" not in r.stdout + r.stderr, (r.stdout + r.stderr)[-2000:]
+    assert len((out / "tasks" / "pypi_office_powerpoint_mcp_server.jsonl").read_text().splitlines()) >= 100
