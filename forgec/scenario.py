@@ -1210,7 +1210,9 @@ class _Sampler:
                 return None  # `project_name` "The new name of the project": a new value, never the record's id
             key = m.decl[ke].key
             return (A.Attr(A.Name(rec_name), key) if isinstance(rec_name, str) else rec_name), rec[key]
-        inner = _inner_values(rec, p.name) if rec and ke is None else []
+        # a value inside the record's lists (a branch of the repo), unless the record has the field itself: an
+        # iteration's new `name` is no name of one of its labels (review 19: renamed to its label "Recipe collection 306")
+        inner = _inner_values(rec, p.name) if rec and ke is None and p.name not in rec else []
         creating_name = self.m.kinds.get(tool.name) == "create" or _doc_verb(tool.doc) in ("create", "add", "new", "make")
         if inner and creating_name and not is_list and not re.search(r"(^|_)(branch|ref|tag|version)(_|$)", norm(p.name)):
             inner = []  # a new sub-task's name is made like any name; "fix-login" is how a new branch is named

@@ -870,7 +870,9 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         v = _titled(rng.choice(fresh))
         return v.lower() if last in ("tag", "label") else v
     if w & TEXTY or last in ("feedback", "reply", "answer", "explanation"):
-        return rng.choice(NOTE_TEMPLATES).format(t=t)
+        tw = set(t.lower().split())  # "Draft for the annual report draft.": no template repeats the topic's words
+        fits = [x for x in NOTE_TEMPLATES if not (set(re.findall(r"[a-z]+", x.replace("{t}", "").lower())) - {"the", "for", "a", "of", "about", "on", "with"}) & tw]
+        return rng.choice(fits or list(NOTE_TEMPLATES)).format(t=t)
     for rule in (_person_str, _place_str):
         v = rule(name, ws, c, None, doc)
         if v is not None:
