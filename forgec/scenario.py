@@ -1709,7 +1709,8 @@ class _Sampler:
             vals = [k for k in vals if recs[k].get(inside) == hk]
         if not vals or sum(looks_like_id(v) for v in vals) * 2 > len(vals):
             raise _Skip("no-lookup-for-described")
-        vals = [k for k in vals if not looks_like_id(recs[k].get(key, k))]  # "the branch branch_76" is no name a person uses
+        if not re.search(r"(path|file|dir|directory|folder|url)$", norm(key)):  # "the branch branch_76" is no name a person uses
+            vals = [k for k in vals if not _placeholder(recs[k].get(key, k), ent)]
         if not vals:
             raise _Skip("no-lookup-for-described")
         rec = recs[sc.rng.choice(vals)]
@@ -1728,9 +1729,10 @@ class _Sampler:
         natural_key = re.search(r"(path|name|title|slug|file|dir|directory|folder|url)$", norm(key))
         if not vals or (sum(looks_like_id(v) for v in vals) * 2 > len(vals) and not natural_key):
             raise _Skip("no-lookup")  # ids the owner never sees; a path or name is theirs to say
-        vals = [v for v in vals if not _placeholder(recs[v].get(key, v), ent)] or vals
+        pathish = re.search(r"(path|file|dir|directory|folder|url)$", norm(key)) is not None  # a path is said as it is
+        vals = [v for v in vals if pathish or not _placeholder(recs[v].get(key, v), ent)] or vals
         k = sc.rng.choice(vals)
-        if _placeholder(recs[k].get(key, k), ent):
+        if not pathish and _placeholder(recs[k].get(key, k), ent):
             raise _Skip("no-lookup")  # "the branch branch_76": a made-up key, no name a person uses
         rec = recs[k]
         noun = rec.get("kind") if isinstance(rec.get("kind"), str) and len(rec.get("kind")) < 20 else humanize(ent)
