@@ -90,6 +90,11 @@ PARTICIPLE_EXCEPTIONS = {"cancel": "cancelled"}
 ENDING_STATES = _words("completed complete cancelled canceled closed delivered finished archived expired refunded resolved "
                        "rejected failed deleted done fulfilled terminated revoked declined voided merged locked")
 
+# verbs that put a record somewhere else (`move_card(card_id, list_id)`): a record's home named with them is
+# where it goes, not where it lives; and the parameter names that say so (`target_project_id`, `new_parent`)
+MOVING_VERBS = _words("move transfer copy fork clone migrate reassign")
+DESTINATION_PARAM = re.compile(r"(^|_)(new|target|dest|destination|to)(_|$)")
+
 _LAST_WORD = re.compile(r"(?:(?<=[a-z0-9])(?=[A-Z])|[\s_\-])(?=[A-Za-z]+$)")
 
 

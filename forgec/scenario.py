@@ -38,7 +38,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from forgec.english import CLOSED_CLASS, is_plural, participle, plural, singular
+from forgec.english import CLOSED_CLASS, DESTINATION_PARAM, MOVING_VERBS, is_plural, participle, plural, singular
 from forgec.english import lemmas
 from forgec.english import with_article as _a
 from forgec.graph import ToolGraph, prim_class, record_fields, strip_optional
@@ -805,16 +805,19 @@ _CHANGE_VERBS = {"change", "update", "modify", "set", "edit", "move", "rename", 
 _DOC_PATTERN = re.compile(r"\(pattern: (.+)\)\s*$")  # the docs' JSON-Schema pattern, kept in the description (frontends/schema.py)
 
 
-def _placeholder(v: Any, ent: str) -> bool:
-    """A key made of the entity's noun and a number (`branch_76`): generated, never what a person calls it."""
+def _placeholder(v: Any, ent: str, key: str) -> bool:
+    """A name made of the entity's noun and a number (`branch_76`): generated, never what a person calls a
+    record. A path-like key (the git server's `repo_path` "repo_01852") is said as it is."""
+    if re.search(r"(path|file|dir|directory|folder|url)$", norm(key)):
+        return False
     return isinstance(v, str) and re.fullmatch(rf"{re.escape(norm(ent))}s?[_-]?\d+", norm(v)) is not None
 
 
 def _moves(tool: A.ToolDecl, p: A.ParamDecl) -> bool:
     """Whether `p` names where a record goes (`move_card(card_id, list_id)`, a `target_project_id`),
     not the record it already lives in."""
-    return _doc_verb(tool.doc) in ("move", "transfer", "copy", "fork", "clone", "migrate", "reassign") or bool(
-        re.search(r"(^|_)(new|target|dest|destination|to)(_|$)", norm(p.name)) or re.search(r"\b(new|target|destination)\b", p.doc or "", re.I))
+    return _doc_verb(tool.doc) in MOVING_VERBS or bool(
+        DESTINATION_PARAM.search(norm(p.name)) or re.search(r"\b(new|target|destination)\b", p.doc or "", re.I))
 
 
 def _doc_verb(doc: str) -> str:
@@ -1709,8 +1712,7 @@ class _Sampler:
             vals = [k for k in vals if recs[k].get(inside) == hk]
         if not vals or sum(looks_like_id(v) for v in vals) * 2 > len(vals):
             raise _Skip("no-lookup-for-described")
-        if not re.search(r"(path|file|dir|directory|folder|url)$", norm(key)):  # "the branch branch_76" is no name a person uses
-            vals = [k for k in vals if not _placeholder(recs[k].get(key, k), ent)]
+        vals = [k for k in vals if not _placeholder(recs[k].get(key, k), ent, key)]  # "the branch branch_76" is no name a person uses
         if not vals:
             raise _Skip("no-lookup-for-described")
         rec = recs[sc.rng.choice(vals)]
@@ -1729,10 +1731,9 @@ class _Sampler:
         natural_key = re.search(r"(path|name|title|slug|file|dir|directory|folder|url)$", norm(key))
         if not vals or (sum(looks_like_id(v) for v in vals) * 2 > len(vals) and not natural_key):
             raise _Skip("no-lookup")  # ids the owner never sees; a path or name is theirs to say
-        pathish = re.search(r"(path|file|dir|directory|folder|url)$", norm(key)) is not None  # a path is said as it is
-        vals = [v for v in vals if pathish or not _placeholder(recs[v].get(key, v), ent)] or vals
+        vals = [v for v in vals if not _placeholder(recs[v].get(key, v), ent, key)] or vals
         k = sc.rng.choice(vals)
-        if not pathish and _placeholder(recs[k].get(key, k), ent):
+        if _placeholder(recs[k].get(key, k), ent, key):
             raise _Skip("no-lookup")  # "the branch branch_76": a made-up key, no name a person uses
         rec = recs[k]
         noun = rec.get("kind") if isinstance(rec.get("kind"), str) and len(rec.get("kind")) < 20 else humanize(ent)
@@ -2510,16 +2511,10 @@ def _predicate(v: str, field: str) -> str:
     English also uses as a noun, or none it knows, as a state ("are in the future state", not "are future")."""
     if " " in v:
         return v
-    pos = set(_lemmas(v))
+    pos = set(lemmas(v))
     if pos and ("NOUN" not in pos or v.endswith("ed")):
         return v
     return f"in the {v} {'status' if 'status' in norm(field) else 'state'}"
-
-
-def _lemmas(w: str) -> tuple:
-    import lemminflect  # noqa: PLC0415 - the dictionaries load on first use
-
-    return tuple(lemminflect.getAllLemmas(w.lower()).keys())
 
 
 def _spoken(v: Any) -> str:

@@ -628,9 +628,9 @@ def _db(schema: dict, doc: Doc) -> Loaded:
         out.report.append(f"{coll_name} -> {e}: {len(world['entities'][e])} record(s); fields mapped: "
                           f"{', '.join(sorted(mapped)) or '(none)'}; kept as they are (not in the docs): {', '.join(sorted(unmapped)) or '(none)'}")
     for e in [e for e in ents if e not in seen]:
-        n = _lift_nested(schema, world, e)
+        n, found_in = _lift_nested(schema, world, e)
         if n:
-            out.report.append(f"{e}: {n} record(s) found nested in other records ({_nested_where(world, e)})")
+            out.report.append(f"{e}: {n} record(s) found nested in other records ({', '.join(found_in)})")
         else:
             out.report.append(f"{e}: no collection in the file (starts empty)")
     _flatten_nested_fields(schema, world)
@@ -643,13 +643,6 @@ def _db(schema: dict, doc: Doc) -> Loaded:
     return _finish(schema, doc, world, ptr, out)
 
 
-_LIFTED_FROM = "_lifted_from"  # not stored: where a lifted entity's records were found, for the report
-
-
-def _nested_where(world: dict, e: str) -> str:
-    return ", ".join(world.get(_LIFTED_FROM, {}).get(e, []))
-
-
 def _nested_records(v: Any) -> list[tuple[str | None, dict]]:
     """The records of a nested collection: a list of objects, or an object keyed by id whose values are objects."""
     if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
@@ -659,12 +652,13 @@ def _nested_records(v: Any) -> list[tuple[str | None, dict]]:
     return []
 
 
-def _lift_nested(schema: dict, world: dict, e: str) -> int:
+def _lift_nested(schema: dict, world: dict, e: str) -> tuple[int, list[str]]:
     """An entity the file has no collection for, whose records the data nests inside others (a user's
     `payment_methods` keyed by id, an order's `items`, a product's `variants` holding `item_id`s):
     each nested record becomes one of the entity's too, keyed by its key field (or its `id`, or the
     key it is stored under), with a link back to its owner (the declared reference, else the owner's key name). The nested
-    copy stays where it is (the data's own shape); the first record seen for a key wins. Without this,
+    copy stays where it is (the data's own shape); the first record seen for a key wins. -> (records
+    lifted, the owner.field collections they came from). Without this,
     every call naming one failed `not-found` (issue 20: 29 + 18 + 9 τ-bench calls on payment methods,
     617 on items)."""
     ents = schema["entities"]
@@ -705,16 +699,13 @@ def _lift_nested(schema: dict, world: dict, e: str) -> int:
                         found += 1
                 if f"{owner}.{fname}" not in where:
                     where.append(f"{owner}.{fname}")
-    if found:
-        world.setdefault(_LIFTED_FROM, {})[e] = where
-    return found
+    return found, where
 
 
 def _flatten_nested_fields(schema: dict, world: dict) -> None:
     """A field the docs declare at the top of a record (`first_name`) that the data keeps inside a
     nested object (`name.first_name`) is also given at the top, so the docs' lookups (find a user by
     first and last name) read it. Only when exactly one nested object holds it, and the record lacks it."""
-    world.pop(_LIFTED_FROM, None)
     for e, coll in world["entities"].items():
         declared = schema["entities"].get(e, {}).get("fields", {})
         for rec in coll.values():

@@ -185,17 +185,22 @@ def test_an_argument_the_tool_never_reads_is_not_dictated():
     assert check_ignored(_cand("x", nodes=[found, looked]), g) is None  # ticket_id is read; the note is no user fact
 
 
+def _archivable_gate() -> Gate:
+    """A gate over the ticket desk whose tickets carry an `archived` flag."""
+    env = _env(_TICKETS.replace("    subject: str\n  }", "    subject: str\n    archived: bool\n  }", 1))
+    g = Gate.__new__(Gate)
+    g.tools, g.ents, g.writes, g._reads = {t.name: t for t in env.tools}, {e.name: e for e in env.entities}, {}, {}
+    g.lifecycle = Lifecycle.of(env)
+    return g
+
+
 def test_a_write_to_an_archived_record_is_refused_unless_it_restores_it():
     """Review 13: gold added issues to archived GitLab projects. A record flagged `archived`/`isDeleted`
     takes no write, except from a tool that restores it (`unarchive_*`, "Restore ...")."""
     from forgec.gate import check_final
     from forgec.tasks import state_diff
 
-    src = _TICKETS.replace("    subject: str\n  }", "    subject: str\n    archived: bool\n  }", 1)
-    env = _env(src)
-    g = Gate.__new__(Gate)
-    g.tools, g.ents, g.writes, g._reads = {t.name: t for t in env.tools}, {e.name: e for e in env.entities}, {}, {}
-    g.lifecycle = Lifecycle.of(env)
+    g = _archivable_gate()
     before = {"entities": {"Ticket": {"t1": {"ticket_id": "t1", "status": "open", "subject": "a", "archived": True}}}}
     after = {"entities": {"Ticket": {"t1": {"ticket_id": "t1", "status": "open", "subject": "b", "archived": True}}}}
     trace = [("set_subject", {"ticket_id": "t1", "subject": "b"}, before, after, state_diff(before, after))]
@@ -374,11 +379,7 @@ def test_a_record_named_by_a_number_is_found_for_the_final_check():
     from forgec.gate import check_final
     from forgec.tasks import state_diff
 
-    src = _TICKETS.replace("    subject: str\n  }", "    subject: str\n    archived: bool\n  }", 1)
-    env = _env(src)
-    g = Gate.__new__(Gate)
-    g.tools, g.ents, g.writes, g._reads = {t.name: t for t in env.tools}, {e.name: e for e in env.entities}, {}, {}
-    g.lifecycle = Lifecycle.of(env)
+    g = _archivable_gate()
     before = {"entities": {"Ticket": {"7": {"ticket_id": "7", "status": "open", "subject": "a", "archived": True}}}}
     after = {"entities": {"Ticket": {"7": {"ticket_id": "7", "status": "open", "subject": "b", "archived": True}}}}
     trace = [("set_subject", {"ticket_id": 7, "subject": "b"}, before, after, [])]  # the change itself not in the diff

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from forgec import ir
 from forgec.diagnostics import Diagnostic, Span, warning
-from forgec.english import singular
+from forgec.english import DESTINATION_PARAM, MOVING_VERBS, singular
 from forgec.lang import ast as A
 from forgec.lang.check import has_write
 
@@ -107,10 +107,13 @@ def build_tool(s: Schema, v: ToolView, tm: TypeMapper) -> Built:
     if pure is not None:
         kind = "read"
     other = named_for_another(s, v) if pure is None and kind in ("create", "update", "delete", "action") else None
+    moved_only = False  # its only effect moved the record into the parent it names (`_home_checks`)
     try:
         if other is not None:
             raise _NoRule  # a guess on the wrong records is worse than a logged call
         body, ret = pure if pure is not None else EFFECT_OF_KIND.get(kind, _action)(s, v, pmap)
+        body = _home_checks(s, v, pmap, list(body))
+        moved_only = body is None
     except _NoRule:
         body = None
     conservative = body is None
@@ -127,23 +130,16 @@ def build_tool(s: Schema, v: ToolView, tm: TypeMapper) -> Built:
         )
     elif conservative:
         body, ret = _conservative(s, v, pmap)
+        what = (f"tool `{v.tool.name}` names a record and the record it lives in, and nothing else it does is documented" if moved_only
+                else f"no synthesis rule applies to tool `{v.tool.name}`")
         diags.append(
             warning(
                 codes.CONSERVATIVE,
-                f"no synthesis rule applies to tool `{v.tool.name}`; it gets a conservative effect (logs the call)",
+                f"{what}; it gets a conservative effect (logs the call)",
                 span_of(v.tool),
                 help="edit its effect in env.forge (or use `--synth llm`); the call is recorded in `ActionLog`",
             )
         )
-    if not conservative and other is None:
-        checked = _home_checks(s, v, pmap, list(body))
-        if checked is None:  # its only effect moved the record into the parent it names: nothing known is left
-            body, ret = _conservative(s, v, pmap)
-            conservative = True
-            diags.append(warning(codes.CONSERVATIVE, f"tool `{v.tool.name}` names a record and the record it lives in, and nothing else it does is documented; it gets a conservative effect (logs the call)",
-                                 span_of(v.tool), help="edit its effect in env.forge (or use `--synth llm`); the call is recorded in `ActionLog`"))
-        else:
-            body = checked
     if v.kind in ("read", "search") and has_write(body or ()):  # the checker's own test: kinds agree
         kind = "action"
     ann = [kind] + (["conservative"] if conservative else [])  # stored without "@"
@@ -165,8 +161,7 @@ class _NoRule(Exception):
     pass
 
 
-_MOVING_VERBS = frozenset({"move", "transfer", "copy", "fork", "clone", "migrate", "reassign", "assign"})
-_DESTINATION = re.compile(r"(^|_)(new|target|dest|destination|to)(_|$)")
+_MOVING_VERBS = MOVING_VERBS | {"assign"}  # an assignment sets the reference it names
 
 
 def _home_checks(s: Schema, v: ToolView, pmap: dict[str, ParamOut], body: list[A.Stmt]) -> list[A.Stmt] | None:
@@ -180,7 +175,7 @@ def _home_checks(s: Schema, v: ToolView, pmap: dict[str, ParamOut], body: list[A
     ents = {}
     for p in pmap.values():
         t = p.type
-        if not p.optional and isinstance(t, A.NamedType) and t.name in s.entities and not _DESTINATION.search(p.wire.lower()):
+        if not p.optional and isinstance(t, A.NamedType) and t.name in s.entities and not DESTINATION_PARAM.search(p.wire.lower()):
             ents[p.name] = t.name
     checks: list[A.Stmt] = []
     drop: set[tuple[str, str]] = set()
