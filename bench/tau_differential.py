@@ -205,6 +205,8 @@ class Forge:
     ent_to_coll: dict[str, str]  # entity -> τ collection (unmapped entities: "<Entity>")
     renames: dict[str, dict[str, str]]  # τ collection -> norm(field) -> τ's field name
     build: Path
+    # entity the world only nests -> (τ collection, the owner's field holding it, the record's link to its owner)
+    lifted: dict[str, tuple[str, str, str]] = field(default_factory=dict)
     compile_s: float = 0.0
 
 
@@ -237,10 +239,20 @@ def compile_forge(domain: str, root: Path, tasks_per_env: int = 1) -> Forge:
         e = _match(c, ents)
         if e is not None:
             ent_to_coll[e] = c
+    lifted: dict[str, tuple[str, str, str]] = {}
+    for e in ents:
+        if e in ent_to_coll:
+            continue
+        for c, recs in data.items():  # a user's `payment_methods` keyed by id: the env lifts them into PaymentMethod
+            owner = next((x for x, y in ent_to_coll.items() if y == c), None)
+            nested = {f for r in recs.values() for f, v in r.items() if isinstance(v, dict) and v
+                      and all(isinstance(x, dict) for x in v.values()) and _match(f, [e])}
+            if owner and len(nested) == 1 and e not in lifted:
+                lifted[e] = (c, nested.pop(), module.SCHEMA["entities"][owner]["key"])
     for e in ents:
         ent_to_coll.setdefault(e, f"<{e}>")
     renames = {c: {norm(f): f for r in recs.values() for f in r} for c, recs in data.items()}
-    return Forge(domain, module, world, ent_to_coll, renames, out, secs)
+    return Forge(domain, module, world, ent_to_coll, renames, out, compile_s=secs, lifted=lifted)
 
 
 # ----------------------------------------------------------------------------------------------- diffs
@@ -408,11 +420,18 @@ class ForgeSide:
     def _tau_view(self, ents: dict, only: dict | None = None) -> dict:
         """Records of `ents` (entity -> {key: record}) in τ-bench's layout: collection names, field names."""
         out: dict = {}
-        for e, recs in ents.items():
+        for e, recs in sorted(ents.items(), key=lambda kv: kv[0] in self.forge.lifted):  # owners first
             c = self.forge.ent_to_coll.get(e, f"<{e}>")
             ren = self.forge.renames.get(c, {})
             from forgec.wording import norm
 
+            if e in self.forge.lifted:  # in τ-bench's layout: inside its owner, under the owner's field
+                c, fld, back = self.forge.lifted[e]
+                for k, r in recs.items():
+                    if (only is None or k in only.get(e, ())) and isinstance(r, dict) and r.get(back) is not None:
+                        inner = {f: v for f, v in r.items() if f != back}
+                        out.setdefault(c, {}).setdefault(str(r[back]), {}).setdefault(fld, {})[k] = inner
+                continue
             coll = out.setdefault(c, {})
             for k, r in recs.items():
                 if only is not None and k not in only.get(e, ()):

@@ -447,7 +447,8 @@ class Stage:
 def synth_stage(job: EnvJob) -> None:
     """ir.Environment -> `.forge` text of the env; a hand-edited env.forge wins over synthesis."""
     opts, rec = job.opts, job.rec
-    key = _key("synth", PIPELINE_VERSION, rec.ir_hash, opts.synth)
+    world = opts.states.get(job.name)
+    key = _key("synth", PIPELINE_VERSION, rec.ir_hash, opts.synth, *([_file_key(world)] if world else []))
     edited = _edited_src(job)
     if edited is not None:
         rec.keys["synth"] = key
@@ -488,6 +489,14 @@ def _synthesize(job: EnvJob) -> str:
     opts = job.opts
     decl, sd = synthesize(job.ir, backend=opts.synth, llm=opts.llm, cache_dir=opts.out.parent / ".forgec-cache")
     job.out.diagnostics.extend(sd)
+    path = opts.states.get(job.name)
+    if path is not None:  # the user's world shapes what the tools write (forgec/synth/world.py)
+        from forgec.synth.world import bind_world
+        from forgec.userstate import read_doc
+
+        doc, _ = read_doc(path)  # its diagnostics are the state stage's to report
+        if doc is not None:
+            decl = bind_world(decl, doc.data)
     return lang.format(A.Module(file=job.src_rel, items=(decl,)))
 
 
@@ -617,6 +626,12 @@ def state_stage(job: EnvJob) -> None:
     job.diff_world = job.base_env.state if job.base_env.state == job.world else job.world
 
 
+def _file_key(path: Any) -> str:
+    """A cache key part for a user's file: its content hash (its path when it cannot be read)."""
+    p = Path(path)
+    return sha256_text(p.read_bytes()) if p.is_file() else str(path)
+
+
 def _given_state(job: EnvJob, key: str) -> dict | None:
     """The user's world: `--state ENV=FILE`, else a hand-replaced states/<env>.json (kept under the
     generated key, so it survives recompiles); validated like any input, errors fail the env."""
@@ -631,7 +646,7 @@ def _given_state(job: EnvJob, key: str) -> dict | None:
         job.rec.keys["state"] = key
         loaded = load_doc(job.module.SCHEMA, doc)
     else:
-        job.rec.keys["state"] = _key("state", PIPELINE_VERSION, "user", sha256_text(Path(path).read_bytes()) if Path(path).is_file() else path)
+        job.rec.keys["state"] = _key("state", PIPELINE_VERSION, "user", _file_key(path))
         loaded = load_state(job.module.SCHEMA, path)
     job.out.diagnostics.extend(loaded.diagnostics)
     if loaded.world is None:

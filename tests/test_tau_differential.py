@@ -216,3 +216,16 @@ def test_harness_runs_the_first_retail_tasks_against_the_env(forge):
     assert not [p for r in rep.rows for p in r.problems if p.kind == "harness error"]
     text = T.render(rep)
     assert "| get_order_details | read |" in text and "field coverage" in text
+
+
+def test_env_cancel_refunds_like_the_real_one_from_the_world_alone(forge):
+    """The docs say "the payment will be refunded ... added to the user's gift card balance"; the world's data
+    says how (a payment history with payment/refund entries, a balance on gift cards): the env's cancel of
+    ORDER changes the history and the gift card exactly as the hand-computed real change above. Only the
+    field τ-bench names `cancel_reason` differs: neither its docs nor its data name it (the env keeps `reason`)."""
+    (out,) = _one(T.ForgeSide(forge), [("cancel_pending_order", {"order_id": ORDER, "reason": "no longer needed"})])
+    assert not out.err
+    assert out.changes[("orders", ORDER, ("status",))] == "cancelled"
+    assert out.changes[("users", OWNER, ("payment_methods", GIFT, "balance"))] == pytest.approx(49 + 4079.45)
+    assert out.changes[("orders", ORDER, ("payment_history",))][-1] == {"transaction_type": "refund", "amount": 4079.45, "payment_method_id": GIFT}
+    assert ("orders", ORDER, ("cancel_reason",)) not in out.changes and out.changes[("orders", ORDER, ("reason",))] == "no longer needed"
