@@ -805,6 +805,22 @@ _CHANGE_VERBS = {"change", "update", "modify", "set", "edit", "move", "rename", 
 _DOC_PATTERN = re.compile(r"\(pattern: (.+)\)\s*$")  # the docs' JSON-Schema pattern, kept in the description (frontends/schema.py)
 
 
+def _fit_pattern(v: str, pattern: str) -> Any:
+    """`v`, or the nearest spelling of it the docs' pattern allows (a phone "+1-643-822-1034" where the pattern
+    is `^[0-9]*$` is "16438221034"), else _NONE. The pattern is JSON Schema's (ECMA-262, `\\p{L}` included): the
+    `regex` library reads it where Python's `re` cannot; one neither reads is not held against the value."""
+    import regex  # noqa: PLC0415 - a well-kept superset of `re` (Unicode classes), needed only here
+
+    try:
+        rx = regex.compile(pattern)
+    except regex.error:
+        return v
+    for cand in (v, re.sub(r"\D", "", v), re.sub(r"[^\w\s]", "", v).strip(), re.sub(r"\s+", "-", v.strip())):
+        if cand and rx.search(cand) is not None:  # JSON Schema: a pattern matches anywhere unless anchored
+            return cand
+    return _NONE
+
+
 def _placeholder(v: Any, ent: str, key: str) -> bool:
     """A name made of the entity's noun and a number (`branch_76`): generated, never what a person calls a
     record. A path-like key (the git server's `repo_path` "repo_01852") is said as it is."""
@@ -1038,12 +1054,25 @@ class _Sampler:
                     sc.roots.add(name)
                     items.append((A.Name(name), r))
                 out = (A.ListLit(tuple(e for e, _ in items)), [r for _, r in items])
+        if out is None and m.user is not None and ent in m.lister_all and (link := self.user_link(ent)):
+            # records naming their owner (`Pet.ownerId: Owner`) listed with the others: the user's are the ones naming them
+            expr, recs, name = self.list_all(sc, ent)
+            uval = self.user_value(sc)
+            out = (A.Where(expr, A.Binary("==", A.Attr(A.Name("it"), link), sc.user_expr)), [r for r in recs if r.get(link) == uval])
+            sc.roots.add(name)
         if out is None and m.user is None and ent in m.lister_by_parent and ent not in m.lister_all:
             out = self.records_in_parent(sc, ent)
         if out is None or not out[1]:
             raise _Skip("no-lookup")
         sc.remember(ent, out)
         return out
+
+    def user_link(self, ent: str) -> str | None:
+        """The one field of `ent` that refers to the user's entity (`ownerId: Owner?`), if there is exactly one."""
+        m = self.m
+        links = [f.name for f in m.decl[ent].fields
+                 if isinstance(ty := (f.type.inner if isinstance(f.type, A.OptionalType) else f.type), A.NamedType) and ty.name == m.user]
+        return links[0] if len(links) == 1 else None
 
     def records_in_parent(self, sc: _Scenario, ent: str) -> tuple[A.Expr, list[dict]] | None:
         """The records of `ent` inside one parent record the user names ("the cards on my board called
@@ -1399,11 +1428,7 @@ class _Sampler:
         v = self._value(sc, tool, name, t, rec, doc)
         pat = _DOC_PATTERN.search(doc or "")
         if isinstance(v, str) and pat:
-            try:
-                if re.fullmatch(pat.group(1), v) is None:
-                    return _NONE
-            except re.error:
-                pass
+            return _fit_pattern(v, pat.group(1))
         return v
 
     def _value(self, sc: _Scenario, tool: A.ToolDecl, name: str, t: A.TypeExpr, rec: dict, doc: str) -> Any:

@@ -264,6 +264,11 @@ def _read(s: Schema, v: ToolView, pmap):
             ft = e.fields[v.field_noun].type
             if isinstance(ft, A.NamedType) and ft.name in s.entities:  # a reference holds a key: return its record
                 return [A.Return(A.Index(N(ft.name), at(k, v.field_noun)))], ft
+            lt = ft.inner if isinstance(ft, A.OptionalType) else ft
+            if isinstance(lt, A.ListType) and isinstance(lt.item, A.NamedType) and lt.item.name in s.entities:
+                # a list of references holds keys: return their records (openapi_pretalx: an event's tags)
+                ref = s.entities[lt.item.name]
+                return [A.Return(A.Where(N(ref.name), bin_("in", at("it", ref.key), at(k, v.field_noun))))], A.ListType(lt.item)
             return [A.Return(at(k, v.field_noun))], ft
         return [A.Return(N(k))], A.NamedType(v.target)
 
