@@ -489,7 +489,7 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
         named = next((f for f in order if _own_name(f) and isinstance(rec.get(f), str)), None)
         return Referring(((named, rec[named]),)) if named else Referring()
     sup = []
-    if superlatives:
+    if superlatives and not _mixed_units(records):  # 82.45 EUR is no "lowest" beside 98.96 JPY
         for f in fields:
             vals = [r.get(f) for r in records]
             if all(_orderable(v) for v in vals) and len({type(v) for v in vals} - {int, float}) <= 1:
@@ -515,7 +515,7 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
             if not isinstance(rec[f], str) or _DATE.match(rec[f]):
                 continue
             group = [r for r in records if r.get(f) == rec[f]]
-            if len(group) < 2:
+            if len(group) < 2 or _mixed_units(group):
                 continue
             for g in fields:
                 vals = [r.get(g) for r in group]
@@ -525,6 +525,18 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
                         if select(records, ref) == [target]:
                             return ref
     return sup[0] if sup else None
+
+
+_UNIT_FIELD = re.compile(r"(^|_)(currency|currency_code|unit|units)$")
+
+
+def _mixed_units(records: list[dict]) -> bool:
+    """Do the records give their amounts in more than one currency or unit (a `currency` field with two values)?
+    Then no amount of one is ranked against or added to another's (blind review 20: JPY, EUR and USD summed)."""
+    for f in {f for r in records for f in r if _UNIT_FIELD.search(norm(f))}:
+        if len({str(r.get(f)).lower() for r in records if r.get(f) is not None}) > 1:
+            return True
+    return False
 
 
 _ID_NAME = re.compile(r"(^|_)(id|ids|uuid|gid|guid|uid)$")
@@ -2276,7 +2288,7 @@ class _Sampler:
             sc.nodes.append(A.TellNode(A.Name(cname)))
             text = f"how many of {whose} {plural(noun)}{_in_scope(sc, ent)} are {_predicate(_spoken(v), f)}"
             sc.ask_why = (_ask_why(noun, "count") if m.user is not None else "") or (f"I'm going over where {whose} {plural(noun)} stand" if whose == "my" else "")
-        elif [x for x in nums if is_money(x)] and roll < 0.7:
+        elif [x for x in nums if is_money(x)] and roll < 0.7 and not _mixed_units(recs):
             f = sc.rng.choice([x for x in nums if is_money(x)])
             src, vals, adj = expr, recs, ""
             if stat and sc.rng.random() < 0.5:  # "how much did I spend on my paid orders?"

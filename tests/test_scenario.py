@@ -375,3 +375,18 @@ def test_the_docs_noun_phrase_takes_the_users_words_whatever_its_case():
     assert _noun_pattern("cluster", 3, False).sub("my cluster", "delete a DigitalOcean Kubernetes cluster") == "delete my cluster"
     assert _noun_pattern("share", 3, False).sub("my share", "create a snapshot of a NFS file share") == "create a snapshot of my share"
     assert _noun_pattern("order", 3, False).sub("it", "cancel a pending order") == "cancel it"
+
+
+def test_amounts_in_different_currencies_are_never_ranked():
+    """Blind review 20: "my account with the lowest balance" picked 82.45 EUR over 98.96 JPY. Amounts in two
+    currencies have no order; in one currency they do (and a superlative may then single one out)."""
+    import random
+
+    mixed = [{"name": "Travel", "balance": 82.45, "currency": "EUR"}, {"name": "Savings", "balance": 98.96, "currency": "JPY"},
+             {"name": "Daily", "balance": 120.0, "currency": "usd"}]
+    for seed in range(40):
+        ref = refer(mixed, 0, ["balance", "currency"], random.Random(seed))
+        assert ref is None or not ref.op, ref  # never "the lowest balance" across currencies
+    same = [dict(r, currency="EUR") for r in mixed]
+    ops = {refer(same, 0, ["balance"], random.Random(seed)).op for seed in range(40)}
+    assert "argmin" in ops  # one currency: "my account with the lowest balance" is a fair way to name it
