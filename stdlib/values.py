@@ -541,6 +541,11 @@ def _str_for(name: str, c: _Ctx, entity: str | None, doc: str) -> str:
 # what a few kinds of thing are called, by the last word of the field or the entity (review 16: one pool of
 # project topics named payment cards, emoji and organizations): data of the value layer, not sampler rules
 EMOJI = ("thumbs_up", "tada", "heart", "rocket", "eyes", "white_check_mark", "smile", "fire", "clap", "thinking")
+# the same emoji as glyphs, for a field whose doc asks for the character itself ("Single emoji glyph")
+EMOJI_GLYPHS = {"thumbs_up": "\U0001F44D", "tada": "\U0001F389", "heart": "\u2764\ufe0f", "rocket": "\U0001F680",
+                "eyes": "\U0001F440", "white_check_mark": "\u2705", "smile": "\U0001F604", "fire": "\U0001F525",
+                "clap": "\U0001F44F", "thinking": "\U0001F914"}
+_GLYPH_DOC = re.compile(r"\b(glyph|character|unicode|emoji itself)\b", re.I)
 ORG_WORDS = {"organization", "organisation", "org", "company", "vendor", "supplier", "tenant", "workspace", "agency", "employer"}
 CARD_WORDS = {"card", "wallet"}
 
@@ -845,6 +850,8 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     if kind is not None and kind not in ("date", "datetime"):
         return _KIND_MAKERS[kind](name, c, None)
     made = _kind_str(ws, c, noun)  # an emoji, an organization, an assignee: what the field says it is
+    if made in EMOJI_GLYPHS and _GLYPH_DOC.search(doc or ""):
+        return EMOJI_GLYPHS[made]  # "Single emoji glyph": the character, not its short name (blind review 20)
     if made is not None:
         return made
     if is_problem(noun) and (last in ("title", "summary", "subject", "headline") or last == "name" and len(ws) == 1):
@@ -1102,6 +1109,7 @@ def _fill_entity(e, d, keys, personas, parents, counts, dealt, records_decl, rng
         _distinct_endpoints(rec, d["fields"], rng, ctx, e)
         _ordered_spans(rec)
         _agreeing_fields(rec, d["fields"], rng)
+        _one_name(rec, d["fields"], e)
         coll[str(k)] = rec
     return {k: coll[k] for k in sorted(coll, key=_order_key)}
 
@@ -1189,6 +1197,16 @@ def _ordered_spans(rec: dict) -> None:
 def slugify(text: str) -> str:
     """`Vintage Blender (phase 2)` -> `vintage-blender-phase-2`: the URL-safe form of a name."""
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _one_name(rec: dict, fields: dict, entity: str) -> None:
+    """A record's name kept under two fields (a note app's tag has the `title` its reads give and the `tag_name`
+    its tools take) is one name: two would make "my tag called X" name two tags (blind review 20)."""
+    noun = "_".join(_words(entity))
+    names = [f for f, tj in fields.items() if tj.get("type") == "str" and isinstance(rec.get(f), str)
+             and "_".join(_words(f)) in ("name", "title", "display_name", f"{noun}_name", f"{noun}_title")]
+    for f in names[1:]:
+        rec[f] = rec[names[0]]
 
 
 def _agreeing_fields(rec: dict, fields: dict, rng: random.Random) -> None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forgec import ir
-from forgec.english import is_plural, is_verb, plural, singular
+from forgec.english import DETERMINERS, is_plural, is_verb, plural, singular
 from forgec.stdlib.values import is_person
 from forgec.wording import humanize
 from forgec.lang import ast as A
@@ -74,7 +74,10 @@ QUERY_PARAMS = {"q", "query", "search", "search_query", "search_term", "keyword"
 REQUEST_WORDS = {"selector", "selectors", "mask", "filter", "filters"}
 REQUEST_PARAMS = {"dry_run", "dryrun", "validate_only", "all_namespaces", "minified", "pretty", "expand", "embed"}
 _REQUEST_DOC = re.compile(r"\b(?:dry[- ]run|field mask|(?:label|field) selector|selector to filter|"
-                          r"whether to (?:include|return|show|expand)|if (?:set|true),? (?:also )?(?:include|return|show)s?)\b", re.I)
+                          r"whether to (?:include|return|show|expand)|if (?:set|true),? (?:also )?(?:include|return|show)s?|"
+                          # how a search is made, not what a record holds: "Which date field to filter on", "Type of
+                          # content to search", "how to match" (blind review 20: asked back as "the date field of the record")
+                          r"which \w+(?: \w+)? (?:field|attribute|column) to|(?:type|kind) of \w+ to search|how to match)\b", re.I)
 
 
 def is_modifier(p: ir.Param) -> bool:
@@ -107,6 +110,10 @@ def shapes_request(name: str, doc: str, scalar: bool = True) -> bool:
     toks = tokens(name)
     if toks and (toks[-1] in REQUEST_WORDS or toks[0] in ("include", "exclude", "with", "show")):
         return True
+    if len(toks) == 2 and toks[0] in ("search", "match", "sort", "filter") and toks[1] in ("type", "mode", "field", "kind"):
+        return True  # `search_type`, `match_mode`: how the search runs
+    if toks and toks[-1] in ("field", "column") and re.search(rf"\b{toks[-1]}\b", doc, re.I):
+        return True  # `date_field` "Optional explicit date field override": which field the search reads, no value of one
     if _REQUEST_DOC.search(doc):
         return True
     return scalar and bool(_RESULTS_DOC.search(doc))
@@ -850,7 +857,8 @@ def _bind_refs(s: Schema, v: ToolView) -> None:
     for p in v.tool.params:
         ent = s.ref_of(p.name)
         sk = _scalar_kind(p.type)
-        if ent is None and sk in ("integer", "number") and len(tokens(p.name)) <= 2 and entity_name(tokens(singular(p.name))) in s.entities:
+        if (ent is None and sk in ("integer", "number") and len(tokens(p.name)) <= 2 and entity_name(tokens(singular(p.name))) in s.entities
+                and not _attribute_doc(p)):
             ent = entity_name(tokens(singular(p.name)))  # `correspondent: number`, `storage_path: number`: a record by its numeric id
             sk = "integer"
         if ent is None:
@@ -861,6 +869,16 @@ def _bind_refs(s: Schema, v: ToolView) -> None:
             v.list_refs[p.name] = ent
         elif sk in ("string", "integer") and p.type.kind != "array":
             v.refs[p.name] = ent
+
+
+def _attribute_doc(p: ir.Param) -> bool:
+    """Does the param's doc call it an attribute of something else ("Zone order", "Display order": a zone's
+    sort position, not an order's id)? A short phrase ending in the param's own words, opened by a noun or
+    adjective rather than an article, and saying nothing of an id."""
+    words = re.findall(r"[a-z]+", p.description.lower())
+    own = tokens(p.name)
+    return (1 < len(words) <= 3 and words[-len(own):] == own and words[0] not in DETERMINERS
+            and not set(words) & {"id", "ids", "identifier", "key", "number"})
 
 
 def _bind_named_target(s: Schema, v: ToolView, named: str | None) -> None:
