@@ -573,7 +573,7 @@ def _sourced(e: Any, defined: set[str], c: Candidate, said_in) -> bool:
     if isinstance(e, A.RecordLit):
         return all(_sourced(f.value, defined, c, said_in) for f in e.fields)
     roots = [n for n in A.walk(e) if isinstance(n, A.Name)]
-    return all(r.id in defined or r.id in ("user", "it") for r in roots) and all(  # `it`: bound by a `where` inside
+    return all(r.id in defined or r.id == "user" for r in roots) and all(
         _sourced(n, defined, c, said_in) for n in A.walk(e) if isinstance(n, A.Attr) and isinstance(n.obj, A.Name) and n.obj.id == "user")
 
 

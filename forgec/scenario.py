@@ -1074,9 +1074,10 @@ class _Sampler:
         if out is None and m.user is not None and ent in m.lister_all and (link := self.user_link(ent)):
             # records naming their owner (`Pet.ownerId: Owner`) listed with the others: the user's are the ones naming them
             expr, recs, name = self.list_all(sc, ent)
-            uval = self.user_value(sc)
-            out = (A.Where(expr, A.Binary("==", A.Attr(A.Name("it"), link), sc.user_expr)), [r for r in recs if r.get(link) == uval])
             sc.roots.add(name)
+            uval = self.user_value(sc)
+            mine, lst = sc.reason("filter", (expr,), [recs], {"by": link, "eq": (sc.user_expr, uval)}, "my_" + plural(norm(ent)))
+            out = (A.Name(mine), lst)
         if out is None and m.user is None and ent in m.lister_by_parent and ent not in m.lister_all:
             out = self.records_in_parent(sc, ent)
         if out is None or not out[1]:
@@ -1567,6 +1568,10 @@ class _Sampler:
         about_user = any(m.key_entity(p.name, p.type) == m.user for p in t.params) or _mentions_user(m, t)
         if m.user is not None and target_param is None and not about_user:
             raise _Skip("not-the-users-business")
+        if m.user is not None and target_param is None and m.kinds.get(tool) == "delete" and made is None:
+            # deleting the user's own record (`deleteOwner(ownerId)` by the owner) ends their business here: nobody
+            # asks it beside other errands ("delete an owner, then delete my pet": blind review 20)
+            raise _Skip("deletes-the-user")
         target = None
         looked = None  # a record named by its key, read before the write to judge a condition on it
         twords = ""
@@ -2012,6 +2017,9 @@ class _Sampler:
             opts.append(ctl)
         if clause:
             c = clause  # already in the base form: "Switches branches" -> "switch branches"
+            new_noun = humanize(self.m.returned_entity(t) or "") if kind == "create" else ""
+            if new_noun:  # an API's summary "Create Item": "create a new item"
+                c = re.sub(rf"^(\w+)\s+{re.escape(new_noun)}\b(?!')", lambda mm: f"{mm.group(1)} a new {new_noun.lower()}", c, count=1, flags=re.I)
             c, plain = self.with_units(t, c, plain)
             c = re.sub(r"\b(a|an|the|one|this)\s+(user|customer|member|client|account holder|person)'s\b", "my", c)
             c = re.sub(r"\bfor (a|an|the) (user|customer|member|client)\b", "for me", c)
@@ -2670,7 +2678,9 @@ def _possessive_pattern(noun: str) -> re.Pattern:
 def _bare_object(noun: str) -> re.Pattern:
     """The docs' verb phrase with a bare plural object ("delete incomplete tasks", "archive old
     projects"): the object (group 1), up to two modifiers before the noun, to put the user's record in."""
-    return re.compile(rf"^\w+\s+((?:(?!(?:of|to|for|from|in|on|and|but|with|all|any|my)\b)[A-Za-z-]+\s+){{0,2}}?(?i:{re.escape(noun)})(?:s|es)\b)(?!')")
+    # or a bare singular right after the verb, as an API's summary puts it ("Delete Item", "Update Item")
+    return re.compile(rf"^\w+\s+((?:(?!(?:of|to|for|from|in|on|and|but|with|all|any|my)\b)[A-Za-z-]+\s+){{0,2}}?(?i:{re.escape(noun)})(?:s|es)\b"
+                      rf"|(?i:{re.escape(noun)})\b)(?!')")
 
 
 def _noun_pattern(noun: str, gap: int, described: bool) -> re.Pattern:

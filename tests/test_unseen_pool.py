@@ -101,3 +101,31 @@ def test_a_list_of_references_reads_back_as_records(tmp_path):
     src = (out / "src" / "openapi_pretalx" / "env.forge").read_text()
     body = src.split("tool tags_list(", 1)[1].split("\n  }", 1)[0]
     assert "return Tag where it.id in event.tags" in body, body
+
+
+def test_a_rest_api_is_no_graph_store(tmp_path):
+    """Homebox (AGPL-3.0 spec): an item field has a `name` and a `type`, an item has `purchaseFrom`/`soldTo`;
+    that made it a knowledge graph ("Field: A node of the graph", `get_v1_currency` returning nodes and
+    relations) although its docs never speak of a graph. Its items are keyed records, changed by name."""
+    out = _build(tmp_path, "openapi_homebox", 12)
+    src = (out / "src" / "openapi_homebox" / "env.forge").read_text()
+    assert "A node of the graph" not in src and "relations:" not in src
+    texts = [t["instruction"] for t in _tasks(out)]
+    assert texts, "the inventory yields tasks"
+    # the docs' summaries are "Delete Item", "Update Item", "Create Item": said with the user's record, once
+    assert not [x for x in texts if re.search(r"\b(?:delete|update) Item for my item\b|\bcreate Item\b", x)], texts
+
+
+def test_a_users_records_are_found_through_a_plain_lister(tmp_path):
+    """Spring PetClinic (Apache-2.0): a pet names its owner (`ownerId`), `listPets` lists every pet. An owner's
+    pet is found by listing the pets and keeping the owner's, not left unreachable (it yielded 0 tasks)."""
+    out = _build(tmp_path, "openapi_petclinic", 20)
+    world = json.loads((out / "states" / "openapi_petclinic.json").read_text())["entities"]
+    for t in _tasks(out):
+        calls = t["gold_calls"]
+        for i, c in enumerate(calls):
+            if c["tool"] in ("updatePet", "deletePet"):
+                assert "listPets" in [x["tool"] for x in calls[:i]], [x["tool"] for x in calls]
+                pet = world["Pet"][str(c["arguments"]["petId"])]
+                who = re.search(r"my (?:owner )?id is (\d+)", t["instruction"])
+                assert who is None or str(pet.get("ownerId")) == who.group(1), (t["instruction"], pet)

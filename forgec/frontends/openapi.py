@@ -95,7 +95,10 @@ class _OpenAPIReader:
             name = operation_name(method, path)
         params = self.parameters(op, op_ptr, common, common_ptr)
         summary, desc = text(op.get("summary")), text(op.get("description"))
-        description = summary if not desc or desc == summary else (f"{summary}\n\n{desc}" if summary else desc)
+        # a summary is a title ("Adds a vet visit"): it ends its sentence before the description starts, or the two
+        # read as one ("add a vet visit Records the details of a new vet visit", blind review 20)
+        head = summary if not summary or summary[-1] in ".!?:" else summary + "."
+        description = summary if not desc or desc == summary else (f"{head}\n\n{desc}" if summary else desc)
         ann: dict[str, Any] = {}
         if isinstance(op.get("tags"), list) and all(isinstance(t, str) for t in op["tags"]):
             ann["tags"] = list(op["tags"])

@@ -1496,11 +1496,23 @@ def unwrap_return(s: Schema, ret: ir.Type) -> ir.Type | None:
         obj = s.env.definitions[obj.ref]
     if obj.kind != "object" or not obj.fields:
         return None
-    lists = [f for f in obj.fields if f.type.kind == "array" and f.type.items is not None and f.type.items.kind == "object"]
+    def deref(t: ir.Type) -> ir.Type:
+        return s.env.definitions[t.ref] if t.kind == "ref" and t.ref in s.env.definitions else t
+
+    lists = [f for f in obj.fields if f.type.kind == "array" and f.type.items is not None and deref(f.type.items).kind == "object"]
     others = [f for f in obj.fields if f not in lists]
-    if len(lists) == 1 and all(f.type.kind in ("integer", "number", "string", "boolean") and f.name in ("count", "total", "next", "cursor", "page", "has_more", "next_cursor", "total_count") for f in others):
-        obj = lists[0].type.items
+    if len(lists) == 1 and all(snake(f.name) in PAGE_ENVELOPE for f in others):
+        obj = deref(lists[0].type.items)  # a page of records (`{content: [...], totalPages, totalElements, ...}`)
     return obj if obj.kind == "object" and obj.fields else None
+
+
+# the fields of a page of results around its list of records (Spring's `Page`, Django REST's paginated list,
+# JSON:API's links and meta): none of them is a field of the records (blind review 20: a pet with "total pages")
+PAGE_ENVELOPE = {"count", "total", "next", "previous", "prev", "cursor", "page", "pages", "has_more", "next_cursor", "total_count",
+                 "total_pages", "total_elements", "number_of_elements", "size", "number", "first", "last", "empty", "pageable",
+                 "sort", "limit", "offset", "page_size", "per_page", "current_page", "last_page", "next_page", "prev_page",
+                 "previous_page", "links", "meta", "total_results", "page_number", "page_count", "has_next", "has_previous",
+                 "next_page_token", "page_token", "start", "end", "results_count", "total_items", "items_count"}
 
 
 def _return_owner(s: Schema, v: ToolView, names: list[str]) -> str | None:

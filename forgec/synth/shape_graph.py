@@ -384,6 +384,9 @@ class _Graph:
         return f"list[{{{ref}: str, {lst}: list[str]}}]", f"map({results[1]}, {{{ref}: it.ref, {lst}: it.added}})"
 
 
+_GRAPH_WORDS = re.compile(r"\b(?:graph|relations?|relationships?|edges?|nodes?|knowledge|triples?)\b", re.I)
+
+
 def _graph_claim(env: ir.Environment, taken: frozenset[str]) -> Claim | None:
     tools = [t for t in env.tools if t.name not in taken]
     node = rel = None
@@ -407,7 +410,9 @@ def _graph_claim(env: ir.Environment, taken: frozenset[str]) -> Claim | None:
         d = _graph_tool(g, t)
         if d is not None:
             decls.append(d)
-    if len(decls) < 3:
+    if len(decls) < 3 or 5 * len(decls) < 2 * len(tools) or not any(_GRAPH_WORDS.search(f"{t.name} {t.description}") for t in tools):
+        # a REST API whose one object has a name and a type and another a from/to (an inventory item sold
+        # to someone) is no graph store: the docs speak of a graph, and most tools act on it (blind review 20)
         return None
     recs = [f"record {n} {{ {b} }}" for n, b in g.records.items()]
     return _parse_claim("graph", "\n".join(recs + [state] + decls), {})
