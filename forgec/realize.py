@@ -118,7 +118,13 @@ _TOKEN = re.compile(r"[A-Za-z0-9][\w'\u2019./@#+-]*|[^\sA-Za-z0-9]")
 
 
 def _peel(s: str) -> str:
-    """Label, purpose opener, the tool as subject, modal and adverbs off the sentence's front."""
+    """Label, purpose opener, the tool as subject, modal and adverbs off the sentence's front; a verb's
+    manner prefix ("Hard-delete an issue", "Soft-delete") and the endpoint a sentence names in code
+    ("via ``DELETE /issues/{id}.json``") off the verb phrase."""
+    s = re.sub(r"\s+(?:via|using|with|through)\s+`+[^`]+`+", "", s)
+    m = re.match(r"^([A-Za-z]+)-([a-z]+)\b", s)
+    if m and is_verb(m.group(2)) and not is_verb(m.group(1)) and m.group(1).lower() not in E.VERB_PREFIXES:  # "re-run" stays
+        s = m.group(2) + s[m.end():]
     for _ in range(4):
         before = s
         m = _LABEL.match(s)

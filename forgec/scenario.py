@@ -2010,6 +2010,13 @@ class _Sampler:
             plain = [x for x in plain if not any(x.endswith(say(v)) or x.endswith(f'"{v}"') for _, v in parts)] + [line]
             vals = [(k, v) for k, v in vals if (k, v) not in parts]
         clause = _clause(t.doc)
+        alt = re.match(r"^\s*(\w+) or (\w+)\b", t.doc or "")
+        if alt and clause:  # "Add or remove a watcher on an issue", `action: "remove"`: the value chosen is the request's verb
+            pick = next(((n, v) for n, v in vals if isinstance(v, str) and v.lower() in (alt.group(1).lower(), alt.group(2).lower())), None)
+            if pick is not None:
+                clause = re.sub(rf"^(?:{alt.group(1)}|{alt.group(2)})(?: or (?:{alt.group(1)}|{alt.group(2)}))?\b", pick[1].lower(), clause, count=1, flags=re.I)
+                plain = [x for x in plain if not re.search(rf"\b{re.escape(pick[1])}\b", x, re.I)]
+                vals = [x for x in vals if x is not pick]
         ent_noun = humanize(target[1]) if target else ""
         opts = []
         ctl = None if target else self.control(t, plain, vals)

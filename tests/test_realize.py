@@ -172,3 +172,12 @@ def test_stats_say_why_with_the_cause_of_no_intent():
                      "most often, a required argument has no value the user knows or the records give); nothing-to-ask 49 "
                      "(no read answers a question about the user's records) | walk fallback: names-tool 120 (the instruction "
                      "names a tool); too-short 76"]
+
+
+def test_a_manner_prefix_and_an_endpoint_in_code_leave_the_verb_phrase():
+    """Redmine's MCP server (blind review 20): "Hard-delete an issue via ``DELETE /issues/{id}.json``." gave no
+    clause, so the next sentence did: "issue deletion in Redmine is"."""
+    doc = "Hard-delete an issue via ``DELETE /issues/{id}.json``.  Issue deletion in Redmine is **irreversible**."
+    assert clause(doc).text == "delete an issue"
+    assert clause("Soft-delete a project. It can be restored.").text == "delete a project"
+    assert (clause("Re-run a failed job.") or type("C", (), {"text": ""})).text != "run a failed job"  # a verb's own prefix stays

@@ -129,3 +129,17 @@ def test_a_users_records_are_found_through_a_plain_lister(tmp_path):
                 pet = world["Pet"][str(c["arguments"]["petId"])]
                 who = re.search(r"my (?:owner )?id is (\d+)", t["instruction"])
                 assert who is None or str(pet.get("ownerId")) == who.group(1), (t["instruction"], pet)
+
+
+def test_the_action_chosen_is_the_requests_verb(tmp_path):
+    """Redmine (MIT): `manage_issue_watcher` "Add or remove a watcher on a Redmine issue", `action: add|remove`.
+    The value chosen is what the user asks for ("remove a watcher"), never "add a watcher ... and the remove action"."""
+    out = _build(tmp_path, "pypi_redmine_mcp_server", 40)
+    seen = 0
+    for t in _tasks(out):
+        for c in t["gold_calls"]:
+            if c["tool"] in ("manage_issue_watcher", "manage_redmine_news") and "action" in c["arguments"]:
+                seen += 1
+                act = c["arguments"]["action"]
+                assert re.search(rf"\b{act}\b", t["instruction"], re.I) and not re.search(r"\bthe (?:add|remove|create|update) action\b", t["instruction"]), t["instruction"]
+    assert seen, "some task manages a watcher or a news item"
