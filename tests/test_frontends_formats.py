@@ -445,3 +445,15 @@ def test_a_path_and_a_query_parameter_of_one_name_are_both_kept(tmp_path):
     dup = [d for d in diags if d.code == "duplicate-param"]
     assert dup and "passed as `language_query`" in dup[0].message
     assert not any(d.is_error for d in diags)
+
+
+def test_enum_integers_json_cannot_carry_are_left_out(tmp_path):
+    """PhotoPrism's spec (blind pool 21) lists Go's time.Duration constants, min and max int64 among them: no value
+    a record holds or a person says, and no literal the env can hold (±2^53 - 1); the env failed to check."""
+    big = [-9223372036854775808, 9223372036854775807, 1, 1000, 60000000000]
+    doc = {"openapi": "3.0.0", "paths": {"/x": {"post": {"operationId": "x", "requestBody": {"content": {"application/json": {
+        "schema": {"type": "object", "properties": {"d": {"type": "integer", "enum": big}}}}}},
+        "responses": {"204": {"description": "none"}}}}}}
+    tools, diags = read_file(write(tmp_path, "x.json", json.dumps(doc)))
+    f = {x.name: x.type for x in tools[0].param("body").type.fields}
+    assert f["d"].kind == "enum" and f["d"].values == (1, 1000, 60000000000)

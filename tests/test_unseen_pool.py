@@ -143,3 +143,11 @@ def test_the_action_chosen_is_the_requests_verb(tmp_path):
                 act = c["arguments"]["action"]
                 assert re.search(rf"\b{act}\b", t["instruction"], re.I) and not re.search(r"\bthe (?:add|remove|create|update) action\b", t["instruction"]), t["instruction"]
     assert seen, "some task manages a watcher or a news item"
+
+
+def test_a_grouped_record_is_not_named_like_an_entity(tmp_path):
+    """QuickBooks (MIT; blind pool 21) exited 1: `edit_vendor_credit`'s fields grouped into a record named
+    `VendorCredit`, the name of an entity ("type 'VendorCredit' is declared twice")."""
+    src = (_build(tmp_path, "npm_quickbooks_mcp", 3) / "src" / "npm_quickbooks_mcp" / "env.forge").read_text()
+    names = re.findall(r"^  (?:record|entity) (\w+)", src, re.M)
+    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)

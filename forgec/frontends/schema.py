@@ -40,6 +40,7 @@ _TYPE_ALIASES = {
 }
 
 # keys that tell something about a schema's type
+_MAX_SAFE_INT = 2**53 - 1
 _TYPE_KEYS = ("type", "enum", "const", "$ref", "anyOf", "oneOf", "allOf", "properties", "items", "additionalProperties", "prefixItems")
 
 ANY = Type(kind="any")
@@ -252,6 +253,9 @@ class SchemaConverter:
         if "enum" in schema and isinstance(schema["enum"], list) and schema["enum"]:
             vals = schema["enum"]
             non_null = tuple(jsonable(v) for v in vals if v is not None)
+            # integers JSON cannot carry exactly (Go's min/max time.Duration in PhotoPrism's spec): no value a
+            # record holds or a person says; the env's literals are bounded to 2^53 - 1
+            non_null = tuple(v for v in non_null if not (isinstance(v, int) and not isinstance(v, bool) and abs(v) > _MAX_SAFE_INT))
             if not non_null:
                 return Type(kind="null", description=desc)
             return Type(kind="enum", values=non_null, nullable=len(non_null) != len(vals), description=desc)

@@ -1271,6 +1271,8 @@ def _group_params(s: Schema, tm: TypeMapper, v: ToolView, e: Entity, extra: list
     have = s.records.get(rname)
     if have is not None and set(have.fields) != {ident(p.name) for p in prims}:
         rname = pascal(singular(e.name)) + rname  # another tool's group of other fields: this entity's own record
+        while rname in s.entities or (rname in s.records and set(s.records[rname].fields) != {ident(p.name) for p in prims}):
+            rname += "Info"  # `VendorCredit` is an entity too (QuickBooks, blind pool 21: "declared twice")
     rec = s.records.setdefault(rname, Record(rname, {}, f"{noun.replace('_', ' ')} (grouped from {v.tool.name})"))
     for p in prims:
         fname = ident(p.name)
