@@ -68,6 +68,9 @@ def reason_for(kind: str, verb: str, doc: str, ent: str, rec: Any, described: tu
         opts = [f"the card I paid the {noun} with expired", f"I'd rather pay for the {noun} with another card"] if noun else ["my old card expired"]
     elif kind == "cancel":
         what = the(noun)
+        # booked, bought, found cheaper: motives of something paid for; a ticket is one only when its record has a
+        # price, an amount, a total or a fare (a helpdesk ticket is none: blind review 21, "I booked the ticket by mistake")
+        paid = isinstance(rec, dict) and any(re.search(r"(price|amount|total|cost|fare|fee|paid)", str(k), re.I) for k in rec)
         if not attr and hint.get("date"):
             what = f"the trip on {hint['date']}" if re.search(r"reservation|booking|flight|trip", noun) else what
         if attr and attr[0] == "destination":
@@ -80,7 +83,7 @@ def reason_for(kind: str, verb: str, doc: str, ent: str, rec: Any, described: tu
             opts = [f'the "{attr[1]}" issue is fixed now' if attr and attr[0] in ("subject", "title") else "the problem is fixed now"]
         elif noun == "order":
             opts = ["I placed that order by mistake", "I found what's in that order cheaper elsewhere", "I no longer need what's in that order"]
-        elif re.search(r"\b(order|reservation|booking|subscription|trip|flight|appointment|ticket)\b", noun):
+        elif re.search(r"\b(order|reservation|booking|subscription|trip|flight|appointment)\b", noun) or (re.search(r"\bticket\b", noun) and paid):
             opts = [f"my plans changed and I no longer need {what}", f"I booked {what} by mistake",
                     f"I found a cheaper fare for {what}" if what.startswith("the trip") else "I found a cheaper option elsewhere"]
         elif noun and is_person(noun):

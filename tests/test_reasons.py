@@ -174,3 +174,14 @@ def test_reasons_name_the_target_in_half_the_tasks(builds):
     print(f"reasons naming the target: {hit}/{has}")
     assert has >= 100, has
     assert hit / has >= 0.5, (hit, has)
+
+
+def test_a_helpdesk_ticket_is_not_booked():
+    """Blind review 21: "I booked the ticket ... by mistake" on a support desk. A ticket is something bought only
+    when its record says so (a price, an amount, a fare); else the request goes without a buyer's motive."""
+    desk = {"id": 12, "title": "Printer offline", "state": "open", "priority": "2 normal"}
+    got = {reason_for("cancel", "delete", "Delete a ticket.", "ticket", desk, None, {}, set(), s) for s in range(4)}
+    assert not [g for g in got if g and re.search(r"booked|cheaper|plans changed", g)], got
+    gig = {"ticket_id": "T-9", "event": "Jazz night", "price": 35.0}
+    got = {reason_for("cancel", "cancel", "Cancel a ticket.", "ticket", gig, None, {}, set(), s) for s in range(4)}
+    assert any(g and re.search(r"booked|cheaper|plans changed", g) for g in got), got
