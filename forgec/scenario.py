@@ -575,8 +575,10 @@ def _attr_rank(f: str, v: Any) -> int:
         return 0
     if isinstance(v, str) and _DATE.match(v):
         return 1
-    if re.search(r"(^|_)(name|title|subject|destination|origin|city|product|genre|cabin|type|category)$", n):
+    if _own_name(f) or re.search(r"(^|_)(destination|origin|city|product|genre|cabin|type|category)$", n):
         return 1
+    if re.search(r"_(name|title|subject)$", n):
+        return 2  # another thing's name or subject (`article_subject`): no way to name the record itself (blind review 21)
     if isinstance(v, str):
         return 2
     return 3

@@ -390,3 +390,14 @@ def test_amounts_in_different_currencies_are_never_ranked():
     same = [dict(r, currency="EUR") for r in mixed]
     ops = {refer(same, 0, ["balance"], random.Random(seed)).op for seed in range(40)}
     assert "argmin" in ops  # one currency: "my account with the lowest balance" is a fair way to name it
+
+
+def test_a_record_is_named_by_its_own_name_not_anothers():
+    """Blind review 21: "my ticket whose article subject is X" where the ticket has a title. `article_subject` is
+    the subject of the ticket's first article, no name of the ticket; the ticket's own title names it."""
+    import random
+
+    recs = [{"title": f"Printer {i} offline", "article_subject": f"Re: printer {i}", "group": "Users"} for i in range(4)]
+    for seed in range(30):
+        ref = refer(recs, 2, ["title", "article_subject", "group"], random.Random(seed), superlatives=False)
+        assert ref is not None and [f for f, _ in ref.attrs] == ["title"], ref
