@@ -151,3 +151,16 @@ def test_a_grouped_record_is_not_named_like_an_entity(tmp_path):
     src = (_build(tmp_path, "npm_quickbooks_mcp", 3) / "src" / "npm_quickbooks_mcp" / "env.forge").read_text()
     names = re.findall(r"^  (?:record|entity) (\w+)", src, re.M)
     assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
+
+
+def test_the_callers_own_record_is_no_list(tmp_path):
+    """Zammad (MIT; blind pool 21): `get_current_user` "Get the currently authenticated user." was used to list
+    every user (7 rejections); `search_users` lists them. And a ticket is named by its title, never as
+    "my ticket whose article subject is ..." (9 rejections): `article_subject` is its first article's."""
+    out = _build(tmp_path, "pypi_zammad_mcp_server", 30)
+    tasks = _tasks(out)
+    assert tasks
+    for t in tasks:
+        tools = [c["tool"] for c in t["gold_calls"]]
+        assert "get_current_user" not in tools or not any(c["tool"] in ("update_user", "delete_user") for c in t["gold_calls"]), tools
+        assert "article subject" not in t["instruction"], t["instruction"]
