@@ -1498,6 +1498,13 @@ class _Sampler:
             when = said_when(name, doc or "", rng)  # a day or time the user asks for, in the docs' format
             if when is not None and when != cur:
                 return when
+            if re.search(r"(^|_)(owner|assignee|customer|reviewer|member|agent|requester|recipient|contact|user)s?$", n) and re.search(r"\bemail\b", doc or "", re.I):
+                # "New owner (email or login)": a person the system knows, said by their address (blind review 21:
+                # tickets handed to an address no user has, so to nobody)
+                known = sorted({r["email"] for coll in (sc.env.state.get("entities") or {}).values() if isinstance(coll, dict)
+                                for r in coll.values() if isinstance(r, dict) and isinstance(r.get("email"), str) and "@" in r["email"]} - {cur})
+                if known:
+                    return rng.choice(known)
             if "email" in n:
                 u = (self.m.ents.get(self.m.user) or {}).get(sc.ukey or "", {}) if self.m.user else {}
                 if not u and rec and any(isinstance(rec.get(f), str) for f in ("first_name", "firstName", "last_name", "lastName")):

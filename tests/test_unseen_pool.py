@@ -164,3 +164,13 @@ def test_the_callers_own_record_is_no_list(tmp_path):
         tools = [c["tool"] for c in t["gold_calls"]]
         assert "get_current_user" not in tools or not any(c["tool"] in ("update_user", "delete_user") for c in t["gold_calls"]), tools
         assert "article subject" not in t["instruction"], t["instruction"]
+
+
+def test_a_person_named_by_email_is_one_the_system_knows(tmp_path):
+    """Zammad's `update_ticket(owner)` "New owner (email or login)": the new owner is a user of the world, said by
+    their address (blind review 21: 8 tickets handed to an address no user has, so to nobody)."""
+    out = _build(tmp_path, "pypi_zammad_mcp_server", 30)
+    world = json.loads((out / "states" / "pypi_zammad_mcp_server.json").read_text())["entities"]
+    emails = {r.get("email") for coll in world.values() for r in coll.values() if isinstance(r, dict)}
+    owners = [c["arguments"]["owner"] for t in _tasks(out) for c in t["gold_calls"] if "owner" in c["arguments"]]
+    assert owners and all(o in emails for o in owners), owners
