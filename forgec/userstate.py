@@ -587,6 +587,16 @@ def _match(name: str, candidates: list[str]) -> str | None:
     return None
 
 
+def match_name(name: str, candidates: list[str]) -> str | None:
+    """The entity a collection or field name denotes (`users` -> User): the public name of `_match`."""
+    return _match(name, candidates)
+
+
+def nested_records(v: Any) -> list[tuple[str | None, dict]]:
+    """The records of a nested collection (the public name of `_nested_records`)."""
+    return _nested_records(v)
+
+
 def _db(schema: dict, doc: Doc) -> Loaded:
     """A τ²-style db.json: collections (objects keyed by id, or lists) mapped onto entities by name."""
     out = Loaded(None)

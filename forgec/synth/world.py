@@ -43,7 +43,7 @@ class World:
     """What the data shows per entity: field names, a sample of each field's values."""
 
     def __init__(self, data: Any, entities: list[str]):
-        from forgec.userstate import _match
+        from forgec.userstate import match_name as _match
 
         self.records: dict[str, list[dict]] = {}
         self._nested: dict[str, bool] = {}
@@ -65,7 +65,7 @@ class World:
     def _lift_nested(self, entities: list[str], raw: dict[str, list[dict]]) -> None:
         """An entity with no collection whose records the data nests under a field named for it (a user's
         `payment_methods`, also where users are no entity of the env): those records are its."""
-        from forgec.userstate import _match, _nested_records
+        from forgec.userstate import match_name as _match, nested_records as _nested_records
 
         for owner, rows in raw.items():
             names = {f: _match(f, entities) for f in {f for r in rows for f in r}}
