@@ -28,6 +28,7 @@ knows either.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -194,11 +195,7 @@ def _bind_tool(t: A.ToolDecl, decl: A.EnvDecl, world: World, declare: dict[str, 
         return t
     annotations = t.annotations
     if "conservative" in annotations:  # the data gave it an effect: no longer a logged call
-        logs = [i for i, s in enumerate(body) if isinstance(s, A.Insert) and s.entity == "ActionLog"]
-        keep = [i for i in range(len(body)) if i not in logs]
-        new_index = {old: new for new, old in enumerate(keep)}
-        body = [body[i] for i in keep]
-        notes = [[new_index[i], w] for i, w in notes if i in new_index]
+        body, notes = _without(body, notes, lambda s: isinstance(s, A.Insert) and s.entity == "ActionLog")
         annotations = tuple(a for a in annotations if a != "conservative")
     return replace(t, body=tuple(body), annotations=annotations, notes=tuple(sorted((i, w) for i, w in notes)))
 
@@ -256,7 +253,7 @@ def _status_for(t: A.ToolDecl, verb: str, values: list[str]) -> str | None:
     name_words = {w for n in split_name(t.name) for w in forms(n)}
     found = []
     for v in values:
-        words = [w for w in _words(v)]
+        words = _words(v)
         if not any(w in verb_forms for w in words):
             continue
         rest = [w for w in words if w not in verb_forms]
@@ -266,16 +263,8 @@ def _status_for(t: A.ToolDecl, verb: str, values: list[str]) -> str | None:
 
 
 def _words(s: str) -> list[str]:
-    out, cur = [], []
-    for ch in s.lower():
-        if ch.isalpha():
-            cur.append(ch)
-        elif cur:
-            out.append("".join(cur))
-            cur = []
-    if cur:
-        out.append("".join(cur))
-    return out
+    """The runs of letters of `s`, lower-cased ("pending (item modified)" -> pending, item, modified)."""
+    return re.findall(r"[a-z]+", s.lower())
 
 
 def _participle(w: str) -> bool:
@@ -305,15 +294,19 @@ def _drop_once_flags(body: list, notes: list, tp: str, fields: set[str]) -> tupl
 
     def is_flag(s: A.Stmt) -> bool:
         if isinstance(s, A.Set):
-            return isinstance(s.target, A.Attr) and s.target.name in flags and isinstance(s.target.obj, A.Name) and s.target.obj.id == tp
+            return any(_is_attr(s.target, tp, f) for f in flags)
         if isinstance(s, A.Require) and isinstance(s.cond, A.Unary) and s.cond.op == "not":
-            return _is_attr(s.cond.operand, tp, next(iter(flags))) or any(_is_attr(s.cond.operand, tp, f) for f in flags)
+            return any(_is_attr(s.cond.operand, tp, f) for f in flags)
         return False
 
-    keep = [i for i, s in enumerate(body) if not is_flag(s)]
+    return _without(body, notes, is_flag)
+
+
+def _without(body: list, notes: list, drop) -> tuple[list, list]:
+    """`body` without the statements `drop` picks, its citations moved to the statements' new places."""
+    keep = [i for i, s in enumerate(body) if not drop(s)]
     new_index = {old: new for new, old in enumerate(keep)}
-    out_notes = [[new_index[i], w] for i, w in notes if i in new_index]
-    return [body[i] for i in keep], out_notes
+    return [body[i] for i in keep], [[new_index[i], w] for i, w in notes if i in new_index]
 
 
 def _says_refund(doc: str) -> bool:
