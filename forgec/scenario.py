@@ -47,7 +47,7 @@ from forgec.runtime.envrt import jcopy
 from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, blueprint_stats, format_blueprint_text, literal_expr,
                            superlative)
 from forgec.stdlib import ops as OPS
-from forgec.stdlib.values import TEXTY, number_meaning_known, said_value, said_when, span_pairs, topic_filler
+from forgec.stdlib.values import TEXTY, is_person, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
 from forgec.synth.schema import session_names, shapes_request
 from forgec.reasons import reason_for
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
@@ -207,6 +207,7 @@ class _Model:
     def _natural_fields(self, ent: str) -> list[str]:
         e = self.decl[ent]
         out = []
+        others = {"_".join(singular(w) for w in norm(x.name).split("_")) for x in self.env.entities}
         for f in e.fields:
             t = strip_optional(f.type)
             if f.name == e.key or _SECRET.search(norm(f.name)) or self.key_entity(f.name, f.type):
@@ -215,6 +216,10 @@ class _Model:
                 continue  # what was written about a record, not how its owner names it
             if re.search(r"(^|_)(mode|strategy|policy|behaviou?r|options?|operation|propagate|format|encoding)$", norm(f.name)):
                 continue  # how a call does its work (`propagate_mode: change_all`), not what the record is (review 16)
+            fw = norm(f.name).split("_")
+            if len(fw) > 1 and fw[-1] in ("name", "title", "subject", "label") and \
+                    "_".join(singular(w) for w in fw[:-1]) in others and "_".join(singular(w) for w in fw[:-1]) != norm(ent):
+                continue  # a ticket's `article_subject` is its article's, not what the ticket is called (review 21)
             present = [r[f.name] for r in (self.ents.get(ent) or {}).values() if r.get(f.name) is not None]
             if isinstance(t, A.PrimType) and t.name == "str" and topic_filler(f.name, present, ent):
                 continue  # a string of unknown meaning filled with topic phrases: nothing a person names or asks
@@ -229,6 +234,9 @@ class _Model:
                 continue  # `created`, `completed`: a participle is no noun a person says ("what created the epic has")
             if isinstance(t, A.EnumType) or (isinstance(t, A.PrimType) and t.name in ("str", "int", "float")):
                 out.append(f.name)
+        who = [f for f in out if _PERSON_KEY.search(norm(f))]
+        if is_person(ent) and who:
+            return who  # a person is named by their name, email or login, not "my user with the Flowers-Fox organization" (review 21)
         return out
 
     # ----- who the user is
@@ -504,9 +512,18 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
                         sup.append(ref)
     if sup and rng.random() < 0.35:
         return sup[rng.randrange(len(sup))]
+    part = {f: re.sub(r"^(first|given)_?name$", "first", re.sub(r"^(last|family|sur)_?name$|^surname$", "last", norm(f))) for f in fields}
+    parts = {part[f]: f for f in order}
+    if {"first", "last"} <= set(part.values()) and not {"first", "last"} <= set(parts):
+        order = [f for f in order if part[f] not in ("first", "last")]  # half a person's name ("my user called Sanders") names no one
     for f in order:
         if isinstance(rec[f], str) and _DATE.match(rec[f]):
             continue  # "my project on 2023-08-05": a date names a record only beside what it is ("my order from May 3")
+        if "first" in parts and "last" in parts and f in (parts["first"], parts["last"]):
+            ref = Referring(((parts["first"], rec[parts["first"]]), (parts["last"], rec[parts["last"]])))
+            if select(records, ref) == [target]:
+                return ref  # a person is called by their whole name: "my user called Tara Lewis", not "called Tara"
+            continue
         ref = Referring(((f, rec[f]),))
         if select(records, ref) == [target]:
             return ref
@@ -817,6 +834,15 @@ def _one_more_optional(t: A.TypeExpr, n_set: int, name: str = "") -> bool:
     return n_set < _MAX_OPTIONAL and strip_optional(t) != A.PrimType("bool") and not _SERVER_SET.search(norm(name))
 
 # the parameters a new message or record is made of (not how it is sent): its recipient, subject, text, title
+_PERSON_KEY = re.compile(r"(^|_)(name|firstname|lastname|surname|email|e_?mail|login|username|handle)$")
+_PERSON_NAME_PARAM = re.compile(r"^(first|last|given|family|full|display)?_?name$|^(first|last|sur)name$")
+
+
+def _tool_noun(tool: str) -> str:
+    """The last word of a tool's name (`create_user` -> `user`), what it makes when no entity says."""
+    return (norm(tool).split("_") or [""])[-1]
+
+
 _CONTENT_PARAM = re.compile(r"(^|_)(to|recipients?|subject|body|text|content|message|title|summary|description)$")
 _OPENERS = ["I'd like to", "Could you please", "I want to", "Please"]
 _CANCEL_VERBS = {"cancel", "delete", "remove", "close", "revoke", "withdraw", "archive", "drop", "unsubscribe", "terminate", "discard"}
@@ -1315,6 +1341,8 @@ class _Sampler:
             return None  # paging, sorting, selectors, include-switches: how the agent asks, never what the user says
         if (p.default is not None or isinstance(p.type, A.OptionalType)) and norm(p.name).split("_")[-1] == "slug":
             return None  # a slug is made from the name: no person dictates "https://hall.biz/skill-watch-ability"
+        if (p.default is not None or isinstance(p.type, A.OptionalType)) and self._derived_count(p.name, p.doc or ""):
+            return None  # "Number of bookmarks with this tag": the system counts them, no person sets it (review 21)
         v = self.value(sc, tool, p.name, t, rec, p.doc)
         if v is _NONE:
             fields = record_fields(m.env, t)
@@ -1364,6 +1392,21 @@ class _Sampler:
         sc.said_of[said[-1]] = (f"{self._parent}_{p.name}" if self._parent and depth else p.name, v)
         return sc.fact(p.name, v), v
 
+    def _derived_count(self, name: str, doc: str) -> bool:
+        """Whether a number counts other records of the env (`bookmark_count`, "Number of bookmarks with this
+        tag", `num_members`): the system keeps it as they come and go, so it is never a value a user gives."""
+        ws = norm(name).split("_")
+        m = re.match(r"\s*(?:the\s+)?(?:total\s+)?(?:number|count) of (\w+)", doc, re.I)
+        if m:
+            noun = m.group(1)
+        elif len(ws) > 1 and ws[-1] in ("count", "total"):
+            noun = ws[-2]
+        elif len(ws) > 1 and ws[0] in ("num", "number", "count", "n"):
+            noun = ws[-1]
+        else:
+            return False
+        heads = {singular(norm(e.name).split("_")[-1]) for e in self.m.env.entities}
+        return singular(noun.lower()) in heads
     def described(self, sc: _Scenario, ent: str, p: A.ParamDecl, rec: dict, said: list[str], only: Any = None) -> tuple[A.Expr, Any]:
         """A record the user describes (the new flight): looked up, then named by its attributes
         (the search's own criteria first: "the flight from JFK to LAX on 2024-05-17 leaving at 09:00")."""
@@ -1489,6 +1532,16 @@ class _Sampler:
             if listed:
                 return rng.choice(listed)
             examples = [v for v in documented_examples(doc or "") if v != cur]
+            noun = self.m.written_entity(tool, rec)
+            if not examples and noun:  # the rename's own parameter gives none; the field's doc (from the create) does
+                ent = next((e for e in self.m.env.entities if e.name == noun), None)
+                fdoc = next((f.doc for f in (ent.fields if ent else ()) if f.name == name and f.doc), "")
+                examples = [v for v in documented_examples(fdoc) if v != cur]
+            if examples and _own_name(name) and noun:  # a new name no other record of its kind has
+                taken = {str(r.get(name)).lower() for r in ((sc.env.state.get("entities") or {}).get(noun) or {}).values() if isinstance(r, dict)}
+                examples = [v for v in examples if v.lower() not in taken]
+                if not examples:
+                    return _NONE  # every name the docs give is taken: a made-up one would not fit their domain
             if examples:  # "Name of the emoji (e.g. 'thumbsup', 'rocket', 'eyes')": an emoji, not a made-up title
                 return rng.choice(examples)
 
@@ -1517,11 +1570,16 @@ class _Sampler:
                 return rng.choice(_PHRASES.get(n.split("_")[-1], _PHRASES["reason"]))
             if not re.search(r"(address|street|address1|address2|address_line_2|line2|apartment|suite|unit|city|zip|zipcode|postal_code|state|province|region|country|destination|dest|new_path|target|to)$", n) or re.search(r"assign", n):
                 noun = self.m.written_entity(tool, rec)
+                made_ent = next((x.entity for x in A.walk(tool) if isinstance(x, A.Insert)), None)
+                if rec and made_ent and made_ent != noun and is_problem(noun) and _own_name(name) and _name_of(rec) and \
+                        norm(name) in ("title", "subject"):
+                    return f"Re: {_name_of(rec)}"  # an article added to a ticket is about that ticket, not another problem (review 21)
                 taken = set()
                 if _own_name(name) and noun:  # a new name is one no other record of its kind has (else "my X called Y" is two)
                     taken = {str(r.get(name)).lower() for r in ((sc.env.state.get("entities") or {}).get(noun) or {}).values() if isinstance(r, dict)}
                 for _try in range(4):
-                    made = said_value(name, doc or "", rng, about=getattr(self, "_about", None) or _name_of(rec), noun=noun)
+                    made = said_value(name, doc or "", rng, about=getattr(self, "_about", None) or _name_of(rec), noun=noun,
+                                      topical=noun is None or topic_named(noun, [e.name for e in self.m.env.entities]))
                     if made is None or (made != cur and made.lower() not in taken):
                         break
                 if made is not None and made != cur and made.lower() not in taken:
@@ -1617,6 +1675,9 @@ class _Sampler:
         # "send an email" with none of them is no request (review 15: an email with no recipient, subject or body)
         making = m.kinds.get(tool) == "create" or _doc_verb(t.doc) in ("send", "create", "post", "compose", "draft", "add", "write", "reply")
         self._wanted = {p.name for p in optional if making and _CONTENT_PARAM.search(norm(p.name))}
+        if making and target is None and is_person(m.returned_entity(t) or _tool_noun(tool)):
+            # a new user or contact is made with their name (review 21: "create a new user with mobile ... and login ...")
+            self._wanted |= {p.name for p in optional if _PERSON_NAME_PARAM.search(norm(p.name))}
         order.sort(key=lambda p: (p in optional, p.name not in self._wanted))
         n_opt = 0
         self._about = None
@@ -1636,6 +1697,11 @@ class _Sampler:
         n1 = len(sc.nodes)
         self.plausible(t, args)
         kind = self.kind_of(t, args, target)
+        if kind == "create" and target is None and t.params and not args:
+            raise _Skip("empty-create")  # "create an account." with nothing in it is no request (review 21)
+        person_names = {n for n in self._wanted if _PERSON_NAME_PARAM.search(norm(n))}
+        if making and target is None and person_names and not person_names & set(args):
+            raise _Skip("unnamed-person")
         cond_text, holds = "", True
         on_new = (any(isinstance(x, tuple) for x in said) and sc.described is not None and sc.rng.random() < 0.5
                   and re.search(r"\b(price|prices|cost|fare|charged?|pay|paid|total)\b", t.doc or "") is not None)  # money is at stake
@@ -2021,11 +2087,15 @@ class _Sampler:
             plain = [x for x in plain if not any(x.endswith(say(v)) or x.endswith(f'"{v}"') for _, v in parts)] + [line]
             vals = [(k, v) for k, v in vals if (k, v) not in parts]
         clause = _clause(t.doc)
-        alt = re.match(r"^\s*(\w+) or (\w+)\b", t.doc or "")
-        if alt and clause:  # "Add or remove a watcher on an issue", `action: "remove"`: the value chosen is the request's verb
-            pick = next(((n, v) for n, v in vals if isinstance(v, str) and v.lower() in (alt.group(1).lower(), alt.group(2).lower())), None)
+        lead = re.match(r"^\s*((?:[A-Za-z]+,\s*)*[A-Za-z]+,?\s+or\s+[A-Za-z]+)\b", t.doc or "")
+        verbs = [w.lower() for w in re.findall(r"[A-Za-z]+", lead.group(1)) if w.lower() != "or"] if lead else []
+        if clause:  # "Add or remove a watcher", "Create, update, or delete a version", `action: "remove"`: the value chosen is the request's verb
+            first = clause.split()[0].lower() if clause.split() else ""
+            pick = next(((n, v) for n, v in vals if isinstance(v, str) and (v.lower() in verbs or v.lower() == first)), None)
             if pick is not None:
-                clause = re.sub(rf"^(?:{alt.group(1)}|{alt.group(2)})(?: or (?:{alt.group(1)}|{alt.group(2)}))?\b", pick[1].lower(), clause, count=1, flags=re.I)
+                if verbs and pick[1].lower() in verbs:
+                    alts = "|".join(map(re.escape, verbs))
+                    clause = re.sub(rf"^(?:{alts})(?:,?\s*(?:or\s+)?(?:{alts}))*\b", pick[1].lower(), clause, count=1, flags=re.I)
                 plain = [x for x in plain if not re.search(rf"\b{re.escape(pick[1])}\b", x, re.I)]
                 vals = [x for x in vals if x is not pick]
         ent_noun = humanize(target[1]) if target else ""
@@ -2402,7 +2472,7 @@ class _Sampler:
         name = _person_name(u)
         tier = next((u[f] for f in ("membership", "tier", "plan", "level", "status") if isinstance(u.get(f), str)), None)
         who = str(name) if name else f"a {humanize(m.user)}"
-        return f"{who}, a {say(tier).replace('_', ' ')} member" if tier else who
+        return f"{who}, {_a(say(tier).replace('_', ' ') + ' member')}" if tier else who
 
     def grounded(self, it: _Intent, salt: int) -> str:
         """Why the user calls, from the first intent's kind, verb, noun and target record (forgec.reasons); "" when none fits."""
@@ -2480,7 +2550,8 @@ _PHRASES = {  # what a person says where a value is their own words (other text:
 
 def _name_of(rec: dict | None) -> str | None:
     """What the record acted on is called (its name, title or subject), for values said about it."""
-    for k, v in (rec or {}).items():
+    items = sorted((rec or {}).items(), key=lambda kv: not _own_name(kv[0]))  # its own `title` before an `article_subject`
+    for k, v in items:
         if isinstance(v, str) and re.search(r"(^|_)(name|title|subject)$", norm(k)) and 0 < len(v) <= 40 and not looks_like_id(v):
             return v
     return None

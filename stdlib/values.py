@@ -36,7 +36,7 @@ from .graph_state import graph_world, kv_world
 
 from .tree_state import fill_trees
 from .sql_state import fill_sql
-from forgec.gate import documented_bounds, documented_values as listed
+from forgec.gate import documented_bounds, documented_examples, documented_values as listed
 
 CITIES = (
     ("Austin", "TX", "78701"), ("Denver", "CO", "80202"), ("Seattle", "WA", "98101"), ("Boston", "MA", "02108"),
@@ -178,6 +178,43 @@ PERSON_ENTITIES = {
     "secretary", "administrator", "admin", "developer", "volunteer", "tenant", "resident", "visitor", "speaker",
     "consultant", "freelancer", "therapist", "nurse", "instructor", "coach", "trainer", "physician", "dentist",
 }
+# What a topic ("Quarterly budget", "Team offsite") can name: records that hold a person's content and are
+# named by what it is about (a note, a document, a task, a project, a bookmark), and the records that group
+# them (a tag, a folder, a list of them). A thing in the world (a recipe, a pet, a device, a zone) is not
+# named by a topic, nor a group of such things (blind review 20: a recipe called "Customer feedback", a
+# recipe category "User interviews"); without a name the docs give, such a record is not named at all.
+CONTENT_NOUNS = {
+    "note", "notebook", "document", "doc", "page", "task", "todo", "project", "issue", "ticket", "message",
+    "post", "article", "bookmark", "memo", "report", "wiki", "card", "thread", "conversation", "discussion", "email",
+    "mail", "meeting", "snippet", "draft", "deal", "lead", "opportunity", "campaign", "milestone", "sprint", "epic",
+    "story", "goal", "objective", "checklist", "reminder", "agenda", "minute", "entry", "comment", "form", "survey",
+}
+CONTAINER_NOUNS = {
+    "tag", "label", "category", "group", "list", "folder", "collection", "board", "channel", "space", "workspace",
+    "section", "column", "album", "team", "calendar", "topic", "stack", "library", "shelf", "bucket", "queue",
+}
+
+
+def topic_named(entity: str | None, entities) -> bool:
+    """Whether a record of `entity` may be named by a topic when nothing better is known: it holds content
+    itself, or it groups content and the env has some (a tag of bookmarks, not a tag of recipes)."""
+    ws = [singular(w) for w in _words(entity or "")]
+    if not ws:
+        return False
+    if ws[-1] in CONTENT_NOUNS:
+        return True
+    if ws[-1] not in CONTAINER_NOUNS or any(w not in CONTENT_NOUNS | CONTAINER_NOUNS for w in ws[:-1]):
+        return False  # a shopping list, a recipe category: what they group is no one's content
+    return any((h := [singular(w) for w in _words(e)]) and h[-1] in CONTENT_NOUNS for e in entities)
+
+
+def placeholder_name(entity: str | None, value: Any) -> bool:
+    """`Recipe 3`: the name a record gets when nothing says what it is called (`topic_named`); no person
+    names a record by it, and a task never does."""
+    ws = _words(entity or "")
+    return isinstance(value, str) and bool(ws) and re.fullmatch(r"%s \d+" % re.escape(" ".join(ws)), value.lower()) is not None
+
+
 CATEGORICAL = {
     "city", "origin", "destination", "category", "type", "brand", "color", "colour", "department", "genre", "tag",
     "location", "country", "state", "language", "level", "role", "priority", "tier", "plan", "region", "cabin",
@@ -222,10 +259,19 @@ def topic_filler(field: str, values: list, entity: str | None = None) -> bool:
     (`name`, `title`, `collection_name` of a Collection); another thing's (`embedding_function_name`) is filler."""
     ws = _words(field)
     own = len(ws) == 1 or entity is None or [singular(w) for w in ws[:-1]] == [singular(w) for w in _words(entity)]
+    if values and any(placeholder_name(entity, v) for v in values) and \
+            all(placeholder_name(entity, v) or (isinstance(v, str) and _topic_like(v)) for v in values):
+        return True  # `Webhook 9`: a record nothing names (`topic_named`), whatever its other name fields hold
     if not values or (ws and ws[-1] in ("name", "title", "label", "tag", "subject", "headline") and own):
         return False
     strs = [v for v in values if isinstance(v, str)]
     return len(strs) == len(values) and all(re.sub(r" \d+$", "", v).lower() in _TOPIC_SET for v in strs)
+
+
+def _topic_like(v: str) -> bool:
+    """A topic or one of its variants ("Book club archive", "Tax documents 2")."""
+    base = re.sub(r" \d+$", "", v).lower()
+    return base in _TOPIC_SET or any(f.format(T=t).lower() == base for t in _TOPIC_SET for f in NAME_VARIANTS)
 
 
 def topic(rng: random.Random) -> str:
@@ -300,6 +346,7 @@ class _Ctx:
         self.used: dict[tuple, set] = {}
         self.persona: dict | None = None
         self.place: tuple | None = None  # (city, state, zip) shared by one record's address fields
+        self.entities: tuple | None = None  # the world's entity names (topic_named), when a whole state is made
 
     def where(self, key: tuple) -> tuple:
         if self.place is None:
@@ -666,9 +713,9 @@ def _person_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str 
     if w & {"username", "login", "handle"} or ("user" in w and "name" in w):
         p = c.person()
         return f"{p['first'].lower()}_{p['last'].lower()}_{p['num']}"
-    if w & {"first", "given"} and "name" in w:
+    if w & {"first", "given"} and "name" in w or w & {"firstname", "givenname"}:  # Zammad's `firstname` too (review 21)
         return c.person()["first"]
-    if w & {"last", "family"} and "name" in w or w & {"surname"}:
+    if w & {"last", "family"} and "name" in w or w & {"surname", "lastname", "familyname"}:
         return c.person()["last"]
     if "signature" in w:
         p = c.person()
@@ -690,7 +737,7 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
     rng = c.rng
     ews = _words(entity or "")
     fws = _words(name)
-    own = len(fws) == 1 or [singular(w) for w in fws[:-1]] == [singular(w) for w in ews]  # `name`, `movie_name` of a Movie
+    own = len(fws) == 1 or [singular(w) for w in fws[:-1]] in ([singular(w) for w in ews], ["display"], ["full"], ["short"])  # `name`, `movie_name` of a Movie, `displayName`
     if not own and len(fws) >= 2 and singular(fws[-2]) in VENUES:  # `theater_name` of a movie: a place's name
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(VENUE_NAMES)} {fws[-2].capitalize()}")
     if own and ews and ews[-1] in ORG_WORDS | CARD_WORDS:  # a company name, "Visa ending in 4242": _kind_str's rule, each once
@@ -713,6 +760,10 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
     if ews and ews[-1] in GOODS:
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(ADJ)} {rng.choice(NOUN)}")
     used = c.used.setdefault((entity, name, "s"), set())
+    if own and c.entities is not None and not topic_named(entity, c.entities):
+        v = f"{_titled(' '.join(ews))} {len(used) + 1}"  # `Recipe 3`: nothing says what it is called (topic_named)
+        used.add(v)
+        return v
     free = [_titled(t) for t in TOPICS if _titled(t) not in used]
     if not free:
         free = [f.format(T=_titled(t)) for t in TOPICS for f in NAME_VARIANTS if f.format(T=_titled(t)) not in used]
@@ -831,7 +882,8 @@ def said_when(name: str, doc: str, rng: random.Random, base: _dt.date = _dt.date
     return day.isoformat()
 
 
-def said_value(name: str, doc: str, rng: random.Random, about: str | None = None, noun: str | None = None) -> str | None:
+def said_value(name: str, doc: str, rng: random.Random, about: str | None = None, noun: str | None = None,
+               topical: bool = True) -> str | None:
     """A new value a person would give for a string argument (a comment, a title, a link, a file),
     made about `about` (the name of the record acted on, else a topic) and fit for a `noun` record (the
     one written: an incident's title says what went wrong); None when neither the doc
@@ -856,8 +908,8 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         return made
     if is_problem(noun) and (last in ("title", "summary", "subject", "headline") or last == "name" and len(ws) == 1):
         return rng.choice([p for p in PROBLEMS if p != about])  # a new incident, issue or ticket: what went wrong
-    if is_person(noun) and (w & TEXTY):
-        return rng.choice(PERSON_NOTES)  # a note on a customer or a contact: about the person, not "the kevin"
+    if (is_person(noun) or (_words(noun or "") or [""])[-1] in ORG_WORDS) and (w & TEXTY):
+        return rng.choice(PERSON_NOTES)  # a note on a customer, a contact or a company: about them, not "the kevin"
     if is_work(noun) and last in ("title", "name"):
         return _work_title(c, (noun, name, "said"))
     if is_problem(noun) and (w & TEXTY or last in ("feedback", "reply", "answer", "explanation")):
@@ -868,6 +920,8 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         return _person_str(name, ws, c, None, doc)  # `firstName` is Maria, not "Reading list"
     if last == "name" and noun and _words(noun) and _words(noun)[-1] in HANDLE_NAMED:
         return slugify(rng.choice([x for x in TOPICS if x.lower() != t.lower()]))  # a new channel: "press-release"
+    if not topical:
+        return None  # a recipe, a device: no topic names it or is written on it (`topic_named`)
     if last in ("title", "name") and about and re.fullmatch(r"[A-Za-z][A-Za-z ()'&-]{2,40}", about) and rng.random() < 0.6:
         fits = [v for v in NAME_VARIANTS if not set(re.findall(r"[a-z]+", v.lower())) & set(t.lower().split())]
         if fits:  # a renamed record keeps its subject: "Garden project (phase 2)", never "Thesis draft draft"
@@ -877,6 +931,8 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         v = _titled(rng.choice(fresh))
         return v.lower() if last in ("tag", "label") else v
     if w & TEXTY or last in ("feedback", "reply", "answer", "explanation"):
+        if not _topic_like(t):  # "Please review the stephens, Garrison and Gill by Friday.": a name is no topic (review 21)
+            return None
         tw = set(t.lower().split())  # "Draft for the annual report draft.": no template repeats the topic's words
         fits = [x for x in NOTE_TEMPLATES if not (set(re.findall(r"[a-z]+", x.replace("{t}", "").lower())) - {"the", "for", "a", "of", "about", "on", "with"}) & tw]
         return rng.choice(fits or list(NOTE_TEMPLATES)).format(t=t)
@@ -949,7 +1005,28 @@ def _faker_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str =
     return None
 
 
-_STR_RULES = (_doc_str, lambda n, ws, c, e, d: _kind_str(ws, c, e), _faker_kind2, _person_str, _time_str, _place_str, _catalog_str, _faker_str)
+def _example_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str = "") -> str | None:
+    """A value the field's own doc gives as an example ("Name of the category (e.g., "Breakfast",
+    "Desserts", "Vegetarian")"): the docs' words fit their domain where a generic pool cannot (review 20:
+    a recipe category "User interviews"). A record's own name takes each example once, then the
+    rules below; any other field draws from them as from a small pool."""
+    if ws and ws[-1] in _ID_WORDS:
+        return None
+    exs = documented_examples(doc)
+    if not exs:
+        return None
+    if ws and ws[-1] in ("name", "title", "label"):
+        used = c.used.setdefault((entity, name, "s"), set())
+        free = [x for x in exs if x not in used]
+        if not free:
+            return None
+        v = c.rng.choice(free)
+        used.add(v)
+        return v
+    return c.rng.choice(list(exs))
+
+
+_STR_RULES = (_example_str, _doc_str, lambda n, ws, c, e, d: _kind_str(ws, c, e), _faker_kind2, _person_str, _time_str, _place_str, _catalog_str, _faker_str)
 
 
 def _id_like(name: str, rng: random.Random) -> str:
@@ -1045,8 +1122,9 @@ def generate_state(schema: dict, seed: int, size: int = 30) -> dict:
     single_refs = {e: _refs(d["fields"])[0] for e, d in ents.items()}
     list_refs = {e: _refs(d["fields"])[1] for e, d in ents.items()}
     parents = _parents(ents, single_refs, list_refs)
-    counts = {e: (size if not parents[e] else min(4 * size, 3 * size)) for e in ents}
+    counts = {e: min(size if not parents[e] else 3 * size, _example_cap(e, d)) for e, d in ents.items()}
     ctx = _Ctx(rng, _base_date(schema), size)
+    ctx.entities = tuple(ents)
     keys, personas = _make_keys(ents, counts, rng, ctx)
     # parent assignment order: a deterministic shuffle of each parent's keys
     dealt = {e: rng.sample(keys[e], len(keys[e])) for e in ents}
@@ -1057,6 +1135,21 @@ def generate_state(schema: dict, seed: int, size: int = 30) -> dict:
     graph_world(ents, out, random.Random(f"forgec-graph:{seed}"))  # a knowledge graph: people, projects, relations (stdlib/graph_state.py)
     kv_world(ents, out, random.Random(f"forgec-kv:{seed}"))  # a key-value store: settings a person names
     return {"entities": out, "globals": _make_globals(schema, keys, rng, ctx)}
+
+
+def _example_cap(entity: str, decl: dict) -> int:
+    """How many records an entity may have when its own name comes from the docs' examples: one fewer
+    than the examples (a create can still name a new one), since a name made up past them would not fit
+    the domain the examples speak of ("Breakfast", "Desserts", then "User interviews")."""
+    ews = [singular(w) for w in _words(entity)]
+    for f, tj in (decl.get("fields") or {}).items():
+        fws = _words(f)
+        own = len(fws) == 1 or [singular(w) for w in fws[:-1]] == ews
+        if fws and fws[-1] in ("name", "title", "label") and own and tj.get("type") == "str":
+            exs = documented_examples(tj.get("doc", ""))
+            if exs:
+                return max(1, len(exs) - 1)
+    return 1 << 30
 
 
 def _parents(ents: dict, single_refs: dict, list_refs: dict) -> dict[str, list[str]]:

@@ -138,7 +138,7 @@ def test_the_action_chosen_is_the_requests_verb(tmp_path):
     seen = 0
     for t in _tasks(out):
         for c in t["gold_calls"]:
-            if c["tool"] in ("manage_issue_watcher", "manage_redmine_news") and "action" in c["arguments"]:
+            if c["tool"].startswith("manage_") and "action" in c["arguments"]:  # "Create, update, or delete a ..." too
                 seen += 1
                 act = c["arguments"]["action"]
                 assert re.search(rf"\b{act}\b", t["instruction"], re.I) and not re.search(r"\bthe (?:add|remove|create|update) action\b", t["instruction"]), t["instruction"]
@@ -174,3 +174,93 @@ def test_a_person_named_by_email_is_one_the_system_knows(tmp_path):
     emails = {r.get("email") for coll in world.values() for r in coll.values() if isinstance(r, dict)}
     owners = [c["arguments"]["owner"] for t in _tasks(out) for c in t["gold_calls"] if "owner" in c["arguments"]]
     assert owners and all(o in emails for o in owners), owners
+
+
+# --------------------------------------------------------------------------- review 21 and the names a domain gives
+
+TOPIC_WORDS = re.compile(r"quarterly budget|team offsite|website redesign|onboarding checklist|customer feedback|"
+                         r"user interviews|billing update|benefits enrollment|volunteer roster|server upgrade", re.I)
+
+
+def test_names_come_from_the_docs_examples(mealie):
+    """Mealie's `create_category(name)` "Name of the category (e.g., "Breakfast", "Desserts", "Vegetarian")" and
+    `create_tag(name)` "(e.g., "Quick", "Healthy", "Family Favorite")": the world's categories and tags are named
+    from those (blind review 20: a recipe category "User interviews"), leaving one for a create to name."""
+    world = json.loads((mealie / "states" / "pypi_mealie_mcp_server.json").read_text())["entities"]
+    cats = {r["name"] for r in world["Category"].values()}
+    tags = {r["name"] for r in world["Tag"].values()}
+    assert cats and cats < {"Breakfast", "Desserts", "Vegetarian"}, cats
+    assert tags and tags < {"Quick", "Healthy", "Family Favorite"}, tags
+
+
+def test_a_thing_in_the_world_is_not_named_by_a_topic(mealie):
+    """A recipe, a shopping list: nothing in Mealie's docs says what one is called, and a work topic is no name for
+    one (review 20: a recipe "Customer feedback", a shopping list "Billing update"). Such records are not named, so
+    no task names them; the docs' own examples still are."""
+    tasks = _tasks(mealie)
+    assert tasks
+    for t in tasks:
+        assert not TOPIC_WORDS.search(t["instruction"]), t["instruction"]
+        assert not re.search(r"\b(?:Recipe|Shopping list) \d+\b", t["instruction"]), t["instruction"]
+
+
+@pytest.fixture(scope="module")
+def zammad(tmp_path_factory) -> Path:
+    return _build(tmp_path_factory.mktemp("zammad"), "pypi_zammad_mcp_server", 40)
+
+
+def test_a_person_is_called_by_their_whole_name(zammad):
+    """Zammad's users have `firstname` and `lastname` (one word each): they hold a person's names, and a user is
+    called by both ("my user called Marcus Cummings"), never by a topic or by their organization (review 21)."""
+    world = json.loads((zammad / "states" / "pypi_zammad_mcp_server.json").read_text())["entities"]
+    users = [r for r in world["User"].values() if r.get("firstname") and r.get("lastname")]
+    assert len(users) > 5 and all(r["firstname"].isalpha() and r["firstname"][0].isupper() for r in users), [r["firstname"] for r in users][:5]
+    full = {f"{r['firstname']} {r['lastname']}" for r in users}
+    named = [m for t in _tasks(zammad) for m in re.findall(r'my user called "([^"]+)"', t["instruction"])]
+    assert named and all(n in full for n in named), named
+    assert not any(re.search(r"my user (?:with the|whose organization)", t["instruction"]) for t in _tasks(zammad))
+
+
+def test_an_article_on_a_ticket_is_about_that_ticket(zammad):
+    """`create_article(ticket_id, subject, ...)`: the article is a reply on the ticket, "Re: <its title>", not another
+    problem's title (review 21: "Mobile app crashes on start" added to "API requests fail with 500")."""
+    world = json.loads((zammad / "states" / "pypi_zammad_mcp_server.json").read_text())["entities"]["Ticket"]
+    seen = 0
+    for t in _tasks(zammad):
+        for c in t["gold_calls"]:
+            if c["tool"] == "create_article" and "subject" in c["arguments"]:
+                seen += 1
+                title = world[str(c["arguments"]["ticket_id"])]["title"]
+                assert c["arguments"]["subject"] == f"Re: {title}", (c["arguments"], title)
+    assert seen
+
+
+DERIVED = {"tools": [
+    {"name": "list_bookmarks", "description": "List all bookmarks.", "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "create_bookmark", "description": "Create a bookmark.", "inputSchema": {"type": "object", "required": ["url", "title"], "properties": {
+        "url": {"type": "string", "description": "URL of the page"}, "title": {"type": "string", "description": "Title of the bookmark"},
+        "tag_ids": {"type": "array", "items": {"type": "integer"}, "description": "Tags of the bookmark"}}}},
+    {"name": "list_tags", "description": "List all tags.", "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "update_tag", "description": "Update a tag.", "inputSchema": {"type": "object", "required": ["tag_id"], "properties": {
+        "tag_id": {"type": "integer", "description": "ID of the tag"}, "name": {"type": "string", "description": "Name of the tag"},
+        "bookmark_count": {"type": "integer", "description": "Number of bookmarks with this tag"}}}},
+    {"name": "create_account", "description": "Create an account.", "inputSchema": {"type": "object", "properties": {
+        "username": {"type": "string", "description": "Username"}, "password": {"type": "string", "description": "Password"}}}},
+]}
+
+
+def test_a_count_of_other_records_is_not_set_and_a_create_says_something(tmp_path):
+    """Shiori's tag `bookmark_count` "Number of bookmarks with this tag" is kept by the system (review 21: "set its
+    bookmark count to 4"); "create an account." with nothing in it is no request."""
+    d = tmp_path / "docs" / "bm"
+    d.mkdir(parents=True)
+    (d / "tools.json").write_text(json.dumps(DERIVED))
+    out = tmp_path / "b"
+    res = compile_build(CompileOptions(inputs=[d], out=out, tasks_per_env=30, seed=0, oracle_check=False))
+    assert not [x for x in res.diagnostics if x.is_error]
+    tasks = _tasks(out)
+    assert any(c["tool"] == "update_tag" for t in tasks for c in t["gold_calls"]), "tags are still renamed"
+    for t in tasks:
+        for c in t["gold_calls"]:
+            assert "bookmark_count" not in c["arguments"], t["instruction"]
+            assert c["tool"] != "create_account" or c["arguments"], t["instruction"]

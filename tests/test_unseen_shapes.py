@@ -473,16 +473,16 @@ def test_a_time_is_said_as_a_person_says_it():
 
 
 NAMED = {"tools": [
-    {"name": "list_collections", "description": "List all collection names in the database.",
+    {"name": "list_notebooks", "description": "List all notebook names in the workspace.",
      "inputSchema": {"type": "object", "properties": {}}},
-    {"name": "delete_collection", "description": "Delete a collection.",
-     "inputSchema": {"type": "object", "required": ["collection_name"], "properties": {
-         "collection_name": {"type": "string", "description": "Name of the collection to delete"}}}},
+    {"name": "delete_notebook", "description": "Delete a notebook.",
+     "inputSchema": {"type": "object", "required": ["notebook_name"], "properties": {
+         "notebook_name": {"type": "string", "description": "Name of the notebook to delete"}}}},
 ]}
 
 
 def test_a_lookup_that_only_finds_what_the_user_said_is_no_lookup(tmp_path):
-    """'delete the collection X' when a collection's key is its name: listing first decides nothing, so
+    """'delete the notebook X' when a notebook's key is its name: listing first decides nothing, so
     the task is one dictated call (rubric 3; review 17 rejected 11 such tasks) and is not emitted."""
     out = _compile(tmp_path, "named", NAMED, n=8)
     tasks = [json.loads(x) for x in (out / "tasks" / "named.jsonl").read_text().splitlines() if x.strip()]
