@@ -292,6 +292,8 @@ def _words(name: str) -> list[str]:
 def is_person(entity: str | None) -> bool:
     """`User`, `CustomerProfile`, `Passenger`: records that stand for a person."""
     ws = _words(entity or "")
+    if len(ws) > 1 and ws[-1] in ("profile", "account") and ws[-2] not in PERSON_ENTITIES:
+        return False  # an `ArmProfile`, a `BankAccount`: a setting or a ledger, not a person (review 21: "arm profile Lori Carr")
     return bool(ws) and ws[-1] in PERSON_ENTITIES
 
 
@@ -424,6 +426,8 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
         if isinstance(type_json.get("default"), str) and set(_words(field_name)) & (CATEGORICAL | set(CATEGORY_VALUES)):
             return type_json["default"]  # a mode or type the docs name only by its default: the one value known to exist
         return _str_for(field_name, c, entity, doc)
+    if t == "any" and (m := _NUM_CHOICES.search(doc or "")):
+        return rng.choice([float(x) if "." in x else int(x) for x in re.findall(r"-?\d+(?:\.\d+)?", m.group(0))])
     if t == "list":
         n = rng.randint(1, 3)
         out: list = []
@@ -444,6 +448,10 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
 
 
 _EPOCH_DOC = re.compile(r"\b(?:posix|unix|epoch)\b|\bseconds since\b|\b(?:milli)?seconds? timestamp\b|\btimestamp in (?:milli)?seconds\b", re.I)
+
+
+# "Activation delay in ms: 0 | 60000 | 300000 | 600000": the numbers a field of no declared type may hold
+_NUM_CHOICES = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:\s*\|\s*-?\d+(?:\.\d+)?)+(?![\w.])")
 
 
 def _epoch(name: str, doc: str) -> bool:
@@ -1201,7 +1209,7 @@ def _fill_entity(e, d, keys, personas, parents, counts, dealt, records_decl, rng
             rec[f] = _field_value(e, f, tj, i, k, prim, dealt, keys, records_decl, rng, ctx, enum_off[f])
         _distinct_endpoints(rec, d["fields"], rng, ctx, e)
         _ordered_spans(rec)
-        _agreeing_fields(rec, d["fields"], rng)
+        _agreeing_fields(rec, {f: tj for f, tj in d["fields"].items() if f != kf}, rng)  # never the key (Discourse's `slug`)
         _one_name(rec, d["fields"], e)
         coll[str(k)] = rec
     return {k: coll[k] for k in sorted(coll, key=_order_key)}

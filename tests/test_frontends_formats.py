@@ -236,6 +236,7 @@ def test_openapi31_type_lists_and_const(tmp_path):
                         "b": {"type": ["string", "integer"]},
                         "c": {"const": "fixed"},
                         "d": {"oneOf": [{"type": "string"}, {"type": "integer"}]},
+                        "e": {"anyOf": [{"type": "number", "const": 0}, {"type": "number", "const": 60000}, {"type": "null"}]},
                     }}}}},
                     "responses": {"204": {"description": "none"}},
                 }
@@ -250,6 +251,8 @@ def test_openapi31_type_lists_and_const(tmp_path):
     assert f["b"].kind == "union" and [v.kind for v in f["b"].variants] == ["string", "integer"]
     assert f["c"].kind == "enum" and f["c"].values == ("fixed",)
     assert f["d"].kind == "union"
+    # UniFi Protect's activationDelay: a choice among constants is an enum of them (not `any`, filled with a topic)
+    assert (f["e"].kind, f["e"].values, f["e"].nullable) == ("enum", (0, 60000), True)
     assert tools[0].returns is None
 
 

@@ -232,3 +232,21 @@ def test_list_item_names_use_the_one_singular() -> None:
     got = {n: _singular(n) for n in ("statuses", "categories", "reservation_ids", "excludePatterns", "addresses", "tags")}
     assert got == {"statuses": "status", "categories": "category", "reservation_ids": "reservation_id",
                    "excludePatterns": "excludePattern", "addresses": "address", "tags": "tag"}
+
+
+def test_a_key_is_never_rewritten_to_agree_with_a_name():
+    """Discourse's categories are keyed by `slug` and have a `name`: the slug that keys a record stays its key
+    (a slug made from the name would leave the record under another key; the build refused the state)."""
+    schema = {"entities": {"Category": {"key": "slug", "fields": {"slug": {"type": "str"}, "name": {"type": "str"}}}}}
+    st = generate_state(schema, seed=3, size=6)
+    assert st["entities"]["Category"] and all(k == r["slug"] for k, r in st["entities"]["Category"].items())
+
+
+def test_documented_names_and_numbers():
+    """A name field whose doc gives examples takes them, one each, and caps the records to one fewer (a create
+    can still name a new one); a field of no declared type whose doc lists numbers holds one of them."""
+    schema = {"entities": {"Tag": {"key": "id", "fields": {"id": {"type": "int"}, "name": {"type": "str", "doc": 'Name of the tag (e.g., "Quick", "Healthy", "Family Favorite")'},
+                                                            "delay": {"type": "any", "doc": "Delay in ms: 0 | 60000 | 300000"}}}}}
+    tags = list(generate_state(schema, seed=1, size=10)["entities"]["Tag"].values())
+    assert len(tags) == 2 and {t["name"] for t in tags} < {"Quick", "Healthy", "Family Favorite"}
+    assert all(t["delay"] in (0, 60000, 300000) for t in tags)

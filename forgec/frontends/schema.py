@@ -389,6 +389,8 @@ def _union(variants: list[Type], desc: str) -> Type:
         return Type(kind="null", description=desc)
     if any(v.kind == "any" for v in rest):
         return Type(kind="any", nullable=nullable, description=desc)
+    if len(rest) > 1 and all(v.kind == "enum" for v in rest):  # `anyOf: [{const: 0}, {const: 60000}, ...]` is an enum
+        return Type(kind="enum", values=tuple(dict.fromkeys(x for v in rest for x in v.values)), nullable=nullable, description=desc)
     if len(rest) == 1:
         return rest[0].model_copy(update={"nullable": nullable, "description": desc or rest[0].description})
     return Type(kind="union", variants=tuple(rest), nullable=nullable, description=desc)
