@@ -117,7 +117,7 @@ def verb_phrase(text: str) -> bool:
 
 # --------------------------------------------------------------------------- values the docs allow
 
-_LISTED = re.compile(r"(?:^\s*|\b(?:one of|either|(?:possible|allowed|valid|accepted|supported) values?(?: (?:are|is|include))?|(?:available )?options?(?: are)?|choices?|must be|can be)\b[:\s]*)"
+_LISTED = re.compile(r"(?:^\s*|\b(?:one of|either|(?:possible|allowed|valid|accepted|supported) values?(?: (?:are|is|include))?|(?:available )?options?(?: are)?|choices?|must be|can be)\b[:\s]*|(?<=\w):\s+)"
                      r"((?:[`'\"][^`'\"\n]{1,40}[`'\"][\s,/|]*(?:or\s+|and\s+)?){2,})", re.I)
 _QUOTED = re.compile(r"[`'\"]([^`'\"\n]{1,40})[`'\"]")
 _CLAUSE_VALUE = re.compile(r"(?:^\s*|[,;]\s*)[`'\"]([^`'\"\n\s]{1,30})[`'\"](?=\s)")
@@ -449,7 +449,7 @@ class Gate:
 
     def check(self, c: Candidate) -> str | None:
         """The first reason the task fails, or None when it passes every check."""
-        for fn in (check_tool_words, check_pipeline, check_verb_phrases, check_preamble):
+        for fn in (check_tool_words, check_pipeline, check_repeated_phrase, check_verb_phrases, check_preamble):
             why = fn(c, self)
             if why:
                 return why
@@ -523,6 +523,15 @@ def check_pipeline(c: Candidate, g: Gate) -> str | None:
     """`pipeline-words`: the instruction speaks of the sampler's plumbing ("the line returned by
     resume line", "the flights that get balance returns", "the first X in the Y", "search results")."""
     return "pipeline-words" if _PIPELINE.search(c.instruction) else None
+
+
+_TWICE = re.compile(r"\b(from|to|in|into|for|on|of) (?:the |a |an )?(\w+) \1 (?:my|the|your) (?:\w+ )?\2\b", re.I)
+
+
+def check_repeated_phrase(c: Candidate, g: Gate) -> str | None:
+    """`garbled`: a summary's own place said again by the realizer ("remove user from project from my
+    project", "link a new user to project to my project": review 22). The sentence is broken English."""
+    return "garbled" if _TWICE.search(c.instruction) else None
 
 
 def check_verb_phrases(c: Candidate, g: Gate) -> str | None:
@@ -770,7 +779,7 @@ def _allowed(v: Any, t: A.TypeExpr, doc: str, names: frozenset | set = frozenset
         return v in t.values
     if isinstance(t, A.PrimType) and t.name == "str" and isinstance(v, str):
         vals = documented_values(doc, names)
-        return not vals or v in vals
+        return not vals or v in vals or v == ""  # "" is a string left unset (Joplin's `item_type` on a note)
     if isinstance(t, A.PrimType) and t.name in ("int", "float") and isinstance(v, (int, float)) and not isinstance(v, bool):
         lo, hi = documented_bounds(doc)
         return lo <= v <= hi

@@ -72,6 +72,15 @@ _SECRET = re.compile(r"(^|_)(id|ids|key|hash|token|password|secret|uuid|sha|etag
 _COUNTISH = re.compile(r"(^|_)(count|quantity|qty|seats|bags|baggages?|passengers|guests|nights|copies|tickets|items|units|number)(_|$)|s$")
 
 
+# what a person compares records by besides money and dates: how many of something a record holds ("the
+# reservation with the most bags"); not a setting ("max parallel tasks"), a level ("volume percent") or a serial
+_HELD_COUNT = re.compile(r"^(?!(max|min|limit|default)_).*(^|_)(count|quantity|qty|seats|bags|baggages?|passengers|guests|nights|copies|tickets|items|units)$")
+
+
+def _comparable(f: str) -> bool:
+    return is_money(norm(f)) or _HELD_COUNT.search(norm(f)) is not None
+
+
 class _Skip(Exception):
     """This attempt cannot make a task; `reason` is counted like the walk sampler's rejections."""
 
@@ -212,8 +221,10 @@ class _Model:
             t = strip_optional(f.type)
             if f.name == e.key or _SECRET.search(norm(f.name)) or self.key_entity(f.name, f.type):
                 continue
-            if re.search(r"(^|_)(reason|note|notes|comment|text|body|description|content|message|resolution|args|query|pattern)$", norm(f.name)):
+            if re.search(r"(^|_)(reason|note|notes|comment|text|body|description|content|message|resolution|args|query|pattern|summary)$", norm(f.name)):
                 continue  # what was written about a record, not how its owner names it
+            if re.search(r"(^|_)uris?$", norm(f.name)):
+                continue  # "the device with the spotify:track:... uri": an address the system keeps, not a name (review 22)
             if re.search(r"(^|_)(mode|strategy|policy|behaviou?r|options?|operation|propagate|format|encoding)$", norm(f.name)):
                 continue  # how a call does its work (`propagate_mode: change_all`), not what the record is (review 16)
             fw = norm(f.name).split("_")
@@ -281,6 +292,8 @@ class _Model:
             return None
         for f in e.fields:
             if not isinstance(strip_optional(f.type), A.ListType) and self.key_entity(f.name, f.type) == self.user:
+                if re.search(r"\bassign|\bwatch|\breview", f"{humanize(norm(f.name))} {f.doc or ''}", re.I):
+                    continue  # "ID of the member to assign to the card": who works on it, not whose it is (Trello)
                 return f.name
         return None
 
@@ -504,6 +517,8 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
     sup = []
     if superlatives and not _mixed_units(records):  # 82.45 EUR is no "lowest" beside 98.96 JPY
         for f in fields:
+            if not (_comparable(f) or all(isinstance(r.get(f), str) for r in records)):
+                continue  # the cheapest, the newest: "the device with the lowest volume percent" picks nothing a person means (review 22)
             vals = [r.get(f) for r in records]
             if all(_orderable(v) for v in vals) and len({type(v) for v in vals} - {int, float}) <= 1:
                 for op in ("argmin", "argmax"):
@@ -541,7 +556,7 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
                 continue
             for g in fields:
                 vals = [r.get(g) for r in group]
-                if g != f and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+                if g != f and _comparable(g) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
                     for op in ("argmax", "argmin"):
                         ref = Referring(((f, rec[f]),), op, g)
                         if select(records, ref) == [target]:
@@ -1529,6 +1544,8 @@ class _Sampler:
             from forgec.stdlib.sql_state import sql_arg  # a SQL statement over the state's tables
 
             listed = [v for v in documented_values(doc or "", frozenset(q.name for q in tool.params)) if v != cur]
+            if re.search(r"(^|_)(uris?|urls?|ids?)$", n) and all(re.fullmatch(r"[a-z]+", v) for v in listed):
+                listed = []  # "URI of the context to play (album, artist, playlist)": kinds of URI, not a URI (review 22)
             if listed:
                 return rng.choice(listed)
             examples = [v for v in documented_examples(doc or "") if v != cur]
@@ -1699,6 +1716,15 @@ class _Sampler:
         kind = self.kind_of(t, args, target)
         if kind == "create" and target is None and t.params and not args:
             raise _Skip("empty-create")  # "create an account." with nothing in it is no request (review 21)
+        pt = {p.name: p.type for p in t.params}
+
+        def content(n: str, v: Any, ty: Any) -> bool:  # a value of the new record itself, not where it goes
+            if isinstance(v, dict):
+                return any(not m.key_entity(k, A.PrimType("str")) and not (isinstance(x, str) and looks_like_id(x)) for k, x in v.items())
+            return not m.key_entity(n, ty)
+        if m.kinds.get(tool) == "create" and not any(content(n, v, pt[n]) for n, (_, v) in args.items()) and \
+                any(not m.key_entity(p.name, p.type) for p in t.params):
+            raise _Skip("empty-create")  # "create a new schedule in my project" and nothing of the schedule (review 22)
         person_names = {n for n in self._wanted if _PERSON_NAME_PARAM.search(norm(n))}
         if making and target is None and person_names and not person_names & set(args):
             raise _Skip("unnamed-person")
@@ -1710,7 +1736,7 @@ class _Sampler:
                 c = self.condition(sc, sc.described, set(), whose=f"the {humanize(sc.described[1])}'s")
             else:
                 c = self.condition(sc, looked or target, {n for name, (_, v) in args.items() for n, _x in _scalar_items(name, v)},
-                                   said_words=twords)  # "my confirmed reservation" is no condition on its status
+                                   said_words=twords, verb=_doc_verb(t.doc) or "")  # "my confirmed reservation" is no condition on its status
             if c is None and looked is not None:  # no condition to judge: the look was for nothing
                 sc.nodes = [n for n in sc.nodes if not (isinstance(n, A.CallNode) and n.name == looked[0])]
             if c is not None:
@@ -1875,20 +1901,21 @@ class _Sampler:
         return (e, ent, rec), f"the {noun} {rec.get(key, k)}"
 
     def condition(self, sc: _Scenario, target: tuple[str, str, dict], changed: set[str] = frozenset(),
-                  whose: str = "its", said_words: str = "") -> tuple[str, bool] | None:
+                  whose: str = "its", said_words: str = "", verb: str = "") -> tuple[str, bool] | None:
         """"if its total price is more than $300": a `compare` node pinned by `expect` (never on a
         field the write itself changes)."""
         name, ent, rec = target
         if not isinstance(name, str):
             return None
         nums = [f for f in self.m.natural_fields(ent) if isinstance(rec.get(f), (int, float)) and not isinstance(rec.get(f), bool) and f not in changed]
-        money_f = [f for f in nums if is_money((f))]
-        if not (money_f or nums):  # no number to compare: a documented state to check
-            cats = [(f, vs) for f, vs in self.state_fields(ent, rec, changed) if not said_in(said_words, rec[f])]
+        money_f = [f for f in nums if _comparable(f)]
+        if not money_f:  # no amount to compare: a documented state to check; "only if its max parallel tasks is less
+            # than 40" or "if its volume is over 90" is a threshold nobody's request hangs on (review 22)
+            stem = verb.lower()[:max(4, len(verb) - 1)] if verb else None
+            cats = [(f, vs) for f, vs in self.state_fields(ent, rec, changed) if not said_in(said_words, rec[f])
+                    and not (stem and stem in f"{norm(f)} {rec[f]}".lower())]  # "expire my token, but only if it is expired" (review 22)
             return self.state_condition(sc, target, cats, whose) if cats else None
-        if not (money_f or nums):
-            return None
-        f = sc.rng.choice(money_f or nums)
+        f = sc.rng.choice(money_f)
         v = rec[f]
         holds = sc.rng.random() < 0.6
         op = sc.rng.choice([">", "<"])

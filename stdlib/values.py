@@ -316,6 +316,20 @@ def mimic(example: str, rng: random.Random) -> str:
     return prefix + "".join(out)
 
 
+_URN = re.compile(r"""[`'"]([a-z][a-z0-9+.-]*(?::[a-z][a-z0-9_-]*)+:[A-Za-z0-9_-]+)[`'"]""")
+
+
+def urn_value(doc: str, rng: random.Random) -> str | None:
+    """A new identifier shaped like the URN a doc quotes ("Spotify URI ... E.g. "spotify:track:xxx""): its scheme
+    and kinds kept, the last part redrawn (22 letters and digits where the doc shows a placeholder), never a web URL."""
+    m = _URN.search(doc or "")
+    if not m or m.group(1).startswith(("http:", "https:")):
+        return None
+    head, _, tail = m.group(1).rpartition(":")
+    n = 22 if re.fullmatch(r"x+|\.\.\.|id", tail, re.I) else len(tail)
+    return f"{head}:{''.join(rng.choice(string.ascii_letters + string.digits) for _ in range(n))}"
+
+
 def doc_example(doc: str) -> str | None:
     """The id format a doc string quotes (`e.g. '#W0001234'`), if any."""
     m = _EXAMPLE_RE.search(doc or "")
@@ -432,7 +446,7 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
         n = rng.randint(1, 3)
         out: list = []
         for _ in range(n + 3):  # a list of tags or names holds each once ("marketing campaign" twice is junk)
-            v = generate_value(type_json["items"], _singular(field_name), rng, entity=entity, ctx=c)
+            v = generate_value(type_json["items"], _singular(field_name), rng, entity=entity, ctx=c, doc=doc)  # "List of Spotify URIs (e.g. ...)"
             if v not in out:
                 out.append(v)
             if len(out) == n:
@@ -582,6 +596,9 @@ def _str_for(name: str, c: _Ctx, entity: str | None, doc: str) -> str:
     ws = _words(name)
     w = set(ws)
     last = ws[-1] if ws else ""
+    urn = urn_value(doc, rng)
+    if urn is not None:
+        return c.unique((entity, name, "s"), lambda: urn_value(doc, rng))
     ex = doc_example(doc)
     if ex and (w & {"id", "code", "number", "no", "key", "ref", "sku"} or last in ("id", "number")):
         return c.unique((entity, name, "s"), lambda: mimic(ex, rng))
@@ -906,6 +923,8 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     t = re.sub(r"^(?:the|a|an)\s+(?=\S)", "", t, flags=re.I)  # "The Winter Echo": the templates give the article ("the the ...")
     t = t if t[:2].isupper() or titled else t[:1].lower() + t[1:]
     c = _Ctx(rng, _dt.date(2024, 5, 15))
+    if (urn := urn_value(doc, rng)) is not None:
+        return urn  # "spotify:track:...", as the docs show it (review 22: web URLs as track URIs)
     kind = _doc_kind(ws, doc)
     if kind is not None and kind not in ("date", "datetime"):
         return _KIND_MAKERS[kind](name, c, None)
@@ -924,7 +943,7 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         return rng.choice(PROBLEM_NOTES)  # a note on one: work on the problem
     if last in ("subject", "headline"):
         return rng.choice(SUBJECT_TEMPLATES).format(t=t, T=_titled(t))
-    if last == "name" and w & PERSON_NAME_WORDS or name in ("full_name", "fullname"):
+    if last == "name" and w & PERSON_NAME_WORDS or name in ("full_name", "fullname") or (name == "name" and is_person(noun)):
         return _person_str(name, ws, c, None, doc)  # `firstName` is Maria, not "Reading list"
     if last == "name" and noun and _words(noun) and _words(noun)[-1] in HANDLE_NAMED:
         return slugify(rng.choice([x for x in TOPICS if x.lower() != t.lower()]))  # a new channel: "press-release"

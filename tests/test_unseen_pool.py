@@ -264,3 +264,49 @@ def test_a_count_of_other_records_is_not_set_and_a_create_says_something(tmp_pat
         for c in t["gold_calls"]:
             assert "bookmark_count" not in c["arguments"], t["instruction"]
             assert c["tool"] != "create_account" or c["arguments"], t["instruction"]
+
+
+# --------------------------------------------------------------------------- review 22 (a third pool, never seen)
+
+def test_a_record_is_picked_by_what_a_person_compares():
+    """"the device with the lowest volume percent", "the incident with the highest incident number": no person
+    picks a record so (review 22, 25 of 40 rejects); the cheapest, the one with the most bags, the newest are."""
+    import random
+    from forgec.scenario import refer
+
+    devices = [{"name": "Kitchen", "volume_percent": v, "max_parallel_tasks": 9 - v} for v in (10, 40, 70)]
+    for seed in range(40):
+        ref = refer(devices, 0, ["volume_percent", "max_parallel_tasks"], random.Random(seed))
+        assert ref is None or not ref.op, ref
+    bookings = [{"total_price": p, "bags": b} for p, b in ((120.5, 1), (340.25, 3), (99.99, 2))]
+    ops = {refer(bookings, 1, ["total_price", "bags"], random.Random(seed)).by for seed in range(40)
+           if refer(bookings, 1, ["total_price", "bags"], random.Random(seed)).op}
+    assert ops and ops <= {"total_price", "bags"}
+
+
+def test_docs_values_after_a_label_and_urns_as_shown():
+    """Spotify's "Repeat mode: "track", "context", or "off"." lists the values (a device's `state` was filled with
+    "in progress"); "Spotify URI ... E.g. "spotify:track:xxx"" makes URIs of that shape, not web URLs."""
+    import random
+    from forgec.gate import documented_values
+    from forgec.stdlib.values import said_value, urn_value
+
+    assert documented_values('Repeat mode: "track", "context", or "off".') == ["track", "context", "off"]
+    assert documented_values('Fields to return: "id", "name"', frozenset({"id", "name"})) == []
+    doc = 'Spotify URI of the item to add. E.g. "spotify:track:xxx".'
+    v = said_value("uri", doc, random.Random(3))
+    assert re.fullmatch(r"spotify:track:[A-Za-z0-9]{22}", v) and re.fullmatch(r"spotify:track:[A-Za-z0-9]{22}", urn_value(doc, random.Random(3)))
+    assert urn_value('Home page, e.g. "https://example.com/x"', random.Random(1)) is None
+
+
+def test_a_summary_saying_its_place_twice_is_garbled():
+    """Semaphore's "Remove user from project" realized as "remove user from project from my project called X"
+    (review 22) is broken English: the gate refuses it; one place said once passes."""
+    from types import SimpleNamespace
+    from forgec.gate import check_repeated_phrase
+
+    bad = SimpleNamespace(instruction='Please remove user from project from my project called "Atlas".')
+    bad2 = SimpleNamespace(instruction='I want to link a new user to project to my project called "Atlas".')
+    good = SimpleNamespace(instruction='Please remove Tara Lewis from my project called "Atlas".')
+    assert check_repeated_phrase(bad, None) == "garbled" and check_repeated_phrase(bad2, None) == "garbled"
+    assert check_repeated_phrase(good, None) is None

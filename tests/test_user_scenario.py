@@ -169,8 +169,9 @@ def test_oracle_and_scripted_user_play_every_example_task_as_a_dialogue(examples
         if probs:
             bad.append((t.id, probs))
     # every example env plays; each yields nearly all it was asked for (the gate refuses writes to records in an
-    # ending state, a cancelled flight included: airline's distinct clean tasks run out at 96 of 100)
-    assert set(per_env) == {"airline", "bookstore", "helpdesk"} and min(per_env.values()) >= 0.95 * PER_ENV, per_env
+    # ending state, a cancelled flight included, and records are picked only by what a person compares (money,
+    # dates, counts held): airline's distinct clean tasks run out at 90 of 100)
+    assert set(per_env) == {"airline", "bookstore", "helpdesk"} and min(per_env.values()) >= 0.9 * PER_ENV, per_env
     assert bad == [], bad[:5]
     assert sum(len(scenario_of(t).writes) for t in b.tasks) > PER_ENV  # writes were really confirmed and done
 
@@ -425,5 +426,5 @@ def test_the_oracle_speaks_in_plain_words_not_tool_names(examples_build):
             text = m.get("content") or ""
             if m["role"] == "assistant" and text and (_names_tool(text, names) or re.search(r"\bwith \w+ id\b", text)):
                 bad.append((t.id, text))
-    assert min(per_env.values()) >= 95  # 100 asked; see test_oracle_and_scripted_user_play_every_example_task_as_a_dialogue
+    assert min(per_env.values()) >= 90  # 100 asked; see test_oracle_and_scripted_user_play_every_example_task_as_a_dialogue
     assert bad == [], bad[:5]
