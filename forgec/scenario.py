@@ -441,7 +441,7 @@ def _person_name(u: dict) -> str:
     src = n if isinstance(n, dict) else u
     if isinstance(n, str):
         return n
-    return " ".join(str(src[k]) for k in ("first_name", "last_name", "firstName", "lastName") if isinstance(src.get(k), str))
+    return " ".join(str(src[k]) for k in ("first_name", "firstName", "firstname", "last_name", "lastName", "lastname") if isinstance(src.get(k), str))
 
 
 def _inner_values(rec: dict, name: str) -> list:
@@ -849,6 +849,7 @@ def _one_more_optional(t: A.TypeExpr, n_set: int, name: str = "") -> bool:
     return n_set < _MAX_OPTIONAL and strip_optional(t) != A.PrimType("bool") and not _SERVER_SET.search(norm(name))
 
 # the parameters a new message or record is made of (not how it is sent): its recipient, subject, text, title
+_MEMBERSHIP = re.compile(r"\b(?:add|remove|link|unlink|invite|kick|assign|unassign)\w*\b[\w ]{0,30}\b(?:users?|members?|people|persons?)\b|\bmembers?\b", re.I)
 _PERSON_KEY = re.compile(r"(^|_)(name|firstname|lastname|surname|email|e_?mail|login|username|handle)$")
 _PERSON_NAME_PARAM = re.compile(r"^(first|last|given|family|full|display)?_?name$|^(first|last|sur)name$")
 
@@ -1298,6 +1299,9 @@ class _Sampler:
                 said.append(f"to my friend's account ({humanize(m.decl[m.user].key)} {ov})")
                 e = sc.fact(f"friend_{m.decl[m.user].key}", ov)
                 return (A.ListLit((e,)), [ov]) if is_list else (e, ov)
+            if rec_ent and rec_ent != m.user and not is_list and _MEMBERSHIP.search(f"{humanize(norm(tool.name))} {tool.doc or ''}"):
+                # "remove user from project", "add a team member": someone else the owner names, never themselves (review 22)
+                return self.described(sc, ke, p, rec, said)
             v = self.user_value(sc)
             return (A.ListLit((sc.user_expr,)), [v]) if is_list else (sc.user_expr, v)
         if ke is not None and rec_name is not None and ke == rec_ent and not is_list:
@@ -1575,6 +1579,18 @@ class _Sampler:
                                 for r in coll.values() if isinstance(r, dict) and isinstance(r.get("email"), str) and "@" in r["email"]} - {cur})
                 if known:
                     return rng.choice(known)
+            me = None
+            if re.search(r"(^|_)(user_?name|login|handle)$", n) and self.m.user:
+                mine = (self.m.ents.get(self.m.user) or {}).get(str(sc.ukey)) or (self.m.ents.get(self.m.user) or {}).get(sc.ukey)
+                if rec and str(rec.get(self.m.decl[self.m.user].key)) == str(sc.ukey):
+                    me = rec
+                elif not rec and any(self.m.key_entity(q.name, q.type) == self.m.user for q in tool.params):
+                    me = mine  # `PUT /users/{user_id}` with my id: the body is about me
+            if me:
+                rec_ = me
+                full = _person_name({k: rec_[k] for k in ("first_name", "firstName", "firstname", "last_name", "lastName", "lastname", "name") if isinstance(rec_.get(k), str)})
+                if full and re.fullmatch(r"[A-Za-z]+(?: [A-Za-z]+)+", full):  # my own new handle is made of my name, not a stranger's
+                    return f"{full.lower().replace(' ', rng.choice(['.', '_', '']))}{rng.randint(1, 99)}"
             if "email" in n:
                 u = (self.m.ents.get(self.m.user) or {}).get(sc.ukey or "", {}) if self.m.user else {}
                 if not u and rec and any(isinstance(rec.get(f), str) for f in ("first_name", "firstName", "last_name", "lastName")):

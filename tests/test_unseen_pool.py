@@ -310,3 +310,29 @@ def test_a_summary_saying_its_place_twice_is_garbled():
     good = SimpleNamespace(instruction='Please remove Tara Lewis from my project called "Atlas".')
     assert check_repeated_phrase(bad, None) == "garbled" and check_repeated_phrase(bad2, None) == "garbled"
     assert check_repeated_phrase(good, None) is None
+
+
+TEAMS = {"tools": [
+    {"name": "list_teams", "description": "List teams.", "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "list_users", "description": "List users.", "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "delete_team", "description": "Delete a team.", "inputSchema": {"type": "object", "required": ["team_id"], "properties": {
+        "team_id": {"type": "string", "description": "The ID of the team to delete"}}}},
+    {"name": "remove_team_member", "description": "Remove a user from a team.", "inputSchema": {"type": "object", "required": ["team_id", "user_id"],
+     "properties": {"team_id": {"type": "string", "description": "The ID of the team to remove the user from"},
+                    "user_id": {"type": "string", "description": "The ID of the user to remove"}}}},
+]}
+
+
+def test_removing_a_member_deletes_no_team(tmp_path):
+    """PagerDuty's `remove_team_member` "Remove a user from a team": the user leaves the team; the team stays
+    (review 22: the gold deleted the whole team). `delete_team` still deletes one."""
+    d = tmp_path / "docs" / "teams"
+    d.mkdir(parents=True)
+    (d / "tools.json").write_text(json.dumps(TEAMS))
+    out = tmp_path / "b"
+    res = compile_build(CompileOptions(inputs=[d], out=out, tasks_per_env=5, seed=0, oracle_check=False))
+    assert not [x for x in res.diagnostics if x.is_error]
+    src = (out / "src" / "teams" / "env.forge").read_text()
+    body = lambda name: src.split(f"tool {name}(", 1)[1].split("\n  }\n", 1)[0]
+    assert "delete team_id" in body("delete_team")
+    assert "delete team_id" not in body("remove_team_member"), body("remove_team_member")

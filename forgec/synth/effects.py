@@ -908,10 +908,17 @@ def _noun_matches(noun: str, entity: str) -> bool:
     return bool(nt) and bool(et) and (nt[0] == et[0] or singular(nt[-1]) == et[-1])
 
 
+_REMOVE_FROM = re.compile(r"\b(?:remove|delete|unlink|detach|kick)s?\s+(?:an? |the )?(\w+)(?: \w+)?\s+from\s+(?:an? |the |a given |this )?(\w+)", re.I)
+
+
 def _delete(s: Schema, v: ToolView, pmap):
     if v.target is None or v.key_param is None:
         raise _NoRule
     e = s.entities[v.target]
+    m = _REMOVE_FROM.search(v.tool.description or "")
+    if m and _noun_matches(m.group(2), e.name) and not _noun_matches(m.group(1), e.name) and \
+            any(ent != e.name for p, ent in v.refs.items() if p != v.key_param):
+        raise _NoRule  # "Remove a user from a team": the user leaves it; the team is not deleted (review 22)
     k = _key_param(v, pmap)
     if v.status_post and "status" in e.fields:
         stmts = _status_require(e, v, k)
