@@ -1527,6 +1527,8 @@ class _Sampler:
         if not isinstance(t, A.PrimType):
             return _NONE
         if t.name == "bool":
+            if _MUST_BE_TRUE.search(doc or ""):
+                return True
             return (not cur) if isinstance(cur, bool) else rng.random() < 0.5
         text += " " + " ".join(f.doc for e in self.m.env.entities for f in e.fields if f.name == name and f.doc)
         lo, hi = _bounds(text, n)
@@ -2660,6 +2662,9 @@ def _when_done(field: str) -> str | None:
 _EVERY = ("all", "any", "every", "everything", "*")
 
 
+_MUST_BE_TRUE = re.compile(r"\brequired to be true\b|\bmust (?:always )?be true\b", re.I)
+
+
 def _every_choice(req: list) -> dict:
     """Required parameters that are each a documented choice with an "all" value (`list_tasks(status:
     "all"|"pending"|...)`, GitHub's `state=all`): the arguments that make the read a lister of every
@@ -2668,6 +2673,10 @@ def _every_choice(req: list) -> dict:
     for p in req:
         t = strip_optional(p.type)
         v = next((x for x in getattr(t, "values", ()) if isinstance(x, str) and x.lower() in _EVERY), None) if isinstance(t, A.EnumType) else None
+        if v is None and isinstance(t, A.EnumType) and len(t.values) == 1:
+            v = t.values[0]  # `apiVersion: "1.0"`: no choice at all
+        if v is None and t == A.PrimType("bool") and _MUST_BE_TRUE.search(p.doc or ""):
+            v = True  # Nextcloud's `OCS-APIRequest` "Required to be true for the API request to pass"
         if v is None:
             return {}
         out[p.name] = v

@@ -336,3 +336,38 @@ def test_removing_a_member_deletes_no_team(tmp_path):
     body = lambda name: src.split(f"tool {name}(", 1)[1].split("\n  }\n", 1)[0]
     assert "delete team_id" in body("delete_team")
     assert "delete team_id" not in body("remove_team_member"), body("remove_team_member")
+
+
+def _ocs(data: dict) -> dict:
+    return {"type": "object", "properties": {"ocs": {"type": "object", "properties": {
+        "meta": {"type": "object", "properties": {"status": {"type": "string"}, "statuscode": {"type": "integer"}}}, "data": data}}}}
+
+
+OCS = {"openapi": "3.0.3", "info": {"title": "collectives", "version": "1"}, "components": {"schemas": {"Collective": {
+    "type": "object", "required": ["id", "name"], "properties": {"id": {"type": "integer"}, "name": {"type": "string"}}}}},
+    "paths": {"/api/v{apiVersion}/collectives": {"parameters": [
+        {"name": "apiVersion", "in": "path", "required": True, "schema": {"type": "string", "enum": ["1.0"]}},
+        {"name": "OCS-APIRequest", "in": "header", "required": True, "description": "Required to be true for the API request to pass",
+         "schema": {"type": "boolean", "default": True}}],
+        "get": {"operationId": "collective-index", "summary": "Get collectives", "responses": {"200": {"description": "ok", "content": {
+            "application/json": {"schema": _ocs({"type": "object", "properties": {"collectives": {"type": "array", "items": {"$ref": "#/components/schemas/Collective"}}}})}}}}},
+        "post": {"operationId": "collective-create", "summary": "Create a new collective", "requestBody": {"content": {"application/json": {"schema": {
+            "type": "object", "required": ["name"], "properties": {"name": {"type": "string", "description": "Name of the collective"}}}}}},
+            "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": _ocs({"type": "object", "properties": {
+                "collective": {"$ref": "#/components/schemas/Collective"}}})}}}}}}}}
+
+
+def test_an_ocs_envelope_and_its_plumbing_are_no_records(tmp_path):
+    """Nextcloud's OCS API (`unseen3`'s Collectives, never seen before review 22): `collective-index` "Get collectives"
+    answers `{ocs: {meta, data: {collectives: [...]}}}` and takes `apiVersion: "1.0"` and `OCS-APIRequest` "Required to
+    be true". It lists the collectives: the envelope is no record, the resource-then-action name is a list, and the two
+    parameters that carry no choice are no fields to filter on (the env had logged the call and yielded no task)."""
+    d = tmp_path / "docs" / "ocs"
+    d.mkdir(parents=True)
+    (d / "openapi.json").write_text(json.dumps(OCS))
+    out = tmp_path / "b"
+    res = compile_build(CompileOptions(inputs=[d], out=out, tasks_per_env=5, seed=0, oracle_check=False))
+    assert not [x for x in res.diagnostics if x.is_error]
+    src = (out / "src" / "ocs" / "env.forge").read_text()
+    tool = src.split("tool collective_index(", 1)[1].split("\n  }\n", 1)[0]
+    assert "-> list[Collective]" in tool and "ActionLog" not in tool and "apiVersion ==" not in tool, tool

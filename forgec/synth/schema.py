@@ -85,6 +85,8 @@ def is_modifier(p: ir.Param) -> bool:
     rather than naming a field of the records."""
     if p.type.values and {str(x).lower() for x in p.type.values} <= {"asc", "desc", "ascending", "descending"}:
         return True  # a sort direction
+    if plumbing(p):
+        return True  # `apiVersion: "1.0"`, `OCS-APIRequest: true`: the request's envelope, no field of a record
     if p.type.kind == "number" and snake(p.name) in _CURSOR_WORDS:  # a fractional `top` is a position (a shape's top
         return bool(_RESULTS_DOC.search(p.description or ""))           # edge), unless its doc counts results
     return shapes_request(p.name, p.description or "", p.type.kind in ("integer", "number", "string"))
@@ -377,11 +379,17 @@ def _kind_of_verb(verb: str | None, toks: list[str]) -> str:
     return "action"
 
 
+# a controller's actions, named after the resource (`collective-index`, `page-create`); not `borrow_book`
+_ACTION_LAST = {"index", "create", "update", "delete", "destroy", "show", "list", "trash", "restore"}
+
+
 def _verb(toks: list[str], description: str) -> str | None:
     if toks[:1] == ["checkin"] or toks[:2] == ["check", "in"]:
         return "checkin"  # check_in / checkIn / check-in: a status change, not a read
     if toks and toks[0] in ALL_VERBS:
         return toks[0]
+    if len(toks) > 1 and toks[-1] in _ACTION_LAST:
+        return "list" if toks[-1] == "index" else toks[-1]  # `collective-index`, `page-create`: the resource, then its action (Rails, Nextcloud)
     if toks and len(toks[0]) > 4 and toks[0].startswith("un") and (toks[0][2:] in ALL_VERBS or is_verb(toks[0][2:])):
         return "restore"  # `untrash_thread`, `unarchive_project`: undoes a change (the docs' "remove from the trash" is no delete)
     if re.match(r"\s*check[ -]?in\b", description or "", re.I):
@@ -824,7 +832,7 @@ def _bind_tools(s: Schema) -> None:
         _bind_named_target(s, v, named)
         if v.kind in ("read", "update", "delete", "action") and v.refs:
             _bind_key_param(s, v)
-        elif v.kind in ("read",) and not v.refs and named in s.entities and not any(p.required for p in v.tool.params) and (
+        elif v.kind in ("read",) and not v.refs and named in s.entities and not any(p.required and not plumbing(p) for p in v.tool.params) and (
                 not v.tool.params or is_plural(v.nouns[-1])):
             # `get_products(searchTitle?, limit?)`: a plural noun and nothing required lists the records
             v.target = named
@@ -837,6 +845,14 @@ def _bind_tools(s: Schema) -> None:
                 # "Look up the customer who owns a phone number. Returns the customer id."
                 v.target, v.kind = got[0], "search"
                 v.cites["returns_key" if got[1].field == "key" else "returns"] = got[1].sentence
+
+
+def plumbing(p: ir.Param) -> bool:
+    """A required parameter that carries no choice: one allowed value (`apiVersion: "1.0"`) or a switch the
+    docs say must be on (Nextcloud's `OCS-APIRequest` "Required to be true for the API request to pass")."""
+    t = p.type
+    return (t.kind == "enum" and len(t.values or ()) == 1) or (
+        t.kind == "boolean" and re.search(r"\brequired to be true\b|\bmust (?:always )?be true\b", p.description or "", re.I) is not None)
 
 
 def _path_owner(s: Schema, t: ir.Tool) -> tuple[str, str] | None:
@@ -1501,6 +1517,14 @@ def unwrap_return(s: Schema, ret: ir.Type) -> ir.Type | None:
     def deref(t: ir.Type) -> ir.Type:
         return s.env.definitions[t.ref] if t.kind == "ref" and t.ref in s.env.definitions else t
 
+    for _ in range(4):  # `{ocs: {meta: {...}, data: {collectives: [...]}}}` (Nextcloud's OCS), `{data: {...}}`: the envelope is no record
+        inner = [f for f in obj.fields if deref(f.type).kind == "object" and deref(f.type).fields and snake(f.name) not in ENVELOPE_MARKS | PAGE_ENVELOPE]
+        rest = [f for f in obj.fields if f not in inner]
+        if len(inner) == 1 and snake(inner[0].name) in ENVELOPE_KEYS and all(snake(f.name) in PAGE_ENVELOPE | ENVELOPE_MARKS for f in rest) \
+                and not any(f.type.kind == "array" for f in rest):
+            obj = deref(inner[0].type)
+        else:
+            break
     lists = [f for f in obj.fields if f.type.kind == "array" and f.type.items is not None and deref(f.type.items).kind == "object"]
     others = [f for f in obj.fields if f not in lists]
     if len(lists) == 1 and all(snake(f.name) in PAGE_ENVELOPE for f in others):
@@ -1508,6 +1532,9 @@ def unwrap_return(s: Schema, ret: ir.Type) -> ir.Type | None:
     return obj if obj.kind == "object" and obj.fields else None
 
 
+# the wrapper a response's payload comes in, and the status beside it ({ocs: {meta, data}}, {data, success})
+ENVELOPE_KEYS = {"ocs", "data", "result", "response", "payload"}
+ENVELOPE_MARKS = {"status", "success", "ok", "message", "error", "errors", "code", "statuscode", "status_code", "meta"}
 # the fields of a page of results around its list of records (Spring's `Page`, Django REST's paginated list,
 # JSON:API's links and meta): none of them is a field of the records (blind review 20: a pet with "total pages")
 PAGE_ENVELOPE = {"count", "total", "next", "previous", "prev", "cursor", "page", "pages", "has_more", "next_cursor", "total_count",
