@@ -371,3 +371,13 @@ def test_an_ocs_envelope_and_its_plumbing_are_no_records(tmp_path):
     src = (out / "src" / "ocs" / "env.forge").read_text()
     tool = src.split("tool collective_index(", 1)[1].split("\n  }\n", 1)[0]
     assert "-> list[Collective]" in tool and "ActionLog" not in tool and "apiVersion ==" not in tool, tool
+
+
+def test_an_output_format_is_no_field():
+    """CookUnity's `response_format: markdown|json` "Output format" shapes the answer (review 23 pool): no record holds it."""
+    from forgec import ir
+    from forgec.synth.schema import is_modifier
+
+    fmt = ir.Param(name="response_format", type=ir.Type(kind="enum", values=("markdown", "json")), description="Output format")
+    status = ir.Param(name="status", type=ir.Type(kind="enum", values=("open", "closed")), description="Status")
+    assert is_modifier(fmt) and not is_modifier(status)
