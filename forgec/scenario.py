@@ -64,7 +64,14 @@ _NOT_MONEY = re.compile(r"(count|bags|baggages|items|nights|seats|passengers|qua
 def is_money(name: str) -> bool:
     """A field or parameter that holds an amount of money (`total_price`, not `total_baggages`)."""
     n = norm(name)
+    last = n.split("_")[-1]
+    if last.endswith("s") and last != "plus" and singular(last) != last and singular(last) not in _MONEY_NOUNS:
+        return False  # `total_mailpieces`, `total_connections`: a count of things, not an amount (Lob)
     return bool(_MONEY.search(n)) and not _NOT_MONEY.search(n)
+
+
+_MONEY_NOUNS = {"price", "cost", "fare", "total", "amount", "balance", "fee", "refund", "charge", "tax", "payment", "earning",
+                "saving", "sale", "fund", "spent", "paid", "subtotal", "discount", "credit", "debit"}
 
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ][\d:]+)?$")
@@ -78,7 +85,8 @@ _HELD_COUNT = re.compile(r"^(?!(max|min|limit|default)_).*(^|_)(count|quantity|q
 
 
 def _comparable(f: str) -> bool:
-    return is_money(norm(f)) or _HELD_COUNT.search(norm(f)) is not None
+    n = norm(f)  # a bare `count` or `total_count` is a page's size, not something the record holds (Lob)
+    return is_money(n) or (_HELD_COUNT.search(n) is not None and n not in ("count", "total_count", "total", "item_count"))
 
 
 class _Skip(Exception):

@@ -381,3 +381,31 @@ def test_an_output_format_is_no_field():
     fmt = ir.Param(name="response_format", type=ir.Type(kind="enum", values=("markdown", "json")), description="Output format")
     status = ir.Param(name="status", type=ir.Type(kind="enum", values=("open", "closed")), description="Status")
     assert is_modifier(fmt) and not is_modifier(status)
+
+
+def test_a_stripe_style_list_and_counts_of_things(tmp_path):
+    """Lob's lists answer `{data: [...], object: "list", next_url, previous_url, count, total_count}` (review 23):
+    none of those is a field of a check, so no task picks "the check with the lowest count"; and `total_mailpieces`
+    counts mail pieces, it is no amount of money ("more than $150")."""
+    from forgec.scenario import is_money
+
+    assert not is_money("total_mailpieces") and is_money("total_price") and is_money("total_fees") and is_money("amount")
+    check = {"type": "object", "properties": {"id": {"type": "string"}, "memo": {"type": "string"}, "amount": {"type": "number"}}}
+    one = {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Check"}}}}}
+    spec = {"openapi": "3.0.3", "info": {"title": "checks", "version": "1"}, "components": {"schemas": {"Check": check}}, "paths": {
+        "/checks": {"get": {"operationId": "checks_list", "summary": "List checks", "responses": {"200": {"description": "ok", "content": {
+            "application/json": {"schema": {"type": "object", "properties": {
+                "object": {"type": "string"}, "next_url": {"type": "string"}, "previous_url": {"type": "string"}, "count": {"type": "integer"},
+                "total_count": {"type": "integer"}, "data": {"type": "array", "items": {"$ref": "#/components/schemas/Check"}}}}}}}}}},
+        "/checks/{chk_id}": {"parameters": [{"name": "chk_id", "in": "path", "required": True, "schema": {"type": "string"}}],
+                             "get": {"operationId": "check_retrieve", "summary": "Retrieve a check", "responses": one},
+                             "delete": {"operationId": "check_cancel", "summary": "Cancel a check", "responses": one}}}}
+    d = tmp_path / "docs" / "checks"
+    d.mkdir(parents=True)
+    (d / "openapi.json").write_text(json.dumps(spec))
+    out = tmp_path / "b"
+    res = compile_build(CompileOptions(inputs=[d], out=out, tasks_per_env=3, seed=0, oracle_check=False))
+    assert not [x for x in res.diagnostics if x.is_error]
+    src = (out / "src" / "checks" / "env.forge").read_text()
+    ent = src.split("entity Check", 1)[1].split("\n  }\n", 1)[0]
+    assert "amount" in ent and not re.search(r"\n\s+(count|total_count|next_url|previous_url):", ent), ent

@@ -1544,7 +1544,8 @@ PAGE_ENVELOPE = {"count", "total", "next", "previous", "prev", "cursor", "page",
                  "total_pages", "total_elements", "number_of_elements", "size", "number", "first", "last", "empty", "pageable",
                  "sort", "limit", "offset", "page_size", "per_page", "current_page", "last_page", "next_page", "prev_page",
                  "previous_page", "links", "meta", "total_results", "page_number", "page_count", "has_next", "has_previous",
-                 "next_page_token", "page_token", "start", "end", "results_count", "total_items", "items_count"}
+                 "next_page_token", "page_token", "start", "end", "results_count", "total_items", "items_count",
+                 "object", "next_url", "previous_url", "prev_url", "next_page_url", "prev_page_url", "previous_page_url"}  # Stripe, Lob
 
 
 def _return_owner(s: Schema, v: ToolView, names: list[str]) -> str | None:
