@@ -186,5 +186,5 @@ def test_full_size_examples(tmp_path):
     res = _compile(tmp_path / "build", n=120)
     m = res.manifest
     for name, e in m.envs.items():
-        assert e.task_count >= 95, (name, e.task_count, e.rejected)  # airline's clean tasks run out at 96 (writes to cancelled flights refused)
+        assert e.task_count >= 90, (name, e.task_count, e.rejected)  # airline's clean tasks run out near 94 (writes to cancelled flights refused; records picked only by money, dates and counts)
         assert e.rejected.get("gold-call-failed", 0) == 0
