@@ -638,7 +638,7 @@ def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | 
     """The words for a referring expression: "my confirmed reservation", "my order from 2024-05-17",
     "my most expensive reservation", "the flight to LAX on 2024-05-17"."""
     det = "my" if mine else "the"
-    states = [(f, v) for f, v in ref.attrs if is_status(f) and isinstance(v, str)]
+    states = [(f, v) for f, v in ref.attrs if is_status(f) and isinstance(v, str) and not re.fullmatch(r"[A-Z]{2}", v)]  # "OR" is a place
     # one state is said as an adjective ("my confirmed order"); a second one after the noun ("... with the
     # pending payment status"), never "my inactive active order"
     first = next(((f, v) for f, v in states if norm(f) in ("status", "state")), states[0] if states else None)

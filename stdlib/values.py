@@ -363,6 +363,7 @@ class _Ctx:
         self.persona: dict | None = None
         self.place: tuple | None = None  # (city, state, zip) shared by one record's address fields
         self.entities: tuple | None = None  # the world's entity names (topic_named), when a whole state is made
+        self.vague_none = False  # an optional top-level field: no topic where nothing says what it holds
 
     def where(self, key: tuple) -> tuple:
         if self.place is None:
@@ -606,6 +607,8 @@ def _str_for(name: str, c: _Ctx, entity: str | None, doc: str) -> str:
         v = rule(name, ws, c, entity, doc)
         if v is not None:
             return v
+    if c.vague_none:
+        return None  # an optional field nothing says the meaning of stays unset: no `cron_format` "grant proposal" (review 22)
     # an unknown short string: a topic from a small shared pool keeps equality searches non-empty
     return rng.choice(c.pool((entity, name), list(TOPICS)))
 
@@ -880,6 +883,8 @@ def _catalog_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str
     if last in CATEGORY_VALUES:
         return rng.choice(CATEGORY_VALUES[last])
     if w & CATEGORICAL or last in CATEGORICAL:
+        if c.vague_none:
+            return None  # an optional `env`, `platform`, `region` of unknown values: unset, not "kitchen renovation"
         return rng.choice(c.pool((entity, name), list(TOPICS)))
     if last == "name" or w & {"name"}:
         return _thing_name(name, c, entity)
@@ -1399,6 +1404,12 @@ def _field_value(e, f, tj, i, k, prim, dealt, keys, records_decl, rng, ctx, off)
         return _record_value(tj["name"], records_decl, keys, rng, ctx, e)
     if t == "object":
         return {n: _nested(n, ftj, records_decl, keys, rng, ctx, e, ("{}",)) for n, ftj in tj.get("fields", {}).items()}
+    if t == "str" and tj.get("optional"):
+        ctx.vague_none = True
+        try:
+            return generate_value(tj, f, rng, entity=e, ctx=ctx)
+        finally:
+            ctx.vague_none = False
     return generate_value(tj, f, rng, entity=e, ctx=ctx)
 
 

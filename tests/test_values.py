@@ -250,3 +250,14 @@ def test_documented_names_and_numbers():
     tags = list(generate_state(schema, seed=1, size=10)["entities"]["Tag"].values())
     assert len(tags) == 2 and {t["name"] for t in tags} < {"Quick", "Healthy", "Family Favorite"}
     assert all(t["delay"] in (0, 60000, 300000) for t in tags)
+
+
+def test_an_optional_field_of_unknown_meaning_stays_unset():
+    """Semaphore's optional `cron_format`, `env`, `app` (review 22: "grant proposal", "kitchen renovation"): nothing
+    says what they hold, so the world leaves them unset; a required one still holds a value, a name still a name."""
+    schema = {"entities": {"Project": {"key": "id", "fields": {
+        "id": {"type": "int"}, "name": {"type": "str"}, "cron_format": {"type": "str", "optional": True},
+        "env": {"type": "str", "optional": True}, "blob": {"type": "str"}}}}}
+    recs = list(generate_state(schema, seed=2, size=8)["entities"]["Project"].values())
+    assert all(r["cron_format"] is None and r["env"] is None for r in recs)
+    assert all(isinstance(r["blob"], str) and isinstance(r["name"], str) for r in recs)
