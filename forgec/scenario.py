@@ -81,7 +81,8 @@ _COUNTISH = re.compile(r"(^|_)(count|quantity|qty|seats|bags|baggages?|passenger
 
 # what a person compares records by besides money and dates: how many of something a record holds ("the
 # reservation with the most bags"); not a setting ("max parallel tasks"), a level ("volume percent") or a serial
-_HELD_COUNT = re.compile(r"^(?!(max|min|limit|default)_).*(^|_)(count|quantity|qty|seats|bags|baggages?|passengers|guests|nights|copies|tickets|items|units)$")
+_HELD_COUNT = re.compile(r"^(?!(max|min|limit|default)_).*(^|_)(count|quantity|qty|seats|bags|baggages?|passengers|guests|nights|copies|tickets|items|units"
+                         r"|priority|severity|urgency|rating|stars)$")  # and how urgent or how good it is ("only if its priority is below 2")
 
 
 def _comparable(f: str) -> bool:
