@@ -1623,7 +1623,7 @@ class _Sampler:
                     taken = {str(r.get(name)).lower() for r in ((sc.env.state.get("entities") or {}).get(noun) or {}).values() if isinstance(r, dict)}
                 for _try in range(4):
                     made = said_value(name, doc or "", rng, about=getattr(self, "_about", None) or _name_of(rec), noun=noun,
-                                      topical=noun is None or topic_named(noun, [e.name for e in self.m.env.entities]))
+                                      topical=noun is None or n.endswith("title") or topic_named(noun, [e.name for e in self.m.env.entities]))
                     if made is None or (made != cur and made.lower() not in taken):
                         break
                 if made is not None and made != cur and made.lower() not in taken:

@@ -788,7 +788,7 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
     if ews and ews[-1] in GOODS:
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(ADJ)} {rng.choice(NOUN)}")
     used = c.used.setdefault((entity, name, "s"), set())
-    if own and c.entities is not None and not topic_named(entity, c.entities):
+    if own and c.entities is not None and fws[-1:] != ["title"] and not topic_named(entity, c.entities):  # a title is a work's
         v = f"{_titled(' '.join(ews))} {len(used) + 1}"  # `Recipe 3`: nothing says what it is called (topic_named)
         used.add(v)
         return v

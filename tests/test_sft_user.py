@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def helpdesk(tmp_path_factory):
     out = tmp_path_factory.mktemp("sftuser") / "build"
-    assert compile_build(CompileOptions(inputs=[REPO / "examples" / "helpdesk.json"], out=out, tasks_per_env=12)).ok
+    assert compile_build(CompileOptions(inputs=[REPO / "examples" / "helpdesk.json"], out=out, tasks_per_env=24)).ok
     return out, load(out)
 
 
@@ -65,7 +65,7 @@ def test_sft_user_makes_fewer_user_errors_than_the_prompted_model(helpdesk, tmp_
                        timeout=900)
     assert r.returncode == 0, r.stderr[-2000:]
     train = {t.id for ts in TaskSampler(b.tasks, 0, None, 0.25).by_env.values() for t in ts}
-    held = [t for t in b.tasks if t.id not in train][:4]
+    held = [t for t in b.tasks if t.id not in train][:8]
     assert held
     rates = {name: user_error_rates(b, held, lambda t, n=name: HFUser(t, str(tmp_path / "user" / n), max_new_tokens=16), OracleAgent)
              for name in ("tiny_init", "final")}
