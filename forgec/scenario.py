@@ -48,7 +48,7 @@ from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, bluepri
                            superlative)
 from forgec.stdlib import ops as OPS
 from forgec.stdlib.values import TEXTY, is_person, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
-from forgec.synth.schema import session_names, shapes_request
+from forgec.synth.schema import MUST_BE_TRUE as _MUST_BE_TRUE, session_names, shapes_request
 from forgec.reasons import reason_for
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
 from forgec.wording import humanize, names_tool, norm, say
@@ -1590,16 +1590,15 @@ class _Sampler:
                                 for r in coll.values() if isinstance(r, dict) and isinstance(r.get("email"), str) and "@" in r["email"]} - {cur})
                 if known:
                     return rng.choice(known)
-            me = None
+            me = None  # the requester's own record, when this value is theirs to change
             if re.search(r"(^|_)(user_?name|login|handle)$", n) and self.m.user:
-                mine = (self.m.ents.get(self.m.user) or {}).get(str(sc.ukey)) or (self.m.ents.get(self.m.user) or {}).get(sc.ukey)
                 if rec and str(rec.get(self.m.decl[self.m.user].key)) == str(sc.ukey):
                     me = rec
                 elif not rec and any(self.m.key_entity(q.name, q.type) == self.m.user for q in tool.params):
-                    me = mine  # `PUT /users/{user_id}` with my id: the body is about me
+                    users = self.m.ents.get(self.m.user) or {}
+                    me = users.get(str(sc.ukey)) or users.get(sc.ukey)  # `PUT /users/{user_id}` with my id: the body is about me
             if me:
-                rec_ = me
-                full = _person_name({k: rec_[k] for k in ("first_name", "firstName", "firstname", "last_name", "lastName", "lastname", "name") if isinstance(rec_.get(k), str)})
+                full = _person_name({k: me[k] for k in ("first_name", "firstName", "firstname", "last_name", "lastName", "lastname", "name") if isinstance(me.get(k), str)})
                 if full and re.fullmatch(r"[A-Za-z]+(?: [A-Za-z]+)+", full):  # my own new handle is made of my name, not a stranger's
                     return f"{full.lower().replace(' ', rng.choice(['.', '_', '']))}{rng.randint(1, 99)}"
             if "email" in n:
@@ -2669,9 +2668,6 @@ def _when_done(field: str) -> str | None:
 
 
 _EVERY = ("all", "any", "every", "everything", "*")
-
-
-_MUST_BE_TRUE = re.compile(r"\brequired to be true\b|\bmust (?:always )?be true\b", re.I)
 
 
 def _every_choice(req: list) -> dict:

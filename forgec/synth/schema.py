@@ -855,7 +855,10 @@ def plumbing(p: ir.Param) -> bool:
     docs say must be on (Nextcloud's `OCS-APIRequest` "Required to be true for the API request to pass")."""
     t = p.type
     return (t.kind == "enum" and len(t.values or ()) == 1) or (
-        t.kind == "boolean" and re.search(r"\brequired to be true\b|\bmust (?:always )?be true\b", p.description or "", re.I) is not None)
+        t.kind == "boolean" and MUST_BE_TRUE.search(p.description or "") is not None)
+
+
+MUST_BE_TRUE = re.compile(r"\brequired to be true\b|\bmust (?:always )?be true\b", re.I)  # a switch with no choice (the sampler reads it too)
 
 
 def _path_owner(s: Schema, t: ir.Tool) -> tuple[str, str] | None:
