@@ -47,7 +47,7 @@ from forgec.runtime.envrt import jcopy
 from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, blueprint_stats, format_blueprint_text, literal_expr,
                            superlative)
 from forgec.stdlib import ops as OPS
-from forgec.stdlib.values import TEXTY, is_person, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
+from forgec.stdlib.values import TEXTY, fit_extension, gone as record_gone, is_person, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
 from forgec.synth.schema import MUST_BE_TRUE as _MUST_BE_TRUE, session_names, shapes_request
 from forgec.reasons import reason_for
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
@@ -596,7 +596,7 @@ def _natural_key(m: "_Model", ent: str) -> bool:
 
 def _in_scope(sc: "_Scenario", ent: str) -> str:
     """" in my board called Roadmap" for records listed inside a parent record, else nothing."""
-    return f" in {sc.scope[ent]}" if ent in sc.scope else ""
+    return f" {sc.scope_prep.get(ent, 'in')} {sc.scope[ent]}" if ent in sc.scope else ""
 
 
 def _sayable(v: Any) -> bool:
@@ -744,6 +744,7 @@ class _Scenario:
         # write is used again while only the records the task acts on changed (an agent does not list again)
         self.listed_at: dict[str, tuple[int, dict | None]] = {}
         self.scope: dict[str, str] = {}  # entity -> the words for the parent record its list is inside
+        self.scope_prep: dict[str, str] = {}  # entity -> "in" (a board's cards) or "for" (a person's checks)
         self.user_expr: A.Expr | None = None  # how the blueprint refers to the user's key
         self.user_node: str | None = None
         self.targets: set = set()  # (entity, key) of records an intent already acts on
@@ -911,6 +912,11 @@ def _moves(tool: A.ToolDecl, p: A.ParamDecl) -> bool:
 def _doc_verb(doc: str) -> str:
     """The main verb of the doc's first sentence that describes an act (forgec/realize.py), or ""."""
     return doc_verb(doc or "")
+
+
+# "<verb> <noun phrase>" with no determiner (a summary's "Create monitor", "Generate SDK token"): group 2 is the phrase
+_BARE_NP = re.compile(r"^(\w+) (?!(?:a|an|the|my|your|our|all|some|one|this|these|those|each|every|any|its|their|new|another)\b)"
+                      r"((?:[A-Za-z][\w-]* ){0,2}[A-Za-z][\w-]*)(?=$| (?:in|on|for|to|from|with|by|of|into)\b)")
 
 
 def _clause(doc: str) -> str:
@@ -1164,6 +1170,7 @@ class _Sampler:
         name, r = sc.call(tool, {param: (A.Attr(A.Name(node), pkey), prec.get(pkey))}, plural(norm(ent)))
         sc.roots.add(name)
         sc.scope[ent] = words
+        sc.scope_prep[ent] = "for" if is_person(parent) else "in"  # "my checks for my applicant called X", not "in" (review 23)
         return A.Name(name), [x for x in r if isinstance(x, dict)] if isinstance(r, list) else []
 
     def _children(self, tool: str, param: str, key: Any) -> bool:
@@ -1217,7 +1224,7 @@ class _Sampler:
         if len(recs) == 1 and mine and not ref.attrs:
             words = f"my {noun}"
         if ent in sc.scope:
-            words += f" in {sc.scope[ent]}"  # "the card called X in my board called Roadmap"
+            words += _in_scope(sc, ent)  # "the card called X in my board called Roadmap"
         return name, rec, words
 
     def joins(self, ent: str, recs: list[dict]) -> list[tuple[str, str]]:
@@ -1554,6 +1561,8 @@ class _Sampler:
             if not opts and 0 < hi <= 1:  # a fraction ("a position from 0 to 1"): halfway or all the way
                 opts = [v for v in (0.5, 1.0) if lo <= v <= hi and v != cur]
             return rng.choice(opts) if opts else _NONE
+        if t.name == "str" and cur is not _NONE and _PERSON_NAME_PARAM.search(n) and is_person(self.m.written_entity(tool, rec)):
+            return _NONE  # a person keeps their name: "set the first name of Carol Carlson to Ryan" is another person (review 23)
         if t.name == "str":
             from forgec.gate import documented_examples, documented_values  # the docs list the values ("one of 'celsius', 'fahrenheit'"): one of them
             from forgec.stdlib.sql_state import sql_arg  # a SQL statement over the state's tables
@@ -1623,6 +1632,8 @@ class _Sampler:
                 for _try in range(4):
                     made = said_value(name, doc or "", rng, about=getattr(self, "_about", None) or _name_of(rec), noun=noun,
                                       topical=noun is None or n.endswith("title") or topic_named(noun, [e.name for e in self.m.env.entities]))
+                    if isinstance(made, str) and re.search(r"(file|filename|path|attachment|photo|image|document)$", n):
+                        made = fit_extension(made, f"{doc or ''} {tool.doc}", rng)  # "The valid file types are: jpg, png and pdf" (the tool's doc)
                     if made is None or (made != cur and made.lower() not in taken):
                         break
                 if made is not None and made != cur and made.lower() not in taken:
@@ -1647,7 +1658,7 @@ class _Sampler:
                 if k:
                     return f"{k.rsplit('/', 1)[0]}/{rng.choice(['archive', 'old'])}-{k.rsplit('/', 1)[-1]}"
             if re.search(r"(path|file|filename)$", n):
-                return rng.choice(["notes/todo.txt", "reports/summary.md", "docs/plan.md"])
+                return fit_extension(rng.choice(["notes/todo.txt", "reports/summary.md", "docs/plan.md"]), f"{doc or ''} {tool.doc}", rng)
             top = next((q for q in tool.params if q.name == name), None)
             if top is not None and (top.default is not None or isinstance(top.type, A.OptionalType)):
                 return _NONE  # an optional string nothing says the meaning of: left out, not filled with a word in use
@@ -1695,7 +1706,7 @@ class _Sampler:
             try:
                 lst = self.records(sc, ent)
                 kf = m.decl[ent].key
-                fresh = [i for i, r in enumerate(lst[1]) if (ent, r.get(kf)) not in sc.targets]
+                fresh = [i for i, r in enumerate(lst[1]) if (ent, r.get(kf)) not in sc.targets and not record_gone(r)]  # no write to a deleted record
                 name, rec, twords = self.pick(sc, ent, lst, mine=True, where=fresh)
                 target = (name, ent, rec)
                 sc.targets.add((ent, rec.get(kf)))
@@ -2161,6 +2172,9 @@ class _Sampler:
             new_noun = humanize(self.m.returned_entity(t) or "") if kind == "create" else ""
             if new_noun:  # an API's summary "Create Item": "create a new item"
                 c = re.sub(rf"^(\w+)\s+{re.escape(new_noun)}\b(?!')", lambda mm: f"{mm.group(1)} a new {new_noun.lower()}", c, count=1, flags=re.I)
+            if kind == "create" and (bare_np := _BARE_NP.match(c)) and not is_plural(bare_np.group(2)):
+                # an operation's summary "Create monitor", "Upload document": a new one is "a monitor" (review 23)
+                c = f"{bare_np.group(1)} {_a(bare_np.group(2))}{c[bare_np.end():]}"
             c, plain = self.with_units(t, c, plain)
             c = re.sub(r"\b(a|an|the|one|this)\s+(user|customer|member|client|account holder|person)'s\b", "my", c)
             c = re.sub(r"\bfor (a|an|the) (user|customer|member|client)\b", "for me", c)
@@ -2203,7 +2217,9 @@ class _Sampler:
                     c = pat.sub(lambda _m: words, c, count=1)
                     described.remove((_, noun, words))
             c = c.replace("\x00", twords)
-            rest = [w for _, _, w in described] + plain
+            made_here = kind == "create" or self.m.kinds.get(t.name) == "create"
+            # a new record is made for the records it names: "create a check for the applicant called X", not "with" (review 23)
+            rest = [("for " + w if made_here and w.startswith(("the ", "my ")) else w) for _, _, w in described] + plain
             amt = next((x for x in plain if x.startswith("$")), None)
             if kind == "money" and amt:
                 c = re.sub(r"^(\w+) ", lambda mm: f"{mm.group(1)} {amt} of ", c, count=1)
@@ -2445,8 +2461,10 @@ class _Sampler:
         elif [x for x in nums if is_money(x)] and roll < 0.7 and not _mixed_units(recs):
             f = sc.rng.choice([x for x in nums if is_money(x)])
             src, vals, adj = expr, recs, ""
-            if stat and sc.rng.random() < 0.5:  # "how much did I spend on my paid orders?"
-                g = stat[0]
+            if any(record_gone(r) for r in recs):
+                raise _Skip("gone-in-total")  # a total over records some of which are cancelled or deleted has two answers (review 23)
+            if stat and sc.rng.random() < 0.5 and re.search(r"pay|financ|billing|charge", stat[0]):  # "how much did I spend on my paid orders?"
+                g = stat[0]  # (a payment's state only: "my rendered checks" is no spending, review 23)
                 pick = [v for v in sorted({r[g] for r in recs}) if 0 < sum(r[g] == v for r in recs) < len(recs)]
                 if pick:
                     v = sc.rng.choice(pick)
@@ -2753,7 +2771,9 @@ def _say_param(name: str, v: Any) -> str:
             return f"because {vv}" if re.match(r"(no longer|ordered|bought|made|changed|wrong|damaged|defective|late)", vv) else f"(reason: {vv})"
         if " " in v.strip():
             return f"{w} \"{v}\""
-        return f"the {vv} {w}" if re.fullmatch(r"[a-z_ ]+", vv) else f"{w} {vv}"
+        if re.fullmatch(r"[a-z_ ]+", vv) and (" " in w or w in ("name", "type", "kind", "mode", "format", "value", "names", "types")):
+            return f"the {w} set to {vv}"  # not "the watchlist aml report name" (review 23)
+        return f"the {vv} {w}" if re.fullmatch(r"[a-z_ ]+", vv) else f"{w} {vv}"  # "the front side", "the basic economy cabin"
     return f"{w} {say(v)}"
 
 
@@ -2794,7 +2814,7 @@ def _settings(pairs: list[tuple[str, Any]], units: dict | None = None) -> str:
 def _join_said(c: str, said: list[str], to: bool = True) -> str:
     if not said:
         return ""
-    called = [s for s in said if s.startswith(("called ", "renamed to ", "on ", 'to "', "inside ", "in the ", "in my "))]
+    called = [s for s in said if s.startswith(("called ", "renamed to ", "on ", 'to "', "inside ", "in the ", "in my ", "for the ", "for my "))]
     lead = [s for s in said if s.startswith(("because", "to ", "all ", "(", "paying with")) and s not in called]  # 'a new tag called "Q3"', never 'with called'
     saying = [s for s in said if s.startswith("saying ")]  # 'a comment saying "..."' ends the phrase
     rest = [s for s in said if s not in lead and s not in called and s not in saying]

@@ -404,6 +404,30 @@ class _Ctx:
 # --------------------------------------------------------------------------- values
 
 
+# the participles of a record's end: a record whose `deleted` is true or whose `archived_at`/`delete_at` is set
+# is gone or going (review 23: 78 of 90 applicants scheduled for deletion, cancelled checks summed as spending)
+ENDED = {"deleted", "delete", "archived", "archive", "cancelled", "canceled", "cancel", "closed", "revoked", "expired",
+         "voided", "void", "trashed", "removed", "terminated", "discarded", "purged", "destroyed", "retired", "deactivated"}
+
+
+_ABNORMAL = re.compile(r"^(?:errors?|failure(?:_\w+)?|warnings?|exception|error_\w+|last_error)$", re.I)  # set only when something went wrong
+
+
+def ends_record(field_name: str) -> bool:
+    """Whether a field marks a record's end: `deleted`, `is_archived`, `deleted_at`, `delete_at`, `cancelled_on`."""
+    ws = _words(field_name)
+    if ws and ws[0] in ("is", "was", "has", "been"):
+        ws = ws[1:]
+    if len(ws) == 2 and ws[1] in ("at", "on", "date", "time", "timestamp"):
+        ws = ws[:1]
+    return len(ws) == 1 and ws[0] in ENDED
+
+
+def gone(rec: dict) -> bool:
+    """Whether a record is deleted, archived, cancelled or scheduled to be: a field that ends it is set."""
+    return any(ends_record(k) and v not in (None, False, "", 0) for k, v in rec.items())
+
+
 def generate_value(type_json: dict, field_name: str, rng: random.Random, *, entity: str | None = None, ctx: Any = None, doc: str = "") -> Any:
     """A realistic value of `type_json` for a field called `field_name` (entity refs excluded).
 
@@ -419,7 +443,7 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
     if t == "enum":
         return rng.choice(list(type_json["values"]))
     if t == "bool":
-        return rng.random() < 0.5
+        return rng.random() < (0.1 if ends_record(field_name) else 0.5)  # most records are not deleted or archived
     if t in ("int", "float") and _epoch(field_name, doc):  # "POSIX timestamp for when the mute should end"
         secs = int(_dt.datetime(c.base.year, c.base.month, c.base.day, tzinfo=_dt.timezone.utc).timestamp()) + rng.randint(-60, 60) * 86400 + rng.randint(0, 86399)
         return secs if t == "int" else float(secs)
@@ -590,6 +614,9 @@ def _float_known(name: str, c: _Ctx, entity: str | None = None) -> float | None:
     return c.unique((entity, name, "f"), lambda: round(rng.uniform(5, hi), 2))
 
 
+UNKNOWN = object()  # a rule's answer "this is not what it looks like, and nothing here says what it is": no later guess
+
+
 def _str_for(name: str, c: _Ctx, entity: str | None, doc: str) -> str:
     """A plausible string for a field, chosen by what its doc says it holds, then by the words of its
     name (first rule that applies)."""
@@ -605,6 +632,8 @@ def _str_for(name: str, c: _Ctx, entity: str | None, doc: str) -> str:
         return c.unique((entity, name, "s"), lambda: mimic(ex, rng))
     for rule in _STR_RULES:
         v = rule(name, ws, c, entity, doc)
+        if v is UNKNOWN:
+            break
         if v is not None:
             return v
     if c.vague_none:
@@ -621,7 +650,8 @@ EMOJI_GLYPHS = {"thumbs_up": "\U0001F44D", "tada": "\U0001F389", "heart": "\u276
                 "eyes": "\U0001F440", "white_check_mark": "\u2705", "smile": "\U0001F604", "fire": "\U0001F525",
                 "clap": "\U0001F44F", "thinking": "\U0001F914"}
 _GLYPH_DOC = re.compile(r"\b(glyph|character|unicode|emoji itself)\b", re.I)
-ORG_WORDS = {"organization", "organisation", "org", "company", "vendor", "supplier", "tenant", "workspace", "agency", "employer"}
+ORG_WORDS = {"organization", "organisation", "org", "company", "vendor", "supplier", "tenant", "workspace", "agency", "employer",
+             "bank", "business", "merchant", "institution", "firm", "brand"}
 CARD_WORDS = {"card", "wallet"}
 
 
@@ -807,6 +837,10 @@ def _time_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str = 
     last = ws[-1] if ws else ""
     if ws in (["start"], ["end"], ["begin"], ["finish"]) and not re.search(r"\b(?:offset|index|line|position|character)", doc or "", re.I):
         return f"{rng.randint(8, 17):02d}:{rng.choice([0, 15, 30, 45]):02d}"  # a break's start and end: times of day
+    if last == "month" and not w & {"name"}:
+        return f"{rng.randint(1, 12):02d}"  # a card's `expiryMonth`: "03", not a topic
+    if last == "year" and len(ws) >= 2:
+        return str(c.base.year + rng.randint(1, 5) if w & {"expiry", "expiration", "exp", "expires"} else c.base.year - rng.randint(0, 10))
     if w & {"date", "day", "dob", "birthday", "birthdate", "deadline"} or last in ("on",):
         if w & {"birth", "birthday", "dob", "birthdate"}:
             return _date(rng, c.base, -365 * 70, -365 * 18)
@@ -829,17 +863,28 @@ def _place_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str =
     w = set(ws)
     if w & {"url", "website", "link", "homepage", "uri"}:
         return _url(c)
-    if w & {"street", "address", "address1", "line1"}:
+    last = ws[-1] if ws else ""
+    # an address part is named by its last word, the head of the compound (`address_city` is a city,
+    # `address_line2` a second line): review 23 saw a street address in `address_city` and `address_state`
+    if last in ("line2", "line3", "address2", "address3") or ws[-2:] in (["line", "2"], ["line", "3"]):
+        if c.vague_none or last.endswith("3") or ws[-1:] == ["3"]:
+            return UNKNOWN  # a third line, or an optional second one: most addresses have none
+        return fake(rng).secondary_address()
+    if last in ("zip", "zipcode", "postcode") or ws[-2:] == ["postal", "code"] or ws[-2:] == ["zip", "code"]:
+        return c.where((entity, "city"))[2]
+    if last in ("city", "town", "locality"):
+        return c.where((entity, "city"))[0]
+    if last in ("state", "province") and (last == "province" or _is_address(ws, doc)):
+        return c.where((entity, "city"))[1]
+    if last in ("street", "address", "address1", "line1") or ws[-2:] == ["line", "1"]:
+        if len(ws) >= 2 and ws[-2] in ("sub", "secondary", "email", "ip", "mac", "wallet", "web"):
+            return UNKNOWN  # `sub_street` (a second street part), `email_address`: no street address
         f = fake(rng)
         return f"{f.building_number()} {f.street_name()}"  # line one only: an apartment is a field of its own
-    if w & {"zip", "zipcode", "postal", "postcode"}:
-        return c.where((entity, "city"))[2]
     if w & {"origin", "destination", "airport"} or (w & {"from", "to"} and len(w) == 1):
-        return rng.choice(c.pool((entity, "airport"), list(AIRPORTS), max(4, min(10, c.n // 3))))
-    if w & {"city"}:
-        return c.where((entity, "city"))[0]
-    if w & {"state", "province"} and not w & {"status"} and (w & {"province"} or _is_address(ws, doc)):
-        return c.where((entity, "city"))[1]
+        if "airport" in w or re.search(r"\b(?:airport|iata)\b", doc or "", re.I):
+            return rng.choice(c.pool((entity, "airport"), list(AIRPORTS), max(4, min(10, c.n // 3))))
+        return UNKNOWN  # a firewall rule's `destination`, a check's `to`: no airport unless the docs say one
     if w & {"country"}:
         return rng.choice(c.pool((entity, name), COUNTRIES))
     if w & {"currency"}:
@@ -848,7 +893,9 @@ def _place_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str =
         return rng.choice(c.pool((entity, name), LANGS, 4))
     if w & {"path", "file", "filename"} and not w & _ID_WORDS:
         f = fake(rng)
-        return f.file_name(category="office") if w & {"file", "filename"} and "path" not in w else "/" + f.file_path(depth=2, category="office").lstrip("/")
+        stem = slugify(topic(rng)).replace("-", "_")  # "budget_review.xlsx", not Faker's lorem stems ("how.odp": review 23)
+        v = f"{stem}.{f.file_extension(category='office')}" if w & {"file", "filename"} and "path" not in w else "/" + f.file_path(depth=2, category="office").lstrip("/")
+        return fit_extension(v, doc, rng)
     return None
 
 
@@ -932,7 +979,8 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         return urn  # "spotify:track:...", as the docs show it (review 22: web URLs as track URIs)
     kind = _doc_kind(ws, doc)
     if kind is not None and kind not in ("date", "datetime"):
-        return _KIND_MAKERS[kind](name, c, None)
+        v = _KIND_MAKERS[kind](name, c, None)
+        return fit_extension(v, doc, rng) if isinstance(v, str) and w & FILE_WORDS else v
     made = _kind_str(ws, c, noun)  # an emoji, an organization, an assignee: what the field says it is
     if made in EMOJI_GLYPHS and _GLYPH_DOC.search(doc or ""):
         return EMOJI_GLYPHS[made]  # "Single emoji glyph": the character, not its short name (blind review 20)
@@ -970,9 +1018,47 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         return rng.choice(fits or list(NOTE_TEMPLATES)).format(t=t)
     for rule in (_person_str, _place_str):
         v = rule(name, ws, c, None, doc)
+        if v is UNKNOWN:
+            return None
         if v is not None:
-            return v
+            return fit_extension(v, doc, rng) if w & FILE_WORDS else v
     return None
+
+
+FILE_WORDS = {"file", "filename", "path", "attachment", "photo", "image", "document", "upload"}
+
+
+@functools.lru_cache(maxsize=4096)
+def documented_extensions(doc: str) -> tuple[str, ...]:
+    """The file types a doc allows ("jpg, png and pdf", "The only valid file type is .pdf", "a CSV file"), read
+    against Python's own table of file extensions (`mimetypes`): a dotted or capitalized type, or two or more
+    lowercase ones in a list (one lowercase word alone, like "doc", is more likely English)."""
+    import mimetypes  # noqa: PLC0415
+
+    known = {e.lstrip(".") for e in mimetypes.types_map} | {"jpg", "jpeg", "heic", "webp", "docx", "xlsx", "pptx", "md", "yaml", "yml"}
+    found: list[str] = []
+    lower: list[str] = []
+    for m in re.finditer(r"(\.)?\b([A-Za-z][A-Za-z0-9]{1,4})\b", doc or ""):
+        ext = m.group(2).lower()
+        if ext not in known or len(ext) < 3 and not m.group(1):
+            continue
+        if m.group(1) or (m.group(2).isupper() and len(ext) >= 3):
+            found.append(ext)
+        else:
+            lower.append(ext)
+    if len(set(lower)) >= 2 or lower and re.search(r"\b(?:file )?(?:types?|formats?|extensions?)\b[^.]{0,20}\b" + lower[0] + r"\b", doc or "", re.I):
+        found += lower  # "jpg, png and pdf", "The only valid file type is pdf"
+    return tuple(dict.fromkeys(found))
+
+
+def fit_extension(value: str, doc: str, rng: random.Random) -> str:
+    """A file name of a type the doc allows: `notes/todo.txt` becomes `notes/todo.jpg` where only jpg, png and
+    pdf are accepted (review 23: a live photo uploaded as a text file)."""
+    exts = documented_extensions(doc or "")
+    stem, dot, ext = value.rpartition(".")
+    if not exts or not dot or "/" in ext or ext.lower() in exts:
+        return value
+    return f"{stem}.{rng.choice(exts)}"
 
 
 # the string rules in the order they are tried (an earlier rule wins)
@@ -1021,10 +1107,15 @@ def _faker_kind2(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str
     return _faker_str(name, ws, c, entity, doc, least=2)
 
 
+_DIGIT_COUNTS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "4": 4, "6": 6}
+
+
 def _faker_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str = "", least: int = 1) -> str | None:
     """A value of the Faker kind the field's name ends in (`billing_country` -> a country, `pin` -> four digits)."""
     if least == 1 and ws and ws[-1] in ("pin", "passcode", "otp"):
         return "".join(str(c.rng.randint(0, 9)) for _ in range(4 if ws[-1] != "otp" else 6))
+    if least == 1 and len(ws) >= 2 and ws[-2] in ("last", "first") and ws[-1] in _DIGIT_COUNTS:
+        return "".join(str(c.rng.randint(0, 9)) for _ in range(_DIGIT_COUNTS[ws[-1]]))  # a card's `lastFour`: four digits
     if least == 1 and ws and ws[-1] in ("cvv", "cvc"):
         return "".join(str(c.rng.randint(0, 9)) for _ in range(3))
     kinds = _faker_kinds()
@@ -1062,6 +1153,10 @@ _STR_RULES = (_example_str, _doc_str, lambda n, ws, c, e, d: _kind_str(ws, c, e)
 
 
 def _id_like(name: str, rng: random.Random) -> str:
+    """An identifier a field's name asks for: a `*_number` is digits (an account, a routing or a check number;
+    review 23 saw "ROU-248832"), a code or a reference has its name's letters before the digits."""
+    if _words(name)[-1:] in (["number"], ["no"], ["num"]):
+        return str(rng.randint(10_000_000, 99_999_999))
     ws = [w for w in _words(name) if w not in ("id", "number", "code", "no", "ref", "key")]
     prefix = (ws[-1][:3] if ws else "id").upper()
     return f"{prefix}-{rng.randint(100000, 999999)}"
@@ -1381,8 +1476,8 @@ def _order_key(k: str) -> tuple:
 
 def _field_value(e, f, tj, i, k, prim, dealt, keys, records_decl, rng, ctx, off) -> Any:
     t = tj.get("type")
-    if tj.get("optional") and rng.random() < 0.12:
-        return None
+    if tj.get("optional") and rng.random() < (0.9 if ends_record(f) or _ABNORMAL.search(f) else 0.12):
+        return None  # a `deleted_at` or an `error` is set on few records
     if t == "ref":
         p = tj["entity"]
         pk = keys.get(p) or []
@@ -1441,6 +1536,12 @@ def _nested(name, tj, records_decl, keys, rng, ctx, e, path=()) -> Any:
         return [_nested(name, tj["items"], records_decl, keys, rng, ctx, e, path) for _ in range(n)]
     if t == "object":  # an inline object nests as deep as a record does
         return {n: _nested(n, ftj, records_decl, keys, rng, ctx, e, path + ("{}",)) for n, ftj in tj.get("fields", {}).items()}
+    if t == "str" and tj.get("optional"):
+        ctx.vague_none = True  # as at the top level: an optional part nothing explains stays unset (review 23: line2 "kitchen renovation")
+        try:
+            return generate_value(tj, name, rng, entity=e, ctx=ctx)
+        finally:
+            ctx.vague_none = False
     return generate_value(tj, name, rng, entity=e, ctx=ctx)
 
 

@@ -247,7 +247,13 @@ class SchemaConverter:
             rest = {k: v for k, v in schema.items() if k != "allOf"}
             if has_type_info(rest):
                 parts.append(self._convert_body(rest, pointer, root, root_pointer, depth, ""))
-            return _all_of(parts, desc)
+            merged = _all_of(parts, desc)
+            req = rest.get("required")
+            if merged.kind == "object" and isinstance(req, list) and req:
+                # `{allOf: [$ref, $ref], required: [applicant_id, file]}`: the wrapper's own list counts (Onfido's
+                # uploaders; review 23 saw an upload with no file)
+                merged = merged.model_copy(update={"fields": tuple(f.model_copy(update={"required": True}) if f.name in req else f for f in merged.fields)})
+            return merged
         if "const" in schema:
             return Type(kind="enum", values=(jsonable(schema["const"]),), description=desc)
         if "enum" in schema and isinstance(schema["enum"], list) and schema["enum"]:
