@@ -698,10 +698,12 @@ def qualifier(f: str, v: Any) -> str:
         return f"with {say(v)} {w}" if _COUNTISH.search(n) else f"with a {w} of {say(v)}"
     if _own_name(f):
         return f"called \"{v}\""  # the record's own name; a `new_name` or `embedding_function_name` is not what it is called
-    if isinstance(v, str) and re.search(r"(^|_)address$", n):
-        return f"shipping to {v}" if "ship" in n or "deliver" in n else f"at {v}"
+    if isinstance(v, str) and re.search(r"(^|_)(address|address1|line1|line_1|street)$", n):
+        return f"shipping to {v}" if "ship" in n or "deliver" in n else f"at {v}"  # "my address at 1646 Brown Dam"
     if n.endswith("_name") and len(str(v).split()) <= 3:
         w = humanize(n.removesuffix("_name"))  # `embedding_function_name` "openai": "with the openai embedding function"
+    if isinstance(v, str) and not re.fullmatch(r"[a-z][a-z_ -]*", v):
+        return f"whose {w} is \"{v}\""  # a file name, a code, a proper name: quoted, not "with the tax documents.pdf original filename" (review 23)
     return f"with the {say(v).replace('_', ' ')} {w}" if len(str(v).split()) <= 3 else f"whose {w} is \"{v}\""
 
 
@@ -1398,6 +1400,8 @@ class _Sampler:
                         continue
                     if optional and not _one_more_optional(f.type, n_opt, f.name):
                         continue  # inside a request body too: one or two things asked for, no switches ("is default on")
+                    if optional and record_fields(m.env, strip_optional(f.type)) is not None:
+                        continue  # an optional group of settings (`optionalAddressColumnMapping`): how it is configured, not the ask (review 23)
                     n_opt += optional
                     self._parent = inner
                     try:
@@ -2172,7 +2176,8 @@ class _Sampler:
             new_noun = humanize(self.m.returned_entity(t) or "") if kind == "create" else ""
             if new_noun:  # an API's summary "Create Item": "create a new item"
                 c = re.sub(rf"^(\w+)\s+{re.escape(new_noun)}\b(?!')", lambda mm: f"{mm.group(1)} a new {new_noun.lower()}", c, count=1, flags=re.I)
-            if kind == "create" and (bare_np := _BARE_NP.match(c)) and not is_plural(bare_np.group(2)):
+            if kind == "create" and (bare_np := _BARE_NP.match(c)) and not is_plural(bare_np.group(2)) \
+                    and "NOUN" in lemmas(bare_np.group(2).split()[-1].lower()):  # "Bulk Verify" is no noun phrase
                 # an operation's summary "Create monitor", "Upload document": a new one is "a monitor" (review 23)
                 c = f"{bare_np.group(1)} {_a(bare_np.group(2))}{c[bare_np.end():]}"
             c, plain = self.with_units(t, c, plain)
@@ -2200,6 +2205,11 @@ class _Sampler:
                     c = pat.sub(lambda _m: "\x00", c, count=1)  # held apart: a described noun inside it stays
                 elif (bare := _bare_object(ent_noun).search(c)) is not None:
                     c = c[:bare.start(1)] + "\x00" + c[bare.end(1):]  # "delete incomplete tasks" -> "delete my task called X"
+                elif (own_word := re.fullmatch(r"(\w+) (?:a|an|the) ([a-z]+)", c)) and re.search(rf"\b{re.escape(ent_noun)}\b", twords) \
+                        and not is_plural(own_word.group(2)):
+                    # "Delete a contact" on a person: the docs' own word for the record ("delete my contact called X", review 23)
+                    c = f"{own_word.group(1)} " + re.sub(rf"\b{re.escape(ent_noun)}\b", own_word.group(2), twords, count=1)
+                    twords = ""
                 else:  # the record is not in the docs' clause: the docs' own preposition for it ("using a saved card"),
                     # else a new one goes in it, a change is for it
                     prep = re.search(rf"\b(using|with|via|from|on|to|for|in|into)\s+(?:(?:a|an|the|your|one of the)\s+)?(?:\w+\s+)?{re.escape(ent_noun)}s?\b",
@@ -2599,7 +2609,7 @@ class _Sampler:
         if sentences and reason:
             s0 = sentences[0]
             sentences[0] = f"{s0} — {reason}." if s0.endswith(('"', "'")) else s0[:-1] + f" — {reason}" + s0[-1]
-        text = " ".join(parts + sentences)
+        text = re.sub(r"\.(?=:)", "", " ".join(parts + sentences))  # 'whose name is "X".: set its ...' (review 23)
         if not m.user:
             text = text[0].upper() + text[1:]
         return text
@@ -2759,6 +2769,8 @@ def _say_param(name: str, v: Any) -> str:
         vv = v.replace("_", " ") if re.fullmatch(r"[a-z_]+", v) else _spoken(v)
         if _own_name(name) and not n.endswith(("first_name", "last_name", "firstname", "lastname")):
             return f"called \"{v}\""  # "a new tag called "Q3"", not "with name Q3"
+        if _PERSON_NAME_PARAM.search(n.split("_", 1)[-1] if n.count("_") > 1 else n):
+            return f"{w} \"{v}\""  # a person's name keeps its capitals: 'first name "Michelle"' (review 23: "michelle")
         if n in ("body", "content", "text", "message", "comment", "note", "contents") and " " in v.strip():
             return f"saying \"{v}\""  # "a note saying "...", not "with body "...""
         dt = re.fullmatch(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d)(?::00(?:\.0+)?)?(Z|[+-]00:?00)?", v)
