@@ -39,6 +39,7 @@ def main() -> None:
     ap.add_argument("--sets", type=int, default=8, help="doc sets with tasks to review")
     ap.add_argument("--tries", type=int, default=40, help="doc sets to compile at most")
     ap.add_argument("--tasks", type=int, default=40)
+    ap.add_argument("--per-set", type=int, default=8, help="tasks from one doc set at most")
     ap.add_argument("--timeout", type=int, default=240, help="seconds per compile")
     a = ap.parse_args()
     rng = random.Random(a.seed)
@@ -69,7 +70,12 @@ def main() -> None:
     per = {n: rng.sample(t, min(5, len(t))) for n, (_, t) in builds.items()}
     picked = [(n, t) for n, ts in per.items() for t in ts]
     rest = [(n, t) for n, (_, ts) in builds.items() for t in ts if t not in per[n]]
-    picked += rng.sample(rest, min(max(0, a.tasks - len(picked)), len(rest)))
+    rng.shuffle(rest)
+    for n, t in rest:  # fill up to --tasks, no set over --per-set (review 23: one set gave 20 of 35 tasks)
+        if len(picked) >= a.tasks:
+            break
+        if sum(1 for x, _ in picked if x == n) < a.per_set:
+            picked.append((n, t))
     picked = picked[: a.tasks]
     rng.shuffle(picked)
     for i, (n, t) in enumerate(picked):
