@@ -818,6 +818,8 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
     if ews and ews[-1] in GOODS:
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(ADJ)} {rng.choice(NOUN)}")
     used = c.used.setdefault((entity, name, "s"), set())
+    if not own and not is_work(entity) and not is_problem(entity) and c.entities is not None:
+        return UNKNOWN  # `payment_method_title` of an order: another thing's name, not a topic (pool-1 WooCommerce)
     if own and c.entities is not None and fws[-1:] != ["title"] and not topic_named(entity, c.entities):  # a title is a work's
         v = f"{_titled(' '.join(ews))} {len(used) + 1}"  # `Recipe 3`: nothing says what it is called (topic_named)
         used.add(v)
@@ -1193,8 +1195,8 @@ def make_key(entity: str, key_tj: dict, i: int, rng: random.Random, ctx: _Ctx, u
     kws = _words(key_name)
     named = bool(kws) and kws[-1] in ("name", "title") and not is_person(entity) and not (set(kws) & PERSON_NAME_WORDS)
     for _ in range(100):
-        if named and not ex:
-            k = _thing_name(key_name, ctx, entity)
+        if named and not ex and (k := _thing_name(key_name, ctx, entity)) is not UNKNOWN:
+            pass  # a `title` or an own `name` key; another thing's name (`kernel_name`) falls through
         elif ex:
             k = mimic(ex, rng)
         elif is_person(entity):
