@@ -672,7 +672,7 @@ def _own_name(f: str) -> bool:
     """Whether field `f` is what its record is called (`name`, `title`, `displayName`), not a name it
     holds of something else (`author_name`, `new_name`, `embedding_function_name`)."""
     n = norm(f)
-    return n in ("name", "title", "subject", "label") or re.fullmatch(r"(display|full|file|first|last|short|nick)_?name", n) is not None
+    return n in ("name", "title", "subject", "label") or re.fullmatch(r"(display|full|file|first|last|short|nick|friendly)_?name", n) is not None
 
 
 def qualifier(f: str, v: Any) -> str:
@@ -700,11 +700,11 @@ def qualifier(f: str, v: Any) -> str:
         return f"called \"{v}\""  # the record's own name; a `new_name` or `embedding_function_name` is not what it is called
     if isinstance(v, str) and re.search(r"(^|_)(address|address1|line1|line_1|street)$", n):
         return f"shipping to {v}" if "ship" in n or "deliver" in n else f"at {v}"  # "my address at 1646 Brown Dam"
-    if n.endswith("_name") and len(str(v).split()) <= 3:
-        w = humanize(n.removesuffix("_name"))  # `embedding_function_name` "openai": "with the openai embedding function"
-    if isinstance(v, str) and not re.fullmatch(r"[a-z][a-z_ -]*", v):
+    if isinstance(v, str) and not re.fullmatch(r"[a-z][a-z_ -]*", v) or len(str(v).split()) > 3:
         return f"whose {w} is \"{v}\""  # a file name, a code, a proper name: quoted, not "with the tax documents.pdf original filename" (review 23)
-    return f"with the {say(v).replace('_', ' ')} {w}" if len(str(v).split()) <= 3 else f"whose {w} is \"{v}\""
+    if n.endswith("_name"):
+        w = humanize(n.removesuffix("_name"))  # `embedding_function_name` "openai": "with the openai embedding function"
+    return f"with the {say(v).replace('_', ' ')} {w}"
 
 
 def money(v: Any) -> str:

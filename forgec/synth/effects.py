@@ -49,7 +49,7 @@ from .schema import (
     strip_optional,
 )
 from .lifecycle import document_text
-from .schema import lines_field, named_for_another, no_change_desc
+from .schema import field_named, lines_field, named_for_another, no_change_desc
 
 STR = A.PrimType("str")
 ANY = A.PrimType("any")
@@ -407,7 +407,7 @@ def _create(s: Schema, v: ToolView, pmap):
     inits = [A.FieldInit(e.key, keyval)]
     supplied: dict[str, tuple[A.Expr, A.TypeExpr, bool, A.Expr]] = {}
     for _wire, fname, expr, ftype, nullable, guard in flat_exprs(s, v, pmap):
-        supplied.setdefault(fname, (expr, ftype, nullable, guard))
+        supplied.setdefault(field_named(e, fname) or fname, (expr, ftype, nullable, guard))
     initial = _initial_status(s, e)
     later: list[A.Stmt] = []
     filled = _line_items(s, e, v, pmap)
@@ -700,6 +700,7 @@ def _param_changes(s: Schema, e: Entity, v: ToolView, pmap, k: str, grouped: set
             continue
         if wire.startswith("new_") and wire[4:] in wires:
             continue
+        fname = field_named(e, fname) or fname  # `FriendlyName` sets `friendly_name`
         if fname not in e.fields and wire in v.refs and ref_field(e, v.refs[wire]):
             fname = ref_field(e, v.refs[wire])  # assign_ticket(agent_id) sets `assignee_id: Agent`
         if fname not in e.fields or fname == e.key:
@@ -924,6 +925,7 @@ def _delete(s: Schema, v: ToolView, pmap):
         stmts = _status_require(e, v, k)
         for wire, fname, expr, ptype, nullable, guard in flat_exprs(s, v, pmap):
             # the documented extras of a cancellation (`reason`, also inside a request body)
+            fname = field_named(e, fname) or fname
             if wire == v.key_param or fname not in e.fields or fname == e.key or fname == "status":
                 continue
             if wire in v.refs and prose.says_own_change(v):
