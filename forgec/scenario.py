@@ -382,7 +382,7 @@ class _Model:
                     r = self._try(name, {p.name: uk})
                     if isinstance(r, list) and r and isinstance(r[0], dict):
                         ent = self.entity_of(r[0])
-                        if ent and ent != self.user:
+                        if ent and ent != self.user and _names_entity(name, ent):
                             self.lister_by_user.setdefault(ent, (name, p.name))
                             break
                     elif isinstance(r, dict) and self.entity_of(r) == self.user:
@@ -396,7 +396,7 @@ class _Model:
                         break
                     if isinstance(r, list) and r and isinstance(r[0], dict):
                         child = self.entity_of(r[0])
-                        if child and child not in (ke, self.user):
+                        if child and child not in (ke, self.user) and _names_entity(name, child):
                             self.lister_by_parent.setdefault(child, (name, p.name, ke))
                             break
 
@@ -430,6 +430,16 @@ class _Model:
 
 
 _ADDRESS = ("address1", "address2", "street", "city", "state", "zip", "zipcode", "postal_code", "country")
+
+
+def _names_entity(tool: str, ent: str) -> bool:
+    """Whether a read taking one record's key is named for the records it lists (`get_user_orders` lists
+    orders), or for nothing but its act (`get_children`): `list_credit_balances(customer)` is no list of a
+    customer's transactions, whatever its synthesized body returns (blind review 24)."""
+    ws = {singular(w) for w in norm(tool).split("_")}
+    head = singular(norm(ent).split("_")[-1])
+    return head in ws or not (ws - CLOSED_CLASS - {"get", "list", "fetch", "read", "show", "find", "all", "by", "for", "of", "id"}
+                              - {singular(w) for w in norm(ent).split("_")})
 
 
 def _address(vals: list) -> tuple[list, str] | None:
@@ -953,6 +963,7 @@ class _Sampler:
         self._parent = ""  # the object parameter whose fields are being filled ("seo" of `seo.title`), when it is no request body
         self._units: dict[str, str] = {}
         self._ctl_used = False
+        self.product = _product_name([t.doc or "" for t in self.m.env.tools])  # "Paddle": what the docs call the system
 
     @functools.cached_property
     def owner(self) -> str:
@@ -1624,7 +1635,7 @@ class _Sampler:
                 return rng.choice(_PHRASES["observation"])  # what a memory store keeps about someone
             if re.search(r"(reason|thought|resolution)$", n):
                 return rng.choice(_PHRASES.get(n.split("_")[-1], _PHRASES["reason"]))
-            if not re.search(r"(address|street|address1|address2|address_line_2|line2|apartment|suite|unit|city|zip|zipcode|postal_code|state|province|region|country|destination|dest|new_path|target|to)$", n) or re.search(r"assign", n):
+            if not re.search(r"(address|street|address1|address2|address_line_2|line2|apartment|suite|unit|city|zip|zipcode|postal_code|state|province|region|country|destination|dest|new_path|target|to)$", n) or re.search(r"assign|(ip|email|mac|web)_?address$", n):
                 noun = self.m.written_entity(tool, rec)
                 made_ent = next((x.entity for x in A.walk(tool) if isinstance(x, A.Insert)), None)
                 if rec and made_ent and made_ent != noun and is_problem(noun) and _own_name(name) and _name_of(rec) and \
@@ -1642,7 +1653,7 @@ class _Sampler:
                         break
                 if made is not None and made != cur and made.lower() not in taken:
                     return made
-            if re.search(r"(address|street|address1)$", n):
+            if re.search(r"(address|street|address1)$", n) and not re.search(r"(ip|email|mac|wallet|web|e_mail)_?address$", n):
                 return f"{rng.randint(10, 990)} {rng.choice(['Oak', 'Maple', 'Cedar', 'Lake', 'Hill'])} {rng.choice(['St', 'Ave', 'Rd'])}"
             if re.search(r"(address2|address_line_2|line2|apartment|suite|unit)$", n):
                 return f"Apt {rng.randint(1, 40)}"
@@ -2155,6 +2166,8 @@ class _Sampler:
             plain = [x for x in plain if not any(x.endswith(say(v)) or x.endswith(f'"{v}"') for _, v in parts)] + [line]
             vals = [(k, v) for k, v in vals if (k, v) not in parts]
         clause = _clause(t.doc)
+        if self.product and clause:  # "update a customer in Paddle": the user is in Paddle already (review 24)
+            clause = re.sub(rf"\s+(?:in|on|from|to|via|using|with)\s+(?:the\s+)?{re.escape(self.product)}\b(?:'s)?", "", clause)
         lead = re.match(r"^\s*((?:[A-Za-z]+,\s*)*[A-Za-z]+,?\s+or\s+[A-Za-z]+)\b", t.doc or "")
         verbs = [w.lower() for w in re.findall(r"[A-Za-z]+", lead.group(1)) if w.lower() != "or"] if lead else []
         if clause:  # "Add or remove a watcher", "Create, update, or delete a version", `action: "remove"`: the value chosen is the request's verb
@@ -2251,7 +2264,9 @@ class _Sampler:
                 c = f"{m_of.group(1)}{to} for {m_of.group(3)}" if m_of else c + to
                 w = humanize(norm(vals[0][0]))
                 bare = twords and re.fullmatch(rf"\w+(?: (?:a|an|the))? {re.escape(twords)}{re.escape(to)}", c)  # "update my filter called X": what of it?
-                if w not in c and twords and (bare or re.search(r"\b(details|information|info|data|settings|properties|attributes|fields)\b", c)):
+                if w not in c and twords and (bare or re.search(r"\b(details|information|info|data|settings|properties|attributes|fields|metadata)\b", c)
+                                              or not _own_name(vals[0][0]) and re.match(rf"\w+ {re.escape(twords)}", c)):
+                    # "update my topic called X to "..."" names no field; only a new name goes without one (review 24)
                     # "update my filter called X to "..."" names no field, nor does "update the details of my project to ...": say which
                     c = f"change the {w} of {twords}{to}"
                 rest = []
@@ -2406,6 +2421,10 @@ class _Sampler:
             leaves = [((k,), v) for k, v in r.items()] + [((k, k2), v2) for k, v in r.items() if isinstance(v, dict) for k2, v2 in v.items()]
             leaves = [(path, v) for path, v in leaves if (isinstance(v, bool) and len(humanize(norm(path[-1])).split()) > 1) or _sayable(v)]
             leaves = [(path, v) for path, v in leaves if not topic_filler(path[-1], [v])]  # "the current user is marketing campaign"
+            # a state field named as some tool's parameter (`which`, `percent`, `temp_f`) holds that call's argument,
+            # not the device's state ("what the which is": blind review 24)
+            said_params = {q.name for t2 in m.tools.values() for q in t2.params}
+            leaves = [(path, v) for path, v in leaves if path[-1] not in said_params]
             if opt is not None:  # the choice the user names is said: its word is in the field's name
                 stem = singular(norm(str(opt)))
                 leaves = [(path, v) for path, v in leaves if stem in {singular(w) for w in humanize(norm(path[-1])).split()}]
