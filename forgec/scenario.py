@@ -47,7 +47,7 @@ from forgec.runtime.envrt import jcopy
 from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, blueprint_stats, format_blueprint_text, literal_expr,
                            superlative)
 from forgec.stdlib import ops as OPS
-from forgec.stdlib.values import TEXTY, fit_extension, gone as record_gone, is_person, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
+from forgec.stdlib.values import TEXTY, fit_extension, gone as record_gone, is_person, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
 from forgec.synth.schema import MUST_BE_TRUE as _MUST_BE_TRUE, session_names, shapes_request
 from forgec.reasons import reason_for
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
@@ -127,7 +127,10 @@ class _Model:
         self.base = module.Env(world)
         self.base_hash = self.base.state_hash()
         self._fork = getattr(self.base, "fork", None)
-        self.key_names = {norm(e.key): e.name for e in env.entities}
+        keys = Counter(norm(e.key) for e in env.entities)
+        # a key name several entities share (`id`) names none of them: a bare `id` of `share_email` is no
+        # template's (blind review 24: a template id shared as an email, duplicated as an automation)
+        self.key_names = {norm(e.key): e.name for e in env.entities if keys[norm(e.key)] == 1}
         for e in env.entities:
             self.key_names.setdefault(norm(e.name) + "_id", e.name)
         self._natural: dict[str, list[str]] = {}
@@ -1541,6 +1544,8 @@ class _Sampler:
         """A plausible literal for a parameter that matches the pattern its docs give, if any
         (`mxc://...`: an https link is no media URL): else none (left out, or nothing to ask)."""
         v = self._value(sc, tool, name, t, rec, doc)
+        if isinstance(v, str) and re.fullmatch(r"[A-Z][A-Za-z ]* \d+", v) and any(placeholder_name(e.name, v) for e in self.m.env.entities):
+            return _NONE  # "Broadcast 45" is the world's stand-in for a name nothing gave, never a new one (review 24)
         pat = _DOC_PATTERN.search(doc or "")
         if isinstance(v, str) and pat:
             return _fit_pattern(v, pat.group(1))
@@ -2168,6 +2173,10 @@ class _Sampler:
         clause = _clause(t.doc)
         if self.product and clause:  # "update a customer in Paddle": the user is in Paddle already (review 24)
             clause = re.sub(rf"\s+(?:in|on|from|to|via|using|with)\s+(?:the\s+)?{re.escape(self.product)}\b(?:'s)?", "", clause)
+            if clause.split()[0].lower() == self.product.lower():
+                clause = ""  # "Resend dashboard URL": the product's name is no verb (review 24: "resend dashboard URL for my broadcast")
+        if re.search(r"\b(?:OR|AND)\b", clause):
+            clause = ""  # "by either contact id OR email": the docs' notation, not a person's words
         lead = re.match(r"^\s*((?:[A-Za-z]+,\s*)*[A-Za-z]+,?\s+or\s+[A-Za-z]+)\b", t.doc or "")
         verbs = [w.lower() for w in re.findall(r"[A-Za-z]+", lead.group(1)) if w.lower() != "or"] if lead else []
         if clause:  # "Add or remove a watcher", "Create, update, or delete a version", `action: "remove"`: the value chosen is the request's verb
@@ -2652,7 +2661,7 @@ def _name_of(rec: dict | None) -> str | None:
     """What the record acted on is called (its name, title or subject), for values said about it."""
     items = sorted((rec or {}).items(), key=lambda kv: not _own_name(kv[0]))  # its own `title` before an `article_subject`
     for k, v in items:
-        if isinstance(v, str) and re.search(r"(^|_)(name|title|subject)$", norm(k)) and 0 < len(v) <= 40 and not looks_like_id(v):
+        if isinstance(v, str) and re.search(r"(^|_)(name|title|subject)$", norm(k)) and 0 < len(v) <= (80 if _own_name(k) else 40) and not looks_like_id(v):
             return v
     return None
 

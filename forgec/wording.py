@@ -34,8 +34,15 @@ def split_name(name: str) -> list[str]:
 
 
 def humanize(name: str) -> str:
-    """`user_id` -> "user id", `orderId` -> "order id"."""
-    return " ".join(_split(name))
+    """`user_id` -> "user id", `orderId` -> "order id"; a field named by a function word (`from`, `to`,
+    `which`) is said as a field, quoted: 'the "from" field' (blind review 24: "change the from of my template")."""
+    words = _split(name)
+    if len(words) == 1 and words[0] in _FUNCTION_WORDS:
+        return f'"{words[0]}" field'
+    return " ".join(words)
+
+
+_FUNCTION_WORDS = frozenset("from to which what who whom whose where when if for in on at by with of as into onto via per than".split())
 
 
 def say(value: Any) -> str:

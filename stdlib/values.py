@@ -688,7 +688,7 @@ def _kind_str(ws: list[str], c: _Ctx, entity: str | None) -> str | None:
 # what a field's own doc says it holds, when the name alone does not ("reply_to_address": "Email address
 # for replies"); an id-like name keeps its id ("The ID of the user whose email ...")
 _DOC_KINDS = tuple((kind, re.compile(rx, re.I)) for kind, rx in (
-    ("email", r"\be-?mail(?: address)?\b"),
+    ("email", r"\be-?mail address(?:es)?\b|^e-?mail$|^(?:the |an? )?(?:\w+ )?e-?mail (?:of|for|to)\b"),  # not "the HTML body of the email" (review 24)
     ("url", r"\b(?:url|uri|link|web ?site|homepage)\b"),
     ("doi", r"\bdoi\b"),
     ("isbn", r"\bisbn\b"),
