@@ -27,6 +27,7 @@ templates (forgec/wording.py) with verbs and nouns from the docs.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import json
 import math
@@ -706,7 +707,7 @@ def qualifier(f: str, v: Any) -> str:
     if n in ("origin", "from", "from_city", "departure_airport"):
         return f"from {v}"
     if is_money(n) and isinstance(v, (int, float)) and not isinstance(v, bool):
-        return f"with a {w} of {money(v)}"
+        return f"with a {w} of {money(v, n)}"
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return f"with {say(v)} {w}" if _COUNTISH.search(n) else f"with a {w} of {say(v)}"
     if _own_name(f):
@@ -720,11 +721,43 @@ def qualifier(f: str, v: Any) -> str:
     return f"with the {say(v).replace('_', ' ')} {w}"
 
 
-def money(v: Any) -> str:
-    """$580.50, $1,200, $50 (cents only when there are some)."""
+def money(v: Any, name: str | None = None) -> str:
+    """$580.50, $1,200, $50 (cents only when there are some); an amount the docs give in minor units
+    ("Amount in pence") is said in the major one: 2735 -> £27.35 (blind review 25: "$3" sent as 3 pence)."""
+    sym = "$"
+    minor = _MINOR_UNITS.get().get(norm(name)) if name else None
+    if minor is not None and isinstance(v, (int, float)) and not isinstance(v, bool):
+        v, sym = v / 100, minor or "$"
     if isinstance(v, float) and not v.is_integer():
-        return f"${v:,.2f}"
-    return f"${int(v):,}"
+        return f"{sym}{v:,.2f}"
+    return f"{sym}{int(v):,}"
+
+
+# the money fields and parameters of the env being sampled whose docs give them in minor units -> the symbol to say
+_MINOR_UNITS: contextvars.ContextVar[dict[str, str]] = contextvars.ContextVar("forgec_minor_units", default={})
+_MINOR_DOC = re.compile(r"\b(?:in|as|of)\s+(?:the\s+)?(pence|cents|minor (?:currency )?units?|(?:smallest|lowest) (?:currency )?(?:unit|denomination))\b", re.I)
+
+
+def minor_units(env: A.EnvDecl) -> dict[str, str]:
+    """{money name: symbol} for the amounts the docs give in minor units: each field's or parameter's own doc,
+    or a tool's doc saying it of all its amounts ("Amounts are in the smallest currency unit (e.g., cents)")."""
+    out: dict[str, str] = {}
+
+    def sym(m: re.Match) -> str:
+        return "£" if m.group(1).lower() == "pence" else "$" if m.group(1).lower() == "cents" else ""
+
+    for t in env.tools:
+        whole = _MINOR_DOC.search(t.doc or "")
+        for p in t.params:
+            m = _MINOR_DOC.search(p.doc or "") or (whole if is_money(norm(p.name)) else None)
+            if m and is_money(norm(p.name)):
+                out.setdefault(norm(p.name), sym(m))
+    for e in env.entities:
+        for f in e.fields:
+            m = _MINOR_DOC.search(f.doc or "")
+            if m and is_money(norm(f.name)):
+                out.setdefault(norm(f.name), sym(m))
+    return out
 
 
 # --------------------------------------------------------------------------- one scenario under construction
@@ -1568,6 +1601,9 @@ class _Sampler:
             return (not cur) if isinstance(cur, bool) else rng.random() < 0.5
         text += " " + " ".join(f.doc for e in self.m.env.entities for f in e.fields if f.name == name and f.doc)
         lo, hi = _bounds(text, n)
+        if t.name == "int" and norm(name) in _MINOR_UNITS.get():  # pence: a refund of £5-£25, not of 1p
+            opts = [v for v in (500, 1000, 1500, 2000, 2500) if lo <= v <= hi and v != cur]
+            return rng.choice(opts) if opts else _NONE
         if t.name == "int":
             if isinstance(cur, int) and not isinstance(cur, bool) and cur < 5:
                 opts = [v for v in (cur + 1, cur + 2, cur - 1) if max(lo, 0) <= v <= min(hi, 5)]
@@ -1991,7 +2027,7 @@ class _Sampler:
         fe = sc.fact(f"{norm(ent)}_{f}_limit", th)
         cname, cv = sc.reason("compare", (A.Attr(A.Name(name), f), fe), [v, th], {"op": (A.Literal(op), op)}, f"{f}_check")
         sc.nodes.append(A.ExpectNode(A.Binary("==", A.Name(cname), A.Literal(bool(cv)))))
-        amount = money(th) if is_money((f)) else say(th)
+        amount = money(th, f) if is_money((f)) else say(th)
         word = "more" if op == ">" else "less"
         return f"{whose} {humanize(f)} is {word} than {amount}", holds
 
@@ -2213,8 +2249,10 @@ class _Sampler:
             if target and ent_noun and ent_noun not in c and len(twords.split()) >= 3 and twords.split()[-2] in c:
                 ent_noun = twords.split()[-2]  # a record named by its key: "the file /a/b.md"
             # "create a new sub-task story" under a story: the clause's story (said with "a") is the new one, not the parent
+            new_word = r"(?:new\s+)?" if self.m.returned_entity(t) in (None, "") else r"new\s+"
             same = (target and (kind == "create" or self.m.kinds.get(t.name) == "create") and ent_noun
-                    and (self.m.returned_entity(t) == target[1] or re.match(rf"\w+\s+(?:a|an)\s+(?:new\s+)?(?:[\w-]+\s+)?{re.escape(ent_noun)}\b", c)))
+                    and (self.m.returned_entity(t) == target[1] or re.match(rf"\w+\s+(?:a|an)\s+{new_word}(?:[\w-]+\s+)?{re.escape(ent_noun)}\b", c)))
+            # ("refund a payment" makes a refund: the payment is the one acted on, not a new one)
             anchor = len(c) if same else None  # where the new record's name goes ("a new sub-task story called X for ...")
             if same:
                 c = f"{c} for \x00"
@@ -2252,7 +2290,7 @@ class _Sampler:
             made_here = kind == "create" or self.m.kinds.get(t.name) == "create"
             # a new record is made for the records it names: "create a check for the applicant called X", not "with" (review 23)
             rest = [("for " + w if made_here and w.startswith(("the ", "my ")) else w) for _, _, w in described] + plain
-            amt = next((x for x in plain if x.startswith("$")), None)
+            amt = next((x for x in plain if x.startswith(("$", "£"))), None)
             if kind == "money" and amt:
                 c = re.sub(r"^(\w+) ", lambda mm: f"{mm.group(1)} {amt} of ", c, count=1)
                 rest.remove(amt)
@@ -2262,7 +2300,7 @@ class _Sampler:
                 rest = []
             elif len(plain) == 1 and not described and kind == "update" and len(vals) == 1 and _doc_verb(c) in _CHANGE_VERBS:
                 v = vals[0][1]
-                to = " to " + (money(v) if is_money((vals[0][0])) and isinstance(v, (int, float)) else _spoken(v) if isinstance(v, str) and re.fullmatch(r"[a-z]+(?:[A-Z][a-z]+)+|[A-Z][A-Z0-9_]+", v)
+                to = " to " + (money(v, vals[0][0]) if is_money((vals[0][0])) and isinstance(v, (int, float)) else _spoken(v) if isinstance(v, str) and re.fullmatch(r"[a-z]+(?:[A-Z][a-z]+)+|[A-Z][A-Z0-9_]+", v)
                                else say(v).replace("_", " ") if isinstance(v, str) and re.fullmatch(r"[a-z_]+", v)
                                else f'"{v}"' if isinstance(v, str) and " " in v.strip() else say(v))  # words the user wrote are quoted
                 if vals[0][0] in self._units and not isinstance(v, bool) and isinstance(v, (int, float)):
@@ -2786,7 +2824,7 @@ def _say_param(name: str, v: Any) -> str:
     if isinstance(v, bool):
         return f"{w} {'on' if v else 'off'}"
     if is_money(n) and isinstance(v, (int, float)):
-        return f"{money(v)}" if n in ("amount", "total") else f"a {w} of {money(v)}"
+        return f"{money(v, n)}" if n in ("amount", "total") else f"a {w} of {money(v, n)}"
     if isinstance(v, int) and _COUNTISH.search(n):
         if n in ("quantity", "qty", "number", "count"):
             return f"{w} {v}"
@@ -2821,7 +2859,7 @@ def _set_value(name: str, v: Any, units: dict) -> str:
     """A new value as a person says it after "to": "in progress", "$25.00", "3 degrees", "the text" quoted."""
     n = norm(name)
     if is_money(n) and isinstance(v, (int, float)) and not isinstance(v, bool):
-        return money(v)
+        return money(v, n)
     if isinstance(v, (int, float)) and not isinstance(v, bool) and name in units:
         return f"{say(v)} {units[name]}"
     if isinstance(v, str):
@@ -2995,6 +3033,14 @@ def _user_block(goal: str, persona: str, facts: tuple, sc: _Scenario) -> A.UserB
 def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: ToolGraph, config: SampleConfig | None = None) -> SampleResult:
     """Up to `config.tasks_per_env` user-scenario blueprints for `env` (seeded, deterministic)."""
     cfg = config or SampleConfig()
+    token = _MINOR_UNITS.set(minor_units(env))
+    try:
+        return _sample_scenarios(env, module, world_state, graph, cfg)
+    finally:
+        _MINOR_UNITS.reset(token)
+
+
+def _sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: ToolGraph, cfg: SampleConfig) -> SampleResult:
     s = _Sampler(env, module, world_state, graph, cfg)
 
     gate = Gate(env, module, world_state, s.m.writes, fresh=s.m.fresh)  # every task passes it, or is counted by reason

@@ -673,6 +673,8 @@ def _kind_str(ws: list[str], c: _Ctx, entity: str | None) -> str | None:
         return rng.choice(["application/pdf", "image/png", "image/jpeg", "text/plain", "text/csv"])  # a MIME type, not a sentence
     if "emoji" in w or (ews and ews[-1] in ("emoji", "reaction") and last in ("name", "code")):
         return rng.choice(c.pool((entity, "emoji"), list(EMOJI), 6))
+    if "card" in w and last in ("brand", "network", "scheme", "provider", "issuer"):
+        return rng.choice(c.pool((entity, "card_brand"), ["Visa", "Mastercard", "American Express", "Discover"], 3))  # a card's brand, not a company (review 25)
     if last in ORG_WORDS or (last == "name" and len(ws) > 1 and ws[-2] in ORG_WORDS):
         return c.unique((entity, "org"), lambda: fake(rng).company())
     if last in ("sender", "assignee") or ws[-2:] == ["assigned", "to"]:

@@ -177,3 +177,38 @@ def test_another_things_name_is_no_topic():
         "id": {"type": "str"}, "payment_method_title": {"type": "str", "optional": True}}}}}
     recs = V.generate_state(schema, seed=1, size=30)["entities"]["Order"].values()
     assert all(r["payment_method_title"] is None for r in recs)
+
+
+PAY = {"openapi": "3.0.0", "info": {"title": "pay", "version": "1"}, "paths": {
+    "/payments": {"get": _op("list_payments", "Search payments", resp=_obj({"results": {"type": "array", "items": _obj({
+        "payment_id": {"type": "string"}, "description": {"type": "string", "description": "What the payment is for"},
+        "email": {"type": "string", "description": "The paying user's email address"},
+        "amount": {"type": "integer", "description": "The amount, in pence, the user has paid."},
+        "card_brand": {"type": "string", "description": "The brand of the card, for example Visa"}})}}))},
+    "/payments/{paymentId}/refunds": {"post": _op("refund_payment", "Refund a payment",
+        [{"name": "paymentId", "in": "path", "required": True, "schema": {"type": "string"}}],
+        body=_obj({"amount": {"type": "integer", "description": "The amount you want to refund, in pence."}}, ["amount"]))},
+}}
+
+
+def test_an_amount_in_pence_is_said_in_pounds(tmp_path):
+    """GOV.UK Pay's amounts are in pence: the user says "£15" and the call sends 1500 (review 25: "$3" sent as 3p);
+    a card's brand is a card brand, not a company."""
+    import json
+
+    from forgec.build import CompileOptions, compile_build
+
+    d = tmp_path / "docs" / "pay"
+    d.mkdir(parents=True)
+    (d / "openapi.json").write_text(json.dumps(PAY))
+    out = tmp_path / "b"
+    compile_build(CompileOptions(inputs=[d], out=out, tasks_per_env=20, seed=0, oracle_check=False))
+    world = json.loads((out / "states" / "pay.json").read_text())["entities"]["Payment"]
+    assert {r["card_brand"] for r in world.values()} <= {"Visa", "Mastercard", "American Express", "Discover", None}
+    refunds = [(t["instruction"], c["arguments"]) for f in (out / "tasks").glob("*.jsonl") for line in f.read_text().splitlines()
+               if (t := json.loads(line)) for c in t["gold_calls"] if c["tool"] == "refund_payment"]
+    assert refunds, "the env yields refunds"
+    for text, args in refunds:
+        pence = args["body"]["amount"]
+        said = f"£{pence / 100:,.2f}" if pence % 100 else f"£{pence // 100:,}"
+        assert said in text and "$" not in text, (text, args)

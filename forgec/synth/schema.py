@@ -1245,6 +1245,12 @@ def _adopt_documented_key(e: Entity, names: list[str]) -> None:
         if a in names:
             e.key = ident(a)
             return
+    same = next((n for n in names if tokens(n) == tokens(e.key)), None)
+    if same is not None:
+        if e.key not in e.aliases:
+            e.aliases.append(e.key)
+        e.key = ident(same)  # `paymentId` in the path, `payment_id` in the record: the record's spelling
+        return
     last = tokens(e.key)[-1:]
     if last and last[0] in ("sid", "uuid", "guid") and last[0] in names:
         if e.key not in e.aliases:
@@ -1634,6 +1640,8 @@ def _return_owner(s: Schema, v: ToolView, names: list[str]) -> str | None:
     e = s.entities[v.target]
     if e.key in names or any(a in names for a in e.aliases):
         return e.name
+    if any(tokens(n) == tokens(e.key) for n in names):
+        return e.name  # the path's `paymentId` is the record's `payment_id` (GOV.UK Pay)
     if "id" in names and v.kind in ("search", "create"):
         return e.name  # a listed or made record with its own `id`: its `applicant_id` points to a parent (blind review 23)
     for ent in list(v.refs.values()) + ([s.entities[v.target].name] if v.kind == "search" else []):
