@@ -797,7 +797,9 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
     rng = c.rng
     ews = _words(entity or "")
     fws = _words(name)
-    own = len(fws) == 1 or [singular(w) for w in fws[:-1]] in ([singular(w) for w in ews], ["display"], ["full"], ["short"], ["friendly"])  # `name`, `movie_name` of a Movie, `displayName`
+    head = [singular(w) for w in fws[:-1]]
+    own = len(fws) == 1 or head in ([singular(w) for w in ews], ["display"], ["full"], ["short"], ["friendly"]) or (
+        bool(head) and any([singular(w) for w in ews][i:i + len(head)] == head for i in range(len(ews))))  # `branch_name` of a BranchInfo
     if not own and len(fws) >= 2 and singular(fws[-2]) in VENUES:  # `theater_name` of a movie: a place's name
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(VENUE_NAMES)} {fws[-2].capitalize()}")
     if own and ews and ews[-1] in ORG_WORDS | CARD_WORDS:  # a company name, "Visa ending in 4242": _kind_str's rule, each once
