@@ -48,7 +48,7 @@ from forgec.runtime.envrt import jcopy
 from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, blueprint_stats, format_blueprint_text, literal_expr,
                            superlative)
 from forgec.stdlib import ops as OPS
-from forgec.stdlib.values import TEXTY, fit_extension, gone as record_gone, is_person, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
+from forgec.stdlib.values import TEXTY, fit_extension, gone as record_gone, is_file_field, is_person, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
 from forgec.synth.schema import MUST_BE_TRUE as _MUST_BE_TRUE, session_names, shapes_request
 from forgec.reasons import reason_for
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
@@ -1018,7 +1018,7 @@ class _Sampler:
         if not nouns:
             return ""
         things = ", ".join(nouns[:-1]) + " and " + nouns[-1] if len(nouns) > 1 else nouns[0]
-        product = _product_name([t.doc or "" for t in m.env.tools])
+        product = self.product
         if product:  # the docs name what the system is ("Schedule a downtime in Datadog"): a user of it (review 15)
             return f"{'an' if product[0] in 'AEIOU' else 'a'} {product} user who keeps their {things} there"
         return f"someone who keeps their {things} here"
@@ -1688,7 +1688,7 @@ class _Sampler:
                 for _try in range(4):
                     made = said_value(name, doc or "", rng, about=getattr(self, "_about", None) or _name_of(rec), noun=noun,
                                       topical=noun is None or n.endswith("title") or topic_named(noun, [e.name for e in self.m.env.entities]))
-                    if isinstance(made, str) and re.search(r"(file|filename|path|attachment|photo|image|document)$", n):
+                    if isinstance(made, str) and is_file_field(name):
                         made = fit_extension(made, f"{doc or ''} {tool.doc}", rng)  # "The valid file types are: jpg, png and pdf" (the tool's doc)
                     if made is None or (made != cur and made.lower() not in taken):
                         break

@@ -797,9 +797,9 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
     rng = c.rng
     ews = _words(entity or "")
     fws = _words(name)
-    head = [singular(w) for w in fws[:-1]]
-    own = len(fws) == 1 or head in ([singular(w) for w in ews], ["display"], ["full"], ["short"], ["friendly"]) or (
-        bool(head) and any([singular(w) for w in ews][i:i + len(head)] == head for i in range(len(ews))))  # `branch_name` of a BranchInfo
+    head, ent = [singular(w) for w in fws[:-1]], [singular(w) for w in ews]
+    # `name`, `movie_name` of a Movie, `displayName`, `branch_name` of a BranchInfo (the entity's name holds its words)
+    own = len(fws) == 1 or head in (["display"], ["full"], ["short"], ["friendly"]) or any(ent[i:i + len(head)] == head for i in range(len(ent)))
     if not own and len(fws) >= 2 and singular(fws[-2]) in VENUES:  # `theater_name` of a movie: a place's name
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(VENUE_NAMES)} {fws[-2].capitalize()}")
     if own and ews and ews[-1] in ORG_WORDS | CARD_WORDS:  # a company name, "Visa ending in 4242": _kind_str's rule, each once
@@ -986,7 +986,7 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     kind = _doc_kind(ws, doc)
     if kind is not None and kind not in ("date", "datetime"):
         v = _KIND_MAKERS[kind](name, c, None)
-        return fit_extension(v, doc, rng) if isinstance(v, str) and w & FILE_WORDS else v
+        return fit_extension(v, doc, rng) if isinstance(v, str) and is_file_field(name) else v
     made = _kind_str(ws, c, noun)  # an emoji, an organization, an assignee: what the field says it is
     if made in EMOJI_GLYPHS and _GLYPH_DOC.search(doc or ""):
         return EMOJI_GLYPHS[made]  # "Single emoji glyph": the character, not its short name (blind review 20)
@@ -1027,11 +1027,24 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         if v is UNKNOWN:
             return None
         if v is not None:
-            return fit_extension(v, doc, rng) if w & FILE_WORDS else v
+            return fit_extension(v, doc, rng) if is_file_field(name) else v
     return None
 
 
 FILE_WORDS = {"file", "filename", "path", "attachment", "photo", "image", "document", "upload"}
+
+
+def is_file_field(name: str) -> bool:
+    """Whether a field or parameter names a file (`file`, `original_filename`, `attachment`, `photo`): its value is a file name."""
+    return bool(_words(name)[-1:]) and _words(name)[-1] in FILE_WORDS
+
+
+@functools.lru_cache(maxsize=1)
+def _known_extensions() -> frozenset[str]:
+    """File extensions Python's `mimetypes` table knows, and the common ones it lacks."""
+    import mimetypes  # noqa: PLC0415
+
+    return frozenset({e.lstrip(".") for e in mimetypes.types_map} | {"jpg", "jpeg", "heic", "webp", "docx", "xlsx", "pptx", "md", "yaml", "yml"})
 
 
 @functools.lru_cache(maxsize=4096)
@@ -1039,9 +1052,7 @@ def documented_extensions(doc: str) -> tuple[str, ...]:
     """The file types a doc allows ("jpg, png and pdf", "The only valid file type is .pdf", "a CSV file"), read
     against Python's own table of file extensions (`mimetypes`): a dotted or capitalized type, or two or more
     lowercase ones in a list (one lowercase word alone, like "doc", is more likely English)."""
-    import mimetypes  # noqa: PLC0415
-
-    known = {e.lstrip(".") for e in mimetypes.types_map} | {"jpg", "jpeg", "heic", "webp", "docx", "xlsx", "pptx", "md", "yaml", "yml"}
+    known = _known_extensions()
     found: list[str] = []
     lower: list[str] = []
     for m in re.finditer(r"(\.)?\b([A-Za-z][A-Za-z0-9]{1,4})\b", doc or ""):

@@ -206,6 +206,7 @@ class Schema:
     _owners: dict | None = None
     _alias: dict = field(default_factory=dict)
     _alias_sig: tuple | None = None
+    _lists_at: dict | None = None  # GET path -> the list fields its documented record has (`_nested_collection`)
 
     def list_owners(self, ename: str) -> list[tuple[str, str]]:
         """(entity, field) pairs whose field is a `list[ename]` (computed once, after inference)."""
@@ -882,10 +883,19 @@ def _nested_collection(s: Schema, v: ToolView) -> str | None:
     child = entity_name([singular(w) for w in tokens(segs[-1])])
     if parent is None or child not in s.entities or child == parent or v.tool.returns is None or not _returns_list(s, v.tool.returns):
         return None
-    home = "/".join(segs[:-1])  # the parent's own resource: `GET /events/{event}`
-    holds = {snake(f.name) for t in s.env.tools if t.http_method == "GET" and "/".join(x for x in (t.http_path or "").split("/") if x) == home
-             and t.returns is not None and (obj := unwrap_return(s, t.returns)) is not None for f in obj.fields if f.type.kind == "array"}
+    holds = _lists_at(s).get("/".join(segs[:-1]), set())  # the parent's own resource: `GET /events/{event}`
     return None if snake(segs[-1]) in holds or plural(snake(segs[-1])) in holds else child
+
+
+def _lists_at(s: Schema) -> dict[str, set[str]]:
+    """{GET path: the list fields of the record it returns}, computed once per schema (read per view)."""
+    if s._lists_at is None:
+        s._lists_at = {}
+        for t in s.env.tools:
+            if t.http_method == "GET" and t.returns is not None and (obj := unwrap_return(s, t.returns)) is not None:
+                key = "/".join(x for x in (t.http_path or "").split("/") if x)
+                s._lists_at.setdefault(key, set()).update(snake(f.name) for f in obj.fields if f.type.kind == "array")
+    return s._lists_at
 
 
 def _bind_by_return_shape(s: Schema) -> None:
