@@ -1818,6 +1818,9 @@ class _Sampler:
         if m.kinds.get(tool) == "create" and not any(content(n, v, pt[n]) for n, (_, v) in args.items()) and \
                 any(not m.key_entity(p.name, p.type) for p in t.params):
             raise _Skip("empty-create")  # "create a new schedule in my project" and nothing of the schedule (review 22)
+        if target is not None and m.kinds.get(tool) == "update" and _doc_verb(t.doc) in _CHANGE_VERBS and \
+                not any(content(n, v, pt[n]) for n, (_, v) in args.items()):
+            raise _Skip("empty-update")  # "update the details of my project called X." with no change named
         person_names = {n for n in self._wanted if _PERSON_NAME_PARAM.search(norm(n))}
         if making and target is None and person_names and not person_names & set(args):
             raise _Skip("unnamed-person")

@@ -212,3 +212,29 @@ def test_an_amount_in_pence_is_said_in_pounds(tmp_path):
         pence = args["body"]["amount"]
         said = f"£{pence / 100:,.2f}" if pence % 100 else f"£{pence // 100:,}"
         assert said in text and "$" not in text, (text, args)
+
+
+PROJECTS = {"openapi": "3.0.0", "info": {"title": "projects", "version": "1"}, "paths": {
+    "/projects": {"get": _op("list_projects", "List projects", resp={"type": "array", "items": _obj({
+        "id": {"type": "string"}, "name": {"type": "string"}, "description": {"type": "string"}})})},
+    "/projects/{id}": {"patch": _op("update_project", "Update a project", [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
+                                   body=_obj({"name": {"type": "string"}, "description": {"type": "string"}}))},
+}}
+
+
+def test_an_update_names_what_it_changes(tmp_path):
+    """"I want to update the details of my project called X." with an empty body is no request (a corpus-broad
+    Dependency-Track task): every gold update sends a value."""
+    import json
+
+    from forgec.build import CompileOptions, compile_build
+
+    d = tmp_path / "docs" / "projects"
+    d.mkdir(parents=True)
+    (d / "openapi.json").write_text(json.dumps(PROJECTS))
+    out = tmp_path / "b"
+    compile_build(CompileOptions(inputs=[d], out=out, tasks_per_env=20, seed=0, oracle_check=False))
+    updates = [c["arguments"] for f in (out / "tasks").glob("*.jsonl") for line in f.read_text().splitlines()
+               for c in json.loads(line)["gold_calls"] if c["tool"] == "update_project"]
+    assert updates, "the env yields updates"
+    assert all(any(v not in (None, "", {}) for v in (a.get("body") or {}).values()) for a in updates), updates
