@@ -133,10 +133,35 @@ def field_json(f: Any, env: A.EnvDecl) -> dict:
     return d
 
 
+_PAGE_PARAM = re.compile(r"^(limit|per_?page|page_?size|max_?results|max_?items|top|size|count|max)$", re.I)
+_PAGE_DEFAULT = re.compile(r"\bdefaults?(?:\s+(?:is|to|value(?:\s+is)?|of))?\s*[:=]?\s*(\d{1,4})\b", re.I)
+
+
+def page_sizes(env: A.EnvDecl) -> dict[str, int]:
+    """The fewest records a list of each entity shows by default, where its docs say so ("limit: Max results
+    (default 20)"): a world holds no more of them than that page, so a list read without paging shows them all,
+    as the docs' own gold path would (blind review 26: a target at row 27 of a list documented to show 20)."""
+    out: dict[str, int] = {}
+    for t in env.tools:
+        ret = t.returns.inner if isinstance(t.returns, A.OptionalType) else t.returns
+        if not (isinstance(ret, A.ListType) and isinstance(ret.item, A.NamedType)):
+            continue
+        for p in t.params:
+            if not _PAGE_PARAM.match(re.sub(r"[^A-Za-z_]", "", p.name)):
+                continue
+            m = _PAGE_DEFAULT.search(p.doc or "")
+            n = int(m.group(1)) if m else (literal_value(p.default) if p.default is not None else None)
+            if isinstance(n, (int, float)) and not isinstance(n, bool) and 10 <= n < 1000:
+                out[ret.item.name] = min(out.get(ret.item.name, 1 << 30), int(n))
+    return out
+
+
 def schema_of(env: A.EnvDecl) -> dict:
+    pages = page_sizes(env)
     return {
         "entities": {
-            e.name: {"key": e.key, "fields": {f.name: field_json(f, env) for f in e.fields}, **({"doc": e.doc} if e.doc else {})}
+            e.name: {"key": e.key, "fields": {f.name: field_json(f, env) for f in e.fields}, **({"doc": e.doc} if e.doc else {}),
+                     **({"page": pages[e.name]} if e.name in pages else {})}
             for e in env.entities
         },
         "records": {r.name: {"fields": {f.name: field_json(f, env) for f in r.fields}, **({"doc": r.doc} if r.doc else {})} for r in env.records},

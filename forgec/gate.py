@@ -21,6 +21,7 @@ The checks, in the order `check` runs them (cheapest first):
 | `single-read`        | a question answered by one list read and a selection, with no count, total, extreme or comparison |
 | `dictated-id`        | a dictated write chain where the user gives an id                                    |
 | `dictated-chain`     | writes only, every argument dictated: a form filled in, no lookup or decision        |
+| `dictated-numbers`   | one write dictates four or more bare numbers (coordinates, sizes, indexes): a form, not a request |
 | `write-to-final`     | a write acts on a record whose state the docs make final (and the tool does not allow it) |
 | `undone-write`       | a later write restores a value an earlier write changed                              |
 | `repeated-write`     | the same write twice, or one tool setting the same field of the same record again    |
@@ -59,6 +60,7 @@ REASONS: dict[str, str] = {
     "single-read": "a question one read answers with no decision (the field of one named record)",
     "dictated-id": "a dictated write chain in which the user gives a record's id (a person does not know ids)",
     "dictated-chain": "writes only, every argument dictated: no lookup or decision",
+    "dictated-numbers": "a write dictates four or more bare numbers (coordinates, sizes, indexes): a form read out, not a request",
     "write-to-final": "a write acts on a record in a state the docs make final",
     "undone-write": "a later write undoes an earlier one",
     "repeated-write": "a write is repeated",
@@ -77,6 +79,8 @@ REASONS: dict[str, str] = {
     "nothing-to-ask": "no read answers a question about the user's records",
     "no-referring-expression": "no attributes single the record out among the user's records",
     "duplicate": "the same request as an earlier task",
+    "unnamed-person": "a new person would be made without their name",
+    "unnamed-create": "a new record would be made without the name the docs let the user give it",
     "create-existing": "a create whose record key would name an existing record (the new record's key is no target)",
     "template-cap": "its template (the same tools called in the same order) already has its share of the env's tasks",
     "evolve-rule": "a rule of evolve.json (`forgec evolve`) rejects its family: its tasks were found defective",
@@ -455,7 +459,7 @@ class Gate:
                 return why
         if c.read_only or not c.writes:
             return check_single_read(c, self) if c.read_only else None
-        for fn in (check_sources, check_dictated):
+        for fn in (check_sources, check_dictated, check_numbers):
             why = fn(c, self)
             if why:
                 return why
@@ -601,6 +605,23 @@ def check_dictated(c: Candidate, g: Gate) -> str | None:
         if all(json.dumps(v, sort_keys=True) in said for _t, args in c.writes for v in _scalars(list(args.values()))):
             return "dictated-call"
     return None
+
+
+def check_numbers(c: Candidate, g: Gate) -> str | None:
+    """`dictated-numbers`: a person asks for a shape, a table or a line by what it is for, not by reading out
+    "slide index 3, left 75, top 150, width 100, height 20" (blind review 26). A write whose user-said
+    arguments hold four or more numbers that are no amount of money is a form read out, not a request."""
+    said = {json.dumps(v, sort_keys=True) for v in _scalars(list(c.facts.values()))
+            if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    for _t, args in c.writes:
+        nums = [k for k, v in args.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+                and json.dumps(v, sort_keys=True) in said and not _MONEY.search(norm(k))]
+        if len(nums) >= 4:
+            return "dictated-numbers"
+    return None
+
+
+_MONEY = re.compile(r"(^|_)(amount|price|cost|total|fee|balance|budget|salary|rate)s?($|_)")
 
 
 def _scalars(v: Any) -> list:

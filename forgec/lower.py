@@ -303,6 +303,8 @@ def said_in(goal: str, value: Any, name: str | None = None) -> bool:
     if isinstance(value, (int, float)):
         alts.add(f"{value:,.2f}".rstrip("0").rstrip(".") if isinstance(value, float) else f"{value:,}")
         alts.add(f"{value:,.2f}")  # "$580.50"
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # 1500.0 cents of a `number` price is said as 1500 cents are
     if isinstance(value, int) and not isinstance(value, bool):
         for sym in "£$€":  # an amount the docs give in minor units is said in major ones: 2735 pence as "£27.35"
             alts.add(f"{sym}{value / 100:,.2f}")

@@ -73,7 +73,8 @@ _RUN_ON = re.compile(r"(?<=[a-z0-9]) (?=([A-Z][a-z]+) [a-z])")
 
 def sentences(doc: str) -> list[str]:
     """The doc's sentences, parentheticals dropped, a summary run into its description split."""
-    text = re.sub(r"\s*\([^()]*\)", "", doc or "")
+    text = re.sub(r"\[([^\[\]\n]{1,60})\]\([^()\s]*\)", r"\1", doc or "")  # a Markdown link reads as its text: "in [Spec Hub](url)"
+    text = re.sub(r"\s*\([^()]*\)", "", text)
     text = re.sub(r"\b(?:e\.g|i\.e|etc|vs)\.", lambda m: m.group(0).replace(".", "\u2024"), text)  # not a sentence end
     out = []
     for part in _SENT_END.split(text):
@@ -252,6 +253,12 @@ def sentence_clause(sentence: str) -> Clause | None:
         else:
             spoken.append(w)
     words = [w for w in spoken if w != "\0type"]
+    # the product's own place closing the phrase ("create an API specification in Postman's Spec Hub"): the user is in
+    # the product already; the place is no part of the request (review 26)
+    for k in range(2, len(words)):
+        if words[k - 1].lower() in E.PREPOSITIONS and re.fullmatch(r"[A-Z][\w.-]*'s", words[k]) and all(x[:1].isupper() for x in words[k + 1:]):
+            words = words[:k - 1]
+            break
     # a dangling focus adverb from a cut condition ("Create a private room only [when explicitly requested]")
     while len(words) > 1 and words[-1].lower() in (E.PREPOSITIONS | E.DETERMINERS | E.CONJUNCTIONS | {"only", "just", "explicitly", "optionally"}):
         words.pop()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from forgec.stdlib.values import is_person
+from forgec.stdlib.values import is_person, is_person_record
 from forgec.wording import humanize
 
 # attributes a person names a record by, most salient first
@@ -86,7 +86,7 @@ def reason_for(kind: str, verb: str, doc: str, ent: str, rec: Any, described: tu
         elif re.search(r"\b(order|reservation|booking|subscription|trip|flight|appointment)\b", noun) or (re.search(r"\bticket\b", noun) and paid):
             opts = [f"my plans changed and I no longer need {what}", f"I booked {what} by mistake",
                     f"I found a cheaper fare for {what}" if what.startswith("the trip") else "I found a cheaper option elsewhere"]
-        elif noun and is_person(noun):
+        elif noun and is_person_record(ent, rec if isinstance(rec, dict) else ()):
             opts = []  # a customer or a secretary deleted is no thing "I no longer need" (review 15): no motive
         elif noun:
             opts = ["I no longer need it"]  # the request already names what: a second naming reads as a form
@@ -121,7 +121,7 @@ def reason_for(kind: str, verb: str, doc: str, ent: str, rec: Any, described: tu
     elif kind == "create":
         dest = dattr[1] if dattr and dattr[0] in ("destination", "city") else None
         item = dattr[1] if dattr and dattr[0] in ("name", "title", "product_name") else None
-        rating = next((x for k, x in args.items() if re.search(r"rating|stars?|score", k) and isinstance(x, (int, float))), None)
+        rating = next((x for k, x in args.items() if re.search(r"(^|_)(rating|stars?|score)($|_)", k.lower()) and isinstance(x, (int, float))), None)
         if v in ("book", "reserve") and dest:
             opts = [f"I'm visiting family near {dest}", f"I have a meeting near {dest} that week", f"I'm going to a conference near {dest}"]
         elif re.search(r"\b(review|rate)\b", v) or rating is not None or re.search(

@@ -48,7 +48,7 @@ from forgec.runtime.envrt import jcopy
 from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, blueprint_stats, format_blueprint_text, literal_expr,
                            superlative)
 from forgec.stdlib import ops as OPS
-from forgec.stdlib.values import TEXTY, fit_extension, gone as record_gone, is_file_field, is_person, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
+from forgec.stdlib.values import TEXTY, fit_extension, gone as record_gone, is_file_field, is_person, is_person_record, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
 from forgec.synth.schema import MUST_BE_TRUE as _MUST_BE_TRUE, session_names, shapes_request
 from forgec.reasons import reason_for
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
@@ -116,8 +116,16 @@ class _Model:
     """What the sampler needs to know about an env once: its user entity, how a user's records
     are looked up (tried by execution on the world state), and which fields a person can name."""
 
+    def is_person(self, ent: str | None) -> bool:
+        """Whether records of `ent` stand for people (its noun, or a first and a last name): "their", not "its"."""
+        d = self.decl.get(ent or "")
+        return is_person_record(ent, [f.name for f in d.fields] if d else ())
+
     def __init__(self, env: A.EnvDecl, module: Any, world: dict, graph: ToolGraph):
         self.env, self.module, self.world = env, module, world
+        # the docs prescribe what "my ..." means ("For “my …” requests, first call GET /me and pass createdBy"):
+        # the records are then "the workspace called X", never "my" without that lookup (review 26, Postman)
+        self.my_prescribed = any(_MY_PRESCRIBED.search(t.doc or "") for t in env.tools)
         self.ents: dict[str, dict] = world.get("entities", {}) or {}
         self.decl = {e.name: e for e in env.entities}
         log = frozenset(getattr(module, "LOG_TOOLS", None) or ())  # log-only tools: neither a lookup nor a write to ask for
@@ -220,6 +228,12 @@ class _Model:
         ret = strip_optional(tool.returns) if tool.returns is not None else None
         return ret.name if isinstance(ret, A.NamedType) and ret.name in self.decl else None
 
+    def _documented_any(self, f: A.FieldDecl, vals: list[str]) -> bool:
+        """Whether the docs name any of a field's values (its own doc, or a same-named parameter's: "Filter: draft,
+        pending, confirmed")."""
+        text = " ".join([f.doc or ""] + [p.doc or "" for t in self.env.tools for p in t.params if p.name == f.name]).lower()
+        return any(re.search(rf"\b{re.escape(v.lower())}\b", text) for v in set(vals))
+
     def natural_fields(self, ent: str) -> list[str]:
         """Fields a person can name a record by: scalars that are not keys, references or ids."""
         if ent not in self._natural:
@@ -253,6 +267,8 @@ class _Model:
                 continue  # "my subscriber with the eat.xls file": a file name names a file, not the record it hangs on
             if isinstance(t, A.PrimType) and t.name in ("int", "float") and not number_meaning_known(f.name, f.doc or "", t.name):
                 continue  # a number nothing says the meaning of ("the rule with the highest account")
+            if isinstance(t, A.PrimType) and t.name == "str" and is_status(f.name) and vals and not self._documented_any(f, vals):
+                continue  # "my order with the inactive payment status": a state the docs never name is the world's guess (review 26)
             head = humanize(norm(f.name)).split()[-1:]
             if head and (pos := lemmas(head[0])) and "NOUN" not in pos:
                 continue  # `created`, `completed`: a participle is no noun a person says ("what created the epic has")
@@ -533,6 +549,10 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
     # a number singles a record out only as a superlative ("my most expensive order"): "the template with a slide index
     # of 27", "the token with 48 expires in days" are not how a person names a thing
     usable = [f for f in fields if _sayable(rec.get(f)) and not (isinstance(rec.get(f), (int, float)) and not isinstance(rec.get(f), bool))]
+    if any(_own_name(f) and norm(f) not in ("subject", "label") for f in fields):
+        # a record with a `title` is not "called" its `subject` (review 26: a deck named by an email-like subject,
+        # another deck titled the same): the subject is no name a person uses beside the title
+        usable = [f for f in usable if norm(f) not in ("subject", "label")]
     order = sorted(usable, key=lambda f: ((9 if status_last and is_status(f) else _attr_rank(f, rec.get(f))), rng.random()))
     if len(records) == 1:  # the only one: still named by its name when it has one ("the cycle called X", not "the cycle in ...")
         named = next((f for f in order if _own_name(f) and isinstance(rec.get(f), str)), None)
@@ -912,6 +932,17 @@ _PERSON_KEY = re.compile(r"(^|_)(name|firstname|lastname|surname|email|e_?mail|l
 _PERSON_NAME_PARAM = re.compile(r"^(first|last|given|family|full|display)?_?name$|^(first|last|sur)name$")
 
 
+_MY_PRESCRIBED = re.compile(r"""(?:for|when|if)\b[^.\n]{0,40}?["“'‘`]my\b""", re.I)
+
+
+def _names_record(f: A.FieldDecl | A.ParamDecl) -> bool:
+    """Whether a field of a new record is what it is called: `name`, `title`, `display_name`, a person's first
+    or last name (a `subject` or `label` is what it is about, not its name)."""
+    n = norm(f.name)
+    return prim_class(strip_optional(f.type)) == "str" and (
+        (_own_name(f.name) and n not in ("subject", "label")) or _PERSON_NAME_PARAM.search(n) is not None)
+
+
 def _tool_noun(tool: str) -> str:
     """The last word of a tool's name (`create_user` -> `user`), what it makes when no entity says."""
     return (norm(tool).split("_") or [""])[-1]
@@ -1269,6 +1300,7 @@ class _Sampler:
             name, rec = sc.reason("first", (cur,), [cur_v], {}, f"the_{norm(noun)}")
         if rec != recs[target]:
             raise _Skip("referring-mismatch")
+        mine = mine and not self.m.my_prescribed
         words = describe(noun, Referring(tuple(pre) + ref.attrs, ref.op, ref.by), mine)
         if len(recs) == 1 and mine and not ref.attrs:
             words = f"my {noun}"
@@ -1374,6 +1406,11 @@ class _Sampler:
                 return None  # `project_name` "The new name of the project": a new value, never the record's id
             key = m.decl[ke].key
             return (A.Attr(A.Name(rec_name), key) if isinstance(rec_name, str) else rec_name), rec[key]
+        if (ke is not None and ke != rec_ent and not is_list and isinstance(rec_name, str) and rec.get(p.name) is not None
+                and m.kinds.get(tool.name) == "update" and not _moves(tool, p) and not isinstance(rec.get(p.name), (dict, list))):
+            # an update's body names the record's own provider again: it stays (review 26: "update my exception ... with the
+            # provider called X" silently moved it to another provider)
+            return A.Attr(A.Name(rec_name), p.name), rec[p.name]
         # a value inside the record's lists (a branch of the repo), unless the record has the field itself: an
         # iteration's new `name` is no name of one of its labels (review 19: renamed to its label "Recipe collection 306")
         inner = _inner_values(rec, p.name) if rec and ke is None and p.name not in rec else []
@@ -1439,11 +1476,17 @@ class _Sampler:
                 outer = self._parent
                 # `seo: {title}` is the product's SEO title, not what the product is called; a request body's fields are the record's
                 item = isinstance(p.type, A.NamedType) and depth > 0 and self._item  # one of a list of new records: its own name
-                inner = outer if (_BODY_PARAM.search(norm(p.name)) or item) else norm(p.name)
+                # ... but an item's field named like one of the tool's own parameters says whose it is: "the type set to
+                # graphql and the file type set to root", not "the type ... and the type" (review 26, Postman)
+                clash = item and any(f.name in {q.name for q in tool.params} for f in fields)
+                inner = outer if (_BODY_PARAM.search(norm(p.name)) or (item and not clash)) else norm(p.name)
                 n_opt = 0
-                for f in fields:
+                # a new record's body holds what it is called: "create a service with a price of $100" and no name
+                # is no request (review 26); its name (a person's first and last) is asked first, never left out
+                naming = {f.name for f in fields if depth == 0 and m.kinds.get(tool.name) == "create" and _names_record(f)}
+                for f in sorted(fields, key=lambda f: f.name not in naming):
                     optional = f.default is not None or isinstance(f.type, A.OptionalType)
-                    if optional and sc.rng.random() < 0.6:
+                    if optional and f.name not in naming and sc.rng.random() < 0.6:
                         continue
                     if optional and not _one_more_optional(f.type, n_opt, f.name):
                         continue  # inside a request body too: one or two things asked for, no switches ("is default on")
@@ -1458,6 +1501,8 @@ class _Sampler:
                     if r is None:
                         if f.default is None and not isinstance(f.type, A.OptionalType):
                             raise _Skip("unfillable-argument")
+                        if f.name in naming:
+                            raise _Skip("unnamed-create")  # no name a person would give it (the docs say none)
                         continue
                     out.append(A.FieldInit(f.name, r[0]))
                     vals[f.name] = r[1]
@@ -1474,8 +1519,11 @@ class _Sampler:
             if p.default is not None or isinstance(p.type, A.OptionalType):
                 return None  # an optional `body: any` nothing can fill is left out, not the end of the intent
             raise _Skip("unfillable-argument")
-        said.append(_say_param(f"{self._parent}_{p.name}" if self._parent and depth else p.name, v))
-        sc.said_of[said[-1]] = (f"{self._parent}_{p.name}" if self._parent and depth else p.name, v)
+        # a field of an object parameter says whose it is ("the seo title"), unless the object is the record acted on
+        # ("set its description", not "set its workspace description" of the workspace)
+        whose = f"{self._parent}_{p.name}" if self._parent and depth and norm(self._parent) != norm(rec_ent or "") else p.name
+        said.append(_say_param(whose, v))
+        sc.said_of[said[-1]] = (whose, v)
         return sc.fact(p.name, v), v
 
     def _derived_count(self, name: str, doc: str) -> bool:
@@ -1601,8 +1649,8 @@ class _Sampler:
             return (not cur) if isinstance(cur, bool) else rng.random() < 0.5
         text += " " + " ".join(f.doc for e in self.m.env.entities for f in e.fields if f.name == name and f.doc)
         lo, hi = _bounds(text, n)
-        if t.name == "int" and norm(name) in _MINOR_UNITS.get():  # pence: a refund of £5-£25, not of 1p
-            opts = [v for v in (500, 1000, 1500, 2000, 2500) if lo <= v <= hi and v != cur]
+        if t.name in ("int", "float") and norm(name) in _MINOR_UNITS.get():  # pence: a refund of £5-£25, not of 1p
+            opts = [(v if t.name == "int" else float(v)) for v in (500, 1000, 1500, 2000, 2500) if lo <= v <= hi and v != cur]
             return rng.choice(opts) if opts else _NONE
         if t.name == "int":
             if isinstance(cur, int) and not isinstance(cur, bool) and cur < 5:
@@ -1785,9 +1833,13 @@ class _Sampler:
         # "send an email" with none of them is no request (review 15: an email with no recipient, subject or body)
         making = m.kinds.get(tool) == "create" or _doc_verb(t.doc) in ("send", "create", "post", "compose", "draft", "add", "write", "reply")
         self._wanted = {p.name for p in optional if making and _CONTENT_PARAM.search(norm(p.name))}
-        if making and target is None and is_person(m.returned_entity(t) or _tool_noun(tool)):
+        made_ent = m.returned_entity(t) or _tool_noun(tool)
+        if making and target is None and (is_person(made_ent) or m.is_person(made_ent)):
             # a new user or contact is made with their name (review 21: "create a new user with mobile ... and login ...")
             self._wanted |= {p.name for p in optional if _PERSON_NAME_PARAM.search(norm(p.name))}
+        named_by = {p.name for p in optional if _names_record(p) and not _PERSON_NAME_PARAM.search(norm(p.name))}
+        if m.kinds.get(tool) == "create" and named_by and not self._wanted & {p.name for p in optional if _PERSON_NAME_PARAM.search(norm(p.name))}:
+            self._wanted |= named_by  # a new service is made with its name: "create a service with a price of $100" (review 26)
         order.sort(key=lambda p: (p in optional, p.name not in self._wanted))
         n_opt = 0
         self._about = None
@@ -1824,6 +1876,8 @@ class _Sampler:
         person_names = {n for n in self._wanted if _PERSON_NAME_PARAM.search(norm(n))}
         if making and target is None and person_names and not person_names & set(args):
             raise _Skip("unnamed-person")
+        if m.kinds.get(tool) == "create" and named_by and not named_by & set(args) and not person_names & set(args):
+            raise _Skip("unnamed-create")
         cond_text, holds = "", True
         on_new = (any(isinstance(x, tuple) for x in said) and sc.described is not None and sc.rng.random() < 0.5
                   and re.search(r"\b(price|prices|cost|fare|charged?|pay|paid|total)\b", t.doc or "") is not None)  # money is at stake
@@ -2314,7 +2368,14 @@ class _Sampler:
                 c = f"{m_of.group(1)}{to} for {m_of.group(3)}" if m_of else c + to
                 w = humanize(norm(vals[0][0]))
                 bare = twords and re.fullmatch(rf"\w+(?: (?:a|an|the))? {re.escape(twords)}{re.escape(to)}", c)  # "update my filter called X": what of it?
-                if w not in c and twords and (bare or re.search(r"\b(details|information|info|data|settings|properties|attributes|fields|metadata)\b", c)
+                other = re.match(rf"^\w+ (?:the|its) ([\w ]+?) (?:of|for|on) {re.escape(twords)}", c) if twords else None
+                fnames = {humanize(norm(f.name)) for f in (self.m.decl[target[1]].fields if target and target[1] in self.m.decl else ())
+                          if f.name != vals[0][0]}
+                if other and other.group(1) != w and other.group(1) in fnames:
+                    # the docs' "Update an existing product's name, description, status" cut at its first field: the change
+                    # is to another ("update the name of my product to archived" set its status, review 26)
+                    c = f"change the {w} of {twords}{to}"
+                elif w not in c and twords and (bare or re.search(r"\b(details|information|info|data|settings|properties|attributes|fields|metadata)\b", c)
                                               or not _own_name(vals[0][0]) and re.match(rf"\w+ {re.escape(twords)}", c)):
                     # "update my topic called X to "..."" names no field; only a new name goes without one (review 24)
                     # "update my filter called X to "..."" names no field, nor does "update the details of my project to ...": say which
@@ -2328,9 +2389,17 @@ class _Sampler:
             elif hit and hit.end() < len(c):  # "create a new collection called "X" in my library", not "... library called "X""
                 c = c[:hit.end()] + " " + call + c[hit.end():]
                 rest = [x for x in rest if x is not call]
+            elif call and twords and kind == "create" and (scope := re.search(rf"\s(?:in|inside|into|for|under|within|on|to)\s+{re.escape(twords)}", c)):
+                # the docs' noun for the new record differs from the entity's ("an API specification" for a Spec): its name
+                # still follows it, before the record it goes in (review 26: 'in the workspace called "A" called "B"')
+                c = c[:scope.start()] + " " + call + c[scope.start():]
+                rest = [x for x in rest if x is not call]
+            if target and kind == "update" and rest:
+                # "update the property of the workspace called X: set ..." echoes the docs; the settings say what changes
+                c = re.sub(r"^(\w+) (?:the|its|a|an) (?:details?|information|info|data|settings?|propert(?:y|ies)|attributes?|fields?|metadata|configuration|config) of ", r"\1 ", c)
             if rest and target and kind == "update" and _doc_verb(c) in _CHANGE_VERBS - {"rename"} and any(x in sc.said_of for x in rest):
                 sets = [x for x in rest if x in sc.said_of]  # "update my task called X: set its notes to "..." and ..."
-                c += _join_said(c, [x for x in rest if x not in sc.said_of], to=False) + ": " + _settings([sc.said_of[x] for x in sets], self._units)
+                c += _join_said(c, [x for x in rest if x not in sc.said_of], to=False) + ": " + _settings([sc.said_of[x] for x in sets], self._units, self.m.is_person(target[1]))
             elif rest:
                 if target and kind != "create" and self.m.kinds.get(t.name) != "create":  # a record that has a name gets a new one: 'renamed to "X"', not a second 'called'
                     new = "to " if _doc_verb(c) == "rename" else "renamed to "  # "rename my session called X to "Y""
@@ -2343,7 +2412,7 @@ class _Sampler:
             if kind == "cancel":
                 opts.append(f"{verb if verb in _CANCEL_VERBS else 'cancel'} {twords}{_join_said('', all_said)}")
             elif kind == "update" and all_said and all(x in sc.said_of for x in all_said):
-                opts.append(f"change {twords}: {_settings([sc.said_of[x] for x in all_said], self._units)}")
+                opts.append(f"change {twords}: {_settings([sc.said_of[x] for x in all_said], self._units, self.m.is_person(target[1]))}")
             elif kind == "update" and all_said:
                 opts.append(f"change {twords}: {', '.join('renamed to ' + x.removeprefix('called ') if x.startswith('called ') else x for x in all_said)}")
             elif verb:
@@ -2872,21 +2941,23 @@ def _set_value(name: str, v: Any, units: dict) -> str:
     return say(v)
 
 
-def _settings(pairs: list[tuple[str, Any]], units: dict | None = None) -> str:
+def _settings(pairs: list[tuple[str, Any]], units: dict | None = None, person: bool = False) -> str:
     """The changes of one update as a clause: 'rename it to "X" and set its notes to "..." and its
-    priority to high' (issue 21: sentences, not `notes "..."` slots)."""
+    priority to high' (issue 21: sentences, not `notes "..."` slots); a person is "them", "their" (review 26:
+    "set its email" of a secretary)."""
     units = units or {}
+    it, its = ("them", "their") if person else ("it", "its")
     parts, sets = [], []
     for name, v in pairs:
         n = norm(name)
         if _own_name(name) and isinstance(v, str) and not n.endswith(("first_name", "last_name", "firstname", "lastname")):
-            parts.append(f'rename it to "{v}"')
+            parts.append(f'rename {it} to "{v}"')
         elif isinstance(v, bool) and n.startswith("is_"):
-            parts.append(f"make it {'' if v else 'no longer '}{humanize(n[3:])}")  # is_private: "make it private"
+            parts.append(f"make {it} {'' if v else 'no longer '}{humanize(n[3:])}")  # is_private: "make it private"
         elif isinstance(v, bool):
             parts.append(f"turn {humanize(n)} {'on' if v else 'off'}")
         else:
-            sets.append(f"its {humanize(n)} to {_set_value(name, v, units)}")
+            sets.append(f"{its} {humanize(n)} to {_set_value(name, v, units)}")
     if sets:
         parts.append("set " + (", ".join(sets[:-1]) + " and " if len(sets) > 1 else "") + sets[-1])
     return " and ".join(parts) if len(parts) <= 2 else ", ".join(parts[:-1]) + " and " + parts[-1]

@@ -297,6 +297,15 @@ def is_person(entity: str | None) -> bool:
     return bool(ws) and ws[-1] in PERSON_ENTITIES
 
 
+def is_person_record(entity: str | None, fields) -> bool:
+    """A record that stands for a person: its entity's noun says so (`Secretary`), or it holds a first and a last
+    name (Easy!Appointments' `Provider`, review 26: "delete my provider ... I no longer need it")."""
+    if is_person(entity):
+        return True
+    ns = {re.sub(r"[^a-z]", "", str(f).lower()) for f in fields or ()}
+    return bool(ns & {"firstname", "givenname"}) and bool(ns & {"lastname", "familyname", "surname"})
+
+
 def mimic(example: str, rng: random.Random) -> str:
     """A new id shaped like `example`: its leading non-digit prefix kept, digits and later letters redrawn."""
     m = re.match(r"^([^0-9]*)(.*)$", example)
@@ -1266,7 +1275,8 @@ def generate_state(schema: dict, seed: int, size: int = 30) -> dict:
     single_refs = {e: _refs(d["fields"])[0] for e, d in ents.items()}
     list_refs = {e: _refs(d["fields"])[1] for e, d in ents.items()}
     parents = _parents(ents, single_refs, list_refs)
-    counts = {e: min(size if not parents[e] else 3 * size, _example_cap(e, d)) for e, d in ents.items()}
+    # no more records than the docs' default page shows (`"page"`, codegen.emit.page_sizes): a list read sees them all
+    counts = {e: min(size if not parents[e] else 3 * size, _example_cap(e, d), d.get("page") or 1 << 30) for e, d in ents.items()}
     ctx = _Ctx(rng, _base_date(schema), size)
     ctx.entities = tuple(ents)
     keys, personas = _make_keys(ents, counts, rng, ctx)

@@ -672,4 +672,12 @@ def test_a_list_read_only_for_a_write_left_out_is_not_reused(tmp_path):
     r = subprocess.run([sys.executable, "-m", "forgec", "compile", str(BROAD / "pypi_office_powerpoint_mcp_server"), "-o", str(out), "-n", "120", "-q"],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0 and "unknown-node" not in r.stdout + r.stderr, (r.stdout + r.stderr)[-2000:]
-    assert len((out / "tasks" / "pypi_office_powerpoint_mcp_server.jsonl").read_text().splitlines()) >= 100
+    # the sampler still reaches its writes: most are refused as coordinates read out (`add_table` with slide index,
+    # left, top, width, height: blind review 26), counted by reason rather than emitted
+    stats = json.loads((out / "manifest.json").read_text())["envs"]["pypi_office_powerpoint_mcp_server"]["stats"]
+    assert stats["sampler_rejected"].get("dictated-numbers", 0) >= 20, stats["sampler_rejected"]
+    for line in (out / "tasks" / "pypi_office_powerpoint_mcp_server.jsonl").read_text().splitlines():
+        t = json.loads(line)
+        for c in t["gold_calls"]:
+            nums = [v for v in (c["arguments"] or {}).values() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            assert len(nums) < 4 or not c["write"], (t["instruction"], c)

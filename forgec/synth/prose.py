@@ -318,7 +318,13 @@ def allowed_values(description: str) -> tuple[tuple[str, ...], str] | None:
         m = _LEADING_LIST.match(sent)  # a description that opens with the values: '"user", "group", or "default" to ...'
         if m:
             return tuple(dict.fromkeys(a or b or c for a, b, c in _QUOTED.findall(m.group(0)))), sent
+        m = _PAREN_LIST.search(sent)  # the values in parentheses: 'Type of connector ("straight", "elbow", "curved")'
+        if m and not re.search(r"\b(e\.?g|i\.?e|for example|such as|like|example)\b", sent[: m.start() + 12], re.I):
+            return tuple(dict.fromkeys(a or b or c for a, b, c in _QUOTED.findall(m.group(0)))), sent
     return None
+
+
+_PAREN_LIST = re.compile(r"""\(\s*(?:(?:'[^'\n]{1,40}'|"[^"\n]{1,40}"|`[^`\n]{1,40}`)\s*,\s*)+(?:or\s+)?(?:'[^'\n]{1,40}'|"[^"\n]{1,40}"|`[^`\n]{1,40}`)\s*\)""")
 
 
 _LEADING_LIST = re.compile(r"""\s*(?:(?:'[^'\n]{1,40}'|"[^"\n]{1,40}"|`[^`\n]{1,40}`)\s*,\s*)+(?:or\s+)?(?:'[^'\n]{1,40}'|"[^"\n]{1,40}"|`[^`\n]{1,40}`)""")
