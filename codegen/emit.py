@@ -156,11 +156,44 @@ def page_sizes(env: A.EnvDecl) -> dict[str, int]:
     return out
 
 
+def filter_examples(env: A.EnvDecl) -> dict[tuple[str, str], list[str]]:
+    """Values the docs give for a string field through the filters that search it: `status: str = "Active"`
+    ("Defaults to Active agreements"), `status: "Invoice status e.g. "Open", "Paid", "Closed""`. A world holds
+    those, not a stock guess ("active"/"inactive"), so the documented default filter finds records (ConnectWise:
+    no agreement was ever listed)."""
+    from forgec.gate import documented_examples
+
+    out: dict[tuple[str, str], list[str]] = {}
+    for t in env.tools:
+        ret = t.returns.inner if isinstance(t.returns, A.OptionalType) else t.returns
+        ret = ret.item if isinstance(ret, A.ListType) else ret
+        e = next((x for x in env.entities if isinstance(ret, A.NamedType) and x.name == ret.name), None)
+        if e is None:
+            continue
+        strs = {f.name for f in e.fields if (f.type.inner if isinstance(f.type, A.OptionalType) else f.type) == A.PrimType("str")}
+        for p in t.params:
+            if p.name not in strs:
+                continue
+            vals = list(documented_examples(p.doc or ""))
+            d = p.default.value if isinstance(p.default, A.Literal) else None
+            if isinstance(d, str) and d.strip() and d.lower() not in ("all", "any", "dontcare", "none", "*"):
+                vals.append(d)
+            if vals:
+                got = out.setdefault((e.name, p.name), [])
+                got += [v for v in vals if v not in got]
+    return out
+
+
 def schema_of(env: A.EnvDecl) -> dict:
     pages = page_sizes(env)
+    examples = filter_examples(env)
+
+    def fjson(e: A.EntityDecl, f: A.FieldDecl) -> dict:
+        d = field_json(f, env)
+        return dict(d, examples=examples[(e.name, f.name)]) if (e.name, f.name) in examples else d
     return {
         "entities": {
-            e.name: {"key": e.key, "fields": {f.name: field_json(f, env) for f in e.fields}, **({"doc": e.doc} if e.doc else {}),
+            e.name: {"key": e.key, "fields": {f.name: fjson(e, f) for f in e.fields}, **({"doc": e.doc} if e.doc else {}),
                      **({"page": pages[e.name]} if e.name in pages else {})}
             for e in env.entities
         },

@@ -88,7 +88,15 @@ PARTICIPLE_EXCEPTIONS = {"cancel": "cancelled"}
 # states that end a record's life in plain English (a value of a documented status field): no tool writes to a
 # record in one of these unless a tool moves records out of it or a tool's doc names it ("reopen a closed issue")
 ENDING_STATES = _words("completed complete cancelled canceled closed delivered finished archived expired refunded resolved "
-                       "rejected failed deleted done fulfilled terminated revoked declined voided merged locked")
+                       "rejected failed deleted done fulfilled terminated revoked declined voided merged locked "
+                       "invalid unfulfillable ended aborted discontinued retired")
+
+
+def is_ending_state(value: str) -> bool:
+    """Whether a documented state value reads as an end: "cancelled", "CLOSED", "Unfulfillable",
+    "CompletePartialled" (its first or last word ends the record's life)."""
+    ws = [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", value or "")]
+    return bool(ws) and (ws[0] in ENDING_STATES or ws[-1] in ENDING_STATES or "_".join(ws) in ENDING_STATES)
 
 # verbs that put a record somewhere else (`move_card(card_id, list_id)`): a record's home named with them is
 # where it goes, not where it lives; and the parameter names that say so (`target_project_id`, `new_parent`)
@@ -289,6 +297,25 @@ def stem(word: str) -> str:
 # Light verbs: they name no act of their own ("handle campaign status modification", "perform the
 # deletion", "initiate the OAuth flow"); a request headed by one is doc prose, not what a person asks.
 LIGHT_VERBS = _words("handle manage perform facilitate initiate conduct undertake effectuate")  # not "execute": a query is executed
+
+
+@functools.lru_cache(maxsize=4096)
+def verb_of_noun(noun: str) -> str | None:
+    """The verb a nominalization names: "purchase" -> "purchase", "reservation" -> "reserve", "deletion" ->
+    "delete", "booking" -> "book", "creation" -> "create"; None when no candidate is a verb the dictionary knows.
+    (lemminflect inflects but does not derive, so the common English suffixes are tried in turn.)"""
+    w = noun.lower()
+    cands = [w]
+    if w.endswith("ing"):
+        cands += [w[:-3], w[:-3] + "e"]
+    for suf, reps in (("ication", ("y",)), ("ation", ("e", "")), ("ition", ("e",)), ("tion", ("te", "")), ("ssion", ("t",)),
+                      ("sion", ("d", "de", "se")), ("ment", ("",)), ("al", ("",))):
+        if w.endswith(suf) and len(w) > len(suf) + 2:
+            cands += [w[: -len(suf)] + r for r in reps]
+    for c in cands:
+        if c.isalpha() and (lemmas(c).get("VERB") or [None])[0] == c and c not in LIGHT_VERBS:
+            return c
+    return None
 
 
 @functools.lru_cache(maxsize=4096)

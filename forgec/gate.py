@@ -42,7 +42,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from forgec.english import ENDING_STATES
+from forgec.english import ENDING_STATES, is_ending_state
 from forgec.lang import ast as A
 from forgec.wording import names_tool, norm
 from forgec.lower import said_in
@@ -258,7 +258,7 @@ class Lifecycle:
             if fin:
                 lc.final[key] = fin
         for key, values in _state_fields(env, ents).items():  # "completed", "cancelled": an ending state in plain English
-            ends = {v for v in values if isinstance(v, str) and v.lower().replace("-", "_") in ENDING_STATES}
+            ends = {v for v in values if isinstance(v, str) and (v.lower().replace("-", "_") in ENDING_STATES or is_ending_state(v))}
             leaving = set()
             for _t, to, src in moves.get(key, []):
                 if src is not None and not isinstance(src, _Except):  # "reopen a closed issue": it requires that state

@@ -210,6 +210,11 @@ def sentence_clause(sentence: str) -> Clause | None:
     verb = verb_lemma(toks[0])
     if verb is None or verb in E.META_VERBS or toks[1].lower() in E.AUXILIARIES:
         return None  # "Returns the list", "This tool belongs to", "Status is ..."
+    if verb in E.LIGHT_VERBS and len(toks) > 4 and toks[1].lower() in ("the", "a", "an") and toks[3].lower() == "of" \
+            and (act := E.verb_of_noun(toks[2])):
+        # "Facilitates the purchase of movie tickets": the act is the noun's verb ("purchase movie tickets")
+        toks = [act] + toks[4:]
+        verb = act
     i = 1
     # alternative verbs: "Move or rename files", "Create, update or delete a label" -> the first
     while i + 1 < len(toks) and toks[i].lower() in ("or", ",", "and/or", "/") and is_verb(toks[i + 1]):

@@ -116,6 +116,28 @@ class _Model:
     """What the sampler needs to know about an env once: its user entity, how a user's records
     are looked up (tried by execution on the world state), and which fields a person can name."""
 
+    @staticmethod
+    def _catalog(env: A.EnvDecl) -> set[str]:
+        """Entities no tool makes, changes or deletes (a cinema's movies, a city's restaurants): what the user finds
+        and buys from, "the movie starring X", never "my movie" (an SGD catalog read as the user's own records)."""
+        written: set[str] = set()
+        for t in env.tools:
+            named = {p.name: strip_optional(p.type).name for p in t.params if isinstance(strip_optional(p.type), A.NamedType)}
+            for n in A.walk(t.body):
+                if isinstance(n, A.Insert):
+                    written.add(n.entity)
+                elif isinstance(n, (A.Set, A.Delete)):
+                    root = n.target
+                    while isinstance(root, (A.Attr, A.Index)):
+                        root = root.obj
+                    if isinstance(root, A.Name) and root.id in named:
+                        written.add(named[root.id])
+            ret = t.returns.inner if isinstance(t.returns, A.OptionalType) else t.returns
+            ret = ret.item if isinstance(ret, A.ListType) else ret
+            if isinstance(ret, A.NamedType) and re.search(r"\b(?:your|you|my|mine|own)\b", t.doc or "", re.I):
+                written.add(ret.name)  # "List your stories": the docs say whose they are
+        return {e.name for e in env.entities} - written
+
     def is_person(self, ent: str | None) -> bool:
         """Whether records of `ent` stand for people (its noun, or a first and a last name): "their", not "its"."""
         d = self.decl.get(ent or "")
@@ -126,6 +148,7 @@ class _Model:
         # the docs prescribe what "my ..." means ("For “my …” requests, first call GET /me and pass createdBy"):
         # the records are then "the workspace called X", never "my" without that lookup (review 26, Postman)
         self.my_prescribed = any(_MY_PRESCRIBED.search(t.doc or "") for t in env.tools)
+        self.catalog = self._catalog(env)
         self.ents: dict[str, dict] = world.get("entities", {}) or {}
         self.decl = {e.name: e for e in env.entities}
         log = frozenset(getattr(module, "LOG_TOOLS", None) or ())  # log-only tools: neither a lookup nor a write to ask for
@@ -374,6 +397,8 @@ class _Model:
                 continue
             if set(norm(name).split("_")) & {"current", "me", "self", "whoami", "authenticated", "my"}:
                 continue  # `get_current_user` reads the caller's own record, however it is typed: no list of users (review 21)
+            if name_verb(name) in ("create", "new", "init", "initialize", "start", "begin", "generate", "make", "open"):
+                continue  # `createNativeRecoveryFlow` (a GET) starts one new flow: no list of the flows there are (review 27)
             req = self.required(t)
             every = _every_choice(req)
             if not req or every:
@@ -679,6 +704,11 @@ def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | 
     first = next(((f, v) for f, v in states if norm(f) in ("status", "state")), states[0] if states else None)
     adj = [say(first[1]).replace("_", " ")] if first else []
     rest = [(f, v) for f, v in ref.attrs if (f, v) != first]
+    kind = next(((f, v) for f, v in rest if re.search(r"(^|_)(category|cuisine|genre|kind|type)$", norm(f)) and isinstance(v, str)
+                 and re.fullmatch(r"[A-Z][A-Za-z-]*(?: [A-Z][A-Za-z-]*)?", v)), None)
+    if kind:  # a documented kind said as an adjective: "the Indian restaurant", not "whose category is "Indian""
+        adj.append(kind[1])
+        rest.remove(kind)
     head = " ".join(adj + [noun])
     if ref.op:
         core = superlative(ref.op, ref.by, head)  # "the cheapest reservation"
@@ -726,9 +756,14 @@ def qualifier(f: str, v: Any) -> str:
         return f"to {v}"
     if n in ("origin", "from", "from_city", "departure_airport"):
         return f"from {v}"
+    if n in ("location", "city", "town", "area", "neighborhood", "neighbourhood", "region") and isinstance(v, str) and v[:1].isupper():
+        return f"in {v}"  # "the restaurant in Berkeley, CA", not "whose location is ..."
     if is_money(n) and isinstance(v, (int, float)) and not isinstance(v, bool):
         return f"with a {w} of {money(v, n)}"
     if isinstance(v, (int, float)) and not isinstance(v, bool):
+        if n.startswith(("number_of_", "num_of_", "no_of_")):
+            w = humanize(n.split("_of_", 1)[1])
+            return f"with {say(v)} {singular(w) if v == 1 else w}"
         return f"with {say(v)} {w}" if _COUNTISH.search(n) else f"with a {w} of {say(v)}"
     if _own_name(f):
         return f"called \"{v}\""  # the record's own name; a `new_name` or `embedding_function_name` is not what it is called
@@ -812,6 +847,7 @@ class _Scenario:
         # write is used again while only the records the task acts on changed (an agent does not list again)
         self.listed_at: dict[str, tuple[int, dict | None]] = {}
         self.scope: dict[str, str] = {}  # entity -> the words for the parent record its list is inside
+        self.prefilter: dict[str, tuple] = {}  # entity -> the (field, value)s a search for it was called with (said first)
         self.scope_prep: dict[str, str] = {}  # entity -> "in" (a board's cards) or "for" (a person's checks)
         self.user_expr: A.Expr | None = None  # how the blueprint refers to the user's key
         self.user_node: str | None = None
@@ -1081,7 +1117,7 @@ class _Sampler:
         else:
             want = rng.choice([1, 1, 2, 2, 3])
             if m.user is None:  # an owner managing their tools asks for one thing at a time; unrelated asks chained read as a list
-                want = 1 if want < 3 else 2
+                want = 1 if want < 3 else 2  # a second only about the same kind of record (below)
             tools = list(self.write_tools)
             rng.shuffle(tools)
             tools.sort(key=lambda t: self.coverage[t] + rng.random())
@@ -1104,6 +1140,12 @@ class _Sampler:
                                 if s.reason != "no-all-intent":
                                     raise
                         self.intent(sc, t, conditional=conditional)
+                        ents = {e for e, _k in sc.targets}
+                        if m.user is None and len(sc.intents) > 1 and len(ents) > 1:
+                            # two asks of an owner are about one kind of their records ("delete my task A and rename
+                            # task B"), never stitched across kinds (review 26: "delete my provider. Then create a secretary")
+                            sc.intents.pop()
+                            raise _Skip("unrelated-intents")
                         break
                     except _Skip as s:
                         self._undo(sc, keep, s)
@@ -1221,6 +1263,14 @@ class _Sampler:
             out = (A.Name(mine), lst)
         if out is None and m.user is None and ent in m.lister_by_parent and ent not in m.lister_all:
             out = self.records_in_parent(sc, ent)
+        if out is None and m.user is None and ent not in m.lister_all:
+            # only a search with required criteria finds them (`FindRestaurants(category, location)`): the user says
+            # what they look for ("an Italian restaurant in Berkeley, CA"), the search lists the ones that fit
+            found = self.search_for(sc, ent, {})
+            if found is not None:
+                out, sc.prefilter[ent] = found
+                if isinstance(out[0], A.Name):
+                    sc.roots.add(out[0].id)
         if out is None or not out[1]:
             raise _Skip("no-lookup")
         sc.remember(ent, out)
@@ -1265,6 +1315,7 @@ class _Sampler:
              noun: str | None = None, superlatives: bool = True, pre: tuple = ()) -> tuple[str, dict, str]:
         """Reasoning nodes choosing one record of `lst` by a referring expression -> (node, record, words)."""
         expr, recs = lst
+        pre = pre or sc.prefilter.get(ent, ())
         cands = where if where is not None else list(range(len(recs)))
         if not cands:
             raise _Skip("no-candidate")
@@ -1285,7 +1336,7 @@ class _Sampler:
         if self.m.user is None and (ref.attrs or ref.op):
             # the owner knows all their records, not only the page a search returned: the words must single the
             # record out among all of them (review 16: "my message with ..." matched 4-6 of 90 messages)
-            world = [r for r in ((sc.env.state.get("entities") or {}).get(ent) or {}).values() if isinstance(r, dict)]
+            world = [r for r in ((sc.env.state.get("entities") or {}).get(ent) or {}).values() if isinstance(r, dict) and _matches(r, pre)]
             kf = self.m.decl[ent].key
             if len(world) > len(recs) and [world[i].get(kf) for i in select(world, ref)] != [recs[target].get(kf)]:
                 raise _Skip("not-unique")
@@ -1300,8 +1351,8 @@ class _Sampler:
             name, rec = sc.reason("first", (cur,), [cur_v], {}, f"the_{norm(noun)}")
         if rec != recs[target]:
             raise _Skip("referring-mismatch")
-        mine = mine and not self.m.my_prescribed
-        words = describe(noun, Referring(tuple(pre) + ref.attrs, ref.op, ref.by), mine)
+        mine = mine and not self.m.my_prescribed and ent not in self.m.catalog
+        words = describe(noun, Referring(tuple(pre) + tuple(a for a in ref.attrs if a[0] not in {f for f, _ in pre}), ref.op, ref.by), mine)
         if len(recs) == 1 and mine and not ref.attrs:
             words = f"my {noun}"
         if ent in sc.scope:
@@ -1410,6 +1461,12 @@ class _Sampler:
                 and m.kinds.get(tool.name) == "update" and not _moves(tool, p) and not isinstance(rec.get(p.name), (dict, list))):
             # an update's body names the record's own provider again: it stays (review 26: "update my exception ... with the
             # provider called X" silently moved it to another provider)
+            return A.Attr(A.Name(rec_name), p.name), rec[p.name]
+        if (ke is None and not is_list and isinstance(rec_name, str) and rec_ent and rec.get(p.name) is not None
+                and not isinstance(rec.get(p.name), (dict, list)) and m.kinds.get(tool.name) == "create"
+                and re.search(rf"\b(?:of|for|at|in|where) (?:the|this|that|a|an) (?:\w+ )?{re.escape(humanize(rec_ent).split()[-1])}\b", p.doc or "", re.I)):
+            # "location: The location of the restaurant" when reserving at a found restaurant: the restaurant's own,
+            # read from it (the user who found it in Phoenix does not then say "New York")
             return A.Attr(A.Name(rec_name), p.name), rec[p.name]
         # a value inside the record's lists (a branch of the repo), unless the record has the field itself: an
         # iteration's new `name` is no name of one of its labels (review 19: renamed to its label "Recipe collection 306")
@@ -2270,6 +2327,10 @@ class _Sampler:
                 clause = ""  # "Resend dashboard URL": the product's name is no verb (review 24: "resend dashboard URL for my broadcast")
         if re.search(r"\b(?:OR|AND)\b", clause):
             clause = ""  # "by either contact id OR email": the docs' notation, not a person's words
+        if clause:  # "purchase tickets for an event on a date in a city": the date and the city are said with their values
+            said_params = {norm(p.name).split("_")[-1] for p in t.params}  # said, or read from the record acted on
+            clause = re.sub(r"\s+(?:on|in|at|for|with|from|to|of)\s+(?:a|an|the|some)\s+([a-z]+)\b(?=\s+(?:on|in|at|for|with|from|to|of)\b|$)",
+                            lambda mm: "" if singular(mm.group(1)) in said_params or mm.group(1) in said_params else mm.group(0), clause)
         lead = re.match(r"^\s*((?:[A-Za-z]+,\s*)*[A-Za-z]+,?\s+or\s+[A-Za-z]+)\b", t.doc or "")
         verbs = [w.lower() for w in re.findall(r"[A-Za-z]+", lead.group(1)) if w.lower() != "or"] if lead else []
         if clause:  # "Add or remove a watcher", "Create, update, or delete a version", `action: "remove"`: the value chosen is the request's verb
@@ -2319,9 +2380,9 @@ class _Sampler:
                 if own:  # "add a note to an incident's timeline" -> "... to the timeline of my incident called X"
                     c = c[:own.start()] + f"the {own.group(2)} of \x00" + c[own.end():]
                 elif pat.search(c):
-                    c = pat.sub(lambda _m: "\x00", c, count=1)  # held apart: a described noun inside it stays
+                    c = _put_record(c, pat.search(c), 0, "\x00")  # held apart: a described noun inside it stays
                 elif (bare := _bare_object(ent_noun).search(c)) is not None:
-                    c = c[:bare.start(1)] + "\x00" + c[bare.end(1):]  # "delete incomplete tasks" -> "delete my task called X"
+                    c = _put_record(c, bare, 1, "\x00")  # "delete incomplete tasks" -> "delete my task called X"
                 elif (own_word := re.fullmatch(r"(\w+) (?:a|an|the) ([a-z]+)", c)) and re.search(rf"\b{re.escape(ent_noun)}\b", twords) \
                         and not is_plural(own_word.group(2)):
                     # "Delete a contact" on a person: the docs' own word for the record ("delete my contact called X", review 23)
@@ -2396,7 +2457,7 @@ class _Sampler:
                 rest = [x for x in rest if x is not call]
             if target and kind == "update" and rest:
                 # "update the property of the workspace called X: set ..." echoes the docs; the settings say what changes
-                c = re.sub(r"^(\w+) (?:the|its|a|an) (?:details?|information|info|data|settings?|propert(?:y|ies)|attributes?|fields?|metadata|configuration|config) of ", r"\1 ", c)
+                c = re.sub(r"^(\w+) (?:(?:the|its|a|an|some|any) )?(?:details?|information|info|data|settings?|propert(?:y|ies)|attributes?|fields?|metadata|configuration|config) (?:of|on|for) ", r"\1 ", c)
             if rest and target and kind == "update" and _doc_verb(c) in _CHANGE_VERBS - {"rename"} and any(x in sc.said_of for x in rest):
                 sets = [x for x in rest if x in sc.said_of]  # "update my task called X: set its notes to "..." and ..."
                 c += _join_said(c, [x for x in rest if x not in sc.said_of], to=False) + ": " + _settings([sc.said_of[x] for x in sets], self._units, self.m.is_person(target[1]))
@@ -2900,6 +2961,9 @@ def _say_param(name: str, v: Any) -> str:
     if isinstance(v, int) and _COUNTISH.search(n):
         if n in ("quantity", "qty", "number", "count"):
             return f"{w} {v}"
+        if n.startswith(("number_of_", "num_of_", "no_of_")):  # "4 tickets", not "4 number of tickets"
+            w = humanize(n.split("_of_", 1)[1])
+            return f"{v} {singular(w) if v == 1 else w}"
         if v == 1:
             w = singular(w)
         return f"{v} {w}" if not n.endswith(("count", "number")) else f"the {w} set to {v}"
@@ -2911,6 +2975,8 @@ def _say_param(name: str, v: Any) -> str:
             return f"{w} \"{v}\""  # a person's name keeps its capitals: 'first name "Michelle"' (review 23: "michelle")
         if n in ("body", "content", "text", "message", "comment", "note", "contents") and " " in v.strip():
             return f"saying \"{v}\""  # "a note saying "...", not "with body "...""
+        if re.fullmatch(r"\d{1,2}:\d\d", v) and re.search(r"(^|_)time$", n) and not re.search(r"(end|stop|finish|until)", n):
+            return f"at {v}"  # "3 seats at 14:00", not "with time 14:00"
         dt = re.fullmatch(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d)(?::00(?:\.0+)?)?(Z|[+-]00:?00)?", v)
         if dt:  # "with event time 2024-05-17 at 18:30", not "2024-05-17T18:30:00" read out (review 16)
             lead = f"{humanize(n[:-3])} on" if n.endswith("_at") else w  # starts_at: "starts on 2024-05-29 at 18:00"
@@ -2967,7 +3033,7 @@ def _join_said(c: str, said: list[str], to: bool = True) -> str:
     if not said:
         return ""
     called = [s for s in said if s.startswith(("called ", "renamed to ", "on ", 'to "', "inside ", "in the ", "in my ", "for the ", "for my "))]
-    lead = [s for s in said if s.startswith(("because", "to ", "all ", "(", "paying with")) and s not in called]  # 'a new tag called "Q3"', never 'with called'
+    lead = [s for s in said if s.startswith(("because", "to ", "all ", "(", "paying with", "at ")) and s not in called]  # 'a new tag called "Q3"', never 'with called'
     saying = [s for s in said if s.startswith("saying ")]  # 'a comment saying "..."' ends the phrase
     rest = [s for s in said if s not in lead and s not in called and s not in saying]
     out = "".join(" " + s for s in called)
@@ -2993,6 +3059,16 @@ def _possessive_pattern(noun: str) -> re.Pattern:
 
 
 @functools.lru_cache(maxsize=1024)
+def _put_record(c: str, m: re.Match, group: int, words: str) -> str:
+    """`c` with the noun phrase `m` matched (its `group`) replaced by the user's words for the record; a noun that only
+    modifies the docs' object ("purchase movie tickets") keeps the object: "purchase tickets for the movie ...", not
+    "purchase the movie ... tickets"."""
+    head = re.match(r"\s+([a-z]+)(?=\s|$)", c[m.end(group):])
+    if head and head.group(1) not in CLOSED_CLASS and is_plural(head.group(1)) and "NOUN" in lemmas(head.group(1)):
+        return c[:m.start(group)] + head.group(1) + " for " + words + c[m.end(group) + head.end():]
+    return c[:m.start(group)] + words + c[m.end(group):]
+
+
 def _bare_object(noun: str) -> re.Pattern:
     """The docs' verb phrase with a bare plural object ("delete incomplete tasks", "archive old
     projects"): the object (group 1), up to two modifiers before the noun, to put the user's record in."""

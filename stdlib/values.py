@@ -473,6 +473,8 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
             return rng.choice(listed)
         if isinstance(type_json.get("default"), str) and set(_words(field_name)) & (CATEGORICAL | set(CATEGORY_VALUES)):
             return type_json["default"]  # a mode or type the docs name only by its default: the one value known to exist
+        if type_json.get("examples") and set(_words(field_name)) & (CATEGORICAL | set(CATEGORY_VALUES)):
+            return rng.choice(type_json["examples"])  # the values the docs' filters name ("Defaults to Active agreements")
         return _str_for(field_name, c, entity, doc)
     if t == "any" and (m := _NUM_CHOICES.search(doc or "")):
         return rng.choice([float(x) if "." in x else int(x) for x in re.findall(r"-?\d+(?:\.\d+)?", m.group(0))])
@@ -967,8 +969,8 @@ def said_when(name: str, doc: str, rng: random.Random, base: _dt.date = _dt.date
     done = [w for w in _words(name) if w.endswith("ed") and w not in ("scheduled", "planned", "expected", "desired", "preferred", "requested")]
     if not (datey or timey) or ws & {"birth", "birthday", "dob", "birthdate", "created", "updated", "modified"} or done:
         return None  # `archived_at`, `completed_at`: when something happened, which the system records, not the user
-    if timey and re.search(r"\bhh:mm\b", d) and not re.search(r"yyyy|iso|rfc", d):
-        return hm
+    if timey and re.search(r"\bhh:mm\b|24-hour|['\"]\d{1,2}:\d{2}['\"]", d) and not re.search(r"yyyy|iso|rfc|\d{4}-\d\d-\d\d", d):
+        return hm  # "in 24-hour format (e.g., '18:30' for 6:30 PM)": a time of day, not a timestamp
     if timey and not (ws & {"date"} and not re.search(r"iso|rfc|date-?time|time", d)):
         return f"{day.isoformat()}T{hm}:00"
     return day.isoformat()

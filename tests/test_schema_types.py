@@ -201,7 +201,7 @@ def test_recursive_spec_compiles_with_tasks_that_replay(recursive_build):
     out, res = recursive_build
     assert [str(d.message) for d in res.diagnostics if d.is_error] == []
     e = json.loads((out / "manifest.json").read_text())["envs"]["nodes"]
-    assert e["task_count"] >= 20, e["stats"]
+    assert e["task_count"] >= 5, e["stats"]  # one ask per task in an owner's env: the rest are dictated calls, refused
     assert e["oracle"]["pass_rate"] == 1.0 and e["oracle"]["passed"] == e["task_count"], e["oracle"]
     assert (out / "tasks" / "nodes.jsonl").read_text().count("\n") == e["task_count"]
 

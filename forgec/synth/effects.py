@@ -326,8 +326,8 @@ def _filters(s: Schema, e: Entity, v: ToolView, pmap) -> list[A.Expr]:
             test = bin_("or", bin_("==", N(p.name), NULL), test)
         wild = _wildcard_default(v, wire)
         pt = strip_optional(p.type)
-        if wild is not None and not (isinstance(pt, A.EnumType) or pt == A.PrimType("str")):
-            wild = None  # a boolean documented with default 'dontcare' (SGD): a null already matches every record
+        if wild is not None and not (isinstance(pt, A.EnumType) and wild in pt.values or pt == A.PrimType("str")):
+            wild = None  # a boolean (or an enum without it) documented with default 'dontcare' (SGD): a null already matches every record
         if wild is not None:  # `genre = "dontcare"`: "use 'dontcare' if the genre is not a filtering criterion"
             test = bin_("or", bin_("==", N(p.name), lit(wild)), test)
         preds.append(test)
@@ -344,8 +344,8 @@ def _wildcard_default(v: ToolView, wire: str) -> str | None:
     p = next((q for q in v.tool.params if q.name == wire), None)
     if p is None or not p.has_default or not isinstance(p.default, str):
         return None
-    if p.default.lower() in QUANTIFIERS | {"dont care", "none"} or _NO_CRITERION.search(p.description or ""):
-        return p.default
+    if p.default.lower() in QUANTIFIERS | {"dont care", "none", ""} or _NO_CRITERION.search(p.description or ""):
+        return p.default  # `board: str = ""`: an empty filter filters nothing (ConnectWise: every search found no ticket)
     return None
 
 
@@ -359,11 +359,21 @@ def _field_type(s: Schema, e: Entity, path: list[str]) -> A.TypeExpr:
     return t
 
 
+def _prim_of_enum(vals) -> str:
+    """The primitive an enum's values all are: "str", "int" (1, 2 ... 9 tickets), else ""."""
+    if all(isinstance(x, str) for x in vals):
+        return "str"
+    if all(isinstance(x, int) and not isinstance(x, bool) for x in vals):
+        return "int"
+    return ""
+
+
 def _type_eq(a: A.TypeExpr, b: A.TypeExpr) -> bool:
     if isinstance(a, A.EnumType) and isinstance(b, A.PrimType):
-        return b.name == "str" and all(isinstance(x, str) for x in a.values)
+        return b.name == _prim_of_enum(a.values) or (b.name == "float" and _prim_of_enum(a.values) == "int")
     if isinstance(b, A.EnumType) and isinstance(a, A.PrimType):
-        return a.name == "str" and all(isinstance(x, str) for x in b.values)
+        # an enum of counts (`number_of_tickets: enum(1..9)`) fills an int field (review: a ticket bought with 0 tickets)
+        return a.name == _prim_of_enum(b.values) or (a.name == "float" and _prim_of_enum(b.values) == "int")
     if isinstance(a, A.PrimType) and isinstance(b, A.PrimType) and {a.name, b.name} <= {"int", "float"}:
         return True
     return a == b

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forgec import ir
-from forgec.english import DETERMINERS, is_plural, is_verb, plural, singular
+from forgec.english import DETERMINERS, PREPOSITIONS, verb_of_noun, is_plural, is_verb, plural, singular
 from forgec.stdlib.values import is_person
 from forgec.wording import humanize
 from forgec.lang import ast as A
@@ -113,8 +113,10 @@ def shapes_request(name: str, doc: str, scalar: bool = True) -> bool:
     if name in MODIFIER_PARAMS or n in MODIFIER_PARAMS or n in QUERY_PARAMS or n in REQUEST_PARAMS:
         return True
     toks = tokens(name)
-    if toks and (toks[-1] in REQUEST_WORDS or toks[0] in ("include", "exclude", "with", "show")):
+    if toks and (toks[-1] in REQUEST_WORDS or toks[0] in ("include", "exclude", "with")):
         return True
+    if toks and toks[0] == "show" and toks[-1] not in ("date", "time", "type", "name", "id", "start", "end", "format"):
+        return True  # `show_details` asks for more output; a movie's `show_date`, `show_time`, `show_type` are the showing's
     if len(toks) == 2 and toks[0] in ("search", "match", "sort", "filter") and toks[1] in ("type", "mode", "field", "kind"):
         return True  # `search_type`, `match_mode`: how the search runs
     if toks and toks[-1] in ("field", "column") and re.search(rf"\b{toks[-1]}\b", doc, re.I):
@@ -665,8 +667,37 @@ def _path_entities(t: ir.Tool):
 
 def _discover_entities(s: Schema) -> None:
     """Run the entity rules in order: each adds entities (and aliases) the earlier ones missed."""
+    _made_of_found(s)
     for rule in ENTITY_RULES:
         rule(s)
+
+
+def _made_of_found(s: Schema) -> None:
+    """A create named for what another tool finds makes what its docs say it makes: `ReserveRestaurant` ("Make a
+    table reservation at a specified restaurant") beside `FindRestaurants` makes a reservation at a found restaurant,
+    not a new restaurant (SGD: every reservation failed as "Restaurant already exists")."""
+    from forgec.realize import sentences
+
+    found = {singular(v.nouns[-1]) for v in s.views.values() if v.kind == "search" and v.nouns}
+    for v in s.views.values():
+        if v.kind != "create" or not v.nouns or singular(v.nouns[-1]) not in found:
+            continue
+        sent = (sentences(v.tool.description or "") or [""])[0]
+        words = re.findall(r"[A-Za-z][A-Za-z'-]*|\S", sent)[1:]  # the object of its first sentence's verb
+        obj: list[str] = []
+        for w in words:
+            lw = w.lower()
+            if lw in PREPOSITIONS or not lw.isalpha():
+                break
+            if lw not in DETERMINERS:
+                obj.append(lw)
+        head = singular(obj[-1]) if obj else ""
+        params = {singular(w) for p in v.tool.params for w in tokens(p.name)}
+        # the made thing is an act's noun ("a reservation", "a booking", "a purchase"), not a count the call takes
+        # ("Book seats on a flight": `seats` is how many, the booking is a reservation found elsewhere)
+        if head and head != singular(v.nouns[-1]) and head not in found and head.isalpha() and len(head) > 2 \
+                and head not in STOP and head not in params and singular(head) not in params and verb_of_noun(head):
+            v.nouns = [head]
 
 
 def _entities_from_paths(s: Schema) -> None:
