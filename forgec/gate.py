@@ -299,7 +299,7 @@ def _state_fields(env: A.EnvDecl, ents: dict) -> dict[tuple[str, str], list]:
     out = {}
     for e in env.entities:
         for f in e.fields:
-            if re.search(r"(^|_)(status|state)$", f.name, re.I):
+            if re.search(r"(^|_)(status|state)$", norm(f.name)):  # `fulfillmentOrderStatus` too (review 27)
                 vals = _field_values(f)
                 if vals:
                     out[(e.name, f.name)] = vals

@@ -53,7 +53,7 @@ from forgec.synth.schema import MUST_BE_TRUE as _MUST_BE_TRUE, session_names, sh
 from forgec.reasons import reason_for
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
 from forgec.wording import humanize, names_tool, norm, say
-from forgec.gate import Gate, candidate_of, dictates_an_id, is_dictated_chain
+from forgec.gate import Gate, Lifecycle, candidate_of, dictates_an_id, is_dictated_chain
 from forgec.devicewords import control_phrase, fold_said, unit_of
 from forgec.lower import flatten_facts, said_in
 
@@ -138,6 +138,34 @@ class _Model:
                 written.add(ret.name)  # "List your stories": the docs say whose they are
         return {e.name for e in env.entities} - written
 
+    def subtype(self, tool: str, ent: str) -> tuple[str, str] | None:
+        """(type field, value) a tool named for one kind of its records acts on: `delete_image_item` on items whose
+        `type` is "image" (review 27: per-type delete tools used on an item of another type). A named kind no record
+        has, beside a generic tool of the same verb, leaves the tool to those records: `_Skip("subtype-tool")`."""
+        d = self.decl.get(ent)
+        if d is None:
+            return None
+        ews = set(norm(ent).split("_")) | {singular(w) for w in norm(ent).split("_")}
+        verb = name_verb(tool)
+        toks = [w for w in norm(tool).split("_") if w and not w.isdigit()]
+        head = norm(ent).split("_")[-1]
+        at = next((i for i, w in enumerate(toks) if singular(w) == head or w == head), None)
+        if at is None or self.kinds.get(tool) not in ("update", "delete", "cancel", "action") or verb not in toks[:at]:
+            return None  # `create_article` on a ticket makes an article: no kind of ticket
+        mods = [w for w in toks[toks.index(verb) + 1:at] if w not in ews and w not in CLOSED_CLASS]
+        tf = next((f.name for f in d.fields if re.fullmatch(r"(\w+_)?(type|kind)", norm(f.name))), None)
+        if not mods or tf is None:
+            return None
+        vals = {str(r.get(tf)).lower().replace(" ", "_") for r in (self.ents.get(ent) or {}).values() if r.get(tf) is not None}
+        hit = next((m for m in ("_".join(mods), *mods) if m in vals), None)
+        if hit is not None:
+            return tf, hit.replace("_", " ") if hit.replace("_", " ") in {str(r.get(tf)).lower() for r in (self.ents.get(ent) or {}).values()} else hit
+        generic = any(name_verb(o) == verb and o != tool and not [w for w in norm(o).split("_") if w != verb and w not in ews
+                      and singular(w) not in ews and w not in CLOSED_CLASS and not w.isdigit()] for o in self.tools)
+        if generic:
+            raise _Skip("subtype-tool")
+        return None
+
     def is_person(self, ent: str | None) -> bool:
         """Whether records of `ent` stand for people (its noun, or a first and a last name): "their", not "its"."""
         d = self.decl.get(ent or "")
@@ -149,6 +177,7 @@ class _Model:
         # the records are then "the workspace called X", never "my" without that lookup (review 26, Postman)
         self.my_prescribed = any(_MY_PRESCRIBED.search(t.doc or "") for t in env.tools)
         self.catalog = self._catalog(env)
+        self.lifecycle = Lifecycle.of(env)  # the states the docs make final: no write is aimed at a record in one
         self.ents: dict[str, dict] = world.get("entities", {}) or {}
         self.decl = {e.name: e for e in env.entities}
         log = frozenset(getattr(module, "LOG_TOOLS", None) or ())  # log-only tools: neither a lookup nor a write to ask for
@@ -574,6 +603,8 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
     # a number singles a record out only as a superlative ("my most expensive order"): "the template with a slide index
     # of 27", "the token with 48 expires in days" are not how a person names a thing
     usable = [f for f in fields if _sayable(rec.get(f)) and not (isinstance(rec.get(f), (int, float)) and not isinstance(rec.get(f), bool))]
+    # "my order whose ship from country code is "PK"": a code the system keeps is no way a person names their record
+    usable = [f for f in usable if not (re.search(r"(^|_)codes?$", norm(f)) and isinstance(rec.get(f), str) and len(rec[f]) <= 3)]
     if any(_own_name(f) and norm(f) not in ("subject", "label") for f in fields):
         # a record with a `title` is not "called" its `subject` (review 26: a deck named by an email-like subject,
         # another deck titled the same): the subject is no name a person uses beside the title
@@ -968,6 +999,7 @@ _PERSON_KEY = re.compile(r"(^|_)(name|firstname|lastname|surname|email|e_?mail|l
 _PERSON_NAME_PARAM = re.compile(r"^(first|last|given|family|full|display)?_?name$|^(first|last|sur)name$")
 
 
+_TEST_ONLY = re.compile(r"\bsandbox\b|\b(?:only|solely) (?:for|in|used for|available for) (?:testing|test|development)\b|\bfor testing purposes\b", re.I)
 _MY_PRESCRIBED = re.compile(r"""(?:for|when|if)\b[^.\n]{0,40}?["“'‘`]my\b""", re.I)
 
 
@@ -1094,6 +1126,8 @@ class _Sampler:
         """A write a user may ask for: it acts on a record a user owns, or names the user (an admin's
         price change is nobody's intent). Decided once, so attempts are not spent on the rest."""
         m = self.m
+        if _TEST_ONLY.search(m.tools[tool].doc or ""):
+            return False  # "Refer to the Dynamic Sandbox ... for testing": the developer's switch, no user's ask (review 27)
         if m.user is None:
             return True
         t = m.tools[tool]
@@ -1140,7 +1174,7 @@ class _Sampler:
                                 if s.reason != "no-all-intent":
                                     raise
                         self.intent(sc, t, conditional=conditional)
-                        ents = {e for e, _k in sc.targets}
+                        ents = {e for i in sc.intents if i.tool in m.tools for e in _changed_entities(m.tools[i.tool], m.decl)[:1]}
                         if m.user is None and len(sc.intents) > 1 and len(ents) > 1:
                             # two asks of an owner are about one kind of their records ("delete my task A and rename
                             # task B"), never stitched across kinds (review 26: "delete my provider. Then create a secretary")
@@ -1320,7 +1354,9 @@ class _Sampler:
         if not cands:
             raise _Skip("no-candidate")
         target = sc.rng.choice(cands)
-        fields = [f for f in self.m.natural_fields(ent) if all(f in r for r in recs)]
+        # "Role 10" is the world's stand-in for a name the docs never gave: no person calls their role that (review 27)
+        fields = [f for f in self.m.natural_fields(ent) if all(f in r for r in recs)
+                  and not (isinstance(recs[target].get(f), str) and placeholder_name(ent, recs[target][f]))]
         joins = self.joins(ent, recs) if mine and len(recs) > 1 else []
         ref = None
         if not (joins and sc.rng.random() < 0.5):
@@ -1868,6 +1904,10 @@ class _Sampler:
                 lst = self.records(sc, ent)
                 kf = m.decl[ent].key
                 fresh = [i for i, r in enumerate(lst[1]) if (ent, r.get(kf)) not in sc.targets and not record_gone(r)]  # no write to a deleted record
+                fresh = [i for i in fresh if not m.lifecycle.final_state(tool, ent, lst[1][i])]
+                sub = m.subtype(tool, ent)
+                if sub is not None:  # `delete_image_item` deletes image items only
+                    fresh = [i for i in fresh if str(lst[1][i].get(sub[0], "")).lower() == sub[1]]
                 name, rec, twords = self.pick(sc, ent, lst, mine=True, where=fresh)
                 target = (name, ent, rec)
                 sc.targets.add((ent, rec.get(kf)))
@@ -2405,6 +2445,9 @@ class _Sampler:
                     c = pat.sub(lambda _m: words, c, count=1)
                     described.remove((_, noun, words))
             c = c.replace("\x00", twords)
+            for pn in set(re.findall(r"\b(?:my|the) ([a-z]+) called\b", twords)):
+                # "delete my group in my board called X from a Miro board": the record's own board is said already
+                c = re.sub(rf"\s+(?:from|in|on|of|inside|within|into|to)\s+(?:a|an|the|one)\s+(?:[A-Z][\w-]*\s+)?{re.escape(pn)}\b(?!\s+called)", "", c, count=1)
             made_here = kind == "create" or self.m.kinds.get(t.name) == "create"
             # a new record is made for the records it names: "create a check for the applicant called X", not "with" (review 23)
             rest = [("for " + w if made_here and w.startswith(("the ", "my ")) else w) for _, _, w in described] + plain
@@ -2455,6 +2498,8 @@ class _Sampler:
                 # still follows it, before the record it goes in (review 26: 'in the workspace called "A" called "B"')
                 c = c[:scope.start()] + " " + call + c[scope.start():]
                 rest = [x for x in rest if x is not call]
+            if target and kind == "update" and rest and (two := re.match(r"^(\w+) and \w+ ", c)) and twords in c:
+                c = f"{two.group(1)} {twords}"  # "update and request shipment for my order: set ...": the settings say what
             if target and kind == "update" and rest:
                 # "update the property of the workspace called X: set ..." echoes the docs; the settings say what changes
                 c = re.sub(r"^(\w+) (?:(?:the|its|a|an|some|any) )?(?:details?|information|info|data|settings?|propert(?:y|ies)|attributes?|fields?|metadata|configuration|config) (?:of|on|for) ", r"\1 ", c)
@@ -3225,7 +3270,9 @@ def _sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Too
             continue
         # the same request, however it is opened ("Could you tell me" / "Can you check"), is one task
         who = None if not sc.writes else sc.ukey  # the same question is one task, whoever asks it (a template, not a new task)
-        key = (who, tuple((i.kind, i.text, i.condition) for i in sc.intents), json.dumps(sc.writes, sort_keys=True, default=str))
+        # ... and the same words are one request, whichever tool the gold path takes (review 27: one "delete my item
+        # called X" three times, with three different per-type delete tools)
+        key = (who, tuple((i.kind, i.text, i.condition) for i in sc.intents))
         if key in seen:
             rejected["duplicate"] += 1
             continue

@@ -208,6 +208,13 @@ def topic_named(entity: str | None, entities) -> bool:
     return any((h := [singular(w) for w in _words(e)]) and h[-1] in CONTENT_NOUNS for e in entities)
 
 
+def _sold(fields) -> bool:
+    """Whether a record with these fields is sold: a price, a cost, a stock count or a SKU among them (or none known)."""
+    if fields is None:
+        return True
+    return any(re.search(r"(^|_)(price|prices|cost|amount|stock|inventory|sku|quantity|qty)($|_)", "_".join(_words(f))) for f in fields)
+
+
 def placeholder_name(entity: str | None, value: Any) -> bool:
     """`Recipe 3`: the name a record gets when nothing says what it is called (`topic_named`); no person
     names a record by it, and a task never does."""
@@ -372,6 +379,7 @@ class _Ctx:
         self.persona: dict | None = None
         self.place: tuple | None = None  # (city, state, zip) shared by one record's address fields
         self.entities: tuple | None = None  # the world's entity names (topic_named), when a whole state is made
+        self.fields: dict = {}  # entity -> its field names, when a whole state is made (goods have a price)
         self.vague_none = False  # an optional top-level field: no topic where nothing says what it holds
 
     def where(self, key: tuple) -> tuple:
@@ -666,7 +674,7 @@ ORG_WORDS = {"organization", "organisation", "org", "company", "vendor", "suppli
 CARD_WORDS = {"card", "wallet"}
 
 
-def _kind_str(ws: list[str], c: _Ctx, entity: str | None) -> str | None:
+def _kind_str(ws: list[str], c: _Ctx, entity: str | None, doc: str = "") -> str | None:
     """A string whose field name or entity says what kind of thing it is: coordinates and floors as
     numbers, an emoji by its short name, an organization by a company name, a card by its brand and
     last digits, a sender or an assignee by a person's address."""
@@ -683,7 +691,8 @@ def _kind_str(ws: list[str], c: _Ctx, entity: str | None) -> str | None:
     if ws[-2:] in (["content", "type"], ["mime", "type"], ["media", "type"], ["file", "type"]) or last in ("mimetype", "mime"):
         return rng.choice(["application/pdf", "image/png", "image/jpeg", "text/plain", "text/csv"])  # a MIME type, not a sentence
     if "emoji" in w or (ews and ews[-1] in ("emoji", "reaction") and last in ("name", "code")):
-        return rng.choice(c.pool((entity, "emoji"), list(EMOJI), 6))
+        v = rng.choice(c.pool((entity, "emoji"), list(EMOJI), 6))
+        return EMOJI_GLYPHS[v] if _GLYPH_DOC.search(doc or "") else v  # "Single emoji glyph": the world holds the character too
     if "card" in w and last in ("brand", "network", "scheme", "provider", "issuer"):
         return rng.choice(c.pool((entity, "card_brand"), ["Visa", "Mastercard", "American Express", "Discover"], 3))  # a card's brand, not a company (review 25)
     if last in ORG_WORDS or (last == "name" and len(ws) > 1 and ws[-2] in ORG_WORDS):
@@ -830,7 +839,8 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
         return _problem_title(c, (entity, name, "s"))
     if own and is_work(entity):
         return _work_title(c, (entity, name, "s"))
-    if ews and ews[-1] in GOODS:
+    if ews and ews[-1] in GOODS and (ews[-1] in ("product", "sku", "variant", "merchandise") or _sold(c.fields.get(entity))):
+        # an "item" is goods where it has a price or stock (a shop's), not a whiteboard's sticky note (review 27)
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(ADJ)} {rng.choice(NOUN)}")
     used = c.used.setdefault((entity, name, "s"), set())
     if not own and not is_work(entity) and not is_problem(entity) and c.entities is not None:
@@ -1177,7 +1187,7 @@ def _example_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str
     return c.rng.choice(list(exs))
 
 
-_STR_RULES = (_example_str, _doc_str, lambda n, ws, c, e, d: _kind_str(ws, c, e), _faker_kind2, _person_str, _time_str, _place_str, _catalog_str, _faker_str)
+_STR_RULES = (_example_str, _doc_str, lambda n, ws, c, e, d: _kind_str(ws, c, e, d), _faker_kind2, _person_str, _time_str, _place_str, _catalog_str, _faker_str)
 
 
 def _id_like(name: str, rng: random.Random) -> str:
@@ -1281,6 +1291,7 @@ def generate_state(schema: dict, seed: int, size: int = 30) -> dict:
     counts = {e: min(size if not parents[e] else 3 * size, _example_cap(e, d), d.get("page") or 1 << 30) for e, d in ents.items()}
     ctx = _Ctx(rng, _base_date(schema), size)
     ctx.entities = tuple(ents)
+    ctx.fields = {e: set((d.get("fields") or {})) for e, d in ents.items()}
     keys, personas = _make_keys(ents, counts, rng, ctx)
     # parent assignment order: a deterministic shuffle of each parent's keys
     dealt = {e: rng.sample(keys[e], len(keys[e])) for e in ents}

@@ -115,6 +115,8 @@ def shapes_request(name: str, doc: str, scalar: bool = True) -> bool:
     toks = tokens(name)
     if toks and (toks[-1] in REQUEST_WORDS or toks[0] in ("include", "exclude", "with")):
         return True
+    if len(toks) > 1 and toks[0] == "query":
+        return True  # `queryStartDate`: where a listing starts, no field of the records (review 27)
     if toks and toks[0] == "show" and toks[-1] not in ("date", "time", "type", "name", "id", "start", "end", "format"):
         return True  # `show_details` asks for more output; a movie's `show_date`, `show_time`, `show_type` are the showing's
     if len(toks) == 2 and toks[0] in ("search", "match", "sort", "filter") and toks[1] in ("type", "mode", "field", "kind"):
