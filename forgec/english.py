@@ -45,7 +45,7 @@ DOC_SELF_NOUNS = _words("tool function endpoint operation method api command cal
                         "utility procedure service")
 META_VERBS = _words("return belong require contain represent describe accept support note mean expect indicate specify understand "
                     "know help need include consist depend work fail throw raise output yield provide respond exist correspond "
-                    "use")
+                    "use summarize summarise preview explain confirm ask tell")  # the agent's conduct, no act on a record (review 28)
 SECTION_LABELS = _words("note notes warning warnings important tip tips example examples returns return args arguments parameters "
                         "params raises throws response responses output outputs usage see caveat caveats deprecated")
 # Adjectives by which docs point at an argument ("the specified team", "a given file"): a person names the thing itself.

@@ -80,6 +80,7 @@ REASONS: dict[str, str] = {
     "no-referring-expression": "no attributes single the record out among the user's records",
     "duplicate": "the same request as an earlier task",
     "unnamed-person": "a new person would be made without their name",
+    "thin-create": "a new record would hold one optional detail and nothing the docs require: no record a person asks for",
     "unnamed-create": "a new record would be made without the name the docs let the user give it",
     "create-existing": "a create whose record key would name an existing record (the new record's key is no target)",
     "template-cap": "its template (the same tools called in the same order) already has its share of the env's tasks",
@@ -566,12 +567,17 @@ def check_sources(c: Candidate, g: Gate) -> str | None:
         if isinstance(n, A.CallNode):
             if g.writes.get(n.tool):
                 for a in n.args:
+                    if isinstance(a.value, A.Literal) and isinstance(a.value.value, bool) and norm(a.name) in CALL_SWITCHES:
+                        continue  # `preview=false`, `confirm=true`: how the docs say a change is applied, not a value of the user's
                     if not _sourced(a.value, defined, c, said_in):
                         return "unsourced-argument"
             defined.add(n.name)
         elif isinstance(n, A.ReasonNode):
             defined.add(n.name)
     return None
+
+
+CALL_SWITCHES = {"preview", "dry_run", "dryrun", "simulate", "validate_only", "confirm", "confirmed"}
 
 
 def _sourced(e: Any, defined: set[str], c: Candidate, said_in) -> bool:

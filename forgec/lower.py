@@ -159,6 +159,13 @@ _EVAL = {
 }
 
 
+def _call_switch(name: str, v: Any) -> bool:
+    """`preview=false`, `confirm=true`: how the docs say a change is applied (the agent's part), nothing the user tells."""
+    from forgec.gate import CALL_SWITCHES
+
+    return isinstance(v, bool) and re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower() in CALL_SWITCHES
+
+
 def _is_pure_literal_or_fact(e: Any) -> bool:
     return _is_pure_literal(e) or (isinstance(e, A.Attr) and isinstance(e.obj, A.Name) and e.obj.id == "user")
 
@@ -424,7 +431,7 @@ def _run_call(run: _GoldRun, n: A.CallNode) -> None:
         args[a.name] = v
         if isinstance(a.value, A.Attr) and isinstance(a.value.obj, A.Name) and a.value.obj.id == "user":
             run.usage.setdefault(a.value.name, (n.tool, a.name))
-        if _is_pure_literal(a.value) and a.value != A.Literal(None) and not _every_value(v):
+        if _is_pure_literal(a.value) and a.value != A.Literal(None) and not _every_value(v) and not _call_switch(a.name, v):
             taken = a.name in run.scope.facts or a.name in run.implicit
             name = f"{n.name}_{a.name}" if taken else a.name
             run.implicit[name] = v

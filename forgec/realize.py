@@ -207,6 +207,8 @@ def sentence_clause(sentence: str) -> Clause | None:
     toks = [re.sub(r"^([A-Za-z]+)/[A-Za-z]+$", r"\1", t) for t in _TOKEN.findall(s)]  # "mailbox/folder": the first
     if len(toks) < 2:
         return None
+    if len(toks) > 3 and toks[1].lower() == "then" and verb_lemma(toks[0]) and verb_lemma(toks[2]):
+        toks = toks[2:]  # "Preview then delete a custom-field definition": the act is the second verb's
     verb = verb_lemma(toks[0])
     if verb is None or verb in E.META_VERBS or toks[1].lower() in E.AUXILIARIES:
         return None  # "Returns the list", "This tool belongs to", "Status is ..."
@@ -274,8 +276,9 @@ def sentence_clause(sentence: str) -> Clause | None:
 
 @functools.lru_cache(maxsize=16384)
 def clause(doc: str) -> Clause | None:
-    """The act the doc describes: the first sentence with a usable verb phrase (see the module doc)."""
-    for s in sentences(doc or ""):
+    """The act the doc describes: the first sentence with a usable verb phrase (see the module doc), among its
+    first three: what follows is how to call it ("Summarize the planned change in chat ...", review 28)."""
+    for s in sentences(doc or "")[:3]:
         c = sentence_clause(s)
         if c is not None:
             return c

@@ -1481,6 +1481,9 @@ def superlative(op: str, fld: str, item: str) -> str:
         return f"the most expensive {item}" if hi else f"the cheapest {item}"
     if f in _RECENT:
         return f"the most recent {item}" if hi else f"the oldest {item}"
+    if re.fullmatch(r"[a-z]+ed_(at|on|date|time)", f):  # "issued_at": "the most recently issued recovery", not
+        part = f.split("_")[0]                           # "the recovery with the earliest issued at" (review 27)
+        return f"the most recently {part} {item}" if hi else f"the {item} {part} first"
     if f == "date" or f == "time" or f.endswith(("_date", "_at", "_time", "_on")):
         return f"the {item} with the {'latest' if hi else 'earliest'} {w}"
     return f"the {item} with the {'highest' if hi else 'lowest'} {w}"

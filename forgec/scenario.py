@@ -999,6 +999,8 @@ _PERSON_KEY = re.compile(r"(^|_)(name|firstname|lastname|surname|email|e_?mail|l
 _PERSON_NAME_PARAM = re.compile(r"^(first|last|given|family|full|display)?_?name$|^(first|last|sur)name$")
 
 
+_PREVIEW_PARAMS = {"preview", "dry_run", "dryrun", "simulate", "validate_only"}
+_ROW_OPS = {"update", "add", "delete", "remove", "create", "modify", "edit", "patch", "set", "upsert", "replace"}
 _TEST_ONLY = re.compile(r"\bsandbox\b|\b(?:only|solely) (?:for|in|used for|available for) (?:testing|test|development)\b|\bfor testing purposes\b", re.I)
 _MY_PRESCRIBED = re.compile(r"""(?:for|when|if)\b[^.\n]{0,40}?["“'‘`]my\b""", re.I)
 
@@ -1523,6 +1525,12 @@ class _Sampler:
             said.append(_say_param(singular(p.name) if is_list else p.name, v[0] if is_list else v))
             sc.said_of[said[-1]] = (singular(p.name) if is_list else p.name, v[0] if is_list else v)
             return sc.fact(p.name, v), v
+        if is_list and norm(p.name).split("_")[0] in _ROW_OPS and record_fields(m.env, strip_optional(t.item)) is not None:
+            # `update_shipping_fees: [{id, amount}]`: edits of the record's rows by their ids, no change a person dictates
+            # ("set its id to 10261 and its amount to ...", review 28)
+            if required:
+                raise _Skip("unfillable-argument")
+            return None
         if is_list and isinstance(rec_name, str) and rec and p.name in rec and isinstance(rec[p.name], list) and rec[p.name]:
             if isinstance(p.type, A.OptionalType) or p.default is not None:
                 return None  # an optional list sent back as it is ("all its tags") changes nothing: left out
@@ -1952,6 +1960,12 @@ class _Sampler:
             n_opt += p in optional
             if (target is None or m.kinds.get(tool) == "create") and _own_name(p.name) and isinstance(r[1], str) and not looks_like_id(r[1]):
                 self._about = r[1]  # a new label called "Q3 goals": its description is about Q3 goals, not another topic
+        for p in t.params:  # the docs' two-step calls: the gold applies ("preview=True (default) returns a preview";
+            # "confirm=true to apply"), as an agent does after previewing or confirming (review 28)
+            if strip_optional(p.type) == A.PrimType("bool") and norm(p.name) in _PREVIEW_PARAMS and isinstance(p.default, A.Literal) and p.default.value is True:
+                args[p.name] = (A.Literal(False), False)
+            elif strip_optional(p.type) == A.PrimType("bool") and norm(p.name) in ("confirm", "confirmed") and p.name not in args:
+                args[p.name] = (A.Literal(True), True)
         args = {p.name: args[p.name] for p in t.params if p.name in args}  # the call in the docs' order
         n1 = len(sc.nodes)
         self.plausible(t, args)
@@ -1975,6 +1989,11 @@ class _Sampler:
             raise _Skip("unnamed-person")
         if m.kinds.get(tool) == "create" and named_by and not named_by & set(args) and not person_names & set(args):
             raise _Skip("unnamed-create")
+        opt_names = {p.name for p in optional}
+        if m.kinds.get(tool) == "create" and target is None and t.params and all(n in opt_names or m.key_entity(n, pt[n]) for n in args) \
+                and sum(1 for n in args if not m.key_entity(n, pt[n])) < 2:
+            # "create a new invoice with buyer street "410 Lake Ave"": one optional detail is no record anyone asks for (review 28)
+            raise _Skip("thin-create")
         cond_text, holds = "", True
         on_new = (any(isinstance(x, tuple) for x in said) and sc.described is not None and sc.rng.random() < 0.5
                   and re.search(r"\b(price|prices|cost|fare|charged?|pay|paid|total)\b", t.doc or "") is not None)  # money is at stake

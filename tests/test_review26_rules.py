@@ -114,3 +114,41 @@ def test_worlds_hold_no_more_than_the_documented_page(tmp_path):
                 assert "status" in t["instruction"] and "the name of" not in t["instruction"], t["instruction"]
             if c["tool"] == "create_variant":  # "Price in smallest currency unit": said in dollars, a plausible price
                 assert c["arguments"]["price"] >= 100, c["arguments"]
+
+
+NOTES = {"tools": [
+    {"name": "list_notes", "description": "List your notes.", "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "create_note", "description": "Create a note.", "inputSchema": {"type": "object", "required": ["title"], "properties": {
+        "title": {"type": "string", "description": "The note's title."}, "body": {"type": "string", "description": "The note's text."}}}},
+    {"name": "delete_note", "description": "Preview then delete a note. When preview=True (default) the tool returns the planned change; "
+     "call again with preview=False to apply it.", "inputSchema": {"type": "object", "required": ["note_id"], "properties": {
+        "note_id": {"type": "string", "description": "The note's ID."},
+        "preview": {"type": "boolean", "default": True, "description": "Return a preview instead of deleting."}}}},
+    {"name": "rename_note", "description": "Rename a note. Ask the user to confirm, then pass confirm=true.",
+     "inputSchema": {"type": "object", "required": ["note_id", "title"], "properties": {
+        "note_id": {"type": "string", "description": "The note's ID."}, "title": {"type": "string", "description": "The new title."},
+        "confirm": {"type": "boolean", "default": False, "description": "Apply the change (after the user confirmed)."}}}},
+]}
+
+
+def test_a_previewed_or_confirmed_change_is_applied_and_never_stored(tmp_path):
+    """Review 28: records held `preview` and `confirm` as fields, and the gold skipped the documented apply step.
+    The gold applies (`preview=False`, `confirm=True`), no record stores either, and the user never dictates them."""
+    d = tmp_path / "notes"
+    d.mkdir()
+    (d / "tools_list.json").write_text(json.dumps(NOTES))
+    out = tmp_path / "b"
+    r = subprocess.run([sys.executable, "-m", "forgec", "compile", str(d), "-o", str(out), "-n", "20", "-q"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-2000:]
+    src = (out / "src" / "notes" / "env.forge").read_text()
+    entity = src[src.index("entity Note"):src.index("}", src.index("entity Note"))]
+    assert "preview" not in entity and "confirm" not in entity, entity
+    tasks = _tasks(out, "notes")
+    calls = [(t, c) for t in tasks for c in t["gold_calls"] if c["tool"] in ("delete_note", "rename_note")]
+    assert calls, [t["instruction"] for t in tasks]
+    for t, c in calls:
+        if c["tool"] == "delete_note":
+            assert c["arguments"].get("preview") is False, c
+        else:
+            assert c["arguments"].get("confirm") is True, c
+        assert "preview" not in t["instruction"].lower() and "confirm" not in t["instruction"].lower(), t["instruction"]

@@ -136,6 +136,8 @@ def test_criterion_templates_hand_checked():
     assert superlative("argmin", "departure_time", "flight") == "the flight with the earliest departure time"
     assert superlative("argmax", "priority", "ticket") == "the ticket with the highest priority"
     assert superlative("argmin", "baggage_count", "reservation") == "the reservation with the lowest baggage count"
+    assert superlative("argmax", "issued_at", "recovery") == "the most recently issued recovery"  # not "the latest issued at"
+    assert superlative("argmin", "updatedAt", "message") == "the message updated first"
     assert [plural(w) for w in ("flight", "reply", "address", "day", "line item")] == ["flights", "replies", "addresses", "days", "line items"]
 
 

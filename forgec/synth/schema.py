@@ -72,7 +72,8 @@ QUERY_PARAMS = {"q", "query", "search", "search_query", "search_term", "keyword"
 # how a request is made, not what a record holds: selectors, masks, dry runs, "include archived" switches
 # (`label_selector`, `updateMask`, `dry_run`, `all_namespaces`, `include_archived`), by the name's words or its doc
 REQUEST_WORDS = {"selector", "selectors", "mask", "filter", "filters"}
-REQUEST_PARAMS = {"dry_run", "dryrun", "validate_only", "all_namespaces", "minified", "pretty", "expand", "embed"}
+REQUEST_PARAMS = {"dry_run", "dryrun", "validate_only", "all_namespaces", "minified", "pretty", "expand", "embed",
+                  "preview", "confirm", "confirmed", "simulate", "force"}  # how a call is made, never a record's field (review 28)
 _REQUEST_DOC = re.compile(r"\b(?:dry[- ]run|field mask|(?:label|field) selector|selector to filter|"
                           r"whether to (?:include|return|show|expand)|if (?:set|true),? (?:also )?(?:include|return|show)s?|"
                           # how a search is made, not what a record holds: "Which date field to filter on", "Type of
