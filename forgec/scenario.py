@@ -602,7 +602,8 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
     rec = records[target]
     # a number singles a record out only as a superlative ("my most expensive order"): "the template with a slide index
     # of 27", "the token with 48 expires in days" are not how a person names a thing
-    usable = [f for f in fields if _sayable(rec.get(f)) and not (isinstance(rec.get(f), (int, float)) and not isinstance(rec.get(f), bool))]
+    usable = [f for f in fields if _sayable(rec.get(f)) and not (isinstance(rec.get(f), (int, float)) and not isinstance(rec.get(f), bool))
+              and not (isinstance(rec.get(f), str) and "\n" in rec[f])]  # a signature over two lines names no record
     # "my order whose ship from country code is "PK"": a code the system keeps is no way a person names their record
     usable = [f for f in usable if not (re.search(r"(^|_)codes?$", norm(f)) and isinstance(rec.get(f), str) and len(rec[f]) <= 3)]
     if any(_own_name(f) and norm(f) not in ("subject", "label") for f in fields):
@@ -3331,5 +3332,6 @@ def _emit(s: "_Sampler", env: A.EnvDecl, cfg: SampleConfig, decl: A.BlueprintDec
         header.append("the user does not know: " + ", ".join(dict.fromkeys(sc.unknown)))
     for i in sc.intents:
         header.append(f"intent ({i.kind}{', condition holds' if i.condition and i.done else ', condition fails' if i.condition else ''}): {i.text}")
+    header = [" ".join(h.split()) for h in header]  # a comment is one line: a value's newline would end it (DigitalOcean)
     text = format_blueprint_text(decl, header, f"{name}.forge")
     out.append(SampledBlueprint(name, decl, text, stats))

@@ -152,3 +152,13 @@ def test_a_previewed_or_confirmed_change_is_applied_and_never_stored(tmp_path):
         else:
             assert c["arguments"].get("confirm") is True, c
         assert "preview" not in t["instruction"].lower() and "confirm" not in t["instruction"].lower(), t["instruction"]
+
+
+def test_a_value_over_two_lines_never_breaks_a_blueprint(tmp_path):
+    """DigitalOcean's world holds e-mail signatures ("Best regards,\\nPreston Miles"); a task that named a record by one
+    wrote the newline into its blueprint's header comment and the whole compile exited 1 (syntax-error)."""
+    out = _compile(tmp_path / "b", "npm_digitalocean_mcp", 10)
+    for f in (out / "blueprints" / "npm_digitalocean_mcp").glob("*.forge"):
+        for line in f.read_text().splitlines():
+            assert line.startswith(("//", "blueprint", " ", "}")) or not line.strip(), (f.name, line)
+    assert not [t for t in _tasks(out, "npm_digitalocean_mcp") if "\n" in t["instruction"]]
