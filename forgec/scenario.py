@@ -756,11 +756,14 @@ def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | 
         return f"{det} {label[1]}"  # a card's label names it as a person does: "my Amex ending in 3785"
     quals = [qualifier(f, v) for f, v in rest]
     place = [q for q in quals if q.startswith(("from ", "to ", "on "))]
-    other = [q for q in quals if q not in place]
+    within = [q for q in quals if q.startswith("in the ") and q not in place]
+    other = [q for q in quals if q not in place and q not in within]
     if place:
         core += " " + " ".join(place)
     if other:
         core += " " + " and ".join(other)
+    if within:
+        core += " " + " ".join(within)
     return core
 
 
@@ -790,6 +793,8 @@ def qualifier(f: str, v: Any) -> str:
         return f"from {v}"
     if n in ("location", "city", "town", "area", "neighborhood", "neighbourhood", "region") and isinstance(v, str) and v[:1].isupper():
         return f"in {v}"  # "the restaurant in Berkeley, CA", not "whose location is ..."
+    if n in _CONTAINERS and isinstance(v, str) and not looks_like_id(v):
+        return f'in the {w} "{v}"'  # "my task called X in the workspace "Acme"", not "whose workspace is"
     if is_money(n) and isinstance(v, (int, float)) and not isinstance(v, bool):
         return f"with a {w} of {money(v, n)}"
     if isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -1000,6 +1005,8 @@ _PERSON_KEY = re.compile(r"(^|_)(name|firstname|lastname|surname|email|e_?mail|l
 _PERSON_NAME_PARAM = re.compile(r"^(first|last|given|family|full|display)?_?name$|^(first|last|sur)name$")
 
 
+_CONTAINERS = {"workspace", "project", "board", "folder", "team", "space", "channel", "section", "calendar", "repository",
+               "repo", "organization", "organisation", "notebook", "album", "playlist", "collection", "group"}
 _PREVIEW_PARAMS = {"preview", "dry_run", "dryrun", "simulate", "validate_only"}
 _ROW_OPS = {"update", "add", "delete", "remove", "create", "modify", "edit", "patch", "set", "upsert", "replace"}
 _TEST_ONLY = re.compile(r"\bsandbox\b|\b(?:only|solely) (?:for|in|used for|available for) (?:testing|test|development)\b|\bfor testing purposes\b", re.I)

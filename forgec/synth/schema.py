@@ -71,7 +71,7 @@ QUERY_PARAMS = {"q", "query", "search", "search_query", "search_term", "keyword"
 
 # how a request is made, not what a record holds: selectors, masks, dry runs, "include archived" switches
 # (`label_selector`, `updateMask`, `dry_run`, `all_namespaces`, `include_archived`), by the name's words or its doc
-REQUEST_WORDS = {"selector", "selectors", "mask", "filter", "filters"}
+REQUEST_WORDS = {"selector", "selectors", "mask", "filter", "filters", "pattern", "patterns", "regex", "glob"}  # "name_pattern": how a search matches (review 29)
 REQUEST_PARAMS = {"dry_run", "dryrun", "validate_only", "all_namespaces", "minified", "pretty", "expand", "embed",
                   "preview", "confirm", "confirmed", "simulate", "force"}  # how a call is made, never a record's field (review 28)
 _REQUEST_DOC = re.compile(r"\b(?:dry[- ]run|field mask|(?:label|field) selector|selector to filter|"
