@@ -23,6 +23,8 @@ The checks, in the order `check` runs them (cheapest first):
 | `dictated-chain`     | writes only, every argument dictated: a form filled in, no lookup or decision        |
 | `dictated-numbers`   | one write dictates four or more bare numbers (coordinates, sizes, indexes): a form, not a request |
 | `write-to-final`     | a write acts on a record whose state the docs make final (and the tool does not allow it) |
+| `deletes-default`    | a delete acts on the account's default or primary record (the default calendar) |
+| `create-adds-nothing`| a create tool only overwrites a field of an existing record: the act is modelled wrongly |
 | `undone-write`       | a later write restores a value an earlier write changed                              |
 | `repeated-write`     | the same write twice, or one tool setting the same field of the same record again    |
 | `value-outside-docs` | a written value lies outside the docs' enum, listed values or numeric bounds         |
@@ -45,7 +47,7 @@ from typing import Any
 from forgec.english import ENDING_STATES, is_ending_state
 from forgec.lang import ast as A
 from forgec.wording import names_tool, norm
-from forgec.lower import said_in
+from forgec.lower import CALL_SWITCHES, said_in
 from forgec.runtime.envrt import jcopy
 from forgec.tasks import state_diff
 
@@ -62,6 +64,8 @@ REASONS: dict[str, str] = {
     "dictated-chain": "writes only, every argument dictated: no lookup or decision",
     "dictated-numbers": "a write dictates four or more bare numbers (coordinates, sizes, indexes): a form read out, not a request",
     "write-to-final": "a write acts on a record in a state the docs make final",
+    "deletes-default": "a delete acts on the account's default or primary record, which real APIs refuse",
+    "create-adds-nothing": "a create tool only overwrites a field of an existing record (the act is modelled wrongly)",
     "undone-write": "a later write undoes an earlier one",
     "repeated-write": "a write is repeated",
     "value-outside-docs": "a written value is outside the docs' enum or bounds",
@@ -472,7 +476,7 @@ class Gate:
         why = check_ignored(c, self)
         if why:
             return why
-        for fn in (check_final, check_undone, check_repeated, check_values):
+        for fn in (check_final, check_create, check_undone, check_repeated, check_values):
             why = fn(c, self, trace)
             if why:
                 return why
@@ -579,7 +583,6 @@ def check_sources(c: Candidate, g: Gate) -> str | None:
     return None
 
 
-CALL_SWITCHES = {"preview", "dry_run", "dryrun", "simulate", "validate_only", "confirm", "confirmed"}
 
 
 def _sourced(e: Any, defined: set[str], c: Candidate, said_in) -> bool:
@@ -709,9 +712,20 @@ def check_final(c: Candidate, g: Gate, trace: list) -> str | None:
             rec = coll.get(key) if key in coll else coll.get(str(key))  # state keys are strings; an id argument may be a number
             if isinstance(rec, dict) and g.lifecycle.final_state(tool, ent, rec):
                 return "write-to-final"
+            if isinstance(rec, dict) and tool in g.lifecycle.deletes and is_default_record(rec):
+                return "deletes-default"
             if isinstance(rec, dict) and _put_away(rec) and not _RESTORES.search(tool + " " + (g.tools[tool].doc or "" if tool in g.tools else "")):
                 return "write-to-final"  # an archived or deleted project takes no new issues (review 13)
     return None
+
+
+_DEFAULT_FLAG = re.compile(r"^(?:is_?)?(?:default|primary)(?:_?[a-z]+)?$", re.I)
+
+
+def is_default_record(rec: dict) -> bool:
+    """A record flagged as the account's default or primary one (`isDefaultCalendar`, `is_primary`): real
+    APIs refuse to delete it ("the default calendar cannot be deleted", review 29), so no task asks to."""
+    return any(v is True and isinstance(k, str) and _DEFAULT_FLAG.match(k) is not None for k, v in rec.items())
 
 
 _PUT_AWAY = re.compile(r"^(?:is_?)?(?:archived|deleted|trashed|disabled)$", re.I)
@@ -807,6 +821,8 @@ def _allowed(v: Any, t: A.TypeExpr, doc: str, names: frozenset | set = frozenset
     if isinstance(t, A.EnumType):
         return v in t.values
     if isinstance(t, A.PrimType) and t.name == "str" and isinstance(v, str):
+        if not _fits_pattern(v, doc):
+            return False  # `id="jacob_romero_6995"` where the docs' pattern is `^\d+$` (review 29)
         vals = documented_values(doc, names)
         return not vals or v in vals or v == ""  # "" is a string left unset (Joplin's `item_type` on a note)
     if isinstance(t, A.PrimType) and t.name in ("int", "float") and isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -815,6 +831,43 @@ def _allowed(v: Any, t: A.TypeExpr, doc: str, names: frozenset | set = frozenset
     if isinstance(t, A.ListType) and isinstance(v, list):
         return all(_allowed(x, t.item, "") for x in v)
     return True
+
+
+_PATTERN_DOC = re.compile(r"\(pattern: (.+?)\)(?=\s*$|\s*[.;,]|\s)")
+
+
+def _fits_pattern(v: str, doc: str) -> bool:
+    """`v` matches the JSON-Schema `pattern` the reader kept in the doc ("(pattern: ^\\d+$)"); a pattern
+    Python's `re` cannot read (an ECMA-only construct) says nothing."""
+    m = _PATTERN_DOC.search(doc or "")
+    if not m or v == "":
+        return True
+    try:
+        return re.search(m.group(1), v) is not None
+    except re.error:
+        return True
+
+
+def check_create(c: Candidate, g: Gate, trace: list) -> str | None:
+    """`create-adds-nothing`: a tool whose doc says it creates something adds a record or an item to a
+    list, with something of the user's in it (not only the keys of where it goes); one that only overwrites a field of an existing record ("Create a new page in the section"
+    stored as the section's `contentUrl`, review 29) models the act wrongly, and the task would grade it so."""
+    from forgec.realize import doc_verb, name_verb  # the realizer's verbs (imported late: realize is the text layer)
+    for tool, args, before, _after, diff in trace:
+        t = g.tools.get(tool)
+        if t is None:
+            continue
+        verb = doc_verb(t.doc or "") or name_verb(tool)
+        if verb in ("create", "add", "post", "send", "submit", "upload", "publish", "write"):
+            keys = {str(k) for coll in (before.get("entities") or {}).values() if isinstance(coll, dict) for k in coll}
+            if args and len(t.params) == len(args) and all(isinstance(v, (str, int)) and str(v) in keys for v in args.values()):
+                return "create-adds-nothing"  # "post my card": a comment posted with no text, only the card's keys
+        if verb != "create" or not diff:
+            continue  # "add credit" may well raise a balance; only a "create" must make something
+        grows = any(d.op == "add" or not isinstance(d.after, (str, type(None))) or d.path.count("/") <= 3 for d in diff)
+        if not grows:
+            return "create-adds-nothing"
+    return None
 
 
 def candidate_of(instruction: str, intents: list[str], nodes: tuple, facts: dict, writes: list, read_only: bool) -> Candidate:

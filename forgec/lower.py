@@ -159,10 +159,12 @@ _EVAL = {
 }
 
 
+# a two-step call's switches (the gate reads them too: they are no facts the user says)
+CALL_SWITCHES = {"preview", "dry_run", "dryrun", "simulate", "validate_only", "confirm", "confirmed"}
+
+
 def _call_switch(name: str, v: Any) -> bool:
     """`preview=false`, `confirm=true`: how the docs say a change is applied (the agent's part), nothing the user tells."""
-    from forgec.gate import CALL_SWITCHES
-
     return isinstance(v, bool) and re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower() in CALL_SWITCHES
 
 

@@ -266,6 +266,20 @@ def sentence_clause(sentence: str) -> Clause | None:
         if words[k - 1].lower() in E.PREPOSITIONS and re.fullmatch(r"[A-Z][\w.-]*'s", words[k]) and all(x[:1].isupper() for x in words[k + 1:]):
             words = words[:k - 1]
             break
+    # "create a comment or story": the API's two names for one thing; the user asks for the first
+    for k in range(2, len(words) - 1):
+        if words[k].lower() == "or" and words[k - 2].lower() in E.DETERMINERS and not is_verb(words[k + 1]):
+            words = words[:k] + words[k + 2:]
+            break
+    # an exclusion or a place only the API sees closing the phrase ("Delete a calendar other than the default
+    # calendar", "Removes the event from the containing calendar"): the user names their record; the rest is
+    # the tool's rule, not part of the request (review 29)
+    for k in range(1, len(words)):
+        lw = words[k].lower()
+        if lw in ("except", "excluding") or lw == "other" and k + 1 < len(words) and words[k + 1].lower() == "than" or (
+                lw in E.PREPOSITIONS and any(x.lower() in ("containing", "default", "current", "parent", "enclosing") for x in words[k + 1:k + 3])):
+            words = words[:k]
+            break
     # a dangling focus adverb from a cut condition ("Create a private room only [when explicitly requested]")
     while len(words) > 1 and words[-1].lower() in (E.PREPOSITIONS | E.DETERMINERS | E.CONJUNCTIONS | {"only", "just", "explicitly", "optionally"}):
         words.pop()

@@ -51,6 +51,8 @@ def refine_instruction(instruction: str, facts: dict[str, Any], persona: str, to
     missing = sorted({k for k, _n, v in flatten_facts(facts) if not isinstance(v, bool) and say(v).lower() not in text.lower()})
     if missing:
         return instruction, f"drops the fact(s) {', '.join(missing)}"
+    said = {say(v) for _k, _n, v in flatten_facts(facts) if not isinstance(v, (dict, list))}
+    hidden = [h for h in hidden if isinstance(h, (dict, list)) or say(h) not in said]  # $50 the user moves is no computed value leaked
     leaks = instruction_leaks(text, tools, hidden)
     named = [t for t in tools if names_tool(text, [t])]
     if named:  # "cancel pending order": a tool's words in a row name it as surely as its identifier

@@ -52,8 +52,8 @@ from forgec.stdlib.values import TEXTY, fit_extension, gone as record_gone, is_f
 from forgec.synth.schema import MUST_BE_TRUE as _MUST_BE_TRUE, session_names, shapes_request
 from forgec.reasons import reason_for
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
-from forgec.wording import humanize, names_tool, norm, say
-from forgec.gate import Gate, Lifecycle, candidate_of, dictates_an_id, is_dictated_chain
+from forgec.wording import humanize, names_tool, norm, say, split_name
+from forgec.gate import Gate, Lifecycle, candidate_of, dictates_an_id, is_dictated_chain, is_default_record
 from forgec.devicewords import control_phrase, fold_said, unit_of
 from forgec.lower import flatten_facts, said_in
 
@@ -1361,6 +1361,9 @@ class _Sampler:
         expr, recs = lst
         pre = pre or sc.prefilter.get(ent, ())
         cands = where if where is not None else list(range(len(recs)))
+        titles = [f for f in self.m.natural_fields(ent) if re.search(r"(^|_)(name|title|subject|display_name)$", norm(f))][:1]
+        if titles:  # a to-do task whose title is empty is named by nothing its owner knows (review 29)
+            cands = [i for i in cands if recs[i].get(titles[0]) not in (None, "")]
         if not cands:
             raise _Skip("no-candidate")
         target = sc.rng.choice(cands)
@@ -1842,9 +1845,12 @@ class _Sampler:
                 taken = set()
                 if _own_name(name) and noun:  # a new name is one no other record of its kind has (else "my X called Y" is two)
                     taken = {str(r.get(name)).lower() for r in ((sc.env.state.get("entities") or {}).get(noun) or {}).values() if isinstance(r, dict)}
+                    # ... nor had before this task: "delete X, then rename Y to X" reads as a slip (the world it starts from)
+                    taken |= {str(r.get(name)).lower() for r in (self.m.ents.get(noun) or {}).values() if isinstance(r, dict)}
                 for _try in range(4):
                     made = said_value(name, doc or "", rng, about=getattr(self, "_about", None) or _name_of(rec), noun=noun,
-                                      topical=noun is None or n.endswith("title") or topic_named(noun, [e.name for e in self.m.env.entities]))
+                                      topical=noun is None or n.endswith("title") or topic_named(noun, [e.name for e in self.m.env.entities]),
+                                      taken=frozenset(taken))
                     if isinstance(made, str) and is_file_field(name):
                         made = fit_extension(made, f"{doc or ''} {tool.doc}", rng)  # "The valid file types are: jpg, png and pdf" (the tool's doc)
                     if made is None or (made != cur and made.lower() not in taken):
@@ -1921,6 +1927,8 @@ class _Sampler:
                 kf = m.decl[ent].key
                 fresh = [i for i, r in enumerate(lst[1]) if (ent, r.get(kf)) not in sc.targets and not record_gone(r)]  # no write to a deleted record
                 fresh = [i for i in fresh if not m.lifecycle.final_state(tool, ent, lst[1][i])]
+                if tool in m.lifecycle.deletes:  # the default calendar is never deleted (review 29)
+                    fresh = [i for i in fresh if not is_default_record(lst[1][i])]
                 sub = m.subtype(tool, ent)
                 if sub is not None:  # `delete_image_item` deletes image items only
                     fresh = [i for i in fresh if str(lst[1][i].get(sub[0], "")).lower() == sub[1]]
@@ -1956,7 +1964,10 @@ class _Sampler:
         order.sort(key=lambda p: (p in optional, p.name not in self._wanted))
         n_opt = 0
         self._about = None
+        plain = {tuple(w for w in norm(q.name).split("_") if w != "html") for q in t.params if "html" not in norm(q.name).split("_")}
         for p in order:
+            if p in optional and "html" in norm(p.name).split("_") and tuple(w for w in norm(p.name).split("_") if w != "html") in plain:
+                continue  # `html_text` beside `text`: the same words in markup, not a second thing to say (review 29)
             if p in optional and not _one_more_optional(p.type, n_opt, p.name):
                 continue  # an optional switch ("is primary off", "redirect new handle on") is the agent's business, not the ask
             r = self.arg(sc, t, p, target, said)
@@ -1997,6 +2008,16 @@ class _Sampler:
             raise _Skip("unnamed-person")
         if m.kinds.get(tool) == "create" and named_by and not named_by & set(args) and not person_names & set(args):
             raise _Skip("unnamed-create")
+        tool_words = set(split_name(tool.lower()))
+        for n in [x for x in args if re.search(r"(^|_)(name|title)$", norm(x))] if m.kinds.get(tool) == "create" else ():  # "Asset 15": the world's stand-in for a name, not one a person gives (review 29)
+            e, v = args[n]
+            inserted = next((x.entity for x in A.walk(t) if isinstance(x, A.Insert)), None) or made_ent
+            own = set(norm(n).split("_")) - {"name", "title"} <= set(norm(str(inserted)).split("_"))
+            if not own and not (isinstance(e, A.Attr) and isinstance(e.obj, A.Name) and e.obj.id == "user"):
+                continue  # the restaurant the search found is named as the world names it; only the new record's name is the user's
+            ph = re.fullmatch(r"([A-Za-z][A-Za-z ]*) \d+", v) if isinstance(v, str) else None
+            if ph and set(ph.group(1).lower().split()) <= tool_words | set(split_name(n.lower())):
+                raise _Skip("unnamed-create")
         opt_names = {p.name for p in optional}
         if m.kinds.get(tool) == "create" and target is None and t.params and all(n in opt_names or m.key_entity(n, pt[n]) for n in args) \
                 and sum(1 for n in args if not m.key_entity(n, pt[n])) < 2:
@@ -2729,6 +2750,9 @@ class _Sampler:
             stat = []  # (blind review 14: "how many of my tasks are in progress" through status "all" and a count, rejected)
         roll = sc.rng.random()
         whose = "my" if m.user is not None or self.owner else "the"  # the owner of the work items asks of "my work items"
+        # a bare `total` is money beside a currency or a price; on an invitation it is a paging count (review 29)
+        priced = any(re.search(r"(^|_)(currency|price|amount|cost)($|_)", norm(k)) for r in recs[:1] for k in r if norm(k) != "total")
+        money = [x for x in nums if is_money(x) and (norm(x) != "total" or priced)]
         if stat and roll < 0.35 and len(recs) <= 20:  # counting 90 downtimes by hand is no question a person asks an agent
             f = stat[0]
             v = sc.rng.choice(sorted({r[f] for r in recs}))
@@ -2739,8 +2763,8 @@ class _Sampler:
             sc.nodes.append(A.TellNode(A.Name(cname)))
             text = f"how many of {whose} {plural(noun)}{_in_scope(sc, ent)} are {_predicate(_spoken(v), f)}"
             sc.ask_why = (_ask_why(noun, "count") if m.user is not None else "") or (f"I'm going over where {whose} {plural(noun)} stand" if whose == "my" else "")
-        elif [x for x in nums if is_money(x)] and roll < 0.7 and not _mixed_units(recs):
-            f = sc.rng.choice([x for x in nums if is_money(x)])
+        elif money and roll < 0.7 and not _mixed_units(recs):
+            f = sc.rng.choice(money)
             src, vals, adj = expr, recs, ""
             if any(record_gone(r) for r in recs):
                 raise _Skip("gone-in-total")  # a total over records some of which are cancelled or deleted has two answers (review 23)

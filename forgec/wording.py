@@ -39,6 +39,8 @@ def humanize(name: str) -> str:
     words = _split(name)
     if len(words) == 1 and words[0] in _FUNCTION_WORDS:
         return f'"{words[0]}" field'
+    if len(words) == 2 and words[1] in ("on", "at") and (words[0] in ("due", "start", "starts", "end", "ends", "expires") or words[0].endswith("ed")):
+        return f"{words[0]} {'date' if words[1] == 'on' else 'time'}"  # `due_on`: "the due date", not "the due on" (review 29)
     return " ".join(words)
 
 

@@ -71,8 +71,9 @@ NOTE_TEMPLATES = (
     "Updated the {t} with the latest numbers.", "Draft for the {t}.", "Questions about the {t}.",
     "Next steps for the {t}.", "Reminder about the {t}.",
 )
-SUBJECT_TEMPLATES = ("{T}", "{T} update", "Question about the {t}", "Re: {t}", "{T} next steps")
+# a world with more records than topics names the rest by variants (never a user's rename: review 29)
 NAME_VARIANTS = ("{T} follow-up", "{T} (phase 2)", "{T} archive", "{T} draft", "{T} 2025")
+SUBJECT_TEMPLATES = ("{T}", "{T} update", "Question about the {t}", "Re: {t}", "{T} next steps")
 # records that report something wrong (general English: an incident, an issue, a ticket, an alert) are
 # titled by what went wrong and commented on as work on it, not by a topic ("Kitchen renovation")
 PROBLEM_ENTITIES = {"incident", "issue", "bug", "ticket", "alert", "problem", "defect", "outage", "error", "case",
@@ -674,6 +675,20 @@ ORG_WORDS = {"organization", "organisation", "org", "company", "vendor", "suppli
 CARD_WORDS = {"card", "wallet"}
 
 
+def _payment_card(entity: str | None, c: "_Ctx") -> bool:
+    """Whether `entity` is a payment card or a wallet: named so, and its fields (when known) hold what a card
+    holds (a number, its last digits, a brand, an expiry, a balance). A kanban board's card has a list and a
+    title instead, and is no "Mastercard ending in 3566" (review 29)."""
+    ews = _words(entity or "")
+    if not ews or ews[-1] not in CARD_WORDS:
+        return False
+    fields = c.fields.get(entity) if c is not None else None
+    if not fields:
+        return True
+    return any(re.search(r"(^|_)(number|last4|last|four|brand|expir\w*|exp|cvv|cvc|balance|holder|pan|issuer|network)($|_)",
+                         "_".join(_words(f))) for f in fields)
+
+
 def _kind_str(ws: list[str], c: _Ctx, entity: str | None, doc: str = "") -> str | None:
     """A string whose field name or entity says what kind of thing it is: coordinates and floors as
     numbers, an emoji by its short name, an organization by a company name, a card by its brand and
@@ -702,7 +717,7 @@ def _kind_str(ws: list[str], c: _Ctx, entity: str | None, doc: str = "") -> str 
     if last in ("name", "title", "label") and len(ws) == 1 and ews:  # what a record of this kind is called
         if ews[-1] in ORG_WORDS:
             return fake(rng).company()
-        if ews[-1] in CARD_WORDS:
+        if _payment_card(entity, c):
             return f"{rng.choice(['Visa', 'Mastercard', 'Amex'])} ending in {rng.randint(1000, 9999)}"
     return None
 
@@ -711,6 +726,7 @@ def _kind_str(ws: list[str], c: _Ctx, entity: str | None, doc: str = "") -> str 
 # for replies"); an id-like name keeps its id ("The ID of the user whose email ...")
 _DOC_KINDS = tuple((kind, re.compile(rx, re.I)) for kind, rx in (
     ("email", r"\be-?mail address(?:es)?\b|^e-?mail$|^(?:the |an? )?(?:\w+ )?e-?mail (?:of|for|to)\b"),  # not "the HTML body of the email" (review 24)
+    ("slug", r"\bslug\b"),  # "URL slug for the product": vintage-lamp, not a whole web address (review 29)
     ("url", r"\b(?:url|uri|link|web ?site|homepage)\b"),
     ("doi", r"\bdoi\b"),
     ("isbn", r"\bisbn\b"),
@@ -764,6 +780,7 @@ TIME_ZONES = ("America/New_York", "Europe/London", "Asia/Tokyo", "America/Los_An
 _KIND_MAKERS = {
     "email": lambda n, c, e: _email(c),
     "url": lambda n, c, e: _url(c),
+    "slug": lambda n, c, e: slugify(topic(c.rng)),
     "doi": lambda n, c, e: f"10.{c.rng.randint(1000, 9999)}/{fake(c.rng).bothify('???.####.###').lower()}",
     "isbn": lambda n, c, e: fake(c.rng).isbn13(),
     "uuid": lambda n, c, e: fake(c.rng).uuid4(),
@@ -822,7 +839,7 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
     own = len(fws) == 1 or head in (["display"], ["full"], ["short"], ["friendly"]) or any(ent[i:i + len(head)] == head for i in range(len(ent)))
     if not own and len(fws) >= 2 and singular(fws[-2]) in VENUES:  # `theater_name` of a movie: a place's name
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(VENUE_NAMES)} {fws[-2].capitalize()}")
-    if own and ews and ews[-1] in ORG_WORDS | CARD_WORDS:  # a company name, "Visa ending in 4242": _kind_str's rule, each once
+    if own and ews and (ews[-1] in ORG_WORDS or _payment_card(entity, c)):  # a company name, "Visa ending in 4242": _kind_str's rule, each once
         return c.unique((entity, name, "s"), lambda: _kind_str(["name"], c, entity))
     if own and ews and ews[-1] in ("emoji", "reaction"):
         return c.unique((entity, name, "s"), lambda: rng.choice(EMOJI))
@@ -987,7 +1004,7 @@ def said_when(name: str, doc: str, rng: random.Random, base: _dt.date = _dt.date
 
 
 def said_value(name: str, doc: str, rng: random.Random, about: str | None = None, noun: str | None = None,
-               topical: bool = True) -> str | None:
+               topical: bool = True, taken: frozenset = frozenset()) -> str | None:
     """A new value a person would give for a string argument (a comment, a title, a link, a file),
     made about `about` (the name of the record acted on, else a topic) and fit for a `noun` record (the
     one written: an incident's title says what went wrong); None when neither the doc
@@ -1005,6 +1022,8 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     if (urn := urn_value(doc, rng)) is not None:
         return urn  # "spotify:track:...", as the docs show it (review 22: web URLs as track URIs)
     kind = _doc_kind(ws, doc)
+    if kind == "slug" and about:
+        return slugify(t)  # a product's new handle is its name's: "eco-lamp"
     if kind is not None and kind not in ("date", "datetime"):
         v = _KIND_MAKERS[kind](name, c, None)
         return fit_extension(v, doc, rng) if isinstance(v, str) and is_file_field(name) else v
@@ -1021,20 +1040,29 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         return _work_title(c, (noun, name, "said"))
     if is_problem(noun) and (w & TEXTY or last in ("feedback", "reply", "answer", "explanation")):
         return rng.choice(PROBLEM_NOTES)  # a note on one: work on the problem
-    if last in ("subject", "headline"):
-        return rng.choice(SUBJECT_TEMPLATES).format(t=t, T=_titled(t))
+    if last in ("subject", "headline"):  # "Photo archive update update": no template repeats the subject's words (review 29)
+        fits = [x for x in SUBJECT_TEMPLATES if not (set(re.findall(r"[a-z]+", x.replace("{t}", "").replace("{T}", "").lower())) - {"the", "about", "re"}) & set(t.lower().split())]
+        return rng.choice(fits or ["{T}"]).format(t=t, T=_titled(t))
     if last == "name" and w & PERSON_NAME_WORDS or name in ("full_name", "fullname") or (name == "name" and is_person(noun)):
         return _person_str(name, ws, c, None, doc)  # `firstName` is Maria, not "Reading list"
     if last == "name" and noun and _words(noun) and _words(noun)[-1] in HANDLE_NAMED:
         return slugify(rng.choice([x for x in TOPICS if x.lower() != t.lower()]))  # a new channel: "press-release"
     if not topical:
         return None  # a recipe, a device: no topic names it or is written on it (`topic_named`)
-    if last in ("title", "name") and about and re.fullmatch(r"[A-Za-z][A-Za-z ()'&-]{2,40}", about) and rng.random() < 0.6:
-        fits = [v for v in NAME_VARIANTS if not set(re.findall(r"[a-z]+", v.lower())) & set(t.lower().split())]
-        if fits:  # a renamed record keeps its subject: "Garden project (phase 2)", never "Thesis draft draft"
-            return rng.choice(fits).format(T=_titled(t))
+    nws = _words(noun or "")
+    if last in ("title", "name") and nws and nws[-1] in GOODS:  # a product renamed is named like goods, not "Marketing campaign"
+        return rng.choice([v for v in (f"{a} {n}" for a in ADJ for n in NOUN) if v.lower() != t.lower()])
+    # a new name is a name of its own, not the old one with "(phase 2)", "archive" or "2025" stuck on (review 29),
+    # and none another record of its kind has (`taken`); a tag is named like a tag ("urgent") while any is free
     if last in ("title", "name", "label", "tag"):
-        fresh = [x for x in TOPICS if x.lower() != t.lower()]
+        cats = [x for x in CATEGORY_NAMES.get(nws[-1] if nws else "", ()) if x.lower() not in taken and x.lower() != t.lower()]
+        if cats:
+            return rng.choice(cats)
+        fresh = [x for x in TOPICS if x.lower() != t.lower() and x.lower() not in taken]
+        if not fresh:  # a world that uses every topic: a variant of one, as the world's own names are
+            fresh = [v for v in (f.format(T=_titled(x)) for x in TOPICS for f in NAME_VARIANTS) if v.lower() not in taken]
+        if not fresh:
+            return None
         v = _titled(rng.choice(fresh))
         return v.lower() if last in ("tag", "label") else v
     if w & TEXTY or last in ("feedback", "reply", "answer", "explanation"):
@@ -1217,6 +1245,13 @@ def make_key(entity: str, key_tj: dict, i: int, rng: random.Random, ctx: _Ctx, u
         k = str(uuid.UUID(int=rng.getrandbits(128), version=4))
         used.add(k)
         return k
+    if "(digits)" in key_tj.get("doc", ""):  # the docs say the key is numeric: digits, as the API's own ids are
+        base = ctx.pools.setdefault((entity, "__digits"), [rng.randint(10**9, 9 * 10**9)])[0]
+        k = str(base + rng.randint(1, 10**6) * (i + 1))
+        while k in used:
+            k = str(int(k) + 1)
+        used.add(k)
+        return k
     n_chars = re.search(r"\((\d{1,2}) characters\)", key_tj.get("doc", ""))
     if n_chars:  # the docs give the key's length ("an 8-character key"): letters and digits, as such keys are
         for _ in range(100):
@@ -1249,7 +1284,7 @@ def make_key(entity: str, key_tj: dict, i: int, rng: random.Random, ctx: _Ctx, u
             k = rng.choice(free) if free else "".join(rng.choice(string.ascii_uppercase) for _ in range(3))
         elif head in ("product", "item", "variant", "sku"):
             k = str(rng.randint(10**9, 10**10 - 1))
-        elif head in ("payment", "method", "card"):
+        elif head in ("payment", "method") or _payment_card(entity, ctx):
             k = f"credit_card_{rng.randint(10**6, 10**7 - 1)}"
         else:
             k = f"{'_'.join(ws) or 'id'}_{rng.randint(0, 99999):05d}"  # certificate_03842, action_log_04159

@@ -698,6 +698,8 @@ def _made_of_found(s: Schema) -> None:
         params = {singular(w) for p in v.tool.params for w in tokens(p.name)}
         # the made thing is an act's noun ("a reservation", "a booking", "a purchase"), not a count the call takes
         # ("Book seats on a flight": `seats` is how many, the booking is a reservation found elsewhere)
+        if singular(v.nouns[-1]) in {singular(w) for w in obj}:
+            continue  # "Create a new Asset record": the asset is the made thing, "record" only says it is one
         if head and head != singular(v.nouns[-1]) and head not in found and head.isalpha() and len(head) > 2 \
                 and head not in STOP and head not in params and singular(head) not in params and verb_of_noun(head):
             v.nouns = [head]
@@ -779,14 +781,38 @@ def _entities_from_keyish_names(s: Schema) -> None:
                 _add_entity(s, entity_name(stem), name, kt, alias=name)
 
 
+def _head_nouns(nouns: list[str]) -> list[str]:
+    """A name's nouns up to its head: status words out, a trailing `list`/`type` dropped (`purchase_invoice_list`)."""
+    ns = [n for n in nouns if n not in STATUS_WORDS]
+    while len(ns) > 1 and ns[-1] in ("type", "types", "kind", "kinds", "list"):
+        ns = ns[:-1]
+    return ns
+
+
+def _shared_heads(s: Schema) -> set[str]:
+    """Head nouns that several kinds of record share by their modifier: `journal_entry_list`,
+    `payment_entry_list`, `stock_entry_list` are three doctypes, not one `Entry` (review 29: "my entries"
+    spanned four of them). Such a head keeps its modifier in the entity's name."""
+    mods: dict[str, set[str]] = {}
+    for v in s.views.values():
+        ns = _head_nouns(v.nouns)
+        if v.kind in ("search", "create", "read") and len(ns) >= 2 and ns[-2] not in STOP:
+            mods.setdefault(singular(ns[-1]), set()).add(singular(ns[-2]))
+    return {h for h, m in mods.items() if len(m) >= 2}
+
+
 def _entities_from_tool_nouns(s: Schema) -> None:
     """Nouns of list/search/create tools without an id param: search_direct_flight -> Flight."""
+    shared = _shared_heads(s)
     for v in s.views.values():
         if v.kind not in ("search", "create") or not v.nouns:
             continue
         if any(_param_entity(s, p.name) for p in v.tool.params) and v.kind == "search":
             continue
         noun = _noun_entity_name(s, v.nouns)
+        ns = _head_nouns(v.nouns)
+        if noun is not None and len(ns) >= 2 and singular(ns[-1]) in shared and ns[-2] not in STOP:
+            noun = entity_name(ns[-2:])  # JournalEntry beside PaymentEntry
         if noun is None or noun in s.entities:
             continue
         if v.kind == "create" and singular(v.nouns[-1]) in ("credit", "balance", "fund", "money", "point", "deposit") and any(s.ref_of(p.name) for p in v.tool.params):
@@ -2023,8 +2049,16 @@ def _finish_entities(s: Schema) -> None:
                     x for x in re.split(r"(?<=[.;])\s+", v.tool.description or "") if p.name in x))] if m}
         if not fmts and len(lens) == 1:
             fmts = {f"{lens.pop()} characters"}  # "the collection's 8-character key": ABCD2345, not collection_91807
+        digits = {v.target for v in s.views.values() if v.target == e.name and v.key_param
+                  for p in v.tool.params if p.name == v.key_param and p.type.kind == "string" and _DIGITS_ONLY.search(p.description or "")}
+        if not fmts and digits:
+            fmts = {"digits"}  # "Shopify customer ID, numeric (pattern: ^\\d+$)": 7301946215, not rachel_cook_9947 (review 29)
         doc = f"key ({fmts.pop()})" if len(fmts) == 1 and e.key_type == "str" else "key"  # "key (uuid)": the world's keys take the docs' format
         e.fields = {e.key: Field(e.key, kt, doc)} | rest
+
+
+# a key the docs say is all digits: by its pattern (`^\d+$`, `^[0-9]+$`) or in words ("numeric ID", "digits only")
+_DIGITS_ONLY = re.compile(r"\(pattern: \^?(?:\\d|\[0-9\])(?:\+|\*|\{[\d,]+\})\$?\)|\bnumeric\b|\b(?:only|all) digits\b|\bdigits only\b", re.I)
 
 
 _NATURAL_KEY = re.compile(r"(^|_)(path|name|title|slug|email|url|file|filename|username|handle|label|tag|code|symbol)$")
