@@ -790,6 +790,9 @@ def check_values(c: Candidate, g: Gate, trace: list) -> str | None:
     for tool, args, _, after, diff in trace:
         t = g.tools.get(tool)
         names = frozenset(p.name for p in (t.params if t else ()))
+        for a, b in _either_or(t, names):
+            if a not in args and b not in args:
+                return "value-outside-docs"  # "Either 'file' or 'file_path' must be provided" and neither is (review 30)
         for p in (t.params if t else ()):
             if p.name in args and not _allowed(args[p.name], p.type, p.doc, names):
                 return "value-outside-docs"
@@ -807,6 +810,17 @@ def check_values(c: Candidate, g: Gate, trace: list) -> str | None:
                 if not _allowed(rec.get(f.name), f.type, f.doc, fnames):
                     return "value-outside-docs"
     return None
+
+
+_EITHER = re.compile(r"\beither\s+['\"`]?(\w+)['\"`]?\s+or\s+['\"`]?(\w+)['\"`]?\s+(?:must|is required|are required|should)\b", re.I)
+
+
+def _either_or(t: Any, names: frozenset) -> list[tuple[str, str]]:
+    """Pairs of parameters the docs say one of must be given ("Either 'file' or 'file_path' must be provided")."""
+    if t is None:
+        return []
+    texts = [t.doc or ""] + [p.doc or "" for p in t.params]
+    return sorted({(m.group(1), m.group(2)) for x in texts for m in _EITHER.finditer(x) if m.group(1) in names and m.group(2) in names})
 
 
 def _unescape(k: str) -> str:

@@ -266,6 +266,11 @@ def sentence_clause(sentence: str) -> Clause | None:
         if words[k - 1].lower() in E.PREPOSITIONS and re.fullmatch(r"[A-Z][\w.-]*'s", words[k]) and all(x[:1].isupper() for x in words[k + 1:]):
             words = words[:k - 1]
             break
+        # "upload a new document to Paperless-NGX", "create a page in Notion": the product itself, by its name
+        if words[k - 1].lower() in ("to", "in", "into", "on", "onto") and all(re.fullmatch(r"[A-Z][\w.-]*", x) for x in words[k:]) \
+                and any(re.search(r"[A-Z].*[A-Z]|-|\.", x) or x.isupper() or len(words[k:]) == 1 for x in words[k:]):
+            words = words[:k - 1]
+            break
     # "create a comment or story": the API's two names for one thing; the user asks for the first
     for k in range(2, len(words) - 1):
         if words[k].lower() == "or" and words[k - 2].lower() in E.DETERMINERS and not is_verb(words[k + 1]):

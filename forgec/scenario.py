@@ -734,6 +734,8 @@ def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | 
     # one state is said as an adjective ("my confirmed order"); a second one after the noun ("... with the
     # pending payment status"), never "my inactive active order"
     first = next(((f, v) for f, v in states if norm(f) in ("status", "state")), states[0] if states else None)
+    if first and norm(first[0]) not in ("status", "state") and not _adjectival(first[1]):
+        first = None  # a crawl status "success" is no adjective: "my success bookmark" (review 30); said after the noun
     adj = [say(first[1]).replace("_", " ")] if first else []
     rest = [(f, v) for f, v in ref.attrs if (f, v) != first]
     kind = next(((f, v) for f, v in rest if re.search(r"(^|_)(category|cuisine|genre|kind|type)$", norm(f)) and isinstance(v, str)
@@ -765,6 +767,17 @@ def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | 
     if within:
         core += " " + " ".join(within)
     return core
+
+
+_ADJ_END = re.compile(r"(?:ed|ing|ive|al|able|ible|ent|ant|ic|ous|ful|less|ary|ory)$")
+
+
+def _adjectival(v: str) -> bool:
+    """Whether a state value reads before a noun ("pending", "archived", "active", "open", "draft"): a participle or
+    an adjective by its ending (general English morphology), or one of the few short state words."""
+    ws = say(v).replace("_", " ").replace("-", " ").lower().split()
+    return bool(ws) and all(_ADJ_END.search(w) or w in ("open", "new", "draft", "live", "done", "due", "idle", "online", "offline", "ready", "busy", "free", "paid", "unpaid", "late", "overdue", "inactive", "not", "in", "progress")
+                            for w in ws)
 
 
 def _own_name(f: str) -> bool:
@@ -1140,6 +1153,8 @@ class _Sampler:
             return False  # "Refer to the Dynamic Sandbox ... for testing": the developer's switch, no user's ask (review 27)
         if m.user is None:
             return True
+        if [w.lower() for w in split_name(tool)[:1]] == ["admin"]:
+            return False  # `adminUpdateUser`: what an administrator does to others, not a user's ask of their own (review 30)
         t = m.tools[tool]
         for p in m.required(t):
             ke = m.key_entity(p.name, p.type)
@@ -1970,6 +1985,8 @@ class _Sampler:
                 continue  # `html_text` beside `text`: the same words in markup, not a second thing to say (review 29)
             if p in optional and not _one_more_optional(p.type, n_opt, p.name):
                 continue  # an optional switch ("is primary off", "redirect new handle on") is the agent's business, not the ask
+            if strip_optional(p.type) == A.PrimType("bool") and norm(p.name) in _PREVIEW_PARAMS | {"confirm", "confirmed"}:
+                continue  # a required `confirm` is set below as the agent sets it, never said ("with confirm on", review 30)
             r = self.arg(sc, t, p, target, said)
             if r is None:
                 if p not in optional:
@@ -2008,7 +2025,7 @@ class _Sampler:
             raise _Skip("unnamed-person")
         if m.kinds.get(tool) == "create" and named_by and not named_by & set(args) and not person_names & set(args):
             raise _Skip("unnamed-create")
-        tool_words = set(split_name(tool.lower()))
+        tool_words = {w.lower() for w in split_name(tool)}
         for n in [x for x in args if re.search(r"(^|_)(name|title)$", norm(x))] if m.kinds.get(tool) == "create" else ():  # "Asset 15": the world's stand-in for a name, not one a person gives (review 29)
             e, v = args[n]
             inserted = next((x.entity for x in A.walk(t) if isinstance(x, A.Insert)), None) or made_ent
@@ -2784,7 +2801,7 @@ class _Sampler:
         else:
             name, rec, words = self.pick(sc, ent, (expr, recs), mine=m.user is not None)
             show = [f for f in fields if _sayable(rec.get(f)) and humanize(f) not in words and say(rec.get(f)) not in words
-                    and not _own_name(f)]  # "what the name of the state in my project is": a person names what they ask about
+                    and not _own_name(f) and "html" not in norm(f).split("_")]  # "what the name of the state in my project is": a person names what they ask about; markup is no answer
             if not show:
                 raise _Skip("nothing-to-tell")
             f = sc.rng.choice(show)

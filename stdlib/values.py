@@ -155,6 +155,9 @@ CATEGORY_VALUES = {
     "role": ("admin", "member", "viewer"), "tier": ("free", "pro", "enterprise"), "plan": ("basic", "standard", "premium"),
     "size": ("small", "medium", "large"), "visibility": ("public", "private"), "frequency": ("daily", "weekly", "monthly"),
     "type": ("standard", "custom"), "kind": ("standard", "custom"), "mode": ("automatic", "manual"),
+    # a region or zone an API serves from is a data-centre code, never a topic ("the website-redesign region", review 30)
+    "region": ("us-east-1", "us-west-2", "eu-west-1", "eu-central-1", "ap-southeast-1"),
+    "zone": ("us-east-1a", "us-west-2b", "eu-west-1c", "europe-west1-b"),
 }
 # records that are themselves categories of other records: a project's workflow states, labels, priorities
 # and roles are named like categories ("In Progress", "frontend"), not like projects ("Press release follow-up")
@@ -754,6 +757,8 @@ def _doc_kind(ws: list[str], doc: str) -> str | None:
     for text in (head, " ".join(ws)):  # then the name's own words (`timezone`, `webhook_url`)
         for kind, rx in _DOC_KINDS:
             if text and rx.search(text):
+                if kind == "slug" and (ws and ws[-1] in CATEGORY_VALUES or re.search(r"\be\.\s?g\.|\bexample", doc or "", re.I)):
+                    return None  # "The region slug (e.g., nyc1)": a region, as the docs show one, not a topic's slug
                 return kind
     return None
 
@@ -1044,7 +1049,7 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         fits = [x for x in SUBJECT_TEMPLATES if not (set(re.findall(r"[a-z]+", x.replace("{t}", "").replace("{T}", "").lower())) - {"the", "about", "re"}) & set(t.lower().split())]
         return rng.choice(fits or ["{T}"]).format(t=t, T=_titled(t))
     if last == "name" and w & PERSON_NAME_WORDS or name in ("full_name", "fullname") or (name == "name" and is_person(noun)):
-        return _person_str(name, ws, c, None, doc)  # `firstName` is Maria, not "Reading list"
+        return _person_str(name, ws, c, noun if is_person(noun) else None, doc)  # `firstName` is Maria, not "Reading list"
     if last == "name" and noun and _words(noun) and _words(noun)[-1] in HANDLE_NAMED:
         return slugify(rng.choice([x for x in TOPICS if x.lower() != t.lower()]))  # a new channel: "press-release"
     if not topical:

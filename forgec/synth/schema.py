@@ -116,6 +116,10 @@ def shapes_request(name: str, doc: str, scalar: bool = True) -> bool:
     toks = tokens(name)
     if toks and (toks[-1] in REQUEST_WORDS or toks[0] in ("include", "exclude", "with")):
         return True
+    if n in ("confirm", "confirmed", "preview", "dry_run", "dryrun", "simulate", "validate_only", "force"):
+        return True  # "Must be true to confirm deleting the rule": how the call is made, no field of the rule (review 30)
+    if toks and toks[-1] == "reason" and re.search(r"\baudit\b", doc, re.I):
+        return True  # "Reason for the action (audit log)": said to the log, not kept on the channel
     if len(toks) > 1 and toks[0] == "query":
         return True  # `queryStartDate`: where a listing starts, no field of the records (review 27)
     if toks and toks[0] == "show" and toks[-1] not in ("date", "time", "type", "name", "id", "start", "end", "format"):
