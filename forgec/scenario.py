@@ -734,8 +734,10 @@ def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | 
     # one state is said as an adjective ("my confirmed order"); a second one after the noun ("... with the
     # pending payment status"), never "my inactive active order"
     first = next(((f, v) for f, v in states if norm(f) in ("status", "state")), states[0] if states else None)
-    if first and norm(first[0]) not in ("status", "state") and not _adjectival(first[1]):
-        first = None  # a crawl status "success" is no adjective: "my success bookmark" (review 30); said after the noun
+    if first and (norm(first[0]) not in ("status", "state") or not _adjectival(first[1])):
+        # a crawl status "success" is no adjective ("my success bookmark"), and "my pending bookmark" does not say which
+        # of its states is pending (review 30): only the record's own `status` reads before the noun; others after it
+        first = None
     adj = [say(first[1]).replace("_", " ")] if first else []
     rest = [(f, v) for f, v in ref.attrs if (f, v) != first]
     kind = next(((f, v) for f, v in rest if re.search(r"(^|_)(category|cuisine|genre|kind|type)$", norm(f)) and isinstance(v, str)
@@ -886,6 +888,7 @@ class _Scenario:
         self.env = m.fresh()
         self.nodes: list[A.BlueprintNode] = []
         self.values: dict[str, Any] = {}
+        self.reads: dict[str, str] = {}  # a read call's tool and arguments -> the node that made it (asked once)
         self.facts: dict[str, Any] = {}
         self.names: set[str] = set()
         self.intents: list[_Intent] = []
@@ -943,9 +946,16 @@ class _Scenario:
             if self.env.state_hash() == h0:
                 raise _Skip("no-op-write")
             self.writes.append((tool, values))
+        else:  # the same read giving the same answer is asked once: its earlier node serves (review 30: five
+            key = json.dumps([tool, values], sort_keys=True, default=str)  # bookmarks fetched again for a second intent)
+            prev = self.reads.get(key)
+            if prev is not None and self.values.get(prev) == r and any(isinstance(n, A.CallNode) and n.name == prev for n in self.nodes):
+                return prev, self.values[prev]  # (a node an abandoned attempt made and dropped serves nothing)
         name = self.fresh(base)
         self.nodes.append(A.CallNode(name, tool, tuple(A.Arg(k, e) for k, (e, _) in args.items())))
         self.values[name] = r
+        if not writes:
+            self.reads[json.dumps([tool, values], sort_keys=True, default=str)] = name
         return name, r
 
     def remember(self, ent: str, lst: tuple[A.Expr, list]) -> None:

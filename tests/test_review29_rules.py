@@ -149,3 +149,41 @@ def test_one_of_two_documented_alternatives_is_given():
 
 def test_a_contact_is_named_like_a_person():
     assert re.fullmatch(r"[A-Z][a-z]+ [A-Z][a-z'-]+", said_value("name", "The name of the contact", random.Random(3), noun="Contact"))
+
+
+def test_only_the_records_own_status_reads_before_the_noun():
+    """"my pending bookmark" does not say which of a bookmark's states (crawl, tagging) is pending."""
+    assert describe("bookmark", Referring((("status", "pending"),), None, None)) == "my pending bookmark"
+    said = describe("bookmark", Referring((("crawlStatus", "pending"),), None, None))
+    assert said != "my pending bookmark" and "crawl status" in said, said
+
+
+def test_a_read_asked_again_with_the_same_answer_is_asked_once(tmp_path):
+    """Replayed on the env, no gold path reads the same thing twice and gets the same answer: an agent asks once
+    (review 30: Karakeep's five `getBookmark`s repeated for a second intent; helpdesk's tickets fetched again)."""
+    import copy
+    import subprocess
+    import sys
+
+    from forgec.codegen import load_env_module
+
+    root = Path(__file__).resolve().parent.parent
+    out = tmp_path / "b"
+    r = subprocess.run([sys.executable, "-m", "forgec", "compile", str(root / "examples" / "helpdesk.json"), "-o", str(out), "-n", "40", "-q"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-2000:]
+    module = load_env_module(out / "envs" / "helpdesk" / "env.py")
+    world = json.loads((out / "states" / "helpdesk.json").read_text())
+    tasks = _tasks(out)
+    reads = 0
+    for t in tasks:
+        env = module.Env(copy.deepcopy(world))
+        seen = set()
+        for c in t["gold_calls"]:
+            got = env.step(c["tool"], copy.deepcopy(c["arguments"]))
+            if not module.WRITES_STATE.get(c["tool"]):
+                reads += 1
+                key = json.dumps([c["tool"], c["arguments"], got], sort_keys=True, default=str)
+                assert key not in seen, (t["instruction"], c)
+                seen.add(key)
+    assert reads
