@@ -2775,6 +2775,9 @@ class _Sampler:
         stat = [f for f in fields if is_status(f) and all(isinstance(r.get(f), str) for r in recs) and self.documented_states(ent, f)]
         if ent in m.lister_args and m.lister_args[ent]:  # `list_tasks(status: ...)` filters by it: a count is one dictated call
             stat = []  # (blind review 14: "how many of my tasks are in progress" through status "all" and a count, rejected)
+        lt = m.tools.get(m.lister_all.get(ent, ""))
+        if lt is not None:  # an optional `status` filter on the lister too: the count is one call the user dictates (review 30)
+            stat = [f for f in stat if not any(norm(p.name) == norm(f) for p in lt.params)]
         roll = sc.rng.random()
         whose = "my" if m.user is not None or self.owner else "the"  # the owner of the work items asks of "my work items"
         # a bare `total` is money beside a currency or a price; on an invitation it is a paging count (review 29)
