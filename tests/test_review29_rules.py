@@ -187,3 +187,19 @@ def test_a_read_asked_again_with_the_same_answer_is_asked_once(tmp_path):
                 assert key not in seen, (t["instruction"], c)
                 seen.add(key)
     assert reads
+
+
+def test_doctypes_sharing_a_head_noun_stay_apart(tmp_path):
+    """ERPNext's journal, payment and stock entries are three doctypes ("my entries" spanned them, review 29); a noun
+    modifier keeps them apart, an adjective does not split one table (τ-bench's direct and one-stop flight searches)."""
+    import subprocess
+    import sys
+
+    from conftest import BROAD
+
+    out = tmp_path / "b"
+    r = subprocess.run([sys.executable, "-m", "forgec", "compile", str(BROAD / "npm_casys_mcp_erpnext"), "-o", str(out), "-n", "4", "-q"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-2000:]
+    ents = set(json.loads((out / "states" / "npm_casys_mcp_erpnext.json").read_text())["entities"])
+    assert {"JournalEntry", "PaymentEntry", "StockEntry"} <= ents and "Entry" not in ents, sorted(ents)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forgec import ir
-from forgec.english import DETERMINERS, PREPOSITIONS, verb_of_noun, is_plural, is_verb, plural, singular
+from forgec.english import DETERMINERS, PREPOSITIONS, verb_of_noun, is_plural, lemmas, is_verb, plural, singular
 from forgec.stdlib.values import is_person
 from forgec.wording import humanize
 from forgec.lang import ast as A
@@ -800,7 +800,9 @@ def _shared_heads(s: Schema) -> set[str]:
     mods: dict[str, set[str]] = {}
     for v in s.views.values():
         ns = _head_nouns(v.nouns)
-        if v.kind in ("search", "create", "read") and len(ns) >= 2 and ns[-2] not in STOP:
+        if v.kind in ("search", "create", "read") and len(ns) >= 2 and ns[-2] not in STOP and "NOUN" in lemmas(ns[-2]):
+            # a noun modifier names a kind of record (a journal entry); an adjective a way to find one
+            # (`search_direct_flight`, `search_onestop_flight` search one table of flights)
             mods.setdefault(singular(ns[-1]), set()).add(singular(ns[-2]))
     return {h for h, m in mods.items() if len(m) >= 2}
 
@@ -815,7 +817,7 @@ def _entities_from_tool_nouns(s: Schema) -> None:
             continue
         noun = _noun_entity_name(s, v.nouns)
         ns = _head_nouns(v.nouns)
-        if noun is not None and len(ns) >= 2 and singular(ns[-1]) in shared and ns[-2] not in STOP:
+        if noun is not None and len(ns) >= 2 and singular(ns[-1]) in shared and ns[-2] not in STOP and "NOUN" in lemmas(ns[-2]):
             noun = entity_name(ns[-2:])  # JournalEntry beside PaymentEntry
         if noun is None or noun in s.entities:
             continue
