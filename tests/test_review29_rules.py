@@ -203,3 +203,17 @@ def test_doctypes_sharing_a_head_noun_stay_apart(tmp_path):
     assert r.returncode == 0, (r.stdout + r.stderr)[-2000:]
     ents = set(json.loads((out / "states" / "npm_casys_mcp_erpnext.json").read_text())["entities"])
     assert {"JournalEntry", "PaymentEntry", "StockEntry"} <= ents and "Entry" not in ents, sorted(ents)
+
+
+def test_a_field_documented_int_and_float_holds_floats(tmp_path):
+    """Instana's `threshold` is an integer in one create tool and a float in four: the field holds a float and the
+    env checks (before: "field 'threshold' of Configuration: expected int, found float" and no build)."""
+    import subprocess
+    import sys
+
+    from conftest import BROAD
+
+    out = tmp_path / "b"
+    r = subprocess.run([sys.executable, "-m", "forgec", "compile", str(BROAD / "bfcl_instana_event_alerts"), "-o", str(out), "-n", "4", "-q"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and "type-mismatch" not in r.stdout + r.stderr, (r.stdout + r.stderr)[-2000:]

@@ -1825,7 +1825,12 @@ def _param_field(s: Schema, tm: TypeMapper, e: Entity, p: ir.Param, optional: bo
     fname = ident(p.name)
     if "." in p.name and field_named(e, ident(p.name.split(".")[0])) is not None:
         return  # a form's `Totp.CodeLength` is a part of the record's `totp`, no field of its own
-    if field_named(e, fname) is not None or fname == e.key or is_modifier(p) or p.name in s.session or p.location in ("header", "cookie"):
+    have = field_named(e, fname)
+    hf = e.fields[have] if have is not None else None
+    if hf is not None and strip_optional(hf.type) == A.PrimType("int") and tm.field_type(p.name, p.type) == A.PrimType("float"):
+        # one tool documents `threshold` as an integer, another as a float: the field holds what both write (Instana)
+        hf.type = A.OptionalType(A.PrimType("float")) if isinstance(hf.type, A.OptionalType) else A.PrimType("float")
+    if have is not None or fname == e.key or is_modifier(p) or p.name in s.session or p.location in ("header", "cookie"):
         return  # a header (`Idempotency-Key`, `x-lang-output`) says how to send the request, never what the record holds
     t = tokens(p.name)
     if len(t) >= 2 and t[0] in ("new", "old") and ("_".join(t[1:]) in e.fields or tokens(e.key)[-len(t) + 1:] == t[1:]):
