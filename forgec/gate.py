@@ -46,8 +46,8 @@ from typing import Any
 
 from forgec.english import ENDING_STATES, is_ending_state
 from forgec.lang import ast as A
-from forgec.wording import names_tool, norm
-from forgec.lower import CALL_SWITCHES, said_in
+from forgec.wording import CALL_SWITCHES, doc_pattern, names_tool, norm
+from forgec.lower import said_in
 from forgec.runtime.envrt import jcopy
 from forgec.tasks import state_diff
 
@@ -456,6 +456,7 @@ class Gate:
         self.tool_names = sorted(t.name for t in self.env.tools)
         self.tools = {t.name: t for t in self.env.tools}
         self.ents = {e.name: e for e in self.env.entities}
+        self.either = {t.name: _either_or(t, frozenset(p.name for p in t.params)) for t in self.env.tools}  # read once, not per task
         self._reads: dict[str, frozenset[str]] = {}
 
     def check(self, c: Candidate) -> str | None:
@@ -790,7 +791,7 @@ def check_values(c: Candidate, g: Gate, trace: list) -> str | None:
     for tool, args, _, after, diff in trace:
         t = g.tools.get(tool)
         names = frozenset(p.name for p in (t.params if t else ()))
-        for a, b in _either_or(t, names):
+        for a, b in g.either.get(tool, ()):
             if a not in args and b not in args:
                 return "value-outside-docs"  # "Either 'file' or 'file_path' must be provided" and neither is (review 30)
         for p in (t.params if t else ()):
@@ -847,19 +848,10 @@ def _allowed(v: Any, t: A.TypeExpr, doc: str, names: frozenset | set = frozenset
     return True
 
 
-_PATTERN_DOC = re.compile(r"\(pattern: (.+?)\)(?=\s*$|\s*[.;,]|\s)")
-
-
 def _fits_pattern(v: str, doc: str) -> bool:
-    """`v` matches the JSON-Schema `pattern` the reader kept in the doc ("(pattern: ^\\d+$)"); a pattern
-    Python's `re` cannot read (an ECMA-only construct) says nothing."""
-    m = _PATTERN_DOC.search(doc or "")
-    if not m or v == "":
-        return True
-    try:
-        return re.search(m.group(1), v) is not None
-    except re.error:
-        return True
+    """`v` matches the JSON-Schema `pattern` the reader kept in the doc (`wording.doc_pattern`); none says nothing."""
+    rx = doc_pattern(doc)
+    return v == "" or rx is None or rx.search(v) is not None
 
 
 def check_create(c: Candidate, g: Gate, trace: list) -> str | None:
@@ -872,9 +864,9 @@ def check_create(c: Candidate, g: Gate, trace: list) -> str | None:
         if t is None:
             continue
         verb = doc_verb(t.doc or "") or name_verb(tool)
-        if verb in ("create", "add", "post", "send", "submit", "upload", "publish", "write"):
-            keys = {str(k) for coll in (before.get("entities") or {}).values() if isinstance(coll, dict) for k in coll}
-            if args and len(t.params) == len(args) and all(isinstance(v, (str, int)) and str(v) in keys for v in args.values()):
+        if verb in ("create", "add", "post", "send", "submit", "upload", "publish", "write") and args and len(t.params) == len(args):
+            colls = [c for c in (before.get("entities") or {}).values() if isinstance(c, dict)]  # a key lookup per value, no set of every key
+            if all(isinstance(v, (str, int)) and any(str(v) in c for c in colls) for v in args.values()):
                 return "create-adds-nothing"  # "post my card": a comment posted with no text, only the card's keys
         if verb != "create" or not diff:
             continue  # "add credit" may well raise a balance; only a "create" must make something

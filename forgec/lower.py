@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from collections import Counter
 from typing import Any, Mapping
 
-from forgec.wording import humanize, say
+from forgec.wording import CALL_SWITCHES, humanize, say
 from forgec.lang import ast as A
 from forgec.lang.builtins import BUILTINS, OPERATORS, UNARY
 from forgec.runtime import envrt
@@ -157,10 +157,6 @@ _EVAL = {
     A.Binary: _eval_binary,
     A.Call: _eval_call,
 }
-
-
-# a two-step call's switches (the gate reads them too: they are no facts the user says)
-CALL_SWITCHES = {"preview", "dry_run", "dryrun", "simulate", "validate_only", "confirm", "confirmed"}
 
 
 def _call_switch(name: str, v: Any) -> bool:

@@ -52,7 +52,7 @@ from forgec.stdlib.values import TEXTY, fit_extension, gone as record_gone, is_f
 from forgec.synth.schema import MUST_BE_TRUE as _MUST_BE_TRUE, session_names, shapes_request
 from forgec.reasons import reason_for
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
-from forgec.wording import humanize, names_tool, norm, say, split_name
+from forgec.wording import CALL_SWITCHES, CONFIRM_SWITCHES, PREVIEW_SWITCHES, doc_pattern, humanize, names_tool, norm, say, split_name
 from forgec.gate import Gate, Lifecycle, candidate_of, dictates_an_id, is_dictated_chain, is_default_record
 from forgec.devicewords import control_phrase, fold_said, unit_of
 from forgec.lower import flatten_facts, said_in
@@ -942,20 +942,21 @@ class _Scenario:
         r = self.env.step(tool, jcopy(values))
         if isinstance(r, BaseException):
             raise _Skip("write-failed" if writes else "lookup-failed")
+        read_key = None
         if writes:
             if self.env.state_hash() == h0:
                 raise _Skip("no-op-write")
             self.writes.append((tool, values))
         else:  # the same read giving the same answer is asked once: its earlier node serves (review 30: five
-            key = json.dumps([tool, values], sort_keys=True, default=str)  # bookmarks fetched again for a second intent)
-            prev = self.reads.get(key)
+            read_key = json.dumps([tool, values], sort_keys=True, default=str)  # bookmarks fetched again for a second intent)
+            prev = self.reads.get(read_key)
             if prev is not None and self.values.get(prev) == r and any(isinstance(n, A.CallNode) and n.name == prev for n in self.nodes):
                 return prev, self.values[prev]  # (a node an abandoned attempt made and dropped serves nothing)
         name = self.fresh(base)
         self.nodes.append(A.CallNode(name, tool, tuple(A.Arg(k, e) for k, (e, _) in args.items())))
         self.values[name] = r
-        if not writes:
-            self.reads[json.dumps([tool, values], sort_keys=True, default=str)] = name
+        if read_key is not None:
+            self.reads[read_key] = name
         return name, r
 
     def remember(self, ent: str, lst: tuple[A.Expr, list]) -> None:
@@ -1030,7 +1031,6 @@ _PERSON_NAME_PARAM = re.compile(r"^(first|last|given|family|full|display)?_?name
 
 _CONTAINERS = {"workspace", "project", "board", "folder", "team", "space", "channel", "section", "calendar", "repository",
                "repo", "organization", "organisation", "notebook", "album", "playlist", "collection", "group"}
-_PREVIEW_PARAMS = {"preview", "dry_run", "dryrun", "simulate", "validate_only"}
 _ROW_OPS = {"update", "add", "delete", "remove", "create", "modify", "edit", "patch", "set", "upsert", "replace"}
 _TEST_ONLY = re.compile(r"\bsandbox\b|\b(?:only|solely) (?:for|in|used for|available for) (?:testing|test|development)\b|\bfor testing purposes\b", re.I)
 _MY_PRESCRIBED = re.compile(r"""(?:for|when|if)\b[^.\n]{0,40}?["“'‘`]my\b""", re.I)
@@ -1055,19 +1055,9 @@ _CANCEL_VERBS = {"cancel", "delete", "remove", "close", "revoke", "withdraw", "a
 _CHANGE_VERBS = {"change", "update", "modify", "set", "edit", "move", "rename", "replace", "patch", "switch"}
 
 
-_DOC_PATTERN = re.compile(r"\(pattern: (.+)\)\s*$")  # the docs' JSON-Schema pattern, kept in the description (frontends/schema.py)
-
-
-def _fit_pattern(v: str, pattern: str) -> Any:
-    """`v`, or the nearest spelling of it the docs' pattern allows (a phone "+1-643-822-1034" where the pattern
-    is `^[0-9]*$` is "16438221034"), else _NONE. The pattern is JSON Schema's (ECMA-262, `\\p{L}` included): the
-    `regex` library reads it where Python's `re` cannot; one neither reads is not held against the value."""
-    import regex  # noqa: PLC0415 - a well-kept superset of `re` (Unicode classes), needed only here
-
-    try:
-        rx = regex.compile(pattern)
-    except regex.error:
-        return v
+def _fit_pattern(v: str, rx: Any) -> Any:
+    """`v`, or the nearest spelling of it the docs' pattern (`wording.doc_pattern`) allows (a phone "+1-643-822-1034"
+    where the pattern is `^[0-9]*$` is "16438221034"), else _NONE."""
     for cand in (v, re.sub(r"\D", "", v), re.sub(r"[^\w\s]", "", v).strip(), re.sub(r"\s+", "-", v.strip())):
         if cand and rx.search(cand) is not None:  # JSON Schema: a pattern matches anywhere unless anchored
             return cand
@@ -1764,9 +1754,9 @@ class _Sampler:
         v = self._value(sc, tool, name, t, rec, doc)
         if isinstance(v, str) and re.fullmatch(r"[A-Z][A-Za-z ]* \d+", v) and any(placeholder_name(e.name, v) for e in self.m.env.entities):
             return _NONE  # "Broadcast 45" is the world's stand-in for a name nothing gave, never a new one (review 24)
-        pat = _DOC_PATTERN.search(doc or "")
-        if isinstance(v, str) and pat:
-            return _fit_pattern(v, pat.group(1))
+        rx = doc_pattern(doc or "") if isinstance(v, str) else None
+        if rx is not None:
+            return _fit_pattern(v, rx)
         return v
 
     def _value(self, sc: _Scenario, tool: A.ToolDecl, name: str, t: A.TypeExpr, rec: dict, doc: str) -> Any:
@@ -1995,7 +1985,7 @@ class _Sampler:
                 continue  # `html_text` beside `text`: the same words in markup, not a second thing to say (review 29)
             if p in optional and not _one_more_optional(p.type, n_opt, p.name):
                 continue  # an optional switch ("is primary off", "redirect new handle on") is the agent's business, not the ask
-            if strip_optional(p.type) == A.PrimType("bool") and norm(p.name) in _PREVIEW_PARAMS | {"confirm", "confirmed"}:
+            if strip_optional(p.type) == A.PrimType("bool") and norm(p.name) in CALL_SWITCHES:
                 continue  # a required `confirm` is set below as the agent sets it, never said ("with confirm on", review 30)
             r = self.arg(sc, t, p, target, said)
             if r is None:
@@ -2008,9 +1998,9 @@ class _Sampler:
                 self._about = r[1]  # a new label called "Q3 goals": its description is about Q3 goals, not another topic
         for p in t.params:  # the docs' two-step calls: the gold applies ("preview=True (default) returns a preview";
             # "confirm=true to apply"), as an agent does after previewing or confirming (review 28)
-            if strip_optional(p.type) == A.PrimType("bool") and norm(p.name) in _PREVIEW_PARAMS and isinstance(p.default, A.Literal) and p.default.value is True:
+            if strip_optional(p.type) == A.PrimType("bool") and norm(p.name) in PREVIEW_SWITCHES and isinstance(p.default, A.Literal) and p.default.value is True:
                 args[p.name] = (A.Literal(False), False)
-            elif strip_optional(p.type) == A.PrimType("bool") and norm(p.name) in ("confirm", "confirmed") and p.name not in args:
+            elif strip_optional(p.type) == A.PrimType("bool") and norm(p.name) in CONFIRM_SWITCHES and p.name not in args:
                 args[p.name] = (A.Literal(True), True)
         args = {p.name: args[p.name] for p in t.params if p.name in args}  # the call in the docs' order
         n1 = len(sc.nodes)
@@ -2035,16 +2025,15 @@ class _Sampler:
             raise _Skip("unnamed-person")
         if m.kinds.get(tool) == "create" and named_by and not named_by & set(args) and not person_names & set(args):
             raise _Skip("unnamed-create")
-        tool_words = {w.lower() for w in split_name(tool)}
-        for n in [x for x in args if re.search(r"(^|_)(name|title)$", norm(x))] if m.kinds.get(tool) == "create" else ():  # "Asset 15": the world's stand-in for a name, not one a person gives (review 29)
-            e, v = args[n]
-            inserted = next((x.entity for x in A.walk(t) if isinstance(x, A.Insert)), None) or made_ent
-            own = set(norm(n).split("_")) - {"name", "title"} <= set(norm(str(inserted)).split("_"))
-            if not own and not (isinstance(e, A.Attr) and isinstance(e.obj, A.Name) and e.obj.id == "user"):
-                continue  # the restaurant the search found is named as the world names it; only the new record's name is the user's
-            ph = re.fullmatch(r"([A-Za-z][A-Za-z ]*) \d+", v) if isinstance(v, str) else None
-            if ph and set(ph.group(1).lower().split()) <= tool_words | set(split_name(n.lower())):
-                raise _Skip("unnamed-create")
+        if m.kinds.get(tool) == "create":  # "Asset 15": the world's stand-in for a name, not one a person gives (review 29)
+            inserted = m.written_entity(t, None) or made_ent
+            for n in [x for x in args if re.search(r"(^|_)(name|title)$", norm(x))]:
+                e, v = args[n]
+                own = set(norm(n).split("_")) - {"name", "title"} <= set(norm(str(inserted)).split("_"))
+                if not own and not (isinstance(e, A.Attr) and isinstance(e.obj, A.Name) and e.obj.id == "user"):
+                    continue  # the restaurant the search found is named as the world names it; only the new record's name is the user's
+                if placeholder_name(inserted, v):
+                    raise _Skip("unnamed-create")
         opt_names = {p.name for p in optional}
         if m.kinds.get(tool) == "create" and target is None and t.params and all(n in opt_names or m.key_entity(n, pt[n]) for n in args) \
                 and sum(1 for n in args if not m.key_entity(n, pt[n])) < 2:

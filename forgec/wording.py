@@ -81,3 +81,31 @@ def _tool_pattern(tools: tuple[str, ...]) -> re.Pattern:
             continue
         alts.append(r"[\s_-]+".join(map(re.escape, ws)))
     return re.compile(r"(?<![\w])(?:" + "|".join(alts) + r")(?![\w])") if alts else re.compile(r"(?!x)x")
+
+
+_DOC_PATTERN = re.compile(r"\(pattern: (.+)\)\s*$")  # the docs' JSON-Schema pattern, kept in the description (frontends/schema.py)
+
+
+def doc_pattern(doc: str) -> Any:
+    """The compiled JSON-Schema `pattern` a parameter's doc ends with, or None (none, or one no library reads).
+    The pattern is ECMA-262 (`\\p{L}` included): the `regex` library reads it where Python's `re` cannot."""
+    m = _DOC_PATTERN.search(doc or "")
+    return _compiled(m.group(1)) if m else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(pattern: str) -> Any:
+    import regex  # noqa: PLC0415 - a well-kept superset of `re` (Unicode classes), loaded where a doc has a pattern
+
+    try:
+        return regex.compile(pattern)
+    except regex.error:
+        return None
+
+
+# The docs' two-step calls (review 28): a preview/dry-run switch and a confirmation. The agent sets them as the docs
+# say to apply a change; they are no record field, no user fact and no words of the request. One table for the
+# schema (request params), the sampler (set, never said), the gate and the lowering.
+PREVIEW_SWITCHES = frozenset({"preview", "dry_run", "dryrun", "simulate", "validate_only"})
+CONFIRM_SWITCHES = frozenset({"confirm", "confirmed"})
+CALL_SWITCHES = PREVIEW_SWITCHES | CONFIRM_SWITCHES

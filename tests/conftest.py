@@ -30,6 +30,21 @@ collect_ignore = ["corpus"]
 EXAMPLES = REPO / "examples"
 
 
+def compile_doc(tmp: Path, env: str, filename: str, doc: dict, n: int) -> Path:
+    """A doc written as a real user's folder (`docs/<env>/<file>`) and compiled with seed 0; the build's folder."""
+    import json
+
+    from forgec.build import CompileOptions, compile_build
+
+    d = tmp / "docs" / env
+    d.mkdir(parents=True)
+    (d / filename).write_text(json.dumps(doc))
+    out = tmp / "b"
+    res = compile_build(CompileOptions(inputs=[d], out=out, tasks_per_env=n, seed=0, oracle_check=False))
+    assert not [x for x in res.diagnostics if x.is_error], [x.message for x in res.diagnostics if x.is_error][:3]
+    return out
+
+
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", default=False, help="rewrite golden files from current output")
 

@@ -12,7 +12,7 @@ import random
 import re
 from pathlib import Path
 
-from forgec.build import CompileOptions, compile_build
+from conftest import compile_doc
 from forgec.gate import _allowed, is_default_record
 from forgec.lang import ast as A
 from forgec.realize import clause
@@ -20,16 +20,6 @@ from forgec.scenario import _adjectival, describe, Referring
 from forgec.stdlib.values import said_value
 from forgec.synth.schema import shapes_request
 from forgec.wording import humanize
-
-
-def _compile_doc(tmp: Path, env: str, doc: dict, n: int) -> Path:
-    d = tmp / "docs" / env
-    d.mkdir(parents=True)
-    (d / "tools.json").write_text(json.dumps(doc))
-    out = tmp / "b"
-    res = compile_build(CompileOptions(inputs=[d], out=out, tasks_per_env=n, seed=0, oracle_check=False))
-    assert not [x for x in res.diagnostics if x.is_error], [x.message for x in res.diagnostics if x.is_error][:3]
-    return out
 
 
 def _tasks(out: Path) -> list[dict]:
@@ -119,7 +109,7 @@ CALENDARS = {"tools": [
 def test_numeric_ids_and_the_default_calendar_on_a_compiled_world(tmp_path):
     """The docs' `^\\d+$` makes every customer id in the world digits, so every gold `id` fits it; no task
     deletes the calendar flagged as default."""
-    out = _compile_doc(tmp_path, "cal", CALENDARS, 30)
+    out = compile_doc(tmp_path, "cal", "tools.json", CALENDARS, 30)
     state = json.loads((out / "states" / "cal.json").read_text())["entities"]
     customers = next(v for k, v in state.items() if "ustomer" in k)
     assert customers and all(re.fullmatch(r"\d+", str(k)) for k in customers), list(customers)[:3]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BROAD
+from conftest import BROAD, compile_doc
 from forgec.build import CompileOptions, compile_build
 
 
@@ -28,17 +28,6 @@ def _build(tmp: Path, name: str, n: int = 30) -> Path:
     out = tmp / name
     res = compile_build(CompileOptions(inputs=[BROAD / name], out=out, tasks_per_env=n, seed=0, oracle_check=False))
     assert not [d for d in res.diagnostics if d.is_error], [d.message for d in res.diagnostics if d.is_error][:3]
-    return out
-
-
-def _compile_doc(tmp: Path, env: str, filename: str, doc: dict, n: int) -> Path:
-    """A doc written as a real user's folder (`docs/<env>/<file>`) and compiled; the build's folder."""
-    d = tmp / "docs" / env
-    d.mkdir(parents=True)
-    (d / filename).write_text(json.dumps(doc))
-    out = tmp / "b"
-    res = compile_build(CompileOptions(inputs=[d], out=out, tasks_per_env=n, seed=0, oracle_check=False))
-    assert not [x for x in res.diagnostics if x.is_error], [x.message for x in res.diagnostics if x.is_error][:3]
     return out
 
 
@@ -269,7 +258,7 @@ DERIVED = {"tools": [
 def test_a_count_of_other_records_is_not_set_and_a_create_says_something(tmp_path):
     """Shiori's tag `bookmark_count` "Number of bookmarks with this tag" is kept by the system (review 21: "set its
     bookmark count to 4"); "create an account." with nothing in it is no request."""
-    out = _compile_doc(tmp_path, "bm", "tools.json", DERIVED, 30)
+    out = compile_doc(tmp_path, "bm", "tools.json", DERIVED, 30)
     tasks = _tasks(out)
     assert any(c["tool"] == "update_tag" for t in tasks for c in t["gold_calls"]), "tags are still renamed"
     for t in tasks:
@@ -338,7 +327,7 @@ TEAMS = {"tools": [
 def test_removing_a_member_deletes_no_team(tmp_path):
     """PagerDuty's `remove_team_member` "Remove a user from a team": the user leaves the team; the team stays
     (review 22: the gold deleted the whole team). `delete_team` still deletes one."""
-    out = _compile_doc(tmp_path, "teams", "tools.json", TEAMS, 5)
+    out = compile_doc(tmp_path, "teams", "tools.json", TEAMS, 5)
     src = (out / "src" / "teams" / "env.forge").read_text()
     body = lambda name: src.split(f"tool {name}(", 1)[1].split("\n  }\n", 1)[0]
     assert "delete team_id" in body("delete_team")
@@ -369,7 +358,7 @@ def test_an_ocs_envelope_and_its_plumbing_are_no_records(tmp_path):
     answers `{ocs: {meta, data: {collectives: [...]}}}` and takes `apiVersion: "1.0"` and `OCS-APIRequest` "Required to
     be true". It lists the collectives: the envelope is no record, the resource-then-action name is a list, and the two
     parameters that carry no choice are no fields to filter on (the env had logged the call and yielded no task)."""
-    out = _compile_doc(tmp_path, "ocs", "openapi.json", OCS, 5)
+    out = compile_doc(tmp_path, "ocs", "openapi.json", OCS, 5)
     src = (out / "src" / "ocs" / "env.forge").read_text()
     tool = src.split("tool collective_index(", 1)[1].split("\n  }\n", 1)[0]
     assert "-> list[Collective]" in tool and "ActionLog" not in tool and "apiVersion ==" not in tool, tool
@@ -402,7 +391,7 @@ def test_a_stripe_style_list_and_counts_of_things(tmp_path):
         "/checks/{chk_id}": {"parameters": [{"name": "chk_id", "in": "path", "required": True, "schema": {"type": "string"}}],
                              "get": {"operationId": "check_retrieve", "summary": "Retrieve a check", "responses": one},
                              "delete": {"operationId": "check_cancel", "summary": "Cancel a check", "responses": one}}}}
-    out = _compile_doc(tmp_path, "checks", "openapi.json", spec, 3)
+    out = compile_doc(tmp_path, "checks", "openapi.json", spec, 3)
     src = (out / "src" / "checks" / "env.forge").read_text()
     ent = src.split("entity Check", 1)[1].split("\n  }\n", 1)[0]
     assert "amount" in ent and not re.search(r"\n\s+(count|total_count|next_url|previous_url):", ent), ent

@@ -30,7 +30,7 @@ from typing import Any
 from forgec import ir
 from forgec.english import DETERMINERS, PREPOSITIONS, verb_of_noun, is_plural, lemmas, is_verb, plural, singular
 from forgec.stdlib.values import is_person
-from forgec.wording import humanize
+from forgec.wording import CALL_SWITCHES, humanize
 from forgec.lang import ast as A
 
 from . import prose
@@ -72,8 +72,7 @@ QUERY_PARAMS = {"q", "query", "search", "search_query", "search_term", "keyword"
 # how a request is made, not what a record holds: selectors, masks, dry runs, "include archived" switches
 # (`label_selector`, `updateMask`, `dry_run`, `all_namespaces`, `include_archived`), by the name's words or its doc
 REQUEST_WORDS = {"selector", "selectors", "mask", "filter", "filters", "pattern", "patterns", "regex", "glob"}  # "name_pattern": how a search matches (review 29)
-REQUEST_PARAMS = {"dry_run", "dryrun", "validate_only", "all_namespaces", "minified", "pretty", "expand", "embed",
-                  "preview", "confirm", "confirmed", "simulate", "force"}  # how a call is made, never a record's field (review 28)
+REQUEST_PARAMS = {"all_namespaces", "minified", "pretty", "expand", "embed", "force"} | CALL_SWITCHES  # how a call is made, never a record's field (review 28)
 _REQUEST_DOC = re.compile(r"\b(?:dry[- ]run|field mask|(?:label|field) selector|selector to filter|"
                           r"whether to (?:include|return|show|expand)|if (?:set|true),? (?:also )?(?:include|return|show)s?|"
                           # how a search is made, not what a record holds: "Which date field to filter on", "Type of
@@ -116,8 +115,6 @@ def shapes_request(name: str, doc: str, scalar: bool = True) -> bool:
     toks = tokens(name)
     if toks and (toks[-1] in REQUEST_WORDS or toks[0] in ("include", "exclude", "with")):
         return True
-    if n in ("confirm", "confirmed", "preview", "dry_run", "dryrun", "simulate", "validate_only", "force"):
-        return True  # "Must be true to confirm deleting the rule": how the call is made, no field of the rule (review 30)
     if toks and toks[-1] == "reason" and re.search(r"\baudit\b", doc, re.I):
         return True  # "Reason for the action (audit log)": said to the log, not kept on the channel
     if len(toks) > 1 and toks[0] == "query":
@@ -859,9 +856,7 @@ def _noun_entity_name(s: Schema, nouns: list[str]) -> str | None:
         cand = entity_name(nouns[i:])
         if cand in s.entities:
             return cand
-    ns = [n for n in nouns if n not in STATUS_WORDS]
-    while len(ns) > 1 and ns[-1] in ("type", "types", "kind", "kinds", "list"):
-        ns = ns[:-1]
+    ns = _head_nouns(nouns)
     if not ns:
         return None
     head = entity_name(ns[-1:])
@@ -2060,8 +2055,8 @@ def _finish_entities(s: Schema) -> None:
                     x for x in re.split(r"(?<=[.;])\s+", v.tool.description or "") if p.name in x))] if m}
         if not fmts and len(lens) == 1:
             fmts = {f"{lens.pop()} characters"}  # "the collection's 8-character key": ABCD2345, not collection_91807
-        digits = {v.target for v in s.views.values() if v.target == e.name and v.key_param
-                  for p in v.tool.params if p.name == v.key_param and p.type.kind == "string" and _DIGITS_ONLY.search(p.description or "")}
+        digits = any(p.name == v.key_param and p.type.kind == "string" and _DIGITS_ONLY.search(p.description or "")
+                     for v in s.views.values() if v.target == e.name and v.key_param for p in v.tool.params)
         if not fmts and digits:
             fmts = {"digits"}  # "Shopify customer ID, numeric (pattern: ^\\d+$)": 7301946215, not rachel_cook_9947 (review 29)
         doc = f"key ({fmts.pop()})" if len(fmts) == 1 and e.key_type == "str" else "key"  # "key (uuid)": the world's keys take the docs' format
