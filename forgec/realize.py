@@ -285,6 +285,22 @@ def sentence_clause(sentence: str) -> Clause | None:
                 lw in E.PREPOSITIONS and any(x.lower() in ("containing", "default", "current", "parent", "enclosing") for x in words[k + 1:k + 3])):
             words = words[:k]
             break
+    # the user the request is for, in the docs' third person ("schedule a property visit for a potential buyer or
+    # tenant"): the user says it of themself, so the phrase goes
+    from forgec.stdlib.values import is_agent_noun
+
+    for k in range(2, len(words) - 2):  # "search for a stylist": a "for" right after the verb is its object
+        if words[k].lower() != "for" or words[k + 1].lower() not in ("a", "an", "the"):
+            continue
+        j = k + 2
+        if j + 1 < len(words) and not is_agent_noun(words[j]) and words[j].isalpha():
+            j += 1  # "a potential buyer"
+        if j < len(words) and is_agent_noun(words[j]) and words[j].islower():
+            j += 1
+            if j + 1 < len(words) and words[j].lower() == "or" and is_agent_noun(words[j + 1]):
+                j += 2
+            words = words[:k] + words[j:]
+            break
     # a dangling focus adverb from a cut condition ("Create a private room only [when explicitly requested]")
     while len(words) > 1 and words[-1].lower() in (E.PREPOSITIONS | E.DETERMINERS | E.CONJUNCTIONS | {"only", "just", "explicitly", "optionally"}):
         words.pop()
@@ -302,6 +318,26 @@ def clause(doc: str) -> Clause | None:
         if c is not None:
             return c
     return None
+
+
+def object_nouns(doc: str) -> list[str]:
+    """The noun phrase the doc's verb acts on, lower-cased, determiners and argument adjectives out: "Search for
+    a hair stylist in a specified city" -> ["hair", "stylist"]; "Discover therapists in ..." -> ["therapists"].
+    The docs' own name for what a tool finds, which its tool name may call otherwise (`FindProvider`)."""
+    c = clause(doc)
+    if c is None:
+        return []
+    words = c.text.split()[1:]
+    if words and words[0].lower() in ("for", "up", "out"):
+        words = words[1:]  # "Search for a property", "Look up a user"
+    out: list[str] = []
+    for w in words:
+        lw = w.lower()
+        if lw in E.PREPOSITIONS or lw in E.CONJUNCTIONS or lw in ("that", "which", "who", "whose", "to") or not lw.isalpha():
+            break
+        if lw not in E.DETERMINERS and lw not in E.ARGUMENT_ADJECTIVES:
+            out.append(lw)
+    return out
 
 
 def doc_verb(doc: str) -> str:

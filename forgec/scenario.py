@@ -764,8 +764,17 @@ def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | 
     other = [q for q in quals if q not in place and q not in within]
     if place:
         core += " " + " ".join(place)
+    # "in Seattle, WA" before what it has; the "with"s said once: "with 3 beds and 2 baths", never
+    # "and with 3 beds and with 2 baths"
+    at = [q for q in other if q.startswith("in ")]
+    withs = [q[5:] for q in other if q.startswith("with ")]
+    other = [q for q in other if q not in at and not q.startswith("with ")]
+    if at:
+        core += " " + " ".join(at)
     if other:
         core += " " + " and ".join(other)
+    if withs:
+        core += " with " + (", ".join(withs[:-1]) + " and " if len(withs) > 1 else "") + withs[-1]
     if within:
         core += " " + " ".join(within)
     return core
@@ -1740,12 +1749,29 @@ class _Sampler:
                     break
             if like is None:
                 continue
-            r = sc.env.step(name, jcopy({p.name: like[p.name] for p in req}))
+            used = list(req)
+            r = sc.env.step(name, jcopy({p.name: like[p.name] for p in used}))
             if not isinstance(r, list) or not r or not isinstance(r[0], dict) or m.entity_of(r[0]) != ent:
                 continue
-            args = {p.name: (sc.fact(p.name, like[p.name]), like[p.name]) for p in req}  # facts only for the search used
+            key = m.decl[ent].key
+            # the user says what they look for until it is the one they mean: "a psychologist in Berkeley, CA who
+            # accepts insurance" (an optional filter the record answers narrows the list, or lets it in at all
+            # where a filter's default would leave it out)
+            opt = [p for p in t.params if p not in req and p.name in like and not isinstance(like[p.name], (dict, list))
+                   and isinstance(A.strip_optional(p.type), (A.EnumType, A.PrimType))]
+            sc.rng.shuffle(opt)
+            for p in opt:
+                if len(r) == 1 and any(x.get(key) == like.get(key) for x in r if isinstance(x, dict)):
+                    break
+                r2 = sc.env.step(name, jcopy({q.name: like[q.name] for q in used + [p]}))
+                if isinstance(r2, list) and r2 and any(isinstance(x, dict) and x.get(key) == like.get(key) for x in r2) and len(r2) < len(r) \
+                        or not any(isinstance(x, dict) and x.get(key) == like.get(key) for x in r):
+                    if isinstance(r2, list) and r2:
+                        used.append(p)
+                        r = r2
+            args = {p.name: (sc.fact(p.name, like[p.name]), like[p.name]) for p in used}  # facts only for the search used
             node, r = sc.call(name, args, plural(norm(ent)))
-            return (A.Name(node), r), tuple((p.name, like[p.name]) for p in req)
+            return (A.Name(node), r), tuple((p.name, like[p.name]) for p in used)
         return None
 
     def value(self, sc: _Scenario, tool: A.ToolDecl, name: str, t: A.TypeExpr, rec: dict, doc: str) -> Any:
@@ -1956,7 +1982,8 @@ class _Sampler:
                 if m.user is not None:
                     raise
                 sc.tool = tool
-                target, twords = self.named_by_key(sc, ent, m.kinds.get(tool) == "create")
+                # a create names a new record of the kind it makes; a booking with a found provider names that one
+                target, twords = self.named_by_key(sc, ent, m.kinds.get(tool) == "create" and m.returned_entity(t) in (None, "", ent))
                 looked = self.look_before(sc, target, ent) if conditional and m.kinds.get(tool) != "create" else None
         said: list[str] = []
         args: dict[str, tuple[A.Expr, Any]] = {}

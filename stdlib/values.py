@@ -122,7 +122,10 @@ TITLE_NOUN = ("Harbor", "Garden", "River", "Road", "Kingdom", "Letter", "Promise
 
 # places of business named like places ("Riverside Theater", "Maple Street Clinic")
 VENUES = {"theater", "theatre", "cinema", "restaurant", "hotel", "clinic", "salon", "gym", "store", "shop", "cafe", "bar",
-          "school", "library", "museum", "stadium", "hospital", "venue", "studio", "bakery", "pharmacy", "garage", "spa"}
+          "school", "library", "museum", "stadium", "hospital", "venue", "studio", "bakery", "pharmacy", "garage", "spa",
+          "property", "apartment", "building", "complex"}
+# how a place of that kind is called after its name ("Harbor View Apartments", not "Harbor View Property")
+VENUE_SUFFIX = {"property": "Apartments", "apartment": "Apartments", "complex": "Apartments"}
 VENUE_NAMES = ("Riverside", "Downtown", "Maple Street", "Harbor View", "Oak Park", "Lakeside", "Union Square", "Hillcrest",
                "Main Street", "Westgate", "Parkside", "Old Town")
 
@@ -306,6 +309,20 @@ def is_person(entity: str | None) -> bool:
     if len(ws) > 1 and ws[-1] in ("profile", "account") and ws[-2] not in PERSON_ENTITIES:
         return False  # an `ArmProfile`, a `BankAccount`: a setting or a ledger, not a person (review 21: "arm profile Lori Carr")
     return bool(ws) and ws[-1] in PERSON_ENTITIES
+
+
+def is_agent_noun(word: str) -> bool:
+    """A noun for a person by what they do: a known one (`therapist`, `driver`) or an -ist (`stylist`, `dentist`,
+    not a `playlist`): English's agent suffix, safer than -er (`folder`, `printer`)."""
+    from forgec.english import lemmas
+
+    w = singular(word.lower())
+    if w in PERSON_ENTITIES:
+        return True
+    if not w.endswith("ist") or len(w) < 6 or "NOUN" not in lemmas(w):
+        return False
+    # "playlist", "checklist": a list of something (the part before "list" is a word); "stylist", "specialist" are people
+    return not (w.endswith("list") and len(w) >= 8 and lemmas(w[:-4]))
 
 
 def is_person_record(entity: str | None, fields) -> bool:
@@ -580,6 +597,8 @@ def _int_known(name: str, c: _Ctx, doc: str = "") -> int | None:
         return rng.randint(int(m.group(1)), int(m.group(2)))
     if w & {"priority", "level", "severity"}:
         return rng.randint(1, 4)
+    if _words(name)[:2] == ["number", "of"] or re.match(r"\s*(?:the\s+)?(?:total\s+)?number of\b|\s*how many\b", doc or "", re.I):
+        return rng.randint(1, 5)  # "The number of bedrooms desired": a few, never 51940
     if w & {"max", "limit", "capacity", "maximum"}:
         return rng.randint(20, 60)
     if w & {"open", "num", "pending", "active"} or (name.endswith("s") and w & {"tickets", "orders", "items", "tasks", "reservations"}):
@@ -843,7 +862,8 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
     # `name`, `movie_name` of a Movie, `displayName`, `branch_name` of a BranchInfo (the entity's name holds its words)
     own = len(fws) == 1 or head in (["display"], ["full"], ["short"], ["friendly"]) or any(ent[i:i + len(head)] == head for i in range(len(ent)))
     if not own and len(fws) >= 2 and singular(fws[-2]) in VENUES:  # `theater_name` of a movie: a place's name
-        return c.unique((entity, name, "s"), lambda: f"{rng.choice(VENUE_NAMES)} {fws[-2].capitalize()}")
+        kind = VENUE_SUFFIX.get(singular(fws[-2]), fws[-2].capitalize())
+        return c.unique((entity, name, "s"), lambda: f"{rng.choice(VENUE_NAMES) if rng.random() < 0.5 else fake(rng).last_name()} {kind}")
     if own and ews and (ews[-1] in ORG_WORDS or _payment_card(entity, c)):  # a company name, "Visa ending in 4242": _kind_str's rule, each once
         return c.unique((entity, name, "s"), lambda: _kind_str(["name"], c, entity))
     if own and ews and ews[-1] in ("emoji", "reaction"):
@@ -1270,8 +1290,12 @@ def make_key(entity: str, key_tj: dict, i: int, rng: random.Random, ctx: _Ctx, u
     head = ws[-1] if ws else "id"
     kws = _words(key_name)
     named = bool(kws) and kws[-1] in ("name", "title") and not is_person(entity) and not (set(kws) & PERSON_NAME_WORDS)
+    agent = len(kws) >= 2 and kws[-1] == "name" and is_agent_noun(kws[-2])
     for _ in range(100):
-        if named and not ex and (k := _thing_name(key_name, ctx, entity)) is not UNKNOWN:
+        if agent and not ex:
+            fk = fake(rng)
+            k = f"{fk.first_name()} {fk.last_name()}"  # `therapist_name`: the key of a found provider is a person's name
+        elif named and not ex and (k := _thing_name(key_name, ctx, entity)) is not UNKNOWN:
             pass  # a `title` or an own `name` key; another thing's name (`kernel_name`) falls through
         elif ex:
             k = mimic(ex, rng)

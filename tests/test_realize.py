@@ -24,7 +24,8 @@ _REAL = [
      "information. Tool description: Book a flight given the travel information.", "book a flight"),
     ("This can be used to rename a session.", "rename a session"),
     # the operation's own name as the subject (gRPC-gateway OpenAPI, openapi_memos)
-    ("DeleteMemoView deletes a memo view for a user.", "delete a memo view for a user"),
+    ("DeleteMemoView deletes a memo view for a user.", "delete a memo view"),  # the user it is for is the one asking
+    ("Schedule a property visit for a potential buyer or tenant on a specific date.", "schedule a property visit on a date"),
     ("ListMemos lists memos with pagination and filter.", "list memos"),
     # third-person verbs with the tool as subject, adverbs, "the specified X"  (bfcl_dependency_track_access)
     ("This function permanently removes a user from the system. It requires the user's unique identifier to execute.",

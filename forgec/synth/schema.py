@@ -761,6 +761,36 @@ def _entities_from_ids(s: Schema) -> None:
             _add_entity(s, _id_entity_name(s, name, st[0]), key, kt, alias=name)
 
 
+def _entities_from_found_names(s: Schema) -> None:
+    """A name another tool takes that names what a search finds, in the search's own words: `ScheduleVisit
+    (property_name)` beside `FindHomeByArea` ("Search for a property to rent or buy") visits a found Home, by
+    its name; `BookAppointment(therapist_name)` beside `FindProvider` ("Discover therapists") books a found
+    Provider. The found record is keyed by that name, so the booking looks it up (SGD homes/services: no
+    search result carried a name, and no task could be made)."""
+    from forgec.realize import object_nouns
+
+    tool_nouns = {singular(n) for v in s.views.values() for n in v.nouns}
+    found: dict[str, str] = {}
+    for v in s.views.values():
+        if v.kind != "search" or not v.nouns:
+            continue
+        obj = object_nouns(v.tool.description or "")
+        if obj and singular(obj[-1]) not in tool_nouns:
+            ent = _noun_entity_name(s, v.nouns)
+            if ent:
+                found.setdefault(singular(obj[-1]), ent)
+    for t in s.env.tools:
+        if s.views[t.name].kind == "search":
+            continue
+        for p in t.params:
+            stem = keyish_stem(p.name)
+            if not stem or tokens(p.name)[-1] != "name" or _scalar_kind(p.type) != "string" or s.ref_of(p.name):
+                continue
+            ent = found.get(singular(stem[-1]))
+            if ent:
+                _add_entity(s, ent, p.name, "str", alias=p.name)
+
+
 def _entities_from_keyish_names(s: Schema) -> None:
     """Name-like keys: shared by many tools (repo_path), or naming a tool's noun (branch_name)."""
     tools = list(s.env.tools)
@@ -831,6 +861,7 @@ ENTITY_RULES = (
     _entities_from_paths,
     _entities_from_described_ids,
     _entities_from_ids,
+    _entities_from_found_names,
     _entities_from_keyish_names,
     _entities_from_tool_nouns,
 )
