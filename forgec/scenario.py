@@ -603,7 +603,8 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
     # a number singles a record out only as a superlative ("my most expensive order"): "the template with a slide index
     # of 27", "the token with 48 expires in days" are not how a person names a thing
     usable = [f for f in fields if _sayable(rec.get(f)) and not (isinstance(rec.get(f), (int, float)) and not isinstance(rec.get(f), bool))
-              and not (isinstance(rec.get(f), str) and "\n" in rec[f])]  # a signature over two lines names no record
+              and not (isinstance(rec.get(f), str) and "\n" in rec[f])  # a signature over two lines names no record
+              and not (isinstance(rec.get(f), str) and re.fullmatch(r"\d{1,2}:\d{2}(?::\d{2})?", rec[f]))]  # nor a bare "16:00" (review 31)
     # "my order whose ship from country code is "PK"": a code the system keeps is no way a person names their record
     usable = [f for f in usable if not (re.search(r"(^|_)codes?$", norm(f)) and isinstance(rec.get(f), str) and len(rec[f]) <= 3)]
     if any(_own_name(f) and norm(f) not in ("subject", "label") for f in fields):
@@ -826,6 +827,8 @@ def qualifier(f: str, v: Any) -> str:
             w = humanize(n.split("_of_", 1)[1])
             return f"with {say(v)} {singular(w) if v == 1 else w}"
         return f"with {say(v)} {w}" if _COUNTISH.search(n) else f"with a {w} of {say(v)}"
+    if n == "subject":
+        return f'with the subject "{v}"'  # a message has a subject; it is not "called" it (review 31)
     if _own_name(f):
         return f"called \"{v}\""  # the record's own name; a `new_name` or `embedding_function_name` is not what it is called
     if isinstance(v, str) and re.search(r"(^|_)(address|address1|line1|line_1|street)$", n):
@@ -1058,6 +1061,7 @@ def _tool_noun(tool: str) -> str:
     return (norm(tool).split("_") or [""])[-1]
 
 
+_RECIPIENTS = re.compile(r"^(to|recipients?|emails?|to_emails?|to_addresses)$")
 _CONTENT_PARAM = re.compile(r"(^|_)(to|recipients?|subject|body|text|content|message|title|summary|description)$")
 _OPENERS = ["I'd like to", "Could you please", "I want to", "Please"]
 _CANCEL_VERBS = {"cancel", "delete", "remove", "close", "revoke", "withdraw", "archive", "drop", "unsubscribe", "terminate", "discard"}
@@ -1794,6 +1798,9 @@ class _Sampler:
         if isinstance(t, A.EnumType):
             vals = [v for v in t.values if v != cur and v not in ("other", "unknown", "none", "")] or [v for v in t.values if v != cur]
             return rng.choice(vals) if vals else _NONE
+        if isinstance(t, A.ListType) and t.item == A.PrimType("str") and _RECIPIENTS.search(n):
+            one = self._value(sc, tool, "email", t.item, {}, doc)  # `to: list[str]` "List of recipient email addresses"
+            return [one] if isinstance(one, str) and "@" in one else _NONE
         if not isinstance(t, A.PrimType):
             return _NONE
         if t.name == "bool":
@@ -2031,7 +2038,7 @@ class _Sampler:
                 args[p.name] = (A.Literal(True), True)
         args = {p.name: args[p.name] for p in t.params if p.name in args}  # the call in the docs' order
         n1 = len(sc.nodes)
-        self.plausible(t, args)
+        self.plausible(t, args, target[2] if target and isinstance(target[2], dict) else None)
         kind = self.kind_of(t, args, target)
         if kind == "create" and target is None and t.params and not args:
             raise _Skip("empty-create")  # "create an account." with nothing in it is no request (review 21)
@@ -2365,7 +2372,8 @@ class _Sampler:
             return None
         names = {f.name for f in m.decl[ent].fields}
         named = [(k, v) for k, (e, v) in args.items() if k in names and isinstance(v, str) and 0 < len(v) <= 40
-                 and _own_name(k) and _roots(e) == {"user"}]  # the record's own name, not its `author_name`
+                 and _own_name(k) and norm(k) not in ("subject", "label") and _roots(e) == {"user"}]  # the record's own name, not its
+        # `author_name`; two emails may share a subject ("send it unless I have a message with that subject" is no request)
         if not named:
             return None
         fld, val = named[0]
@@ -2391,10 +2399,14 @@ class _Sampler:
         sc.nodes.append(A.ExpectNode(A.Binary("==", A.Name(kname), A.Literal(bool(none_yet)))))
         return f"I don't already have {_a(noun)} called {json.dumps(val)}", bool(none_yet)
 
-    def plausible(self, t: A.ToolDecl, args: dict) -> None:
+    def plausible(self, t: A.ToolDecl, args: dict, rec: dict | None = None) -> None:
         """Values a person would ask for: a few bags, not 20; amounts within what the docs allow; a
-        part no larger than its total (3 non-free bags of 2 in all)."""
+        part no larger than its total (3 non-free bags of 2 in all); a new start no later than the record's own
+        end (review 31: an absence moved to start 2024-05-26 while it ends 2024-03-31)."""
         flat = {norm(n): v for name, (_, val) in args.items() for n, v in _scalar_items(name, val)}
+        for n, v in (rec or {}).items():
+            if isinstance(v, (str, int, float)) and norm(n) not in flat and any(norm(n) in pair for pair in span_pairs(tuple(flat) + (norm(n),))):
+                flat[norm(n)] = v  # the end the change leaves as it is
         for n, v in flat.items():
             if n.startswith("total_") and isinstance(v, (int, float)):
                 rest = n.removeprefix("total_")
@@ -3096,6 +3108,8 @@ def _spoken(v: Any) -> str:
 def _say_param(name: str, v: Any) -> str:
     n = norm(name)
     w = humanize(n)
+    if _RECIPIENTS.search(n) and isinstance(v, list) and v and all(isinstance(x, str) and "@" in x for x in v):
+        return "to " + " and ".join(v)  # "send an email to ana@example.com", not 'with "to" field ...'
     if isinstance(v, bool):
         return f"{w} {'on' if v else 'off'}"
     if is_money(n) and isinstance(v, (int, float)):
@@ -3111,6 +3125,8 @@ def _say_param(name: str, v: Any) -> str:
         return f"{v} {w}" if not n.endswith(("count", "number")) else f"the {w} set to {v}"
     if isinstance(v, str):
         vv = v.replace("_", " ") if re.fullmatch(r"[a-z_]+", v) else _spoken(v)
+        if n == "subject":
+            return f'with the subject "{v}"'  # an email is not "called" its subject (review 31)
         if _own_name(name) and not n.endswith(("first_name", "last_name", "firstname", "lastname")):
             return f"called \"{v}\""  # "a new tag called "Q3"", not "with name Q3"
         if _PERSON_NAME_PARAM.search(n.split("_", 1)[-1] if n.count("_") > 1 else n):

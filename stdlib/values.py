@@ -844,6 +844,8 @@ def _person_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str 
     if ("display" in w and "name" in w and is_person(entity)) or w & {"author", "assignee", "owner", "sender", "recipient"} and last in ("name", "author", "assignee", "owner"):
         p = c.person()
         return f"{p['first']} {p['last']}"
+    if last == "name" and len(ws) >= 2 and ws[-2] in CATEGORY_VALUES:
+        return rng.choice(CATEGORY_VALUES[ws[-2]])  # a member's `role_name` is a role ("Admin"), not another person (review 31)
     if name in ("name", "full_name", "fullname", "passenger_name", "customer_name", "holder", "owner_name") or (last == "name" and is_person(entity)):
         if is_person(entity) or w & {"full", "passenger", "customer", "holder", "owner"}:
             p = c.person()
@@ -920,7 +922,11 @@ def _time_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str = 
         return _date(rng, c.base, -365, 0)
     if last in ("at", "time", "timestamp", "datetime") or w & {"created", "updated", "modified", "timestamp"}:
         d = _date(rng, c.base, -365, 0) if not (w & {"departure", "arrival", "scheduled", "start", "end"}) else _date(rng, c.base, 1, 90)
-        if last == "time" and not (w & {"date"}):
+        # a record's creation/update/pull time is a moment (date and time); a time of day is what a person books
+        # ("appointment_time": "14:30"), unless the docs give a clock format (review 31: "my policy whose update time is 17:15")
+        moment = bool(w & {"creation", "created", "update", "updated", "modified", "pull", "push", "last", "deletion",
+                           "deleted", "expiration", "expiry", "login", "sync", "run", "scan"}) and not re.search(r"\bHH:?MM\b", doc or "", re.I)
+        if last == "time" and not (w & {"date"}) and not moment:
             return f"{rng.randint(0, 23):02d}:{rng.choice([0, 15, 30, 45]):02d}"
         return f"{d}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:00"
     return None
@@ -1555,6 +1561,16 @@ def _agreeing_fields(rec: dict, fields: dict, rng: random.Random) -> None:
                 rec[k] = [f.email() for _ in rec[k]]
             elif isinstance(rec.get(k), str) and tj.get("type") == "str" and "@" not in rec[k]:
                 rec[k] = f.email()
+    # a state and the moment it was reached agree (review 31: a task with `completed` false and `completed_on` set):
+    # a nullable moment is empty while its flag is off
+    for b, tj in fields.items():
+        if tj.get("type") != "bool" or not isinstance(rec.get(b), bool) or rec[b]:
+            continue
+        stem = [w for w in _words(b) if w not in ("is", "was", "has", "been")]
+        for m, mj in fields.items():
+            mws = _words(m)
+            if mj.get("optional") and len(mws) == len(stem) + 1 and mws[:-1] == stem and mws[-1] in ("at", "on", "date", "time", "timestamp"):
+                rec[m] = None
     if any(isinstance(v, str) and v.lower() in ("percentage", "percent") for v in rec.values()):
         for f in ("value", "amount", "rate", "discount_value"):
             if isinstance(rec.get(f), (int, float)) and not isinstance(rec.get(f), bool) and not 0 < rec[f] <= 100:

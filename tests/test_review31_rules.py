@@ -89,3 +89,54 @@ def test_the_person_a_request_is_for_is_the_user():
 def test_with_is_said_once():
     said = describe("home", Referring((("area", "Seattle, WA"), ("number_of_beds", 3), ("number_of_baths", 2)), None, None), mine=False)
     assert said == "the home in Seattle, WA with 3 beds and 2 baths", said
+
+
+def test_a_doc_in_another_language_gives_no_clause():
+    """BoondManager's docs are French: "pour" is an English verb, but "pour ajouter un(e) candidat" is no request
+    a person makes in English (review 31). The tool name still says it (the sampler falls back to it)."""
+    from forgec.realize import in_english
+
+    assert clause("Crée un(e) candidat dans BoondManager.\n\nQuand : pour ajouter un(e) candidat inexistant(e).") is None
+    assert not in_english("Reemplaza el bloque de párrafos debajo de un encabezado, evitando modificar TOC.")
+    assert in_english("Get kubeconfig for a DigitalOcean Kubernetes cluster")  # a product's jargon is still English
+    assert clause("Unmute a host in Datadog").text == "unmute a host"  # (the product itself is no part of the request)
+
+
+def test_a_records_moment_is_a_date_and_time():
+    """A record's update or creation time is a moment ("2024-03-02T17:15:00"), never a bare "17:15" by which a
+    person would name it; a time a person books stays a time of day."""
+    rng = random.Random(1)
+    for name in ("update_time", "creation_time", "pull_time"):
+        v = generate_value({"type": "str"}, name, rng, doc="The update time of the policy")
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}", v), (name, v)
+    assert re.fullmatch(r"\d{2}:\d{2}", generate_value({"type": "str"}, "appointment_time", rng, doc="The time of the appointment"))
+
+
+def test_a_flag_and_its_moment_agree():
+    """`completed` false with `completed_on` set contradicts itself (review 31): a nullable moment is empty while
+    its flag is off."""
+    from forgec.stdlib.values import generate_state
+
+    schema = {"entities": {"Task": {"key": "task_id", "fields": {
+        "task_id": {"type": "str"}, "name": {"type": "str"}, "completed": {"type": "bool"},
+        "completed_on": {"type": "str", "optional": True}, "is_archived": {"type": "bool"},
+        "archived_at": {"type": "str", "optional": True}}}}}
+    tasks = generate_state(schema, 0, 30)["entities"]["Task"].values()
+    assert any(not t["completed"] for t in tasks)
+    for t in tasks:
+        assert t["completed"] or t["completed_on"] is None, t
+        assert t["is_archived"] or t["archived_at"] is None, t
+
+
+def test_a_members_role_name_is_a_role():
+    rng = random.Random(2)
+    v = generate_value({"type": "str"}, "role_name", rng, entity="Member")
+    assert v.lower() in ("admin", "member", "viewer"), v
+
+
+def test_an_email_is_sent_to_someone_with_a_subject():
+    from forgec.scenario import _say_param, qualifier
+
+    assert _say_param("to", ["ana@example.com"]) == "to ana@example.com"
+    assert _say_param("subject", "Board meeting") == 'with the subject "Board meeting"'
+    assert qualifier("subject", "Board meeting") == 'with the subject "Board meeting"'

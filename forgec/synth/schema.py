@@ -918,7 +918,9 @@ def _bind_tools(s: Schema) -> None:
         _bind_refs(s, v)
         named = _noun_entity_name(s, v.nouns) if v.nouns else None
         owner = _path_owner(s, v.tool)
-        if owner is not None and v.kind in ("read", "update", "delete", "action"):
+        if owner is not None and (v.kind in ("read", "update", "delete", "action") or v.kind == "search" and owner[0] in v.refs):
+            # (a list under it too: `GET /replication/executions/{id}/tasks` lists an execution's tasks, whatever
+            # other record's key is also called `id`, review 31)
             v.refs[owner[0]] = owner[1]  # `PUT /campaigns/{id}/status`: the id after `campaigns` is a campaign's
         elif named in s.entities and v.kind in ("read", "update", "delete", "action") and set(v.refs) <= set(ID_TOKENS):
             # `delete_issue(id)`, `PUT /campaigns/{id}`: a bare `id` addresses the record the name names (not
@@ -968,7 +970,7 @@ def _nested_collection(s: Schema, v: ToolView) -> str | None:
     lists children (an entity named by the last segment). None when the parent's own record documents a list of
     them (`GET /events/{event}/tags` reads the event's `tags`), or the path is not of that form."""
     segs = [x for x in (v.tool.http_path or "").split("/") if x]
-    if v.kind != "read" or v.tool.http_method != "GET" or len(segs) < 2 or segs[-1].startswith("{") or not segs[-2].startswith("{"):
+    if v.kind not in ("read", "search") or v.tool.http_method != "GET" or len(segs) < 2 or segs[-1].startswith("{") or not segs[-2].startswith("{"):
         return None
     pname = segs[-2][1:-1]
     parent = v.refs.get(pname)
