@@ -48,7 +48,7 @@ from forgec.runtime.envrt import jcopy
 from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, blueprint_stats, format_blueprint_text, literal_expr,
                            superlative)
 from forgec.stdlib import ops as OPS
-from forgec.stdlib.values import TEXTY, fit_extension, gone as record_gone, is_file_field, is_person, is_person_record, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
+from forgec.stdlib.values import TEXTY, documented_values, fit_extension, gone as record_gone, is_file_field, is_person, is_person_record, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
 from forgec.synth.schema import MUST_BE_TRUE as _MUST_BE_TRUE, session_names, shapes_request
 from forgec.reasons import reason_for
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
@@ -310,6 +310,8 @@ class _Model:
             if len(fw) > 1 and fw[-1] in ("name", "title", "subject", "label") and \
                     "_".join(singular(w) for w in fw[:-1]) in others and "_".join(singular(w) for w in fw[:-1]) != norm(ent):
                 continue  # a ticket's `article_subject` is its article's, not what the ticket is called (review 21)
+            if isinstance(t, A.PrimType) and re.search(r"(^|_)(type|kind)$", norm(f.name)) and not documented_values(f.doc or ""):
+                continue  # a `type` the docs never enumerate holds a made-up "custom"/"standard": nobody's name for it (review 31)
             present = [r[f.name] for r in (self.ents.get(ent) or {}).values() if r.get(f.name) is not None]
             if isinstance(t, A.PrimType) and t.name == "str" and topic_filler(f.name, present, ent):
                 continue  # a string of unknown meaning filled with topic phrases: nothing a person names or asks

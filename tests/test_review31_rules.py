@@ -140,3 +140,16 @@ def test_an_email_is_sent_to_someone_with_a_subject():
     assert _say_param("to", ["ana@example.com"]) == "to ana@example.com"
     assert _say_param("subject", "Board meeting") == 'with the subject "Board meeting"'
     assert qualifier("subject", "Board meeting") == 'with the subject "Board meeting"'
+
+
+def test_filter_operators_and_reply_shapes_are_no_fields():
+    """Asana's `assignee_any`, `opt_fields` and Vercel's `from` "Timestamp to list deployments from" shape a search or
+    its reply; a trip's `from` is a place, a record's `assignee` a field."""
+    from forgec.synth.schema import shapes_request
+
+    assert shapes_request("assignee_any", "Comma-separated list of user IDs")
+    assert shapes_request("assignee_not", "Comma-separated list of user IDs to exclude")
+    assert shapes_request("opt_fields", "Comma-separated list of optional fields to include")
+    assert shapes_request("from", "Timestamp to list deployments from")
+    assert not shapes_request("from", "The departure airport")
+    assert not shapes_request("assignee", "The user the task is assigned to")

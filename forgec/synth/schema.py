@@ -77,7 +77,8 @@ _REQUEST_DOC = re.compile(r"\b(?:dry[- ]run|field mask|(?:label|field) selector|
                           r"whether to (?:include|return|show|expand)|if (?:set|true),? (?:also )?(?:include|return|show)s?|"
                           # how a search is made, not what a record holds: "Which date field to filter on", "Type of
                           # content to search", "how to match" (blind review 20: asked back as "the date field of the record")
-                          r"which \w+(?: \w+)? (?:field|attribute|column) to|(?:type|kind) of \w+ to search|how to match)\b", re.I)
+                          r"which \w+(?: \w+)? (?:field|attribute|column) to|(?:type|kind) of \w+ to search|how to match|"
+                          r"(?:optional )?fields to (?:include|return))\b", re.I)
 
 
 def is_modifier(p: ir.Param) -> bool:
@@ -117,6 +118,12 @@ def shapes_request(name: str, doc: str, scalar: bool = True) -> bool:
         return True
     if toks and toks[-1] == "reason" and re.search(r"\baudit\b", doc, re.I):
         return True  # "Reason for the action (audit log)": said to the log, not kept on the channel
+    if toks in (["from"], ["to"], ["since"], ["until"]) and re.search(r"\b(?:timestamp|date|time)\b", doc, re.I):
+        return True  # "Timestamp to list deployments from": where a listing starts, no field (a trip's `from` is a place)
+    if len(toks) > 1 and (toks[-1] in ("any", "not", "ne", "nin", "contains", "icontains") or toks[0] == "opt"):
+        # `assignee_any`, `assignee_not` (Asana): a test on another field, `opt_fields`: what the reply holds; no field
+        # of the records (review 31: tasks holding "assignee_any": "kitchen renovation")
+        return True
     if len(toks) > 1 and toks[0] == "query":
         return True  # `queryStartDate`: where a listing starts, no field of the records (review 27)
     if toks and toks[0] == "show" and toks[-1] not in ("date", "time", "type", "name", "id", "start", "end", "format"):
