@@ -101,6 +101,19 @@ def is_ending_state(value: str) -> bool:
 # verbs that put a record somewhere else (`move_card(card_id, list_id)`): a record's home named with them is
 # where it goes, not where it lives; and the parameter names that say so (`target_project_id`, `new_parent`)
 MOVING_VERBS = _words("move transfer copy fork clone migrate reassign")
+# verbs that take a thing that exists and make an engagement of it: "book a meeting room" makes a booking of a
+# room the rooms list shows, not a new room (bfcl_meeting_rooms: every booking failed as "room already exists")
+ENGAGING_VERBS = _words("book reserve rent lease hire")
+
+
+def act_noun(verb: str) -> str | None:
+    """The noun of the act a verb names, as the dictionary knows it: "reserve" -> "reservation", "book" ->
+    "booking", "rent" -> "rental"; None when no candidate is a known noun."""
+    v = verb.lower()
+    for c in (v[:-1] + "ation" if v.endswith("e") else v + "ation", v + "al", v + "ing", v + "ment"):
+        if "NOUN" in lemmas(c):
+            return c
+    return None
 DESTINATION_PARAM = re.compile(r"(^|_)(new|target|dest|destination|to)(_|$)")
 
 _LAST_WORD = re.compile(r"(?:(?<=[a-z0-9])(?=[A-Z])|[\s_\-])(?=[A-Za-z]+$)")

@@ -153,3 +153,22 @@ def test_filter_operators_and_reply_shapes_are_no_fields():
     assert shapes_request("from", "Timestamp to list deployments from")
     assert not shapes_request("from", "The departure airport")
     assert not shapes_request("assignee", "The user the task is assigned to")
+
+
+def test_booking_a_listed_thing_makes_a_booking(tmp_path):
+    """`book_meeting_room(meeting_room_name, ...)` "Reserves a meeting room" beside `query_meeting_room_list`: a
+    booking of a room the list shows, not a new room (every booking failed as "MeetingRoom already exists")."""
+    from forgec.english import act_noun
+
+    assert (act_noun("reserve"), act_noun("book"), act_noun("rent")) == ("reservation", "booking", "rental")
+    docs = [
+        _fn("book_meeting_room", "Reserves a meeting room by specifying the room name and the start and end times.", {
+            "meeting_room_name": {"type": "string", "description": "The full name of the meeting room to be reserved."},
+            "start_time": {"type": "string", "description": "The start time of the meeting in ISO 8601 format."},
+            "end_time": {"type": "string", "description": "The end time of the meeting in ISO 8601 format."},
+        }, ["meeting_room_name", "start_time", "end_time"]),
+        _fn("query_meeting_room_list", "Retrieves a list of all meeting rooms including their names and capacities.", {}, []),
+    ]
+    out = compile_doc(tmp_path, "rooms", "functions.json", docs, 4)
+    forge = next((out / "src").rglob("env.forge")).read_text()
+    assert "entity Booking" in forge and "meeting_room_name: MeetingRoom" in forge, forge[:600]

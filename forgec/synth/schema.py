@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forgec import ir
-from forgec.english import DETERMINERS, PREPOSITIONS, verb_of_noun, is_plural, lemmas, is_verb, plural, singular
+from forgec.english import DETERMINERS, ENGAGING_VERBS, PREPOSITIONS, act_noun, verb_lemma, verb_of_noun, is_plural, lemmas, is_verb, plural, singular
 from forgec.stdlib.values import is_person
 from forgec.wording import CALL_SWITCHES, humanize
 from forgec.lang import ast as A
@@ -689,7 +689,7 @@ def _made_of_found(s: Schema) -> None:
     not a new restaurant (SGD: every reservation failed as "Restaurant already exists")."""
     from forgec.realize import sentences
 
-    found = {singular(v.nouns[-1]) for v in s.views.values() if v.kind == "search" and v.nouns}
+    found = {singular((_head_nouns(v.nouns) or v.nouns)[-1]) for v in s.views.values() if v.kind == "search" and v.nouns}  # `room_list`: rooms
     for v in s.views.values():
         if v.kind != "create" or not v.nouns or singular(v.nouns[-1]) not in found:
             continue
@@ -707,6 +707,11 @@ def _made_of_found(s: Schema) -> None:
         # the made thing is an act's noun ("a reservation", "a booking", "a purchase"), not a count the call takes
         # ("Book seats on a flight": `seats` is how many, the booking is a reservation found elsewhere)
         if singular(v.nouns[-1]) in {singular(w) for w in obj}:
+            first = sent.split()[0] if sent.split() else ""
+            verb = v.verb if v.verb in ENGAGING_VERBS else (verb_lemma(first) or "")
+            act = act_noun(verb) if verb in ENGAGING_VERBS else None
+            if act:  # "Reserves a meeting room" beside the rooms list: a reservation of a found room
+                v.nouns = [act]
             continue  # "Create a new Asset record": the asset is the made thing, "record" only says it is one
         if head and head != singular(v.nouns[-1]) and head not in found and head.isalpha() and len(head) > 2 \
                 and head not in STOP and head not in params and singular(head) not in params and verb_of_noun(head):
