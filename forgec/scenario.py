@@ -48,7 +48,7 @@ from forgec.runtime.envrt import jcopy
 from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, blueprint_stats, format_blueprint_text, literal_expr,
                            superlative)
 from forgec.stdlib import ops as OPS
-from forgec.stdlib.values import TEXTY, documented_values, fit_extension, gone as record_gone, is_file_field, is_person, is_person_record, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
+from forgec.stdlib.values import INTEGRAL, TEXTY, documented_values, fit_extension, gone as record_gone, is_file_field, is_person, is_person_record, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
 from forgec.synth.schema import MUST_BE_TRUE as _MUST_BE_TRUE, session_names, shapes_request
 from forgec.reasons import reason_for
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
@@ -1814,6 +1814,9 @@ class _Sampler:
         if t.name in ("int", "float") and norm(name) in _MINOR_UNITS.get():  # pence: a refund of £5-£25, not of 1p
             opts = [(v if t.name == "int" else float(v)) for v in (500, 1000, 1500, 2000, 2500) if lo <= v <= hi and v != cur]
             return rng.choice(opts) if opts else _NONE
+        if t.name == "float" and set(n.split("_")) & INTEGRAL:  # a priority typed `number` is 1-4, not 50.0 (review 32)
+            v = self._value(sc, tool, name, A.PrimType("int"), {**(rec or {}), name: int(cur)} if isinstance(cur, float) and cur.is_integer() else rec, doc)
+            return float(v) if isinstance(v, int) and not isinstance(v, bool) else v
         if t.name == "int":
             if isinstance(cur, int) and not isinstance(cur, bool) and cur < 5:
                 opts = [v for v in (cur + 1, cur + 2, cur - 1) if max(lo, 0) <= v <= min(hi, 5)]
@@ -2529,7 +2532,10 @@ class _Sampler:
                 elif (bare := _bare_object(ent_noun).search(c)) is not None:
                     c = _put_record(c, bare, 1, "\x00")  # "delete incomplete tasks" -> "delete my task called X"
                 elif (own_word := re.fullmatch(r"(\w+) (?:a|an|the) ([a-z]+)", c)) and re.search(rf"\b{re.escape(ent_noun)}\b", twords) \
-                        and not is_plural(own_word.group(2)):
+                        and not is_plural(own_word.group(2)) and not (
+                            kind == "create" and self.m.returned_entity(t) not in (None, "", target[1])):
+                    # (not when the clause's object is what the call makes: "Place the order" with a saved card makes
+                    # an order; the card is not "the order called X", review 32)
                     # "Delete a contact" on a person: the docs' own word for the record ("delete my contact called X", review 23)
                     c = f"{own_word.group(1)} " + re.sub(rf"\b{re.escape(ent_noun)}\b", own_word.group(2), twords, count=1)
                     twords = ""

@@ -705,8 +705,9 @@ def _payment_card(entity: str | None, c: "_Ctx") -> bool:
     if not ews or ews[-1] not in CARD_WORDS:
         return False
     fields = c.fields.get(entity) if c is not None else None
+    fields = [f for f in fields or () if not re.fullmatch(r"(\w+_)?(id|key|name|title)", "_".join(_words(f)))]
     if not fields:
-        return True
+        return True  # a saved card known by its id and a name only: nothing says it is not one
     return any(re.search(r"(^|_)(number|last4|last|four|brand|expir\w*|exp|cvv|cvc|balance|holder|pan|issuer|network)($|_)",
                          "_".join(_words(f))) for f in fields)
 
@@ -1297,8 +1298,11 @@ def make_key(entity: str, key_tj: dict, i: int, rng: random.Random, ctx: _Ctx, u
     kws = _words(key_name)
     named = bool(kws) and kws[-1] in ("name", "title") and not is_person(entity) and not (set(kws) & PERSON_NAME_WORDS)
     agent = len(kws) >= 2 and kws[-1] == "name" and is_agent_noun(kws[-2])
+    phone = bool(set(kws) & {"phone", "msisdn", "mobile"}) or (kws == ["number"] and (is_person(entity) or re.search(r"\bphone\b", key_tj.get("doc", ""), re.I)))
     for _ in range(100):
-        if agent and not ex:
+        if phone and not ex:
+            k = f"+1{rng.randint(200, 989)}{rng.randint(200, 999)}{rng.randint(0, 9999):04d}"  # an account's `number` is its phone (Signal)
+        elif agent and not ex:
             fk = fake(rng)
             k = f"{fk.first_name()} {fk.last_name()}"  # `therapist_name`: the key of a found provider is a person's name
         elif named and not ex and (k := _thing_name(key_name, ctx, entity)) is not UNKNOWN:

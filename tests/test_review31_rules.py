@@ -172,3 +172,18 @@ def test_booking_a_listed_thing_makes_a_booking(tmp_path):
     out = compile_doc(tmp_path, "rooms", "functions.json", docs, 4)
     forge = next((out / "src").rglob("env.forge")).read_text()
     assert "entity Booking" in forge and "meeting_room_name: MeetingRoom" in forge, forge[:600]
+
+
+def test_review32_values():
+    """An account keyed by its `number` is keyed by a phone number (Signal: "my number is sherri_mckinney_1128");
+    a saved card known only by id and name is a payment card ("the Visa ending in 2213", not "the card called
+    Security review")."""
+    from forgec.stdlib.values import _Ctx, _payment_card, make_key
+    import datetime
+
+    ctx = _Ctx(random.Random(0), datetime.date(2024, 5, 15))
+    k = make_key("Account", {"type": "str", "doc": "key"}, 0, random.Random(0), ctx, set(), key_name="number")
+    assert re.fullmatch(r"\+1\d{10}", k), k
+    ctx.fields = {"Card": {"card_id", "name"}, "KanbanCard": {"card_id", "title", "list_id", "position"}}
+    assert _payment_card("Card", ctx)
+    assert not _payment_card("KanbanCard", ctx)
