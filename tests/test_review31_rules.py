@@ -187,3 +187,22 @@ def test_review32_values():
     ctx.fields = {"Card": {"card_id", "name"}, "KanbanCard": {"card_id", "title", "list_id", "position"}}
     assert _payment_card("Card", ctx)
     assert not _payment_card("KanbanCard", ctx)
+
+
+def test_a_delete_takes_what_the_docs_say_goes_with_it(tmp_path):
+    """"Delete a book and all its reviews, quotes, and tags": the book's quotes go with it (review 32: the end state
+    kept them); another book's quotes stay."""
+    docs = [
+        _fn("list_books", "List the books in the library.", {}, []),
+        _fn("delete_book", "Delete a book and all its reviews, quotes, and tags.", {
+            "book_id": {"type": "integer", "description": "Book ID from the library"}}, ["book_id"]),
+        _fn("list_quotes", "List saved quotes.", {"book_id": {"type": "integer", "description": "Filter by book ID"}}, []),
+        _fn("add_quote", "Save a quote from a book.", {
+            "book_id": {"type": "integer", "description": "Book ID from the library"},
+            "text": {"type": "string", "description": "The quote text"}}, ["book_id", "text"]),
+    ]
+    out = compile_doc(tmp_path, "books", "functions.json", docs, 4)
+    forge = next((out / "src").rglob("env.forge")).read_text()
+    body = forge[forge.index("tool delete_book"):]
+    body = body[: body.index("\n  }\n")]
+    assert re.search(r"for child in Quote where it\.book_id == removed \{\s*delete child", body), body

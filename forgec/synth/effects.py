@@ -29,7 +29,7 @@ from forgec.lang.check import has_write
 from . import codes, prose, prose_effects
 from .params import NULL, ParamOut, default_value, lit, tool_doc, tool_params
 from .pure import pure_effect
-from .names import ident, snake, tokens
+from .names import ident, pascal, snake, tokens
 from .schema import (
     AMOUNT_PARAMS,
     QUANTIFIERS,
@@ -922,6 +922,32 @@ def _noun_matches(noun: str, entity: str) -> bool:
 _REMOVE_FROM = re.compile(r"\b(?:remove|delete|unlink|detach|kick)s?\s+(?:an? |the )?(\w+)(?: \w+)?\s+from\s+(?:an? |the |a given |this )?(\w+)", re.I)
 
 
+_CASCADE = re.compile(r"\b(?:and|along with|together with|as well as|including)\s+(?:all\s+)?(?:of\s+)?(?:its|their|the associated|associated|related)"
+                      r"\s+([a-z][a-z ,]*?)(?=\s*(?:[.;:(]|$|\b(?:from|in|for|permanently)\b))", re.I)
+
+
+def _cascade(s: Schema, e: Entity, v: ToolView) -> list[A.Stmt]:
+    """"Delete a book and all its reviews, quotes, and tags": the records of those kinds that point to the deleted
+    one go with it (review 32: a deleted book left its quotes behind). Only kinds the env has, by their one field
+    pointing to `e`."""
+    m = _CASCADE.search(v.tool.description or "")
+    if not m:
+        return []
+    out: list[A.Stmt] = []
+    for word in re.split(r"\s*(?:,|\band\b|\bor\b)\s*", m.group(1)):
+        ws = word.split()
+        if not ws:
+            continue
+        child = next((c for c in (pascal(singular(snake("_".join(ws)))), pascal(singular(ws[-1]))) if c in s.entities and c != e.name), None)
+        if child is None:
+            continue
+        ce = s.entities[child]
+        to_e = [f for f, fd in ce.fields.items() if f != ce.key and strip_optional(fd.type) == A.NamedType(e.name)]
+        if len(to_e) == 1:
+            out.append(A.For("child", A.Where(N(child), bin_("==", at("it", to_e[0]), N("removed"))), (A.Delete(N("child")),)))
+    return out
+
+
 def _delete(s: Schema, v: ToolView, pmap):
     if v.target is None or v.key_param is None:
         raise _NoRule
@@ -961,6 +987,7 @@ def _delete(s: Schema, v: ToolView, pmap):
     for oname, fname in s.list_owners(e.name):
         # drop the deleted key from every list that references it (no dangling references)
         stmts.append(A.For("owner", A.Where(N(oname), bin_("in", at(k, e.key), at("it", fname))), (A.Remove(at("owner", fname), at(k, e.key)),)))
+    stmts += _cascade(s, e, v)
     stmts.append(A.Delete(N(k)))
     ret = A.RecordType((A.FieldDecl("deleted", A.PrimType(e.key_type)),))
     stmts.append(A.Return(A.RecordLit((A.FieldInit("deleted", N("removed")),))))
