@@ -206,3 +206,19 @@ def test_a_delete_takes_what_the_docs_say_goes_with_it(tmp_path):
     body = forge[forge.index("tool delete_book"):]
     body = body[: body.index("\n  }\n")]
     assert re.search(r"for child in Quote where it\.book_id == removed \{\s*delete child", body), body
+
+
+def test_a_path_id_typed_number_keys_by_whole_numbers():
+    """`/settings/discover/{sliderId}` with `sliderId: number`: the slider's key is an int, never "discover_14773"."""
+    from forgec import ir
+    from forgec.synth.schema import infer_schema
+
+    num = ir.Type(kind="number")
+    env = ir.Environment(name="ov", tools=[
+        ir.Tool(name="get_settings_discover", description="Get all discover sliders.", params=[], http_method="GET",
+                http_path="/settings/discover"),
+        ir.Tool(name="delete_settings_discover_slider_id", description="Delete slider by ID.", http_method="DELETE",
+                http_path="/settings/discover/{sliderId}", params=[ir.Param(name="sliderId", type=num, required=True)]),
+    ])
+    s = infer_schema(env)
+    assert [e.key_type for e in s.entities.values() if "sliderId" in e.aliases or e.key == "sliderId"] == ["int"]

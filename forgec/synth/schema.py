@@ -723,7 +723,9 @@ def _entities_from_paths(s: Schema) -> None:
     for t in s.env.tools:
         for ename, p in _path_entities(t):
             par = t.param(p)
-            kt = "int" if par is not None and _scalar_kind(par.type) == "integer" else "str"
+            # an id in a path typed `number` is a whole number too (Overseerr's `/settings/discover/{sliderId}`:
+            # review 32 saw "discover_14773" sent where the docs want a number)
+            kt = "int" if par is not None and _scalar_kind(par.type) in ("integer", "number") else "str"
             _add_entity(s, ename, p, kt, alias=p)
 
 
