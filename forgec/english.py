@@ -100,6 +100,29 @@ def is_ending_state(value: str) -> bool:
 
 # verbs that put a record somewhere else (`move_card(card_id, list_id)`): a record's home named with them is
 # where it goes, not where it lives; and the parameter names that say so (`target_project_id`, `new_parent`)
+# nouns for a person (a record that stands for one: `User`, `Passenger`; the one a request is for: "a buyer")
+PERSON_ENTITIES = {
+    "user", "customer", "member", "passenger", "employee", "patient", "student", "person", "contact", "author",
+    "driver", "guest", "client", "agent", "owner", "traveler", "traveller", "buyer", "seller", "subscriber", "account",
+    "profile", "staff", "teacher", "doctor", "applicant", "candidate", "player", "attendee", "assignee", "reporter",
+    "reviewer", "approver", "requester", "recipient", "sender", "organizer", "participant", "collaborator", "manager",
+    "secretary", "administrator", "admin", "developer", "volunteer", "tenant", "resident", "visitor", "speaker",
+    "consultant", "freelancer", "therapist", "nurse", "instructor", "coach", "trainer", "physician", "dentist",
+}
+
+
+def is_agent_noun(word: str) -> bool:
+    """A noun for a person by what they do: a known one (`therapist`, `driver`) or an -ist (`stylist`, `dentist`,
+    not a `playlist`): English's agent suffix, safer than -er (`folder`, `printer`)."""
+    w = singular(word.lower())
+    if w in PERSON_ENTITIES:
+        return True
+    if not w.endswith("ist") or len(w) < 6 or "NOUN" not in lemmas(w):
+        return False
+    # "playlist", "checklist": a list of something (the part before "list" is a word); "stylist", "specialist" are people
+    return not (w.endswith("list") and len(w) >= 8 and lemmas(w[:-4]))
+
+
 MOVING_VERBS = _words("move transfer copy fork clone migrate reassign")
 # verbs that take a thing that exists and make an engagement of it: "book a meeting room" makes a booking of a
 # room the rooms list shows, not a new room (bfcl_meeting_rooms: every booking failed as "room already exists")

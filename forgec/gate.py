@@ -66,6 +66,7 @@ REASONS: dict[str, str] = {
     "write-to-final": "a write acts on a record in a state the docs make final",
     "deletes-default": "a delete acts on the account's default or primary record, which real APIs refuse",
     "create-adds-nothing": "a create tool only overwrites a field of an existing record (the act is modelled wrongly)",
+    "mismatched-parents": "a write names two records where one belongs to another than the other (a repository of another organization)",
     "undone-write": "a later write undoes an earlier one",
     "repeated-write": "a write is repeated",
     "value-outside-docs": "a written value is outside the docs' enum or bounds",
@@ -477,7 +478,7 @@ class Gate:
         why = check_ignored(c, self)
         if why:
             return why
-        for fn in (check_final, check_create, check_undone, check_repeated, check_values):
+        for fn in (check_final, check_create, check_undone, check_repeated, check_values, check_parents):
             why = fn(c, self, trace)
             if why:
                 return why
@@ -782,6 +783,30 @@ def check_repeated(c: Candidate, g: Gate, trace: list) -> str | None:
 def _stamp(path: str) -> bool:
     last = norm(path.rsplit("/", 1)[-1])
     return last.endswith(("_at", "_time", "timestamp", "_date", "_on")) or last in ("updated", "modified", "version", "etag")
+
+
+def check_parents(c: Candidate, g: Gate, trace: list) -> str | None:
+    """`mismatched-parents`: a write that names a record and its parent's kind names the parent the record has
+    (review 32: a pull request in repository "billing-update" of organization "Miller-Ball", whose repository
+    belongs to another organization)."""
+    for tool, args, before, _, _ in trace:
+        t = g.tools.get(tool)
+        named = []
+        for p in (t.params if t else ()):
+            pt = A.strip_optional(p.type)
+            if isinstance(pt, A.NamedType) and pt.name in g.ents and isinstance(args.get(p.name), (str, int)) and not isinstance(args.get(p.name), bool):
+                named.append((pt.name, args[p.name]))
+        for e1, k1 in named:
+            rec = ((before.get("entities") or {}).get(e1) or {}).get(str(k1))
+            if not isinstance(rec, dict):
+                continue
+            for e2, k2 in named:
+                if e2 == e1:
+                    continue
+                ups = [f.name for f in g.ents[e1].fields if A.strip_optional(f.type) == A.NamedType(e2)]
+                if len(ups) == 1 and rec.get(ups[0]) not in (None, "") and str(rec.get(ups[0])) != str(k2):
+                    return "mismatched-parents"
+    return None
 
 
 def check_values(c: Candidate, g: Gate, trace: list) -> str | None:

@@ -47,7 +47,7 @@ import re
 from dataclasses import dataclass
 
 from forgec import english as E
-from forgec.english import is_verb, verb_lemma
+from forgec.english import is_agent_noun, is_verb, verb_lemma
 from forgec.wording import split_name
 
 _MAX_WORDS = 14
@@ -287,8 +287,6 @@ def sentence_clause(sentence: str) -> Clause | None:
             break
     # the user the request is for, in the docs' third person ("schedule a property visit for a potential buyer or
     # tenant"): the user says it of themself, so the phrase goes
-    from forgec.stdlib.values import is_agent_noun
-
     for k in range(2, len(words) - 2):  # "search for a stylist": a "for" right after the verb is its object
         if words[k].lower() != "for" or words[k + 1].lower() not in ("a", "an", "the"):
             continue

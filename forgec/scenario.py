@@ -1929,6 +1929,8 @@ class _Sampler:
                 k = next((v for v in rec.values() if isinstance(v, str) and v.startswith("/")), None)
                 if k:
                     return f"{k.rsplit('/', 1)[0]}/{rng.choice(['archive', 'old'])}-{k.rsplit('/', 1)[-1]}"
+            if re.search(r"(^|_)(iteration|area|sprint|team|org|organization|category|menu|breadcrumb|node)_path$", n):
+                return said_value(name, doc or "", rng) or _NONE  # a place in the product's hierarchy, not a file (review 32)
             if re.search(r"(path|file|filename)$", n):
                 return fit_extension(rng.choice(["notes/todo.txt", "reports/summary.md", "docs/plan.md"]), f"{doc or ''} {tool.doc}", rng)
             top = next((q for q in tool.params if q.name == name), None)
@@ -2589,12 +2591,12 @@ class _Sampler:
                 if other and other.group(1) != w and other.group(1) in fnames:
                     # the docs' "Update an existing product's name, description, status" cut at its first field: the change
                     # is to another ("update the name of my product to archived" set its status, review 26)
-                    c = f"change the {w} of {twords}{to}"
+                    c = f"assign {twords}{to}" if w in ("assigned to", "assignee") else f"change the {w} of {twords}{to}"  # not "change the assigned to of"
                 elif w not in c and twords and (bare or re.search(r"\b(details|information|info|data|settings|properties|attributes|fields|metadata)\b", c)
                                               or not _own_name(vals[0][0]) and re.match(rf"\w+ {re.escape(twords)}", c)):
                     # "update my topic called X to "..."" names no field; only a new name goes without one (review 24)
                     # "update my filter called X to "..."" names no field, nor does "update the details of my project to ...": say which
-                    c = f"change the {w} of {twords}{to}"
+                    c = f"assign {twords}{to}" if w in ("assigned to", "assignee") else f"change the {w} of {twords}{to}"  # not "change the assigned to of"
                 rest = []
             call = next((x for x in rest if x.startswith("called ")), None)
             hit = re.search(rf"\b{re.escape(made)}\b", c) if made and call else None
@@ -2602,7 +2604,11 @@ class _Sampler:
                 c = c[:anchor] + " " + call + c[anchor:]
                 rest = [x for x in rest if x is not call]
             elif hit and hit.end() < len(c):  # "create a new collection called "X" in my library", not "... library called "X""
-                c = c[:hit.end()] + " " + call + c[hit.end():]
+                end = hit.end()
+                nxt = re.match(r" ([a-z]+)\b", c[end:])
+                if nxt and nxt.group(1) not in CLOSED_CLASS and "NOUN" in lemmas(nxt.group(1)):
+                    end += nxt.end()  # "the media library called X", not "the media called X library" (review 32)
+                c = c[:end] + " " + call + c[end:]
                 rest = [x for x in rest if x is not call]
             elif call and twords and kind == "create" and (scope := re.search(rf"\s(?:in|inside|into|for|under|within|on|to)\s+{re.escape(twords)}", c)):
                 # the docs' noun for the new record differs from the entity's ("an API specification" for a Spec): its name
@@ -3134,7 +3140,7 @@ def _say_param(name: str, v: Any) -> str:
     if isinstance(v, str):
         vv = v.replace("_", " ") if re.fullmatch(r"[a-z_]+", v) else _spoken(v)
         if n == "subject":
-            return f'with the subject "{v}"'  # an email is not "called" its subject (review 31)
+            return f'about "{v}"'  # "an email about "X"": a message is not "called" its subject (review 31)
         if _own_name(name) and not n.endswith(("first_name", "last_name", "firstname", "lastname")):
             return f"called \"{v}\""  # "a new tag called "Q3"", not "with name Q3"
         if _PERSON_NAME_PARAM.search(n.split("_", 1)[-1] if n.count("_") > 1 else n):
@@ -3198,10 +3204,11 @@ def _settings(pairs: list[tuple[str, Any]], units: dict | None = None, person: b
 def _join_said(c: str, said: list[str], to: bool = True) -> str:
     if not said:
         return ""
-    called = [s for s in said if s.startswith(("called ", "renamed to ", "on ", 'to "', "inside ", "in the ", "in my ", "for the ", "for my "))]
+    called = [s for s in said if s.startswith(("called ", "about \"", "renamed to ", "on ", 'to "', "inside ", "in the ", "in my ", "for the ", "for my "))]
     lead = [s for s in said if s.startswith(("because", "to ", "all ", "(", "paying with", "at ")) and s not in called]  # 'a new tag called "Q3"', never 'with called'
     saying = [s for s in said if s.startswith("saying ")]  # 'a comment saying "..."' ends the phrase
     rest = [s for s in said if s not in lead and s not in called and s not in saying]
+    rest = [s[5:] if s.startswith("with the ") else s for s in rest]  # 'with the subject "X"' joins the other "with"s
     out = "".join(" " + s for s in called)
     if rest:
         first = rest[0]

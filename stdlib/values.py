@@ -30,7 +30,7 @@ import threading
 import uuid
 from typing import Any
 
-from forgec.english import respell, singular
+from forgec.english import PERSON_ENTITIES, is_agent_noun, respell, singular
 
 from .graph_state import graph_world, kv_world
 
@@ -177,14 +177,6 @@ CATEGORY_NAMES = {
 HANDLE_NAMED = {"channel", "repo", "repository", "bucket", "branch", "queue", "namespace", "cluster", "database", "index"}
 # entity names whose records are goods, named like goods ("Wireless Keyboard"); anything else is named by a topic
 GOODS = {"product", "item", "variant", "sku", "article", "good", "goods", "merchandise"}
-PERSON_ENTITIES = {
-    "user", "customer", "member", "passenger", "employee", "patient", "student", "person", "contact", "author",
-    "driver", "guest", "client", "agent", "owner", "traveler", "traveller", "buyer", "seller", "subscriber", "account",
-    "profile", "staff", "teacher", "doctor", "applicant", "candidate", "player", "attendee", "assignee", "reporter",
-    "reviewer", "approver", "requester", "recipient", "sender", "organizer", "participant", "collaborator", "manager",
-    "secretary", "administrator", "admin", "developer", "volunteer", "tenant", "resident", "visitor", "speaker",
-    "consultant", "freelancer", "therapist", "nurse", "instructor", "coach", "trainer", "physician", "dentist",
-}
 # What a topic ("Quarterly budget", "Team offsite") can name: records that hold a person's content and are
 # named by what it is about (a note, a document, a task, a project, a bookmark), and the records that group
 # them (a tag, a folder, a list of them). A thing in the world (a recipe, a pet, a device, a zone) is not
@@ -309,20 +301,6 @@ def is_person(entity: str | None) -> bool:
     if len(ws) > 1 and ws[-1] in ("profile", "account") and ws[-2] not in PERSON_ENTITIES:
         return False  # an `ArmProfile`, a `BankAccount`: a setting or a ledger, not a person (review 21: "arm profile Lori Carr")
     return bool(ws) and ws[-1] in PERSON_ENTITIES
-
-
-def is_agent_noun(word: str) -> bool:
-    """A noun for a person by what they do: a known one (`therapist`, `driver`) or an -ist (`stylist`, `dentist`,
-    not a `playlist`): English's agent suffix, safer than -er (`folder`, `printer`)."""
-    from forgec.english import lemmas
-
-    w = singular(word.lower())
-    if w in PERSON_ENTITIES:
-        return True
-    if not w.endswith("ist") or len(w) < 6 or "NOUN" not in lemmas(w):
-        return False
-    # "playlist", "checklist": a list of something (the part before "list" is a word); "stylist", "specialist" are people
-    return not (w.endswith("list") and len(w) >= 8 and lemmas(w[:-4]))
 
 
 def is_person_record(entity: str | None, fields) -> bool:
@@ -884,7 +862,8 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
         return _problem_title(c, (entity, name, "s"))
     if own and is_work(entity):
         return _work_title(c, (entity, name, "s"))
-    if ews and ews[-1] in GOODS and (ews[-1] in ("product", "sku", "variant", "merchandise") or _sold(c.fields.get(entity))):
+    if ews and ews[-1] in GOODS and not (len(ews) > 1 and ews[-2] in ("work", "action", "line", "menu", "todo", "list", "agenda", "news")) \
+            and (ews[-1] in ("product", "sku", "variant", "merchandise") or _sold(c.fields.get(entity))):
         # an "item" is goods where it has a price or stock (a shop's), not a whiteboard's sticky note (review 27)
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(ADJ)} {rng.choice(NOUN)}")
     used = c.used.setdefault((entity, name, "s"), set())
@@ -967,6 +946,9 @@ def _place_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str =
         return rng.choice(c.pool((entity, name), CURRENCIES, 3))
     if w & {"language", "lang", "locale"}:
         return rng.choice(c.pool((entity, name), LANGS, 4))
+    if ws[-1:] == ["path"] and len(ws) >= 2 and ws[-2] in ("iteration", "area", "sprint", "team", "org", "organization", "category", "menu", "breadcrumb", "node"):
+        # a place in a hierarchy the product keeps (Azure DevOps' iteration/area path), not a file on disk (review 32)
+        return f"{_titled(topic(rng))}\\{ws[-2].capitalize()} {rng.randint(1, 6)}"
     if w & {"path", "file", "filename"} and not w & _ID_WORDS:
         f = fake(rng)
         stem = slugify(topic(rng)).replace("-", "_")  # "budget_review.xlsx", not Faker's lorem stems ("how.odp": review 23)
@@ -1082,7 +1064,8 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     if not topical:
         return None  # a recipe, a device: no topic names it or is written on it (`topic_named`)
     nws = _words(noun or "")
-    if last in ("title", "name") and nws and nws[-1] in GOODS:  # a product renamed is named like goods, not "Marketing campaign"
+    if last in ("title", "name") and nws and nws[-1] in GOODS and not (len(nws) > 1 and nws[-2] in ("work", "action", "line", "menu", "todo", "list", "agenda", "news")):
+        # a product renamed is named like goods, not "Marketing campaign"; a work item or an action item is no goods ("Ultra Notebook")
         return rng.choice([v for v in (f"{a} {n}" for a in ADJ for n in NOUN) if v.lower() != t.lower()])
     # a new name is a name of its own, not the old one with "(phase 2)", "archive" or "2025" stuck on (review 29),
     # and none another record of its kind has (`taken`); a tag is named like a tag ("urgent") while any is free

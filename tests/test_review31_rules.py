@@ -138,7 +138,7 @@ def test_an_email_is_sent_to_someone_with_a_subject():
     from forgec.scenario import _say_param, qualifier
 
     assert _say_param("to", ["ana@example.com"]) == "to ana@example.com"
-    assert _say_param("subject", "Board meeting") == 'with the subject "Board meeting"'
+    assert _say_param("subject", "Board meeting") == 'about "Board meeting"'
     assert qualifier("subject", "Board meeting") == 'with the subject "Board meeting"'
 
 
@@ -222,3 +222,28 @@ def test_a_path_id_typed_number_keys_by_whole_numbers():
     ])
     s = infer_schema(env)
     assert [e.key_type for e in s.entities.values() if "sliderId" in e.aliases or e.key == "sliderId"] == ["int"]
+
+
+def test_a_write_names_a_record_of_the_parent_it_names():
+    """`mismatched-parents`: a pull request in repository R of organization O, where R belongs to another
+    organization, is refused (review 32); R of O passes."""
+    from forgec.gate import Candidate, check_parents
+    from forgec.lang import ast as A
+
+    s = A.PrimType("str")
+    org = A.EntityDecl("Organization", "org_id", (A.FieldDecl("org_id", s),), "")
+    repo = A.EntityDecl("Repository", "repo_id", (A.FieldDecl("repo_id", s), A.FieldDecl("org", A.NamedType("Organization"))), "")
+    tool = A.ToolDecl("create_pull_request", (A.ParamDecl("organizationId", A.NamedType("Organization"), None, ""),
+                                              A.ParamDecl("repositoryId", A.NamedType("Repository"), None, "")), s, "")
+
+    class G:
+        tools = {"create_pull_request": tool}
+        ents = {"Organization": org, "Repository": repo}
+
+    before = {"entities": {"Organization": {"o1": {"org_id": "o1"}, "o2": {"org_id": "o2"}},
+                           "Repository": {"r1": {"repo_id": "r1", "org": "o1"}}}}
+    bad = [("create_pull_request", {"organizationId": "o2", "repositoryId": "r1"}, before, before, [])]
+    good = [("create_pull_request", {"organizationId": "o1", "repositoryId": "r1"}, before, before, [])]
+    c = Candidate.__new__(Candidate)
+    assert check_parents(c, G(), bad) == "mismatched-parents"
+    assert check_parents(c, G(), good) is None
