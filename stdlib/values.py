@@ -1550,18 +1550,29 @@ def _agreeing_fields(rec: dict, fields: dict, rng: random.Random) -> None:
                 rec[k] = f.email()
     # a state and the moment it was reached agree (review 31: a task with `completed` false and `completed_on` set):
     # a nullable moment is empty while its flag is off
-    for b, tj in fields.items():
-        if tj.get("type") != "bool" or not isinstance(rec.get(b), bool) or rec[b]:
-            continue
-        stem = [w for w in _words(b) if w not in ("is", "was", "has", "been")]
-        for m, mj in fields.items():
-            mws = _words(m)
-            if mj.get("optional") and len(mws) == len(stem) + 1 and mws[:-1] == stem and mws[-1] in ("at", "on", "date", "time", "timestamp"):
-                rec[m] = None
+    for b, m in _flag_moments(tuple((f, tj.get("type"), bool(tj.get("optional"))) for f, tj in fields.items())):
+        if rec.get(b) is False:
+            rec[m] = None
     if any(isinstance(v, str) and v.lower() in ("percentage", "percent") for v in rec.values()):
         for f in ("value", "amount", "rate", "discount_value"):
             if isinstance(rec.get(f), (int, float)) and not isinstance(rec.get(f), bool) and not 0 < rec[f] <= 100:
                 rec[f] = type(rec[f])(rng.choice([5, 10, 15, 20, 25, 30, 50]))
+
+
+@functools.lru_cache(maxsize=1024)
+def _flag_moments(shape: tuple) -> tuple[tuple[str, str], ...]:
+    """(flag, nullable moment) field pairs of one record shape (`completed`/`completed_on`, `is_archived`/`archived_at`),
+    computed once per shape, not per record."""
+    out = []
+    for b, bt, _ in shape:
+        if bt != "bool":
+            continue
+        stem = [w for w in _words(b) if w not in ("is", "was", "has", "been")]
+        for m, _, opt in shape:
+            mws = _words(m)
+            if opt and len(mws) == len(stem) + 1 and mws[:-1] == stem and mws[-1] in ("at", "on", "date", "time", "timestamp"):
+                out.append((b, m))
+    return tuple(out)
 
 
 def _distinct_endpoints(rec: dict, fields: dict, rng: random.Random, ctx: _Ctx, e: str) -> None:
