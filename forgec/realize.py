@@ -191,6 +191,9 @@ def _boundary(toks: list[str], i: int) -> bool:
     if t.endswith("ing") and "VERB" in p and not ({"NOUN", "ADJ"} & set(p)) and i + 1 < len(toks) \
             and toks[i + 1].lower() in (E.DETERMINERS | E.PRONOUNS):
         return True  # a participial phrase: "a file using a template" (not "the shipping address")
+    if t.endswith("ing") and "VERB" in p and i >= 2 and toks[i - 1].lower() not in E.DETERMINERS and "NOUN" in E.lemmas(toks[i - 1].lower()) \
+            and i + 1 < len(toks) and toks[i + 1].lower() in (E.DETERMINERS | E.PRONOUNS | {"any", "all", "each", "every", "given"}):
+        return True  # after a noun too when it could be an adjective: "delete emails matching any combination of filters"
     if t in E.PREPOSITIONS and any(x.lower() == "optional" for x in toks[i + 1:i + 3]):
         return True  # "with an optional base branch": an argument the user need not give
     if t == "by" and i >= 2 and any(x.lower() in ("id", "ids", "identifier", "uuid", "key", "name", "slug") for x in toks[i + 1:i + 4]):

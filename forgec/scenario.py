@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from forgec.english import CLOSED_CLASS, DESTINATION_PARAM, MOVING_VERBS, is_plural, participle, plural, singular
-from forgec.english import lemmas
+from forgec.english import PREPOSITIONS, lemmas
 from forgec.english import with_article as _a
 from forgec.graph import ToolGraph, prim_class, record_fields, strip_optional
 from forgec.lang import ast as A
@@ -300,8 +300,8 @@ class _Model:
             t = strip_optional(f.type)
             if f.name == e.key or _SECRET.search(norm(f.name)) or self.key_entity(f.name, f.type):
                 continue
-            if re.search(r"(^|_)(reason|note|notes|comment|text|body|description|content|message|resolution|args|query|pattern|summary)$", norm(f.name)):
-                continue  # what was written about a record, not how its owner names it
+            if _CONTENT_FIELD.search(norm(f.name)):
+                continue  # what was written about a record, not how its owner names it ("whose information comments is", review 34)
             if re.search(r"(^|_)uris?$", norm(f.name)):
                 continue  # "the device with the spotify:track:... uri": an address the system keeps, not a name (review 22)
             if re.search(r"(^|_)(mode|strategy|policy|behaviou?r|options?|operation|propagate|format|encoding)$", norm(f.name)):
@@ -597,6 +597,11 @@ def _orderable(v: Any) -> bool:
     return (isinstance(v, (int, float)) and not isinstance(v, bool)) or (isinstance(v, str) and bool(_DATE.match(v)))
 
 
+_CONTENT_FIELD = re.compile(r"(^|_)(reason|note|notes|comments?|text|body|description|content|message|resolution|args|query|pattern|summary"
+                            r"|details?|remarks?|information|info|instructions?|explanation)$")
+_SETTING = re.compile(r"(^|_)(currency|currency_code|colou?r|time_?zone|locale|language|visibility|icon|avatar|theme|sort|sort_order|position)$")
+
+
 def refer(records: list[dict], target: int, fields: list[str], rng: random.Random, superlatives: bool = True,
           status_last: bool = False) -> Referring | None:
     """The fewest natural attributes that single out `records[target]`, or a superlative
@@ -609,6 +614,12 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
               and not (isinstance(rec.get(f), str) and re.fullmatch(r"\d{1,2}:\d{2}(?::\d{2})?", rec[f]))]  # nor a bare "16:00" (review 31)
     # "my order whose ship from country code is "PK"": a code the system keeps is no way a person names their record
     usable = [f for f in usable if not (re.search(r"(^|_)codes?$", norm(f)) and isinstance(rec.get(f), str) and len(rec[f]) <= 3)]
+    # nor a setting the system keeps ("my service whose currency is CAD with the red color", review 33), nor a rule's
+    # condition ("my rule whose filter subject is X"): a person may ask what they are, but names the record otherwise
+    usable = [f for f in usable if not _SETTING.search(norm(f)) and not _CONTENT_FIELD.search(norm(f)) and not re.match(r"(filter|match|default|assign|action)_", norm(f))]
+    # a status of one of its parts ("my bookmark with the failure summarization status", review 34) is the system's
+    # bookkeeping; the record's own `status` is how its owner knows it
+    usable = [f for f in usable if not (is_status(f) and norm(f) not in ("status", "state"))]
     if any(_own_name(f) and norm(f) not in ("subject", "label") for f in fields):
         # a record with a `title` is not "called" its `subject` (review 26: a deck named by an email-like subject,
         # another deck titled the same): the subject is no name a person uses beside the title
@@ -762,6 +773,9 @@ def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | 
     if label and not ref.op and not adj and len(rest) == 1:
         return f"{det} {label[1]}"  # a card's label names it as a person does: "my Amex ending in 3785"
     quals = [qualifier(f, v) for f, v in rest]
+    ons = [i for i, q in enumerate(quals) if q.startswith("on ")]
+    for i in ons[1:]:  # "my invoice on 2023-08-28 whose expected payment date is 2023-11-02", never "on X on Y" (review 34)
+        quals[i] = f"whose {humanize(norm(rest[i][0]))} is {say(rest[i][1])[:10]}"
     place = [q for q in quals if q.startswith(("from ", "to ", "on "))]
     within = [q for q in quals if q.startswith("in the ") and q not in place]
     other = [q for q in quals if q not in place and q not in within]
@@ -792,6 +806,25 @@ def _adjectival(v: str) -> bool:
     ws = say(v).replace("_", " ").replace("-", " ").lower().split()
     return bool(ws) and all(_ADJ_END.search(w) or w in ("open", "new", "draft", "live", "done", "due", "idle", "online", "offline", "ready", "busy", "free", "paid", "unpaid", "late", "overdue", "inactive", "not", "in", "progress")
                             for w in ws)
+
+
+_BARE_SCOPE = re.compile(r"\b(from|in|into|to|on|for) (?:an? )?([a-z]+) (?:in|inside|from|for|of) ((?:the|my) \2 called \"[^\"]+\")")
+
+
+def merge_bare_scope(text: str) -> str:
+    """One place said once: the docs' bare "from project" followed by the scope "in the project called X"
+    becomes "from the project called X"."""
+    return _BARE_SCOPE.sub(r"\1 \3", text)
+
+
+def _verb_phrase_name(f: str) -> bool:
+    """Whether a field's name reads as a verb phrase with a tail (`expires_in_days`, `remaining_until_reset`): a
+    verb form that is no noun opens it and a preposition follows, so no question can say it as a thing."""
+    ws = humanize(norm(f)).split()
+    if len(ws) < 3 or ws[1] not in PREPOSITIONS:
+        return False
+    pos = lemmas(ws[0])
+    return "VERB" in pos and "NOUN" not in pos
 
 
 def _own_name(f: str) -> bool:
@@ -1817,6 +1850,9 @@ class _Sampler:
         if t.name == "float" and set(n.split("_")) & INTEGRAL:  # a priority typed `number` is 1-4, not 50.0 (review 32)
             v = self._value(sc, tool, name, A.PrimType("int"), {**(rec or {}), name: int(cur)} if isinstance(cur, float) and cur.is_integer() else rec, doc)
             return float(v) if isinstance(v, int) and not isinstance(v, bool) else v
+        if t.name in ("int", "float") and re.search(r"(^|_)(state|status|stage|phase|type|kind)$", n) \
+                and not re.search(r"\b\d+\s*(?:=|:|-|means)\s*[A-Za-z]", text):
+            return _NONE  # "set its state to 2": a code whose meaning the docs never give is nothing a person asks for (review 34)
         if t.name == "int":
             if isinstance(cur, int) and not isinstance(cur, bool) and cur < 5:
                 opts = [v for v in (cur + 1, cur + 2, cur - 1) if max(lo, 0) <= v <= min(hi, 5)]
@@ -2299,7 +2335,8 @@ class _Sampler:
             if f in changed or f == self.m.decl[ent].key or _SECRET.search(norm(f)):
                 continue
             if (isinstance(t, A.EnumType) and isinstance(v, str) and v in t.values and 2 <= len(t.values) <= 8 and f in self.m.natural_fields(ent)
-                    and _CONDITION_FIELD.search(norm(f)) and not re.match(r"(reviewer|assignee|author|owner|user|member|parent)_", norm(f))):
+                    and _CONDITION_FIELD.search(norm(f)) and not re.match(r"(reviewer|assignee|author|owner|user|member|parent)_", norm(f))
+                    and not (is_status(f) and norm(f) not in ("status", "state"))):  # "only if its embedding status is success": a part's bookkeeping (review 34)
                 # where a record stands (its status, stage, priority): a person's condition; its merge method, a
                 # board's type or a reviewer's state is a setting nobody makes a request hang on (reviews 17, 18)
                 out.append((f, tuple(t.values)))
@@ -2624,7 +2661,9 @@ class _Sampler:
                 sets = [x for x in rest if x in sc.said_of]  # "update my task called X: set its notes to "..." and ..."
                 c += _join_said(c, [x for x in rest if x not in sc.said_of], to=False) + ": " + _settings([sc.said_of[x] for x in sets], self._units, self.m.is_person(target[1]))
             elif rest:
-                if target and kind != "create" and self.m.kinds.get(t.name) != "create":  # a record that has a name gets a new one: 'renamed to "X"', not a second 'called'
+                if target and kind != "create" and self.m.kinds.get(t.name) != "create" and _doc_verb(c) not in ("create", "add", "new", "make", "insert"):
+                    # a record that has a name gets a new one: 'renamed to "X"', not a second 'called'; a page made in a
+                    # section is called what it is called ("create a new page ... renamed to X", review 34)
                     new = "to " if _doc_verb(c) == "rename" else "renamed to "  # "rename my session called X to "Y""
                     rest = [new + x.removeprefix("called ") if x.startswith("called ") else x for x in rest]
                 c += _join_said(c, rest, to=kind == "update" and _doc_verb(c) in _CHANGE_VERBS)
@@ -2633,7 +2672,9 @@ class _Sampler:
         all_said = [w for _, _, w in [x for x in said if isinstance(x, tuple)]] + [x for x in said if not isinstance(x, tuple)]
         if target:
             if kind == "cancel":
-                opts.append(f"{verb if verb in _CANCEL_VERBS else 'cancel'} {twords}{_join_said('', all_said)}")
+                named = next((w for w in re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", t.name).lower()) if w in _CANCEL_VERBS), None)
+                # `boond_candidates_delete` with docs in French: its name's verb ("delete my candidate"), not "cancel my candidate"
+                opts.append(f"{verb if verb in _CANCEL_VERBS else named or ('delete' if self.m.kinds.get(t.name) == 'delete' else 'cancel')} {twords}{_join_said('', all_said)}")
             elif kind == "update" and all_said and all(x in sc.said_of for x in all_said):
                 opts.append(f"change {twords}: {_settings([sc.said_of[x] for x in all_said], self._units, self.m.is_person(target[1]))}")
             elif kind == "update" and all_said:
@@ -2852,11 +2893,12 @@ class _Sampler:
                 raise _Skip("nothing-to-tell")
             sc.nodes.append(A.TellNode(A.Name(cname)))
             text = f"how much {whose} {adj}{plural(noun)}{_in_scope(sc, ent)} come to in total"
-            sc.why = "I want to compare my spending with my bank statement"  # set as before: the sampler's stream is unchanged
+            sc.why = ""  # "I want to compare my spending ..." fit a shop's orders, not "how much my assets come to" (review 34)
         else:
             name, rec, words = self.pick(sc, ent, (expr, recs), mine=m.user is not None)
             show = [f for f in fields if _sayable(rec.get(f)) and humanize(f) not in words and say(rec.get(f)) not in words
-                    and not _own_name(f) and "html" not in norm(f).split("_")]  # "what the name of the state in my project is": a person names what they ask about; markup is no answer
+                    and not _own_name(f) and "html" not in norm(f).split("_")  # "what the name of the state in my project is": a person names what they ask about; markup is no answer
+                    and not _verb_phrase_name(f)]  # "how many expires in days my token has": a field named by a verb phrase (review 34)
             if not show:
                 raise _Skip("nothing-to-tell")
             f = sc.rng.choice(show)
@@ -2928,7 +2970,8 @@ class _Sampler:
             return ""
         verb, doc, ent, rec, described, args = it.ground
         nouns = {humanize(e) for e in self.m.decl}
-        hint = {}  # what the referring expression says of the record ("the flight to JFK", "on 2024-05-17")
+        hint = {"own": ent == self.m.user, "owner": self.m.user is not None}  # whose record it is; and what the referring
+        # expression says of it ("the flight to JFK", "on 2024-05-17")
         mm = re.search(r"\bflights? to ([A-Z][A-Za-z]+)", it.text)
         if mm:
             hint["destination"] = mm.group(1)
@@ -2977,6 +3020,9 @@ class _Sampler:
             s0 = sentences[0]
             sentences[0] = f"{s0} — {reason}." if s0.endswith(('"', "'")) else s0[:-1] + f" — {reason}" + s0[-1]
         text = re.sub(r"\.(?=:)", "", " ".join(parts + sentences))  # 'whose name is "X".: set its ...' (review 23)
+        # the docs' bare "from project" and the scope's "in the project called X" are one place: "delete the branch
+        # design-review from the project called X", not "from project in the project called X" (review 34)
+        text = merge_bare_scope(text)
         if not m.user:
             text = text[0].upper() + text[1:]
         return text
@@ -3188,6 +3234,11 @@ def _settings(pairs: list[tuple[str, Any]], units: dict | None = None, person: b
     parts, sets = [], []
     for name, v in pairs:
         n = norm(name)
+        if n.startswith(("new_", "updated_")) and len(n.split("_")) > 1:
+            # `new_alarm_time` is the alarm time's next value: "set its alarm time to 07:30", never "its new alarm time"
+            # (review 33); `new_title` renames it
+            n = n.split("_", 1)[1]
+            name = n
         if _own_name(name) and isinstance(v, str) and not n.endswith(("first_name", "last_name", "firstname", "lastname")):
             parts.append(f'rename {it} to "{v}"')
         elif isinstance(v, bool) and n.startswith("is_"):

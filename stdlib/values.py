@@ -845,6 +845,11 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
     if not own and len(fws) >= 2 and singular(fws[-2]) in VENUES:  # `theater_name` of a movie: a place's name
         kind = VENUE_SUFFIX.get(singular(fws[-2]), fws[-2].capitalize())
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(VENUE_NAMES) if rng.random() < 0.5 else fake(rng).last_name()} {kind}")
+    if own and ews and singular(ews[-1]) in VENUES and not is_person(entity):
+        # a restaurant, a salon: a place's name ("Parkside Restaurant",
+        # "Keller's Bistro"), not "Restaurant 1" (a search finds it by its city, the booking names it)
+        kind = VENUE_SUFFIX.get(singular(ews[-1]), _titled(" ".join(ews[-2:])))
+        return c.unique((entity, name, "s"), lambda: f"{rng.choice(VENUE_NAMES) if rng.random() < 0.5 else fake(rng).last_name() + chr(39) + 's'} {kind}")
     if own and ews and (ews[-1] in ORG_WORDS or _payment_card(entity, c)):  # a company name, "Visa ending in 4242": _kind_str's rule, each once
         return c.unique((entity, name, "s"), lambda: _kind_str(["name"], c, entity))
     if own and ews and ews[-1] in ("emoji", "reaction"):

@@ -78,7 +78,10 @@ _REQUEST_DOC = re.compile(r"\b(?:dry[- ]run|field mask|(?:label|field) selector|
                           # how a search is made, not what a record holds: "Which date field to filter on", "Type of
                           # content to search", "how to match" (blind review 20: asked back as "the date field of the record")
                           r"which \w+(?: \w+)? (?:field|attribute|column) to|(?:type|kind) of \w+ to search|how to match|"
-                          r"(?:optional )?fields to (?:include|return))\b", re.I)
+                          r"(?:optional )?fields to (?:include|return)|"
+                          # "The start date and time of the query window", "The text to search for within the title":
+                          # where and what a search looks, no value a record holds (calendar events: every event held them)
+                          r"(?:query|search|time) window|window to search|(?:text|string|term|words?) to search for)\b", re.I)
 
 
 def is_modifier(p: ir.Param) -> bool:
@@ -343,6 +346,11 @@ def classify(tool: ir.Tool, prefix: int = 0) -> str:
     destructive = ann.get("destructiveHint")
     verb = _verb(toks, tool.description)
     m = (tool.http_method or "").upper()
+    rpc = rpc_method(tool)
+    if rpc is not None:
+        m = ""  # `POST /documents.list`: the method's name says what it does, not the POST every method shares
+        verb = _verb(rpc, tool.description)
+        toks = rpc
     if m:
         verb = None
     if m:
@@ -573,9 +581,35 @@ def infer_schema(env: ir.Environment) -> Schema:
     return s
 
 
+_RPC_VERBS = {"info": "get", "show": "get", "retrieve": "get", "read": "get", "list": "list", "search": "search"}
+
+
+def rpc_method(t: ir.Tool) -> list[str] | None:
+    """The words of an RPC-style method (`POST /collections.addUser`, Outline; `/conversations.list`, Slack's
+    Web API): verb first, then what it acts on, then the resource ("add user to collection"); None for a REST
+    path. Every such method is a POST, so the HTTP verb says nothing of reads and writes (Outline: all 113
+    methods were writes, `documents.list` a create)."""
+    last = [x for x in (t.http_path or "").split("/") if x][-1:]
+    if not last or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*\.[A-Za-z][A-Za-z0-9_]*", last[0]) or (t.http_method or "").upper() not in ("POST", "GET"):
+        return None
+    res, meth = last[0].split(".", 1)
+    mt, rt = tokens(meth), [singular(w) for w in tokens(res)]
+    if not mt:
+        return None
+    verb = _RPC_VERBS.get(mt[0], mt[0])
+    if verb not in ALL_VERBS:
+        return ["list"] + mt  # `collections.memberships`: the memberships (of the collection its `id` names)
+    obj = mt[1:]
+    if not obj:
+        return [verb] + (rt if verb not in ("list", "search") else [plural(rt[-1])] if rt else [])
+    return [verb] + obj + (["from"] if verb in ("remove", "delete") else ["to"]) + rt
+
+
 def _http_tokens(t: ir.Tool, common: int) -> list[str] | None:
     if not t.http_path or not t.http_method:
         return None
+    if (rpc := rpc_method(t)) is not None:
+        return rpc
     segs = [x for x in t.http_path.split("/") if x and not x.startswith("{")]
     verbmap = {"GET": "get", "POST": "post", "PUT": "save", "PATCH": "update", "DELETE": "delete", "HEAD": "get"}
     out = [verbmap.get(t.http_method.upper(), t.http_method.lower())]
@@ -1062,7 +1096,7 @@ def _path_owner(s: Schema, t: ir.Tool) -> tuple[str, str] | None:
 def _bind_refs(s: Schema, v: ToolView) -> None:
     """Params that denote an entity: a key (`refs`) or a list of keys (`list_refs`)."""
     for p in v.tool.params:
-        ent = s.ref_of(p.name)
+        ent = _described_owner(s, p) or s.ref_of(p.name)
         sk = _scalar_kind(p.type)
         if (ent is None and sk in ("integer", "number") and len(tokens(p.name)) <= 2 and entity_name(tokens(singular(p.name))) in s.entities
                 and not _attribute_doc(p)):
@@ -1070,12 +1104,31 @@ def _bind_refs(s: Schema, v: ToolView) -> None:
             sk = "integer"
         if ent is None:
             continue
-        if sk == "number" and id_stem(p.name):
+        if sk == "number" and (id_stem(p.name) or p.name.lower() in ID_TOKENS):
             sk = "integer"  # `pullRequestId: number` (a zod `z.number()` schema): an id is a whole number
         if p.type.kind == "array" and sk in ("string", "integer"):
             v.list_refs[p.name] = ent
         elif sk in ("string", "integer") and p.type.kind != "array":
             v.refs[p.name] = ent
+
+
+def _described_owner(s: Schema, p: ir.Param) -> str | None:
+    """The entity a bare `id` param's own doc names: `create_document_note(id: "The document ID")` takes a
+    document, whatever other record is keyed by `id` (review of paperless: a user's id was sent as the
+    document's). Only "the X ID" / "ID of the X" with X a known entity."""
+    if p.name.lower() not in ID_TOKENS:
+        return None
+    d = (p.description or "").strip().lower()
+    m = re.match(r"(?:the |an? )?([a-z]+(?: [a-z]+)?) (?:id|uuid|gid|identifier)\b", d) or \
+        re.match(r"(?:the )?(?:id|uuid|identifier) of (?:the |an? )?([a-z]+(?: [a-z]+)?)\b", d)
+    if not m:
+        return None
+    ws = [singular(w) for w in m.group(1).split()]
+    for i in range(len(ws)):
+        ent = entity_name(ws[i:])
+        if ent in s.entities:
+            return ent
+    return None
 
 
 def _attribute_doc(p: ir.Param) -> bool:
@@ -1487,6 +1540,8 @@ def _group_params(s: Schema, tm: TypeMapper, v: ToolView, e: Entity, extra: list
     noun = v.field_noun
     if not (v.kind == "update" and noun and len(prims) >= 3 and noun not in e.fields and not any(p.name == noun for p in extra)):
         return extra
+    if sum(tokens(p.name)[:1] == ["new"] for p in prims) * 2 > len(prims):
+        return extra  # `calendar_event_edit(new_title, new_start_date, ...)`: the event's own fields, not an "edit" record
     rname = pascal(singular(noun))
     if rname in s.entities:
         rname += "Info"
@@ -1860,7 +1915,10 @@ def field_named(e: Entity, name: str) -> str | None:
     if name in e.fields:
         return name
     toks = tokens(name)
-    return next((f for f in e.fields if tokens(f) == toks), None)
+    hit = next((f for f in e.fields if tokens(f) == toks), None)
+    if hit is None and len(toks) >= 2 and toks[0] == "new":
+        return next((f for f in e.fields if tokens(f) == toks[1:]), None)  # `new_start_date` sets `start_date`
+    return hit
 
 
 def _param_field(s: Schema, tm: TypeMapper, e: Entity, p: ir.Param, optional: bool) -> None:
@@ -1877,6 +1935,10 @@ def _param_field(s: Schema, tm: TypeMapper, e: Entity, p: ir.Param, optional: bo
     t = tokens(p.name)
     if len(t) >= 2 and t[0] in ("new", "old") and ("_".join(t[1:]) in e.fields or tokens(e.key)[-len(t) + 1:] == t[1:]):
         return  # `new_name` of a collection keyed by `collection_name`: the name's next value, no field of its own
+    if len(t) >= 2 and t[0] == "new":
+        fname = ident("_".join(t[1:]))  # `new_title` with no `title` yet: the record has a title, its next value is sent
+        if fname == e.key or fname in e.fields:
+            return
     ftype = tm.field_type(p.name, p.type)
     closed = prose.allowed_values(p.description or "") if ftype == A.PrimType("str") else None
     if closed:
@@ -2078,6 +2140,15 @@ def _globals(s: Schema) -> None:
                 v.kind = "read"
 
 
+def _numeric_refs(s: Schema, ent: str) -> bool:
+    """Whether the params that name records of `ent` are all numbers (and there is one): a record the docs
+    only ever address by `id: number` has whole-number keys, not "document_00913" (paperless)."""
+    named = [(v, pname) for v in s.views.values() for pname, e in v.refs.items() if e == ent]
+    named += [(v, v.key_param) for v in s.views.values() if v.target == ent and v.key_param and v.key_param not in v.refs]
+    kinds = [_scalar_kind(p.type) for v, pname in named for p in [v.tool.param(pname)] if p is not None]
+    return bool(kinds) and all(k in ("integer", "number") for k in kinds)
+
+
 def _finish_entities(s: Schema) -> None:
     """Put the key field first with its type; drop fields that clash with the key; give a nameless
     record its name."""
@@ -2089,6 +2160,8 @@ def _finish_entities(s: Schema) -> None:
             # the record's own `id` is its key ("use the 'id' field of the task list object"): a second,
             # synthesized `todo_task_list_id` beside it would hold another value than the one the docs name
             e.key, e.key_type = "id", own_t.name
+        if e.key_type == "str" and _numeric_refs(s, e.name):
+            e.key_type = "int"  # every param naming it is a number ("id: number, The document ID"): its ids are numbers
         kt = A.PrimType(e.key_type)
         rest = {n: f for n, f in e.fields.items() if n != e.key}
         listed = any(v.target == e.name and v.kind == "search" for v in s.views.values())
