@@ -300,6 +300,9 @@ class _Model:
             t = strip_optional(f.type)
             if f.name == e.key or _SECRET.search(norm(f.name)) or self.key_entity(f.name, f.type):
                 continue
+            if _qualifies_another(f, e):
+                continue  # "How many minutes to ignore the issue when ignoreMode is 'forDuration'": a setting of another
+                # setting, nothing a person asks of their record (review 34: "how many ignore duration minutes")
             if _CONTENT_FIELD.search(norm(f.name)):
                 continue  # what was written about a record, not how its owner names it ("whose information comments is", review 34)
             if re.search(r"(^|_)uris?$", norm(f.name)):
@@ -815,6 +818,14 @@ def merge_bare_scope(text: str) -> str:
     """One place said once: the docs' bare "from project" followed by the scope "in the project called X"
     becomes "from the project called X"."""
     return _BARE_SCOPE.sub(r"\1 \3", text)
+
+
+def _qualifies_another(f, e) -> bool:
+    """Whether a field's doc names another field of its record as what it depends on or qualifies ("when
+    ignoreMode is 'forDuration'", "time window in minutes for ignoreCount")."""
+    doc = f.doc or ""
+    others = [x.name for x in e.fields if x.name != f.name and len(re.findall(r"[A-Z]|_", x.name.lstrip("_"))) >= 1]
+    return any(re.search(rf"\b(?:when|if|with|for) `?{re.escape(o)}`?\b", doc) for o in others)
 
 
 def _verb_phrase_name(f: str) -> bool:

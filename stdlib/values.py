@@ -1293,6 +1293,9 @@ def make_key(entity: str, key_tj: dict, i: int, rng: random.Random, ctx: _Ctx, u
         elif agent and not ex:
             fk = fake(rng)
             k = f"{fk.first_name()} {fk.last_name()}"  # `therapist_name`: the key of a found provider is a person's name
+        elif kws[-1:] in (["slug"], ["handle"]) and not ex and not is_person(entity):
+            k = slugify(rng.choice(TOPICS)) if rng.random() < 0.7 else f"{slugify(rng.choice(TOPICS))}-{rng.randint(2, 9)}"
+            # `organizationSlug`: the slug is what the key is ("security-review"), not "organization_00773"
         elif named and not ex and (k := _thing_name(key_name, ctx, entity)) is not UNKNOWN:
             pass  # a `title` or an own `name` key; another thing's name (`kernel_name`) falls through
         elif ex:

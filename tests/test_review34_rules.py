@@ -148,3 +148,27 @@ def test_a_field_named_by_a_verb_phrase_is_no_question():
 
     assert _verb_phrase_name("expires_in_days") and _verb_phrase_name("remaining_until_reset")
     assert not _verb_phrase_name("price_per_unit") and not _verb_phrase_name("created_at") and not _verb_phrase_name("time_in_seconds")
+
+
+def test_a_slug_key_is_a_slug():
+    """`organizationSlug` keys organizations by slugs ("security-review"), not "organization_00773"."""
+    import re
+
+    state = generate_state({"entities": {"Organization": {"key": "organizationSlug", "fields": {
+        "organizationSlug": {"type": "str", "doc": "key"}}}}}, seed=1, size=8)
+    keys = list(state["entities"]["Organization"])
+    assert len(keys) == 8 and all(re.fullmatch(r"[a-z]+(?:-[a-z0-9]+)+", k) for k in keys), keys
+
+
+def test_a_setting_of_another_setting_is_no_question():
+    from types import SimpleNamespace as NS
+
+    from forgec.scenario import _qualifies_another
+
+    e = NS(fields=[NS(name="ignoreMode", doc="How ignored issues behave."),
+                   NS(name="ignoreDurationMinutes", doc="How many minutes to ignore the issue when ignoreMode is 'forDuration'."),
+                   NS(name="ignoreWindowMinutes", doc="Optional time window in minutes for ignoreCount."),
+                   NS(name="ignoreCount", doc="How many times the issue must occur."),
+                   NS(name="status", doc="The issue's status.")])
+    assert _qualifies_another(e.fields[1], e) and _qualifies_another(e.fields[2], e)
+    assert not _qualifies_another(e.fields[3], e) and not _qualifies_another(e.fields[4], e)

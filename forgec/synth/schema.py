@@ -892,8 +892,11 @@ def _entities_from_tool_nouns(s: Schema) -> None:
             continue
         noun = _noun_entity_name(s, v.nouns)
         ns = _head_nouns(v.nouns)
-        if noun is not None and len(ns) >= 2 and singular(ns[-1]) in shared and ns[-2] not in STOP and "NOUN" in lemmas(ns[-2]):
-            noun = entity_name(ns[-2:])  # JournalEntry beside PaymentEntry
+        if noun is not None and len(ns) >= 2 and singular(ns[-1]) in shared and ns[-2] not in STOP and "NOUN" in lemmas(ns[-2]) \
+                and not (noun in s.entities and not s.entities[noun].synthetic_key and noun == entity_name(ns[-1:])):
+            # JournalEntry beside PaymentEntry; but a text channel and a forum channel that every tool addresses by one
+            # `channelId` are channels (Discord: a channel made by `create_text_channel` was deleted by no tool)
+            noun = entity_name(ns[-2:])
         if noun is None or noun in s.entities:
             continue
         if v.kind == "create" and singular(v.nouns[-1]) in ("credit", "balance", "fund", "money", "point", "deposit") and any(s.ref_of(p.name) for p in v.tool.params):
@@ -2164,6 +2167,9 @@ def _finish_entities(s: Schema) -> None:
             e.key_type = "int"  # every param naming it is a number ("id: number, The document ID"): its ids are numbers
         kt = A.PrimType(e.key_type)
         rest = {n: f for n, f in e.fields.items() if n != e.key}
+        kw = tokens(e.key)
+        if len(kw) >= 2 and kw[-1] in ("slug", "handle") and kw[-1] in rest and kw[:-1] == [w.lower() for w in tokens(e.name)][-len(kw) + 1:]:
+            del rest[kw[-1]]  # an organization keyed by `organizationSlug` has one slug, not a second `slug` that disagrees (Sentry)
         listed = any(v.target == e.name and v.kind == "search" for v in s.views.values())
         if not e.synthetic_key and listed and _nameless(e, rest):
             rest["name"] = Field("name", A.OptionalType(A.PrimType("str")), f"what people call the {humanize(snake(e.name))}")
