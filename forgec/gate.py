@@ -822,6 +822,8 @@ def check_values(c: Candidate, g: Gate, trace: list) -> str | None:
         for p in (t.params if t else ()):
             if p.name in args and not _allowed(args[p.name], p.type, p.doc, names):
                 return "value-outside-docs"
+        if _was_below_now(args):
+            return "value-outside-docs"
         for d in diff:
             parts = d.path.split("/")
             if len(parts) < 4 or parts[1] != "entities" or d.op == "remove":
@@ -836,6 +838,20 @@ def check_values(c: Candidate, g: Gate, trace: list) -> str | None:
                 if not _allowed(rec.get(f.name), f.type, f.doc, fnames):
                     return "value-outside-docs"
     return None
+
+
+_WAS_PRICE = re.compile(r"^(?:compare_?at|original|regular|list|was|old)_?price$", re.I)
+
+
+def _was_below_now(args: dict) -> bool:
+    """A "compare at" (original, regular, list) price is what the item cost before: above its price, never below
+    (review 34: a variant at $25 "compare at $5")."""
+    for body in [args] + [v for v in args.values() if isinstance(v, dict)]:
+        now = body.get("price")
+        was = next((v for k, v in body.items() if _WAS_PRICE.match(k)), None)
+        if isinstance(now, (int, float)) and isinstance(was, (int, float)) and not isinstance(now, bool) and not isinstance(was, bool) and was <= now:
+            return True
+    return False
 
 
 _EITHER = re.compile(r"\beither\s+['\"`]?(\w+)['\"`]?\s+or\s+['\"`]?(\w+)['\"`]?\s+(?:must|is required|are required|should)\b", re.I)

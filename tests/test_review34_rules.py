@@ -172,3 +172,12 @@ def test_a_setting_of_another_setting_is_no_question():
                    NS(name="status", doc="The issue's status.")])
     assert _qualifies_another(e.fields[1], e) and _qualifies_another(e.fields[2], e)
     assert not _qualifies_another(e.fields[3], e) and not _qualifies_another(e.fields[4], e)
+
+
+def test_a_compare_at_price_is_above_the_price():
+    from forgec.gate import _was_below_now
+
+    assert _was_below_now({"product_id": "1", "price": 2500.0, "compare_at_price": 500.0})
+    assert _was_below_now({"variant": {"price": 20, "compareAtPrice": 20}})
+    assert not _was_below_now({"price": 1500.0, "compare_at_price": 2000.0})
+    assert not _was_below_now({"price": 1500.0})
