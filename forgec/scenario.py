@@ -3252,6 +3252,8 @@ def _settings(pairs: list[tuple[str, Any]], units: dict | None = None, person: b
             name = n
         if _own_name(name) and isinstance(v, str) and not n.endswith(("first_name", "last_name", "firstname", "lastname")):
             parts.append(f'rename {it} to "{v}"')
+        elif re.fullmatch(r"(?:.*_)?assigned_to|assignee", n) and isinstance(v, str):
+            parts.append(f"assign {it} to {v}")  # "set its assigned to to X" (review 34)
         elif isinstance(v, bool) and n.startswith("is_"):
             parts.append(f"make {it} {'' if v else 'no longer '}{humanize(n[3:])}")  # is_private: "make it private"
         elif isinstance(v, bool):
@@ -3271,6 +3273,9 @@ def _join_said(c: str, said: list[str], to: bool = True) -> str:
     saying = [s for s in said if s.startswith("saying ")]  # 'a comment saying "..."' ends the phrase
     rest = [s for s in said if s not in lead and s not in called and s not in saying]
     rest = [s[5:] if s.startswith("with the ") else s for s in rest]  # 'with the subject "X"' joins the other "with"s
+    # the new record's own name follows it, before the place it goes: 'a new work item called "X" for the organization
+    # called "Y"', never '... for the organization called "Y" called "X"' (review 34)
+    called = sorted(called, key=lambda s: 0 if s.startswith(("called ", "about \"")) else 1)
     out = "".join(" " + s for s in called)
     if rest:
         first = rest[0]

@@ -181,3 +181,11 @@ def test_a_compare_at_price_is_above_the_price():
     assert _was_below_now({"variant": {"price": 20, "compareAtPrice": 20}})
     assert not _was_below_now({"price": 1500.0, "compare_at_price": 2000.0})
     assert not _was_below_now({"price": 1500.0})
+
+
+def test_a_new_records_name_comes_before_its_place():
+    from forgec.scenario import _join_said, _settings
+
+    out = _join_said("create a new work item", ['for the organization called "Barry PLC"', 'called "Holiday schedule"'], to=False)
+    assert out.startswith(' called "Holiday schedule" for the organization called "Barry PLC"'), out
+    assert _settings([("title", "B"), ("assignedTo", "erik@example.com")]) == 'rename it to "B" and assign it to erik@example.com'
