@@ -3178,6 +3178,8 @@ def _spoken(v: Any) -> str:
 
 def _say_param(name: str, v: Any) -> str:
     n = norm(name)
+    if re.search(r"_(html|markdown|md|plain|raw)$", n) and n.count("_") >= 1:
+        n = re.sub(r"_(html|markdown|md|plain|raw)$", "", n)  # `comment_html`: "saying ...", not "with comment html" (review 34)
     w = humanize(n)
     if _RECIPIENTS.search(n) and isinstance(v, list) and v and all(isinstance(x, str) and "@" in x for x in v):
         return "to " + " and ".join(v)  # "send an email to ana@example.com", not 'with "to" field ...'

@@ -189,3 +189,9 @@ def test_a_new_records_name_comes_before_its_place():
     out = _join_said("create a new work item", ['for the organization called "Barry PLC"', 'called "Holiday schedule"'], to=False)
     assert out.startswith(' called "Holiday schedule" for the organization called "Barry PLC"'), out
     assert _settings([("title", "B"), ("assignedTo", "erik@example.com")]) == 'rename it to "B" and assign it to erik@example.com'
+
+
+def test_a_markup_suffix_is_not_said():
+    from forgec.scenario import _say_param
+
+    assert _say_param("comment_html", "Added logs from the server.") == 'saying "Added logs from the server."'
