@@ -820,6 +820,17 @@ def merge_bare_scope(text: str) -> str:
     return _BARE_SCOPE.sub(r"\1 \3", text)
 
 
+def _askable_name(f: str) -> bool:
+    """Whether a person can say a field's name in a question: at most two words ("pull count", "due date"), and
+    not a bare function word (`from`, `to`): a longer name is the schema's ("dest namespace replace count")."""
+    n = norm(f)
+    if n in CLOSED_CLASS or n in PREPOSITIONS:
+        return False
+    ws = [w for w in re.sub(r"^(?:number|num|no)_of_", "", n).split("_") if w and w not in ("is", "has")]
+    return 0 < len(ws) <= 2 or (len(ws) == 3 and ws[-1] in ("date", "time", "day", "price", "amount", "total", "cost", "fee", "name",
+                                                            "address", "email", "phone"))
+
+
 def _qualifies_another(f, e) -> bool:
     """Whether a field's doc names another field of its record as what it depends on or qualifies ("when
     ignoreMode is 'forDuration'", "time window in minutes for ignoreCount")."""
@@ -2909,7 +2920,8 @@ class _Sampler:
             name, rec, words = self.pick(sc, ent, (expr, recs), mine=m.user is not None)
             show = [f for f in fields if _sayable(rec.get(f)) and humanize(f) not in words and say(rec.get(f)) not in words
                     and not _own_name(f) and "html" not in norm(f).split("_")  # "what the name of the state in my project is": a person names what they ask about; markup is no answer
-                    and not _verb_phrase_name(f)]  # "how many expires in days my token has": a field named by a verb phrase (review 34)
+                    and not _verb_phrase_name(f)  # "how many expires in days my token has": a field named by a verb phrase (review 34)
+                    and _askable_name(f)]  # "the dest namespace replace count of the policy", "the "from" field": schema words
             if not show:
                 raise _Skip("nothing-to-tell")
             f = sc.rng.choice(show)

@@ -195,3 +195,10 @@ def test_a_markup_suffix_is_not_said():
     from forgec.scenario import _say_param
 
     assert _say_param("comment_html", "Added logs from the server.") == 'saying "Added logs from the server."'
+
+
+def test_a_question_names_its_field_as_a_person_would():
+    from forgec.scenario import _askable_name
+
+    assert _askable_name("pull_count") and _askable_name("number_of_seats") and _askable_name("expectedPaymentDate")
+    assert not _askable_name("dest_namespace_replace_count") and not _askable_name("from")
