@@ -905,6 +905,12 @@ def check_create(c: Candidate, g: Gate, trace: list) -> str | None:
         if t is None:
             continue
         verb = doc_verb(t.doc or "") or name_verb(tool)
+        if args and len(t.params) == len(args) and _made_from_context(t, g):
+            colls = [c for c in (before.get("entities") or {}).values() if isinstance(c, dict)]
+            if all(isinstance(v, (str, int)) and any(str(v) in c for c in colls) for v in args.values()):
+                # "Place the order using a saved card": the order is the basket the world never held; a task
+                # placing it with a card alone makes an empty order (review 34: food402, 8 of 8 rejected)
+                return "create-adds-nothing"
         if verb in ("create", "add", "post", "send", "submit", "upload", "publish", "write") and args and len(t.params) == len(args):
             colls = [c for c in (before.get("entities") or {}).values() if isinstance(c, dict)]  # a key lookup per value, no set of every key
             if all(isinstance(v, (str, int)) and any(str(v) in c for c in colls) for v in args.values()):
@@ -915,6 +921,19 @@ def check_create(c: Candidate, g: Gate, trace: list) -> str | None:
         if not grows:
             return "create-adds-nothing"
     return None
+
+
+def _made_from_context(t: A.ToolDecl, g: Gate) -> bool:
+    """Whether a create's doc acts on the very record it makes as one already there ("Place the order", "Submit
+    the cart"): it is made from a context (a basket, a draft) the call does not carry."""
+    from forgec.realize import clause
+
+    made = next((x.entity for x in A.walk(t) if isinstance(x, A.Insert)), None)
+    cl = clause(t.doc or "")
+    if made is None or cl is None:
+        return False
+    m = re.match(r"\w+ (?:the|your|my|this|current) ([a-z]+(?: [a-z]+)?)$", cl.text)
+    return m is not None and m.group(1).split()[-1] in {w.lower() for w in re.findall(r"[A-Z][a-z]+", made)}
 
 
 def candidate_of(instruction: str, intents: list[str], nodes: tuple, facts: dict, writes: list, read_only: bool) -> Candidate:

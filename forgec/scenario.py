@@ -777,7 +777,8 @@ def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | 
         return f"{det} {label[1]}"  # a card's label names it as a person does: "my Amex ending in 3785"
     quals = [qualifier(f, v) for f, v in rest]
     ons = [i for i, q in enumerate(quals) if q.startswith("on ")]
-    for i in ons[1:]:  # "my invoice on 2023-08-28 whose expected payment date is 2023-11-02", never "on X on Y" (review 34)
+    spans = any(q.startswith(("starting ", "ending ", "due ")) for q in quals)
+    for i in ons[0 if spans else 1:]:  # nor "my module on 2023-08-07 starting 2024-05-19"  # "my invoice on 2023-08-28 whose expected payment date is 2023-11-02", never "on X on Y" (review 34)
         quals[i] = f"whose {humanize(norm(rest[i][0]))} is {say(rest[i][1])[:10]}"
     place = [q for q in quals if q.startswith(("from ", "to ", "on "))]
     within = [q for q in quals if q.startswith("in the ") and q not in place]
@@ -789,6 +790,7 @@ def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | 
     at = [q for q in other if q.startswith("in ")]
     withs = [q[5:] for q in other if q.startswith("with ")]
     other = [q for q in other if q not in at and not q.startswith("with ")]
+    other = sorted(other, key=lambda q: q.startswith("whose "))  # "starting X and whose target date is Y"
     if at:
         core += " " + " ".join(at)
     if other:
@@ -1465,7 +1467,9 @@ class _Sampler:
                 return got
         if ref is None:
             ref = refer(recs, target, fields, sc.rng, superlatives, status_last=not mine)
-        if ref is None:
+        if ref is None or (not ref.attrs and not ref.op and ent in sc.scope and len(recs) == 1):
+            # "the member in my project called X": one member is what this world dealt the project, not what a project
+            # has; a person names which one (review 34: six tasks on "the X" of a list)
             raise _Skip("no-referring-expression")
         if self.m.user is None and (ref.attrs or ref.op):
             # the owner knows all their records, not only the page a search returned: the words must single the
@@ -2075,7 +2079,7 @@ class _Sampler:
         named_by = {p.name for p in optional if _names_record(p) and not _PERSON_NAME_PARAM.search(norm(p.name))}
         if m.kinds.get(tool) == "create" and named_by and not self._wanted & {p.name for p in optional if _PERSON_NAME_PARAM.search(norm(p.name))}:
             self._wanted |= named_by  # a new service is made with its name: "create a service with a price of $100" (review 26)
-        order.sort(key=lambda p: (p in optional, p.name not in self._wanted))
+        order.sort(key=lambda p: (p in optional, p.name not in self._wanted, not _own_name(p.name)))  # a new name before what is said about it
         n_opt = 0
         self._about = None
         plain = {tuple(w for w in norm(q.name).split("_") if w != "html") for q in t.params if "html" not in norm(q.name).split("_")}
@@ -2093,8 +2097,11 @@ class _Sampler:
                 continue
             args[p.name] = r
             n_opt += p in optional
-            if (target is None or m.kinds.get(tool) == "create") and _own_name(p.name) and isinstance(r[1], str) and not looks_like_id(r[1]):
-                self._about = r[1]  # a new label called "Q3 goals": its description is about Q3 goals, not another topic
+            if _own_name(p.name) and isinstance(r[1], str) and not looks_like_id(r[1]) and (
+                    target is None or m.kinds.get(tool) == "create" or r[1] != _name_of(target[2] if isinstance(target, tuple) and len(target) > 2 and isinstance(target[2], dict) else {})):
+                # a new label called "Q3 goals": its description is about Q3 goals, not another topic; a project renamed
+                # "Fitness plan" is described as one, not with "Notes from the thesis draft meeting." (review 34)
+                self._about = r[1]
         for p in t.params:  # the docs' two-step calls: the gold applies ("preview=True (default) returns a preview";
             # "confirm=true to apply"), as an agent does after previewing or confirming (review 28)
             if strip_optional(p.type) == A.PrimType("bool") and norm(p.name) in PREVIEW_SWITCHES and isinstance(p.default, A.Literal) and p.default.value is True:

@@ -1486,7 +1486,9 @@ def _make_globals(schema: dict, keys: dict, rng: random.Random, ctx: _Ctx) -> di
 # the two ends of a span, by the words that tell them apart: a record never ends before it starts
 SPAN_ENDS = (("start", "end"), ("begin", "end"), ("from", "to"), ("min", "max"), ("minimum", "maximum"),
              ("earliest", "latest"), ("departure", "arrival"), ("check_in", "check_out"), ("checkin", "checkout"),
-             ("open", "close"), ("opens", "closes"), ("created", "updated"), ("created", "modified"), ("since", "until"))
+             ("open", "close"), ("opens", "closes"), ("created", "updated"), ("created", "modified"), ("since", "until"),
+             # a work's start before its due or target date; a repository created before it was last updated (review 34)
+             ("start", "due"), ("start", "target"), ("creation", "update"), ("create", "update"))
 
 
 @functools.lru_cache(maxsize=4096)

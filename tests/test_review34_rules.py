@@ -202,3 +202,23 @@ def test_a_question_names_its_field_as_a_person_would():
 
     assert _askable_name("pull_count") and _askable_name("number_of_seats") and _askable_name("expectedPaymentDate")
     assert not _askable_name("dest_namespace_replace_count") and not _askable_name("from")
+
+
+def test_placing_the_order_the_world_never_held_is_no_task(tmp_path):
+    """`place_order(cardId)` "Place the order using a saved card": the order is a basket the docs' world never
+    holds; a task paying for it with a card alone makes an empty order (review 34: food402, 8 of 8 rejected)."""
+    doc = {"tools": [
+        _tool("get_saved_cards", "Get the user's saved payment cards.", {}, []),
+        _tool("place_order", "Place the order using a saved card.", {"cardId": {"type": "integer", "description": "Card ID from get_saved_cards"}}, ["cardId"]),
+    ]}
+    out = compile_doc(tmp_path, "food", "tools_list.json", doc, 12)
+    tasks = [json.loads(x) for f in (out / "tasks").glob("*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+    assert not any(c["tool"] == "place_order" for t in tasks for c in t["gold_calls"]), [t["instruction"] for t in tasks]
+
+
+def test_a_span_ends_after_it_starts():
+    from forgec.stdlib.values import span_pairs
+
+    pairs = set(span_pairs(("start_date", "target_date", "creation_time", "update_time", "due_date")))
+    assert {("start_date", "target_date"), ("start_date", "due_date"), ("creation_time", "update_time")} <= pairs
+
