@@ -2086,6 +2086,8 @@ class _Sampler:
         for p in order:
             if p in optional and "html" in norm(p.name).split("_") and tuple(w for w in norm(p.name).split("_") if w != "html") in plain:
                 continue  # `html_text` beside `text`: the same words in markup, not a second thing to say (review 29)
+            if p in optional and re.search(r"(^|_)(icon|avatar|logo|thumbnail|banner|favicon)(_url|_uri)?$", norm(p.name)):
+                continue  # "with display icon url https://..." is a picture's address nobody dictates (review 34)
             if p in optional and not _one_more_optional(p.type, n_opt, p.name):
                 continue  # an optional switch ("is primary off", "redirect new handle on") is the agent's business, not the ask
             if strip_optional(p.type) == A.PrimType("bool") and norm(p.name) in CALL_SWITCHES:

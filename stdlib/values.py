@@ -172,6 +172,10 @@ CATEGORY_NAMES = {
     "tag": ("urgent", "design", "docs", "billing", "research", "security", "travel", "family", "finance", "ideas"),
     "priority": ("Urgent", "High", "Medium", "Low", "None"),
     "role": ("Admin", "Member", "Viewer", "Editor", "Guest"),
+    # a team or department is named for what it does, not "Community event archive" (review 34)
+    "team": ("Platform", "Mobile", "Design", "Growth", "Infrastructure", "Support", "Data", "Marketing", "Sales", "Finance",
+             "Security", "Web", "Payments", "Operations"),
+    "department": ("Engineering", "Marketing", "Sales", "Finance", "Support", "Operations", "Legal", "People", "Design", "Product"),
 }
 # records named by a handle, not a title: a chat channel, a repository, a bucket, a branch ("customer-feedback")
 HANDLE_NAMED = {"channel", "repo", "repository", "bucket", "branch", "queue", "namespace", "cluster", "database", "index"}
