@@ -148,8 +148,8 @@ def reason_for(kind: str, verb: str, doc: str, ent: str, rec: Any, described: tu
             up = (args[pr] > rec[pr]) != bool(re.search(r"1 \(?(highest|most urgent)", d))
             what = f'the "{subj}" problem' if subj else "the problem"
             opts = [f"{what} is getting worse" if up else f"{what} is less pressing now"]
-        elif re.search(r"email|address|street|city|zip|phone", keys) and not hint.get("own") and (
-                is_person_record(ent, rec if isinstance(rec, dict) else ()) or not hint.get("owner")):
+        elif re.search(r"email|address|street|city|zip|phone", keys) and not hint.get("own", True) and (
+                is_person_record(ent, rec if isinstance(rec, dict) else ()) or not hint.get("owner", True)):
             # a contact's or a candidate's new details are theirs, not "I changed jobs" (review 34: a CRM's candidate
             # moving "before the candidate arrives"); a company's new country has no motive of mine
             third = is_person_record(ent, rec if isinstance(rec, dict) else ())
@@ -158,7 +158,7 @@ def reason_for(kind: str, verb: str, doc: str, ent: str, rec: Any, described: tu
         elif re.search(r"email", keys):
             opts = ["I changed jobs", "I switched to a new email provider"]
         elif re.search(r"address|street|city|zip", keys):
-            opts = [f"I moved and want the {noun} sent to my new place", f"I'm moving before the {noun} arrives"] if noun and not hint.get("own") else ["I moved", "I'm moving next month"]
+            opts = [f"I moved and want the {noun} sent to my new place", f"I'm moving before the {noun} arrives"] if noun and not hint.get("own", not noun) else ["I moved", "I'm moving next month"]
         elif re.search(r"phone", keys):
             opts = ["I got a new phone number"]
         elif re.search(r"cabin", keys) and any(isinstance(x, str) and x.startswith(("business", "first")) for x in args.values()):

@@ -73,6 +73,8 @@ def test_rpc_methods_are_read_by_their_names():
     assert rpc_method(t("/collections.addUser")) == ["add", "user", "to", "collection"]
     assert rpc_method(t("/collections.removeUser")) == ["remove", "user", "from", "collection"]
     assert rpc_method(t("/api/v1/collections/{id}")) is None  # REST: the HTTP verb decides
+    spec = ir.Tool(name="get_api_spec_yaml", description="", http_method="GET", http_path="/api/spec.yaml")
+    assert rpc_method(spec) is None  # a file, not a method
     env = ir.Environment(name="wiki", tools=(t("/documents.list"), t("/documents.info"), t("/documents.delete"), t("/documents.create")))
     kinds = {v.tool.http_path: v.kind for v in infer_schema(env).views.values()}
     assert kinds == {"/documents.list": "search", "/documents.info": "read", "/documents.delete": "delete", "/documents.create": "create"}

@@ -581,6 +581,8 @@ def infer_schema(env: ir.Environment) -> Schema:
     return s
 
 
+_FILE_EXTENSIONS = {"yaml", "yml", "json", "xml", "txt", "csv", "html", "htm", "md", "js", "css", "png", "jpg", "jpeg", "gif", "svg",
+                    "pdf", "zip", "gz", "tar", "ico", "proto", "wsdl", "rss", "atom", "ics"}
 _RPC_VERBS = {"info": "get", "show": "get", "retrieve": "get", "read": "get", "list": "list", "search": "search"}
 
 
@@ -597,7 +599,8 @@ def rpc_method(t: ir.Tool) -> list[str] | None:
     if not mt:
         return None
     verb = _RPC_VERBS.get(mt[0], mt[0])
-    if verb not in ALL_VERBS:
+    if verb not in ALL_VERBS and ((t.http_method or "").upper() != "POST" or meth.lower() in _FILE_EXTENSIONS):
+        return None  # `GET /api/spec.yaml` is a file, not a method
         return ["list"] + mt  # `collections.memberships`: the memberships (of the collection its `id` names)
     obj = mt[1:]
     if not obj:
