@@ -634,8 +634,8 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
     sup = []
     if superlatives and not _mixed_units(records):  # 82.45 EUR is no "lowest" beside 98.96 JPY
         for f in fields:
-            if not (_comparable(f) or all(isinstance(r.get(f), str) for r in records)):
-                continue  # the cheapest, the newest: "the device with the lowest volume percent" picks nothing a person means (review 22)
+            if not (_comparable(f) or all(isinstance(r.get(f), str) for r in records)) or norm(f).split("_")[0] in PREPOSITIONS:
+                continue  # ("the application with the earliest from date", review 35: a bound's name, no attribute)  # the cheapest, the newest: "the device with the lowest volume percent" picks nothing a person means (review 22)
             vals = [r.get(f) for r in records]
             if all(_orderable(v) for v in vals) and len({type(v) for v in vals} - {int, float}) <= 1:
                 for op in ("argmin", "argmax"):
@@ -826,8 +826,8 @@ def _askable_name(f: str) -> bool:
     """Whether a person can say a field's name in a question: at most two words ("pull count", "due date"), and
     not a bare function word (`from`, `to`): a longer name is the schema's ("dest namespace replace count")."""
     n = norm(f)
-    if n in CLOSED_CLASS or n in PREPOSITIONS:
-        return False
+    if n in CLOSED_CLASS or n in PREPOSITIONS or n.split("_")[0] in PREPOSITIONS:
+        return False  # "what to date the application has": a bound's name (`to_date`, `from_date`) is no thing to ask about
     ws = [w for w in re.sub(r"^(?:number|num|no)_of_", "", n).split("_") if w and w not in ("is", "has")]
     return 0 < len(ws) <= 2 or (len(ws) == 3 and ws[-1] in ("date", "time", "day", "price", "amount", "total", "cost", "fee", "name",
                                                             "address", "email", "phone"))

@@ -234,3 +234,24 @@ def test_an_amount_in_minor_units_is_whole():
         seed=1, size=6)
     prices = [r["price"] for r in st["entities"]["Variant"].values()]
     assert all(p == int(p) and p >= 100 for p in prices), prices
+
+
+def test_a_booking_is_where_and_when_its_record_is():
+    """Tickets for a film the world shows in New York are not bought "in Berkeley" (review 35); an update's new
+    location is a new value, not a contradiction."""
+    from types import SimpleNamespace as NS
+
+    from forgec.gate import _elsewhere
+
+    before = {"entities": {"Movie": {"Dune": {"movie_name": "Dune", "location": "New York, NY"}}}}
+    buy = NS(doc="Purchase tickets for a movie.")
+    assert _elsewhere("BuyMovieTickets", buy, {"movie_name": "Dune", "location": "Berkeley, CA", "number_of_tickets": 2}, before)
+    assert not _elsewhere("BuyMovieTickets", buy, {"movie_name": "Dune", "location": "New York, NY"}, before)
+    move = NS(doc="Update the location of a movie.")
+    assert not _elsewhere("UpdateMovie", move, {"movie_name": "Dune", "location": "Berkeley, CA"}, before)
+
+
+def test_a_bounds_name_is_no_attribute():
+    from forgec.scenario import _askable_name
+
+    assert not _askable_name("to_date") and not _askable_name("from_date") and _askable_name("due_date")
