@@ -41,6 +41,7 @@ from typing import Any
 
 from forgec.english import CLOSED_CLASS, DESTINATION_PARAM, MOVING_VERBS, is_plural, participle, plural, singular
 from forgec.english import PREPOSITIONS, lemmas
+from forgec.stdlib.values import MINOR_UNITS_DOC
 from forgec.english import with_article as _a
 from forgec.graph import ToolGraph, prim_class, record_fields, strip_optional
 from forgec.lang import ast as A
@@ -913,7 +914,7 @@ def money(v: Any, name: str | None = None) -> str:
 
 # the money fields and parameters of the env being sampled whose docs give them in minor units -> the symbol to say
 _MINOR_UNITS: contextvars.ContextVar[dict[str, str]] = contextvars.ContextVar("forgec_minor_units", default={})
-_MINOR_DOC = re.compile(r"\b(?:in|as|of)\s+(?:the\s+)?(pence|cents|minor (?:currency )?units?|(?:smallest|lowest) (?:currency )?(?:unit|denomination))\b", re.I)
+_MINOR_DOC = MINOR_UNITS_DOC  # one pattern for the world's amounts and the task's (stdlib.values)
 
 
 def minor_units(env: A.EnvDecl) -> dict[str, str]:

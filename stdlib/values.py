@@ -478,7 +478,7 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
         if m and int(m.group(1)) < int(m.group(2)):  # "(between 0 and 1)": inside the documented range
             return round(rng.uniform(int(m.group(1)), int(m.group(2))), 2)
         v = _float_for(field_name, c, entity)
-        if _MINOR_DOC.search(doc or "") and set(ws) & set(MONEY):
+        if MINOR_UNITS_DOC.search(doc or "") and set(ws) & set(MONEY):
             v = float(round(v * 100))  # "in the smallest currency unit": $157.38 is 15738, not 157.38 (review 34)
         return _in_bounds(v, doc, rng)
     if t == "str":
@@ -610,7 +610,7 @@ def _int_known(name: str, c: _Ctx, doc: str = "") -> int | None:
 
 
 # an amount the docs give in minor units ("Price in cents", "in the smallest currency unit")
-_MINOR_DOC = re.compile(r"\b(?:in|as|of)\s+(?:the\s+)?(?:pence|cents|minor (?:currency )?units?|(?:smallest|lowest) (?:currency )?(?:unit|denomination))\b", re.I)
+MINOR_UNITS_DOC = re.compile(r"\b(?:in|as|of)\s+(?:the\s+)?(pence|cents|minor (?:currency )?units?|(?:smallest|lowest) (?:currency )?(?:unit|denomination))\b", re.I)
 
 
 def _float_for(name: str, c: _Ctx, entity: str | None) -> float:
