@@ -90,6 +90,7 @@ REASONS: dict[str, str] = {
     "thin-create": "a new record would hold one optional detail and nothing the docs require: no record a person asks for",
     "unnamed-create": "a new record would be made without the name the docs let the user give it",
     "create-existing": "a create whose record key would name an existing record (the new record's key is no target)",
+    "action-mismatch": "a tool that does several acts (`action: create|update`) would be called with another act than the one the user asks for",
     "template-cap": "its template (the same tools called in the same order) already has its share of the env's tasks",
     "evolve-rule": "a rule of evolve.json (`forgec evolve`) rejects its family: its tasks were found defective",
     "evolve-curriculum": "evolve.json's curriculum thins out its family (the agent always or never solves it)",
@@ -151,10 +152,22 @@ def documented_examples(doc: str) -> tuple[str, ...]:
     only ones allowed (the gate never holds a value to them), but what a person asks for when the
     field's meaning is nothing a generator knows. Short words only; a path or an id is no example to reuse."""
     m = _EXAMPLES.search(doc or "")
-    if not m:
+    if m:
+        found = _QUOTED.findall(m.group(1))
+    elif (b := _BARE_EXAMPLES.search(doc or "")):
+        found = [v.rstrip(".") for v in re.split(r",?\s+or\s+|,\s*", b.group(1)) if v.rstrip(".") not in ("", "etc")]  # "(e.g., valkey, pg, mysql, etc.)"
+    else:
         return ()
-    vals = tuple(dict.fromkeys(v for v in _QUOTED.findall(m.group(1)) if len(v.split()) <= 3 and not re.search(r"[/\\@:]|\d{3,}", v)))
+    vals = tuple(dict.fromkeys(v for v in found if len(v.split()) <= 3 and not re.search(r"[/\\@:]|\d{3,}", v)))
     return vals if len(vals) >= 2 else ()
+
+
+# unquoted examples: two or more single tokens after the lead, closed by "etc", a parenthesis or the
+# sentence's end ("The engine slug (e.g., valkey, pg, mysql, etc.)", "such as s-1vcpu-2gb or s-2vcpu-4gb");
+# a lead followed by prose ("e.g. when the user asks") lists nothing
+_BARE_TOKEN = r"[A-Za-z0-9][\w.-]{0,24}"
+_BARE_EXAMPLES = re.compile(r"\b(?:e\.g\.?|eg\.|for example|such as)[:,]?\s+"
+                            rf"({_BARE_TOKEN}(?:(?:,\s*|,?\s+or\s+){_BARE_TOKEN})+)(?:,?\s*etc\.?)?\s*(?:$|[);]|\.(?:\s|$))")
 
 
 # a bare list of three or more lower-case values after a lead ("Filter: draft, pending, confirmed,
@@ -163,9 +176,19 @@ _BARE_LISTED = re.compile(r"(?:\b(?:one of|filter|(?:possible |allowed |valid )?
                           r"([a-z][a-z_-]{1,20}(?:,\s*[a-z][a-z_-]{1,20}){1,}(?:,?\s+(?:or|and)\s+[a-z][a-z_-]{1,20})?)\s*(?:$|[.);])", re.I)
 
 
+# a state's values in parentheses after its noun, capitalized as the product shows them ("Filter by status (Draft,
+# Submitted, Partially Depreciated, Scrapped, Sold)"): ERPNext-style docs, where a lower-case list reads `_BARE_LISTED`
+_PAREN_LISTED = re.compile(r"\b(?i:status(?:es)?|states?|stages?|types?|kinds?|priorit(?:y|ies))\s*\(((?:[A-Z][a-z]+(?: [A-Za-z][a-z]+){0,2})"
+                           r"(?:,\s*[A-Z][a-z]+(?: [A-Za-z][a-z]+){0,2}){2,})\)")
+
+
 @functools.lru_cache(maxsize=8192)
 def _listed(doc: str, names: frozenset) -> tuple[str, ...]:
     m = _LISTED.search(doc)
+    if not m and (pl := _PAREN_LISTED.search(doc)):
+        vals = [v.strip() for v in pl.group(1).split(",")]
+        if len(set(vals)) == len(vals) and not any(v in names for v in vals):
+            return tuple(vals)
     if not m and (b := _BARE_LISTED.search(doc)) and not re.search(r"comma[- ]separated|\bfields?\b|\bcolumns?\b", doc, re.I):
         vals = [v for v in re.split(r",\s*|,?\s+(?:or|and)\s+", b.group(1)) if v]
         if len(vals) >= 3 and len(set(vals)) == len(vals) and not any(v in names for v in vals) and all(v == v.lower() for v in vals):

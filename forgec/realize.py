@@ -307,7 +307,13 @@ def sentence_clause(sentence: str) -> Clause | None:
         words.pop()
     if not 2 <= len(words) <= _MAX_WORDS or any(re.search(r"[_`(){}\[\]<>=/\\|]", w) for w in words):
         return None
+    if verb in WIRE_VERBS and words[0].lower() == verb:
+        verb, words = "update", ["update"] + words[1:]  # "Patch a label": the HTTP method's name, a person says "update"
     return Clause(verb, " ".join(words), sentence)
+
+
+# verbs that name a protocol's method, not an act a person asks for (review 35: "I want to patch my label")
+WIRE_VERBS = frozenset({"patch", "upsert"})
 
 
 _WORD = re.compile(r"(?<![`'\w])[A-Za-zÀ-ÿ]+(?![`\w])")

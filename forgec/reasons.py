@@ -37,6 +37,12 @@ def _find(rec: Any, keys: tuple[str, ...], depth: int = 0) -> tuple[str, str] | 
     return None
 
 
+# a scale whose small numbers are the urgent ones: "1 (highest)", "lower number = higher priority", "0 is the highest"
+_LOWER_IS_MORE = re.compile(r"\b[01]\s*(?:=|is|means|:)?\s*\(?(?:the )?(?:highest|most urgent|top|critical|urgent)\b"
+                            r"|\b(?:lower|smaller) (?:numbers?|values?)\s*(?:=|means?|is|are|indicates?)\s*(?:a )?(?:higher|more urgent)\b"
+                            r"|\b(?:highest|most urgent)\s*(?:=|is)\s*[01]\b")
+
+
 def _lc(s: str) -> str:
     return s[0].lower() + s[1:] if s and not s[:2].isupper() else s
 
@@ -145,7 +151,7 @@ def reason_for(kind: str, verb: str, doc: str, ent: str, rec: Any, described: tu
         if "resolv" in d and noun in ("ticket", "issue", "case", "request"):
             opts = [f'the "{subj}" issue is fixed now' if subj else "the problem is fixed now"]
         elif pr and isinstance(rec, dict) and isinstance(rec.get(pr), int) and rec[pr] != args[pr]:
-            up = (args[pr] > rec[pr]) != bool(re.search(r"1 \(?(highest|most urgent)", d))
+            up = (args[pr] > rec[pr]) != bool(_LOWER_IS_MORE.search(d))
             what = f'the "{subj}" problem' if subj else "the problem"
             opts = [f"{what} is getting worse" if up else f"{what} is less pressing now"]
         elif re.search(r"email|address|street|city|zip|phone", keys) and not hint.get("own", True) and (

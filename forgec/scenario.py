@@ -41,7 +41,7 @@ from typing import Any
 
 from forgec.english import CLOSED_CLASS, DESTINATION_PARAM, MOVING_VERBS, is_plural, participle, plural, singular
 from forgec.english import PREPOSITIONS, lemmas
-from forgec.stdlib.values import MINOR_UNITS_DOC
+from forgec.stdlib.values import MINOR_UNITS_DOC, ORG_WORDS
 from forgec.english import with_article as _a
 from forgec.graph import ToolGraph, prim_class, record_fields, strip_optional
 from forgec.lang import ast as A
@@ -218,6 +218,9 @@ class _Model:
         self.lister_all: dict[str, str] = {}  # entity -> read tool with no required params listing its records
         self.lister_args: dict[str, dict] = {}  # entity -> the fixed arguments its lister takes (`status: "all"`)
         self.lister_path: dict[str, str] = {}  # entity -> the field of the lister's result holding the list (`read_graph().nodes`)
+        # (entity, tool family) -> (lister, its fixed arguments, its result's list field): a second product's own list of
+        # what the world holds as one entity (DigitalOcean's `doks-list-clusters` beside `db-cluster-list`)
+        self.family_lister: dict[tuple[str, str], tuple[str, dict, str | None]] = {}
         # entity -> (read tool, its parent-key param, parent entity): the records inside one parent record
         # (`list_cards(board_id)`, `get_channel_messages(channelId)`), found by probing like the others
         self.lister_by_parent: dict[str, tuple[str, str, str]] = {}
@@ -427,6 +430,7 @@ class _Model:
             return (bool(set(ws) & {"by", "find", "lookup", "search", "query"}), len(self.required(item[1])), len(ws),
                     len(item[1].params), item[0])
 
+        cands: dict[str, list[tuple[str, str, str]]] = {}
         for name, t in sorted(self.tools.items(), key=lister_first):
             if self.writes[name]:
                 continue
@@ -448,6 +452,8 @@ class _Model:
                             self.lister_args[ent] = dict(every)
                             if path is not None:
                                 self.lister_path[ent] = path
+                        elif ent and tool_family(name) and tool_family(name) != tool_family(self.lister_all[ent]):
+                            self.family_lister.setdefault((ent, tool_family(name)), (name, dict(every), path))
                 continue
             if len(req) != 1:
                 self._probe_locator(name, req)
@@ -477,8 +483,10 @@ class _Model:
                     if isinstance(r, list) and r and isinstance(r[0], dict):
                         child = self.entity_of(r[0])
                         if child and child not in (ke, self.user) and _names_entity(name, child):
-                            self.lister_by_parent.setdefault(child, (name, p.name, ke))
+                            cands.setdefault(child, []).append((name, p.name, ke))
                             break
+        for child, found in cands.items():  # a list inside a parent the user can find (Asana's tasks by workspace, not by a project nothing lists)
+            self.lister_by_parent[child] = next((c for c in found if c[2] in self.lister_all), found[0])
 
     def _probe_locator(self, name: str, req: list[A.ParamDecl]) -> None:
         """A read that finds the user's key from what a person knows (email; name + zip)."""
@@ -512,12 +520,28 @@ class _Model:
 _ADDRESS = ("address1", "address2", "street", "city", "state", "zip", "zipcode", "postal_code", "country")
 
 
+def tool_family(tool: str) -> str:
+    """The product a tool's name puts it in: the words before its verb (`doks_upgrade_cluster` -> "doks",
+    `db_cluster_list` -> "db"), "" when the name starts with its verb (`list_issues`). Two families listing
+    what the world holds as one entity are two products (a database cluster is no Kubernetes cluster)."""
+    ws = norm(tool).split("_")
+    verb = name_verb(tool)
+    if not verb or not ws or ws[0] == verb or len(ws) < 3:
+        return ""
+    return ws[0]
+
+
 def _names_entity(tool: str, ent: str) -> bool:
     """Whether a read taking one record's key is named for the records it lists (`get_user_orders` lists
     orders), or for nothing but its act (`get_children`): `list_credit_balances(customer)` is no list of a
     customer's transactions, whatever its synthesized body returns (blind review 24)."""
-    ws = {singular(w) for w in norm(tool).split("_")}
+    words = [singular(w) for w in norm(tool).split("_")]
+    ws = set(words)
     head = singular(norm(ent).split("_")[-1])
+    obj = [w for w in words[:next((i for i, w in enumerate(words) if w in PREPOSITIONS and i), len(words))]
+           if w not in ("list", "all", "page", "paginated", "detail", "details", "info")]
+    if head in ws and obj and obj[-1] != head and obj[-1] not in singular(norm(ent)).split("_"):
+        return False  # `get_project_task_counts` lists counts, not tasks: the object named last is what it lists
     return head in ws or not (ws - CLOSED_CLASS - {"get", "list", "fetch", "read", "show", "find", "all", "by", "for", "of", "id"}
                               - {singular(w) for w in norm(ent).split("_")})
 
@@ -957,6 +981,7 @@ class _Scenario:
 
     def __init__(self, m: _Model, rng: random.Random, ukey: str | None):
         self.m, self.rng, self.ukey = m, rng, ukey
+        self.family = ""  # the tool family of the write being asked for (`tool_family`): its records are listed by its own lister
         self.env = m.fresh()
         self.nodes: list[A.BlueprintNode] = []
         self.values: dict[str, Any] = {}
@@ -1347,8 +1372,10 @@ class _Sampler:
         """Every record of `ent` through its lister: (expression, records, call node name); the lister's
         fixed choice (`status: "all"`) and the field of its result holding them (`nodes`) applied."""
         m = self.m
-        name, r = sc.call(m.lister_all[ent], {k: (A.Literal(v), v) for k, v in m.lister_args.get(ent, {}).items()}, plural(norm(ent)))
-        path = m.lister_path.get(ent)
+        tool, args, path = m.lister_all[ent], m.lister_args.get(ent, {}), m.lister_path.get(ent)
+        if sc.family and tool_family(tool) != sc.family:
+            tool, args, path = m.family_lister.get((ent, sc.family), (tool, args, path))  # the write's own product lists it
+        name, r = sc.call(tool, {k: (A.Literal(v), v) for k, v in args.items()}, plural(norm(ent)))
         items = (r.get(path) if isinstance(r, dict) else None) if path else r
         return (A.Attr(A.Name(name), path) if path else A.Name(name)), [x for x in items or [] if isinstance(x, dict)], name
 
@@ -1493,6 +1520,9 @@ class _Sampler:
         mine = mine and not self.m.my_prescribed and ent not in self.m.catalog
         words = describe(noun, Referring(tuple(pre) + tuple(a for a in ref.attrs if a[0] not in {f for f, _ in pre}), ref.op, ref.by), mine)
         if len(recs) == 1 and mine and not ref.attrs:
+            if not titles and not ref.op and ent != self.m.user:
+                raise _Skip("no-referring-expression")  # "delete my item", "delete my recording": a thing with no name is found
+                # only because the world dealt its owner one; a person names which (review 36: four Jellyfin tasks)
             words = f"my {noun}"
         if ent in sc.scope:
             words += _in_scope(sc, ent)  # "the card called X in my board called Roadmap"
@@ -1953,11 +1983,17 @@ class _Sampler:
             if re.search(r"(reason|thought|resolution)$", n):
                 return rng.choice(_PHRASES.get(n.split("_")[-1], _PHRASES["reason"]))
             if not re.search(r"(address|street|address1|address2|address_line_2|line2|apartment|suite|unit|city|zip|zipcode|postal_code|state|province|region|country|destination|dest|new_path|target|to)$", n) or re.search(r"assign|(ip|email|mac|web)_?address$", n):
-                noun = self.m.written_entity(tool, rec)
+                noun = written = self.m.written_entity(tool, rec)
                 made_ent = next((x.entity for x in A.walk(tool) if isinstance(x, A.Insert)), None)
                 if rec and made_ent and made_ent != noun and is_problem(noun) and _own_name(name) and _name_of(rec) and \
                         norm(name) in ("title", "subject"):
                     return f"Re: {_name_of(rec)}"  # an article added to a ticket is about that ticket, not another problem (review 21)
+                if made_ent and made_ent != noun and noun and (is_person(noun) or norm(noun).split("_")[-1] in ORG_WORDS):
+                    fed = {y.id for x in A.walk(tool) if isinstance(x, A.Insert) and x.entity == made_ent
+                           for fi in x.fields for y in A.walk(fi.value) if isinstance(y, A.Name)}
+                    if name in fed and any(_own_name(q.name) for q in tool.params if q.name in fed):
+                        noun = made_ent  # a named thing made in a workspace (a tag) is named and noted like a tag, not like the workspace's
+                        # company; a reply on a ticket stays about the ticket
                 taken = set()
                 if _own_name(name) and noun:  # a new name is one no other record of its kind has (else "my X called Y" is two)
                     taken = {str(r.get(name)).lower() for r in ((sc.env.state.get("entities") or {}).get(noun) or {}).values() if isinstance(r, dict)}
@@ -1965,7 +2001,7 @@ class _Sampler:
                     taken |= {str(r.get(name)).lower() for r in (self.m.ents.get(noun) or {}).values() if isinstance(r, dict)}
                 for _try in range(4):
                     made = said_value(name, doc or "", rng, about=getattr(self, "_about", None) or _name_of(rec), noun=noun,
-                                      topical=noun is None or n.endswith("title") or topic_named(noun, [e.name for e in self.m.env.entities]),
+                                      topical=written is None or n.endswith("title") or topic_named(written, [e.name for e in self.m.env.entities]),
                                       taken=frozenset(taken))
                     if isinstance(made, str) and is_file_field(name):
                         made = fit_extension(made, f"{doc or ''} {tool.doc}", rng)  # "The valid file types are: jpg, png and pdf" (the tool's doc)
@@ -2013,6 +2049,7 @@ class _Sampler:
     def intent(self, sc: _Scenario, tool: str, conditional: bool) -> None:
         m = self.m
         t = m.tools[tool]
+        sc.family = tool_family(tool)
         target_param = None
         made = m.returned_entity(t) if m.kinds.get(tool) == "create" else None
         for p in m.required(t):
@@ -2561,6 +2598,8 @@ class _Sampler:
                     clause = re.sub(rf"^(?:{alts})(?:,?\s*(?:or\s+)?(?:{alts}))*\b", pick[1].lower(), clause, count=1, flags=re.I)
                 plain = [x for x in plain if not re.search(rf"\b{re.escape(pick[1])}\b", x, re.I)]
                 vals = [x for x in vals if x is not pick]
+            elif any(norm(n) in ("action", "operation", "op") and isinstance(v, str) and is_verb(v.lower()) for n, v in vals):
+                raise _Skip("action-mismatch")  # "create a Redmine project ... with the update action": the act chosen is not the one said
         ent_noun = humanize(target[1]) if target else ""
         opts = []
         ctl = None if target else self.control(t, plain, vals)
@@ -2634,6 +2673,10 @@ class _Sampler:
             # a new record is made for the records it names: "create a check for the applicant called X", not "with" (review 23)
             rest = [("for " + w if made_here and w.startswith(("the ", "my ")) else w) for _, _, w in described] + plain
             amt = next((x for x in plain if x.startswith(("$", "£"))), None)
+            if target and kind == "update" and twords and twords in c and (tail := re.fullmatch(r"(?: [a-z]+){1,2}", c[c.index(twords) + len(twords):])) \
+                    and not set(tail.group(0).split()) & (PREPOSITIONS | CLOSED_CLASS):
+                c = c[:c.index(twords) + len(twords)]  # "Update task content" -> "update my task called X content": the noun the docs
+                # named after the record's is a part of it the settings below say; the clause ends at the record (review 36)
             if kind == "money" and amt:
                 c = re.sub(r"^(\w+) ", lambda mm: f"{mm.group(1)} {amt} of ", c, count=1)
                 rest.remove(amt)
@@ -3011,6 +3054,10 @@ class _Sampler:
         mm = re.search(r"\bon (\d{4}-\d\d-\d\d)", it.text)
         if mm:
             hint["date"] = mm.group(1)
+        tool = self.m.tools.get(it.tool)
+        if tool is not None:  # what the docs say a priority's numbers mean ("lower number = higher priority")
+            doc = " ".join([doc or ""] + [p.doc or "" for p in tool.params if re.search(r"priority|urgency", norm(p.name))]
+                           + [f.doc or "" for f in (self.m.decl[ent].fields if ent in self.m.decl else ()) if re.search(r"priority|urgency", norm(f.name))])
         return reason_for(it.kind, verb, doc, ent, rec, described, args, nouns, salt + zlib.crc32(it.text.encode()), hint)
 
     def instruction(self, sc: _Scenario) -> str:
@@ -3220,13 +3267,13 @@ def _say_param(name: str, v: Any) -> str:
         return f"{v} {w}" if not n.endswith(("count", "number")) else f"the {w} set to {v}"
     if isinstance(v, str):
         vv = v.replace("_", " ") if re.fullmatch(r"[a-z_]+", v) else _spoken(v)
-        if n == "subject":
-            return f'about "{v}"'  # "an email about "X"": a message is not "called" its subject (review 31)
+        if n == "subject" or n.endswith("_subject") and not _own_name(name):
+            return f'about "{v}"'  # "an email about "X"": a message is not "called" its subject (review 31); nor an article's
         if _own_name(name) and not n.endswith(("first_name", "last_name", "firstname", "lastname")):
             return f"called \"{v}\""  # "a new tag called "Q3"", not "with name Q3"
         if _PERSON_NAME_PARAM.search(n.split("_", 1)[-1] if n.count("_") > 1 else n):
             return f"{w} \"{v}\""  # a person's name keeps its capitals: 'first name "Michelle"' (review 23: "michelle")
-        if n in ("body", "content", "text", "message", "comment", "note", "contents") and " " in v.strip():
+        if n.split("_")[-1] in ("body", "content", "text", "message", "comment", "note", "contents") and " " in v.strip():
             return f"saying \"{v}\""  # "a note saying "...", not "with body "...""
         if re.fullmatch(r"\d{1,2}:\d\d", v) and re.search(r"(^|_)time$", n) and not re.search(r"(end|stop|finish|until)", n):
             return f"at {v}"  # "3 seats at 14:00", not "with time 14:00"

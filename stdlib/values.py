@@ -489,7 +489,7 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
             return type_json["default"]  # a mode or type the docs name only by its default: the one value known to exist
         if type_json.get("examples") and set(_words(field_name)) & (CATEGORICAL | set(CATEGORY_VALUES)):
             return rng.choice(type_json["examples"])  # the values the docs' filters name ("Defaults to Active agreements")
-        return _str_for(field_name, c, entity, doc)
+        return _patterned(_str_for(field_name, c, entity, doc), doc, rng)
     if t == "any" and (m := _NUM_CHOICES.search(doc or "")):
         return rng.choice([float(x) if "." in x else int(x) for x in re.findall(r"-?\d+(?:\.\d+)?", m.group(0))])
     if t == "list":
@@ -509,6 +509,27 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
     if t == "record":
         return {}
     return _str_for(field_name, c, entity, doc)
+
+
+def _patterned(v: Any, doc: str, rng: random.Random) -> Any:
+    """`v`, or where the docs give the field a pattern it breaks, a string made from that pattern by `rstr` (a
+    well-kept regex-to-string generator, seeded): a commit SHA documented `^[0-9a-f]{7,40}$` is hex, never
+    "website redesign" (review 36). A value that fits, or a pattern no library reads, stays as it is."""
+    from forgec.wording import doc_pattern  # noqa: PLC0415
+
+    rx = doc_pattern(doc)
+    if rx is None or not isinstance(v, str) or rx.search(v) is not None:
+        return v
+    import rstr  # noqa: PLC0415
+
+    for _ in range(8):
+        try:
+            made = rstr.Rstr(rng).xeger(rx.pattern)
+        except Exception:  # noqa: BLE001 - an ECMA construct (`\p{L}`) Python's sre cannot expand: keep the value
+            return v
+        if rx.search(made) is not None and made.isprintable() and len(made) <= 80:
+            return made
+    return v
 
 
 _EPOCH_DOC = re.compile(r"\b(?:posix|unix|epoch)\b|\bseconds since\b|\b(?:milli)?seconds? timestamp\b|\btimestamp in (?:milli)?seconds\b", re.I)
@@ -574,6 +595,9 @@ def number_meaning_known(name: str, doc: str = "", kind: str = "int") -> bool:
     return _int_known(name, c, doc) is not None
 
 
+_MONEY_DOC = re.compile(r"\b(?:amount|price|cost|paid|pay|charged?|currency|cents|dollars?|euros?|sum|value|revenue|spent|owed|due)\b", re.I)
+
+
 def _int_known(name: str, c: _Ctx, doc: str = "") -> int | None:
     w = set(_words(name))
     rng = c.rng
@@ -602,6 +626,8 @@ def _int_known(name: str, c: _Ctx, doc: str = "") -> int | None:
         return rng.choice([5, 10, 15, 20, 25, 30])
     if w & {"points", "miles", "score"}:
         return c.unique((name, "i"), lambda: rng.randint(100, 99999))
+    if _words(name) in (["total"], ["total", "count"]) and not _MONEY_DOC.search(doc or ""):
+        return None  # a page's `total` (Matrix's invitations): how many results, no amount to call "the cheapest" (review 35)
     if w & set(MONEY):
         return c.unique((name, "i"), lambda: rng.randint(5, 5000))
     if w & {"id", "number", "no", "num"}:
@@ -661,6 +687,8 @@ def _str_for(name: str, c: _Ctx, entity: str | None, doc: str) -> str:
     ex = doc_example(doc)
     if ex and (w & {"id", "code", "number", "no", "key", "ref", "sku"} or last in ("id", "number")):
         return c.unique((entity, name, "s"), lambda: mimic(ex, rng))
+    if _is_version(ws) and not ex:
+        return _version(rng)
     for rule in _STR_RULES:
         v = rule(name, ws, c, entity, doc)
         if v is UNKNOWN:
@@ -701,6 +729,15 @@ def _payment_card(entity: str | None, c: "_Ctx") -> bool:
                          "_".join(_words(f))) for f in fields)
 
 
+def _is_version(ws: list[str]) -> bool:
+    """`version`, `version_slug`, `target_version`: a release number, whatever else its name says it is (a slug)."""
+    return "version" in ws and bool(ws) and ws[-1] in ("version", "slug", "tag", "number") and not set(ws) & {"name", "label", "title"}
+
+
+def _version(rng: random.Random) -> str:
+    return f"{rng.randint(1, 4)}.{rng.randint(0, 30)}.{rng.randint(0, 9)}"
+
+
 def _kind_str(ws: list[str], c: _Ctx, entity: str | None, doc: str = "") -> str | None:
     """A string whose field name or entity says what kind of thing it is: coordinates and floors as
     numbers, an emoji by its short name, an organization by a company name, a card by its brand and
@@ -713,6 +750,8 @@ def _kind_str(ws: list[str], c: _Ctx, entity: str | None, doc: str = "") -> str 
         return f"{rng.uniform(25, 48):.6f}"
     if w & {"longitude", "lng", "lon"}:
         return f"{rng.uniform(-122, -71):.6f}"
+    if _is_version(ws):
+        return _version(rng)  # "upgrade it to version 1.29.4", not "garden-project" (review 35)
     if last in ("floor", "apartment", "suite", "unit", "door", "building"):
         return str(rng.randint(1, 12))
     if ws[-2:] in (["content", "type"], ["mime", "type"], ["media", "type"], ["file", "type"]) or last in ("mimetype", "mime"):
@@ -833,6 +872,9 @@ def _person_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str 
         return f"{rng.choice(SIGN_OFFS)},\n{p['first']} {p['last']}"
     if ("display" in w and "name" in w and is_person(entity)) or w & {"author", "assignee", "owner", "sender", "recipient"} and last in ("name", "author", "assignee", "owner"):
         p = c.person()
+        return f"{p['first']} {p['last']}"
+    if last == "name" and len(ws) >= 2 and ws[-2] in PERSON_ENTITIES and ws[-2] not in ("account", "profile", "user"):
+        p = c.person()  # a leave application's `employee_name` is the employee's: "Maria Lopez", not "Thesis draft" (review 35)
         return f"{p['first']} {p['last']}"
     if last == "name" and len(ws) >= 2 and ws[-2] in CATEGORY_VALUES:
         return rng.choice(CATEGORY_VALUES[ws[-2]])  # a member's `role_name` is a role ("Admin"), not another person (review 31)
@@ -1049,6 +1091,8 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     t = re.sub(r"^(?:the|a|an)\s+(?=\S)", "", t, flags=re.I)  # "The Winter Echo": the templates give the article ("the the ...")
     t = t if t[:2].isupper() or titled else t[:1].lower() + t[1:]
     c = _Ctx(rng, _dt.date(2024, 5, 15))
+    if _is_version(ws) and not doc_example(doc):
+        return _version(rng)  # `VersionSlug`: a release to upgrade to, not a topic's slug (review 35)
     if (urn := urn_value(doc, rng)) is not None:
         return urn  # "spotify:track:...", as the docs show it (review 22: web URLs as track URIs)
     kind = _doc_kind(ws, doc)
@@ -1390,8 +1434,8 @@ def _example_cap(entity: str, decl: dict) -> int:
         own = len(fws) == 1 or [singular(w) for w in fws[:-1]] == ews
         if fws and fws[-1] in ("name", "title", "label") and own and tj.get("type") == "str":
             exs = documented_examples(tj.get("doc", ""))
-            if exs:
-                return max(1, len(exs) - 1)
+            if len(exs) >= 3:  # two examples ("for example theme or language") hint at a kind, they are no list of the domain
+                return len(exs) - 1
     return 1 << 30
 
 

@@ -1108,6 +1108,9 @@ def _bind_refs(s: Schema, v: ToolView) -> None:
                 and not _attribute_doc(p)):
             ent = entity_name(tokens(singular(p.name)))  # `correspondent: number`, `storage_path: number`: a record by its numeric id
             sk = "integer"
+        elif ent is None and sk == "string" and p.type.kind != "array" and _names_the_record(s, p) and not (
+                v.kind == "create" and set(tokens(singular(p.name))) <= {singular(w) for w in tokens(v.tool.name)}):
+            ent = entity_name(tokens(singular(p.name)))  # `search_tasks(workspace: "The workspace to search in")`: a workspace, by its key
         if ent is None:
             continue
         if sk == "number" and (id_stem(p.name) or p.name.lower() in ID_TOKENS):
@@ -1116,6 +1119,24 @@ def _bind_refs(s: Schema, v: ToolView) -> None:
             v.list_refs[p.name] = ent
         elif sk in ("string", "integer") and p.type.kind != "array":
             v.refs[p.name] = ent
+
+
+def _names_the_record(s: Schema, p: ir.Param) -> bool:
+    """Whether a string param called by a record's own noun (`workspace`, `customer`) passes that record by its
+    key: its doc calls it the record itself ("The workspace to search in"), or, where records are keyed by their
+    names, its name or id ("Customer name (ID)"); never a type, group or title of it (review 35: Asana tasks
+    searched in a "workspace" holding a company name the workspace list never returns; ERPNext orders whose
+    customer nothing could fill)."""
+    ws = tokens(singular(p.name))
+    ent = entity_name(ws) if 1 <= len(ws) <= 2 else None
+    if ent not in s.entities or _attribute_doc(p):
+        return False
+    key = tokens(s.entities[ent].key)
+    d = (p.description or "").strip().lower()
+    noun = re.escape(" ".join(ws))
+    if key and key[-1] in ("name", "title"):  # a record keyed by its name is passed by it: "customer: Customer name (ID)"
+        return bool(re.match(rf"(?:the |an? |which |target )?{noun}(?: name| id)?\b(?! (?:type|kind|group|slug|title|label)\b)", d))
+    return bool(re.match(rf"(?:the |an? |which |target )?{noun}\b(?! (?:name|title|label|slug|type|kind|group)\b)", d))
 
 
 def _described_owner(s: Schema, p: ir.Param) -> str | None:
