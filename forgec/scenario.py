@@ -224,6 +224,7 @@ class _Model:
         # entity -> (read tool, its parent-key param, parent entity): the records inside one parent record
         # (`list_cards(board_id)`, `get_channel_messages(channelId)`), found by probing like the others
         self.lister_by_parent: dict[str, tuple[str, str, str]] = {}
+        self._nouns: dict[str, str] = {}  # entity -> what a person calls it (`noun`)
         self.locator: tuple[str, list[str]] | None = None  # (read tool, user fields it takes) -> the user's key
         self._probe()
         self.owner_field = {e.name: self._owner_field(e) for e in env.entities}
@@ -273,6 +274,34 @@ class _Model:
                 if s > score:
                     best, score = e.name, s
         return best
+
+    def noun(self, ent: str) -> str:
+        """What a person calls a record of `ent`: the entity's name, unless every parameter passing one is named for
+        another noun and the tools' docs act on that noun (Overseerr's `sliderId` in "Update a single slider", of
+        an entity named for its path `/settings/discover`: "my slider called X", not "my discover called X")."""
+        if ent not in self._nouns:
+            self._nouns[ent] = self._spoken_noun(ent)
+        return self._nouns[ent]
+
+    def _spoken_noun(self, ent: str) -> str:
+        from forgec.realize import object_nouns  # noqa: PLC0415
+
+        own = humanize(ent)
+        if self.decl[ent].key.lower() not in ("id", "key", "uuid", "gid"):
+            return own
+        stems, objs = set(), set()
+        for t in self.env.tools:
+            for p in t.params:
+                if self.key_entity(p.name, p.type) == ent:
+                    m = re.fullmatch(r"([a-z]+)_?(?:ids?|uuid|key)", norm(p.name))
+                    stems.add(m.group(1) if m else "")
+                    objs.update(object_nouns(t.doc or "")[-1:])
+        if len(stems) != 1 or "" in stems:
+            return own
+        stem = stems.pop()
+        if stem in norm(ent).split("_") or singular(stem) not in {singular(o) for o in objs} or singular(own.split()[-1]) in {singular(o) for o in objs}:
+            return own
+        return humanize(stem)
 
     def written_entity(self, tool: A.ToolDecl, rec: dict | None) -> str | None:
         """What `tool`'s values are about: the record it acts on (an issue a comment goes on), else the
@@ -1490,7 +1519,7 @@ class _Sampler:
         if not (joins and sc.rng.random() < 0.5):
             ref = refer(recs, target, fields, sc.rng, superlatives, status_last=not mine)
         if ref is None and joins:
-            got = self.pick_joined(sc, ent, lst, target, joins, noun or humanize(ent))
+            got = self.pick_joined(sc, ent, lst, target, joins, noun or self.m.noun(ent))
             if got is not None:
                 return got
         if ref is None:
@@ -1506,7 +1535,7 @@ class _Sampler:
             kf = self.m.decl[ent].key
             if len(world) > len(recs) and [world[i].get(kf) for i in select(world, ref)] != [recs[target].get(kf)]:
                 raise _Skip("not-unique")
-        noun = noun or humanize(ent)
+        noun = noun or self.m.noun(ent)
         cur, cur_v = expr, recs
         for f, v in ref.attrs:
             name, cur_v = sc.reason("filter", (cur,), [cur_v], {"by": f, "eq": (sc.fact(f"{noun}_{f}", v), v)}, f"{_word(v)}_{plural(norm(noun))}")
@@ -2600,7 +2629,7 @@ class _Sampler:
                 vals = [x for x in vals if x is not pick]
             elif any(norm(n) in ("action", "operation", "op") and isinstance(v, str) and is_verb(v.lower()) for n, v in vals):
                 raise _Skip("action-mismatch")  # "create a Redmine project ... with the update action": the act chosen is not the one said
-        ent_noun = humanize(target[1]) if target else ""
+        ent_noun = self.m.noun(target[1]) if target else ""
         opts = []
         ctl = None if target else self.control(t, plain, vals)
         if ctl:

@@ -189,3 +189,34 @@ def test_an_update_clause_ends_at_its_record(tmp_path):
     said = [t["instruction"] for t in _tasks(out) if any(c["tool"] == "update_task" for c in t["gold_calls"])]
     assert said, [t["instruction"] for t in _tasks(out)]
     assert not any(re.search(r'" content\b', x) for x in said), said
+
+
+_SLIDER = {"$ref": "#/components/schemas/DiscoverSlider"}
+_SLIDER_ID = [{"name": "sliderId", "in": "path", "required": True, "schema": {"type": "number"}}]
+SLIDERS = {  # Overseerr's discover sliders (OpenAPI 3), cut down to the paths review 36 saw
+    "openapi": "3.0.2", "info": {"title": "Overseerr API", "version": "1.0.0"},
+    "paths": {
+        "/settings/discover": {"get": {"summary": "Get all discover sliders", "responses": {"200": {
+            "description": "Returned all discovery sliders", "content": {"application/json": {"schema": {"type": "array", "items": _SLIDER}}}}}}},
+        "/settings/discover/{sliderId}": {
+            "put": {"summary": "Update a single slider", "parameters": _SLIDER_ID,
+                    "requestBody": {"required": True, "content": {"application/json": {"schema": {"type": "object", "properties": {
+                        "title": {"type": "string"}, "enabled": {"type": "boolean"}}}}}},
+                    "responses": {"200": {"description": "Returns the updated slider", "content": {"application/json": {"schema": _SLIDER}}}}},
+            "delete": {"summary": "Delete slider by ID", "parameters": _SLIDER_ID,
+                       "responses": {"200": {"description": "Slider deleted", "content": {"application/json": {"schema": _SLIDER}}}}}},
+    },
+    "components": {"schemas": {"DiscoverSlider": {"type": "object", "required": ["type", "enabled"], "properties": {
+        "id": {"type": "number"}, "type": {"type": "number"}, "title": {"type": "string"}, "isBuiltIn": {"type": "boolean"},
+        "enabled": {"type": "boolean"}}}}},
+}
+
+
+def test_a_record_is_called_by_the_noun_its_docs_act_on(tmp_path):
+    """Overseerr's sliders live under `/settings/discover`: every call passes a `sliderId` and the docs update and
+    delete "a slider", so a person says "my slider called X", not "slider for my discover called X" (review 36)."""
+    out = compile_doc(tmp_path, "sliders", "openapi.json", SLIDERS, 12)
+    said = [t["instruction"] for t in _tasks(out)]
+    assert said
+    assert not any("discover" in x.lower() for x in said), said
+    assert any(re.search(r"\bslider called\b", x) for x in said), said
