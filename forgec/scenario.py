@@ -3004,6 +3004,10 @@ class _Sampler:
                     and not _own_name(f) and "html" not in norm(f).split("_")  # "what the name of the state in my project is": a person names what they ask about; markup is no answer
                     and not _verb_phrase_name(f)  # "how many expires in days my token has": a field named by a verb phrase (review 34)
                     and _askable_name(f)]  # "the dest namespace replace count of the policy", "the "from" field": schema words
+            if re.search(r"\b(?:earliest|latest|soonest|oldest|newest|most recent)\b", words):
+                # "what end date the project with the earliest due date has": one date asked by another is a pairing of
+                # columns, no question a person has (review 37); its status or owner is
+                show = [f for f in show if not (isinstance(rec.get(f), str) and _DATE.match(rec[f]))]
             if not show:
                 raise _Skip("nothing-to-tell")
             f = sc.rng.choice(show)
@@ -3013,7 +3017,7 @@ class _Sampler:
                 text = f"how many {w} {words} has"
             elif isinstance(rec.get(f), str) and _DATE.match(rec[f]):
                 when = _when_done(f)
-                text = f"when {words} was {when}" if when else f"what {w} {words} has"
+                text = f"when {words} was {when}" if when else f"what the {w} of {words} is"
             else:
                 text = f"what the {w} of {words} is"
             sc.ask_why = _ask_why(noun, "detail") if m.user is not None else ""

@@ -471,7 +471,8 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
         return _in_bounds(_int_for(field_name, c, doc), doc, rng)
     if t == "float":
         ws = _words(field_name)
-        counted = bool(ws) and (ws[-1] in ("id", "ids", "num") or ws[0] in ("num", "number", "count") and len(ws) > 1)
+        counted = bool(ws) and (ws[-1] in ("id", "ids", "num") or ws[0] in ("num", "number", "count") and len(ws) > 1) \
+            or bool(re.search(r"\bIDs?\b", doc or ""))  # "An array of category IDs" typed `number`: whole numbers (review 37)
         if set(ws) & INTEGRAL or counted:  # a priority, a count (`num_nodes`) or an id typed `number` is still a whole number
             return float(_in_bounds(_int_for(field_name, c, doc), doc, rng))
         m = _RANGE_RE.search(doc or "")
@@ -802,8 +803,11 @@ def _doc_kind(ws: list[str], doc: str) -> str | None:
     if ws and (ws[-1] in TEXTY or ws[-1] in ("subject", "title", "name", "label", "snippet", "format", "type", "signature", "template")):
         return None  # "body"/"subject": "The subject of the email" holds words, not an email address
     head = re.split(r"(?<=[.;])\s", (doc or "").strip(), maxsplit=1)[0][:160]  # the doc's own first sentence
+    moment = bool(ws) and ws[-1] in ("date", "time", "at", "timestamp", "datetime", "on")
     for text in (head, " ".join(ws)):  # then the name's own words (`timezone`, `webhook_url`)
         for kind, rx in _DOC_KINDS:
+            if kind == "timezone" and moment:
+                continue  # "The date the post was published, in the site's timezone": a date, not a zone (review 37)
             if text and rx.search(text):
                 if kind == "slug" and (ws and ws[-1] in CATEGORY_VALUES or re.search(r"\be\.\s?g\.|\bexample", doc or "", re.I)):
                     return None  # "The region slug (e.g., nyc1)": a region, as the docs show one, not a topic's slug

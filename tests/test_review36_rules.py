@@ -220,3 +220,48 @@ def test_a_record_is_called_by_the_noun_its_docs_act_on(tmp_path):
     assert said
     assert not any("discover" in x.lower() for x in said), said
     assert any(re.search(r"\bslider called\b", x) for x in said), said
+
+
+def test_a_date_in_the_sites_timezone_is_a_date_and_ids_are_whole():
+    """WordPress: "The date the post was published, in the site's timezone (ISO 8601 format)" is a date, not
+    "America/New_York"; "An array of category IDs" typed `number` holds whole numbers (review 37)."""
+    from forgec.stdlib.values import generate_value
+
+    rng = random.Random(2)
+    d = generate_value({"type": "str"}, "date", rng, entity="Post", doc="The date the post was published, in the site's timezone (ISO 8601 format).")
+    assert re.match(r"\d{4}-\d\d-\d\d", d), d
+    ids = generate_value({"type": "list", "items": {"type": "float"}}, "categories", rng, entity="Post", doc="An array of category IDs to assign to the post.")
+    assert ids and all(float(x).is_integer() for x in ids), ids
+
+
+PROJECTS = {"tools": [
+    _tool("list_projects", "List all projects.", {}, []),
+    _tool("create_project", "Creates a new project.", {"start_date": _str("The start date for the project in the format of 'YYYY-MM-DD'."),
+                                                       "end_date": _str("The anticipated end date for the project in the format of 'YYYY-MM-DD'."),
+                                                       "status": {"type": "string", "enum": ["planning", "active", "completed", "on hold"],
+                                                                  "description": "The current status of the project."}}, ["start_date"]),
+]}
+
+
+def test_no_date_is_asked_by_another_date(tmp_path):
+    """"what end date the project with the earliest start date has" pairs two columns (review 37: Dependency-Track,
+    four of four rejected); a question by a date superlative asks something else of the record."""
+    from forgec import scenario as S
+    from forgec.envsource import load_envs
+    from forgec.graph import build_graph
+    from forgec.sample import SampleConfig
+
+    out = compile_doc(tmp_path, "projects", "tools_list.json", PROJECTS, 4)
+    (le,), _ = load_envs(out, with_module=True)
+    smp = S._Sampler(le.decl, le.module, le.world, build_graph(le.decl, exclude=le.exclude, writes=le.writes), SampleConfig(seed=1))
+    asked = []
+    for i in range(80):  # the question pass on its own, many times: what it asks of a record picked by a date
+        sc = S._Scenario(smp.m, random.Random(i), None)
+        try:
+            smp.question(sc)
+        except S._Skip:
+            continue
+        asked += [it.text for it in sc.intents if re.search(r"\b(?:earliest|latest)\b", it.text)]
+    assert asked  # the pass does pick records by their dates
+    for x in asked:
+        assert not re.search(r"\b(?:start|end) date (?:of )?the project with the (?:earliest|latest)", x), x
