@@ -90,6 +90,7 @@ REASONS: dict[str, str] = {
     "thin-create": "a new record would hold one optional detail and nothing the docs require: no record a person asks for",
     "unnamed-create": "a new record would be made without the name the docs let the user give it",
     "create-existing": "a create whose record key would name an existing record (the new record's key is no target)",
+    "self-move": "a write names one record as both of its ends (a move from a folder into itself)",
     "action-mismatch": "a tool that does several acts (`action: create|update`) would be called with another act than the one the user asks for",
     "template-cap": "its template (the same tools called in the same order) already has its share of the env's tasks",
     "evolve-rule": "a rule of evolve.json (`forgec evolve`) rejects its family: its tasks were found defective",
@@ -501,7 +502,7 @@ class Gate:
         why = check_ignored(c, self)
         if why:
             return why
-        for fn in (check_final, check_create, check_undone, check_repeated, check_values, check_parents):
+        for fn in (check_final, check_create, check_undone, check_repeated, check_values, check_parents, check_self_move):
             why = fn(c, self, trace)
             if why:
                 return why
@@ -829,6 +830,22 @@ def check_parents(c: Candidate, g: Gate, trace: list) -> str | None:
                 ups = [f.name for f in g.ents[e1].fields if A.strip_optional(f.type) == A.NamedType(e2)]
                 if len(ups) == 1 and rec.get(ups[0]) not in (None, "") and str(rec.get(ups[0])) != str(k2):
                     return "mismatched-parents"
+    return None
+
+
+def check_self_move(c: Candidate, g: Gate, trace: list) -> str | None:
+    """`self-move`: a write that names one record as both ends of a move ("move emails from my mailbox" to that same
+    mailbox, review 37: `bulk_move(sourceMailbox=X, targetMailbox=X)`) changes nothing a person asked for."""
+    for tool, args, _, _, _ in trace:
+        t = g.tools.get(tool)
+        ends: dict[str, list] = {}
+        for p in (t.params if t else ()):
+            pt = A.strip_optional(p.type)
+            v = args.get(p.name)
+            if isinstance(pt, A.NamedType) and pt.name in g.ents and isinstance(v, (str, int)) and not isinstance(v, bool):
+                ends.setdefault(pt.name, []).append(v)
+        if any(len(vs) > 1 and len(set(map(str, vs))) < len(vs) for vs in ends.values()):
+            return "self-move"
     return None
 
 

@@ -265,3 +265,21 @@ def test_no_date_is_asked_by_another_date(tmp_path):
     assert asked  # the pass does pick records by their dates
     for x in asked:
         assert not re.search(r"\b(?:start|end) date (?:of )?the project with the (?:earliest|latest)", x), x
+
+
+def test_a_move_has_two_ends():
+    """`bulk_move(sourceMailbox, targetMailbox)` naming one mailbox as both ends changes nothing a person asked for
+    (review 37: three iCloud tasks moved a mailbox's mail into itself); a move between two mailboxes passes."""
+    from types import SimpleNamespace
+
+    from forgec.gate import check_self_move
+    from forgec.lang import ast as A
+
+    move = SimpleNamespace(params=[A.ParamDecl("sourceMailbox", A.NamedType("Mailbox"), None, ""),
+                                   A.ParamDecl("targetMailbox", A.NamedType("Mailbox"), None, ""),
+                                   A.ParamDecl("account", A.PrimType("str"), None, "")])
+    g = SimpleNamespace(tools={"bulk_move": move}, ents={"Mailbox": object()})
+    same = [("bulk_move", {"sourceMailbox": "mb_1", "targetMailbox": "mb_1", "account": "icloud"}, {}, {}, [])]
+    two = [("bulk_move", {"sourceMailbox": "mb_1", "targetMailbox": "mb_2", "account": "icloud"}, {}, {}, [])]
+    assert check_self_move(None, g, same) == "self-move"
+    assert check_self_move(None, g, two) is None

@@ -81,7 +81,9 @@ _REQUEST_DOC = re.compile(r"\b(?:dry[- ]run|field mask|(?:label|field) selector|
                           r"(?:optional )?fields to (?:include|return)|"
                           # "The start date and time of the query window", "The text to search for within the title":
                           # where and what a search looks, no value a record holds (calendar events: every event held them)
-                          r"(?:query|search|time) window|window to search|(?:text|string|term|words?) to search for)\b", re.I)
+                          r"(?:query|search|time) window|window to search|(?:text|string|term|words?) to search for|"
+                          # "Match only in subject field", "Match any sender from this domain": how a search matches
+                          r"match (?:only|any|all|exactly)\b)\b", re.I)
 
 
 def is_modifier(p: ir.Param) -> bool:
@@ -127,8 +129,8 @@ def shapes_request(name: str, doc: str, scalar: bool = True) -> bool:
         # `assignee_any`, `assignee_not` (Asana): a test on another field, `opt_fields`: what the reply holds; no field
         # of the records (review 31: tasks holding "assignee_any": "kitchen renovation")
         return True
-    if len(toks) > 1 and toks[0] == "query":
-        return True  # `queryStartDate`: where a listing starts, no field of the records (review 27)
+    if len(toks) > 1 and "query" in (toks[0], toks[-1]):
+        return True  # `queryStartDate`: where a listing starts (review 27); `subjectQuery`: text searched for (review 37)
     if toks and toks[0] == "show" and toks[-1] not in ("date", "time", "type", "name", "id", "start", "end", "format"):
         return True  # `show_details` asks for more output; a movie's `show_date`, `show_time`, `show_type` are the showing's
     if len(toks) == 2 and toks[0] in ("search", "match", "sort", "filter") and toks[1] in ("type", "mode", "field", "kind"):
