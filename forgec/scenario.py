@@ -338,6 +338,11 @@ class _Model:
                 # setting, nothing a person asks of their record (review 34: "how many ignore duration minutes")
             if _CONTENT_FIELD.search(norm(f.name)):
                 continue  # what was written about a record, not how its owner names it ("whose information comments is", review 34)
+            lead = re.match(r"\s*(?:the |an? )?([A-Za-z]+) ([a-z]+)", f.doc or "")
+            if lead and singular(lead.group(1).lower()) in others and singular(lead.group(1).lower()) != norm(ent).split("_")[-1] \
+                    and singular(lead.group(2)) in norm(f.name).lower().split("_") + [w.lower() for w in re.findall(r"[A-Z]?[a-z]+", f.name)]:
+                continue  # a mailbox's `subject` whose doc says "Email subject": another record's field merged in (review 37:
+                # "my mailbox with the subject X")
             if re.search(r"(^|_)uris?$", norm(f.name)):
                 continue  # "the device with the spotify:track:... uri": an address the system keeps, not a name (review 22)
             if re.search(r"(^|_)(mode|strategy|policy|behaviou?r|options?|operation|propagate|format|encoding)$", norm(f.name)):

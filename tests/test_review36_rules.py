@@ -283,3 +283,17 @@ def test_a_move_has_two_ends():
     two = [("bulk_move", {"sourceMailbox": "mb_1", "targetMailbox": "mb_2", "account": "icloud"}, {}, {}, [])]
     assert check_self_move(None, g, same) == "self-move"
     assert check_self_move(None, g, two) is None
+
+
+def test_a_bulk_calls_filters_are_no_fields():
+    """iCloud's `bulk_move(subject: "Keyword to match in subject", larger: "Only emails larger than this size in KB",
+    unread: "True for unread only")` says which mails move; a mailbox holds none of these (review 37: "my mailbox
+    with the subject X"). A mailbox's name stays a field."""
+    from forgec.synth.schema import shapes_request
+
+    for name, doc in [("subject", "Keyword to match in subject"), ("larger", "Only emails larger than this size in KB"),
+                      ("unread", "True for unread only, false for read only"), ("domain", "Sender domain to match (e.g. github.com)"),
+                      ("subjectQuery", "Match only in subject field")]:
+        assert shapes_request(name, doc), name
+    for name, doc in [("name", "Name of the new mailbox"), ("subject", "Email subject"), ("sender", "Sender email address")]:
+        assert not shapes_request(name, doc), name

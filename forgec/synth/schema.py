@@ -83,7 +83,9 @@ _REQUEST_DOC = re.compile(r"\b(?:dry[- ]run|field mask|(?:label|field) selector|
                           # where and what a search looks, no value a record holds (calendar events: every event held them)
                           r"(?:query|search|time) window|window to search|(?:text|string|term|words?) to search for|"
                           # "Match only in subject field", "Match any sender from this domain": how a search matches
-                          r"match (?:only|any|all|exactly)\b)\b", re.I)
+                          r"match (?:only|any|all|exactly)\b|match exact|\bto match\b|"
+                          # "Only emails larger than this size in KB", "True for unread only": which records a bulk call touches
+                          r"only \w+ (?:larger|smaller|older|newer|before|after) than|true for \w+ only)\b", re.I)
 
 
 def is_modifier(p: ir.Param) -> bool:
