@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 pytestmark = [pytest.mark.slow,
@@ -50,6 +51,17 @@ def setup(tmp_path_factory):
 
     model_dir = build_tiny_model(root / "policy", seed=1, extra_texts=oracle_texts(build, TrainConfig()))
     return root, build, model_dir
+
+
+def _running(base_url: str) -> float:
+    """Requests vLLM is generating now (`vllm:num_requests_running` on /metrics); 1 when the gauge cannot be read,
+    so a server without it is not waited on."""
+    try:
+        text = httpx.get(base_url.removesuffix("/v1") + "/metrics", timeout=5).text
+    except httpx.HTTPError:
+        return 1
+    vals = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith("vllm:num_requests_running")]
+    return sum(vals) if vals else 1
 
 
 def test_rollouts_through_vllm_and_a_weight_update_changes_the_served_policy(setup):
@@ -132,7 +144,11 @@ def test_rollouts_through_vllm_and_a_weight_update_changes_the_served_policy(set
         with ThreadPoolExecutor(3) as ex:
             inflight = [ex.submit(client.completions.create, model="policy", prompt=probe_prompt, max_tokens=1500, temperature=0,
                                   extra_body={"ignore_eos": True}) for _ in range(3)]
-            time.sleep(0.2)
+            # wait until vLLM runs them (a fixed 0.2 s raced a loaded machine: the reset came while they were queued, when
+            # it may succeed): its Prometheus gauge counts the requests being generated
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not all(f.done() for f in inflight) and _running(server.base_url) == 0:
+                time.sleep(0.05)
             # what an unchecked reset gets while they run (the old code ignored this answer)
             raw = json.loads(http_json("POST", server.base_url.removesuffix("/v1") + "/reset_prefix_cache")[1])
             assert raw["success"] is False or all(f.done() for f in inflight)
