@@ -814,12 +814,7 @@ def check_parents(c: Candidate, g: Gate, trace: list) -> str | None:
     (review 32: a pull request in repository "billing-update" of organization "Miller-Ball", whose repository
     belongs to another organization)."""
     for tool, args, before, _, _ in trace:
-        t = g.tools.get(tool)
-        named = []
-        for p in (t.params if t else ()):
-            pt = A.strip_optional(p.type)
-            if isinstance(pt, A.NamedType) and pt.name in g.ents and isinstance(args.get(p.name), (str, int)) and not isinstance(args.get(p.name), bool):
-                named.append((pt.name, args[p.name]))
+        named = _record_args(g, tool, args)
         for e1, k1 in named:
             rec = ((before.get("entities") or {}).get(e1) or {}).get(str(k1))
             if not isinstance(rec, dict):
@@ -837,16 +832,24 @@ def check_self_move(c: Candidate, g: Gate, trace: list) -> str | None:
     """`self-move`: a write that names one record as both ends of a move ("move emails from my mailbox" to that same
     mailbox, review 37: `bulk_move(sourceMailbox=X, targetMailbox=X)`) changes nothing a person asked for."""
     for tool, args, _, _, _ in trace:
-        t = g.tools.get(tool)
         ends: dict[str, list] = {}
-        for p in (t.params if t else ()):
-            pt = A.strip_optional(p.type)
-            v = args.get(p.name)
-            if isinstance(pt, A.NamedType) and pt.name in g.ents and isinstance(v, (str, int)) and not isinstance(v, bool):
-                ends.setdefault(pt.name, []).append(v)
-        if any(len(vs) > 1 and len(set(map(str, vs))) < len(vs) for vs in ends.values()):
+        for ent, key in _record_args(g, tool, args):
+            ends.setdefault(ent, []).append(str(key))
+        if any(len(set(ks)) < len(ks) for ks in ends.values()):
             return "self-move"
     return None
+
+
+def _record_args(g: Gate, tool: str, args: dict) -> list[tuple[str, Any]]:
+    """(entity, key) for each argument of `tool` that names one record of the world."""
+    t = g.tools.get(tool)
+    out = []
+    for p in (t.params if t else ()):
+        pt = A.strip_optional(p.type)
+        v = args.get(p.name)
+        if isinstance(pt, A.NamedType) and pt.name in g.ents and isinstance(v, (str, int)) and not isinstance(v, bool):
+            out.append((pt.name, v))
+    return out
 
 
 def check_values(c: Candidate, g: Gate, trace: list) -> str | None:

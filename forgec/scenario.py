@@ -50,7 +50,7 @@ from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, bluepri
                            superlative)
 from forgec.stdlib import ops as OPS
 from forgec.stdlib.values import INTEGRAL, TEXTY, documented_values, fit_extension, gone as record_gone, is_file_field, is_person, is_person_record, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
-from forgec.synth.schema import MUST_BE_TRUE as _MUST_BE_TRUE, session_names, shapes_request
+from forgec.synth.schema import MUST_BE_TRUE as _MUST_BE_TRUE, id_stem, session_names, shapes_request
 from forgec.reasons import reason_for
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
 from forgec.wording import CALL_SWITCHES, CONFIRM_SWITCHES, PREVIEW_SWITCHES, doc_pattern, humanize, names_tool, norm, say, split_name
@@ -293,8 +293,8 @@ class _Model:
         for t in self.env.tools:
             for p in t.params:
                 if self.key_entity(p.name, p.type) == ent:
-                    m = re.fullmatch(r"([a-z]+)_?(?:ids?|uuid|key)", norm(p.name))
-                    stems.add(m.group(1) if m else "")
+                    st = id_stem(p.name)  # the schema's own reading of `sliderId`, `tag_gid`
+                    stems.add(st[0][0] if st and len(st[0]) == 1 else "")
                     objs.update(object_nouns(t.doc or "")[-1:])
         if len(stems) != 1 or "" in stems:
             return own
@@ -340,7 +340,7 @@ class _Model:
                 continue  # what was written about a record, not how its owner names it ("whose information comments is", review 34)
             lead = re.match(r"\s*(?:the |an? )?([A-Za-z]+) ([a-z]+)", f.doc or "")
             if lead and singular(lead.group(1).lower()) in others and singular(lead.group(1).lower()) != norm(ent).split("_")[-1] \
-                    and singular(lead.group(2)) in norm(f.name).lower().split("_") + [w.lower() for w in re.findall(r"[A-Z]?[a-z]+", f.name)]:
+                    and singular(lead.group(2)) in norm(f.name).split("_"):
                 continue  # a mailbox's `subject` whose doc says "Email subject": another record's field merged in (review 37:
                 # "my mailbox with the subject X")
             if re.search(r"(^|_)uris?$", norm(f.name)):
@@ -486,8 +486,8 @@ class _Model:
                             self.lister_args[ent] = dict(every)
                             if path is not None:
                                 self.lister_path[ent] = path
-                        elif ent and tool_family(name) and tool_family(name) != tool_family(self.lister_all[ent]):
-                            self.family_lister.setdefault((ent, tool_family(name)), (name, dict(every), path))
+                        elif ent and (fam := tool_family(name)) and fam != tool_family(self.lister_all[ent]):
+                            self.family_lister.setdefault((ent, fam), (name, dict(every), path))
                 continue
             if len(req) != 1:
                 self._probe_locator(name, req)

@@ -1138,9 +1138,10 @@ def _names_the_record(s: Schema, p: ir.Param) -> bool:
     key = tokens(s.entities[ent].key)
     d = (p.description or "").strip().lower()
     noun = re.escape(" ".join(ws))
-    if key and key[-1] in ("name", "title"):  # a record keyed by its name is passed by it: "customer: Customer name (ID)"
-        return bool(re.match(rf"(?:the |an? |which |target )?{noun}(?: name| id)?\b(?! (?:type|kind|group|slug|title|label)\b)", d))
-    return bool(re.match(rf"(?:the |an? |which |target )?{noun}\b(?! (?:name|title|label|slug|type|kind|group)\b)", d))
+    by_name = bool(key) and key[-1] in ("name", "title")  # a record keyed by its name is passed by it: "Customer name (ID)"
+    said = "(?: name| id)?" if by_name else ""
+    other = "type|kind|group|slug|title|label" + ("" if by_name else "|name")
+    return bool(re.match(rf"(?:the |an? |which |target )?{noun}{said}\b(?! (?:{other})\b)", d))
 
 
 def _described_owner(s: Schema, p: ir.Param) -> str | None:
