@@ -3229,6 +3229,9 @@ def _when_done(field: str) -> str | None:
 _EVERY = ("all", "any", "every", "everything", "*")
 
 
+_NARROWS = re.compile(r"^\s*if (?:set(?: to)?|true)\b,?[^.]{0,60}\b(?:only\b|(?:will|are|is) not (?:be )?(?:included|returned|shown)|excluded?\b|omit)", re.I)
+
+
 def _every_choice(req: list) -> dict:
     """Required parameters that are each a documented choice with an "all" value (`list_tasks(status:
     "all"|"pending"|...)`, GitHub's `state=all`): the arguments that make the read a lister of every
@@ -3241,6 +3244,8 @@ def _every_choice(req: list) -> dict:
             v = t.values[0]  # `apiVersion: "1.0"`: no choice at all
         if v is None and t == A.PrimType("bool") and _MUST_BE_TRUE.search(p.doc or ""):
             v = True  # Nextcloud's `OCS-APIRequest` "Required to be true for the API request to pass"
+        if v is None and t == A.PrimType("bool") and _NARROWS.search(p.doc or ""):
+            v = False  # "If true, inactive projects will not be included": off, the listing holds every record (review 38)
         if v is None:
             return {}
         out[p.name] = v

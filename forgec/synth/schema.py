@@ -85,7 +85,10 @@ _REQUEST_DOC = re.compile(r"\b(?:dry[- ]run|field mask|(?:label|field) selector|
                           # "Match only in subject field", "Match any sender from this domain": how a search matches
                           r"match (?:only|any|all|exactly)\b|match exact|\bto match\b|"
                           # "Only emails larger than this size in KB", "True for unread only": which records a bulk call touches
-                          r"only \w+ (?:larger|smaller|older|newer|before|after) than|true for \w+ only)\b", re.I)
+                          r"only \w+ (?:larger|smaller|older|newer|before|after) than|true for \w+ only|"
+                          # "If true, inactive projects will not be included in the result set", "If true, only root
+                          # projects will be returned": a switch on what a listing returns (review 38)
+                          r"if (?:set(?: to)?|true)\b,?[^.]{0,60}\b(?:will|are|is) (?:not )?(?:be )?(?:included|returned|excluded|shown|omitted)\b)", re.I)
 
 
 def is_modifier(p: ir.Param) -> bool:
@@ -383,6 +386,8 @@ def classify(tool: ir.Tool, prefix: int = 0) -> str:
     if read_only is True:
         return "search" if verb in SEARCH_VERBS or _list_desc(tool.description) else "read"
     kind = _kind_of_verb(verb, toks)
+    if kind == "read" and _list_desc(tool.description):
+        kind = "search"
     if kind in ("read", "search") and read_only is False:
         kind = "action"
     if destructive is True and kind in ("read", "search", "create"):
@@ -430,7 +435,10 @@ def _verb(toks: list[str], description: str) -> str | None:
 
 
 def _list_desc(desc: str) -> bool:
-    return bool(re.match(r"\s*(list|search|find|query)\b", desc or "", re.I))
+    """A doc that opens by listing ("List ...", "Retrieve a list of all projects", "Returns all tags"): a search,
+    whatever verb the name has (`get_projects` with switch params was a read of nothing, review 38)."""
+    return bool(re.match(r"\s*(list|search|find|query)\b", desc or "", re.I)) or bool(
+        re.match(r"\s*(?:retrieves?|gets?|returns?|fetch(?:es)?)\s+(?:a\s+(?:paginated\s+)?list\s+of|all)\b", desc or "", re.I))
 
 
 def no_change_desc(desc: str) -> bool:
