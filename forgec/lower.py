@@ -389,6 +389,7 @@ class _GoldRun:
     hidden: list[Any] = field(default_factory=list)  # looked-up / computed values the user must not say
     params: Mapping[str, Any] = field(default_factory=dict)  # module.TOOL_PARAMS: tool -> [{name, type}]
     schema: Mapping[str, Any] = field(default_factory=dict)  # module.SCHEMA
+    writes: Mapping[str, bool] = field(default_factory=dict)  # module.WRITES_STATE: tool -> whether it writes
 
 
 def _as_keys(value: Any, tj: Mapping[str, Any], schema: Mapping[str, Any]) -> Any:
@@ -429,7 +430,9 @@ def _run_call(run: _GoldRun, n: A.CallNode) -> None:
         args[a.name] = v
         if isinstance(a.value, A.Attr) and isinstance(a.value.obj, A.Name) and a.value.obj.id == "user":
             run.usage.setdefault(a.value.name, (n.tool, a.name))
-        if _is_pure_literal(a.value) and a.value != A.Literal(None) and not _every_value(v) and not _call_switch(a.name, v):
+        lister_switch = isinstance(v, bool) and not run.writes.get(n.tool, True)  # `get_projects(excludeInactive=false)`:
+        # how the agent lists every record, nothing the user tells (review 38: "The exclude inactive is no.")
+        if _is_pure_literal(a.value) and a.value != A.Literal(None) and not _every_value(v) and not _call_switch(a.name, v) and not lister_switch:
             taken = a.name in run.scope.facts or a.name in run.implicit
             name = f"{n.name}_{a.name}" if taken else a.name
             run.implicit[name] = v
@@ -542,7 +545,8 @@ def lower_blueprint(
     """Execute `bp` on a copy of `world_state` in `module.Env`; raise `Rejected` when it cannot be a task."""
     env = base_env.fork() if base_env is not None and hasattr(base_env, "fork") else module.Env(world_state)
     init_hash = initial_state_hash or env.state_hash()
-    run = _GoldRun(env, Scope(_literal_facts(bp)), params=getattr(module, "TOOL_PARAMS", {}), schema=getattr(module, "SCHEMA", {}))
+    run = _GoldRun(env, Scope(_literal_facts(bp)), params=getattr(module, "TOOL_PARAMS", {}), schema=getattr(module, "SCHEMA", {}),
+                   writes=getattr(module, "WRITES_STATE", {}))
     for n in bp.nodes:
         step = _NODE_STEPS.get(type(n))
         if step is not None:

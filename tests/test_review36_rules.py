@@ -297,3 +297,31 @@ def test_a_bulk_calls_filters_are_no_fields():
         assert shapes_request(name, doc), name
     for name, doc in [("name", "Name of the new mailbox"), ("subject", "Email subject"), ("sender", "Sender email address")]:
         assert not shapes_request(name, doc), name
+
+
+DTRACK = {"tools": [  # Dependency-Track's project API as BFCL documents it (no return schemas)
+    _tool("get_project_by_name_and_version", "Retrieve the details of a specific project using its name and version as identifiers.", {}, []),
+    _tool("get_projects", "Retrieve a list of all projects from the database. Allows filtering by project name.",
+          {"name": _str("The name of the project to filter the query results. If left empty, all projects will be returned."),
+           "excludeInactive": {"type": "boolean", "description": "If true, inactive projects will not be included in the result set."},
+           "onlyRoot": {"type": "boolean", "description": "If true, only root projects will be returned, excluding any child projects."}},
+          ["excludeInactive", "onlyRoot"]),
+    _tool("update_project", "This method updates the existing project details with the given information.",
+          {"project_id": _str("The unique identifier for the project to be updated."), "name": _str("The new name of the project."),
+           "description": _str("The new description of the project.")}, ["project_id"]),
+]}
+
+
+def test_a_list_of_all_records_is_the_lookup(tmp_path):
+    """`get_projects` "Retrieve a list of all projects", with switches that only narrow it, lists the projects; a
+    task looks them up there with the switches off and never says them ("The exclude inactive is no."), not through
+    "get one project by name and version" called with nothing (review 38: five Dependency-Track tasks rejected)."""
+    out = compile_doc(tmp_path, "dtrack", "tools_list.json", DTRACK, 12)
+    tasks = _tasks(out)
+    assert tasks
+    for t in tasks:
+        tools = [c["tool"] for c in t["gold_calls"]]
+        assert "get_project_by_name_and_version" not in tools, tools
+        assert not re.search(r"exclude inactive|only root", t["instruction"], re.I), t["instruction"]
+    assert any(c["tool"] == "get_projects" and c["arguments"] == {"excludeInactive": False, "onlyRoot": False}
+               for t in tasks for c in t["gold_calls"])
