@@ -486,7 +486,7 @@ class Gate:
 
     def check(self, c: Candidate) -> str | None:
         """The first reason the task fails, or None when it passes every check."""
-        for fn in (check_tool_words, check_pipeline, check_repeated_phrase, check_verb_phrases, check_preamble):
+        for fn in (check_tool_words, check_pipeline, check_repeated_phrase, check_makes_existing, check_verb_phrases, check_preamble):
             why = fn(c, self)
             if why:
                 return why
@@ -569,6 +569,15 @@ def check_repeated_phrase(c: Candidate, g: Gate) -> str | None:
     """`garbled`: a summary's own place said again by the realizer ("remove user from project from my
     project", "link a new user to project to my project": review 22). The sentence is broken English."""
     return "garbled" if _TWICE.search(c.instruction) else None
+
+
+_MAKES_OWN = re.compile(r"\b(?:create|make|build|generate)\s+(?:a\s+new\s+)?my\s+(?:[\w-]+\s+){1,3}?called\b", re.I)
+
+
+def check_makes_existing(c: Candidate, g: Gate) -> str | None:
+    """`garbled`: a record the user already has is what they ask to create ("create my project called X called
+    Y to the resource called Z", review 39: a create whose docs name nothing new in English said of its parent)."""
+    return "garbled" if _MAKES_OWN.search(c.instruction) else None
 
 
 def check_verb_phrases(c: Candidate, g: Gate) -> str | None:

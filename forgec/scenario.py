@@ -319,6 +319,11 @@ class _Model:
         text = " ".join([f.doc or ""] + [p.doc or "" for t in self.env.tools for p in t.params if p.name == f.name]).lower()
         return any(re.search(rf"\b{re.escape(v.lower())}\b", text) for v in set(vals))
 
+    def _said_states(self, vals: list[str]) -> bool:
+        """Whether every state in `vals` is a word some tool's doc says ("Approve a timesheet": approved)."""
+        said = " ".join((t.doc or "").lower() for t in self.env.tools)
+        return all(re.search(rf"\b{re.escape(v.lower())}\b", said) for v in set(vals))
+
     def natural_fields(self, ent: str) -> list[str]:
         """Fields a person can name a record by: scalars that are not keys, references or ids."""
         if ent not in self._natural:
@@ -364,6 +369,8 @@ class _Model:
                 continue  # a number nothing says the meaning of ("the rule with the highest account")
             if isinstance(t, A.PrimType) and t.name == "str" and is_status(f.name) and vals and not self._documented_any(f, vals):
                 continue  # "my order with the inactive payment status": a state the docs never name is the world's guess (review 26)
+            if isinstance(t, A.EnumType) and (f.doc or "").startswith("status, inferred") and not self._said_states(vals):
+                continue  # "my active timesheet": the state a record starts in before any verb acts, which no doc names (review 39)
             head = humanize(norm(f.name)).split()[-1:]
             if head and (pos := lemmas(head[0])) and "NOUN" not in pos:
                 continue  # `created`, `completed`: a participle is no noun a person says ("what created the epic has")
@@ -481,6 +488,10 @@ class _Model:
                 for path, lst in found:
                     if isinstance(lst, list) and lst and isinstance(lst[0], dict):
                         ent = self.entity_of(lst[0])
+                        if ent and ent in self.lister_all and _points_to(self.tools[self.lister_all[ent]].doc, name):
+                            del self.lister_all[ent]  # the docs of the first send a reader here for "the list of records
+                            self.lister_args.pop(ent, None)  # themselves" (review 38: Boond's reporting tools name
+                            self.lister_path.pop(ent, None)  # `boond_projects_search`): the docs' own choice
                         if ent and ent not in self.lister_all:
                             self.lister_all[ent] = name
                             self.lister_args[ent] = dict(every)
@@ -2442,8 +2453,15 @@ class _Sampler:
                     and not (is_status(f) and norm(f) not in ("status", "state"))):  # "only if its embedding status is success": a part's bookkeeping (review 34)
                 # where a record stands (its status, stage, priority): a person's condition; its merge method, a
                 # board's type or a reviewer's state is a setting nobody makes a request hang on (reviews 17, 18)
-                out.append((f, tuple(t.values)))
-            elif isinstance(v, bool) and _flag_word(f):
+                vals = tuple(t.values)
+                if (fd.doc or "").startswith("status, inferred"):
+                    # a status the synthesizer inferred from verbs: only the states some doc says ("approved"), never
+                    # the "active" a record starts in (review 38: "only if its status is active" on a merge request)
+                    vals = tuple(x for x in vals if self.m._said_states([str(x)]))
+                    if v not in vals or len(vals) < 2:
+                        continue
+                out.append((f, vals))
+            elif isinstance(v, bool) and _condition_flag(f):
                 out.append((f, (True, False)))
         return out
 
@@ -3250,6 +3268,24 @@ def _every_choice(req: list) -> dict:
             return {}
         out[p.name] = v
     return out
+
+
+# a record so flagged is gone for its owner: "only if it is not deleted" is bookkeeping, no condition a person sets
+# (review 38); "not archived", "not closed" are states a person sees
+_ERASED = {"delete", "remove", "erase", "destroy", "purge", "trash", "drop"}
+
+
+def _condition_flag(field: str) -> str:
+    """The adjective of a flag a person makes a request hang on ("only if it is not archived"), or "" for a flag
+    that says the record is gone (`deleted`, `is_removed`)."""
+    w = _flag_word(field)
+    return "" if set(lemmas(w).get("VERB", ())) & _ERASED else w
+
+
+def _points_to(doc: str | None, tool: str) -> bool:
+    """Whether a tool's doc names `tool` ("Rather than: `boond_projects_search` for the records themselves"):
+    the docs send a reader to that tool for what this one does not do."""
+    return bool(doc) and re.search(rf"(?<![\w.-]){re.escape(tool)}(?![\w-])", doc) is not None
 
 
 def _flag_word(field: str) -> str:

@@ -472,7 +472,8 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
     if t == "float":
         ws = _words(field_name)
         counted = bool(ws) and (ws[-1] in ("id", "ids", "num") or ws[0] in ("num", "number", "count") and len(ws) > 1) \
-            or bool(re.search(r"\bIDs?\b", doc or ""))  # "An array of category IDs" typed `number`: whole numbers (review 37)
+            or bool(re.search(r"\bIDs?\b", doc or "")) or counts(field_name, doc)  # "An array of category IDs" typed
+        # `number`: whole numbers (review 37); "Optional number of periods to compare": 3, not 808.85 (review 38)
         if set(ws) & INTEGRAL or counted:  # a priority, a count (`num_nodes`) or an id typed `number` is still a whole number
             return float(_in_bounds(_int_for(field_name, c, doc), doc, rng))
         m = _RANGE_RE.search(doc or "")
@@ -584,6 +585,15 @@ def _int_for(name: str, c: _Ctx, doc: str = "") -> int:
     return c.rng.randint(1, 100) if v is None else v
 
 
+_COUNT_DOC = re.compile(r"\s*(?:optional(?:ly)?[,:]?\s+)?(?:the\s+)?(?:total\s+)?number of\b|\s*how many\b", re.I)
+
+
+def counts(name: str, doc: str = "") -> bool:
+    """Whether a number counts things, by its name (`number_of_guests`) or its doc's opening ("The number of
+    bedrooms", "Optional number of periods to compare"): a whole number, however the docs type it."""
+    return _words(name)[:2] == ["number", "of"] or bool(_COUNT_DOC.match(doc or ""))
+
+
 def number_meaning_known(name: str, doc: str = "", kind: str = "int") -> bool:
     """Whether a number field's name or doc says what it counts or measures (a priority, a price, a
     "rating (1-5)"): one that does not (`geo_distance`, `account` as a number) is filled with an arbitrary
@@ -607,7 +617,7 @@ def _int_known(name: str, c: _Ctx, doc: str = "") -> int | None:
         return rng.randint(int(m.group(1)), int(m.group(2)))
     if w & {"priority", "level", "severity"}:
         return rng.randint(1, 4)
-    if _words(name)[:2] == ["number", "of"] or re.match(r"\s*(?:the\s+)?(?:total\s+)?number of\b|\s*how many\b", doc or "", re.I):
+    if counts(name, doc):
         return rng.randint(1, 5)  # "The number of bedrooms desired": a few, never 51940
     if w & {"max", "limit", "capacity", "maximum"}:
         return rng.randint(20, 60)

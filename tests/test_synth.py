@@ -187,7 +187,10 @@ def test_classify_tool_alone():
     # BFCL's live functions qualify each operation by its client class: `issue_priorities_api.get_priorities`
     # gets priorities (its first word `issue` is no verb here); a name whose `api` is the object stays as it was
     assert classify_tool(T("issue_priorities_api_get_priorities", "Retrieve a list of all available issue priorities.", [P("project_id")])) == "read"
-    assert classify_tool(T("issue_fields_api_IssueFieldsApi_get_fields_paginated", "Returns a paginated list of fields.", [P("query")])) == "read"
+    # a doc that opens by listing is a search whatever the name's verb (`get_fields_paginated`, review 38's `get_projects`)
+    assert classify_tool(T("issue_fields_api_IssueFieldsApi_get_fields_paginated", "Returns a paginated list of fields.", [P("query")])) == "search"
+    assert classify_tool(T("get_projects", "Returns a list of all projects.", [P("excludeInactive", ir.Type(kind="boolean"), required=False, description="If true, inactive projects will not be included")])) == "search"
+    assert classify_tool(T("get_project", "Returns a specific project.", [P("uuid")])) == "read"
     assert classify_tool(T("acl_api_AclApi_delete_mapping", "Removes an ACL mapping.", [P("team")])) == "delete"
     assert classify_tool(T("create_api_token", "Creates a token.", [P("label")])) == "create"
     # Schema-Guided Dialogue's numbered services (BFCL): the verb follows the number

@@ -88,7 +88,11 @@ _REQUEST_DOC = re.compile(r"\b(?:dry[- ]run|field mask|(?:label|field) selector|
                           r"only \w+ (?:larger|smaller|older|newer|before|after) than|true for \w+ only|"
                           # "If true, inactive projects will not be included in the result set", "If true, only root
                           # projects will be returned": a switch on what a listing returns (review 38)
-                          r"if (?:set(?: to)?|true)\b,?[^.]{0,60}\b(?:will|are|is) (?:not )?(?:be )?(?:included|returned|excluded|shown|omitted)\b)", re.I)
+                          r"if (?:set(?: to)?|true)\b,?[^.]{0,60}\b(?:will|are|is) (?:not )?(?:be )?(?:included|returned|excluded|shown|omitted)\b|"
+                          # "Filter for projects owned by current user", "Current user's password": who calls, which is no
+                          # value a record holds (review 38: "only if it is not owned" on "my project")
+                          r"(?:filter|limit|return|only|restrict)\w*\b[^.]{0,60}\b(?:the )?(?:current|authenticated|calling|logged[- ]in) user\b|"
+                          r"^\s*(?:the )?(?:current|authenticated|calling) user's)", re.I)
 
 
 def is_modifier(p: ir.Param) -> bool:
@@ -96,6 +100,8 @@ def is_modifier(p: ir.Param) -> bool:
     rather than naming a field of the records."""
     if p.type.values and {str(x).lower() for x in p.type.values} <= {"asc", "desc", "ascending", "descending"}:
         return True  # a sort direction
+    if p.type.values and any(re.search(r"(?:^|_)(?:by|to|for)_me$|^(?:mine|me)$", str(x).lower()) for x in p.type.values):
+        return True  # `scope: created_by_me|assigned_to_me|all`: who calls, no state of a record (review 38)
     if plumbing(p):
         return True  # `apiVersion: "1.0"`, `OCS-APIRequest: true`: the request's envelope, no field of a record
     if p.type.values and len(p.type.values) > 1 and {str(x).lower() for x in p.type.values} <= _OUTPUT_FORMATS:
@@ -2035,6 +2041,15 @@ def _status_fields(s: Schema) -> None:
             if isinstance(t, A.EnumType):
                 merged = tuple(dict.fromkeys(list(t.values) + vals))
                 existing.type = A.EnumType(merged)
+            continue
+        state = e.fields.get("state")
+        st = strip_optional(state.type) if state is not None else None
+        if isinstance(st, A.EnumType) and any(str(x).endswith("ed") for x in st.values):
+            # the docs give the record's lifecycle as `state: opened|closed|merged`: a second, inferred `status`
+            # ("approved", "active") would hold another answer to "which are open" (review 38: merge requests)
+            for v in s.views.values():
+                if v.target == ename:
+                    v.status_pre = v.status_post = None
             continue
         pres = [v.status_pre for v in s.views.values() if v.target == ename and v.status_pre]
         if not pres:

@@ -1,0 +1,108 @@
+"""Rules from blind review 38's rejections (GitLab, BoondManager, Wekan, Dependency-Track): a filter on who calls
+is no field of a record, a documented lifecycle `state` is not doubled by an inferred `status`, the docs' own
+pointer to "the tool for the records themselves" picks the lookup, and a condition never hangs on a record
+being deleted.
+
+Each test checks against a hand-written expectation (docs of the kinds in ../shared/corpus-broad, written here so
+the test owns its input), not against forgec's own output.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from conftest import compile_doc
+
+from forgec import ir
+from forgec.scenario import _condition_flag, _points_to
+from forgec.synth.schema import is_modifier, shapes_request
+
+
+def _str(desc: str = "", **kw) -> dict:
+    return {"type": "string", "description": desc, **kw}
+
+
+def _tool(name: str, desc: str, props: dict, required: list[str]) -> dict:
+    return {"name": name, "description": desc, "inputSchema": {"type": "object", "properties": props, "required": required}}
+
+
+def _tasks(out) -> list[dict]:
+    return [json.loads(x) for f in (out / "tasks").glob("*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+
+
+def test_a_filter_on_who_calls_is_no_field():
+    """GitLab's `owned` "Filter for projects owned by current user", `scope: created_by_me|assigned_to_me|all` and
+    `approval_password` "Current user's password" say who calls, not what a project or merge request holds (review
+    38: "only if it is not owned" on "my project"); a field about a user that is a record's own stays one."""
+    for name, doc in [("owned", "Filter for projects owned by current user"),
+                      ("membership", "Filter for projects where current user is a member"),
+                      ("approval_password", "Current user's password. Required if re-authentication is enabled"),
+                      ("starred", "Limit by projects starred by the authenticated user")]:
+        assert shapes_request(name, doc), name
+    scope = ir.Param(name="scope", type=ir.Type(kind="enum", values=["created_by_me", "assigned_to_me", "all"]),
+                     description="Return merge requests from a specific scope")
+    assert is_modifier(scope)
+    for name, doc in [("assignee_ids", "The ID of the users to assign the MR to"), ("owner", "Owner of the project"),
+                      ("author_username", "Username of the author")]:
+        assert not shapes_request(name, doc), name
+    state = ir.Param(name="state", type=ir.Type(kind="enum", values=["opened", "closed", "merged"]), description="State")
+    assert not is_modifier(state)
+
+
+MERGES = {"tools": [  # GitLab-style merge requests: the docs give `state`, an approve verb would infer "approved"
+    _tool("list_merge_requests", "List merge requests in a project.",
+          {"project_id": _str("Project ID"),
+           "state": _str("Return merge requests with a specific state", enum=["opened", "closed", "locked", "merged"])}, ["project_id"]),
+    _tool("approve_merge_request", "Approve a merge request.", {"project_id": _str("Project ID"),
+                                                                "merge_request_iid": _str("The IID of a merge request")},
+          ["project_id", "merge_request_iid"]),
+    _tool("update_merge_request", "Update a merge request.",
+          {"project_id": _str("Project ID"), "merge_request_iid": _str("The IID of a merge request"),
+           "title": _str("The title of the merge request")}, ["project_id", "merge_request_iid"]),
+]}
+
+
+def test_a_documented_state_is_not_doubled_by_an_inferred_status(tmp_path):
+    """With `state: opened|closed|locked|merged` documented, approving does not invent a `status` beside it
+    ("how many of my merge requests are active" had two answers, review 38)."""
+    out = compile_doc(tmp_path, "merges", "tools_list.json", MERGES, 6)
+    env = next((out / "src").rglob("env.forge")).read_text()
+    block = re.search(r"entity MergeRequest\b[^{]*\{(.*?)\n  \}", env, re.S)
+    assert block, env[:2000]
+    fields = re.findall(r"^\s*(\w+):", block.group(1), re.M)
+    assert "state" in fields and "status" not in fields, fields
+
+
+def test_the_docs_pointer_to_the_records_themselves_picks_the_lookup():
+    """"Rather than: `boond_projects_search` for the list of records themselves": a doc that names another tool
+    sends the reader there (review 38: reporting tools used to find projects); a longer name is no mention."""
+    doc = ("Reporting des projets (CA, marge). Plutôt que : `boond_projects_search` pour la liste des "
+           "enregistrements eux-mêmes : ce reporting renvoie des totaux calculés.")
+    assert _points_to(doc, "boond_projects_search")
+    assert not _points_to(doc, "boond_projects")
+    assert not _points_to("Use boond_projects_search_all instead.", "boond_projects_search")
+    assert not _points_to(None, "boond_projects_search")
+
+
+def test_no_condition_hangs_on_a_record_being_deleted():
+    """"only if it is not deleted" is bookkeeping (review 38, BoondManager); archived, closed, enabled are states a
+    person sees and may make a request hang on."""
+    assert [_condition_flag(f) for f in ("deleted", "isDeleted", "is_removed", "trashed")] == ["", "", "", ""]
+    assert [_condition_flag(f) for f in ("is_archived", "closed", "enabled")] == ["archived", "closed", "enabled"]
+
+
+def test_a_record_the_user_has_is_never_what_they_create():
+    """"Please create my project called X called Y to the resource called Z" (a create whose docs are in French,
+    said of its parent, review 39) is garbled; making a new record inside one the user has is fine."""
+    from types import SimpleNamespace
+
+    from forgec.gate import check_makes_existing
+
+    bad = ['Please create my project called "Mobile app beta" called "Newsletter" to the resource called "Jean Hicks".',
+           'Please create my purchase called "Billing update" on 2024-05-30.']
+    good = ['Please create a new project called "Newsletter" in my workspace called "Acme".',
+            'Add my task called "Draft" to the project called "Launch".',
+            'Create a tag called "urgent" for my task called "Draft".']
+    assert [check_makes_existing(SimpleNamespace(instruction=x), None) for x in bad] == ["garbled", "garbled"]
+    assert [check_makes_existing(SimpleNamespace(instruction=x), None) for x in good] == [None, None, None]
