@@ -850,6 +850,12 @@ def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | 
     spans = any(q.startswith(("starting ", "ending ", "due ")) for q in quals)
     for i in ons[0 if spans else 1:]:  # nor "my module on 2023-08-07 starting 2024-05-19"  # "my invoice on 2023-08-28 whose expected payment date is 2023-11-02", never "on X on Y" (review 34)
         quals[i] = f"whose {humanize(norm(rest[i][0]))} is {say(rest[i][1])[:10]}"
+    own = next((i for i, (f, v) in enumerate(rest) if norm(f) in ("owner", "owner_login", "owner_name") and isinstance(v, str)), None)
+    home = next((i for i, q in enumerate(quals) if q.startswith("in the ")), None)
+    if own is not None and home is not None:  # `list_issues(owner, repo)`: the owner is the repository's ("in the repo
+        quals[home] += f" owned by {say(rest[own][1])}"  # "api" owned by msutton"), not the issue's ("with the msutton owner")
+        quals[own] = ""
+        quals = [q for q in quals if q]
     place = [q for q in quals if q.startswith(("from ", "to ", "on "))]
     within = [q for q in quals if q.startswith("in the ") and q not in place]
     other = [q for q in quals if q not in place and q not in within]
@@ -1682,6 +1688,11 @@ class _Sampler:
             # "location: The location of the restaurant" when reserving at a found restaurant: the restaurant's own,
             # read from it (the user who found it in Phoenix does not then say "New York")
             return A.Attr(A.Name(rec_name), p.name), rec[p.name]
+        searched = dict(sc.prefilter.get(rec_ent, ())) if rec_ent else {}
+        if ke is None and not is_list and p.name in searched and rec and rec.get(p.name) == searched[p.name]:
+            # `update_issue(owner, repo, issue_number)` on an issue found by `list_issues(owner, repo)`: where the record
+            # lives, said once for the search (GitHub-style records addressed by their repository's owner and name)
+            return sc.fact(p.name, searched[p.name]), searched[p.name]
         # a value inside the record's lists (a branch of the repo), unless the record has the field itself: an
         # iteration's new `name` is no name of one of its labels (review 19: renamed to its label "Recipe collection 306")
         inner = _inner_values(rec, p.name) if rec and ke is None and p.name not in rec else []
@@ -2591,7 +2602,8 @@ class _Sampler:
         for k, (_, v) in args.items():
             for name, x in _scalar_items(k, v):
                 n = norm(name)
-                if isinstance(x, int) and not isinstance(x, bool) and _COUNTISH.search(n) and not 0 <= x <= 9:
+                if isinstance(x, int) and not isinstance(x, bool) and _COUNTISH.search(n) and not 0 <= x <= 9 \
+                        and self.m.key_entity(name, A.PrimType("int")) is None:  # `issue_number` 2042 names an issue
                     raise _Skip("implausible-value")
                 if isinstance(x, (int, float)) and not isinstance(x, bool):
                     lo, hi = _bounds((t.doc or "") + " " + " ".join(p.doc for p in t.params), n)

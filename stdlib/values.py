@@ -384,6 +384,7 @@ class _Ctx:
         self.entities: tuple | None = None  # the world's entity names (topic_named), when a whole state is made
         self.fields: dict = {}  # entity -> its field names, when a whole state is made (goods have a price)
         self.vague_none = False  # an optional top-level field: no topic where nothing says what it holds
+        self.docs: dict[str, str] = {}  # field name -> the doc a same-named field has elsewhere in the world
 
     def where(self, key: tuple) -> tuple:
         if self.place is None:
@@ -457,7 +458,7 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
     """
     c = ctx if ctx is not None else _Ctx(rng, _dt.date(2024, 5, 15))
     t = type_json.get("type", "any")
-    doc = doc or type_json.get("doc", "")
+    doc = doc or type_json.get("doc", "") or c.docs.get(field_name, "")
     if "default" in type_json and rng.random() < 0.3:
         return type_json["default"]
     if t == "enum":
@@ -884,6 +885,10 @@ def _person_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str 
     if "signature" in w:
         p = c.person()
         return f"{rng.choice(SIGN_OFFS)},\n{p['first']} {p['last']}"
+    if last in ("author", "assignee", "owner") and re.search(r"\b(?:user ?names?|logins?|handles?)\b", doc or "", re.I):
+        # "Repository owner (username or organization)": a login, not a person's full name; a few of them, shared
+        logins = [f"{p['first'][0].lower()}{p['last'].lower()}" for p in (c.person() for _ in range(6))]
+        return c.rng.choice(c.pool((None, last, "login"), logins))
     if ("display" in w and "name" in w and is_person(entity)) or w & {"author", "assignee", "owner", "sender", "recipient"} and last in ("name", "author", "assignee", "owner"):
         p = c.person()
         return f"{p['first']} {p['last']}"
@@ -1304,7 +1309,16 @@ def _example_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str
     return c.rng.choice(list(exs))
 
 
-_STR_RULES = (_example_str, _doc_str, lambda n, ws, c, e, d: _kind_str(ws, c, e, d), _faker_kind2, _person_str, _time_str, _place_str, _catalog_str, _faker_str)
+def _handle_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str) -> str | None:
+    """A field that names a handle-named record by its name (an issue's `repo` "Repository name", a message's
+    `channel`): the handle itself ("research-notes"), from a small pool so records share one, as issues share
+    their repository."""
+    if len(ws) == 1 and ws[0] in HANDLE_NAMED and not re.search(r"\b(?:url|uri|link|path|id|identifier|uuid)\b", doc or "", re.I):
+        return c.rng.choice(c.pool((None, ws[0], "handle"), [slugify(t) for t in TOPICS[:6]]))
+    return None
+
+
+_STR_RULES = (_example_str, _doc_str, lambda n, ws, c, e, d: _kind_str(ws, c, e, d), _handle_str, _faker_kind2, _person_str, _time_str, _place_str, _catalog_str, _faker_str)
 
 
 def _id_like(name: str, rng: random.Random) -> str:
@@ -1426,6 +1440,10 @@ def generate_state(schema: dict, seed: int, size: int = 30) -> dict:
     ctx = _Ctx(rng, _base_date(schema), size)
     ctx.entities = tuple(ents)
     ctx.fields = {e: set((d.get("fields") or {})) for e, d in ents.items()}
+    for e, d in sorted(ents.items()):  # GitHub's `list_issues(owner, repo)` documents neither; `create_pull_request`'s
+        for f, ftj in sorted((d.get("fields") or {}).items()):  # "Repository owner (username or organization)" says
+            if isinstance(ftj, dict) and ftj.get("doc"):  # what an `owner` beside a `repo` is, for the whole API
+                ctx.docs.setdefault(f, ftj["doc"])
     keys, personas = _make_keys(ents, counts, rng, ctx)
     # parent assignment order: a deterministic shuffle of each parent's keys
     dealt = {e: rng.sample(keys[e], len(keys[e])) for e in ents}

@@ -106,3 +106,51 @@ def test_a_record_the_user_has_is_never_what_they_create():
             'Create a tag called "urgent" for my task called "Draft".']
     assert [check_makes_existing(SimpleNamespace(instruction=x), None) for x in bad] == ["garbled", "garbled"]
     assert [check_makes_existing(SimpleNamespace(instruction=x), None) for x in good] == [None, None, None]
+
+
+def _num(desc: str = "") -> dict:
+    return {"type": "number", "description": desc}
+
+
+# GitHub's MCP server as it documents itself: records addressed by a repository's `owner` and `repo` (two strings),
+# `issue_number: number`, list filters with no descriptions, and `owner` explained on another tool only
+GITHUB = {"tools": [
+    _tool("list_issues", "List issues in a GitHub repository with filtering options",
+          {"owner": {"type": "string"}, "repo": {"type": "string"}, "since": {"type": "string"},
+           "state": {"type": "string", "enum": ["open", "closed", "all"]}}, ["owner", "repo"]),
+    _tool("add_issue_comment", "Add a comment to an existing issue",
+          {"owner": {"type": "string"}, "repo": {"type": "string"}, "issue_number": {"type": "number"}, "body": {"type": "string"}},
+          ["owner", "repo", "issue_number", "body"]),
+    _tool("update_issue", "Update an existing issue in a GitHub repository",
+          {"owner": {"type": "string"}, "repo": {"type": "string"}, "issue_number": {"type": "number"},
+           "title": {"type": "string"}, "state": {"type": "string", "enum": ["open", "closed"]}}, ["owner", "repo", "issue_number"]),
+    _tool("create_issue", "Create a new issue in a GitHub repository",
+          {"owner": {"type": "string"}, "repo": {"type": "string"}, "title": {"type": "string"}, "body": {"type": "string"}},
+          ["owner", "repo", "title"]),
+    _tool("create_pull_request", "Create a new pull request in a GitHub repository",
+          {"owner": _str("Repository owner (username or organization)"), "repo": _str("Repository name"),
+           "title": _str("Pull request title"), "head": _str("The name of the branch where your changes are implemented"),
+           "base": _str("The name of the branch you want the changes pulled into")}, ["owner", "repo", "title", "head", "base"]),
+]}
+
+
+def test_records_addressed_by_their_repository_are_found_there(tmp_path):
+    """An issue is found with `list_issues(owner, repo)` (the user says their repository) and the write sends the
+    same owner and repo, said once ("in the repo "api" owned by msutton"); `issue_number: number` names the issue by
+    a whole number; owners are logins and repositories handles, shared by several issues; `since` is no field
+    (before: 0 tasks, every lookup failed; review 38: GitHub-style APIs were dictated calls)."""
+    out = compile_doc(tmp_path, "github", "tools_list.json", GITHUB, 12)
+    world = json.loads(next((out / "states").glob("*.json")).read_text())["entities"]
+    issues = list(world["Issue"].values())
+    assert all(re.fullmatch(r"[a-z0-9]+", i["owner"]) and re.fullmatch(r"[a-z0-9-]+", i["repo"]) for i in issues), issues[:3]
+    assert len({(i["owner"], i["repo"]) for i in issues}) < len(issues)  # a repository holds several issues
+    assert all("since" not in i for i in issues)
+    tasks = [t for t in _tasks(out) if any(c["tool"] in ("add_issue_comment", "update_issue") for c in t["gold_calls"])]
+    assert tasks
+    for t in tasks:
+        calls = t["gold_calls"]
+        lst = next(c for c in calls if c["tool"] == "list_issues")
+        write = next(c for c in calls if c["tool"] in ("add_issue_comment", "update_issue"))
+        assert (write["arguments"]["owner"], write["arguments"]["repo"]) == (lst["arguments"]["owner"], lst["arguments"]["repo"])
+        assert isinstance(write["arguments"]["issue_number"], int)
+        assert f'owned by {lst["arguments"]["owner"]}' in t["instruction"], t["instruction"]

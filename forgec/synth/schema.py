@@ -134,7 +134,9 @@ def shapes_request(name: str, doc: str, scalar: bool = True) -> bool:
         return True
     if toks and toks[-1] == "reason" and re.search(r"\baudit\b", doc, re.I):
         return True  # "Reason for the action (audit log)": said to the log, not kept on the channel
-    if toks in (["from"], ["to"], ["since"], ["until"]) and re.search(r"\b(?:timestamp|date|time)\b", doc, re.I):
+    if toks in (["since"], ["until"]):
+        return True  # `list_issues(since)`, documented or not: where a listing starts, never a place or a record's field
+    if toks in (["from"], ["to"]) and re.search(r"\b(?:timestamp|date|time)\b", doc, re.I):
         return True  # "Timestamp to list deployments from": where a listing starts, no field (a trip's `from` is a place)
     if len(toks) > 1 and (toks[-1] in ("any", "not", "ne", "nin", "contains", "icontains") or toks[0] == "opt"):
         # `assignee_any`, `assignee_not` (Asana): a test on another field, `opt_fields`: what the reply holds; no field
@@ -1131,8 +1133,9 @@ def _bind_refs(s: Schema, v: ToolView) -> None:
             ent = entity_name(tokens(singular(p.name)))  # `search_tasks(workspace: "The workspace to search in")`: a workspace, by its key
         if ent is None:
             continue
-        if sk == "number" and (id_stem(p.name) or p.name.lower() in ID_TOKENS):
-            sk = "integer"  # `pullRequestId: number` (a zod `z.number()` schema): an id is a whole number
+        if sk == "number" and (id_stem(p.name) or p.name.lower() in ID_TOKENS or s.ref_of(p.name) == ent):
+            sk = "integer"  # `pullRequestId: number` (a zod `z.number()` schema), `issue_number: number` naming an issue by
+            # its key: an id is a whole number
         if p.type.kind == "array" and sk in ("string", "integer"):
             v.list_refs[p.name] = ent
         elif sk in ("string", "integer") and p.type.kind != "array":
