@@ -178,3 +178,27 @@ def reason_for(kind: str, verb: str, doc: str, ent: str, rec: Any, described: tu
         elif re.search(r"\bflights?\b|\bdate\b", keys) and attr and attr[0] == "destination":
             opts = [f"my plans changed and I'm flying to {attr[1]} on a different day"]
     return opts[salt % len(opts)] if opts else ""
+
+
+def ask_why(noun: str, what: str) -> str:
+    """Why a person asks about their records: planning trips, waiting on deliveries, a lost confirmation; "" otherwise."""
+    travel = re.search(r"\b(reservation|booking|flight|trip)\b", noun)
+    if what == "count":
+        return ("I'm planning my trips for the next weeks" if travel else "I'm waiting on some deliveries" if "order" in noun
+                else "I want to see where my support requests stand" if re.search(r"\b(ticket|issue|case)\b", noun) else "")
+    if travel or "order" in noun:
+        return f"I can't find the confirmation email for my {noun}"
+    return f"I lost track of my {noun}" if re.search(r"\b(ticket|issue|case)\b", noun) else ""
+
+
+def said_hints(text: str) -> dict[str, str]:
+    """What an instruction's referring expression already says that a motive may reuse: "the flight to JFK" (a
+    destination), "on 2024-05-17" (a date)."""
+    hint = {}
+    mm = re.search(r"\bflights? to ([A-Z][A-Za-z]+)", text)
+    if mm:
+        hint["destination"] = mm.group(1)
+    mm = re.search(r"\bon (\d{4}-\d\d-\d\d)", text)
+    if mm:
+        hint["date"] = mm.group(1)
+    return hint

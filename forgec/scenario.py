@@ -51,7 +51,7 @@ from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, bluepri
 from forgec.stdlib import ops as OPS
 from forgec.stdlib.values import INTEGRAL, TEXTY, documented_values, fit_extension, gone as record_gone, is_file_field, is_person, is_person_record, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
 from forgec.synth.schema import MUST_BE_TRUE as _MUST_BE_TRUE, id_stem, session_names, shapes_request
-from forgec.reasons import reason_for
+from forgec.reasons import ask_why, reason_for, said_hints
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
 from forgec.wording import CALL_SWITCHES, CONFIRM_SWITCHES, PREVIEW_SWITCHES, doc_pattern, humanize, names_tool, norm, say, split_name
 from forgec.gate import Gate, Lifecycle, candidate_of, dictates_an_id, is_dictated_chain, is_default_record
@@ -1245,17 +1245,6 @@ def _clause(doc: str) -> str:
     return c.text if c else ""
 
 
-def _ask_why(noun: str, what: str) -> str:
-    """Why a person asks about their records: planning trips, waiting on deliveries, a lost confirmation; "" otherwise."""
-    travel = re.search(r"\b(reservation|booking|flight|trip)\b", noun)
-    if what == "count":
-        return ("I'm planning my trips for the next weeks" if travel else "I'm waiting on some deliveries" if "order" in noun
-                else "I want to see where my support requests stand" if re.search(r"\b(ticket|issue|case)\b", noun) else "")
-    if travel or "order" in noun:
-        return f"I can't find the confirmation email for my {noun}"
-    return f"I lost track of my {noun}" if re.search(r"\b(ticket|issue|case)\b", noun) else ""
-
-
 class _Sampler:
     def __init__(self, env: A.EnvDecl, module: Any, world: dict, graph: ToolGraph, cfg: SampleConfig):
         self.m = _Model(env, module, world, graph)
@@ -2262,6 +2251,12 @@ class _Sampler:
                 cond_text, holds = c
         vals = [(k, v) for k, (e, v) in args.items() if isinstance(e, A.Attr) and isinstance(e.obj, A.Name) and e.obj.id == "user" and e != sc.user_expr]
         base = _participle_base(tool, target[1] if target else "")
+        if holds and target is not None and isinstance(target[0], str) and looked is None and isinstance(target[2], dict):
+            g = m.getter.get(target[1])
+            if g and g != tool and _points_to(t.doc, g):  # "Delete a candidate, after checking its ID with `boond_candidates_get`",
+                key = m.decl[target[1]].key  # "use get_branch ... before deletion": the docs' own procedure (review 38)
+                kp = m.required(m.tools[g])[0].name
+                sc.call(g, {kp: (A.Attr(A.Name(target[0]), key), target[2].get(key))}, f"checked_{norm(target[1])}")
         if holds:
             sc.call(tool, args, base)  # first: a write that fails needs no words
             if kind == "update" and target is not None:
@@ -3014,7 +3009,7 @@ class _Sampler:
             cname, _ = sc.reason("count", (A.Name(name),), [lst], {}, f"n_{plural(norm(ent))}")
             sc.nodes.append(A.TellNode(A.Name(cname)))
             text = f"how many of {whose} {plural(noun)}{_in_scope(sc, ent)} are {_predicate(_spoken(v), f)}"
-            sc.ask_why = (_ask_why(noun, "count") if m.user is not None else "") or (f"I'm going over where {whose} {plural(noun)} stand" if whose == "my" else "")
+            sc.ask_why = (ask_why(noun, "count") if m.user is not None else "") or (f"I'm going over where {whose} {plural(noun)} stand" if whose == "my" else "")
         elif money and roll < 0.7 and not _mixed_units(recs):
             f = sc.rng.choice(money)
             src, vals, adj = expr, recs, ""
@@ -3055,7 +3050,7 @@ class _Sampler:
                 text = f"when {words} was {when}" if when else f"what the {w} of {words} is"
             else:
                 text = f"what the {w} of {words} is"
-            sc.ask_why = _ask_why(noun, "detail") if m.user is not None else ""
+            sc.ask_why = ask_why(noun, "detail") if m.user is not None else ""
         sc.intents.append(_Intent("question", text, tool=""))
 
     # ----- coherence
@@ -3116,12 +3111,7 @@ class _Sampler:
         nouns = {humanize(e) for e in self.m.decl}
         hint = {"own": ent == self.m.user, "owner": self.m.user is not None}  # whose record it is; and what the referring
         # expression says of it ("the flight to JFK", "on 2024-05-17")
-        mm = re.search(r"\bflights? to ([A-Z][A-Za-z]+)", it.text)
-        if mm:
-            hint["destination"] = mm.group(1)
-        mm = re.search(r"\bon (\d{4}-\d\d-\d\d)", it.text)
-        if mm:
-            hint["date"] = mm.group(1)
+        hint.update(said_hints(it.text))
         tool = self.m.tools.get(it.tool)
         if tool is not None:  # what the docs say a priority's numbers mean ("lower number = higher priority")
             doc = " ".join([doc or ""] + [p.doc or "" for p in tool.params if re.search(r"priority|urgency", norm(p.name))]

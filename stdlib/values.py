@@ -750,6 +750,12 @@ def _version(rng: random.Random) -> str:
     return f"{rng.randint(1, 4)}.{rng.randint(0, 30)}.{rng.randint(0, 9)}"
 
 
+# who stands in a relation to a record, by the general English noun: a task's followers, a card's assignees, a
+# channel's members are people (review 38: Asana followers "insurance claim", Wekan assignees "conference travel")
+_PERSON_ROLES = {"sender", "assignee", "follower", "watcher", "reviewer", "approver", "member", "collaborator", "participant",
+                 "attendee", "subscriber", "invitee", "mention", "cc", "bcc"}
+
+
 def _kind_str(ws: list[str], c: _Ctx, entity: str | None, doc: str = "") -> str | None:
     """A string whose field name or entity says what kind of thing it is: coordinates and floors as
     numbers, an emoji by its short name, an organization by a company name, a card by its brand and
@@ -775,8 +781,10 @@ def _kind_str(ws: list[str], c: _Ctx, entity: str | None, doc: str = "") -> str 
         return rng.choice(c.pool((entity, "card_brand"), ["Visa", "Mastercard", "American Express", "Discover"], 3))  # a card's brand, not a company (review 25)
     if last in ORG_WORDS or (last == "name" and len(ws) > 1 and ws[-2] in ORG_WORDS):
         return c.unique((entity, "org"), lambda: fake(rng).company())
-    if last in ("sender", "assignee") or ws[-2:] == ["assigned", "to"]:
-        return _email(c)  # who sent a message, who a work item is assigned to: a person's address
+    if _singular(last) in _PERSON_ROLES or ws[-2:] == ["assigned", "to"]:
+        return _email(c)  # who sent a message, who a work item is assigned to or followed by: a person's address
+    if last in ("sha", "hash", "checksum", "digest") and not re.search(r"\b(?:url|path|name|title)\b", doc or "", re.I):
+        return "".join(rng.choice("0123456789abcdef") for _ in range(40))  # a commit's SHA is hex, not "website redesign" (review 38)
     if last in ("name", "title", "label") and len(ws) == 1 and ews:  # what a record of this kind is called
         if ews[-1] in ORG_WORDS:
             return fake(rng).company()

@@ -154,3 +154,50 @@ def test_records_addressed_by_their_repository_are_found_there(tmp_path):
         assert (write["arguments"]["owner"], write["arguments"]["repo"]) == (lst["arguments"]["owner"], lst["arguments"]["repo"])
         assert isinstance(write["arguments"]["issue_number"], int)
         assert f'owned by {lst["arguments"]["owner"]}' in t["instruction"], t["instruction"]
+
+
+RECRUIT = {"tools": [  # BoondManager-style docs: a delete that names the getter to check the record with first
+    _tool("list_candidates", "List all candidates.", {}, []),
+    _tool("get_candidate", "Get one candidate by its ID.", {"id": _str("Candidate ID")}, ["id"]),
+    _tool("delete_candidate", "Delete a candidate. Check the ID with `get_candidate` before deleting; this cannot be undone.",
+          {"id": _str("Candidate ID")}, ["id"]),
+    _tool("update_candidate", "Update a candidate.", {"id": _str("Candidate ID"), "note": _str("A note on the candidate")}, ["id"]),
+    _tool("create_candidate", "Create a candidate.", {"first_name": _str("First name"), "last_name": _str("Last name"),
+                                                      "email": _str("Email address")}, ["first_name", "last_name"]),
+]}
+
+
+def test_the_docs_check_before_a_delete_is_in_the_gold_path(tmp_path):
+    """"Check the ID with `get_candidate` before deleting": the gold reads the candidate with that tool, with the
+    key it then deletes, before the delete (review 38: six Boond and GitLab deletes skipped the check their docs
+    ask for); an update whose doc names no check reads nothing extra."""
+    out = compile_doc(tmp_path, "recruit", "tools_list.json", RECRUIT, 10)
+    tasks = _tasks(out)
+    deletes = [t for t in tasks if any(c["tool"] == "delete_candidate" for c in t["gold_calls"])]
+    assert deletes, [t["instruction"] for t in tasks]
+    for t in deletes:
+        tools = [c["tool"] for c in t["gold_calls"]]
+        i = tools.index("delete_candidate")
+        assert "get_candidate" in tools[:i], tools
+        got = t["gold_calls"][tools.index("get_candidate")]["arguments"]["id"]
+        assert got == t["gold_calls"][i]["arguments"]["id"]
+    for t in tasks:
+        if [c["tool"] for c in t["gold_calls"]][-1:] == ["update_candidate"]:
+            assert "get_candidate" not in [c["tool"] for c in t["gold_calls"]]
+
+
+def test_people_in_a_relation_and_commit_hashes_are_what_they_say():
+    """A task's `followers`, a card's `assignees`, a channel's `members` are people's addresses and a commit `sha` is
+    40 hex digits (review 38: followers "insurance claim", assignees "conference travel", sha "website redesign")."""
+    import random
+
+    from forgec.stdlib.values import generate_value
+
+    for name in ("followers", "assignees", "members", "watcher", "reviewer"):
+        v = generate_value({"type": "list", "items": {"type": "str"}} if name.endswith("s") else {"type": "str"}, name,
+                           random.Random(1), entity="Task")
+        for x in (v if isinstance(v, list) else [v]):
+            assert re.fullmatch(r"[^@\s]+@[^@\s]+\.[a-z]+", x), (name, v)
+    sha = generate_value({"type": "str"}, "sha", random.Random(2), entity="MergeRequest", doc="The HEAD of the merge request")
+    assert re.fullmatch(r"[0-9a-f]{40}", sha), sha
+    assert not re.fullmatch(r"[0-9a-f]{40}", generate_value({"type": "str"}, "title", random.Random(2), entity="MergeRequest"))
