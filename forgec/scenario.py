@@ -50,7 +50,7 @@ from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, bluepri
                            superlative)
 from forgec.stdlib import ops as OPS
 from forgec.stdlib.values import INTEGRAL, TEXTY, documented_values, fit_extension, gone as record_gone, is_file_field, is_person, is_person_record, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
-from forgec.synth.schema import MUST_BE_TRUE as _MUST_BE_TRUE, id_stem, session_names, shapes_request
+from forgec.synth.schema import INFERRED_STATUS_DOC, MUST_BE_TRUE as _MUST_BE_TRUE, id_stem, session_names, shapes_request
 from forgec.reasons import ask_why, reason_for, said_hints
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
 from forgec.wording import CALL_SWITCHES, CONFIRM_SWITCHES, PREVIEW_SWITCHES, doc_pattern, humanize, names_tool, norm, say, split_name
@@ -196,6 +196,7 @@ class _Model:
         for e in env.entities:
             self.key_names.setdefault(norm(e.name) + "_id", e.name)
         self._natural: dict[str, list[str]] = {}
+        self._tool_docs: str | None = None  # every tool's doc, lower-cased (`_said_states`)
         self.session = session_names([[(p.name, prim_class(strip_optional(p.type)) == "str") for p in t.params] for t in env.tools])
         self.child_counts: dict[tuple[str, Any], int] = {}  # (parent lister, parent key) -> records it lists
         self._keyent: dict[tuple, str | None] = {}
@@ -321,8 +322,9 @@ class _Model:
 
     def _said_states(self, vals: list[str]) -> bool:
         """Whether every state in `vals` is a word some tool's doc says ("Approve a timesheet": approved)."""
-        said = " ".join((t.doc or "").lower() for t in self.env.tools)
-        return all(re.search(rf"\b{re.escape(v.lower())}\b", said) for v in set(vals))
+        if self._tool_docs is None:  # joined once: asked per field and per condition
+            self._tool_docs = " ".join((t.doc or "").lower() for t in self.env.tools)
+        return all(re.search(rf"\b{re.escape(v.lower())}\b", self._tool_docs) for v in set(vals))
 
     def natural_fields(self, ent: str) -> list[str]:
         """Fields a person can name a record by: scalars that are not keys, references or ids."""
@@ -369,7 +371,7 @@ class _Model:
                 continue  # a number nothing says the meaning of ("the rule with the highest account")
             if isinstance(t, A.PrimType) and t.name == "str" and is_status(f.name) and vals and not self._documented_any(f, vals):
                 continue  # "my order with the inactive payment status": a state the docs never name is the world's guess (review 26)
-            if isinstance(t, A.EnumType) and (f.doc or "").startswith("status, inferred") and not self._said_states(vals):
+            if isinstance(t, A.EnumType) and f.doc == INFERRED_STATUS_DOC and not self._said_states(vals):
                 continue  # "my active timesheet": the state a record starts in before any verb acts, which no doc names (review 39)
             head = humanize(norm(f.name)).split()[-1:]
             if head and (pos := lemmas(head[0])) and "NOUN" not in pos:
@@ -2460,7 +2462,7 @@ class _Sampler:
                 # where a record stands (its status, stage, priority): a person's condition; its merge method, a
                 # board's type or a reviewer's state is a setting nobody makes a request hang on (reviews 17, 18)
                 vals = tuple(t.values)
-                if (fd.doc or "").startswith("status, inferred"):
+                if fd.doc == INFERRED_STATUS_DOC:
                     # a status the synthesizer inferred from verbs: only the states some doc says ("approved"), never
                     # the "active" a record starts in (review 38: "only if its status is active" on a merge request)
                     vals = tuple(x for x in vals if self.m._said_states([str(x)]))

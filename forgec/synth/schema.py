@@ -2008,6 +2008,10 @@ def field_path(s: Schema, e: Entity, name: str) -> list[str] | None:
     return None
 
 
+# the doc of a `status` no doc gives, inferred from the verbs that change it (the sampler says only its documented words)
+INFERRED_STATUS_DOC = "status, inferred from the tools that change it"
+
+
 def _status_fields(s: Schema) -> None:
     """Collect status values per entity from the tools that act on it; declare `status`.
 
@@ -2060,7 +2064,7 @@ def _status_fields(s: Schema) -> None:
             vals = ["active"] + [x for x in vals if x != "active"]
         else:
             vals = list(dict.fromkeys(pres + vals))
-        e.fields["status"] = Field("status", A.EnumType(tuple(vals)), "status, inferred from the tools that change it")
+        e.fields["status"] = Field("status", A.EnumType(tuple(vals)), INFERRED_STATUS_DOC)
     for v in s.views.values():
         if v.target is not None and v.kind in ("update", "delete", "action") and v.key_param:
             _status_from_desc(s, v)
