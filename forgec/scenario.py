@@ -371,6 +371,10 @@ class _Model:
                 continue  # a number nothing says the meaning of ("the rule with the highest account")
             if isinstance(t, A.PrimType) and t.name == "str" and is_status(f.name) and vals and not self._documented_any(f, vals):
                 continue  # "my order with the inactive payment status": a state the docs never name is the world's guess (review 26)
+            if not is_status(f.name) and any(_API_TOKEN.fullmatch(str(x)) for x in list(getattr(t, "values", ()) or ()) + vals):
+                continue  # "the asset whose asset type is userUploaded": a camelCase enum is the API's token, no word a person says (review 39)
+            if "resource" in norm(f.name).split("_") and "resource" not in norm(ent).split("_"):
+                continue  # `resource_subtype`, `resource_type`: the API's bookkeeping of what kind of object it is (review 39)
             if isinstance(t, A.EnumType) and f.doc == INFERRED_STATUS_DOC and not self._said_states(vals):
                 continue  # "my active timesheet": the state a record starts in before any verb acts, which no doc names (review 39)
             head = humanize(norm(f.name)).split()[-1:]
@@ -3272,6 +3276,9 @@ def _every_choice(req: list) -> dict:
             return {}
         out[p.name] = v
     return out
+
+
+_API_TOKEN = re.compile(r"[a-z]+(?:[A-Z][a-z0-9]+)+")  # `userUploaded`, `precrawledArchive`: an identifier, not English
 
 
 # a record so flagged is gone for its owner: "only if it is not deleted" is bookkeeping, no condition a person sets

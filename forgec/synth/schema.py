@@ -186,6 +186,7 @@ class Entity:
     doc: str = ""
     aliases: list[str] = field(default_factory=list)  # wire names of params that denote one of these
     synthetic_key: bool = False
+    documented: set[str] = field(default_factory=set)  # the fields a documented return schema gives it (its own words)
 
 
 @dataclass
@@ -1452,6 +1453,34 @@ def _fields_from_returns(s: Schema, tm: TypeMapper) -> None:
             if fname != e.key and not f.required and not isinstance(ftype, A.OptionalType):
                 ftype = A.OptionalType(ftype)
             e.fields[fname] = Field(fname, ftype, f.description)
+        if len(obj.fields) >= 3:
+            e.documented |= {ident(f.name) for f in obj.fields}
+
+
+def _held_elsewhere(s: Schema, e: Entity, p: ir.Param, search: bool = False) -> bool:
+    """Whether a write's param is no field of a record whose return schema the docs give: the schema holds it
+    inside a part (Karakeep's `createBookmark(url, assetType)`, returned as `content.url`, `content.assetType`) or
+    not at all (`crawlPriority`, a choice for the request). Merged flat, it made records the docs never show, and
+    tasks that named bookmarks by them ("my bookmark with the image asset type", review 39)."""
+    if len(e.documented) < 3:
+        return False
+    name = ident(p.name)
+    if name in e.documented or field_named(e, name) is not None or name == e.key or name in e.aliases:
+        return False
+    if search or any(name in _part_fields(s, f) for f in e.fields.values()):
+        return True  # a filter on what the record does not hold, or a value the record keeps inside a part
+    # a write's choice the record never shows (`crawlPriority: low|normal`, a flag, another record's id) is the
+    # request's; its text (a comment's `text`, kept as rich `data`) is still what the user says
+    return p.type.kind in ("enum", "boolean") or bool(p.type.values) or s.ref_of(p.name) is not None
+
+
+def _part_fields(s: Schema, f: Field) -> set[str]:
+    """The field names inside a record-typed field (or a list of records): `content` -> {type, url, assetType, ...}."""
+    t = strip_optional(f.type)
+    t = t.item if isinstance(t, A.ListType) else t
+    if isinstance(t, A.NamedType) and t.name in s.records:
+        return set(s.records[t.name].fields)
+    return set()
 
 
 def _adopt_documented_key(e: Entity, names: list[str]) -> None:
@@ -1542,7 +1571,7 @@ def _fields_from_create_params(s: Schema, tm: TypeMapper) -> None:
         if v.kind == "create" and v.target:
             e = s.entities[v.target]
             for _path, p in flat_params(v):
-                if p.name == v.fresh_key or p.name in v.refs or lines_field(s, e, p) is not None:
+                if p.name == v.fresh_key or p.name in v.refs or lines_field(s, e, p) is not None or _held_elsewhere(s, e, p):
                     continue
                 it = p.type.items
                 if p.type.kind == "array" and it is not None and it.kind == "object" and tokens(singular(p.name)) == tokens(v.target):
@@ -1564,7 +1593,8 @@ def _fields_from_update_params(s: Schema, tm: TypeMapper) -> None:
         extra = _group_params(s, tm, v, e, extra)
         if v.kind == "update":
             for p in extra:
-                _param_field(s, tm, e, p, optional=False)
+                if not _held_elsewhere(s, e, p):
+                    _param_field(s, tm, e, p, optional=False)
             _update_ref_fields(v, e)
         elif v.kind == "delete" and v.status_post:
             for p in extra:
@@ -1629,7 +1659,7 @@ def _fields_from_search_filters(s: Schema, tm: TypeMapper) -> None:
                 continue
             if (p.type.kind == "array" and p.name not in v.refs) or p.type.kind == "object":
                 continue  # `states: [..]`, `teamIds: [..]`: a membership test on one value, not a list field of the record
-            if range_field(p.name) or field_path(s, e, ident(p.name)) is not None:
+            if range_field(p.name) or field_path(s, e, ident(p.name)) is not None or _held_elsewhere(s, e, p, search=True):
                 continue
             if _shapes_the_search(p, v.tool):
                 continue  # `keywordsType` "the field `keywords` targets", `geoDistance`: how to search, not what a record holds
