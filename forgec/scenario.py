@@ -1161,7 +1161,7 @@ class _Scenario:
 # --------------------------------------------------------------------------- the sampler
 
 
-_BODY_PARAM = re.compile(r"^(body|data|input|params|payload|request|fields|properties|attributes|values|item|items|record|object)$"
+_BODY_PARAM = re.compile(r"^(body|data|input|params|payload|request|fields|properties|attributes|values|item|items|record|object|info|details|metadata|meta)$"
                          r"|_(data|input|body|params|payload|request|fields|attributes|details|info)$")
 _MAX_OPTIONAL = 2  # optional arguments one request sets
 
@@ -1762,7 +1762,10 @@ class _Sampler:
                 # ... but an item's field named like one of the tool's own parameters says whose it is: "the type set to
                 # graphql and the file type set to root", not "the type ... and the type" (review 26, Postman)
                 clash = item and any(f.name in {q.name for q in tool.params} for f in fields)
-                inner = outer if (_BODY_PARAM.search(norm(p.name)) or (item and not clash)) else norm(p.name)
+                made_by_name = m.kinds.get(tool.name) == "create" and depth == 0 and norm(p.name) in norm(tool.name).split("_")
+                # (`createCollection(collection: {name, ...})`: the param named for what the tool makes is that record: "a
+                # collection called X", not "with collection name X", review 39)
+                inner = outer if (_BODY_PARAM.search(norm(p.name)) or (item and not clash) or made_by_name) else norm(p.name)
                 n_opt = 0
                 # a new record's body holds what it is called: "create a service with a price of $100" and no name
                 # is no request (review 26); its name (a person's first and last) is asked first, never left out
@@ -1775,6 +1778,10 @@ class _Sampler:
                         continue  # inside a request body too: one or two things asked for, no switches ("is default on")
                     if optional and record_fields(m.env, strip_optional(f.type)) is not None:
                         continue  # an optional group of settings (`optionalAddressColumnMapping`): how it is configured, not the ask (review 23)
+                    ft = strip_optional(f.type)
+                    if optional and isinstance(ft, A.ListType) and record_fields(m.env, strip_optional(ft.item)) is not None:
+                        continue  # a new collection's optional requests or event scripts (`item: [...]`, `event: [...]`): sub-records,
+                        # no part of "create a collection called X" (review 39: "collection description ... the collection listen set to test")
                     n_opt += optional
                     self._parent = inner
                     try:

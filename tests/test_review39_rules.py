@@ -246,3 +246,32 @@ def test_a_documented_record_holds_what_its_schema_says(tmp_path):
     assert not fields & {"url", "assetType", "crawlPriority"}, fields
     for t in _tasks(out):
         assert not re.search(r"bookmark (?:with|whose) [^.,]*asset type|crawl priority is", t["instruction"], re.I), t["instruction"]
+
+
+POSTMAN = {"tools": [  # Postman's MCP server: a collection is made from a `collection` object with an `info` part
+    _tool("getWorkspaces", "Gets all workspaces you have access to.", {}, []),
+    _tool("createCollection", "Creates a collection in a workspace.",
+          {"workspace": _str("The workspace's ID."),
+           "collection": {"type": "object", "required": ["info"], "properties": {
+               "info": {"type": "object", "required": ["name"], "properties": {
+                   "name": _str("The collection's name."), "description": _str("The collection's description.")}},
+               "item": {"type": "array", "items": {"type": "object", "properties": {
+                   "name": _str("The request's name."), "description": _str("The request's description.")}}},
+               "event": {"type": "array", "items": {"type": "object", "properties": {
+                   "listen": {"type": "string", "enum": ["test", "prerequest"]}}}}}}},
+          ["workspace", "collection"]),
+]}
+
+
+def test_a_new_record_passed_as_an_object_is_called_by_its_name(tmp_path):
+    """`createCollection(collection: {info: {name}, item: [...], event: [...]})`: "create a collection called X",
+    not "with info name X ... collection description ... the collection listen set to test" (review 39); the
+    collection's optional requests and event scripts are sub-records nobody asks for in the same breath."""
+    out = compile_doc(tmp_path, "postman", "tools_list.json", POSTMAN, 8)
+    made = [t for t in _tasks(out) if any(c["tool"] == "createCollection" for c in t["gold_calls"])]
+    assert made
+    for t in made:
+        coll = next(c for c in t["gold_calls"] if c["tool"] == "createCollection")["arguments"]["collection"]
+        assert f'collection called "{coll["info"]["name"]}"' in t["instruction"], t["instruction"]
+        assert not {"item", "event"} & set(coll), coll
+        assert not re.search(r"info name|collection name|listen", t["instruction"]), t["instruction"]
