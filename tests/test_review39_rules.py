@@ -249,7 +249,9 @@ def test_a_documented_record_holds_what_its_schema_says(tmp_path):
 
 
 POSTMAN = {"tools": [  # Postman's MCP server: a collection is made from a `collection` object with an `info` part
-    _tool("getWorkspaces", "Gets all workspaces you have access to.", {}, []),
+    {**_tool("getWorkspaces", "Gets all workspaces you have access to.", {}, []),
+     "outputSchema": {"type": "object", "properties": {"workspaces": {"type": "array", "items": {"type": "object", "properties": {
+         "id": _str("The workspace's ID."), "name": _str("The workspace's name.")}}}}}},
     _tool("createCollection", "Creates a collection in a workspace.",
           {"workspace": _str("The workspace's ID."),
            "collection": {"type": "object", "required": ["info"], "properties": {

@@ -1659,7 +1659,7 @@ def _fields_from_search_filters(s: Schema, tm: TypeMapper) -> None:
                 continue
             if (p.type.kind == "array" and p.name not in v.refs) or p.type.kind == "object":
                 continue  # `states: [..]`, `teamIds: [..]`: a membership test on one value, not a list field of the record
-            if range_field(p.name) or field_path(s, e, ident(p.name)) is not None or _held_elsewhere(s, e, p, search=True):
+            if range_field(p.name) or field_path(s, e, ident(p.name)) is not None:
                 continue
             if _shapes_the_search(p, v.tool):
                 continue  # `keywordsType` "the field `keywords` targets", `geoDistance`: how to search, not what a record holds
@@ -1670,6 +1670,8 @@ def _fields_from_search_filters(s: Schema, tm: TypeMapper) -> None:
             if cond is not None:
                 v.flag_preds[p.name] = cond  # `in_stock` "only books with stock > 0": a test, not a field
                 continue
+            if _held_elsewhere(s, e, p, search=True):
+                continue  # a filter on what the documented record does not hold (Karakeep's `favourited` on a tag)
             if p.type.values and any(str(x).lower() in QUANTIFIERS for x in p.type.values):
                 # `state: opened|closed|merged|all`: "all" asks for every record, no record is in it
                 p = p.model_copy(update={"type": p.type.model_copy(update={"values": tuple(x for x in p.type.values if str(x).lower() not in QUANTIFIERS)})})
