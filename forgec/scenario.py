@@ -41,7 +41,7 @@ from typing import Any
 
 from forgec.english import CLOSED_CLASS, DESTINATION_PARAM, MOVING_VERBS, is_plural, participle, plural, singular
 from forgec.english import PREPOSITIONS, lemmas
-from forgec.stdlib.values import MINOR_UNITS_DOC, ORG_WORDS
+from forgec.stdlib.values import MINOR_UNITS_DOC, ORG_WORDS, SET_UP
 from forgec.english import with_article as _a
 from forgec.graph import ToolGraph, prim_class, record_fields, strip_optional
 from forgec.lang import ast as A
@@ -313,6 +313,17 @@ class _Model:
         """The entity whose record `tool` returns (what a create makes), if it is one of the env's."""
         ret = strip_optional(tool.returns) if tool.returns is not None else None
         return ret.name if isinstance(ret, A.NamedType) and ret.name in self.decl else None
+
+    def required_by_record(self, tool: A.ToolDecl) -> set[str]:
+        """The fields the record a create makes always has, where the request leaves them optional (Overseerr's
+        `addSlider(title?, type?, data?)` makes a slider whose schema requires `type`): a request without them makes
+        a record the docs never show (review 39: "a slider with no type"). Switches and states are not asked for."""
+        made = self.decl.get(self.written_entity(tool, None) or self.returned_entity(tool) or "")
+        if made is None or self.kinds.get(tool.name) != "create":
+            return set()
+        return {f.name for f in made.fields if f.name != made.key and f.default is None and not isinstance(f.type, A.OptionalType)
+                and strip_optional(f.type) != A.PrimType("bool") and not is_status(f.name)
+                and not (isinstance(f.type, A.NamedType) and f.type.name in self.decl)}
 
     def _documented_any(self, f: A.FieldDecl, vals: list[str]) -> bool:
         """Whether the docs name any of a field's values (its own doc, or a same-named parameter's: "Filter: draft,
@@ -1770,8 +1781,9 @@ class _Sampler:
                 # a new record's body holds what it is called: "create a service with a price of $100" and no name
                 # is no request (review 26); its name (a person's first and last) is asked first, never left out
                 naming = {f.name for f in fields if depth == 0 and m.kinds.get(tool.name) == "create" and _names_record(f)}
-                for f in sorted(fields, key=lambda f: f.name not in naming):
-                    optional = f.default is not None or isinstance(f.type, A.OptionalType)
+                needed = {f.name for f in fields if f.default is None} & m.required_by_record(tool) if depth == 0 else set()
+                for f in sorted(fields, key=lambda f: (f.name not in naming, f.name not in needed)):
+                    optional = (f.default is not None or isinstance(f.type, A.OptionalType)) and f.name not in needed
                     if optional and f.name not in naming and sc.rng.random() < 0.6:
                         continue
                     if optional and not _one_more_optional(f.type, n_opt, f.name):
@@ -1789,7 +1801,7 @@ class _Sampler:
                     finally:
                         self._parent = outer
                     if r is None:
-                        if f.default is None and not isinstance(f.type, A.OptionalType):
+                        if (f.default is None and not isinstance(f.type, A.OptionalType)) or f.name in needed:
                             raise _Skip("unfillable-argument")
                         if f.name in naming:
                             raise _Skip("unnamed-create")  # no name a person would give it (the docs say none)
@@ -2060,7 +2072,7 @@ class _Sampler:
                 for _try in range(4):
                     made = said_value(name, doc or "", rng, about=getattr(self, "_about", None) or _name_of(rec), noun=noun,
                                       topical=written is None or n.endswith("title") or topic_named(written, [e.name for e in self.m.env.entities]),
-                                      taken=frozenset(taken))
+                                      taken=frozenset(taken), configured=SET_UP.search(text) is not None)
                     if isinstance(made, str) and is_file_field(name):
                         made = fit_extension(made, f"{doc or ''} {tool.doc}", rng)  # "The valid file types are: jpg, png and pdf" (the tool's doc)
                     if made is None or (made != cur and made.lower() not in taken):
@@ -2175,6 +2187,10 @@ class _Sampler:
         named_by = {p.name for p in optional if _names_record(p) and not _PERSON_NAME_PARAM.search(norm(p.name))}
         if m.kinds.get(tool) == "create" and named_by and not self._wanted & {p.name for p in optional if _PERSON_NAME_PARAM.search(norm(p.name))}:
             self._wanted |= named_by  # a new service is made with its name: "create a service with a price of $100" (review 26)
+        needed = m.required_by_record(t) & {p.name for p in optional if p.default is None}  # what the new record always has
+        # and the request gives it no default for is asked for (a `baggage_count = 0` already has its value)
+        self._wanted |= needed
+        optional = [p for p in optional if p.name not in needed]
         order.sort(key=lambda p: (p in optional, p.name not in self._wanted, not _own_name(p.name)))  # a new name before what is said about it
         n_opt = 0
         self._about = None
@@ -2190,7 +2206,7 @@ class _Sampler:
                 continue  # a required `confirm` is set below as the agent sets it, never said ("with confirm on", review 30)
             r = self.arg(sc, t, p, target, said)
             if r is None:
-                if p not in optional:
+                if p not in optional:  # what the new record must have and nobody can say: no request to make (review 39)
                     raise _Skip("unfillable-argument")
                 continue
             args[p.name] = r

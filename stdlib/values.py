@@ -72,6 +72,10 @@ NOTE_TEMPLATES = (
     "Next steps for the {t}.", "Reminder about the {t}.",
 )
 # a world with more records than topics names the rest by variants (never a user's rename: review 29)
+# the docs' words for a record that is set up rather than written (a website to configure, a webhook to register)
+SET_UP = re.compile(r"\b(?:configur\w*|set(?:s|ting)? up|setup|provision\w*|deploy\w*|monitor\w*|integrat\w*|register\w*|install\w*)\b", re.I)
+# what a new record with no topic of its own (a website, a webhook, an alert rule) is set up for: its name
+PURPOSES = ("Staging", "Production", "Backup", "Team", "Shared", "Internal", "Demo", "Test")
 NAME_VARIANTS = ("{T} follow-up", "{T} (phase 2)", "{T} archive", "{T} draft", "{T} 2025")
 SUBJECT_TEMPLATES = ("{T}", "{T} update", "Question about the {t}", "Re: {t}", "{T} next steps")
 # records that report something wrong (general English: an incident, an issue, a ticket, an alert) are
@@ -1103,7 +1107,7 @@ def said_when(name: str, doc: str, rng: random.Random, base: _dt.date = _dt.date
 
 
 def said_value(name: str, doc: str, rng: random.Random, about: str | None = None, noun: str | None = None,
-               topical: bool = True, taken: frozenset = frozenset()) -> str | None:
+               topical: bool = True, taken: frozenset = frozenset(), configured: bool = False) -> str | None:
     """A new value a person would give for a string argument (a comment, a title, a link, a file),
     made about `about` (the name of the record acted on, else a topic) and fit for a `noun` record (the
     one written: an incident's title says what went wrong); None when neither the doc
@@ -1148,9 +1152,15 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         return _person_str(name, ws, c, noun if is_person(noun) else None, doc)  # `firstName` is Maria, not "Reading list"
     if last == "name" and noun and _words(noun) and _words(noun)[-1] in HANDLE_NAMED:
         return slugify(rng.choice([x for x in TOPICS if x.lower() != t.lower()]))  # a new channel: "press-release"
-    if not topical:
-        return None  # a recipe, a device: no topic names it or is written on it (`topic_named`)
     nws = _words(noun or "")
+    if not topical:
+        if configured and last == "name" and len(ws) == 1 and nws and not is_person(noun) and nws[-1] not in ORG_WORDS:
+            # a website, alert rule or API key the docs say is set up ("the new website to be configured") is called
+            # by what it is for ("Staging website"), as people name them; no topic ("Thesis draft") is one (review 40:
+            # creates of such records yielded nothing). A recipe or a device is not named so: the caller says which.
+            made = [v for v in (f"{q} {' '.join(nws)}" for q in PURPOSES) if v.lower() not in taken]
+            return rng.choice(made) if made else None
+        return None  # a recipe's title, a device's label: no topic names it or is written on it (`topic_named`)
     if last in ("title", "name") and nws and nws[-1] in GOODS and not (len(nws) > 1 and nws[-2] in ("work", "action", "line", "menu", "todo", "list", "agenda", "news")):
         # a product renamed is named like goods, not "Marketing campaign"; a work item or an action item is no goods ("Ultra Notebook")
         return rng.choice([v for v in (f"{a} {n}" for a in ADJ for n in NOUN) if v.lower() != t.lower()])

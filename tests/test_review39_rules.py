@@ -277,3 +277,39 @@ def test_a_new_record_passed_as_an_object_is_called_by_its_name(tmp_path):
         assert f'collection called "{coll["info"]["name"]}"' in t["instruction"], t["instruction"]
         assert not {"item", "event"} & set(coll), coll
         assert not re.search(r"info name|collection name|listen", t["instruction"]), t["instruction"]
+
+
+_SLIDER = {"type": "object", "required": ["id", "type", "title", "enabled"], "properties": {
+    "id": {"type": "number"}, "type": {"type": "number", "description": "The slider's kind."},
+    "title": {"type": "string", "nullable": True}, "isBuiltIn": {"type": "boolean"}, "enabled": {"type": "boolean"},
+    "data": {"type": "string", "nullable": True}}}
+SLIDERS = {"openapi": "3.0.0", "info": {"title": "Discover", "version": "1"}, "paths": {
+    "/sliders": {
+        "get": _op("getSliders", "Returns all discovery sliders", responses={"200": {"description": "ok", "content": {_JSON: {"schema": {
+            "type": "array", "items": {"$ref": "#/components/schemas/Slider"}}}}}}),
+        "post": _op("addSlider", "Add a new slider and return the newly created slider.", requestBody={"content": {_JSON: {"schema": {
+            "type": "object", "properties": {"title": {"type": "string"}, "type": {"type": "number"}, "data": {"type": "string"}}}}}},
+            responses={"200": {"description": "ok", "content": {_JSON: {"schema": {"$ref": "#/components/schemas/Slider"}}}}})},
+    "/sliders/{sliderId}": {
+        "parameters": [{"name": "sliderId", "in": "path", "required": True, "schema": {"type": "number"}}],
+        "delete": _op("deleteSlider", "Delete a slider", responses={"200": {"description": "ok"}})}},
+    "components": {"schemas": {"Slider": _SLIDER}}}
+
+
+def test_a_new_record_gets_what_its_schema_requires(tmp_path):
+    """Overseerr's `addSlider` body leaves `title`, `type`, `data` optional but a slider's schema requires `type`:
+    no gold call makes a slider without its type (review 39: "a slider created without type, which the response
+    schema requires"). A kind given as a bare number is nothing a person can say, so no task makes one; given as
+    words, every one that makes a slider says its kind. The env stores the type given instead of a default 0."""
+    out = compile_doc(tmp_path, "sliders", "openapi.json", SLIDERS, 12)
+    assert not [c for t in _tasks(out) for c in t["gold_calls"] if c["tool"] == "addSlider"]
+    worded = json.loads(json.dumps(SLIDERS).replace('"type": {"type": "number"}', '"type": {"type": "string", "enum": ["trending", "upcoming", "genre"]}'))
+    worded["components"]["schemas"]["Slider"]["properties"]["type"] = {"type": "string", "enum": ["trending", "upcoming", "genre"]}
+    out2 = compile_doc(tmp_path / "worded", "sliders", "openapi.json", worded, 12)
+    made = [(t, c) for t in _tasks(out2) for c in t["gold_calls"] if c["tool"] == "addSlider"]
+    assert made
+    for t, c in made:
+        kind = c["arguments"]["body"]["type"]
+        assert kind in t["instruction"], (kind, t["instruction"])
+    env = next((out / "src").rglob("env.forge")).read_text()
+    assert re.search(r"if body\.type != null \{\s*set created\.type = body\.type", env), env[env.find("tool addSlider"):][:600]

@@ -429,9 +429,12 @@ def _create(s: Schema, v: ToolView, pmap):
             continue
         if fname in supplied and not _type_eq(strip_optional(f.type), strip_optional(supplied[fname][1])):
             inits.append(A.FieldInit(fname, default_value(s, f.type)))  # same name, other type
-        elif fname in supplied and supplied[fname][2] and supplied[fname][0] != supplied[fname][3]:
-            # an optional record param: its key is stored only when it was given
-            inits.append(A.FieldInit(fname, default_value(s, f.type)))
+        elif fname in supplied and supplied[fname][2] and (supplied[fname][0] != supplied[fname][3] or not isinstance(f.type, A.OptionalType)):
+            # an optional record param: its key is stored only when it was given; an optional param for a field the
+            # record always has (Overseerr's slider `type`, required in its schema, optional in the request) likewise:
+            # what the user gives is kept, not replaced by the default (review 39)
+            start = lit(initial) if fname == "status" and initial is not None else default_value(s, f.type)
+            inits.append(A.FieldInit(fname, start))
             later.append(A.If(bin_("!=", supplied[fname][3], NULL), (A.Set(at("created", fname), supplied[fname][0]),)))
         elif fname in supplied and (not supplied[fname][2] or isinstance(f.type, A.OptionalType)):
             inits.append(A.FieldInit(fname, supplied[fname][0]))

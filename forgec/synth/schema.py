@@ -1885,7 +1885,8 @@ PAGE_ENVELOPE = {"count", "total", "next", "previous", "prev", "cursor", "page",
                  "previous_page", "links", "meta", "total_results", "page_number", "page_count", "has_next", "has_previous",
                  "next_page_token", "page_token", "start", "end", "results_count", "total_items", "items_count",
                  "object", "next_url", "previous_url", "prev_url", "next_page_url", "prev_page_url", "previous_page_url",  # Stripe, Lob
-                 "iterator", "prev_iterator", "done"}  # Svix
+                 "iterator", "prev_iterator", "done",  # Svix
+                 "query"}  # the search a page answers, echoed beside its results (listmonk's `{results, query, total, page}`)
 
 
 def _return_owner(s: Schema, v: ToolView, names: list[str]) -> str | None:
