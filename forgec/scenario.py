@@ -1066,6 +1066,7 @@ class _Scenario:
         self.listed_at: dict[str, tuple[int, dict | None]] = {}
         self.scope: dict[str, str] = {}  # entity -> the words for the parent record its list is inside
         self.prefilter: dict[str, tuple] = {}  # entity -> the (field, value)s a search for it was called with (said first)
+        self.sought: dict[str, Any] = {}  # entity -> the key of the record a text search was made for (the one picked)
         self.scope_prep: dict[str, str] = {}  # entity -> "in" (a board's cards) or "for" (a person's checks)
         self.user_expr: A.Expr | None = None  # how the blueprint refers to the user's key
         self.user_node: str | None = None
@@ -1172,6 +1173,17 @@ class _Scenario:
 # --------------------------------------------------------------------------- the sampler
 
 
+_FREE_TEXT = re.compile(r"^(q|query|search|search_query|search_term|search_text|keyword|keywords|term|text|query_string)$")
+_QUERY_LANGUAGE = re.compile(r"\b(?:jql|cql|sql|lucene|kql|query language|syntax|expression|regex|operator)", re.I)
+
+
+def _free_text(p: A.ParamDecl) -> bool:
+    """A required string a search matches records' text with (`query`, "Search query"), not a query language
+    (JQL, CQL, SQL: a title alone is no query there) nor a key."""
+    return strip_optional(p.type) == A.PrimType("str") and _FREE_TEXT.match(norm(p.name)) is not None \
+        and not _QUERY_LANGUAGE.search(p.doc or "")
+
+
 _BODY_PARAM = re.compile(r"^(body|data|input|params|payload|request|fields|properties|attributes|values|item|items|record|object|info|details|metadata|meta)$"
                          r"|_(data|input|body|params|payload|request|fields|attributes|details|info)$")
 _MAX_OPTIONAL = 2  # optional arguments one request sets
@@ -1192,6 +1204,7 @@ def _one_more_optional(t: A.TypeExpr, n_set: int, name: str = "") -> bool:
 _MEMBERSHIP = re.compile(r"\b(?:add|remove|link|unlink|invite|kick|assign|unassign)\w*\b[\w ]{0,30}\b(?:users?|members?|people|persons?)\b|\bmembers?\b", re.I)
 _PERSON_KEY = re.compile(r"(^|_)(name|firstname|lastname|surname|email|e_?mail|login|username|handle)$")
 _PERSON_NAME_PARAM = re.compile(r"^(first|last|given|family|full|display)?_?name$|^(first|last|sur)name$")
+_NAME_PART = re.compile(r"^(first|last|given|family|sur)_?name$")
 
 
 _CONTAINERS = {"workspace", "project", "board", "folder", "team", "space", "channel", "section", "calendar", "repository",
@@ -1489,7 +1502,8 @@ class _Sampler:
                     sc.roots.add(out[0].id)
         if out is None or not out[1]:
             raise _Skip("no-lookup")
-        sc.remember(ent, out)
+        if ent not in sc.sought:  # a text search's answer serves the record searched for, not the next intent's
+            sc.remember(ent, out)
         return out
 
     def user_link(self, ent: str) -> str | None:
@@ -1533,6 +1547,9 @@ class _Sampler:
         expr, recs = lst
         pre = pre or sc.prefilter.get(ent, ())
         cands = where if where is not None else list(range(len(recs)))
+        if ent in sc.sought:  # a text search for one record: that one, not another the search happened to return
+            sought = sc.sought.pop(ent)
+            cands = [i for i in cands if recs[i].get(self.m.decl[ent].key) == sought]
         titles = [f for f in self.m.natural_fields(ent) if re.search(r"(^|_)(name|title|subject|display_name)$", norm(f))][:1]
         if titles:  # a to-do task whose title is empty is named by nothing its owner knows (review 29)
             cands = [i for i in cands if recs[i].get(titles[0]) not in (None, "")]
@@ -1894,13 +1911,22 @@ class _Sampler:
         """A search tool for `ent` whose required params the acted-on record (or a record of `ent`)
         answers: search_flights(origin, destination, date) for a flight like the one booked."""
         m = self.m
+        titles = [f for f in m.natural_fields(ent) if re.search(r"(^|_)(name|title|subject|display_name)$", norm(f))][:1]
         for name, t in sorted(m.tools.items()):
             if m.writes[name] or not m.required(t):
                 continue
             req = m.required(t)
             if any(m.key_entity(p.name, p.type) for p in req):
                 continue
+            # a search by free text (`search(query)`, "Search query"): the user's words for the record are the
+            # query, its title (Notion, Zotero, Paperless: the only way to find a page is to search for it)
+            text = [p for p in req if _free_text(p) and titles]
+            if len(text) > 1:
+                continue
             pool = [r for r in (m.ents.get(ent) or {}).values()]
+            if text:
+                pool = [dict(r, **{text[0].name: r[titles[0]]}) for r in pool if isinstance(r.get(titles[0]), str) and r[titles[0]].strip()
+                        and not looks_like_id(r[titles[0]])]
             sc.rng.shuffle(pool)
             like = None
             cur_key = rec.get(m.decl[ent].key) if rec else None
@@ -1909,6 +1935,8 @@ class _Sampler:
                     if m.key_entity(f, A.PrimType("str")) == ent:
                         cur_key = v
             base_rec = (m.ents.get(ent) or {}).get(str(cur_key)) if cur_key is not None else None
+            if base_rec and text:
+                base_rec = dict(base_rec, **{text[0].name: base_rec.get(titles[0])}) if isinstance(base_rec.get(titles[0]), str) else None
             for cand in ([base_rec] if base_rec else []) + pool[:3]:
                 if all(p.name in cand for p in req):
                     like = cand
@@ -1920,6 +1948,15 @@ class _Sampler:
             if not isinstance(r, list) or not r or not isinstance(r[0], dict) or m.entity_of(r[0]) != ent:
                 continue
             key = m.decl[ent].key
+            if text:
+                if not any(isinstance(x, dict) and x.get(key) == like.get(key) for x in r):
+                    continue
+                used = [p for p in req if p not in text]
+                args = {p.name: (sc.fact(p.name, like[p.name]), like[p.name]) for p in used}
+                args[text[0].name] = (sc.fact(f"{norm(m.noun(ent))}_{titles[0]}", like[titles[0]]), like[titles[0]])
+                node, r = sc.call(name, {q.name: args[q.name] for q in req}, plural(norm(ent)))
+                sc.sought[ent] = like.get(key)  # the one searched for is the one acted on, and it is named by its title
+                return (A.Name(node), r), tuple((p.name, like[p.name]) for p in used) + ((titles[0], like[titles[0]]),)
             # the user says what they look for until it is the one they mean: "a psychologist in Berkeley, CA who
             # accepts insurance" (an optional filter the record answers narrows the list, or lets it in at all
             # where a filter's default would leave it out)
@@ -2192,6 +2229,15 @@ class _Sampler:
         self._wanted |= needed
         optional = [p for p in optional if p.name not in needed]
         order.sort(key=lambda p: (p in optional, p.name not in self._wanted, not _own_name(p.name)))  # a new name before what is said about it
+        person_made = making and (is_person(made_ent) or m.is_person(made_ent))
+
+        def whole_or_parts(name: str, given: dict) -> bool:
+            """Whether a person's name is already given the other way: whole (`fullName`) beside its parts
+            (`firstName`, `lastName`), which would each be made up apart."""
+            if not person_made or not _PERSON_NAME_PARAM.search(norm(name)):
+                return False
+            part = _NAME_PART.match(norm(name)) is not None
+            return any(_PERSON_NAME_PARAM.search(norm(q)) and (_NAME_PART.match(norm(q)) is not None) != part for q in given)
         n_opt = 0
         self._about = None
         plain = {tuple(w for w in norm(q.name).split("_") if w != "html") for q in t.params if "html" not in norm(q.name).split("_")}
@@ -2202,6 +2248,8 @@ class _Sampler:
                 continue  # "with display icon url https://..." is a picture's address nobody dictates (review 34)
             if p in optional and not _one_more_optional(p.type, n_opt, p.name):
                 continue  # an optional switch ("is primary off", "redirect new handle on") is the agent's business, not the ask
+            if p in optional and whole_or_parts(p.name, args):
+                continue  # "a contact called Barry Valdez with first name Ashley": one name, whole or in parts (review 40)
             if strip_optional(p.type) == A.PrimType("bool") and norm(p.name) in CALL_SWITCHES:
                 continue  # a required `confirm` is set below as the agent sets it, never said ("with confirm on", review 30)
             r = self.arg(sc, t, p, target, said)
@@ -2572,7 +2620,8 @@ class _Sampler:
             return None
         names = {f.name for f in m.decl[ent].fields}
         named = [(k, v) for k, (e, v) in args.items() if k in names and isinstance(v, str) and 0 < len(v) <= 40
-                 and _own_name(k) and norm(k) not in ("subject", "label") and _roots(e) == {"user"}]  # the record's own name, not its
+                 and _own_name(k) and norm(k) not in ("subject", "label") and not _NAME_PART.match(norm(k))  # no one is "called" their first name
+                 and _roots(e) == {"user"}]  # the record's own name, not its
         # `author_name`; two emails may share a subject ("send it unless I have a message with that subject" is no request)
         if not named:
             return None
@@ -3477,9 +3526,10 @@ def _join_said(c: str, said: list[str], to: bool = True) -> str:
 
 @functools.lru_cache(maxsize=256)
 def _possessive_pattern(noun: str) -> re.Pattern:
-    """"an existing incident's timeline", "the product's name": the docs' noun owning a thing (group 2)."""
+    """"an existing incident's timeline", "the product's name", "a note's title or text": the docs' noun owning a
+    thing or two (group 2), said "the title or text of my note called X", not "the title of my note ... or text"."""
     return re.compile(rf"\b(a|an|the|one|this|that|each)\s+(?:(?!(?:of|to|for|a|an|the|from|in|on)\b)[a-z-]+\s+){{0,2}}?"
-                      rf"(?i:{re.escape(noun)})'s ((?:[a-z-]+ ){{0,2}}?[a-z-]+)(?=$|[,.;]|\s+(?:of|to|for|from|in|on|with|by|and|or|as)\b)")
+                      rf"(?i:{re.escape(noun)})'s ((?:[a-z-]+ ){{0,2}}?[a-z-]+(?: (?:or|and) [a-z-]+)?)(?=$|[,.;]|\s+(?:of|to|for|from|in|on|with|by|and|or|as)\b)")
 
 
 @functools.lru_cache(maxsize=1024)

@@ -857,6 +857,16 @@ def _url(c: _Ctx) -> str:
 
 
 TIME_ZONES = ("America/New_York", "Europe/London", "Asia/Tokyo", "America/Los_Angeles", "Europe/Berlin", "Australia/Sydney")
+FOLDERS = ("documents", "reports", "shared", "projects", "uploads", "notes")  # where people keep office files
+
+
+def _file_path(rng: random.Random) -> str:
+    """An office file where people keep one, named for what it holds: "/reports/quarterly_budget.xlsx", not Faker's
+    lorem path ("/think/hit/coach.ods", review 40)."""
+    ext = fake(rng).file_extension(category="office")
+    return f"/{rng.choice(FOLDERS)}/{slugify(topic(rng)).replace('-', '_')}.{ext}"
+
+
 _KIND_MAKERS = {
     "email": lambda n, c, e: _email(c),
     "url": lambda n, c, e: _url(c),
@@ -870,7 +880,7 @@ _KIND_MAKERS = {
     "datetime": lambda n, c, e: f"{_date(c.rng, c.base, -365, 0)}T{c.rng.randint(8, 18):02d}:{c.rng.choice([0, 15, 30, 45]):02d}:00Z",
     "date": lambda n, c, e: _date(c.rng, c.base, -365, 60),
     "phone": lambda n, c, e: f"+1-{c.rng.randint(200, 989)}-{c.rng.randint(200, 989)}-{c.rng.randint(1000, 9999)}",
-    "path": lambda n, c, e: "/" + fake(c.rng).file_path(depth=2, category="office").lstrip("/"),
+    "path": lambda n, c, e: _file_path(c.rng),
     "hostname": lambda n, c, e: fake(c.rng).domain_name(),
     "citystate": lambda n, c, e: (lambda city: f"{city}, {next(x[1] for x in CITIES if x[0] == city)}")(
         c.rng.choice(c.pool((e, n, "city"), [x[0] for x in CITIES]))),
@@ -1041,7 +1051,7 @@ def _place_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str =
     if w & {"path", "file", "filename"} and not w & _ID_WORDS:
         f = fake(rng)
         stem = slugify(topic(rng)).replace("-", "_")  # "budget_review.xlsx", not Faker's lorem stems ("how.odp": review 23)
-        v = f"{stem}.{f.file_extension(category='office')}" if w & {"file", "filename"} and "path" not in w else "/" + f.file_path(depth=2, category="office").lstrip("/")
+        v = f"{stem}.{f.file_extension(category='office')}" if w & {"file", "filename"} and "path" not in w else _file_path(rng)
         return fit_extension(v, doc, rng)
     return None
 

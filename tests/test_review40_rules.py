@@ -57,3 +57,50 @@ def test_a_page_that_echoes_its_query_is_no_record(tmp_path):
     fields = set(re.findall(r"^\s*(\w+):", block.group(1), re.M))
     assert {"email", "name", "status"} <= fields, fields
     assert not fields & {"results", "query", "total", "per_page", "page"}, fields
+
+
+def _tool(name: str, desc: str, props: dict, required: list[str], out: dict | None = None) -> dict:
+    t = {"name": name, "description": desc, "inputSchema": {"type": "object", "properties": props, "required": required}}
+    return {**t, "outputSchema": out} if out else t
+
+
+NOTES = {"tools": [  # a notes server whose only lookup is a text search (Notion's, Zotero's, Paperless's style)
+    _tool("search_notes", "Search notes by text. Returns the notes whose title or body matches.",
+          {"query": {"type": "string", "description": "Search query"}}, ["query"],
+          {"type": "object", "properties": {"notes": {"type": "array", "items": {"type": "object", "properties": {
+              "id": {"type": "string"}, "title": {"type": "string", "description": "The note's title"},
+              "body": {"type": "string", "description": "The note's text"}, "pinned": {"type": "boolean"}}}}}}),
+    _tool("update_note", "Update a note's title or text.",
+          {"note_id": {"type": "string", "description": "ID of the note"}, "title": {"type": "string", "description": "New title"},
+           "body": {"type": "string", "description": "New text"}}, ["note_id"]),
+    _tool("delete_note", "Delete a note.", {"note_id": {"type": "string", "description": "ID of the note"}}, ["note_id"]),
+]}
+
+
+def _tasks(out) -> list[dict]:
+    import json
+    return [json.loads(x) for f in (out / "tasks").glob("*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+
+
+def test_a_record_only_a_text_search_finds_is_searched_for_by_its_title(tmp_path):
+    """Where the only lookup is `search_notes(query)`, 31 doc sets in the broad corpus, no task could find a record
+    ("no-lookup"). The user names the note by its title, the agent searches for that title, and the note acted on
+    is the one searched for, never another the search happened to return."""
+    import json
+    out = compile_doc(tmp_path, "notes", "tools_list.json", NOTES, 12)
+    world = json.loads(next((out / "states").glob("*.json")).read_text())
+    notes = next(v for k, v in world["entities"].items() if k.lower().startswith("note"))
+    tasks = _tasks(out)
+    assert len(tasks) >= 6, len(tasks)
+    for t in tasks:
+        calls = t["gold_calls"]
+        for i, c in enumerate(calls):
+            if c["tool"] not in ("update_note", "delete_note"):
+                continue
+            searched = [x["arguments"]["query"] for x in calls[:i] if x["tool"] == "search_notes"]
+            assert notes[c["arguments"]["note_id"]]["title"] in searched, (t["instruction"], calls)
+        for x in calls:
+            if x["tool"] == "search_notes":
+                assert f'"{x["arguments"]["query"]}"' in t["instruction"], (t["instruction"], x)
+    said = [t["instruction"] for t in tasks if any(c["tool"] == "update_note" for c in t["gold_calls"])]
+    assert not [s for s in said if re.search(r'called "[^"]*" or text', s)], said  # "the title or text of my note called X"
