@@ -312,6 +312,8 @@ class _Model:
     def returned_entity(self, tool: A.ToolDecl) -> str | None:
         """The entity whose record `tool` returns (what a create makes), if it is one of the env's."""
         ret = strip_optional(tool.returns) if tool.returns is not None else None
+        if isinstance(ret, A.ListType) and self.kinds.get(tool.name) == "create":
+            ret = strip_optional(ret.item)  # a batch create (`create_projects(items) -> list[Project]`) makes projects
         return ret.name if isinstance(ret, A.NamedType) and ret.name in self.decl else None
 
     def required_by_record(self, tool: A.ToolDecl) -> set[str]:
@@ -1748,7 +1750,8 @@ class _Sampler:
                 return None  # adding a record's own documents to it again ("all its documents") asks for nothing
             said.append(f"all the {humanize(p.name).removesuffix(' ids').removesuffix(' id')}s in it" if p.name.endswith("ids") else f"all its {humanize(p.name)}")
             return A.Attr(A.Name(rec_name), p.name), rec[p.name]
-        if ke is not None and m.user is None and depth > 0 and not is_list and norm(p.name) == norm(m.decl[ke].key) and m.kinds.get(tool.name) == "create":
+        if ke is not None and m.user is None and depth > 0 and not is_list and norm(p.name) == norm(m.decl[ke].key) and m.kinds.get(tool.name) == "create" \
+                and ke == (m.written_entity(tool, None) or ke):  # (a new section's `project_id` is the project it goes in)
             v = self.new_name(sc, ke)  # create_entities([{name, ...}]): a node that is not there yet
             said.append(f"a new {humanize(ke)} {v}")
             return sc.fact(p.name, v), v
@@ -2619,7 +2622,12 @@ class _Sampler:
         if ent is None:
             return None
         names = {f.name for f in m.decl[ent].fields}
-        named = [(k, v) for k, (e, v) in args.items() if k in names and isinstance(v, str) and 0 < len(v) <= 40
+        flat = dict(args)
+        if len(args) == 1 and isinstance((one := next(iter(args.values())))[0], A.ListLit) and len(one[0].items) == 1 \
+                and isinstance(one[0].items[0], A.RecordLit) and isinstance(one[1], list) and len(one[1]) == 1 and isinstance(one[1][0], dict):
+            # a batch create of one (`create_projects(items: [{name: "Garden"}])`): the new record's own fields
+            flat = {fi.name: (fi.value, one[1][0].get(fi.name)) for fi in one[0].items[0].fields}
+        named = [(k, v) for k, (e, v) in flat.items() if k in names and isinstance(v, str) and 0 < len(v) <= 40
                  and _own_name(k) and norm(k) not in ("subject", "label") and not _NAME_PART.match(norm(k))  # no one is "called" their first name
                  and _roots(e) == {"user"}]  # the record's own name, not its
         # `author_name`; two emails may share a subject ("send it unless I have a message with that subject" is no request)
@@ -2633,8 +2641,8 @@ class _Sampler:
         if not recs or not all(fld in r for r in recs):
             return None
         taken = sorted({r[fld] for r in recs if isinstance(r.get(fld), str) and 0 < len(r[fld]) <= 40} - {val})
-        e_old = args[fld][0]
-        if taken and sc.rng.random() < 0.4 and isinstance(e_old, A.Attr) and isinstance(e_old.obj, A.Name) and e_old.obj.id == "user":
+        e_old = flat[fld][0]
+        if taken and fld in args and sc.rng.random() < 0.4 and isinstance(e_old, A.Attr) and isinstance(e_old.obj, A.Name) and e_old.obj.id == "user":
             # one already has that name: the agent must find it and leave the create out (the guard is tested)
             new = sc.rng.choice(taken)
             said[:] = [x.replace(json.dumps(val), json.dumps(new)).replace(str(val), str(new)) if isinstance(x, str) else x for x in said]
@@ -2720,6 +2728,15 @@ class _Sampler:
                 clause = ""  # "Resend dashboard URL": the product's name is no verb (review 24: "resend dashboard URL for my broadcast")
         if re.search(r"\b(?:OR|AND)\b", clause):
             clause = ""  # "by either contact id OR email": the docs' notation, not a person's words
+        req = [p for p in t.params if p.default is None and not isinstance(p.type, A.OptionalType)]
+        if clause and len(req) == 1 and isinstance(req[0].type, A.ListType) and record_fields(self.m.env, strip_optional(req[0].type.item)) is not None:
+            # a batch tool sent one record ("Create new projects" with one project): "create a new project"
+            ws = clause.split()
+            if len(ws) > 2 and ws[1].lower() in ("a", "an"):
+                ws = [ws[0], *ws[2:]]  # "create a new personal labels": the realizer's article on the docs' plural
+            head = next((i for i, w in enumerate(ws[1:5], 1) if w.isalpha() and w.islower() and is_plural(w) and "NOUN" in lemmas(w)), None)
+            if head is not None and all(w.isalpha() and w not in CLOSED_CLASS for w in ws[1:head]):
+                clause = " ".join([ws[0], _a(" ".join(ws[1:head] + [singular(ws[head])])), *ws[head + 1:]])
         if clause:  # "purchase tickets for an event on a date in a city": the date and the city are said with their values
             said_params = {norm(p.name).split("_")[-1] for p in t.params}  # said, or read from the record acted on
             clause = re.sub(r"\s+(?:on|in|at|for|with|from|to|of)\s+(?:a|an|the|some)\s+([a-z]+)\b(?=\s+(?:on|in|at|for|with|from|to|of)\b|$)",

@@ -104,3 +104,52 @@ def test_a_record_only_a_text_search_finds_is_searched_for_by_its_title(tmp_path
                 assert f'"{x["arguments"]["query"]}"' in t["instruction"], (t["instruction"], x)
     said = [t["instruction"] for t in tasks if any(c["tool"] == "update_note" for c in t["gold_calls"])]
     assert not [s for s in said if re.search(r'called "[^"]*" or text', s)], said  # "the title or text of my note called X"
+
+
+TODO = {"tools": [  # Todoist's MCP server: every write takes a batch of records, `items: [...]`
+    _tool("get_projects_list", "Get all projects from Todoist", {}, []),
+    _tool("create_projects", "Create new projects in Todoist",
+          {"items": {"type": "array", "items": {"type": "object", "required": ["name"], "properties": {
+              "name": {"type": "string"}, "color": {"type": "string"}, "view_style": {"type": "string", "enum": ["list", "board"]}}}}},
+          ["items"]),
+    _tool("create_sections", "Create new sections in Todoist",
+          {"items": {"type": "array", "items": {"type": "object", "required": ["name", "project_id"], "properties": {
+              "name": {"type": "string"}, "project_id": {"type": "string"}}}}}, ["items"]),
+]}
+
+
+def test_a_batch_create_makes_one_record_per_item(tmp_path):
+    """`create_projects(items: [{name, color}])`: before, the env inserted one project holding none of the items'
+    fields and every tool's items were merged into one `Item` record, so Todoist yielded no task. Now each item is a
+    new project with its fields (checked by running the env on two items), the items' shapes stay apart, and a task
+    asks for "a new project called X" (one item, said in the singular), a section going in a project that exists."""
+    import json
+
+    from forgec.codegen import load_env_module
+    out = compile_doc(tmp_path, "todo", "tools_list.json", TODO, 12)
+    env_src = next((out / "src").rglob("env.forge")).read_text()
+    rec = re.search(r"tool create_projects\(items: list\[(\w+)\]", env_src).group(1)
+    fields = re.search(rf"record {rec} \{{(.*?)\n  \}}", env_src, re.S).group(1)
+    assert re.search(r"^\s*name: str$", fields, re.M) and "project_id" not in fields, fields  # its own shape, name required
+    mod = load_env_module(next((out / "envs").rglob("env.py")))
+    world = json.loads(next((out / "states").glob("*.json")).read_text())
+    env = mod.Env()
+    env.reset(state=world) if "state" in env.reset.__code__.co_varnames else env.reset(world)
+    before = set(env.state["entities"]["Project"])
+    got = env.step("create_projects", {"items": [{"name": "Garden", "color": "green"}, {"name": "Taxes"}]})
+    made = {k: r for k, r in env.state["entities"]["Project"].items() if k not in before}
+    assert sorted(r["name"] for r in made.values()) == ["Garden", "Taxes"], made
+    assert next(r for r in made.values() if r["name"] == "Garden")["color"] == "green"
+    assert sorted(r["name"] for r in got) == ["Garden", "Taxes"], got
+    tasks = _tasks(out)
+    projects = world["entities"]["Project"]
+    for t in tasks:
+        for c in t["gold_calls"]:
+            if c["tool"] in ("create_projects", "create_sections"):
+                assert len(c["arguments"]["items"]) == 1, c
+                item = c["arguments"]["items"][0]
+                assert f'called "{item["name"]}"' in t["instruction"], t["instruction"]
+                assert not re.search(r"\b(?:a|an) new \w+s called", t["instruction"]), t["instruction"]
+            if c["tool"] == "create_sections":
+                assert c["arguments"]["items"][0]["project_id"] in projects, c
+    assert any(c["tool"] == "create_projects" for t in tasks for c in t["gold_calls"]), [t["instruction"] for t in tasks]

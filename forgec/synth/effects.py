@@ -32,6 +32,7 @@ from .pure import pure_effect
 from .names import ident, pascal, snake, tokens
 from .schema import (
     AMOUNT_PARAMS,
+    BATCH_PARAMS,
     QUANTIFIERS,
     MODIFIER_PARAMS,
     is_modifier,
@@ -403,9 +404,46 @@ def _search(s: Schema, v: ToolView, pmap):
     return [A.Return(src)], A.ListType(A.NamedType(e.name))
 
 
+def batch_param(v: ToolView) -> ir.Param | None:
+    """The one required param of a write that is a list of records to make (`create_projects(items: [{name, color}])`,
+    `create_issues(issues: [...])`): one call, one record per item."""
+    req = [p for p in v.tool.params if p.required]
+    if len(req) != 1 or v.target is None:
+        return None
+    p = req[0]
+    it = p.type.items
+    if p.type.kind != "array" or it is None or it.kind != "object" or not it.fields:
+        return None
+    return p if snake(p.name) in BATCH_PARAMS or tokens(singular(p.name)) == tokens(v.target) else None
+
+
+def _create_batch(s: Schema, v: ToolView, pmap, p: ir.Param):
+    """Each item a new record with the item's fields (Todoist's `create_projects(items)`): before, the one record
+    inserted held none of them, so no task could make one by what the user asked for."""
+    e = s.entities[v.target]
+    given = {ident(snake(f.name)) if not re.fullmatch(r"[A-Za-z_]\w*", f.name) else ident(f.name) for f in p.type.items.fields}
+    initial = _initial_status(s, e)
+    inits = [A.FieldInit(e.key, A.Call("fresh_id", (N(e.name),)))]
+    for fname, f in e.fields.items():
+        if fname == e.key:
+            continue
+        if fname in given:
+            inits.append(A.FieldInit(fname, at("item", fname)))
+        elif fname == "status" and initial is not None:
+            inits.append(A.FieldInit(fname, lit(initial)))
+        else:
+            inits.append(A.FieldInit(fname, default_value(s, f.type)))
+    stmts: list[A.Stmt] = [A.Let("before", A.Call("map", (N(e.name), at("it", e.key)))),  # the records made are the new ones
+                           A.For("item", N(pmap[p.name].name), (A.Insert(e.name, tuple(inits)),)),
+                           A.Return(A.Where(N(e.name), bin_("not in", at("it", e.key), N("before"))))]
+    return stmts, A.ListType(A.NamedType(e.name))
+
+
 def _create(s: Schema, v: ToolView, pmap):
     if v.target is None:
         raise _NoRule
+    if (bp := batch_param(v)) is not None:
+        return _create_batch(s, v, pmap, bp)
     e = s.entities[v.target]
     stmts: list[A.Stmt] = []
     if v.fresh_key:

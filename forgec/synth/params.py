@@ -85,6 +85,16 @@ def tool_params(s: Schema, v: ToolView, tm: TypeMapper) -> list[ParamOut]:
             if is_body(v, p) and _other_shape(s, hint, p.type):
                 hint = f"{v.name}_{p.name}"
             ty = tm.map(p.type, hint)
+        elif p.type.kind == "array" and p.type.items is not None and p.type.items.kind == "object" and p.type.items.fields:
+            # a batch of new or changed records is the tool's own shape too: Todoist's `create_projects(items)` and
+            # `update_tasks(items)` items are no one `Item` holding every tool's fields, each of them optional
+            # (a shape met again, like a reservation's `passengers`, keeps its one record)
+            hint = p.name
+            if _other_shape(s, singular(snake(hint)), p.type.items):
+                hint = f"{v.target or v.name}_{p.name}"
+                if _other_shape(s, singular(snake(hint)), p.type.items):
+                    hint = f"{v.name}_{p.name}"
+            ty = tm.map(p.type, hint)
         else:
             ty = tm.field_type(p.name, p.type)
             closed = (prose.allowed_values(p.description or "") or prose.allowed_for(v.tool.description or "", p.name)) if ty == STR else None

@@ -1574,8 +1574,10 @@ def _fields_from_create_params(s: Schema, tm: TypeMapper) -> None:
                 if p.name == v.fresh_key or p.name in v.refs or lines_field(s, e, p) is not None or _held_elsewhere(s, e, p):
                     continue
                 it = p.type.items
-                if p.type.kind == "array" and it is not None and it.kind == "object" and tokens(singular(p.name)) == tokens(v.target):
-                    # `create_issues(issues: [{title, ...}])`: a batch of new records, each with these fields
+                if p.type.kind == "array" and it is not None and it.kind == "object" and (
+                        tokens(singular(p.name)) == tokens(v.target) or snake(p.name) in BATCH_PARAMS):
+                    # `create_issues(issues: [{title, ...}])`, Todoist's `create_projects(items: [{name, color}])`: a
+                    # batch of new records, each with these fields (not a field `items` of the record)
                     for f in it.fields:
                         _param_field(s, tm, e, ir.Param(name=f.name, type=f.type, required=False, description=f.description), optional=True)
                     continue
@@ -1678,6 +1680,7 @@ def _fields_from_search_filters(s: Schema, tm: TypeMapper) -> None:
             _param_field(s, tm, e, p, optional=False)
 
 
+BATCH_PARAMS = {"items", "records", "entries", "objects", "batch"}  # a write's list of records to make or change, one call
 QUANTIFIERS = {"all", "any", "both", "either", "*", "dontcare"}  # `dontcare`: the SGD docs' "any value"
 _SEARCH_QUALIFIER = re.compile(r"(type|mode|operator|dynamic|match|strategy|scope|distance|radius|period)$", re.I)
 
