@@ -50,6 +50,7 @@ from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, bluepri
                            superlative)
 from forgec.stdlib import ops as OPS
 from forgec.stdlib.values import INTEGRAL, TEXTY, documented_values, fit_extension, gone as record_gone, is_file_field, is_person, is_person_record, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
+from forgec.synth.effects import NAMES_TARGET
 from forgec.synth.schema import INFERRED_STATUS_DOC, MUST_BE_TRUE as _MUST_BE_TRUE, id_stem, session_names, shapes_request
 from forgec.reasons import ask_why, reason_for, said_hints
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
@@ -1802,6 +1803,10 @@ class _Sampler:
                 # is no request (review 26); its name (a person's first and last) is asked first, never left out
                 naming = {f.name for f in fields if depth == 0 and m.kinds.get(tool.name) == "create" and _names_record(f)}
                 needed = {f.name for f in fields if f.default is None} & m.required_by_record(tool) if depth == 0 else set()
+                if rec_ent and depth <= 1:  # a batch item's id naming the record acted on is always sent; its
+                    # other way of naming it ("Name of the project to update") is never a new value
+                    needed = needed | {f.name for f in fields if m.key_entity(f.name, f.type) == rec_ent}
+                    fields = tuple(f for f in fields if f.name in needed or not NAMES_TARGET.search(f.doc or ""))
                 for f in sorted(fields, key=lambda f: (f.name not in naming, f.name not in needed)):
                     optional = (f.default is not None or isinstance(f.type, A.OptionalType)) and f.name not in needed
                     if optional and f.name not in naming and sc.rng.random() < 0.6:
@@ -2172,6 +2177,15 @@ class _Sampler:
                 if target_param is not None and not m.container(ke, target_param[1]):
                     continue
                 target_param = (p, ke)  # a record inside the one found so far (the merge request of a project): it is acted on
+        if target_param is None and m.kinds.get(tool) in ("update", "delete") and len(m.required(t)) == 1:
+            # a batch (`update_projects(items: [{id, color}])`): the record an item's id names is the one acted on
+            bt = strip_optional(m.required(t)[0].type)
+            fields = record_fields(m.env, strip_optional(bt.item)) if isinstance(bt, A.ListType) else None
+            for f in fields or ():
+                ke = m.key_entity(f.name, f.type)
+                if ke is not None and ke != m.user and not isinstance(strip_optional(f.type), A.ListType):
+                    target_param = (A.ParamDecl(f.name, f.type, None, f.doc), ke)
+                    break
         about_user = any(m.key_entity(p.name, p.type) == m.user for p in t.params) or _mentions_user(m, t)
         if m.user is not None and target_param is None and not about_user:
             raise _Skip("not-the-users-business")
@@ -2889,6 +2903,10 @@ class _Sampler:
             if rest and target and kind == "update" and _doc_verb(c) in _CHANGE_VERBS - {"rename"} and any(x in sc.said_of for x in rest):
                 sets = [x for x in rest if x in sc.said_of]  # "update my task called X: set its notes to "..." and ..."
                 c += _join_said(c, [x for x in rest if x not in sc.said_of], to=False) + ": " + _settings([sc.said_of[x] for x in sets], self._units, self.m.is_person(target[1]))
+            elif rest and target and self.m.kinds.get(t.name) == "update" and len(rest) == 1 and isinstance(rest[0], str) and rest[0].startswith("called ") \
+                    and _doc_verb(c) in ("update", "edit", "modify", "change"):
+                c = re.sub(r"^\w+", "rename", c, count=1) + " to " + rest[0].removeprefix("called ")  # "rename my label called X to Y",
+                # not "update my label called X renamed to Y" (review 40)
             elif rest:
                 if target and kind != "create" and self.m.kinds.get(t.name) != "create" and _doc_verb(c) not in ("create", "add", "new", "make", "insert"):
                     # a record that has a name gets a new one: 'renamed to "X"', not a second 'called'; a page made in a

@@ -112,6 +112,15 @@ TODO = {"tools": [  # Todoist's MCP server: every write takes a batch of records
           {"items": {"type": "array", "items": {"type": "object", "required": ["name"], "properties": {
               "name": {"type": "string"}, "color": {"type": "string"}, "view_style": {"type": "string", "enum": ["list", "board"]}}}}},
           ["items"]),
+    _tool("update_projects", "Update projects in Todoist\nEither 'id' or the 'name' to identify the target.",
+          {"items": {"type": "array", "items": {"type": "object", "properties": {
+              "id": {"type": "string", "description": "ID of the project to update (preferred over name)"},
+              "name": {"type": "string", "description": "Name of the project to update"},
+              "color": {"type": "string"}, "view_style": {"type": "string", "enum": ["list", "board"]}}}}}, ["items"]),
+    _tool("delete_projects", "Delete projects from Todoist\nEither 'id' or the 'name' to identify the target.",
+          {"items": {"type": "array", "items": {"type": "object", "properties": {
+              "id": {"type": "string", "description": "ID of the project to delete (preferred over name)"},
+              "name": {"type": "string", "description": "Name of the project to delete"}}}}}, ["items"]),
     _tool("create_sections", "Create new sections in Todoist",
           {"items": {"type": "array", "items": {"type": "object", "required": ["name", "project_id"], "properties": {
               "name": {"type": "string"}, "project_id": {"type": "string"}}}}}, ["items"]),
@@ -153,3 +162,32 @@ def test_a_batch_create_makes_one_record_per_item(tmp_path):
             if c["tool"] == "create_sections":
                 assert c["arguments"]["items"][0]["project_id"] in projects, c
     assert any(c["tool"] == "create_projects" for t in tasks for c in t["gold_calls"]), [t["instruction"] for t in tasks]
+
+
+def test_a_batch_update_or_delete_acts_on_the_records_its_items_name(tmp_path):
+    """`update_projects(items: [{id, name, color}])` ("Either 'id' or the 'name' to identify the target"): each
+    item's id names a project, its other fields change it, and its `name` ("Name of the project to update") only
+    names it again, so it never renames; `delete_projects(items: [{id}])` deletes each. Before, both only logged
+    the call. Checked by running the env, and on the tasks: the id sent is the project the user names."""
+    import json
+
+    from forgec.codegen import load_env_module
+    out = compile_doc(tmp_path, "todo", "tools_list.json", TODO, 16)
+    mod = load_env_module(next((out / "envs").rglob("env.py")))
+    world = json.loads(next((out / "states").glob("*.json")).read_text())
+    projects = world["entities"]["Project"]
+    a, b = sorted(projects)[:2]
+    env = mod.Env()
+    env.reset(state=world) if "state" in env.reset.__code__.co_varnames else env.reset(world)
+    env.step("update_projects", {"items": [{"id": a, "color": "teal", "name": "Elsewhere"}]})
+    assert env.state["entities"]["Project"][a]["color"] == "teal"
+    assert env.state["entities"]["Project"][a]["name"] == projects[a]["name"]  # a name that identifies is no rename
+    env.step("delete_projects", {"items": [{"id": a}, {"id": b}]})
+    assert a not in env.state["entities"]["Project"] and b not in env.state["entities"]["Project"]
+    tasks = _tasks(out)
+    acted = [(t, c) for t in tasks for c in t["gold_calls"] if c["tool"] in ("update_projects", "delete_projects")]
+    assert acted, [t["instruction"] for t in tasks]
+    for t, c in acted:
+        (item,) = c["arguments"]["items"]
+        assert f'project called "{projects[item["id"]]["name"]}"' in t["instruction"], (t["instruction"], item)
+        assert "name" not in item, item

@@ -404,9 +404,27 @@ def _search(s: Schema, v: ToolView, pmap):
     return [A.Return(src)], A.ListType(A.NamedType(e.name))
 
 
+# "ID of the project to update", "Name of the task to retrieve (if ID not provided)": which record, not a new value
+NAMES_TARGET = re.compile(r"\b(?:id|name|title|key)\b[^.]{0,20}?\bof the \w+(?: \w+)? to (?:update|delete|remove|retrieve|get|move|close|"
+                          r"complete|reopen|archive|rename|change|edit|modify)\b", re.I)
+
+
+def batch_key(s: Schema, v: ToolView, p: ir.Param) -> str | None:
+    """The item field that names the record a batch update or delete acts on: `id`, `<entity>_id` or the
+    entity's key (Todoist's `update_projects(items: [{id, name, color}])`), else None."""
+    if v.target is None:
+        return None
+    e = s.entities[v.target]
+    names = {ident(f.name): f for f in p.type.items.fields}
+    for cand in (e.key, f"{snake(e.name)}_id", "id"):
+        if cand in names and names[cand].type.kind in ("string", "integer", "number"):
+            return cand
+    return None
+
+
 def batch_param(v: ToolView) -> ir.Param | None:
-    """The one required param of a write that is a list of records to make (`create_projects(items: [{name, color}])`,
-    `create_issues(issues: [...])`): one call, one record per item."""
+    """The one required param of a write that is a list of records to make or change (`create_projects(items:
+    [{name, color}])`, `create_issues(issues: [...])`, `delete_projects(items: [{id}])`): one call, one record per item."""
     req = [p for p in v.tool.params if p.required]
     if len(req) != 1 or v.target is None:
         return None
@@ -437,6 +455,32 @@ def _create_batch(s: Schema, v: ToolView, pmap, p: ir.Param):
                            A.For("item", N(pmap[p.name].name), (A.Insert(e.name, tuple(inits)),)),
                            A.Return(A.Where(N(e.name), bin_("not in", at("it", e.key), N("before"))))]
     return stmts, A.ListType(A.NamedType(e.name))
+
+
+def _batch_change(s: Schema, v: ToolView, pmap, p: ir.Param, kind: str):
+    """Each item changes (or deletes) the record its id names: `for item in items { ... Project[item.id] ... }`.
+    An item field the docs give as another way to say which record ("Name of the project to update") is no change."""
+    e = s.entities[v.target]
+    idf = batch_key(s, v, p)
+    if idf is None:
+        raise _NoRule
+    rows: list[A.Stmt] = [A.Require(bin_("in", at("item", idf), N(e.name)), f"{e.name} not found")]
+    if kind == "delete":
+        rows.append(A.Delete(A.Index(N(e.name), at("item", idf))))
+    else:
+        rows.append(A.Let("rec", A.Index(N(e.name), at("item", idf))))
+        for f in p.type.items.fields:
+            fname = field_named(e, ident(f.name)) or ident(f.name)
+            if ident(f.name) == idf or fname == e.key or fname not in e.fields or NAMES_TARGET.search(f.description or ""):
+                continue
+            rows.append(A.If(bin_("!=", at("item", ident(f.name)), NULL), (A.Set(at("rec", fname), at("item", ident(f.name))),)))
+        if len(rows) == 2:
+            raise _NoRule
+    stmts: list[A.Stmt] = [A.For("item", N(pmap[p.name].name), tuple(rows))]
+    if kind == "delete":
+        return stmts + [A.Return(A.Call("map", (N(pmap[p.name].name), at("it", idf))))], A.ListType(A.PrimType(e.key_type))
+    return stmts + [A.Return(A.Where(N(e.name), bin_("in", at("it", e.key), A.Call("map", (N(pmap[p.name].name), at("it", idf))))))], \
+        A.ListType(A.NamedType(e.name))
 
 
 def _create(s: Schema, v: ToolView, pmap):
@@ -702,6 +746,8 @@ def _status_require(e: Entity, v: ToolView, k: str) -> list[A.Stmt]:
 
 
 def _update(s: Schema, v: ToolView, pmap):
+    if v.target is not None and v.key_param is None and (bp := batch_param(v)) is not None:
+        return _batch_change(s, v, pmap, bp, "update")
     if v.target is None or v.key_param is None:
         raise _NoRule
     e = s.entities[v.target]
@@ -990,6 +1036,8 @@ def _cascade(s: Schema, e: Entity, v: ToolView) -> list[A.Stmt]:
 
 
 def _delete(s: Schema, v: ToolView, pmap):
+    if v.target is not None and v.key_param is None and (bp := batch_param(v)) is not None:
+        return _batch_change(s, v, pmap, bp, "delete")
     if v.target is None or v.key_param is None:
         raise _NoRule
     e = s.entities[v.target]

@@ -95,6 +95,13 @@ def tool_params(s: Schema, v: ToolView, tm: TypeMapper) -> list[ParamOut]:
                 if _other_shape(s, singular(snake(hint)), p.type.items):
                     hint = f"{v.name}_{p.name}"
             ty = tm.map(p.type, hint)
+            if v.kind in ("update", "delete") and v.target and isinstance(ty, A.ListType) and isinstance(ty.item, A.NamedType) \
+                    and (rec := s.records.get(ty.item.name)) is not None:
+                from .effects import batch_key  # (effects imports this module)
+                idf = batch_key(s, v, p)
+                if idf in rec.fields:  # the item's `id` names a project: typed so, for the agent and the sampler
+                    old = rec.fields[idf].type
+                    rec.fields[idf].type = A.OptionalType(A.NamedType(v.target)) if isinstance(old, A.OptionalType) else A.NamedType(v.target)
         else:
             ty = tm.field_type(p.name, p.type)
             closed = (prose.allowed_values(p.description or "") or prose.allowed_for(v.tool.description or "", p.name)) if ty == STR else None

@@ -1025,6 +1025,8 @@ def _bind_tools(s: Schema) -> None:
             v.kind = "search"
         if v.kind == "search" and v.target is None and named and named in s.entities:
             v.target = named
+        if v.kind in ("update", "delete") and v.target is None and not v.refs and named in s.entities and _batch_of(v):
+            v.target = named  # Todoist's `update_projects(items: [{id, color}])`: each item names a project by its id
         if v.kind in ("read", "search") and v.target is None and not v.refs and v.tool.params:
             got = prose.returned(v.facts, list(s.entities))
             if got:
@@ -1189,6 +1191,14 @@ def _attribute_doc(p: ir.Param) -> bool:
     own = tokens(p.name)
     return (1 < len(words) <= 3 and words[-len(own):] == own and words[0] not in DETERMINERS
             and not set(words) & {"id", "ids", "identifier", "key", "number"})
+
+
+def _batch_of(v: ToolView) -> bool:
+    """Whether a write's one required param is a batch (`items: [{id, ...}]`) whose items name records by `id`."""
+    req = [p for p in v.tool.params if p.required]
+    it = req[0].type.items if len(req) == 1 and req[0].type.kind == "array" else None
+    return it is not None and it.kind == "object" and snake(req[0].name) in BATCH_PARAMS and any(
+        ident(f.name) == "id" or tokens(f.name)[-1:] == ["id"] for f in it.fields)
 
 
 def _bind_named_target(s: Schema, v: ToolView, named: str | None) -> None:
@@ -1595,6 +1605,8 @@ def _fields_from_update_params(s: Schema, tm: TypeMapper) -> None:
         extra = _group_params(s, tm, v, e, extra)
         if v.kind == "update":
             for p in extra:
+                if snake(p.name) in BATCH_PARAMS and p.type.kind == "array":
+                    continue  # `update_projects(items: [{id, color}])`: the records changed, no field `items` of one
                 if not _held_elsewhere(s, e, p):
                     _param_field(s, tm, e, p, optional=False)
             _update_ref_fields(v, e)
