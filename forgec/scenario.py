@@ -1754,7 +1754,7 @@ class _Sampler:
         if ke is not None and m.user is None and depth > 0 and not is_list and norm(p.name) == norm(m.decl[ke].key) and m.kinds.get(tool.name) == "create" \
                 and ke == (m.written_entity(tool, None) or ke):  # (a new section's `project_id` is the project it goes in)
             v = self.new_name(sc, ke)  # create_entities([{name, ...}]): a node that is not there yet
-            said.append(f"a new {humanize(ke)} {v}")
+            said.append(f"called {json.dumps(v)}")  # "create a new entity called "Noah Fischer"", not "... with a new entity Noah Fischer"
             return sc.fact(p.name, v), v
         if ke is not None and ke != rec_ent and not is_list and rec and required and not _moves(tool, p):
             f = m.container(rec_ent, ke)  # the project of the merge request acted on: its own, read from it
@@ -1821,10 +1821,12 @@ class _Sampler:
                         # no part of "create a collection called X" (review 39: "collection description ... the collection listen set to test")
                     n_opt += optional
                     self._parent = inner
+                    self._siblings = vals  # what this item already holds (its name, for its kind)
                     try:
                         r = self.arg(sc, tool, A.ParamDecl(f.name, f.type, f.default, f.doc), target, said, depth + 1)
                     finally:
                         self._parent = outer
+                        self._siblings = None
                     if r is None:
                         if (f.default is None and not isinstance(f.type, A.OptionalType)) or f.name in needed:
                             raise _Skip("unfillable-argument")
@@ -2067,6 +2069,8 @@ class _Sampler:
             if v is not None:
                 return v
             when = said_when(name, doc or "", rng)  # a day or time the user asks for, in the docs' format
+            if when is not None and rec and "end" in n.split("_"):
+                when = _after_start(when, rec, n, rng)  # a sprint's new end a few weeks after its start, not 51 weeks (review 41)
             if when is not None and when != cur:
                 return when
             if re.search(r"(^|_)(owner|assignee|customer|reviewer|member|agent|requester|recipient|contact|user)s?$", n) and re.search(r"\bemail\b", doc or "", re.I):
@@ -2155,6 +2159,15 @@ class _Sampler:
                 # string of unknown meaning (a version, a group, a document) is not made up from words in use
                 used = sorted({r[name] for e in self.m.decl.values() if name != e.key and any(f.name == name for f in e.fields)
                                for r in (self.m.ents.get(e.name) or {}).values() if isinstance(r.get(name), str)})
+                new = next((v for k, v in (getattr(self, "_siblings", None) or {}).items() if _own_name(k) and isinstance(v, str)), None)
+                if new is not None and 2 <= len(used) <= 12:
+                    # a new node called "Ines Moreau" is of the kind the store gives the other people in it, not "place"
+                    # (review 41); read from the world: the kinds of the records whose names are shaped like the new one's
+                    alike = {r[name] for e in self.m.decl.values() if any(f.name == name for f in e.fields)
+                             for r in (self.m.ents.get(e.name) or {}).values()
+                             if isinstance(r.get(name), str) and _person_like(_name_of(r)) == _person_like(new)}
+                    if len(alike) == 1:
+                        return alike.pop()
                 if 2 <= len(used) <= 12:
                     return rng.choice(used)
             return _NONE
@@ -2748,6 +2761,8 @@ class _Sampler:
             ws = clause.split()
             if len(ws) > 2 and ws[1].lower() in ("a", "an"):
                 ws = [ws[0], *ws[2:]]  # "create a new personal labels": the realizer's article on the docs' plural
+            while len(ws) > 2 and ws[1].lower() in ("multiple", "several", "many", "some", "one", "or", "more", "any"):
+                ws = [ws[0], *ws[2:]]  # "Create multiple new entities" with one: "create a new entity" (review 41)
             head = next((i for i, w in enumerate(ws[1:5], 1) if w.isalpha() and w.islower() and is_plural(w) and "NOUN" in lemmas(w)), None)
             if head is not None and all(w.isalpha() and w not in CLOSED_CLASS for w in ws[1:head]):
                 clause = " ".join([ws[0], _a(" ".join(ws[1:head] + [singular(ws[head])])), *ws[head + 1:]])
@@ -3283,6 +3298,39 @@ class _Sampler:
 _NONE = object()
 
 _NEW_NAMES = ["Maya Lindqvist", "Tomas Reyes", "Grace Adeyemi", "Noah Fischer", "Ines Moreau", "Ravi Menon"]
+
+
+def _after_start(when: str, rec: dict, n: str, rng: random.Random) -> str:
+    """A new end (`endDate`, `end_time`) for a record that has a start: one to four weeks after it, in the format
+    `when` was made in; `when` as it is where the record has no start date to read."""
+    import datetime as _dt
+    start = next((v for k, v in rec.items() if norm(k).split("_") == ["start" if w == "end" else w for w in n.split("_")]), None)
+    m0, m1 = (re.match(r"\d{4}-\d{2}-\d{2}", x) if isinstance(x, str) else None for x in (start, when))
+    if not (m0 and m1):
+        return when
+    try:
+        d = _dt.date.fromisoformat(m0.group(0)) + _dt.timedelta(days=rng.choice([7, 14, 21, 28]))
+    except ValueError:
+        return when
+    return d.isoformat() + when[10:]
+
+
+@functools.lru_cache(maxsize=1)
+def _first_names() -> frozenset[str]:
+    """Given names Faker knows in a few locales, and those of the new people this sampler names."""
+    import importlib
+    out = {n.split()[0] for n in _NEW_NAMES}
+    for loc in ("en_US", "de_DE", "es_ES", "fr_FR", "it_IT", "sv_SE", "en_IN", "nl_NL"):
+        prov = importlib.import_module(f"faker.providers.person.{loc}").Provider
+        for attr in ("first_names", "first_names_male", "first_names_female"):
+            names = getattr(prov, attr, ())
+            out |= set(names.keys() if isinstance(names, dict) else names)
+    return frozenset(out)
+
+
+def _person_like(v: Any) -> bool:
+    """Whether a name is a person's ("Alice Shah"): two or three capitalized words, the first a given name."""
+    return isinstance(v, str) and re.fullmatch(r"[A-Z][a-z'-]+(?: [A-Z][a-z'-]+){1,2}", v) is not None and v.split()[0] in _first_names()
 _PLACES = [("Austin", "TX", "787"), ("Denver", "CO", "802"), ("Seattle", "WA", "981"), ("Boston", "MA", "021")]
 
 _PHRASES = {  # what a person says where a value is their own words (other text: `stdlib.values.said_value`)

@@ -191,3 +191,31 @@ def test_a_batch_update_or_delete_acts_on_the_records_its_items_name(tmp_path):
         (item,) = c["arguments"]["items"]
         assert f'project called "{projects[item["id"]]["name"]}"' in t["instruction"], (t["instruction"], item)
         assert "name" not in item, item
+
+
+def test_a_batch_of_one_drops_its_quantifier(tmp_path):
+    """"Create multiple new projects" sent one project: "create a new project called X", not "create a multiple new
+    entity" (review 41)."""
+    import json
+    doc = json.loads(json.dumps(TODO).replace("Create new projects in Todoist", "Create multiple new projects in Todoist"))
+    out = compile_doc(tmp_path, "todo", "tools_list.json", doc, 12)
+    said = [t["instruction"] for t in _tasks(out) if any(c["tool"] == "create_projects" for c in t["gold_calls"])]
+    assert said
+    assert all("a new project called" in s and "multiple" not in s for s in said), said
+
+
+def test_a_new_end_is_weeks_after_the_start_and_a_new_person_is_a_person():
+    """A sprint's new end date is one to four weeks after its own start, in the format made for it (review 41: a
+    sprint begun 2023-06-13 stretched to 2024-06-04); a new node called like a person takes the kind the store gives
+    its people (review 41: "Ines Moreau", entity type "place")."""
+    import datetime as dt
+
+    from forgec.scenario import _after_start, _person_like
+    rng = random.Random(2)
+    for _ in range(10):
+        got = _after_start("2024-06-04T16:00:00", {"startDate": "2023-06-13T09:00:00Z"}, "end_date", rng)
+        days = (dt.date.fromisoformat(got[:10]) - dt.date(2023, 6, 13)).days
+        assert 7 <= days <= 28 and got.endswith("T16:00:00"), got
+    assert _after_start("2024-06-04", {"name": "x"}, "end_date", rng) == "2024-06-04"
+    assert _person_like("Ines Moreau") and _person_like("Alice Shah")
+    assert not _person_like("Project Phoenix") and not _person_like("Berlin") and not _person_like("acme corp")
