@@ -449,6 +449,8 @@ def _create_batch(s: Schema, v: ToolView, pmap, p: ir.Param):
             inits.append(A.FieldInit(fname, at("item", fname)))
         elif fname == "status" and initial is not None:
             inits.append(A.FieldInit(fname, lit(initial)))
+        elif not isinstance(f.type, A.OptionalType) and default_value(s, f.type) == NULL:
+            return None  # a record the items cannot make whole (a task's workspace no item names): the one-record rules
         else:
             inits.append(A.FieldInit(fname, default_value(s, f.type)))
     stmts: list[A.Stmt] = [A.Let("before", A.Call("map", (N(e.name), at("it", e.key)))),  # the records made are the new ones
@@ -486,8 +488,8 @@ def _batch_change(s: Schema, v: ToolView, pmap, p: ir.Param, kind: str):
 def _create(s: Schema, v: ToolView, pmap):
     if v.target is None:
         raise _NoRule
-    if (bp := batch_param(v)) is not None:
-        return _create_batch(s, v, pmap, bp)
+    if (bp := batch_param(v)) is not None and (made := _create_batch(s, v, pmap, bp)) is not None:
+        return made
     e = s.entities[v.target]
     stmts: list[A.Stmt] = []
     if v.fresh_key:
