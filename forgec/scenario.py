@@ -50,7 +50,7 @@ from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, bluepri
                            superlative)
 from forgec.stdlib import ops as OPS
 from forgec.stdlib.values import INTEGRAL, TEXTY, documented_values, fit_extension, gone as record_gone, is_file_field, is_person, is_person_record, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
-from forgec.synth.effects import NAMES_TARGET
+from forgec.synth.schema import NAMES_TARGET
 from forgec.synth.schema import INFERRED_STATUS_DOC, MUST_BE_TRUE as _MUST_BE_TRUE, id_stem, session_names, shapes_request
 from forgec.reasons import ask_why, reason_for, said_hints
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb

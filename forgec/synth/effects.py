@@ -33,6 +33,8 @@ from .names import ident, pascal, snake, tokens
 from .schema import (
     AMOUNT_PARAMS,
     BATCH_PARAMS,
+    NAMES_TARGET,
+    batch_key,
     QUANTIFIERS,
     MODIFIER_PARAMS,
     is_modifier,
@@ -402,24 +404,6 @@ def _search(s: Schema, v: ToolView, pmap):
             A.Return(at(A.Index(N("found"), lit(0)), e.key)),
         ], A.PrimType(e.key_type)
     return [A.Return(src)], A.ListType(A.NamedType(e.name))
-
-
-# "ID of the project to update", "Name of the task to retrieve (if ID not provided)": which record, not a new value
-NAMES_TARGET = re.compile(r"\b(?:id|name|title|key)\b[^.]{0,20}?\bof the \w+(?: \w+)? to (?:update|delete|remove|retrieve|get|move|close|"
-                          r"complete|reopen|archive|rename|change|edit|modify)\b", re.I)
-
-
-def batch_key(s: Schema, v: ToolView, p: ir.Param) -> str | None:
-    """The item field that names the record a batch update or delete acts on: `id`, `<entity>_id` or the
-    entity's key (Todoist's `update_projects(items: [{id, name, color}])`), else None."""
-    if v.target is None:
-        return None
-    e = s.entities[v.target]
-    names = {ident(f.name): f for f in p.type.items.fields}
-    for cand in (e.key, f"{snake(e.name)}_id", "id"):
-        if cand in names and names[cand].type.kind in ("string", "integer", "number"):
-            return cand
-    return None
 
 
 def batch_param(v: ToolView) -> ir.Param | None:

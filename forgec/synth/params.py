@@ -14,7 +14,7 @@ from forgec.lang import ast as A
 
 from . import prose
 from .names import ident, pascal, snake
-from .schema import Schema, is_body, ToolView, TypeMapper, strip_optional
+from .schema import Schema, batch_key, is_body, ToolView, TypeMapper, strip_optional
 
 STR = A.PrimType("str")
 NULL = A.Literal(None)
@@ -97,7 +97,6 @@ def tool_params(s: Schema, v: ToolView, tm: TypeMapper) -> list[ParamOut]:
             ty = tm.map(p.type, hint)
             if v.kind in ("update", "delete") and v.target and isinstance(ty, A.ListType) and isinstance(ty.item, A.NamedType) \
                     and (rec := s.records.get(ty.item.name)) is not None:
-                from .effects import batch_key  # (effects imports this module)
                 idf = batch_key(s, v, p)
                 if idf in rec.fields:  # the item's `id` names a project: typed so, for the agent and the sampler
                     old = rec.fields[idf].type

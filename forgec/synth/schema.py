@@ -1193,6 +1193,24 @@ def _attribute_doc(p: ir.Param) -> bool:
             and not set(words) & {"id", "ids", "identifier", "key", "number"})
 
 
+# "ID of the project to update", "Name of the task to retrieve (if ID not provided)": which record, not a new value
+NAMES_TARGET = re.compile(r"\b(?:id|name|title|key)\b[^.]{0,20}?\bof the \w+(?: \w+)? to (?:update|delete|remove|retrieve|get|move|close|"
+                          r"complete|reopen|archive|rename|change|edit|modify)\b", re.I)
+
+
+def batch_key(s: Schema, v: ToolView, p: ir.Param) -> str | None:
+    """The item field that names the record a batch update or delete acts on: `id`, `<entity>_id` or the
+    entity's key (Todoist's `update_projects(items: [{id, name, color}])`), else None."""
+    if v.target is None:
+        return None
+    e = s.entities[v.target]
+    names = {ident(f.name): f for f in p.type.items.fields}
+    for cand in (e.key, f"{snake(e.name)}_id", "id"):
+        if cand in names and names[cand].type.kind in ("string", "integer", "number"):
+            return cand
+    return None
+
+
 def _batch_of(v: ToolView) -> bool:
     """Whether a write's one required param is a batch (`items: [{id, ...}]`) whose items name records by `id`."""
     req = [p for p in v.tool.params if p.required]
@@ -1477,8 +1495,10 @@ def _held_elsewhere(s: Schema, e: Entity, p: ir.Param, search: bool = False) -> 
     name = ident(p.name)
     if name in e.documented or field_named(e, name) is not None or name == e.key or name in e.aliases:
         return False
-    if search or any(name in _part_fields(s, f) for f in e.fields.values()):
-        return True  # a filter on what the record does not hold, or a value the record keeps inside a part
+    if any(name in _part_fields(s, f) for f in e.fields.values()):
+        return True  # a value the record keeps inside a part
+    if search and p.type.kind == "string" and not p.type.values:
+        return False  # "Member search by e-mail": a text the record is found by is the record's, documented or not
     # a write's choice the record never shows (`crawlPriority: low|normal`, a flag, another record's id) is the
     # request's; its text (a comment's `text`, kept as rich `data`) is still what the user says
     return p.type.kind in ("enum", "boolean") or bool(p.type.values) or s.ref_of(p.name) is not None
