@@ -28,6 +28,7 @@ templates (forgec/wording.py) with verbs and nouns from the docs.
 from __future__ import annotations
 
 import contextvars
+import datetime
 import functools
 import json
 import math
@@ -265,6 +266,17 @@ class _Model:
 
     def required(self, t: A.ToolDecl) -> list[A.ParamDecl]:
         return [p for p in t.params if p.default is None and not isinstance(p.type, A.OptionalType)]
+
+    def batch_items(self, t: A.ToolDecl) -> tuple | None:
+        """The fields of the records a batch tool takes (its one required param a list of records: Todoist's
+        `items`), else None."""
+        req = self.required(t)
+        bt = strip_optional(req[0].type) if len(req) == 1 else None
+        return record_fields(self.env, strip_optional(bt.item)) if isinstance(bt, A.ListType) else None
+
+    def title_field(self, ent: str) -> str | None:
+        """The field a record of `ent` is called by (`name`, `title`, `subject`, `display_name`), if it has one."""
+        return next((f for f in self.natural_fields(ent) if re.search(r"(^|_)(name|title|subject|display_name)$", norm(f))), None)
 
     def entity_of(self, rec: Any) -> str | None:
         if not isinstance(rec, dict):
@@ -1553,7 +1565,7 @@ class _Sampler:
         if ent in sc.sought:  # a text search for one record: that one, not another the search happened to return
             sought = sc.sought.pop(ent)
             cands = [i for i in cands if recs[i].get(self.m.decl[ent].key) == sought]
-        titles = [f for f in self.m.natural_fields(ent) if re.search(r"(^|_)(name|title|subject|display_name)$", norm(f))][:1]
+        titles = [f for f in [self.m.title_field(ent)] if f]
         if titles:  # a to-do task whose title is empty is named by nothing its owner knows (review 29)
             cands = [i for i in cands if recs[i].get(titles[0]) not in (None, "")]
         if not cands:
@@ -1921,7 +1933,7 @@ class _Sampler:
         """A search tool for `ent` whose required params the acted-on record (or a record of `ent`)
         answers: search_flights(origin, destination, date) for a flight like the one booked."""
         m = self.m
-        titles = [f for f in m.natural_fields(ent) if re.search(r"(^|_)(name|title|subject|display_name)$", norm(f))][:1]
+        titles = [f for f in [m.title_field(ent)] if f]
         for name, t in sorted(m.tools.items()):
             if m.writes[name] or not m.required(t):
                 continue
@@ -2190,11 +2202,9 @@ class _Sampler:
                 if target_param is not None and not m.container(ke, target_param[1]):
                     continue
                 target_param = (p, ke)  # a record inside the one found so far (the merge request of a project): it is acted on
-        if target_param is None and m.kinds.get(tool) in ("update", "delete") and len(m.required(t)) == 1:
+        if target_param is None and m.kinds.get(tool) in ("update", "delete"):
             # a batch (`update_projects(items: [{id, color}])`): the record an item's id names is the one acted on
-            bt = strip_optional(m.required(t)[0].type)
-            fields = record_fields(m.env, strip_optional(bt.item)) if isinstance(bt, A.ListType) else None
-            for f in fields or ():
+            for f in m.batch_items(t) or ():
                 ke = m.key_entity(f.name, f.type)
                 if ke is not None and ke != m.user and not isinstance(strip_optional(f.type), A.ListType):
                     target_param = (A.ParamDecl(f.name, f.type, None, f.doc), ke)
@@ -2755,8 +2765,7 @@ class _Sampler:
                 clause = ""  # "Resend dashboard URL": the product's name is no verb (review 24: "resend dashboard URL for my broadcast")
         if re.search(r"\b(?:OR|AND)\b", clause):
             clause = ""  # "by either contact id OR email": the docs' notation, not a person's words
-        req = [p for p in t.params if p.default is None and not isinstance(p.type, A.OptionalType)]
-        if clause and len(req) == 1 and isinstance(req[0].type, A.ListType) and record_fields(self.m.env, strip_optional(req[0].type.item)) is not None:
+        if clause and self.m.batch_items(t) is not None:
             # a batch tool sent one record ("Create new projects" with one project): "create a new project"
             ws = clause.split()
             if len(ws) > 2 and ws[1].lower() in ("a", "an"):
@@ -3303,13 +3312,12 @@ _NEW_NAMES = ["Maya Lindqvist", "Tomas Reyes", "Grace Adeyemi", "Noah Fischer", 
 def _after_start(when: str, rec: dict, n: str, rng: random.Random) -> str:
     """A new end (`endDate`, `end_time`) for a record that has a start: one to four weeks after it, in the format
     `when` was made in; `when` as it is where the record has no start date to read."""
-    import datetime as _dt
     start = next((v for k, v in rec.items() if norm(k).split("_") == ["start" if w == "end" else w for w in n.split("_")]), None)
     m0, m1 = (re.match(r"\d{4}-\d{2}-\d{2}", x) if isinstance(x, str) else None for x in (start, when))
     if not (m0 and m1):
         return when
     try:
-        d = _dt.date.fromisoformat(m0.group(0)) + _dt.timedelta(days=rng.choice([7, 14, 21, 28]))
+        d = datetime.date.fromisoformat(m0.group(0)) + datetime.timedelta(days=rng.choice([7, 14, 21, 28]))
     except ValueError:
         return when
     return d.isoformat() + when[10:]
