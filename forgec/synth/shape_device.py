@@ -148,7 +148,7 @@ def claim(env: ir.Environment, taken: frozenset) -> Claim | None:
 
     pure = pure_claim(env, taken)  # `convert_temperature(value, from, to)` computes; it controls nothing
     taken = taken | frozenset(pure.tools if pure else ())
-    cands = [t for t in env.tools if t.name not in taken and not has_id_param(t)]
+    cands = [t for t in env.tools if t.name not in taken and not has_id_param(t) and not _returns_records(env, t)]
     cls = {t.name: _classify(t) for t in cands}
     control = [t for t in cands if cls[t.name] in ("set", "level", "parts", "toggle") and set(_noun(t)) & CONTROL]
     session = [t for t in cands if cls[t.name] == "session"]
@@ -160,6 +160,23 @@ def claim(env: ir.Environment, taken: frozenset) -> Claim | None:
     mine = [t.model_copy(update={"params": tuple(p.model_copy(update={"name": "state_value"}) if ident(p.name) == "state" else p for p in t.params)})
             for t in mine]
     return _model(env, mine, cls)
+
+
+def _returns_records(env: ir.Environment, t: ir.Tool) -> bool:
+    """Whether `t` documents its result as a list of records (Gotify's `getApps() -> [Application]`): a
+    collection the CRUD rules keep, never a reading of the one device or session (review 42: a login pair made
+    every list of a notification server return the signed-in user)."""
+    def deref(x: ir.Type | None) -> ir.Type | None:
+        for _ in range(8):
+            if x is None or x.kind != "ref":
+                return x
+            x = env.definitions.get(x.ref or "")
+        return x
+    def records(x: ir.Type | None) -> bool:
+        item = deref(x.items) if x is not None and x.kind == "array" else None
+        return item is not None and item.kind == "object" and bool(item.fields)
+    r = deref(t.returns)  # the list itself, or a page holding it (`PagedMessages {messages: [Message], paging}`)
+    return records(r) or (r is not None and r.kind == "object" and any(records(deref(f.type)) for f in r.fields))
 
 
 # --------------------------------------------------------------------------- the model
