@@ -2629,14 +2629,15 @@ class _Sampler:
         return gname, ent, grec
 
     def dictates_a_record_key(self, decl: A.BlueprintDecl) -> bool:
-        """Whether the user gives a write the key of a record other than their own account ("the document
-        with id 25", "post 100"): a person names their records, the agent looks the key up."""
+        """Whether the user gives a call the key of a record other than their own account ("the document
+        with id 25", "post 100"): a person names their records, the agent looks the key up. A read counts too: a
+        lookup by an id the user dictates ("my config ... whose id is config_51770") is the same unknown id."""
         m = self.m
         own = {m.decl[m.user].key} if m.user is not None else set()
         if m.locator is not None:
             own |= set(m.locator[1])
         for n in decl.nodes:
-            if not (isinstance(n, A.CallNode) and m.writes.get(n.tool)):
+            if not isinstance(n, A.CallNode) or n.tool not in m.tools:
                 continue
             params = {p.name: p for p in m.tools[n.tool].params}
             for a in n.args:
@@ -3631,6 +3632,10 @@ def _put_record(c: str, m: re.Match, group: int, words: str) -> str:
     head = re.match(r"\s+([a-z]+)(?=\s|$)", c[m.end(group):])
     if head and head.group(1) not in CLOSED_CLASS and is_plural(head.group(1)) and "NOUN" in lemmas(head.group(1)):
         return c[:m.start(group)] + head.group(1) + " for " + words + c[m.end(group) + head.end():]
+    if head and head.group(1) not in CLOSED_CLASS and set(lemmas(head.group(1))) == {"NOUN"} and group == 0:
+        # "delete a website configuration from the system": the record's noun only modifies the object, which stays
+        # whole ("the configuration of my website called X"), not "my website called X configuration" (review 42)
+        return c[:m.start(group)] + "the " + head.group(1) + " of " + words + c[m.end(group) + head.end():]
     return c[:m.start(group)] + words + c[m.end(group):]
 
 

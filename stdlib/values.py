@@ -389,6 +389,7 @@ class _Ctx:
         self.fields: dict = {}  # entity -> its field names, when a whole state is made (goods have a price)
         self.vague_none = False  # an optional top-level field: no topic where nothing says what it holds
         self.docs: dict[str, str] = {}  # field name -> the doc a same-named field has elsewhere in the world
+        self.field_docs: dict[tuple, str] = {}  # (entity, field) -> that field's own doc, when a whole state is made
 
     def where(self, key: tuple) -> tuple:
         if self.place is None:
@@ -969,6 +970,14 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
     if not own and not is_work(entity) and not is_problem(entity) and c.entities is not None:
         return UNKNOWN  # `payment_method_title` of an order: another thing's name, not a topic (pool-1 WooCommerce)
     if own and c.entities is not None and fws[-1:] != ["title"] and not topic_named(entity, c.entities):  # a title is a work's
+        if fws[-1:] == ["name"] and ews and not is_person(entity) and SET_UP.search(c.field_docs.get((entity, name), "")):
+            # "The name of the new website to be configured": named for what it is for ("Staging website"), as a new one
+            # is (`said_value(configured=True)`), so a task can name the one it changes
+            free = [v for v in (f"{q} {' '.join(ews)}" for q in PURPOSES) if v not in used]
+            if free:
+                v = rng.choice(free)
+                used.add(v)
+                return v
         v = f"{_titled(' '.join(ews))} {len(used) + 1}"  # `Recipe 3`: nothing says what it is called (topic_named)
         used.add(v)
         return v
@@ -1472,6 +1481,7 @@ def generate_state(schema: dict, seed: int, size: int = 30) -> dict:
         for f, ftj in sorted((d.get("fields") or {}).items()):  # "Repository owner (username or organization)" says
             if isinstance(ftj, dict) and ftj.get("doc"):  # what an `owner` beside a `repo` is, for the whole API
                 ctx.docs.setdefault(f, ftj["doc"])
+                ctx.field_docs[(e, f)] = ftj["doc"]
     keys, personas = _make_keys(ents, counts, rng, ctx)
     # parent assignment order: a deterministic shuffle of each parent's keys
     dealt = {e: rng.sample(keys[e], len(keys[e])) for e in ents}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-from conftest import compile_doc
+from conftest import BROAD, compile_doc
 
 _APP = {"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string", "description": "The application name."},
                                          "description": {"type": "string"}, "token": {"type": "string"}}}
@@ -50,3 +50,55 @@ def test_a_documented_list_of_records_is_no_device_reading(tmp_path):
     env = next((out / "src").rglob("env.forge")).read_text()
     get_apps = re.search(r"tool getApps\(\)\s*->\s*([^\n]+)", env)
     assert get_apps and get_apps.group(1).strip() == "list[Application]", env[:2000]
+
+
+def test_a_record_the_docs_say_is_set_up_is_named_for_its_purpose_in_the_world():
+    """Instana: `create_website(name)` "The name of the new website to be configured" made new websites "Staging
+    website" (review 40), while the world's own websites were "Website 3", a stand-in no task may name, so no
+    website could be deleted or renamed (0 tasks). The world names them the same way; a kind the docs never say
+    is set up keeps its stand-in, and each name is used once."""
+    from forgec.stdlib.values import PURPOSES, generate_state
+
+    schema = {"entities": {
+        "Website": {"key": "website_id", "fields": {"website_id": {"type": "str", "doc": "key"},
+                                                    "name": {"type": "str", "doc": "The name of the new website to be configured."}}},
+        "Recipe": {"key": "recipe_id", "fields": {"recipe_id": {"type": "str", "doc": "key"},
+                                                  "name": {"type": "str", "doc": "The recipe's name."}}}}}
+    w = generate_state(schema, seed=3, size=12)
+    sites = [r["name"] for r in w["entities"]["Website"].values()]
+    made = [n for n in sites if not re.fullmatch(r"Website \d+", n)]
+    assert len(made) == min(len(sites), len(PURPOSES)), sites
+    assert all(n.split()[0] in PURPOSES and n.endswith(" website") for n in made), made
+    assert len(set(made)) == len(made), made
+    assert all(re.fullmatch(r"Recipe \d+", r["name"]) for r in w["entities"]["Recipe"].values())
+
+
+def test_a_noun_that_modifies_the_object_keeps_the_object_whole():
+    """"Deletes a website configuration from the system" on a website: "delete the configuration of my website
+    called X from the system", not "delete my website called X configuration from the system"."""
+    from forgec.scenario import _noun_pattern, _put_record
+
+    c = "delete a website configuration from the system"
+    out = _put_record(c, _noun_pattern("website", 3, False).search(c), 0, 'my website called "Team website"')
+    assert out == 'delete the configuration of my website called "Team website" from the system', out
+    c = "purchase the movie tickets for a date"
+    out = _put_record(c, _noun_pattern("movie", 3, False).search(c), 0, 'the movie "Dune"')
+    assert out == 'purchase tickets for the movie "Dune" for a date', out
+    c = "delete a website permanently"
+    assert _put_record(c, _noun_pattern("website", 3, False).search(c), 0, "my website") == "delete my website permanently"
+
+
+def test_a_lookup_by_an_id_the_user_dictates_is_no_lookup(tmp_path):
+    """Instana's alert configs are found only by `find_infra_alert_config(id)`: once the world named its configs,
+    tasks said "my config called X and whose id is config_51770" and looked it up by that id. A person does not
+    know the id; a read the user hands an id to is the dictated id a write would be: rejected as `dictated-id`."""
+    from forgec.build import CompileOptions, compile_build
+
+    out = tmp_path / "b"
+    compile_build(CompileOptions(inputs=[BROAD / "bfcl_instana_event_alerts"], out=out, tasks_per_env=40, seed=0, oracle_check=False))
+    tasks = [json.loads(x) for f in (out / "tasks").glob("*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+    said_ids = [t["instruction"] for t in tasks if re.search(r"\bconfig_\d+\b", t["instruction"])]
+    assert not said_ids, said_ids[:3]
+    manifest = json.loads((out / "manifest.json").read_text())
+    rejected = next(iter(manifest["envs"].values()))["stats"]["sampler_rejected"]
+    assert rejected.get("dictated-id", 0) > 0, rejected
