@@ -2107,6 +2107,9 @@ class _Sampler:
                 u = (self.m.ents.get(self.m.user) or {}).get(sc.ukey or "", {}) if self.m.user else {}
                 if not u and rec and any(isinstance(rec.get(f), str) for f in ("first_name", "firstName", "last_name", "lastName")):
                     u = {"name": _person_name({k: rec[k] for k in ("first_name", "firstName", "last_name", "lastName") if k in rec})}
+                elif not u and rec and isinstance(rec.get("name"), str) and re.fullmatch(r"[A-Z][a-z'-]+(?: [A-Z][a-z'-]+)+", rec["name"]) \
+                        and is_person(self.m.written_entity(tool, rec)):
+                    u = {"name": rec["name"]}  # a subscriber called Kristy Lopez gets kristy.lopez.work@..., not "me.work@..." (review 42)
                 who = (str(u.get("name") or u.get("first_name") or "me")).lower().replace(" ", ".")  # the person whose email it is
                 return f"{who}.{rng.choice(['home', 'work', 'new'])}@{rng.choice(['mail.com', 'inbox.org', 'post.net'])}"
             if self.m.user is None and (re.search(r"(observation|fact)$", n) or (n.endswith("content") and "observation" in text.lower())):

@@ -102,3 +102,33 @@ def test_a_lookup_by_an_id_the_user_dictates_is_no_lookup(tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     rejected = next(iter(manifest["envs"].values()))["stats"]["sampler_rejected"]
     assert rejected.get("dictated-id", 0) > 0, rejected
+
+
+def test_a_rest_api_whose_collection_is_called_lists(tmp_path):
+    """listmonk, as a new user would compile it: `GET /lists` and `POST /lists` ("list" is a verb too) made no List
+    lister and inserted a `Post`; `GET /subscribers?query=` ("query subscribers with an SQL expression", optional)
+    was claimed as a SQL database; `DELETE /maintenance/subscribers/{type}` ("type of GC collected subscribers")
+    took a subscriber's id. Checked against the docs: the lists are listed and made as lists, the optional filter
+    lists subscribers, a `{type}` is a choice, and a subscriber's new email is made of their own name."""
+    from forgec.build import CompileOptions, compile_build
+
+    out = tmp_path / "b"
+    compile_build(CompileOptions(inputs=[BROAD / "openapi_listmonk"], out=out, tasks_per_env=60, seed=0, oracle_check=False))
+    env = next((out / "src").rglob("env.forge")).read_text()
+
+    def sig(tool: str) -> str:
+        m = re.search(rf"tool {tool}\((.*?)\)\s*->\s*([^\n]+)", env, re.S)
+        assert m, tool
+        return m.group(1) + " -> " + m.group(2).strip()
+
+    assert sig("getLists").endswith("-> list[List]"), sig("getLists")
+    assert sig("createList").endswith("-> List"), sig("createList")
+    assert re.search(r"tool createList\(.*?\{\s*let created = insert List\b", env, re.S)
+    assert sig("getSubscribers").endswith("-> list[Subscriber]"), sig("getSubscribers")
+    assert "sql_kind" not in env[env.index("tool getSubscribers("):env.index("tool getSubscribers(") + 3000]
+    assert not re.search(r"\btype: Subscriber\b", sig("deleteGCSubscribers")), sig("deleteGCSubscribers")
+    tasks = [json.loads(x) for f in (out / "tasks").glob("*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+    for t in tasks:
+        m = re.search(r'subscriber called "([A-Z][a-z]+) ([A-Z][a-z]+)".*email to "([^"]+)"', t["instruction"])
+        if m:
+            assert m.group(3).startswith(f"{m.group(1).lower()}.{m.group(2).lower()}"), t["instruction"]

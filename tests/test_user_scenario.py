@@ -378,7 +378,9 @@ def test_dialogues_on_real_docs(corpus, tmp_path):
     b = load(tmp_path / "b")
     # at 40 tasks a template (the same tools in order) holds at most 4, which bounds retail's handful of acts;
     # Jupyter's kernels and sessions, which nothing in its docs names, yield none (so it is not checked here)
-    assert len(b.tasks) >= {"tau_bench_retail": 20}.get(corpus, 30)
+    # (karakeep's `/lists` are List records since review 42, not `Post`s: a bookmark and a list picked apart are
+    # refused as mismatched parents, so 40 tries give a few fewer)
+    assert len(b.tasks) >= {"tau_bench_retail": 20, "openapi_karakeep": 25}.get(corpus, 30)
     for t in b.tasks:
         agent = OracleAgent(t)
         ep = run_episode(b, t, agent, ScriptedUser(t), judge=RuleJudge(), limits=agent.limits())

@@ -684,7 +684,9 @@ def _nouns(body: list[str], verb: str | None, by_name: bool = True) -> list[str]
     `post_comment`: the thing made is an issue, a refund, a comment)."""
     last = len(body) - 1
     opened = by_name and bool(body) and body[0] in ALL_VERBS and body[0] != body[-1]  # not `POST .../batchDelete`
-    return [w for i, w in enumerate(body) if w not in STOP and (w not in ALL_VERBS or (opened and i == last and i > 0))]
+    # a REST path's plural segment is its collection (`GET /lists`, `POST /posts`): a noun, though "list" is a verb too
+    return [w for i, w in enumerate(body) if w not in STOP and (w not in ALL_VERBS or (opened and i == last and i > 0)
+                                                                or (not by_name and i > 0 and is_plural(w)))]
 
 
 def _all_params(t: ir.Tool):
@@ -718,6 +720,10 @@ def _add_entity(s: Schema, name: str, key: str, key_type: str = "str", alias: st
     return e
 
 
+# path params that choose a kind, a state or a form (`{type}`, `{status}`, `{format}`), not a record
+PATH_CHOICES = {"type", "kind", "status", "state", "category", "format", "mode", "action", "period", "interval", "scope", "level"}
+
+
 def _path_entities(t: ir.Tool):
     """(entity name, path param) for each `{param}` in an HTTP path, named by the preceding segment."""
     segs = [x for x in (t.http_path or "").split("/") if x]
@@ -726,6 +732,9 @@ def _path_entities(t: ir.Tool):
         if seg.startswith("{") and seg.endswith("}"):
             p = seg[1:-1]
             stem = id_stem(p)
+            if p.lower() in PATH_CHOICES and (prev is None or singular(snake(prev)) != p.lower()):
+                continue  # `/maintenance/subscribers/{type}`, `/request/{requestId}/{status}`: a choice of kind or state
+                # the call makes, never the key of a subscriber or a request (only `/types/{type}` is a type's own)
             if prev is not None:
                 yield pascal(singular(snake(prev))), p
             elif stem:

@@ -120,8 +120,8 @@ def _sql_param(t: ir.Tool) -> ir.Param | None:
           and (_SQL_PARAM.search(p.name) or re.search(r"\bSQL\b", p.description or "", re.I))
           and (not (p.description or "").strip() or _SQL_DESC.search(p.description or ""))]
     req = [p for p in t.params if p.required]
-    if len(ps) != 1 or any(p is not ps[0] for p in req):
-        return None
+    if len(ps) != 1 or any(p is not ps[0] for p in req) or not ps[0].required:
+        return None  # an optional SQL filter on a REST list (listmonk's `getSubscribers(query?)`) lists records; it runs no database
     return ps[0] if _SQL_DESC.search(_text(t)) else None  # statements, not a product name ("the local SQLite DB")
 
 
