@@ -130,6 +130,14 @@ class Environment(BaseModel):
     description: str = ""
     sources: tuple[str, ...] = ()
 
+    def deref(self, t: Type | None) -> Type | None:
+        """`t` with `ref`s to this env's definitions followed (at most 8 deep: recursive schemas stop)."""
+        for _ in range(8):
+            if t is None or t.kind != "ref":
+                return t
+            t = self.definitions.get(t.ref or "")
+        return t
+
     def tool(self, name: str) -> Tool | None:
         for t in self.tools:
             if t.name == name:

@@ -1565,9 +1565,9 @@ class _Sampler:
         if ent in sc.sought:  # a text search for one record: that one, not another the search happened to return
             sought = sc.sought.pop(ent)
             cands = [i for i in cands if recs[i].get(self.m.decl[ent].key) == sought]
-        titles = [f for f in [self.m.title_field(ent)] if f]
-        if titles:  # a to-do task whose title is empty is named by nothing its owner knows (review 29)
-            cands = [i for i in cands if recs[i].get(titles[0]) not in (None, "")]
+        title = self.m.title_field(ent)
+        if title:  # a to-do task whose title is empty is named by nothing its owner knows (review 29)
+            cands = [i for i in cands if recs[i].get(title) not in (None, "")]
         if not cands:
             raise _Skip("no-candidate")
         target = sc.rng.choice(cands)
@@ -1609,7 +1609,7 @@ class _Sampler:
         mine = mine and not self.m.my_prescribed and ent not in self.m.catalog
         words = describe(noun, Referring(tuple(pre) + tuple(a for a in ref.attrs if a[0] not in {f for f, _ in pre}), ref.op, ref.by), mine)
         if len(recs) == 1 and mine and not ref.attrs:
-            if not titles and not ref.op and ent != self.m.user:
+            if not title and not ref.op and ent != self.m.user:
                 raise _Skip("no-referring-expression")  # "delete my item", "delete my recording": a thing with no name is found
                 # only because the world dealt its owner one; a person names which (review 36: four Jellyfin tasks)
             words = f"my {noun}"

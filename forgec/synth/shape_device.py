@@ -166,17 +166,11 @@ def _returns_records(env: ir.Environment, t: ir.Tool) -> bool:
     """Whether `t` documents its result as a list of records (Gotify's `getApps() -> [Application]`): a
     collection the CRUD rules keep, never a reading of the one device or session (review 42: a login pair made
     every list of a notification server return the signed-in user)."""
-    def deref(x: ir.Type | None) -> ir.Type | None:
-        for _ in range(8):
-            if x is None or x.kind != "ref":
-                return x
-            x = env.definitions.get(x.ref or "")
-        return x
     def records(x: ir.Type | None) -> bool:
-        item = deref(x.items) if x is not None and x.kind == "array" else None
+        item = env.deref(x.items) if x is not None and x.kind == "array" else None
         return item is not None and item.kind == "object" and bool(item.fields)
-    r = deref(t.returns)  # the list itself, or a page holding it (`PagedMessages {messages: [Message], paging}`)
-    return records(r) or (r is not None and r.kind == "object" and any(records(deref(f.type)) for f in r.fields))
+    r = env.deref(t.returns)  # the list itself, or a page holding it (`PagedMessages {messages: [Message], paging}`)
+    return records(r) or (r is not None and r.kind == "object" and any(records(env.deref(f.type)) for f in r.fields))
 
 
 # --------------------------------------------------------------------------- the model

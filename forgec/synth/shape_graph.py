@@ -61,23 +61,15 @@ GENERIC_P = {"body", "request_body", "data", "items", "input", "payload", "reque
 # --------------------------------------------------------------------------- schema reading
 
 
-def _deref(env: ir.Environment, t: ir.Type | None) -> ir.Type | None:
-    seen = 0
-    while t is not None and t.kind == "ref" and seen < 8:
-        t = env.definitions.get(t.ref or "")
-        seen += 1
-    return t
-
-
 def _fields(env: ir.Environment, t: ir.Type | None) -> dict[str, ir.Type] | None:
-    t = _deref(env, t)
+    t = env.deref(t)
     if t is None or t.kind != "object" or not t.fields:
         return None
-    return {f.name: _deref(env, f.type) or ir.Type(kind="any") for f in t.fields}
+    return {f.name: env.deref(f.type) or ir.Type(kind="any") for f in t.fields}
 
 
 def _docs(env: ir.Environment, t: ir.Type | None) -> dict[str, str]:
-    t = _deref(env, t)
+    t = env.deref(t)
     return {f.name: " ".join((f.description or f.type.description or "").split()) for f in (t.fields if t is not None else ())}
 
 
@@ -90,7 +82,7 @@ def _is_strs(t: ir.Type | None) -> bool:
 
 
 def _items(env: ir.Environment, t: ir.Type | None) -> dict[str, ir.Type] | None:
-    t = _deref(env, t)
+    t = env.deref(t)
     return _fields(env, t.items) if t is not None and t.kind == "array" else None
 
 
@@ -144,13 +136,13 @@ def _objects(env: ir.Environment, tool: ir.Tool):
     """(object fields, field docs, noun hint) of every object a tool takes or returns."""
     path_noun = next((s for s in (tool.http_path or "").split("/") if s and not s.startswith("{")), "")
     for p in tool.params:
-        t = _deref(env, p.type)
+        t = env.deref(p.type)
         hint = p.name if p.name not in GENERIC_P else path_noun
         if t is not None and t.kind == "array":
             yield _fields(env, t.items), _docs(env, t.items), hint
         elif t is not None:
             yield _fields(env, t), _docs(env, t), hint or path_noun
-    r = _deref(env, tool.returns)
+    r = env.deref(tool.returns)
     if r is not None and r.kind == "array":
         yield _fields(env, r.items), _docs(env, r.items), path_noun
     for f, ft in (_fields(env, r) or {}).items():
@@ -189,7 +181,7 @@ class _View:
                 for f, t in fs.items():
                     self.fields.setdefault(f, (f"{p.name}.{f}", t))
             else:
-                self.fields.setdefault(p.name, (p.name, _deref(env, p.type) or ir.Type(kind="any")))
+                self.fields.setdefault(p.name, (p.name, env.deref(p.type) or ir.Type(kind="any")))
 
     def loop(self, inner: list[str]) -> list[str]:
         if self.batch is None:
@@ -219,7 +211,7 @@ def _q(s: str) -> str:
 
 def _ftype(env: ir.Environment, t: ir.Type | None, records: dict[str, str], hint: str) -> str:
     """A forge type for a doc type; nested objects become (deduplicated) records."""
-    t = _deref(env, t)
+    t = env.deref(t)
     if t is None:
         return "any"
     k = t.kind
@@ -332,7 +324,7 @@ class _Graph:
         """(return type, expression) in the shape the docs declare, from the values at hand.
 
         `vals`: role -> (type, expr); roles: nodes, node, rels, rel, results, added, done."""
-        r = _deref(self.env, tool.returns)
+        r = self.env.deref(tool.returns)
         if r is not None:
             got = self._fit(r, vals)
             if got is not None:
@@ -343,7 +335,7 @@ class _Graph:
         env = self.env
         if r.kind == "array":
             item = _fields(env, r.items)
-            role = "nodes" if _node_of(item, {}) else "rels" if item and _ends(item) else "added" if _is_str(_deref(env, r.items)) else "results" if item else None
+            role = "nodes" if _node_of(item, {}) else "rels" if item and _ends(item) else "added" if _is_str(env.deref(r.items)) else "results" if item else None
             return vals.get(role) if role else None
         fs = _fields(env, r)
         if fs is None:
@@ -491,8 +483,8 @@ def _graph_tool(g: _Graph, t: ir.Tool) -> str | None:
         return _decl(t, "update", params(), rty, v.loop(inner) + [f"return {rex}"])
     req = [p for p in t.params if p.required]
     # node names in (a list, or one path/flat name)
-    names = next((p for p in req if _is_strs(_deref(env, p.type))), None) if len(req) == 1 else None
-    one = next((p for p in req if _is_str(_deref(env, p.type)) and (p.name == n.key or p.location == "path" or tokens(p.name)[-1:] in (["name"], ["title"]))), None) if len(req) == 1 else None
+    names = next((p for p in req if _is_strs(env.deref(p.type))), None) if len(req) == 1 else None
+    one = next((p for p in req if _is_str(env.deref(p.type)) and (p.name == n.key or p.location == "path" or tokens(p.name)[-1:] in (["name"], ["title"]))), None) if len(req) == 1 else None
     cascade = _says(t, r"\brelation", r"\bedge", r"\blink", r"\bconnection", r"\bassociated\b", r"\btouch", r"\bconnected\b")
     if verb == "delete" and (names or one):
         if names:
@@ -516,7 +508,7 @@ def _graph_tool(g: _Graph, t: ir.Tool) -> str | None:
                 "graph": (graph_ret, "{nodes: found, relations: " + g.rel_info(g.touching("keys", False)) + "}")}
         rty, rex = g.fit(t, vals, "graph")
         return _decl(t, "read", params(), rty, body + [f"return {rex}"])
-    query = next((p for p in req if _is_str(_deref(env, p.type)) and (p.name.lower() in QUERY_P or p.location == "query")), None) if len(req) == 1 else None
+    query = next((p for p in req if _is_str(env.deref(p.type)) and (p.name.lower() in QUERY_P or p.location == "query")), None) if len(req) == 1 else None
     if query is not None and verb in ("read", "search"):
         on = [f"contains(lower(it.{n.key}), q)", f"contains(lower(it.{n.ty}), q)"]
         if n.obs:
@@ -548,7 +540,7 @@ def _kv_claim(env: ir.Environment, taken: frozenset[str]) -> Claim | None:
     for t in tools:
         ps = [p for p in t.params if p.required]
         if _verb(t) == "create" and len(ps) == 2 and len(t.params) == 2:
-            k = next((p for p in ps if p.name.lower() in KEY_P and _is_str(_deref(env, p.type))), None)
+            k = next((p for p in ps if p.name.lower() in KEY_P and _is_str(env.deref(p.type))), None)
             val = next((p for p in ps if p.name.lower() in VALUE_P), None)
             if k is not None and val is not None:
                 put = (t, k.name, val.name, val)
@@ -569,7 +561,7 @@ def _kv_claim(env: ir.Environment, taken: frozenset[str]) -> Claim | None:
     for t in tools:
         ps = [p for p in t.params if p.required]
         verb = _verb(t)
-        r = _deref(env, t.returns)
+        r = env.deref(t.returns)
         ret_rec = r is None or (r.kind == "object" and set(_fields(env, r) or {}) <= rec_fields)
         if t is pt:
             body = [f"if {key} in {E} {{", f"  let entry = {E}[{key}]", f"  set entry.{value} = {value}", "} else {",
@@ -583,9 +575,9 @@ def _kv_claim(env: ir.Environment, taken: frozenset[str]) -> Claim | None:
             else:
                 decls.append(_decl(t, "delete", _params(env, t, records), E, [f"let entry = {E}[{key}]", "delete entry", "return entry"]))
         elif not ps and verb == "read":
-            pre = next((p for p in t.params if _is_str(_deref(env, p.type)) and _toks(p.name) & {"prefix", "pattern", "startswith", "starts"}), None)
+            pre = next((p for p in t.params if _is_str(env.deref(p.type)) and _toks(p.name) & {"prefix", "pattern", "startswith", "starts"}), None)
             src = f"{E} where startswith(it.{key}, {pre.name})" if pre is not None else E
-            if r is not None and r.kind == "array" and _is_str(_deref(env, r.items)):
+            if r is not None and r.kind == "array" and _is_str(env.deref(r.items)):
                 decls.append(_decl(t, "search" if pre else "read", _params(env, t, records), "list[str]", [f"return map({src}, it.{key})"]))
             elif len(t.params) == (1 if pre else 0):
                 decls.append(_decl(t, "search" if pre else "read", _params(env, t, records), f"list[{E}]", [f"return {src}"]))
