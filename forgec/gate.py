@@ -18,6 +18,8 @@ The checks, in the order `check` runs them (cheapest first):
 | `doc-preamble`       | an intent is built from a docs preamble about the tool ("this tool belongs to...")   |
 | `unsourced-argument` | a write's argument is neither said by the user, nor read from an earlier node        |
 | `dictated-call`      | one write and nothing else: no lookup, no decision, every argument dictated          |
+| `named-target`       | the lookup only finds the id of a record the tool would take by the name the user said |
+| `guard-holds`        | the only decision guards dictated writes and holds: never looking ends the same      |
 | `single-read`        | a question answered by one list read and a selection, with no count, total, extreme or comparison |
 | `dictated-id`        | a dictated write chain where the user gives an id                                    |
 | `dictated-chain`     | writes only, every argument dictated: a form filled in, no lookup or decision        |
@@ -59,6 +61,8 @@ REASONS: dict[str, str] = {
     "doc-preamble": "an intent was built from a docs preamble about the tool",
     "unsourced-argument": "a write argument is not said by the user nor read from the records acted on",
     "dictated-call": "no lookup or decision: the user dictates every argument",
+    "named-target": "the tool takes the record's name, which the user said: the lookup for its id is optional",
+    "guard-holds": "a condition that guards dictated writes and holds: an agent that never looks ends in the same state",
     "single-read": "a question one read answers with no decision (the field of one named record)",
     "dictated-id": "a dictated write chain in which the user gives a record's id (a person does not know ids)",
     "dictated-chain": "writes only, every argument dictated: no lookup or decision",
@@ -482,6 +486,8 @@ class Gate:
         self.tools = {t.name: t for t in self.env.tools}
         self.ents = {e.name: e for e in self.env.entities}
         self.either = {t.name: _either_or(t, frozenset(p.name for p in t.params)) for t in self.env.tools}  # read once, not per task
+        self.by_name = {t.name: name_addressed(t, self.env) for t in self.env.tools}
+        self._keys: dict[str, list[dict]] | None = None
         self._reads: dict[str, frozenset[str]] = {}
 
     def check(self, c: Candidate) -> str | None:
@@ -507,6 +513,17 @@ class Gate:
             if why:
                 return why
         return None
+
+    def named_in(self, key: Any, said: set[str]) -> bool:
+        """Whether a record whose key is `key` has a name or title the user said."""
+        if self._keys is None:
+            self._keys = {}
+            for table in (self.world.get("entities") or {}).values():
+                for k, rec in (table.items() if isinstance(table, dict) else ()):
+                    if isinstance(rec, dict):
+                        self._keys.setdefault(str(k), []).append(rec)
+        return any(_NAMEISH.search(norm(f)) and json.dumps(v, sort_keys=True) in said
+                   for rec in self._keys.get(str(key), ()) for f, v in rec.items())
 
     def reads(self, t: A.ToolDecl) -> frozenset[str]:
         """The parameter names a tool's body refers to (computed once per tool)."""
@@ -639,18 +656,78 @@ def _sourced(e: Any, defined: set[str], c: Candidate, said_in) -> bool:
 def check_dictated(c: Candidate, g: Gate) -> str | None:
     """`dictated-call`: the task needs a lookup or a decision. One write and nothing else (no read
     call, no reasoning node) is a form the user fills in: every argument dictated. Several
-    dictated writes in order are left to the other checks (each act is still the user's)."""
+    dictated writes in order are left to the other checks (each act is still the user's).
+
+    Two lookups that cannot change the outcome do not count either (review 42):
+    `named-target`, a record id found by a list read where the tool takes the record's name as
+    well ("Either 'id' or the 'name' to identify the target", "ID or name of the project") and the
+    user said that name; `guard-holds`, a decision that only guards dictated writes and holds
+    ("create the label X, unless I already have one called X" where none is): an agent that never
+    looks ends in the same state."""
     calls = [n for n in c.nodes if isinstance(n, A.CallNode)]
     ops = {n.op for n in c.nodes if isinstance(n, A.ReasonNode)}
     if not ops and len(calls) == 1 and g.writes.get(calls[0].tool):
         return "dictated-call"
-    if len(calls) > len(c.writes) and not ops & DECISION_OPS and c.writes and all(args for _t, args in c.writes):
-        # a lookup that only finds what the user said: "delete my collection called X" when the collection's
-        # key is its name; the list read decides nothing, every value written was dictated (review 17)
+    if len(calls) > len(c.writes) and c.writes and all(args for _t, args in c.writes):
         said = {json.dumps(v, sort_keys=True) for v in _scalars(list(c.facts.values()))}
-        if all(json.dumps(v, sort_keys=True) in said for _t, args in c.writes for v in _scalars(list(args.values()))):
-            return "dictated-call"
+        plain = all(json.dumps(v, sort_keys=True) in said for _t, args in c.writes for v in _scalars(list(args.values())))
+        named = plain or all(json.dumps(v, sort_keys=True) in said or (path in g.by_name.get(tool, ()) and g.named_in(v, said))
+                             for tool, args in c.writes for path, v in _paths(args))
+        if not named:
+            return None
+        if not ops & DECISION_OPS:
+            # a lookup that only finds what the user said: "delete my collection called X" when the collection's
+            # key is its name; the list read decides nothing, every value written was dictated (review 17)
+            return "dictated-call" if plain else "named-target"
+        guards = [n.cond for n in c.nodes if isinstance(n, A.ExpectNode)]
+        if guards and not any(isinstance(n, A.TellNode) for n in c.nodes) and all(
+                isinstance(e, A.Binary) and e.op == "==" and isinstance(e.right, A.Literal) and e.right.value is True for e in guards):
+            return "guard-holds"
     return None
+
+
+def _paths(args: dict, pre: str = "") -> list[tuple[str, Any]]:
+    """(path, scalar) of a call's arguments; a list of records is one path (`items.id`)."""
+    out: list[tuple[str, Any]] = []
+    for k, v in args.items():
+        items = v if isinstance(v, list) else [v]
+        for x in items:
+            if isinstance(x, dict):
+                out += _paths(x, f"{pre}{k}.")
+            else:
+                out.append((pre + k, x))
+    return out
+
+
+_ID_OR_NAME = re.compile(r"\b(?:id|identifier|key|slug)\s+or\s+(?:the\s+)?(?:full\s+|display\s+|exact\s+)?name\b|\bname\s+or\s+(?:id|identifier)\b", re.I)
+_EITHER_PAIR = re.compile(r"\beither\s+['\"`]?(\w+)['\"`]?\s+or\s+(?:the\s+)?['\"`]?(\w+)['\"`]?", re.I)
+_NAMEISH = re.compile(r"(?:^|_)(?:name|title)$")
+
+
+def name_addressed(t: A.ToolDecl, env: A.EnvDecl) -> frozenset[str]:
+    """Argument paths (`project`, `items.id`) where the docs let a record be named instead of given by
+    id: the parameter's own doc ("ID or name of the project"), its name (`workspaceIdOrName`), or
+    the tool's "Either 'id' or the 'name' to identify the target" over two of its fields."""
+    out: set[str] = set()
+    pairs = [(m.group(1), m.group(2)) for x in [t.doc or ""] + [p.doc or "" for p in t.params] for m in _EITHER_PAIR.finditer(x)]
+
+    def scan(fields, pre: str) -> None:
+        names = {f.name for f in fields}
+        for f in fields:
+            n = norm(f.name)
+            if _ID_OR_NAME.search(f.doc or "") or "id_or_name" in n or "name_or_id" in n:
+                out.add(pre + f.name)
+        for a, b in pairs:
+            if a in names and b in names and _NAMEISH.search(norm(b)) and not _NAMEISH.search(norm(a)):
+                out.add(pre + a)
+        for f in fields:
+            inner = A.strip_optional(f.type)
+            inner = A.strip_optional(inner.item) if isinstance(inner, A.ListType) else inner
+            rec = env.record(inner.name) if isinstance(inner, A.NamedType) else None
+            if rec is not None and not pre:
+                scan(rec.fields, f"{f.name}.")
+    scan(t.params, "")
+    return frozenset(out)
 
 
 def check_numbers(c: Candidate, g: Gate) -> str | None:

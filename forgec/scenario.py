@@ -2931,10 +2931,13 @@ class _Sampler:
             if rest and target and kind == "update" and _doc_verb(c) in _CHANGE_VERBS - {"rename"} and any(x in sc.said_of for x in rest):
                 sets = [x for x in rest if x in sc.said_of]  # "update my task called X: set its notes to "..." and ..."
                 c += _join_said(c, [x for x in rest if x not in sc.said_of], to=False) + ": " + _settings([sc.said_of[x] for x in sets], self._units, self.m.is_person(target[1]))
-            elif rest and target and self.m.kinds.get(t.name) == "update" and len(rest) == 1 and isinstance(rest[0], str) and rest[0].startswith("called ") \
+            elif rest and target and self.m.kinds.get(t.name) == "update" and sum(1 for x in rest if isinstance(x, str) and x.startswith("called ")) == 1 \
                     and _doc_verb(c) in ("update", "edit", "modify", "change"):
-                c = re.sub(r"^\w+", "rename", c, count=1) + " to " + rest[0].removeprefix("called ")  # "rename my label called X to Y",
-                # not "update my label called X renamed to Y" (review 40)
+                new = next(x for x in rest if isinstance(x, str) and x.startswith("called "))
+                c = re.sub(r"^\w+", "rename", c, count=1) + " to " + new.removeprefix("called ")  # "rename my label called X to Y",
+                # not "update my label called X renamed to Y" (review 40), and the other settings after it ("..., with order 4")
+                if len(rest) > 1:
+                    c += "," + _join_said(c, [x for x in rest if x is not new])
             elif rest:
                 if target and kind != "create" and self.m.kinds.get(t.name) != "create" and _doc_verb(c) not in ("create", "add", "new", "make", "insert"):
                     # a record that has a name gets a new one: 'renamed to "X"', not a second 'called'; a page made in a

@@ -1,0 +1,78 @@
+"""Rules from blind review 42 (eighth session): a lookup that cannot change the outcome does not make a task.
+Each test checks a real doc set against what its own docs and world say, not against the sampler's output."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from conftest import BROAD
+
+from forgec.lang import ast as A
+
+
+def _build(tmp_path, name: str, n: int):
+    from forgec.build import CompileOptions, compile_build
+
+    out = tmp_path / "b"
+    compile_build(CompileOptions(inputs=[BROAD / name], out=out, tasks_per_env=n, seed=0, oracle_check=False))
+    tasks = [json.loads(x) for f in (out / "tasks").glob("*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+    manifest = json.loads((out / "manifest.json").read_text())
+    return out, tasks, next(iter(manifest["envs"].values()))["stats"]["sampler_rejected"]
+
+
+def test_a_tool_that_takes_the_records_name_needs_no_lookup_for_its_id(tmp_path):
+    """Todoist's `delete_labels` and `update_projects` say "Either 'id' or the 'name' to identify the target": "delete
+    my label called X" needs no list call, the agent passes the name (review 42: 3 of 7 Todoist tasks rejected as
+    trivial). A task whose only lookup finds the id of a record the user named, for such a tool, is `named-target`."""
+    docs = json.loads((BROAD / "npm_todoist_mcp" / "tools_list.json").read_text())
+    tools = docs["tools"] if isinstance(docs, dict) else docs
+    by_name = {t["name"] for t in tools if re.search(r"Either '\w+' or the '\w*name'", t.get("description") or "")}
+    assert {"delete_labels", "update_projects", "delete_projects"} <= by_name  # the docs, read by hand
+    out, tasks, rejected = _build(tmp_path, "npm_todoist_mcp", 30)
+    state = json.loads(next((out / "states").glob("*.json")).read_text())["entities"]
+    names = {k: r.get("name") for table in state.values() for k, r in table.items()}
+    for t in tasks:
+        writes = [c for c in t["gold_calls"] if c["tool"] in by_name]
+        for c in writes:
+            for item in c["args"].get("items", []):
+                named = names.get(item.get("id"))
+                assert not (named and f'"{named}"' in t["instruction"] and len(t["gold_calls"]) == 2), t["instruction"]
+    assert rejected.get("named-target", 0) > 0, rejected
+
+
+def test_a_guard_that_holds_on_a_dictated_create_is_no_decision(tmp_path):
+    """"create a label X, but only if I don't already have one called X", drawn where none is: an agent that never
+    lists the labels ends in the same state, so the task is one dictated create (review 42: 5 rejections). Such a
+    guard is kept only where it fails (the create is left out) beside another act, or where the write needs the
+    lookup anyway."""
+    out, tasks, rejected = _build(tmp_path, "npm_todoist_mcp", 30)
+    for t in tasks:
+        if "already have" not in t["instruction"]:
+            continue
+        said = json.dumps(t["user"]["facts"], sort_keys=True)
+        creates = [c for c in t["gold_calls"] if c["tool"].startswith("create_")]
+        dictated = all(json.dumps(v) in said for c in creates for item in c["args"].get("items", []) for v in item.values())
+        assert not (creates and dictated), t["instruction"]
+    assert rejected.get("guard-holds", 0) > 0, rejected
+
+
+def test_name_addressed_parameters_are_read_from_the_docs():
+    """The three ways docs say a record may be named instead of given by id, and one that is not (two ids)."""
+    from forgec.gate import name_addressed
+
+    s = A.PrimType("str")
+    item = A.RecordDecl("Item", (A.FieldDecl("id", A.OptionalType(s), doc="ID of the label (preferred over name)"),
+                                 A.FieldDecl("name", A.OptionalType(s), doc="Name of the label")))
+    t1 = A.ToolDecl("delete_labels", (A.ParamDecl("items", A.ListType(A.NamedType("Item"))),), s,
+                    doc="Delete a label. Either 'id' or the 'name' to identify the target.")
+    t2 = A.ToolDecl("get_wiki", (A.ParamDecl("project", s, doc="The ID or name of the project (Default: demo)"),
+                                 A.ParamDecl("wiki", s, doc="the wiki")), s, doc="Get a wiki.")
+    t3 = A.ToolDecl("insights", (A.ParamDecl("workspaceIdOrName", s, doc="The workspace."),), s, doc="Insights.")
+    t4 = A.ToolDecl("add_comment", (A.ParamDecl("taskId", A.OptionalType(s)), A.ParamDecl("projectId", A.OptionalType(s))), s,
+                    doc="Add a comment. Each comment must specify either taskId or projectId.")
+    env = A.EnvDecl("e", None, (item,), (), (t1, t2, t3, t4))
+    assert name_addressed(t1, env) == {"items.id"}
+    assert name_addressed(t2, env) == {"project"}
+    assert name_addressed(t3, env) == {"workspaceIdOrName"}
+    assert name_addressed(t4, env) == set()
