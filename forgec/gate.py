@@ -19,6 +19,7 @@ The checks, in the order `check` runs them (cheapest first):
 | `unsourced-argument` | a write's argument is neither said by the user, nor read from an earlier node        |
 | `dictated-call`      | one write and nothing else: no lookup, no decision, every argument dictated          |
 | `named-target`       | the lookup only finds the id of a record the tool would take by the name the user said |
+| `two-ways`           | a written value could go in either of two parameters for one thing (phone / phones)  |
 | `guard-holds`        | the only decision guards dictated writes and holds: never looking ends the same      |
 | `single-read`        | a question answered by one list read and a selection, with no count, total, extreme or comparison |
 | `dictated-id`        | a dictated write chain where the user gives an id                                    |
@@ -46,7 +47,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from forgec.english import ENDING_STATES, is_ending_state
+from forgec.english import ENDING_STATES, is_ending_state, plural, singular
 from forgec.lang import ast as A
 from forgec.wording import CALL_SWITCHES, doc_pattern, names_tool, norm
 from forgec.lower import said_in
@@ -62,6 +63,7 @@ REASONS: dict[str, str] = {
     "unsourced-argument": "a write argument is not said by the user nor read from the records acted on",
     "dictated-call": "no lookup or decision: the user dictates every argument",
     "named-target": "the tool takes the record's name, which the user said: the lookup for its id is optional",
+    "two-ways": "the tool takes the user's value in two parameters (phone and phones, a whole name and its parts): two end states satisfy it",
     "guard-holds": "a condition that guards dictated writes and holds: an agent that never looks ends in the same state",
     "single-read": "a question one read answers with no decision (the field of one named record)",
     "dictated-id": "a dictated write chain in which the user gives a record's id (a person does not know ids)",
@@ -498,7 +500,7 @@ class Gate:
                 return why
         if c.read_only or not c.writes:
             return check_single_read(c, self) if c.read_only else None
-        for fn in (check_sources, check_dictated, check_numbers):
+        for fn in (check_sources, check_dictated, check_numbers, check_two_ways):
             why = fn(c, self)
             if why:
                 return why
@@ -683,6 +685,30 @@ def check_dictated(c: Candidate, g: Gate) -> str | None:
         if guards and not any(isinstance(n, A.TellNode) for n in c.nodes) and all(
                 isinstance(e, A.Binary) and e.op == "==" and isinstance(e.right, A.Literal) and e.right.value is True for e in guards):
             return "guard-holds"
+    return None
+
+
+_WHOLE_NAME = {"name", "full_name", "fullname", "display_name"}
+
+
+def check_two_ways(c: Candidate, g: Gate) -> str | None:
+    """`two-ways`: the user's value can go into the tool two ways, so more than one end state satisfies the request
+    (review 42: a contact's number as `phone` or as `phones: [...]`, a name as `fullName` or as first and last name).
+    A write that fills one of a tool's two parameters for the same thing (a word and its plural, a whole name
+    and its parts) is refused; the sampler then asks for something else."""
+    for tool, args in c.writes:
+        t = g.tools.get(tool)
+        if t is None:
+            continue
+        params = {norm(p.name): p.name for p in t.params}
+        for k in args:
+            n = norm(k)
+            twin = singular(n) if n != singular(n) else plural(n)
+            if twin != n and twin in params:
+                return "two-ways"
+            parts = {"first_name", "last_name"} <= set(params) or {"given_name", "family_name"} <= set(params)
+            if parts and (n in _WHOLE_NAME or n in ("first_name", "last_name", "given_name", "family_name")) and set(params) & _WHOLE_NAME:
+                return "two-ways"
     return None
 
 

@@ -50,7 +50,7 @@ from forgec.runtime.envrt import jcopy
 from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, blueprint_stats, format_blueprint_text, literal_expr,
                            superlative)
 from forgec.stdlib import ops as OPS
-from forgec.stdlib.values import INTEGRAL, TEXTY, documented_values, fit_extension, gone as record_gone, is_file_field, is_person, is_person_record, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
+from forgec.stdlib.values import INTEGRAL, TEXTY, documented_values, slugify, fit_extension, gone as record_gone, is_file_field, is_person, is_person_record, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
 from forgec.synth.schema import NAMES_TARGET
 from forgec.synth.schema import INFERRED_STATUS_DOC, MUST_BE_TRUE as _MUST_BE_TRUE, id_stem, session_names, shapes_request
 from forgec.reasons import ask_why, reason_for, said_hints
@@ -2110,8 +2110,14 @@ class _Sampler:
                 elif not u and rec and isinstance(rec.get("name"), str) and re.fullmatch(r"[A-Z][a-z'-]+(?: [A-Z][a-z'-]+)+", rec["name"]) \
                         and is_person(self.m.written_entity(tool, rec)):
                     u = {"name": rec["name"]}  # a subscriber called Kristy Lopez gets kristy.lopez.work@..., not "me.work@..." (review 42)
+                if not u and rec and isinstance(own := _name_of(rec), str) and norm(self.m.written_entity(tool, rec) or "").split("_")[-1] in ORG_WORDS \
+                        and (site := slugify(own)) and len(site) <= 30:
+                    return f"{rng.choice(['contact', 'info', 'hello'])}@{site}.com"  # a company's address is at its own name (review 43)
                 who = (str(u.get("name") or u.get("first_name") or "me")).lower().replace(" ", ".")  # the person whose email it is
                 return f"{who}.{rng.choice(['home', 'work', 'new'])}@{rng.choice(['mail.com', 'inbox.org', 'post.net'])}"
+            if re.search(r"(^|_)(website|web_site|homepage|home_page|site_url)$", n) and rec and isinstance(own := _name_of(rec), str) \
+                    and (site := slugify(own)) and len(site) <= 30:
+                return f"https://www.{site}.com"  # a company's new website is at its own name, not Faker's "brown.com/way-what-wear"
             if self.m.user is None and (re.search(r"(observation|fact)$", n) or (n.endswith("content") and "observation" in text.lower())):
                 return rng.choice(_PHRASES["observation"])  # what a memory store keeps about someone
             if re.search(r"(reason|thought|resolution)$", n):

@@ -853,8 +853,9 @@ def _email(c: _Ctx) -> str:
 
 
 def _url(c: _Ctx) -> str:
-    f = fake(c.rng)
-    return f"https://{f.domain_name()}/{f.slug()}"
+    """A page about something a person would link to ("https://lopez.com/team-offsite"), not Faker's lorem slug
+    ("https://brown.com/way-what-wear", review 42)."""
+    return f"https://{fake(c.rng).domain_name()}/{slugify(topic(c.rng))}"
 
 
 TIME_ZONES = ("America/New_York", "Europe/London", "Asia/Tokyo", "America/Los_Angeles", "Europe/Berlin", "Australia/Sydney")

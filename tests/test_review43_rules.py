@@ -76,3 +76,25 @@ def test_name_addressed_parameters_are_read_from_the_docs():
     assert name_addressed(t2, env) == {"project"}
     assert name_addressed(t3, env) == {"workspaceIdOrName"}
     assert name_addressed(t4, env) == set()
+
+
+def test_a_value_two_parameters_take_is_two_end_states():
+    """iCloud's `create_contact(phone, phones, name, firstName, lastName)`: "add Ann's number" is met by `phone` or by
+    `phones: [...]`, a name by `name` or by first and last name; two end states satisfy one request (review 42). A
+    write filling one of two such parameters is `two-ways`; a tool without the twin is not."""
+    from types import SimpleNamespace
+
+    from forgec.gate import Candidate, check_two_ways
+
+    s = A.OptionalType(A.PrimType("str"))
+    contact = A.ToolDecl("create_contact", tuple(A.ParamDecl(n, s) for n in ("name", "firstName", "lastName", "phone", "phones", "org")),
+                         A.PrimType("str"), doc="Create a contact.")
+    label = A.ToolDecl("create_label", (A.ParamDecl("name", s), A.ParamDecl("color", s)), A.PrimType("str"), doc="Create a label.")
+    g = SimpleNamespace(tools={"create_contact": contact, "create_label": label})
+
+    def cand(tool, args):
+        return Candidate("x", [], (), {}, [(tool, args)])
+    assert check_two_ways(cand("create_contact", {"phone": "+1-202-555-0101"}), g) == "two-ways"
+    assert check_two_ways(cand("create_contact", {"firstName": "Ann", "lastName": "Lee"}), g) == "two-ways"
+    assert check_two_ways(cand("create_contact", {"org": "Acme"}), g) is None
+    assert check_two_ways(cand("create_label", {"name": "Q3", "color": "red"}), g) is None
