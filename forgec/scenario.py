@@ -1299,6 +1299,7 @@ class _Sampler:
         self.write_tools = [t for t in self.tool_names if self.m.writes[t] and not (self.m.kinds.get(t) == "action" and "conservative" in self.m.tools[t].annotations)
                             and self.users_business(t)]
         self.coverage: Counter = Counter({t: 0 for t in graph.tools})
+        self.refused: Counter = Counter()  # a write tool -> how many of its tasks the gate refused (tried later)
         self._scalars: list = []  # the current intent's scalar arguments (control/with_units word them)
         self._item = False  # filling one item of a list argument
         self._parent = ""  # the object parameter whose fields are being filled ("seo" of `seo.title`), when it is no request body
@@ -1362,7 +1363,9 @@ class _Sampler:
                 want = 1 if want < 3 else 2  # a second only about the same kind of record (below)
             tools = list(self.write_tools)
             rng.shuffle(tools)
-            tools.sort(key=lambda t: self.coverage[t] + rng.random())
+            # the least used first, and a tool whose tasks the gate keeps refusing (a create that is always one dictated
+            # call) later: it would otherwise take the first slot of every attempt and the env would yield little
+            tools.sort(key=lambda t: self.coverage[t] + self.refused[t] / 4 + rng.random())
             tried = 0
             self._why: Counter = Counter()  # why each intent of this attempt failed: said when none is left
             for t in tools:
@@ -2906,10 +2909,11 @@ class _Sampler:
                     # the docs' "Update an existing product's name, description, status" cut at its first field: the change
                     # is to another ("update the name of my product to archived" set its status, review 26)
                     c = f"assign {twords}{to}" if w in ("assigned to", "assignee") else f"change the {w} of {twords}{to}"  # not "change the assigned to of"
-                elif w not in c and twords and (bare or re.search(r"\b(details|information|info|data|settings|properties|attributes|fields|metadata)\b", c)
+                elif not re.search(rf"\b{re.escape(w)}\b", re.sub(r'"[^"]*"', "", c)) and twords and (bare or re.search(r"\b(details|information|info|data|settings|properties|attributes|fields|metadata)\b", c)
                                               or not _own_name(vals[0][0]) and re.match(rf"\w+ {re.escape(twords)}", c)):
                     # "update my topic called X to "..."" names no field; only a new name goes without one (review 24)
-                    # "update my filter called X to "..."" names no field, nor does "update the details of my project to ...": say which
+                    # "update my filter called X to "..."" names no field, nor does "update the details of my project to ...": say which;
+                    # the field's word inside a quoted name or value is no field named ("my task called "Release notes" to "..."")
                     c = f"assign {twords}{to}" if w in ("assigned to", "assignee") else f"change the {w} of {twords}{to}"  # not "change the assigned to of"
                 rest = []
             call = next((x for x in rest if x.startswith("called ")), None)
@@ -3804,6 +3808,7 @@ def _sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Too
         why = gate.check(cand)
         if why:
             rejected[why] += 1
+            s.refused.update({i.tool for i in sc.intents if i.tool in s.m.writes})
             continue
         # the same request, however it is opened ("Could you tell me" / "Can you check"), is one task
         who = None if not sc.writes else sc.ukey  # the same question is one task, whoever asks it (a template, not a new task)

@@ -855,7 +855,8 @@ def _email(c: _Ctx) -> str:
 def _url(c: _Ctx) -> str:
     """A page about something a person would link to ("https://lopez.com/team-offsite"), not Faker's lorem slug
     ("https://brown.com/way-what-wear", review 42)."""
-    return f"https://{fake(c.rng).domain_name()}/{slugify(topic(c.rng))}"
+    f = fake(c.rng)  # the page's topic drawn from Faker's own reseeded stream: the world's other values stay as they were
+    return f"https://{f.domain_name()}/{slugify(topic(f.random))}"
 
 
 TIME_ZONES = ("America/New_York", "Europe/London", "Asia/Tokyo", "America/Los_Angeles", "Europe/Berlin", "Australia/Sydney")
