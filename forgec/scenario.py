@@ -50,7 +50,7 @@ from forgec.runtime.envrt import jcopy
 from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, blueprint_stats, format_blueprint_text, literal_expr,
                            superlative)
 from forgec.stdlib import ops as OPS
-from forgec.stdlib.values import INTEGRAL, TEXTY, documented_values, slugify, fit_extension, gone as record_gone, is_file_field, is_person, is_person_record, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
+from forgec.stdlib.values import INTEGRAL, TEXTY, documented_values, real_values, slugify, fit_extension, gone as record_gone, is_file_field, is_person, is_person_record, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
 from forgec.synth.schema import NAMES_TARGET
 from forgec.synth.schema import INFERRED_STATUS_DOC, MUST_BE_TRUE as _MUST_BE_TRUE, id_stem, session_names, shapes_request
 from forgec.reasons import ask_why, reason_for, said_hints
@@ -2020,7 +2020,7 @@ class _Sampler:
         cur = rec.get(name, _NONE) if rec else _NONE
         text = (doc or "") + " " + (tool.doc or "")
         if isinstance(t, A.EnumType):
-            vals = [v for v in t.values if v != cur and v not in ("other", "unknown", "none", "")] or [v for v in t.values if v != cur]
+            vals = [v for v in real_values(t.values) if v != cur and v != "other"] or [v for v in t.values if v != cur]
             return rng.choice(vals) if vals else _NONE
         if isinstance(t, A.ListType) and t.item == A.PrimType("str") and _RECIPIENTS.search(n):
             one = self._value(sc, tool, "email", t.item, {}, doc)  # `to: list[str]` "List of recipient email addresses"
@@ -2108,8 +2108,9 @@ class _Sampler:
                     return f"{full.lower().replace(' ', rng.choice(['.', '_', '']))}{rng.randint(1, 99)}"
             if "email" in n:
                 u = (self.m.ents.get(self.m.user) or {}).get(sc.ukey or "", {}) if self.m.user else {}
-                if not u and rec and any(isinstance(rec.get(f), str) for f in ("first_name", "firstName", "last_name", "lastName")):
-                    u = {"name": _person_name({k: rec[k] for k in ("first_name", "firstName", "last_name", "lastName") if k in rec})}
+                parts = ("first_name", "firstName", "firstname", "last_name", "lastName", "lastname")  # Zammad's `firstname` too
+                if not u and rec and any(isinstance(rec.get(f), str) for f in parts):
+                    u = {"name": _person_name({k: rec[k] for k in parts if k in rec})}
                 elif not u and rec and isinstance(rec.get("name"), str) and re.fullmatch(r"[A-Z][a-z'-]+(?: [A-Z][a-z'-]+)+", rec["name"]) \
                         and is_person(self.m.written_entity(tool, rec)):
                     u = {"name": rec["name"]}  # a subscriber called Kristy Lopez gets kristy.lopez.work@..., not "me.work@..." (review 42)
@@ -2588,7 +2589,7 @@ class _Sampler:
                     and not (is_status(f) and norm(f) not in ("status", "state"))):  # "only if its embedding status is success": a part's bookkeeping (review 34)
                 # where a record stands (its status, stage, priority): a person's condition; its merge method, a
                 # board's type or a reviewer's state is a setting nobody makes a request hang on (reviews 17, 18)
-                vals = tuple(t.values)
+                vals = tuple(real_values(t.values))  # never "only if its status is STATUS_UNSPECIFIED" (review 43)
                 if fd.doc == INFERRED_STATUS_DOC:
                     # a status the synthesizer inferred from verbs: only the states some doc says ("approved"), never
                     # the "active" a record starts in (review 38: "only if its status is active" on a merge request)

@@ -288,6 +288,18 @@ def _topic_like(v: str) -> bool:
     return base in _TOPIC_SET or any(f.format(T=t).lower() == base for t in _TOPIC_SET for f in NAME_VARIANTS)
 
 
+_PLACEHOLDER_VALUE = re.compile(r"(?:^|_)(?:unspecified|unknown|unset|undefined|not_set|none)$", re.I)
+
+
+def real_values(values) -> list:
+    """An enum's values without its placeholders (`STATUS_UNSPECIFIED`, `UNKNOWN`, ""), when others remain: a protobuf
+    enum's zero value is what an unset field reads, never a state a record is put in or a person names (review 43:
+    "delete my notification whose status is STATUS_UNSPECIFIED")."""
+    vals = list(values)
+    real = [v for v in vals if not (v is None or v == "" or (isinstance(v, str) and _PLACEHOLDER_VALUE.search(v)))]
+    return real or vals
+
+
 def topic(rng: random.Random) -> str:
     return rng.choice(TOPICS)
 
@@ -467,7 +479,7 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
     if "default" in type_json and rng.random() < 0.3:
         return type_json["default"]
     if t == "enum":
-        return rng.choice(list(type_json["values"]))
+        return rng.choice(real_values(type_json["values"]))
     if t == "bool":
         return rng.random() < (0.1 if ends_record(field_name) else 0.5)  # most records are not deleted or archived
     if t in ("int", "float") and _epoch(field_name, doc):  # "POSIX timestamp for when the mute should end"
@@ -1014,8 +1026,11 @@ def _time_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str = 
         d = _date(rng, c.base, -365, 0) if not (w & {"departure", "arrival", "scheduled", "start", "end"}) else _date(rng, c.base, 1, 90)
         # a record's creation/update/pull time is a moment (date and time); a time of day is what a person books
         # ("appointment_time": "14:30"), unless the docs give a clock format (review 31: "my policy whose update time is 17:15")
-        moment = bool(w & {"creation", "created", "update", "updated", "modified", "pull", "push", "last", "deletion",
-                           "deleted", "expiration", "expiry", "login", "sync", "run", "scan"}) and not re.search(r"\bHH:?MM\b", doc or "", re.I)
+        # (review 43: memos' `createTime` "The creation time of the webhook" was "10:45", where the docs mean a moment)
+        moment = (bool(w & {"creation", "create", "created", "update", "updated", "modify", "modified", "pull", "push", "last", "deletion",
+                            "delete", "deleted", "expiration", "expiry", "expire", "login", "sync", "run", "scan", "publish", "published"})
+                  or re.search(r"\b(?:creation|created|updated|modified|deleted|published)\b|\btimestamp\b", doc or "", re.I) is not None) \
+            and not re.search(r"\bHH:?MM\b", doc or "", re.I)
         if last == "time" and not (w & {"date"}) and not moment:
             return f"{rng.randint(0, 23):02d}:{rng.choice([0, 15, 30, 45]):02d}"
         return f"{d}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:00"
@@ -1744,7 +1759,7 @@ def _field_value(e, f, tj, i, k, prim, dealt, keys, records_decl, rng, ctx, off)
             return dealt[p][i % len(dealt[p])]
         return rng.choice(pk)
     if t == "enum":
-        vals = list(tj["values"])
+        vals = real_values(tj["values"])
         n_par = len(dealt[prim]) if prim else 1
         # consecutive children of one parent get consecutive values: several statuses each
         return vals[(i // max(1, n_par) + i % max(1, n_par) + off) % len(vals)]

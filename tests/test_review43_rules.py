@@ -98,3 +98,24 @@ def test_a_value_two_parameters_take_is_two_end_states():
     assert check_two_ways(cand("create_contact", {"firstName": "Ann", "lastName": "Lee"}), g) == "two-ways"
     assert check_two_ways(cand("create_contact", {"org": "Acme"}), g) is None
     assert check_two_ways(cand("create_label", {"name": "Q3", "color": "red"}), g) is None
+
+
+def test_a_protobuf_placeholder_is_no_state_and_a_creation_time_is_a_moment():
+    """memos (review 43): notifications whose status is `STATUS_UNSPECIFIED` (the zero value an unset protobuf field
+    reads) were deleted and counted by it, and a webhook's `createTime` "The creation time of the webhook" was "10:45",
+    a time of day where the docs mean a moment. The world never puts a record in a placeholder state, a new value is
+    never one, and a creation time is a date and time."""
+    import random as _r
+
+    from forgec.stdlib.values import generate_value, real_values
+
+    assert real_values(["STATUS_UNSPECIFIED", "UNREAD", "ARCHIVED"]) == ["UNREAD", "ARCHIVED"]
+    assert real_values(["unknown", ""]) == ["unknown", ""]  # nothing else to choose: kept
+    rng = _r.Random(1)
+    got = {generate_value({"type": "enum", "values": ["STATUS_UNSPECIFIED", "UNREAD", "ARCHIVED"]}, "status", rng) for _ in range(40)}
+    assert got == {"UNREAD", "ARCHIVED"}, got
+    for _ in range(10):
+        v = generate_value({"type": "str"}, "createTime", rng, doc="The creation time of the webhook.")
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", v), v
+    v = generate_value({"type": "str"}, "appointment_time", rng, doc="When the appointment starts (HH:MM).")
+    assert re.fullmatch(r"\d\d:\d\d", v), v
