@@ -119,3 +119,43 @@ def test_a_protobuf_placeholder_is_no_state_and_a_creation_time_is_a_moment():
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", v), v
     v = generate_value({"type": "str"}, "appointment_time", rng, doc="When the appointment starts (HH:MM).")
     assert re.fullmatch(r"\d\d:\d\d", v), v
+
+
+def _env_and_world(out):
+    from forgec.codegen import load_env_module
+
+    mod = load_env_module(next((out / "envs").rglob("env.py")))
+    world = json.loads(next((out / "states").glob("*.json")).read_text())
+    env = mod.Env()
+    env.reset(state=world) if "state" in env.reset.__code__.co_varnames else env.reset(world)
+    return env, world
+
+
+def test_archive_or_unarchive_sets_the_records_own_flag(tmp_path):
+    """doist's `project_management(action: archive | unarchive, projectId)` "Archive or unarchive a project by its ID."
+    on projects documented with `isArchived: bool` (review 43): the env made up a `status` set to "archived" whatever
+    the action, and left `isArchived` false. Run against the docs' meaning: archive sets the project's own flag,
+    unarchive clears it, and no second status is made up."""
+    out, _tasks, _rej = _build(tmp_path, "npm_doist_todoist_mcp", 4)
+    src = next((out / "src").rglob("env.forge")).read_text()
+    project = re.search(r"entity Project key \w+ \{(.*?)\n  \}", src, re.S).group(1)
+    assert re.search(r"^\s*isArchived: bool\b", project, re.M) and not re.search(r"^\s*status:", project, re.M), project
+    env, world = _env_and_world(out)
+    pid = next(k for k, r in sorted(world["entities"]["Project"].items()) if r.get("isArchived") is False)
+    env.step("project_management", {"action": "archive", "projectId": pid})
+    assert env.state["entities"]["Project"][pid]["isArchived"] is True
+    env.step("project_management", {"action": "unarchive", "projectId": pid})
+    assert env.state["entities"]["Project"][pid]["isArchived"] is False
+
+
+def test_a_record_passed_by_its_key_is_stored_in_the_field_that_holds_it(tmp_path):
+    """ERPNext's `erpnext_task_create(project: "Project name", subject)`: a project's key is its name, and a task's
+    `project` field holds that name; the env stored "" (review 43: "the created task is stored with an empty project
+    although the call passed 'Fitness plan'")."""
+    out, _tasks, _rej = _build(tmp_path, "npm_casys_mcp_erpnext", 2)
+    env, world = _env_and_world(out)
+    name = sorted(world["entities"]["Project"])[0]
+    before = set(env.state["entities"]["Task"])
+    env.step("erpnext_task_create", {"project": name, "subject": "Order the new chairs"})
+    (made,) = [r for k, r in env.state["entities"]["Task"].items() if k not in before]
+    assert made["project"] == name and made["subject"] == "Order the new chairs", made

@@ -382,6 +382,17 @@ def _type_eq(a: A.TypeExpr, b: A.TypeExpr) -> bool:
     return a == b
 
 
+def _fills(s: Schema, field_type: A.TypeExpr, param_type: A.TypeExpr) -> bool:
+    """A parameter's value fits a field: same type, or a record passed by its key into a field that holds the key
+    (`project: Project` into a task's `project: str`, where a project's key is its name; review 43: ERPNext stored a
+    new task's project as "")."""
+    if _type_eq(field_type, param_type):
+        return True
+    ent = s.entities.get(param_type.name) if isinstance(param_type, A.NamedType) else None
+    return ent is not None and ent.key in ent.fields and isinstance(field_type, A.PrimType) \
+        and strip_optional(ent.fields[ent.key].type) == field_type
+
+
 def _search(s: Schema, v: ToolView, pmap):
     if v.child and v.key_param:
         cname, f = v.child
@@ -495,7 +506,7 @@ def _create(s: Schema, v: ToolView, pmap):
         if fname in filled and fname not in supplied:
             inits.append(A.FieldInit(fname, filled[fname]))
             continue
-        if fname in supplied and not _type_eq(strip_optional(f.type), strip_optional(supplied[fname][1])):
+        if fname in supplied and not _fills(s, strip_optional(f.type), strip_optional(supplied[fname][1])):
             inits.append(A.FieldInit(fname, default_value(s, f.type)))  # same name, other type
         elif fname in supplied and supplied[fname][2] and (supplied[fname][0] != supplied[fname][3] or not isinstance(f.type, A.OptionalType)):
             # an optional record param: its key is stored only when it was given; an optional param for a field the
@@ -738,6 +749,8 @@ def _update(s: Schema, v: ToolView, pmap):
         raise _NoRule
     e = s.entities[v.target]
     k = _key_param(v, pmap)
+    if v.status_flag:
+        return _set_flag(e, v, pmap, k), A.NamedType(e.name)
     stmts: list[A.Stmt] = _status_require(e, v, k)
     changes: list[A.Stmt] = []
     said = prose_effects.moves_money(s, e, v, pmap, k)
@@ -796,7 +809,7 @@ def _param_changes(s: Schema, e: Entity, v: ToolView, pmap, k: str, grouped: set
                 # `git_add(repo_path, files)`: each element joins the record's list once
                 changes.append(A.For("x", expr, (A.If(bin_("not in", N("x"), at(k, fname)), (A.Append(at(k, fname), N("x")),)),)))
             continue
-        if not _type_eq(strip_optional(ftype), strip_optional(ptype)):
+        if not _fills(s, strip_optional(ftype), strip_optional(ptype)):
             continue
         if strip_optional(ftype) == A.PrimType("int") and strip_optional(ptype) == A.PrimType("float"):
             continue  # a float does not fit an int field (another tool documented it as an integer)
@@ -1021,12 +1034,28 @@ def _cascade(s: Schema, e: Entity, v: ToolView) -> list[A.Stmt]:
     return out
 
 
+def _set_flag(e: Entity, v: ToolView, pmap, k: str) -> list[A.Stmt]:
+    """An archive (or cancel, or lock) on a record whose docs give the state as its own bool (`isArchived`): the bool is
+    set, and a tool that does both ways by a documented action ("Archive or unarchive a project", `action: archive |
+    unarchive`) sets it to whether the action is the verb (review 43: doist's unarchive archived)."""
+    flag = v.status_flag
+    word = re.sub(r"^is[_ ]?", "", snake(flag)).replace("_", " ")
+    what = snake(e.name).replace("_", " ")
+    for p in pmap.values():
+        t = strip_optional(p.type)
+        if v.verb and isinstance(t, A.EnumType) and v.verb in t.values and any(x == "un" + v.verb for x in t.values):
+            return [A.Set(at(k, flag), bin_("==", N(p.name), lit(v.verb))), A.Return(N(k))]
+    return [A.Require(bin_("!=", at(k, flag), lit(True)), f"{what} is already {word}"), A.Set(at(k, flag), lit(True)), A.Return(N(k))]
+
+
 def _delete(s: Schema, v: ToolView, pmap):
     if v.target is not None and v.key_param is None and (bp := batch_param(v)) is not None:
         return _batch_change(s, v, pmap, bp, "delete")
     if v.target is None or v.key_param is None:
         raise _NoRule
     e = s.entities[v.target]
+    if v.status_flag:
+        return _set_flag(e, v, pmap, _key_param(v, pmap)), A.NamedType(e.name)
     m = _REMOVE_FROM.search(v.tool.description or "")
     if m and _noun_matches(m.group(2), e.name) and not _noun_matches(m.group(1), e.name) and \
             any(ent != e.name for p, ent in v.refs.items() if p != v.key_param):

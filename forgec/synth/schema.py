@@ -214,6 +214,7 @@ class ToolView:
     fresh_key: str | None = None  # create tools: param supplying the new key
     status_pre: str | None = None
     status_post: str | None = None
+    status_flag: str | None = None  # the record's own bool for `status_post` (`isArchived` for "archived"): set, no status made up
     status_allowed: list[str] = field(default_factory=list)  # "a confirmed reservation": required before
     status_forbidden: list[str] = field(default_factory=list)  # "checked-in reservations cannot be cancelled"
     field_noun: str | None = None  # get_order_status -> "status"
@@ -2107,6 +2108,11 @@ def _status_fields(s: Schema) -> None:
                 et = A.EnumType(tuple(listed))
                 f.type = A.OptionalType(et) if isinstance(f.type, A.OptionalType) else et
     _canonical_status(s)
+    for v in s.views.values():
+        if v.target in s.entities and v.status_post and "status" not in s.entities[v.target].fields:
+            flag = status_flag(s.entities[v.target], v.status_post)
+            if flag:  # "Archive or unarchive a project" on a project that has `isArchived` (review 43: a made-up
+                v.status_flag, v.status_pre, v.status_post = flag, None, None  # `status` left isArchived false)
     values: dict[str, list[str]] = {}
     for v in s.views.values():
         if v.target is None:
@@ -2165,6 +2171,13 @@ def _status_enum(s: Schema, ename: str | None) -> tuple[str, ...] | None:
     if isinstance(t, A.EnumType) and all(isinstance(x, str) for x in t.values):
         return t.values
     return None
+
+
+def status_flag(e: Entity, word: str) -> str | None:
+    """The record's bool field that says it is in state `word` (`isArchived`, `is_archived`, `archived` for
+    "archived"), when the docs give one: the state lives there, not in a second, inferred `status`."""
+    want = {_norm(word), "is" + _norm(word)}
+    return next((f.name for f in e.fields.values() if _norm(f.name) in want and strip_optional(f.type) == A.PrimType("bool")), None)
 
 
 def _canonical_status(s: Schema) -> None:
