@@ -2381,12 +2381,21 @@ class _Sampler:
                 cond_text, holds = c
         vals = [(k, v) for k, (e, v) in args.items() if isinstance(e, A.Attr) and isinstance(e.obj, A.Name) and e.obj.id == "user" and e != sc.user_expr]
         base = _participle_base(tool, target[1] if target else "")
+        checked = False
         if holds and target is not None and isinstance(target[0], str) and looked is None and isinstance(target[2], dict):
             g = m.getter.get(target[1])
             if g and g != tool and _points_to(t.doc, g):  # "Delete a candidate, after checking its ID with `boond_candidates_get`",
                 key = m.decl[target[1]].key  # "use get_branch ... before deletion": the docs' own procedure (review 38)
                 kp = m.required(m.tools[g])[0].name
                 sc.call(g, {kp: (A.Attr(A.Name(target[0]), key), target[2].get(key))}, f"checked_{norm(target[1])}")
+                checked = True
+        if holds and not checked and kind == "cancel" and _BEFORE_DELETING.search(t.doc or ""):
+            # "use `get_branch` or `list_branches` before deletion": the docs' own check of what is deleted, made with the
+            # same arguments (review 44: GitLab's branch deleted unchecked); the first named read that takes them
+            named = sorted((x for x in m.tools if x != tool and not m.writes.get(x) and _points_to(t.doc, x)), key=lambda x: t.doc.find(x))
+            g = next((x for x in named if m.required(m.tools[x]) and all(q.name in args for q in m.required(m.tools[x]))), None)
+            if g is not None:
+                sc.call(g, {q.name: args[q.name] for q in m.required(m.tools[g])}, f"checked_{norm(g)}")
         if holds:
             sc.call(tool, args, base)  # first: a write that fails needs no words
             if kind == "update" and target is not None:
@@ -3472,6 +3481,9 @@ def _condition_flag(field: str) -> str:
     that says the record is gone (`deleted`, `is_removed`)."""
     w = _flag_word(field)
     return "" if set(lemmas(w).get("VERB", ())) & _ERASED else w
+
+
+_BEFORE_DELETING = re.compile(r"\bbefore (?:the )?(?:deletion|deleting|removal|removing|you delete)\b|\bafter (?:confirming|checking)\b", re.I)
 
 
 def _points_to(doc: str | None, tool: str) -> bool:

@@ -159,3 +159,34 @@ def test_a_record_passed_by_its_key_is_stored_in_the_field_that_holds_it(tmp_pat
     env.step("erpnext_task_create", {"project": name, "subject": "Order the new chairs"})
     (made,) = [r for k, r in env.state["entities"]["Task"].items() if k not in before]
     assert made["project"] == name and made["subject"] == "Order the new chairs", made
+
+
+def test_a_delete_the_docs_say_to_check_first_is_checked_first(tmp_path):
+    """A doc that says "use `get_branch` or `list_branches` before deletion" (GitLab's `delete_branch`, review 44: the
+    gold deleted the branch unchecked): the gold path reads it with the first named read that takes the same
+    arguments, then deletes. Checked against the doc's text on a hand-written server in that style."""
+    from conftest import compile_doc
+
+    def tool(name, desc, props, req, out=None):
+        t = {"name": name, "description": desc, "inputSchema": {"type": "object", "properties": props, "required": req}}
+        return {**t, "outputSchema": out} if out else t
+    pid = {"type": "string", "description": "The project ID"}
+    br = {"type": "string", "description": "Name of the branch"}
+    doc = {"tools": [
+        tool("list_projects", "List projects.", {}, [], {"type": "object", "properties": {"projects": {"type": "array", "items": {
+            "type": "object", "properties": {"id": {"type": "string"}, "name": {"type": "string"}, "branches": {
+                "type": "array", "items": {"type": "string"}}}}}}}),
+        tool("get_branch", "Get one branch of a project.", {"project_id": pid, "branch_name": br}, ["project_id", "branch_name"]),
+        tool("delete_branch", "Delete branch from project. Use `get_branch` to check the branch before deletion.",
+             {"project_id": pid, "branch_name": br}, ["project_id", "branch_name"]),
+    ]}
+    out = compile_doc(tmp_path, "repos", "tools_list.json", doc, 12)
+    tasks = [json.loads(x) for f in (out / "tasks").glob("*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+    deletes = [t for t in tasks if any(c["tool"] == "delete_branch" for c in t["gold_calls"])]
+    assert deletes, [t["instruction"] for t in tasks]
+    for t in deletes:
+        tools = [c["tool"] for c in t["gold_calls"]]
+        d = tools.index("delete_branch")
+        assert "get_branch" in tools[:d], tools
+        got = t["gold_calls"][tools.index("get_branch")]["arguments"]
+        assert got == t["gold_calls"][d]["arguments"], (got, t["gold_calls"][d])
