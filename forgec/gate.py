@@ -672,10 +672,9 @@ def check_dictated(c: Candidate, g: Gate) -> str | None:
         return "dictated-call"
     if len(calls) > len(c.writes) and c.writes and all(args for _t, args in c.writes):
         said = {json.dumps(v, sort_keys=True) for v in _scalars(list(c.facts.values()))}
-        plain = all(json.dumps(v, sort_keys=True) in said for _t, args in c.writes for v in _scalars(list(args.values())))
-        named = plain or all(json.dumps(v, sort_keys=True) in said or (path in g.by_name.get(tool, ()) and g.named_in(v, said))
-                             for tool, args in c.writes for path, v in _paths(args))
-        if not named:
+        unsaid = [(tool, path, v) for tool, args in c.writes for path, v in _paths(args) if json.dumps(v, sort_keys=True) not in said]
+        plain = not unsaid
+        if not all(path in g.by_name.get(tool, ()) and g.named_in(v, said) for tool, path, v in unsaid):
             return None
         if not ops & DECISION_OPS:
             # a lookup that only finds what the user said: "delete my collection called X" when the collection's
@@ -700,29 +699,26 @@ def check_two_ways(c: Candidate, g: Gate) -> str | None:
         t = g.tools.get(tool)
         if t is None:
             continue
-        params = {norm(p.name): p.name for p in t.params}
+        params = {norm(p.name) for p in t.params}
+        parts = ({"first_name", "last_name"} <= params or {"given_name", "family_name"} <= params) and params & _WHOLE_NAME
         for k in args:
             n = norm(k)
             twin = singular(n) if n != singular(n) else plural(n)
             if twin != n and twin in params:
                 return "two-ways"
-            parts = {"first_name", "last_name"} <= set(params) or {"given_name", "family_name"} <= set(params)
-            if parts and (n in _WHOLE_NAME or n in ("first_name", "last_name", "given_name", "family_name")) and set(params) & _WHOLE_NAME:
+            if parts and (n in _WHOLE_NAME or n in ("first_name", "last_name", "given_name", "family_name")):
                 return "two-ways"
     return None
 
 
-def _paths(args: dict, pre: str = "") -> list[tuple[str, Any]]:
-    """(path, scalar) of a call's arguments; a list of records is one path (`items.id`)."""
-    out: list[tuple[str, Any]] = []
-    for k, v in args.items():
-        items = v if isinstance(v, list) else [v]
-        for x in items:
-            if isinstance(x, dict):
-                out += _paths(x, f"{pre}{k}.")
-            else:
-                out.append((pre + k, x))
-    return out
+def _paths(v: Any, path: str = "") -> list[tuple[str, Any]]:
+    """(path, scalar) of each scalar inside a call's arguments, the leaves `_scalars` gives, named by where they sit
+    (a list of records is one path: `items.id`)."""
+    if isinstance(v, dict):
+        return [pair for k, x in v.items() for pair in _paths(x, f"{path}.{k}" if path else k)]
+    if isinstance(v, (list, tuple)):
+        return [pair for x in v for pair in _paths(x, path)]
+    return [(path, v)]
 
 
 _ID_OR_NAME = re.compile(r"\b(?:id|identifier|key|slug)\s+or\s+(?:the\s+)?(?:full\s+|display\s+|exact\s+)?name\b|\bname\s+or\s+(?:id|identifier)\b", re.I)

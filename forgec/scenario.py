@@ -2114,13 +2114,11 @@ class _Sampler:
                 elif not u and rec and isinstance(rec.get("name"), str) and re.fullmatch(r"[A-Z][a-z'-]+(?: [A-Z][a-z'-]+)+", rec["name"]) \
                         and is_person(self.m.written_entity(tool, rec)):
                     u = {"name": rec["name"]}  # a subscriber called Kristy Lopez gets kristy.lopez.work@..., not "me.work@..." (review 42)
-                if not u and rec and isinstance(own := _name_of(rec), str) and norm(self.m.written_entity(tool, rec) or "").split("_")[-1] in ORG_WORDS \
-                        and (site := slugify(own)) and len(site) <= 30:
+                if not u and (site := _site_of(rec)) and norm(self.m.written_entity(tool, rec) or "").split("_")[-1] in ORG_WORDS:
                     return f"{rng.choice(['contact', 'info', 'hello'])}@{site}.com"  # a company's address is at its own name (review 43)
                 who = (str(u.get("name") or u.get("first_name") or "me")).lower().replace(" ", ".")  # the person whose email it is
                 return f"{who}.{rng.choice(['home', 'work', 'new'])}@{rng.choice(['mail.com', 'inbox.org', 'post.net'])}"
-            if re.search(r"(^|_)(website|web_site|homepage|home_page|site_url)$", n) and rec and isinstance(own := _name_of(rec), str) \
-                    and (site := slugify(own)) and len(site) <= 30:
+            if re.search(r"(^|_)(website|web_site|homepage|home_page|site_url)$", n) and (site := _site_of(rec)):
                 return f"https://www.{site}.com"  # a company's new website is at its own name, not Faker's "brown.com/way-what-wear"
             if self.m.user is None and (re.search(r"(observation|fact)$", n) or (n.endswith("content") and "observation" in text.lower())):
                 return rng.choice(_PHRASES["observation"])  # what a memory store keeps about someone
@@ -3374,6 +3372,13 @@ _PHRASES = {  # what a person says where a value is their own words (other text:
     "resolution": ["Reset the password and it works now", "The refund went through", "Cleared the cache; fixed"],
     "thought": ["Check the order status first"],
 }
+
+
+def _site_of(rec: dict | None) -> str | None:
+    """The web name a named record's site and mail would have ("Carter Ltd" -> carter-ltd), or None (no name, or too long)."""
+    own = _name_of(rec) if rec else None
+    site = slugify(own) if isinstance(own, str) else ""
+    return site if site and len(site) <= 30 else None
 
 
 def _name_of(rec: dict | None) -> str | None:

@@ -45,6 +45,19 @@ def compile_doc(tmp: Path, env: str, filename: str, doc: dict, n: int) -> Path:
     return out
 
 
+def assert_checked_before(tasks: list[dict], write: str, check: str, key: str | None = None) -> None:
+    """Every task that calls `write` reads the record with `check` before it, with the same arguments (or the same
+    `key` argument): the docs' "check with `get_x` before deleting" is in the gold path (reviews 38 and 44)."""
+    acting = [t for t in tasks if any(c["tool"] == write for c in t["gold_calls"])]
+    assert acting, [t["instruction"] for t in tasks]
+    for t in acting:
+        tools = [c["tool"] for c in t["gold_calls"]]
+        i = tools.index(write)
+        assert check in tools[:i], tools
+        got, done = t["gold_calls"][tools.index(check)]["arguments"], t["gold_calls"][i]["arguments"]
+        assert (got[key] == done[key]) if key else (got == done), (got, done)
+
+
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", default=False, help="rewrite golden files from current output")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 
-from conftest import compile_doc
+from conftest import assert_checked_before, compile_doc
 
 from forgec import ir
 from forgec.scenario import _condition_flag, _points_to
@@ -173,14 +173,7 @@ def test_the_docs_check_before_a_delete_is_in_the_gold_path(tmp_path):
     ask for); an update whose doc names no check reads nothing extra."""
     out = compile_doc(tmp_path, "recruit", "tools_list.json", RECRUIT, 10)
     tasks = _tasks(out)
-    deletes = [t for t in tasks if any(c["tool"] == "delete_candidate" for c in t["gold_calls"])]
-    assert deletes, [t["instruction"] for t in tasks]
-    for t in deletes:
-        tools = [c["tool"] for c in t["gold_calls"]]
-        i = tools.index("delete_candidate")
-        assert "get_candidate" in tools[:i], tools
-        got = t["gold_calls"][tools.index("get_candidate")]["arguments"]["id"]
-        assert got == t["gold_calls"][i]["arguments"]["id"]
+    assert_checked_before(tasks, "delete_candidate", "get_candidate", key="id")
     for t in tasks:  # the check is for deletes only: every read with it is of a candidate the task then deletes
         calls = t["gold_calls"]
         for i, c in enumerate(calls):

@@ -165,7 +165,7 @@ def test_a_delete_the_docs_say_to_check_first_is_checked_first(tmp_path):
     """A doc that says "use `get_branch` or `list_branches` before deletion" (GitLab's `delete_branch`, review 44: the
     gold deleted the branch unchecked): the gold path reads it with the first named read that takes the same
     arguments, then deletes. Checked against the doc's text on a hand-written server in that style."""
-    from conftest import compile_doc
+    from conftest import assert_checked_before, compile_doc
 
     def tool(name, desc, props, req, out=None):
         t = {"name": name, "description": desc, "inputSchema": {"type": "object", "properties": props, "required": req}}
@@ -182,11 +182,4 @@ def test_a_delete_the_docs_say_to_check_first_is_checked_first(tmp_path):
     ]}
     out = compile_doc(tmp_path, "repos", "tools_list.json", doc, 12)
     tasks = [json.loads(x) for f in (out / "tasks").glob("*.jsonl") for x in f.read_text().splitlines() if x.strip()]
-    deletes = [t for t in tasks if any(c["tool"] == "delete_branch" for c in t["gold_calls"])]
-    assert deletes, [t["instruction"] for t in tasks]
-    for t in deletes:
-        tools = [c["tool"] for c in t["gold_calls"]]
-        d = tools.index("delete_branch")
-        assert "get_branch" in tools[:d], tools
-        got = t["gold_calls"][tools.index("get_branch")]["arguments"]
-        assert got == t["gold_calls"][d]["arguments"], (got, t["gold_calls"][d])
+    assert_checked_before(tasks, "delete_branch", "get_branch")
