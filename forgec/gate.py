@@ -163,6 +163,8 @@ def documented_examples(doc: str) -> tuple[str, ...]:
         found = _QUOTED.findall(m.group(1))
     elif (b := _BARE_EXAMPLES.search(doc or "")):
         found = [v.rstrip(".") for v in re.split(r",?\s+or\s+|,\s*", b.group(1)) if v.rstrip(".") not in ("", "etc")]  # "(e.g., valkey, pg, mysql, etc.)"
+    elif (b := _ETC_EXAMPLES.search(doc or "")):
+        found = [v for v in re.split(r",\s*", b.group(1)) if v]  # "Genre (fiction, non-fiction, sci-fi, fantasy, etc.)"
     else:
         return ()
     vals = tuple(dict.fromkeys(v for v in found if len(v.split()) <= 3 and not re.search(r"[/\\@:]|\d{3,}", v)))
@@ -177,9 +179,13 @@ _BARE_EXAMPLES = re.compile(r"\b(?:e\.g\.?|eg\.|for example|such as)[:,]?\s+"
                             rf"({_BARE_TOKEN}(?:(?:,\s*|,?\s+or\s+){_BARE_TOKEN})+)(?:,?\s*etc\.?)?\s*(?:$|[);]|\.(?:\s|$))")
 
 
+# a parenthesized list closed by "etc." with no lead: examples of an open set ("Language code (uk, en, ru, etc.)")
+_ETC_EXAMPLES = re.compile(rf"\(\s*({_BARE_TOKEN}(?:,\s*{_BARE_TOKEN})+),?\s*etc\.?\s*\)")
+
+
 # a bare list of three or more lower-case values after a lead ("Filter: draft, pending, confirmed,
-# processing, completed, cancelled"; "one of low, medium or high"; "status (open, closed, merged)")
-_BARE_LISTED = re.compile(r"(?:\b(?:one of|filter|(?:possible |allowed |valid )?values?|options?|status(?:es)?|states?|types?)\s*:?\s+|\()"
+# processing, completed, cancelled"; "one of low, medium or high"; "status (open, closed, merged)"; "New status — a, b, or c")
+_BARE_LISTED = re.compile(r"(?:\b(?:one of|filter|(?:possible |allowed |valid )?values?|options?|status(?:es)?|states?|types?)\s*[:—–]?\s+|\()"
                           r"([a-z][a-z_-]{1,20}(?:,\s*[a-z][a-z_-]{1,20}){1,}(?:,?\s+(?:or|and)\s+[a-z][a-z_-]{1,20})?)\s*(?:$|[.);])", re.I)
 
 
@@ -197,7 +203,9 @@ def _listed(doc: str, names: frozenset) -> tuple[str, ...]:
         if len(set(vals)) == len(vals) and not any(v in names for v in vals):
             return tuple(vals)
     if not m and (b := _BARE_LISTED.search(doc)) and not re.search(r"comma[- ]separated|\bfields?\b|\bcolumns?\b", doc, re.I):
-        vals = [v for v in re.split(r",\s*|,?\s+(?:or|and)\s+", b.group(1)) if v]
+        vals = [v for v in re.split(r",?\s+(?:or|and)\s+|,\s*", b.group(1)) if v]
+        if vals and vals[-1] == "etc":
+            return ()  # "Genre (fiction, sci-fi, fantasy, etc.)": examples of an open set, no list of allowed values
         if len(vals) >= 3 and len(set(vals)) == len(vals) and not any(v in names for v in vals) and all(v == v.lower() for v in vals):
             return tuple(vals)
     if not m:

@@ -1283,6 +1283,11 @@ _BARE_NP = re.compile(r"^(\w+) (?!(?:a|an|the|my|your|our|all|some|one|this|thes
                       r"((?:[A-Za-z][\w-]* ){0,2}[A-Za-z][\w-]*)(?=$| (?:in|on|for|to|from|with|by|of|into)\b)")
 
 
+# what a delete takes with the record ("and all its reviews", "along with its associated files"): the tool's doing
+_CASCADE = re.compile(r"\s*,?\s+(?:and|along with|together with|including|plus)\s+(?:all\s+)?(?:of\s+)?(?:its|their|the associated|"
+                      r"associated|the related|related|any|every)\b")
+
+
 def _clause(doc: str) -> str:
     """The verb phrase of the doc's first sentence that describes an act, found by grammar
     (forgec/realize.py): "cancel a confirmed reservation", "switch branches"; "" when none has one."""
@@ -2827,6 +2832,10 @@ class _Sampler:
                     and "NOUN" in lemmas(bare_np.group(2).split()[-1].lower()):  # "Bulk Verify" is no noun phrase
                 # an operation's summary "Create monitor", "Upload document": a new one is "a monitor" (review 23)
                 c = f"{bare_np.group(1)} {_a(bare_np.group(2))}{c[bare_np.end():]}"
+            elif (bare_np := _BARE_NP.match(c)) and c[bare_np.end():].startswith(" of ") and not is_plural(bare_np.group(2)) \
+                    and "NOUN" in lemmas(bare_np.group(2).split()[-1].lower()):
+                c = f"{bare_np.group(1)} the {bare_np.group(2)}{c[bare_np.end():]}"  # "Update reading status of a book": the docs'
+                # headline style; a person says "update the reading status of my book"
             c, plain = self.with_units(t, c, plain)
             c = re.sub(r"\b(a|an|the|one|this)\s+(user|customer|member|client|account holder|person)'s\b", "my", c)
             c = re.sub(r"\bfor (a|an|the) (user|customer|member|client)\b", "for me", c)
@@ -2879,6 +2888,10 @@ class _Sampler:
                     c = pat.sub(lambda _m: words, c, count=1)
                     described.remove((_, noun, words))
             c = c.replace("\x00", twords)
+            if kind == "cancel" and twords and twords in c and _CASCADE.match(c[c.index(twords) + len(twords):]):
+                # "Delete a book and all its reviews, quotes, and tags": what the tool takes with the record, not the ask,
+                # and the kinds it lists may be none this world holds (review 45): the clause ends at the record
+                c = c[:c.index(twords) + len(twords)]
             for pn in set(re.findall(r"\b(?:my|the) ([a-z]+) called\b", twords)):
                 # "delete my group in my board called X from a Miro board": the record's own board is said already
                 c = re.sub(rf"\s+(?:from|in|on|of|inside|within|into|to)\s+(?:a|an|the|one)\s+(?:[A-Z][\w-]*\s+)?{re.escape(pn)}\b(?!\s+called)", "", c, count=1)

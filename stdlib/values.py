@@ -1177,6 +1177,9 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         return rng.choice([p for p in PROBLEMS if p != about])  # a new incident, issue or ticket: what went wrong
     if (is_person(noun) or (_words(noun or "") or [""])[-1] in ORG_WORDS) and (w & TEXTY):
         return rng.choice(PERSON_NOTES)  # a note on a customer, a contact or a company: about them, not "the kevin"
+    if last == "name" and w & PERSON_NAME_WORDS or name in ("full_name", "fullname") or (name == "name" and is_person(noun)) or last == "author":
+        # `firstName` is Maria, not "Reading list"; a book's author is a person, whatever a book is called
+        return _person_str(name, ws, c, noun if is_person(noun) else None, doc)
     if is_work(noun) and last in ("title", "name"):
         return _work_title(c, (noun, name, "said"))
     if is_problem(noun) and (w & TEXTY or last in ("feedback", "reply", "answer", "explanation")):
@@ -1184,8 +1187,6 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     if last in ("subject", "headline"):  # "Photo archive update update": no template repeats the subject's words (review 29)
         fits = [x for x in SUBJECT_TEMPLATES if not (set(re.findall(r"[a-z]+", x.replace("{t}", "").replace("{T}", "").lower())) - {"the", "about", "re"}) & set(t.lower().split())]
         return rng.choice(fits or ["{T}"]).format(t=t, T=_titled(t))
-    if last == "name" and w & PERSON_NAME_WORDS or name in ("full_name", "fullname") or (name == "name" and is_person(noun)):
-        return _person_str(name, ws, c, noun if is_person(noun) else None, doc)  # `firstName` is Maria, not "Reading list"
     if last == "name" and noun and _words(noun) and _words(noun)[-1] in HANDLE_NAMED:
         return slugify(rng.choice([x for x in TOPICS if x.lower() != t.lower()]))  # a new channel: "press-release"
     nws = _words(noun or "")

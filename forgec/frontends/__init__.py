@@ -116,6 +116,11 @@ def _param_docs_from_description(t: Tool) -> Tool:
         return t
     names = "|".join(re.escape(p.name) for p in t.params)
     marks = list(re.finditer(rf"(?:^|(?<=[\s(;.,]))({names})\s*(?::|=|—|–|\s-\s)\s*", t.description))
+    # a docstring's Args block gives each parameter its own line: there only a line's opening name ends the clause
+    # before it ("status: New status — want_to_read, reading, or finished" keeps its list)
+    starts = [m for m in marks if not t.description[:m.start()].rsplit("\n", 1)[-1].strip()]
+    if len(starts) >= 2:
+        marks = starts
     said: dict[str, tuple[bool, str]] = {}
     for i, m in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else len(t.description)
