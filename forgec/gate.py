@@ -497,6 +497,11 @@ class Gate:
         self.ents = {e.name: e for e in self.env.entities}
         self.either = {t.name: _either_or(t, frozenset(p.name for p in t.params)) for t in self.env.tools}  # read once, not per task
         self.by_name = {t.name: name_addressed(t, self.env) for t in self.env.tools}
+        from forgec.graph import prim_class, strip_optional
+        from forgec.synth.schema import session_names  # (not at the top: synth reads documented values from here)
+
+        # the caller's account every tool takes (`account`, `user_google_email`): who asks, said once, no request
+        self.session = session_names([[(p.name, prim_class(strip_optional(p.type)) == "str") for p in t.params] for t in self.env.tools])
         self._keys: dict[str, list[dict]] | None = None
         self._reads: dict[str, frozenset[str]] = {}
 
@@ -838,7 +843,7 @@ def check_ignored(c: Candidate, g: Gate) -> str | None:
             continue  # a python body: what it reads is not visible here
         read = g.reads(t)
         for a in n.args:
-            if a.name not in read and any(isinstance(x, A.Name) and x.id == "user" for x in A.walk(a.value)):
+            if a.name not in read and a.name not in getattr(g, "session", ()) and any(isinstance(x, A.Name) and x.id == "user" for x in A.walk(a.value)):
                 return "said-ignored"
     return None
 

@@ -220,6 +220,7 @@ class _Model:
         self.lister_by_user: dict[str, tuple[str, str]] = {}  # entity -> (read tool, its user-key param)
         self.lister_all: dict[str, str] = {}  # entity -> read tool with no required params listing its records
         self.lister_args: dict[str, dict] = {}  # entity -> the fixed arguments its lister takes (`status: "all"`)
+        self.lister_session: dict[str, tuple[str, ...]] = {}  # entity -> the caller's account params its lister takes
         self.lister_path: dict[str, str] = {}  # entity -> the field of the lister's result holding the list (`read_graph().nodes`)
         # (entity, tool family) -> (lister, its fixed arguments, its result's list field): a second product's own list of
         # what the world holds as one entity (DigitalOcean's `doks-list-clusters` beside `db-cluster-list`)
@@ -512,9 +513,13 @@ class _Model:
             if name_verb(name) in ("create", "new", "init", "initialize", "start", "begin", "generate", "make", "open"):
                 continue  # `createNativeRecoveryFlow` (a GET) starts one new flow: no list of the flows there are (review 27)
             req = self.required(t)
-            every = _every_choice(req)
-            if not req or every:
-                r = self._try(name, dict(every))
+            # the caller's account every tool takes (`list_emails(account)`): said once by the user, no filter of
+            # the lister's own (the records of the account asked from); a stand-in value while probing
+            sess = tuple(p.name for p in req if p.name in self.session and prim_class(strip_optional(p.type)) == "str")
+            rest = [p for p in req if p.name not in sess]
+            every = _every_choice(rest)
+            if not rest or every:
+                r = self._try(name, {**dict(every), **{k: "default" for k in sess}})
                 # a list, or lists inside a result (`read_graph() -> {nodes: [...], relations: [...]}`)
                 found = [(None, r)] if isinstance(r, list) else sorted(r.items()) if isinstance(r, dict) else []
                 for path, lst in found:
@@ -527,9 +532,11 @@ class _Model:
                         if ent and ent not in self.lister_all:
                             self.lister_all[ent] = name
                             self.lister_args[ent] = dict(every)
+                            if sess:
+                                self.lister_session[ent] = sess
                             if path is not None:
                                 self.lister_path[ent] = path
-                        elif ent and (fam := tool_family(name)) and fam != tool_family(self.lister_all[ent]):
+                        elif ent and not sess and (fam := tool_family(name)) and fam != tool_family(self.lister_all[ent]):
                             self.family_lister.setdefault((ent, fam), (name, dict(every), path))
                 continue
             if len(req) != 1:
@@ -1468,7 +1475,11 @@ class _Sampler:
         tool, args, path = m.lister_all[ent], m.lister_args.get(ent, {}), m.lister_path.get(ent)
         if sc.family and tool_family(tool) != sc.family:
             tool, args, path = m.family_lister.get((ent, sc.family), (tool, args, path))  # the write's own product lists it
-        name, r = sc.call(tool, {k: (A.Literal(v), v) for k, v in args.items()}, plural(norm(ent)))
+        call_args = {k: (A.Literal(v), v) for k, v in args.items()}
+        if tool == m.lister_all[ent]:
+            for k in m.lister_session.get(ent, ()):
+                call_args[k] = self.session_arg(sc, m.tools[tool], k)
+        name, r = sc.call(tool, call_args, plural(norm(ent)))
         items = (r.get(path) if isinstance(r, dict) else None) if path else r
         return (A.Attr(A.Name(name), path) if path else A.Name(name)), [x for x in items or [] if isinstance(x, dict)], name
 
@@ -1686,6 +1697,18 @@ class _Sampler:
         return name, rec, f"my {noun} {prep} {words}"
 
     # ----- arguments
+    def session_arg(self, sc: _Scenario, tool: A.ToolDecl, name: str) -> tuple[A.Expr, Any]:
+        """The caller's account (`account`, `user_google_email`): one value for the whole task, said up front."""
+        if name not in sc.session:
+            p = next(q for q in tool.params if q.name == name)
+            v = self.value(sc, tool, name, strip_optional(p.type), {}, p.doc)
+            if v is _NONE and set(norm(name).split("_")) & {"account", "user", "login", "profile", "mailbox"}:
+                v = self.value(sc, tool, "email", A.PrimType("str"), {}, "")  # "Account name": the address it is known by
+            if v is _NONE:
+                raise _Skip("no-session-value")
+            sc.session[name] = v
+        return sc.fact(name, sc.session[name]), sc.session[name]
+
     def arg(self, sc: _Scenario, tool: A.ToolDecl, p: A.ParamDecl, target: tuple[str, str, dict] | None,
             said: list[str], depth: int = 0) -> tuple[A.Expr, Any] | None:
         """An argument from the user's facts, the acted-on record, or a described record; None: leave it out."""
@@ -1697,12 +1720,10 @@ class _Sampler:
         required = p.default is None and not isinstance(p.type, A.OptionalType)  # an optional account (`site`): the default one
         if p.name in m.session and depth == 0 and not is_list and (required or p.name in sc.session):
             # who is asking: one account for the whole task, said up front
-            if p.name not in sc.session:
-                v = self.value(sc, tool, p.name, t, {}, p.doc)
-                if v is _NONE:
-                    return None
-                sc.session[p.name] = v
-            return sc.fact(p.name, sc.session[p.name]), sc.session[p.name]
+            try:
+                return self.session_arg(sc, tool, p.name)
+            except _Skip:
+                return None
         if ke is not None and ke == m.user and m.user is not None:
             if re.search(r"(^|_)(to|target|recipient|dest|destination|other|friend)(_|$)", norm(p.name)):
                 others = [k for k in sorted(m.ents[m.user]) if k != sc.ukey]
@@ -1785,7 +1806,18 @@ class _Sampler:
             if f is not None and rec.get(f) is not None:  # the branch the user named: its project is named too
                 return self.described(sc, ke, p, rec, said, only=rec[f])
         if ke is not None and ke != rec_ent and not is_list:
-            return self.described(sc, ke, p, rec, said)
+            if required:
+                return self.described(sc, ke, p, rec, said)
+            keep = (len(sc.nodes), len(said), dict(sc.facts), len(sc.unknown), set(sc.roots), dict(sc.lists), dict(sc.scope),
+                    dict(sc.prefilter), sc.described)
+            try:
+                return self.described(sc, ke, p, rec, said)
+            except _Skip:  # an optional record nobody can name (WordPress's `site`: "Required if multiple sites are
+                # configured"): the default one, left out, not the end of the request
+                sc.nodes, sc.facts, sc.unknown = sc.nodes[:keep[0]], keep[2], sc.unknown[:keep[3]]
+                sc.roots, sc.lists, sc.scope, sc.prefilter, sc.described = keep[4:]
+                del said[keep[1]:]
+                return None
         if ke is not None and m.user is None and depth == 0 and p.default is None and not isinstance(p.type, A.OptionalType):
             e, v = self.described(sc, ke, p, rec, said)  # delete_entities(entityNames): the one the user names
             return A.ListLit((e,)), [v]
@@ -2028,8 +2060,9 @@ class _Sampler:
             vals = [v for v in real_values(t.values) if v != cur and v != "other"] or [v for v in t.values if v != cur]
             return rng.choice(vals) if vals else _NONE
         if isinstance(t, A.ListType) and t.item == A.PrimType("str") and _RECIPIENTS.search(n):
-            one = self._value(sc, tool, "email", t.item, {}, doc)  # `to: list[str]` "List of recipient email addresses"
-            return [one] if isinstance(one, str) and "@" in one else _NONE
+            # `to: list[str]` "List of recipient email addresses": someone else's address, never the sender's own
+            who = (said_value("full_name", "", rng) or "").lower().replace(" ", ".")
+            return [f"{who}@{rng.choice(['mail.com', 'inbox.org', 'post.net'])}"] if re.fullmatch(r"[a-z'-]+\.[a-z'.-]+", who) else _NONE
         if not isinstance(t, A.PrimType):
             return _NONE
         if t.name == "bool":
@@ -2816,7 +2849,9 @@ class _Sampler:
                     clause = re.sub(rf"^(?:{alts})(?:,?\s*(?:or\s+)?(?:{alts}))*\b", pick[1].lower(), clause, count=1, flags=re.I)
                 plain = [x for x in plain if not re.search(rf"\b{re.escape(pick[1])}\b", x, re.I)]
                 vals = [x for x in vals if x is not pick]
-            elif any(norm(n) in ("action", "operation", "op") and isinstance(v, str) and is_verb(v.lower()) for n, v in vals):
+            elif any(norm(n) in ("action", "operation", "op") and isinstance(v, str) for n, v in vals):
+                # "with the update action": the act chosen is not the one said; "set its action to unread": the
+                # schema's word for the act, no person's (a flag an `action` sets is said by a tool of its own)
                 raise _Skip("action-mismatch")  # "create a Redmine project ... with the update action": the act chosen is not the one said
         ent_noun = self.m.noun(target[1]) if target else ""
         opts = []

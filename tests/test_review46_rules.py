@@ -77,3 +77,95 @@ def test_book_lover_asks_for_status_changes_and_says_no_cascade(tmp_path):
     assert status_calls, [t["instruction"] for t in tasks]
     assert all(c["arguments"]["status"] in allowed for c in status_calls)
     assert not any(re.search(r"\betc\b", t["instruction"]) for t in tasks)
+
+
+def test_an_id_described_as_the_id_of_a_record_takes_that_record():
+    """WordPress documents `id: number` as "The ID of the comment to update." and "The unique identifier for the
+    comment.": the comment's key, where the tool's name says "comment" too. Read as an X called "the", 25 of its
+    tools only logged their calls."""
+    from forgec import ir
+    from forgec.synth import schema as S
+
+    tools, _ = read_file(BROAD / "npm_mcp_wordpress" / "tools_list.json")
+    sc = S.infer_schema(ir.Environment(name="wp", tools=tools))
+    for tool, ent in (("wp_update_comment", "Comment"), ("wp_get_comment", "Comment"), ("wp_delete_post", "Post"), ("wp_update_tag", "Tag")):
+        p = next(p for p in _tool(tools, tool).params if p.name == "id")
+        assert S._described_owner(sc, p, tool) == ent, (tool, p.description)
+    # the tool's own name must say the record too: "the unique identifier of the site" on a comment tool is no site
+    p = next(p for p in _tool(tools, "wp_update_comment").params if p.name == "id")
+    assert S._described_owner(sc, p, "wp_update_post") is None
+
+
+def test_an_optional_record_nobody_names_is_left_out(tmp_path):
+    """Every WordPress tool takes `site` ("The ID of the WordPress site to target ... Required if multiple sites are
+    configured"): optional, and no list of sites exists, so no person can name one. Left out (the default site), it
+    no longer ends each request: the env had 14 tasks from 3 tools; its deletes of posts, pages, tags and comments
+    are asked for now, each after the list that finds the record's id."""
+    from forgec.build import CompileOptions, compile_build
+
+    out = tmp_path / "b"
+    compile_build(CompileOptions(inputs=[BROAD / "npm_mcp_wordpress"], out=out, tasks_per_env=40, seed=0, oracle_check=False))
+    tasks = [json.loads(x) for f in (out / "tasks").glob("*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+    assert len(tasks) >= 30, len(tasks)
+    assert not any("site" in c["arguments"] for t in tasks for c in t["gold_calls"])
+    deletes = {c["tool"] for t in tasks for c in t["gold_calls"] if c["tool"].startswith("wp_delete_")}
+    assert len(deletes) >= 3, deletes
+    for t in tasks:  # each delete's id was found by a list call before it
+        calls = [c["tool"] for c in t["gold_calls"]]
+        for i, c in enumerate(calls):
+            if c.startswith("wp_delete_"):
+                assert any(x.startswith("wp_list_") for x in calls[:i]), calls
+
+
+def _mail_docs() -> dict:
+    """A mail server's tools as an MCP server documents them: every tool takes the caller's `account` ("Account name
+    from list_accounts"), and the emails are listed only for an account."""
+    acct = {"type": "string", "description": "Account name from list_accounts"}
+
+    def tool(name, desc, props, req):
+        return {"name": name, "description": desc, "inputSchema": {"type": "object", "properties": {"account": acct, **props},
+                                                                   "required": ["account", *req]}}
+    email_id = {"type": "string", "description": "Email ID from list_emails"}
+    return {"tools": [
+        {"name": "list_accounts", "description": "List all configured email accounts.", "inputSchema": {"type": "object", "properties": {}}},
+        tool("list_emails", "List emails in the inbox.", {"subject": {"type": "string", "description": "Filter by subject keyword"}}, []),
+        tool("get_email", "Get one email by its ID.", {"emailId": email_id}, ["emailId"]),
+        tool("delete_email", "Delete an email.", {"emailId": email_id}, ["emailId"]),
+        tool("move_email", "Move an email to another folder.", {"emailId": email_id,
+             "folder": {"type": "string", "enum": ["Archive", "Receipts", "Travel"], "description": "Destination folder"}}, ["emailId", "folder"]),
+        tool("send_email", "Send a new email.", {"to": {"type": "array", "items": {"type": "string"}, "description": "List of recipient email addresses"},
+             "subject": {"type": "string", "description": "Email subject"}, "body": {"type": "string", "description": "Email body"}},
+             ["to", "subject", "body"]),
+    ]}
+
+
+def test_a_list_that_takes_the_callers_account_is_a_lookup(tmp_path):
+    """`list_emails(account)` lists the emails of the account every tool takes: the user says their account once and
+    the agent lists its emails to find the one they name (before: no lister took a required parameter, so the email
+    MCP server yielded no task; "no-lookup" for every write)."""
+    from conftest import compile_doc
+
+    out = compile_doc(tmp_path, "mail", "tools_list.json", _mail_docs(), 30)
+    tasks = [json.loads(x) for f in (out / "tasks").glob("*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+    acting = [t for t in tasks if any(c["tool"] in ("delete_email", "move_email") for c in t["gold_calls"])]
+    assert acting, [t["instruction"] for t in tasks]
+    for t in acting:
+        calls = t["gold_calls"]
+        first = next(i for i, c in enumerate(calls) if c["tool"] in ("delete_email", "move_email"))
+        assert any(c["tool"] == "list_emails" for c in calls[:first]), [c["tool"] for c in calls]
+        accounts = {c["arguments"]["account"] for c in calls if "account" in c["arguments"]}
+        assert len(accounts) == 1, accounts  # one account for the whole task
+        assert f"is {next(iter(accounts))}" in t["instruction"], t["instruction"]  # said by the user, once
+
+
+def test_a_new_email_goes_to_someone_else(tmp_path):
+    """"send a new email ... to me.work@mail.com" from the account me.work@mail.com: a recipient is someone else."""
+    from conftest import compile_doc
+
+    out = compile_doc(tmp_path, "mail", "tools_list.json", _mail_docs(), 30)
+    tasks = [json.loads(x) for f in (out / "tasks").glob("*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+    sends = [c for t in tasks for c in t["gold_calls"] if c["tool"] == "send_email"]
+    assert sends, [t["instruction"] for t in tasks]
+    for c in sends:
+        assert c["arguments"]["account"] not in c["arguments"]["to"], c["arguments"]
+        assert all(not x.startswith("me.") for x in c["arguments"]["to"]), c["arguments"]

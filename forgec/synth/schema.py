@@ -1135,7 +1135,7 @@ def _path_owner(s: Schema, t: ir.Tool) -> tuple[str, str] | None:
 def _bind_refs(s: Schema, v: ToolView) -> None:
     """Params that denote an entity: a key (`refs`) or a list of keys (`list_refs`)."""
     for p in v.tool.params:
-        ent = _described_owner(s, p) or s.ref_of(p.name)
+        ent = _described_owner(s, p, v.tool.name) or s.ref_of(p.name)
         sk = _scalar_kind(p.type)
         if (ent is None and sk in ("integer", "number") and len(tokens(p.name)) <= 2 and entity_name(tokens(singular(p.name))) in s.entities
                 and not _attribute_doc(p)):
@@ -1174,21 +1174,27 @@ def _names_the_record(s: Schema, p: ir.Param) -> bool:
     return bool(re.match(rf"(?:the |an? |which |target )?{noun}{said}\b(?! (?:{other})\b)", d))
 
 
-def _described_owner(s: Schema, p: ir.Param) -> str | None:
+def _described_owner(s: Schema, p: ir.Param, tool: str = "") -> str | None:
     """The entity a bare `id` param's own doc names: `create_document_note(id: "The document ID")` takes a
     document, whatever other record is keyed by `id` (review of paperless: a user's id was sent as the
     document's). Only "the X ID" / "ID of the X" with X a known entity."""
     if p.name.lower() not in ID_TOKENS:
         return None
     d = (p.description or "").strip().lower()
-    m = re.match(r"(?:the |an? )?([a-z]+(?: [a-z]+)?) (?:id|uuid|gid|identifier)\b", d) or \
-        re.match(r"(?:the )?(?:id|uuid|identifier) of (?:the |an? )?([a-z]+(?: [a-z]+)?)\b", d)
+    # "ID of the X" first: "the id of the comment" would read as an X called "the" by the other form; the noun
+    # phrase ends where a clause begins ("the comment to update", "the website alert configuration to be updated")
+    m = re.match(r"(?:the |an? )?(?:unique )?(?:id|uuid|identifier) (?:of|for) (?:the |an? )?((?:(?!(?:to|that|which|whose|you|in|on|for|of|from|by|with|be)\b)[a-z]+ ?){1,4})", d)
+    named = {singular(w) for w in tokens(tool)}
+    if m is None:
+        m, named = re.match(r"(?:the |an? )?([a-z]+(?: [a-z]+)?) (?:id|uuid|gid|identifier)\b", d), None
     if not m:
         return None
     ws = [singular(w) for w in m.group(1).split()]
-    for i in range(len(ws)):
+    for i in range(len(ws)):  # "blog post", then "post": the head noun is the last
         ent = entity_name(ws[i:])
-        if ent in s.entities:
+        # ... and in the "ID of the X" form, the tool's own name says X too (`wp_update_comment`): Instana's "the
+        # identifier of the infrastructure alert configuration" is no `Configuration` record of another tool's
+        if ent in s.entities and (named is None or set(ws[i:]) <= named):
             return ent
     return None
 
