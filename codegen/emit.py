@@ -184,12 +184,50 @@ def filter_examples(env: A.EnvDecl) -> dict[tuple[str, str], list[str]]:
     return out
 
 
+# an id a doc shows ("Shopify product GID, e.g. gid://shopify/Product/123"): a digit in it, no spaces
+_ID_EXAMPLE = re.compile(r"\b(?:e\.g\.|eg\.|for example|example|such as)[:,]?\s*[`'\"]?([A-Za-z][\w+.-]*://[^\s`'\",)]*\d[^\s`'\",)]*|[A-Za-z][\w/:.-]*[-_/:][\w/:.-]*\d\w*)(?=[\s`'\",.)]|$)", re.I)
+
+
+def key_examples(env: A.EnvDecl) -> dict[str, str]:
+    """The id each entity's records have in the docs' own words, from a parameter that takes one by its key
+    ("Shopify product GID, e.g. gid://shopify/Product/123"): a world's keys are shaped so, as the ids an agent
+    following the docs sends (review 46: bare numbers where the docs ask for GIDs)."""
+    out: dict[str, str] = {}
+    kinds: dict[str, tuple[str, str]] = {}  # the docs' word for an id ("GID") -> (entity, its example)
+    for t in env.tools:
+        for p in t.params:
+            ty = p.type.inner if isinstance(p.type, A.OptionalType) else p.type
+            ty = ty.item if isinstance(ty, A.ListType) else ty
+            if isinstance(ty, A.NamedType) and any(e.name == ty.name for e in env.entities) and ty.name not in out:
+                m = _ID_EXAMPLE.search(p.doc or "")
+                if m and not re.fullmatch(r"[\d-]+|\d{4}-\d{2}-\d{2}.*", m.group(1)):
+                    out[ty.name] = m.group(1)
+                    word = re.search(r"(\w+)[,\s(]*(?:e\.g\.|eg\.|for example|example|such as)", p.doc or "", re.I)
+                    if word and ty.name in m.group(1):
+                        kinds.setdefault(word.group(1).rstrip("s"), (ty.name, m.group(1)))
+    # a sibling the docs call by the same word ("Variant GID", "Option GIDs") has ids of the same form, its own
+    # kind in place of the example's ("gid://shopify/Variant/...")
+    for t in env.tools:
+        for p in t.params:
+            ty = p.type.inner if isinstance(p.type, A.OptionalType) else p.type
+            ty = ty.item if isinstance(ty, A.ListType) else ty
+            if isinstance(ty, A.NamedType) and any(e.name == ty.name for e in env.entities) and ty.name not in out:
+                for word, (other, ex) in kinds.items():
+                    if re.search(rf"\b{re.escape(word)}s?\b", p.doc or ""):
+                        out[ty.name] = ex.replace(other, ty.name)
+                        break
+    return out
+
+
 def schema_of(env: A.EnvDecl) -> dict:
     pages = page_sizes(env)
     examples = filter_examples(env)
+    key_ex = key_examples(env)
 
     def fjson(e: A.EntityDecl, f: A.FieldDecl) -> dict:
         d = field_json(f, env)
+        if f.name == e.key and e.name in key_ex and d.get("type") == "str":
+            d = dict(d, example=key_ex[e.name])
         return dict(d, examples=examples[(e.name, f.name)]) if (e.name, f.name) in examples else d
     return {
         "entities": {

@@ -1295,6 +1295,16 @@ _CASCADE = re.compile(r"\s*,?\s+(?:and|along with|together with|including|plus)\
                       r"associated|the related|related|any|every)\b")
 
 
+def _defaults_to_field(doc: str, rec: dict) -> bool:
+    """Whether a parameter's doc says its default is a field of the record acted on ("Reminder title (defaults
+    to email subject)", "Defaults to the issue's title")."""
+    m = re.search(r"\bdefaults?\s+(?:to|is)\s+(?:the\s+|its\s+)?((?:[\w']+\s+){0,2}[\w']+)", doc, re.I)
+    if not m:
+        return False
+    last = re.sub(r"'s$", "", m.group(1).split()[-1].lower())
+    return any(norm(k).split("_")[-1] == last for k in rec)
+
+
 def _clause(doc: str) -> str:
     """The verb phrase of the doc's first sentence that describes an act, found by grammar
     (forgec/realize.py): "cancel a confirmed reservation", "switch branches"; "" when none has one."""
@@ -2122,8 +2132,11 @@ class _Sampler:
             if v is not None:
                 return v
             when = said_when(name, doc or "", rng)  # a day or time the user asks for, in the docs' format
-            if when is not None and rec and "end" in n.split("_"):
-                when = _after_start(when, rec, n, rng)  # a sprint's new end a few weeks after its start, not 51 weeks (review 41)
+            known = {**(rec or {}), **getattr(self, "_said_now", {})}  # the record's dates and those this request sets
+            if when is not None and known and set(n.split("_")) & _END_WORDS:
+                # a sprint's new end a few weeks after its start, not 51 weeks (review 41); a deadline after the
+                # planned start set beside it (review 46: a deadline three weeks before the new start)
+                when = _after_start(when, known, n, rng)
             if when is not None and when != cur:
                 return when
             if re.search(r"(^|_)(owner|assignee|customer|reviewer|member|agent|requester|recipient|contact|user)s?$", n) and re.search(r"\bemail\b", doc or "", re.I):
@@ -2302,6 +2315,7 @@ class _Sampler:
         # a person asks for one or two things at once ("make it private and rename it"), never a dozen settings:
         # the required arguments in the docs' order, then the optional ones in a random order, two at most
         order = [p for p in t.params if p not in optional] + sc.rng.sample(optional, len(optional))
+        order.sort(key=lambda p: bool(set(norm(p.name).split("_")) & _END_WORDS))  # an end after the start it follows
         # what a new message or record is made of (its recipient, subject, body, title) is asked for first:
         # "send an email" with none of them is no request (review 15: an email with no recipient, subject or body)
         making = m.kinds.get(tool) == "create" or _doc_verb(t.doc) in ("send", "create", "post", "compose", "draft", "add", "write", "reply")
@@ -2310,7 +2324,8 @@ class _Sampler:
         if making and target is None and (is_person(made_ent) or m.is_person(made_ent)):
             # a new user or contact is made with their name (review 21: "create a new user with mobile ... and login ...")
             self._wanted |= {p.name for p in optional if _PERSON_NAME_PARAM.search(norm(p.name))}
-        named_by = {p.name for p in optional if _names_record(p) and not _PERSON_NAME_PARAM.search(norm(p.name))}
+        named_by = {p.name for p in optional if _names_record(p) and not _PERSON_NAME_PARAM.search(norm(p.name))
+                    and not (target is not None and _defaults_to_field(p.doc or "", target[2] if len(target) > 2 and isinstance(target[2], dict) else {}))}
         if m.kinds.get(tool) == "create" and named_by and not self._wanted & {p.name for p in optional if _PERSON_NAME_PARAM.search(norm(p.name))}:
             self._wanted |= named_by  # a new service is made with its name: "create a service with a price of $100" (review 26)
         needed = m.required_by_record(t) & {p.name for p in optional if p.default is None}  # what the new record always has
@@ -2341,6 +2356,10 @@ class _Sampler:
                 continue  # "a contact called Barry Valdez with first name Ashley": one name, whole or in parts (review 40)
             if strip_optional(p.type) == A.PrimType("bool") and norm(p.name) in CALL_SWITCHES:
                 continue  # a required `confirm` is set below as the agent sets it, never said ("with confirm on", review 30)
+            if p in optional and target is not None and _defaults_to_field(p.doc or "", target[2] if len(target) > 2 and isinstance(target[2], dict) else {}):
+                continue  # "Reminder title (defaults to email subject)": the record acted on gives it; a made-up title would
+                # be about something else than the email (review 46 packet: "a reminder called X from my email about Y")
+            self._said_now = {k: v[1] for k, v in args.items()}
             r = self.arg(sc, t, p, target, said)
             if r is None:
                 if p not in optional:  # what the new record must have and nobody can say: no request to make (review 39)
@@ -2353,6 +2372,7 @@ class _Sampler:
                 # a new label called "Q3 goals": its description is about Q3 goals, not another topic; a project renamed
                 # "Fitness plan" is described as one, not with "Notes from the thesis draft meeting." (review 34)
                 self._about = r[1]
+        self._said_now = {}
         for p in t.params:  # the docs' two-step calls: the gold applies ("preview=True (default) returns a preview";
             # "confirm=true to apply"), as an agent does after previewing or confirming (review 28)
             if strip_optional(p.type) == A.PrimType("bool") and norm(p.name) in PREVIEW_SWITCHES and isinstance(p.default, A.Literal) and p.default.value is True:
@@ -3382,10 +3402,16 @@ _NONE = object()
 _NEW_NAMES = ["Maya Lindqvist", "Tomas Reyes", "Grace Adeyemi", "Noah Fischer", "Ines Moreau", "Ravi Menon"]
 
 
+_END_WORDS = {"end", "ends", "deadline", "due", "until", "finish", "finishes"}
+
+
 def _after_start(when: str, rec: dict, n: str, rng: random.Random) -> str:
     """A new end (`endDate`, `end_time`) for a record that has a start: one to four weeks after it, in the format
     `when` was made in; `when` as it is where the record has no start date to read."""
     start = next((v for k, v in rec.items() if norm(k).split("_") == ["start" if w == "end" else w for w in n.split("_")]), None)
+    if start is None:  # `deadline` beside `planned_start_date`: the start the record (or this request) has
+        start = max((v for k, v in rec.items() if set(norm(k).split("_")) & {"start", "begin", "starts", "begins"}
+                     and isinstance(v, str) and re.match(r"\d{4}-\d{2}-\d{2}", v)), default=None)
     m0, m1 = (re.match(r"\d{4}-\d{2}-\d{2}", x) if isinstance(x, str) else None for x in (start, when))
     if not (m0 and m1):
         return when

@@ -1200,7 +1200,10 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         return None  # a recipe's title, a device's label: no topic names it or is written on it (`topic_named`)
     if last in ("title", "name") and nws and nws[-1] in GOODS and not (len(nws) > 1 and nws[-2] in ("work", "action", "line", "menu", "todo", "list", "agenda", "news")):
         # a product renamed is named like goods, not "Marketing campaign"; a work item or an action item is no goods ("Ultra Notebook")
-        return rng.choice([v for v in (f"{a} {n}" for a in ADJ for n in NOUN) if v.lower() != t.lower()])
+        kind = t.split()[-1] if about and t.split() and t.split()[-1] in NOUN else None
+        # ... and a product renamed stays the same kind of thing: "Classic Keyboard" -> "Compact Keyboard", never a
+        # blender (review 46: two renames that changed the product's type)
+        return rng.choice([v for v in (f"{a} {n}" for a in ADJ for n in ([kind] if kind else NOUN)) if v.lower() != t.lower()])
     # a new name is a name of its own, not the old one with "(phase 2)", "archive" or "2025" stuck on (review 29),
     # and none another record of its kind has (`taken`); a tag is named like a tag ("urgent") while any is free
     if last in ("title", "name", "label", "tag"):
@@ -1418,7 +1421,7 @@ def make_key(entity: str, key_tj: dict, i: int, rng: random.Random, ctx: _Ctx, u
                 break
         used.add(k)
         return k
-    ex = doc_example(key_tj.get("doc", ""))
+    ex = key_tj.get("example") or doc_example(key_tj.get("doc", ""))
     ws = _words(entity)
     head = ws[-1] if ws else "id"
     kws = _words(key_name)
@@ -1438,6 +1441,8 @@ def make_key(entity: str, key_tj: dict, i: int, rng: random.Random, ctx: _Ctx, u
             pass  # a `title` or an own `name` key; another thing's name (`kernel_name`) falls through
         elif ex:
             k = mimic(ex, rng)
+            if key_tj.get("example") and (tail := re.search(r"\d{1,3}$", k)):
+                k = k[:tail.start()] + str(rng.randint(10**9, 10**10 - 1))  # "gid://shopify/Product/123": a real id is long
         elif is_person(entity):
             p = ctx.person()
             k = f"{p['first'].lower()}_{p['last'].lower()}_{p['num']}"

@@ -169,3 +169,98 @@ def test_a_new_email_goes_to_someone_else(tmp_path):
     for c in sends:
         assert c["arguments"]["account"] not in c["arguments"]["to"], c["arguments"]
         assert all(not x.startswith("me.") for x in c["arguments"]["to"]), c["arguments"]
+
+
+def test_a_resource_first_name_is_read_as_resource_then_action():
+    """ERPNext names its tools resource first (`erpnext_purchase_order_get`): "purchase" opens the name as a noun,
+    not the verb "purchase"; every word before the action names the record, so the get reads a purchase order by
+    its name ("Purchase Order name (e.g. PO-00001)") instead of only logging the call."""
+    from forgec import ir
+    from forgec.synth import schema as S
+
+    assert S._verb(["purchase", "order", "get"], "") == "get"
+    assert S._verb(["journal", "entry", "create"], "") == "create"
+    assert S._verb(["create", "order", "update"], "") == "create"  # a verb that is no noun still opens the name
+    assert S._nouns(["purchase", "order", "get"], "get") == ["purchase", "order"]
+    tools, _ = read_file(next((BROAD / "npm_casys_mcp_erpnext").glob("*.json")))
+    sc = S.infer_schema(ir.Environment(name="erp", tools=tools))
+    get = _tool(tools, "erpnext_purchase_order_get")
+    assert S._described_owner(sc, get.params[0], get.name, "read") == "PurchaseOrder", get.params[0].description
+    sales = _tool(tools, "erpnext_sales_order_get")  # "Sales Order name (e.g. SO-00001)"
+    assert S._described_owner(sc, sales.params[0], sales.name, "read") == "SalesOrder"
+    assert S._described_owner(sc, sales.params[0], get.name, "read") is None  # the tool's own name must say the record
+    assert S._described_owner(sc, sales.params[0], sales.name, "create") is None  # a create's `name` is the new one's
+
+
+def test_a_fastmcp_result_wrapper_is_no_field_of_a_record():
+    """FastMCP wraps a plain return as `{"result": string}`: Book Lover's books got a `result` field holding ""."""
+    from forgec import ir
+    from forgec.synth import schema as S
+
+    tools, _ = read_file(BROAD / "pypi_mcp_book_lover" / "tools_list.json")
+    sc = S.infer_schema(ir.Environment(name="bl", tools=tools))
+    assert S.unwrap_return(sc, _tool(tools, "bl_add_book").returns) is None
+    assert "result" not in sc.entities["Book"].fields
+
+
+def test_a_title_the_docs_default_to_the_record_acted_on_is_left_to_the_default():
+    """"Reminder title (defaults to email subject)": the reminder made from an email takes its subject; a made-up
+    title ("a reminder called Partner integration from my email about the garden project") is about something else."""
+    from forgec.scenario import _defaults_to_field
+
+    assert _defaults_to_field("Reminder title (defaults to email subject)", {"email_id": "e1", "subject": "Garden project"})
+    assert _defaults_to_field("Defaults to the issue's title.", {"title": "Login fails"})
+    assert not _defaults_to_field("Page size, defaults to 20", {"title": "x"})
+    assert not _defaults_to_field("Reminder title", {"subject": "x"})
+
+
+def _shop_docs() -> dict:
+    """A store's tools as Shopify's MCP server documents them: products and variants by GID, one example given."""
+    obj = lambda props, req: {"type": "object", "properties": props, "required": req}  # noqa: E731
+    return {"tools": [
+        {"name": "get_products", "description": "List products in the store.", "inputSchema": obj({}, [])},
+        {"name": "delete_product", "description": "Delete a product.",
+         "inputSchema": obj({"id": {"type": "string", "description": "Shopify product GID, e.g. gid://shopify/Product/123"}}, ["id"])},
+        {"name": "update_product", "description": "Update a product's title.",
+         "inputSchema": obj({"id": {"type": "string", "description": "Shopify product GID, e.g. gid://shopify/Product/123"},
+                             "title": {"type": "string", "description": "New product title"}}, ["id"])},
+        {"name": "get_variants", "description": "List product variants.", "inputSchema": obj({}, [])},
+        {"name": "delete_variant", "description": "Delete a product variant.",
+         "inputSchema": obj({"variantId": {"type": "string", "description": "Variant GID to delete"}}, ["variantId"])},
+    ]}
+
+
+def test_keys_take_the_form_the_docs_show_for_an_id(tmp_path):
+    """"Shopify product GID, e.g. gid://shopify/Product/123": the world's products are keyed so, and a variant the
+    docs call a "Variant GID" too (review 46: five Shopify tasks rejected for bare numeric ids)."""
+    from conftest import compile_doc
+
+    out = compile_doc(tmp_path, "shop", "tools_list.json", _shop_docs(), 20)
+    state = json.loads(next((out / "states").glob("*.json")).read_text())["entities"]
+    products = [k for e, recs in state.items() if e.endswith("Product") for k in recs]
+    variants = [k for e, recs in state.items() if e.endswith("Variant") for k in recs]
+    assert products and all(re.fullmatch(r"gid://shopify/Product/\d{6,}", k) for k in products), products[:3]
+    assert variants and all(re.fullmatch(r"gid://shopify/\w*Variant/\d{6,}", k) for k in variants), variants[:3]
+    tasks = [json.loads(x) for f in (out / "tasks").glob("*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+    ids = [c["arguments"]["id"] for t in tasks for c in t["gold_calls"] if c["tool"] in ("delete_product", "update_product")]
+    assert ids and all(i.startswith("gid://shopify/Product/") for i in ids), ids[:3]
+
+
+def test_a_renamed_product_stays_the_same_kind_of_thing():
+    """"rename my product Classic Keyboard to Compact Blender" changes what the product is (review 46, twice)."""
+    from forgec.stdlib.values import said_value
+
+    for i in range(8):
+        v = said_value("title", "", random.Random(i), about="Classic Keyboard", noun="Product")
+        assert v.endswith(" Keyboard") and v != "Classic Keyboard", v
+
+
+def test_a_deadline_set_beside_a_start_comes_after_it():
+    """"set its planned start date to 2024-06-13 and its deadline to 2024-05-24" (review 46): the end is read after
+    the start the same request sets."""
+    from forgec.scenario import _after_start
+
+    for i in range(5):
+        got = _after_start("2024-05-24T09:00:00", {"planned_start_date": "2024-06-13"}, "deadline", random.Random(i))
+        assert "2024-06-20" <= got[:10] <= "2024-07-11" and got[10:] == "T09:00:00", got
+    assert _after_start("2024-05-24", {"name": "x"}, "deadline", random.Random(0)) == "2024-05-24"  # no start: as made

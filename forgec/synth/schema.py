@@ -427,9 +427,23 @@ def _kind_of_verb(verb: str | None, toks: list[str]) -> str:
 _ACTION_LAST = {"index", "create", "update", "delete", "destroy", "show", "list", "trash", "restore"}
 
 
+# a name that ends in one of these after its resource's words (`purchase_order_get`) is resource-first
+_RESOURCE_FIRST = {"get", "create", "update", "delete", "destroy", "show"}
+
+
+def _noun_first(word: str) -> bool:
+    """Whether a name's first word reads as a noun (`purchase`, `journal`, `sales`), by English's own
+    part-of-speech tables (lemminflect), so that `purchase_order_get` is a get of a purchase order."""
+    from forgec.english import lemmas
+
+    return "NOUN" in lemmas(word) or word not in ALL_VERBS
+
+
 def _verb(toks: list[str], description: str) -> str | None:
     if toks[:1] == ["checkin"] or toks[:2] == ["check", "in"]:
         return "checkin"  # check_in / checkIn / check-in: a status change, not a read
+    if len(toks) > 2 and toks[-1] in _RESOURCE_FIRST and toks[0] not in _RESOURCE_FIRST and _noun_first(toks[0]):
+        return toks[-1]  # `purchase_order_get`, `sales_invoice_create`: the resource, then its action ("purchase" names the order)
     if toks and toks[0] in ALL_VERBS:
         return toks[0]
     if len(toks) > 1 and toks[-1] in _ACTION_LAST:
@@ -684,6 +698,8 @@ def _nouns(body: list[str], verb: str | None, by_name: bool = True) -> list[str]
     ending a name that another verb opens is its object (`create_issue`, `issue_refund`,
     `post_comment`: the thing made is an issue, a refund, a comment)."""
     last = len(body) - 1
+    if by_name and verb is not None and len(body) > 2 and body[-1] == verb and verb in _RESOURCE_FIRST and body[0] != verb:
+        return [w for w in body[:-1] if w not in STOP]  # `purchase_order_get`: every word before the action names the resource
     opened = by_name and bool(body) and body[0] in ALL_VERBS and body[0] != body[-1]  # not `POST .../batchDelete`
     # a REST path's plural segment is its collection (`GET /lists`, `POST /posts`): a noun, though "list" is a verb too
     return [w for i, w in enumerate(body) if w not in STOP and (w not in ALL_VERBS or (opened and i == last and i > 0)
@@ -1135,7 +1151,7 @@ def _path_owner(s: Schema, t: ir.Tool) -> tuple[str, str] | None:
 def _bind_refs(s: Schema, v: ToolView) -> None:
     """Params that denote an entity: a key (`refs`) or a list of keys (`list_refs`)."""
     for p in v.tool.params:
-        ent = _described_owner(s, p, v.tool.name) or s.ref_of(p.name)
+        ent = _described_owner(s, p, v.tool.name, v.kind) or s.ref_of(p.name)
         sk = _scalar_kind(p.type)
         if (ent is None and sk in ("integer", "number") and len(tokens(p.name)) <= 2 and entity_name(tokens(singular(p.name))) in s.entities
                 and not _attribute_doc(p)):
@@ -1174,13 +1190,23 @@ def _names_the_record(s: Schema, p: ir.Param) -> bool:
     return bool(re.match(rf"(?:the |an? |which |target )?{noun}{said}\b(?! (?:{other})\b)", d))
 
 
-def _described_owner(s: Schema, p: ir.Param, tool: str = "") -> str | None:
+def _described_owner(s: Schema, p: ir.Param, tool: str = "", kind: str = "") -> str | None:
     """The entity a bare `id` param's own doc names: `create_document_note(id: "The document ID")` takes a
     document, whatever other record is keyed by `id` (review of paperless: a user's id was sent as the
-    document's). Only "the X ID" / "ID of the X" with X a known entity."""
+    document's). Only "the X ID" / "ID of the X" with X a known entity; a bare `name` only as "X name" where the
+    tool's own name says X and a required `name` finds a record (ERPNext's `purchase_order_get(name: "Purchase Order
+    name (e.g. PO-00001)")`), never a new record's name (Redmine's `manage_redmine_project(name: "Project name")`)."""
+    d = (p.description or "").strip().lower()
+    if p.name.lower() == "name" and tool and kind in ("read", "delete", "update") and p.required:
+        m = re.match(r"(?:the )?((?:[a-z]+ ){1,3})name\b", d)
+        raw = m.group(1).split() if m else []
+        named = set(tokens(tool)) | {singular(w) for w in tokens(tool)}
+        for ws in (raw, [singular(w) for w in raw]):  # "Sales Order" is a SalesOrder, not a "sale order"
+            if ws and entity_name(ws) in s.entities and set(ws) <= named:
+                return entity_name(ws)
+        return None
     if p.name.lower() not in ID_TOKENS:
         return None
-    d = (p.description or "").strip().lower()
     # "ID of the X" first: "the id of the comment" would read as an X called "the" by the other form; the noun
     # phrase ends where a clause begins ("the comment to update", "the website alert configuration to be updated")
     m = re.match(r"(?:the |an? )?(?:unique )?(?:id|uuid|identifier) (?:of|for) (?:the |an? )?((?:(?!(?:to|that|which|whose|you|in|on|for|of|from|by|with|be)\b)[a-z]+ ?){1,4})", d)
@@ -1909,6 +1935,9 @@ def unwrap_return(s: Schema, ret: ir.Type) -> ir.Type | None:
         return None
     def deref(t: ir.Type) -> ir.Type:
         return s.env.definitions[t.ref] if t.kind == "ref" and t.ref in s.env.definitions else t
+
+    if len(obj.fields) == 1 and snake(obj.fields[0].name) == "result" and deref(obj.fields[0].type).kind not in ("object", "array"):
+        return None  # FastMCP's wrapper of a plain return (`{result: string}`): text, no field of any record
 
     for _ in range(4):  # `{ocs: {meta: {...}, data: {collectives: [...]}}}` (Nextcloud's OCS), `{data: {...}}`: the envelope is no record
         inner = [f for f in obj.fields if deref(f.type).kind == "object" and deref(f.type).fields and snake(f.name) not in ENVELOPE_MARKS | PAGE_ENVELOPE]
