@@ -12,6 +12,7 @@ from conftest import BROAD
 
 from forgec.frontends import read_file
 from forgec.gate import documented_examples, documented_values
+from forgec.lang import ast as A
 
 
 def _tool(tools, name):
@@ -264,3 +265,19 @@ def test_a_deadline_set_beside_a_start_comes_after_it():
         got = _after_start("2024-05-24T09:00:00", {"planned_start_date": "2024-06-13"}, "deadline", random.Random(i))
         assert "2024-06-20" <= got[:10] <= "2024-07-11" and got[10:] == "T09:00:00", got
     assert _after_start("2024-05-24", {"name": "x"}, "deadline", random.Random(0)) == "2024-05-24"  # no start: as made
+
+
+def test_a_records_key_has_the_type_of_its_own_id_params():
+    """GitLab's 17 tools take `issue_iid: string`; one other param only mentions an issue by a number. The key is a
+    string, so the gold sends what the docs ask (review 46: three tasks sent `issue_iid: 2044`)."""
+    from forgec import ir
+    from forgec.synth.rules import synthesize_rules
+
+    tools, _ = read_file(BROAD / "npm_zereight_mcp_gitlab" / "tools_list.json")
+    docs = json.loads((BROAD / "npm_zereight_mcp_gitlab" / "tools_list.json").read_text())["tools"]
+    types = {t["inputSchema"]["properties"]["issue_iid"]["type"] for t in docs if "issue_iid" in t["inputSchema"].get("properties", {})}
+    assert types == {"string"}  # the docs, read by hand
+    env, _ = synthesize_rules(ir.Environment(name="gl", tools=tools))
+    issue = next(e for e in env.entities if e.name == "Issue")
+    key = next(f for f in issue.fields if f.name == issue.key)
+    assert key.type == A.PrimType("str"), key.type

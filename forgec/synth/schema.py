@@ -837,7 +837,10 @@ def _entities_from_described_ids(s: Schema) -> None:
             if len(set(said)) == 1:
                 other = words[said[0]]
                 first = sorted(stems[other])[0]
-                kt = "int" if _scalar_kind(ty) in ("integer", "number") else "str"
+                # the key's type is that of the kind's own id params (GitLab's `issue_iid: string`, 17 tools), not of
+                # the param that only mentions it (`noteable_iid: number`): gold calls then send what the docs ask
+                own = [ty2 for t2 in tools for n2, ty2, _d in _all_params(t2) if n2 in stems[other]]
+                kt = "int" if all(_scalar_kind(x) in ("integer", "number") for x in own or [ty]) else "str"
                 ent = entity_name(other.split("_"))
                 _add_entity(s, ent, first if not first.endswith("ids") else other + "_id", kt)
                 s.entities[ent].aliases.append(name)
