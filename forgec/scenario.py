@@ -221,6 +221,7 @@ class _Model:
         self.lister_all: dict[str, str] = {}  # entity -> read tool with no required params listing its records
         self.lister_args: dict[str, dict] = {}  # entity -> the fixed arguments its lister takes (`status: "all"`)
         self.lister_session: dict[str, tuple[str, ...]] = {}  # entity -> the caller's account params its lister takes
+        self.lister_widen: dict[str, dict] = {}  # entity -> the switches that make its lister show every record
         self.lister_path: dict[str, str] = {}  # entity -> the field of the lister's result holding the list (`read_graph().nodes`)
         # (entity, tool family) -> (lister, its fixed arguments, its result's list field): a second product's own list of
         # what the world holds as one entity (DigitalOcean's `doks-list-clusters` beside `db-cluster-list`)
@@ -518,8 +519,12 @@ class _Model:
             sess = tuple(p.name for p in req if p.name in self.session and prim_class(strip_optional(p.type)) == "str")
             rest = [p for p in req if p.name not in sess]
             every = _every_choice(rest)
+            # a switch that widens the list past what it shows by default ("Show all tasks (pending and completed)",
+            # "Whether to include drill incidents"): on, as an agent passes it to see every record the user may mean
+            # (review 47: eleven gold lists returned records the docs' default leaves out)
+            widen = {p.name: True for p in t.params if p not in req and strip_optional(p.type) == A.PrimType("bool") and _WIDENS.search(p.doc or "")}
             if not rest or every:
-                r = self._try(name, {**dict(every), **{k: "default" for k in sess}})
+                r = self._try(name, {**dict(every), **{k: "default" for k in sess}, **widen})
                 # a list, or lists inside a result (`read_graph() -> {nodes: [...], relations: [...]}`)
                 found = [(None, r)] if isinstance(r, list) else sorted(r.items()) if isinstance(r, dict) else []
                 for path, lst in found:
@@ -534,6 +539,8 @@ class _Model:
                             self.lister_args[ent] = dict(every)
                             if sess:
                                 self.lister_session[ent] = sess
+                            if widen:
+                                self.lister_widen[ent] = widen
                             if path is not None:
                                 self.lister_path[ent] = path
                         elif ent and not sess and (fam := tool_family(name)) and fam != tool_family(self.lister_all[ent]):
@@ -1489,6 +1496,7 @@ class _Sampler:
         if tool == m.lister_all[ent]:
             for k in m.lister_session.get(ent, ()):
                 call_args[k] = self.session_arg(sc, m.tools[tool], k)
+            call_args.update({k: (A.Literal(v), v) for k, v in m.lister_widen.get(ent, {}).items()})
         name, r = sc.call(tool, call_args, plural(norm(ent)))
         items = (r.get(path) if isinstance(r, dict) else None) if path else r
         return (A.Attr(A.Name(name), path) if path else A.Name(name)), [x for x in items or [] if isinstance(x, dict)], name
@@ -2315,7 +2323,9 @@ class _Sampler:
         # a person asks for one or two things at once ("make it private and rename it"), never a dozen settings:
         # the required arguments in the docs' order, then the optional ones in a random order, two at most
         order = [p for p in t.params if p not in optional] + sc.rng.sample(optional, len(optional))
-        order.sort(key=lambda p: bool(set(norm(p.name).split("_")) & _END_WORDS))  # an end after the start it follows
+        # an end after the start it follows; a new record's name before its description, which is about it (review 47:
+        # "a task called Benefits enrollment with description about the garden project")
+        order.sort(key=lambda p: (bool(set(norm(p.name).split("_")) & _END_WORDS), not (_own_name(p.name) and p not in optional)))
         # what a new message or record is made of (its recipient, subject, body, title) is asked for first:
         # "send an email" with none of them is no request (review 15: an email with no recipient, subject or body)
         making = m.kinds.get(tool) == "create" or _doc_verb(t.doc) in ("send", "create", "post", "compose", "draft", "add", "write", "reply")
@@ -2628,10 +2638,13 @@ class _Sampler:
         else:
             th = (v // step + 1) * step
         th = int(th) if float(th).is_integer() else th
-        doc = " ".join(fd.doc for fd in self.m.decl[ent].fields if fd.name == f and fd.doc)
+        doc = " ".join([fd.doc for fd in self.m.decl[ent].fields if fd.name == f and fd.doc]
+                       + [q.doc for t in self.m.env.tools for q in t.params if q.name == f and q.doc])  # the tools' "Priority (0-10)" too
         lo, hi = _bounds(doc, f)
         if not lo < th < hi or th < 0:
             return None  # "priority more than 5" on a 1-4 scale is no condition
+        if op == "<" and th <= max(lo, 0):
+            return None  # "only if its priority is less than 0" can never hold (review 47)
         if not ((v > th) if op == ">" else (v < th)) == holds:
             return None
         fe = sc.fact(f"{norm(ent)}_{f}_limit", th)
@@ -3524,6 +3537,7 @@ def _when_done(field: str) -> str | None:
 _EVERY = ("all", "any", "every", "everything", "*")
 
 
+_WIDENS = re.compile(r"\b(?:(?:whether|if) to include|include[sd]?\b(?! only)|show all|list all|return all|also (?:show|return|list))", re.I)
 _NARROWS = re.compile(r"^\s*if (?:set(?: to)?|true)\b,?[^.]{0,60}\b(?:only\b|(?:will|are|is) not (?:be )?(?:included|returned|shown)|excluded?\b|omit)", re.I)
 
 

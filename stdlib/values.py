@@ -540,6 +540,8 @@ def _patterned(v: Any, doc: str, rng: random.Random) -> Any:
     rx = doc_pattern(doc)
     if rx is None or not isinstance(v, str) or rx.search(v) is not None:
         return v
+    if re.match(r"\d{4}-\d{2}-\d{2}", v) and rx.search(v[:10]) is not None:
+        return v[:10]  # a date pattern (Plane's leap-year-checking regex) takes the date a time was made on, not year 2404
     import rstr  # noqa: PLC0415
 
     for _ in range(8):
@@ -1428,8 +1430,11 @@ def make_key(entity: str, key_tj: dict, i: int, rng: random.Random, ctx: _Ctx, u
     named = bool(kws) and kws[-1] in ("name", "title") and not is_person(entity) and not (set(kws) & PERSON_NAME_WORDS)
     agent = len(kws) >= 2 and kws[-1] == "name" and is_agent_noun(kws[-2])
     phone = bool(set(kws) & {"phone", "msisdn", "mobile"}) or (kws == ["number"] and (is_person(entity) or re.search(r"\bphone\b", key_tj.get("doc", ""), re.I)))
+    numbered = kws[-1:] == ["iid"] and not phone and not ex
     for _ in range(100):
-        if phone and not ex:
+        if numbered:  # GitLab's `issue_iid` typed string: a number as its text ("42"), not "issue_04159"
+            k = str(rng.randint(1, 9) * 10 ** rng.randint(1, 3) + rng.randint(0, 999) + len(used))
+        elif phone and not ex:
             k = f"+1{rng.randint(200, 989)}{rng.randint(200, 999)}{rng.randint(0, 9999):04d}"  # an account's `number` is its phone (Signal)
         elif agent and not ex:
             fk = fake(rng)

@@ -281,3 +281,38 @@ def test_a_records_key_has_the_type_of_its_own_id_params():
     issue = next(e for e in env.entities if e.name == "Issue")
     key = next(f for f in issue.fields if f.name == issue.key)
     assert key.type == A.PrimType("str"), key.type
+
+
+def test_a_list_that_hides_records_by_default_is_called_with_its_widening_switch(tmp_path):
+    """dex's `list_tasks` "By default shows only pending tasks", `all: "Show all tasks (pending and completed)"`;
+    Grafana's `drill: "Whether to include drill incidents"`. The gold list passes the switch, so the record it acts
+    on is one the docs' own call returns (review 47: eleven gold lists returned what the default leaves out)."""
+    from conftest import compile_doc
+
+    obj = lambda props, req: {"type": "object", "properties": props, "required": req}  # noqa: E731
+    docs = {"tools": [
+        {"name": "list_tasks", "description": "List tasks. By default shows only pending tasks.",
+         "inputSchema": obj({"all": {"type": "boolean", "description": "Show all tasks (pending and completed)"},
+                             "completed": {"type": "boolean", "description": "Filter by completion status"}}, [])},
+        {"name": "create_task", "description": "Create a task.", "inputSchema": obj({"name": {"type": "string", "description": "Task name"},
+                                                                                      "description": {"type": "string", "description": "Task description"}}, ["name"])},
+        {"name": "delete_task", "description": "Delete a task.", "inputSchema": obj({"task_id": {"type": "string", "description": "The task ID"}}, ["task_id"])},
+        {"name": "rename_task", "description": "Rename a task.", "inputSchema": obj({"task_id": {"type": "string", "description": "The task ID"},
+                                                                                     "name": {"type": "string", "description": "New task name"}}, ["task_id", "name"])},
+    ]}
+    out = compile_doc(tmp_path, "tasks", "tools_list.json", docs, 20)
+    tasks = [json.loads(x) for f in (out / "tasks").glob("*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+    lists = [c["arguments"] for t in tasks for c in t["gold_calls"] if c["tool"] == "list_tasks"]
+    assert lists, [t["instruction"] for t in tasks]
+    assert all(a.get("all") is True for a in lists), lists[:3]
+
+
+def test_a_date_pattern_takes_the_date_a_time_was_made_on():
+    """Plane documents dates with a leap-year-checking regex; a datetime failed it and `rstr` drew "2404-02-29" from
+    the pattern (review 47: modules "archived" in 2148 and 2404). The date part that fits is kept."""
+    from forgec.stdlib.values import _patterned
+
+    doc = ("(pattern: ^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-"
+           "(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))$)")
+    for i in range(5):
+        assert _patterned("2024-05-15T10:30:00Z", doc, random.Random(i)) == "2024-05-15"
