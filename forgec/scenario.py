@@ -522,7 +522,7 @@ class _Model:
             # a switch that widens the list past what it shows by default ("Show all tasks (pending and completed)",
             # "Whether to include drill incidents"): on, as an agent passes it to see every record the user may mean
             # (review 47: eleven gold lists returned records the docs' default leaves out)
-            widen = {p.name: True for p in t.params if p not in req and strip_optional(p.type) == A.PrimType("bool") and _WIDENS.search(p.doc or "")}
+            widen = {p.name: True for p in t.params if p not in req and strip_optional(p.type) == A.PrimType("bool") and _widens(p.doc or "", t)}
             if not rest or every:
                 r = self._try(name, {**dict(every), **{k: "default" for k in sess}, **widen})
                 # a list, or lists inside a result (`read_graph() -> {nodes: [...], relations: [...]}`)
@@ -3537,7 +3537,20 @@ def _when_done(field: str) -> str | None:
 _EVERY = ("all", "any", "every", "everything", "*")
 
 
-_WIDENS = re.compile(r"\b(?:(?:whether|if) to include|include[sd]?\b(?! only)|show all|list all|return all|also (?:show|return|list))", re.I)
+_WIDENS = re.compile(r"\b(?:(?:whether|if) to include|includ(?:e|es|ing)\b(?! only)|show all|list all|return all|also (?:show|return|list))", re.I)
+
+
+def _widens(doc: str, tool: A.ToolDecl) -> bool:
+    """Whether a lister's switch shows more of its own records than its default ("Show all tasks (pending and
+    completed)", "Whether to include drill incidents"): the switch's doc names the records the tool returns, so
+    "Whether to include the original markup in the response" is no such switch."""
+    m = _WIDENS.search(doc)
+    ret = strip_optional(tool.returns) if tool.returns is not None else None
+    ret = ret.item if isinstance(ret, A.ListType) else None
+    if not m or not isinstance(ret, A.NamedType):
+        return False
+    noun = humanize(ret.name).split()[-1].lower()
+    return re.search(rf"\b(?:{re.escape(noun)}|{re.escape(plural(noun))})\b", doc[m.start():m.end() + 60], re.I) is not None
 _NARROWS = re.compile(r"^\s*if (?:set(?: to)?|true)\b,?[^.]{0,60}\b(?:only\b|(?:will|are|is) not (?:be )?(?:included|returned|shown)|excluded?\b|omit)", re.I)
 
 
