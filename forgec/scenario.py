@@ -3377,8 +3377,11 @@ class _Sampler:
                 ident = [f"my {humanize(kf)} is {say(u.get(kf, sc.ukey))}"]
             lead = f"I'm {name}; " if name else "Hi, "
             parts.append((lead + " and ".join(ident) + ".").replace("Hi, my", "Hi, my"))
-        for k, v in sc.session.items():  # "My user google email is me@mail.com." before what they want
-            parts.append(f"My {humanize(norm(k))} is {say(v)}.")
+        for k, v in sc.session.items():  # "My Google email is me@mail.com." before what they want
+            words = humanize(norm(k)).split()
+            while len(words) > 1 and words[0].lower() in ("user", "my", "current", "your"):
+                words = words[1:]  # `user_google_email`: the parameter's "user" is the speaker (review 48: "my user google email")
+            parts.append(f"My {' '.join(words)} is {say(v)}.")
         first = sc.intents[0]
         own = re.search(r"because (.+?)(?:,|$)|\(reason: ([^)]+)\)", first.text)
         salt = None if own or sc.why else rng.randrange(3)  # the draw the old fixed phrasings took: the stream stays as it was

@@ -316,3 +316,27 @@ def test_a_date_pattern_takes_the_date_a_time_was_made_on():
            "(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))$)")
     for i in range(5):
         assert _patterned("2024-05-15T10:30:00Z", doc, random.Random(i)) == "2024-05-15"
+
+
+def test_a_sort_option_is_never_a_filter():
+    """Asana's `asana_search_tasks(sort_ascending: bool = false, "Sort in ascending order")` kept only tasks whose
+    `sort_ascending` was false (review 48: five searches that silently dropped records). A sort option shapes the
+    request; an `order_id` or `order_total` is a record's."""
+    from forgec.synth.schema import shapes_request
+
+    for n in ("sort_ascending", "sort_by", "order_by", "orderBy", "sortDirection", "ascending"):
+        assert shapes_request(n, ""), n
+    for n in ("order_id", "order_total", "order_status", "name"):
+        assert not shapes_request(n, ""), n
+    src = ""
+    from forgec import ir
+    from forgec.synth.rules import synthesize_rules
+
+    tools, _ = read_file(BROAD / "npm_roychri_mcp_server_asana" / "tools_list.json")
+    assert any(p.name == "sort_ascending" for t in tools for p in t.params)  # the docs, read by hand
+    env, _ = synthesize_rules(ir.Environment(name="asana", tools=tools))
+    for t in env.tools:
+        for n in A.walk(t):
+            if isinstance(n, A.Attr) and isinstance(n.obj, A.Name) and n.obj.id == "it":
+                src += n.name + " "
+    assert not re.search(r"\bsort_?\w*|\border_?by\b", src, re.I), src

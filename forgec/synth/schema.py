@@ -146,6 +146,9 @@ def shapes_request(name: str, doc: str, scalar: bool = True) -> bool:
         return True  # `queryStartDate`: where a listing starts (review 27); `subjectQuery`: text searched for (review 37)
     if toks and toks[0] == "show" and toks[-1] not in ("date", "time", "type", "name", "id", "start", "end", "format"):
         return True  # `show_details` asks for more output; a movie's `show_date`, `show_time`, `show_type` are the showing's
+    if (len(toks) > 1 and toks[0] == "sort") or toks[:2] == ["order", "by"] or set(toks) & {"ascending", "descending"}:
+        return True  # `sort_ascending`, `sort_by`, `order_by`: how the list is ordered, never a field it filters on (review 48:
+        # Asana's search kept only tasks whose `sort_ascending` was false)
     if len(toks) == 2 and toks[0] in ("search", "match", "sort", "filter") and toks[1] in ("type", "mode", "field", "kind"):
         return True  # `search_type`, `match_mode`: how the search runs
     if toks and toks[-1] in ("field", "column") and re.search(rf"\b{toks[-1]}\b", doc, re.I):
