@@ -200,7 +200,9 @@ def key_examples(env: A.EnvDecl) -> dict[str, str]:
             ty = ty.item if isinstance(ty, A.ListType) else ty
             if isinstance(ty, A.NamedType) and any(e.name == ty.name for e in env.entities) and ty.name not in out:
                 m = _ID_EXAMPLE.search(p.doc or "")
-                if m and not re.fullmatch(r"[\d-]+|\d{4}-\d{2}-\d{2}.*", m.group(1)):
+                # a structured id the agent sends verbatim (a URI, URN or GID: "gid://shopify/Product/123"); a short
+                # "T-3051" stays the world's own key form (its tickets' helpdesk world, and the tests planted on it)
+                if m and ":" in m.group(1) and not re.fullmatch(r"[\d-]+|\d{4}-\d{2}-\d{2}.*", m.group(1)):
                     out[ty.name] = m.group(1)
                     word = re.search(r"(\w+)[,\s(]*(?:e\.g\.|eg\.|for example|example|such as)", p.doc or "", re.I)
                     if word and ty.name in m.group(1):
