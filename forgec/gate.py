@@ -488,6 +488,9 @@ class Gate:
     writes: dict[str, bool]
     fresh: Any = None  # () -> a new Env on the world state (the sampler's fork); default: module.Env(copy of world)
     lifecycle: Lifecycle = None  # type: ignore[assignment]
+    # the caller's account every tool takes (`account`, `user_google_email`), as the sampler found it: who asks, said
+    # once, no request (exempt from `said-ignored`)
+    session: frozenset = frozenset()
 
     def __post_init__(self) -> None:
         if self.lifecycle is None:
@@ -497,11 +500,7 @@ class Gate:
         self.ents = {e.name: e for e in self.env.entities}
         self.either = {t.name: _either_or(t, frozenset(p.name for p in t.params)) for t in self.env.tools}  # read once, not per task
         self.by_name = {t.name: name_addressed(t, self.env) for t in self.env.tools}
-        from forgec.graph import prim_class, strip_optional
-        from forgec.synth.schema import session_names  # (not at the top: synth reads documented values from here)
 
-        # the caller's account every tool takes (`account`, `user_google_email`): who asks, said once, no request
-        self.session = session_names([[(p.name, prim_class(strip_optional(p.type)) == "str") for p in t.params] for t in self.env.tools])
         self._keys: dict[str, list[dict]] | None = None
         self._reads: dict[str, frozenset[str]] = {}
 

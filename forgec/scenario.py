@@ -3901,7 +3901,7 @@ def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Tool
 def _sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: ToolGraph, cfg: SampleConfig) -> SampleResult:
     s = _Sampler(env, module, world_state, graph, cfg)
 
-    gate = Gate(env, module, world_state, s.m.writes, fresh=s.m.fresh)  # every task passes it, or is counted by reason
+    gate = Gate(env, module, world_state, s.m.writes, fresh=s.m.fresh, session=frozenset(s.m.session))  # every task passes it, or is counted by reason
     max_attempts = cfg.max_attempts or 12 * max(1, cfg.tasks_per_env)
     seen: set[tuple] = set()
     families: Counter = Counter()  # a benchmark wants many kinds of task, not one template filled 120 times
