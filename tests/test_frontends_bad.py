@@ -316,3 +316,12 @@ def test_required_typo_and_non_object_parameters(tmp_path):
     tools, diags = read_file(p)
     assert [(d.code, loc(d)) for d in diags] == [("unknown-required", f"{p}:2:55"), ("invalid-schema", f"{p}:3:31")]
     assert [t.name for t in tools] == ["f", "g"] and tools[1].params == ()
+
+
+def test_a_damaged_anyof_is_read_without_a_crash():
+    """A fuzzed Jupyter spec (CI, test_mutated_real_docs) had `anyOf: 3`: the pattern lookup iterated it and crashed
+    with "'int' object is not iterable"; a schema's alternatives that are no list are none."""
+    from forgec.frontends.schema import _describe
+
+    assert _describe({"anyOf": 3, "description": "kernel uuid"}) == "kernel uuid"
+    assert _describe({"oneOf": [{"type": "string", "pattern": "^k-"}], "description": "kernel"}) == "kernel (pattern: ^k-)"

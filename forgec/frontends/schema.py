@@ -82,7 +82,8 @@ def _pattern(schema: dict) -> str | None:
     """A string's documented `pattern` (also of the one string variant of an `anyOf` with null), kept in its
     description so that every reader of the docs sees it: a value a task gives must match it (`mxc://...`,
     a room id `!...`). A UUID pattern becomes the `uuid` format instead."""
-    for s in [schema] + [v for v in (schema.get("anyOf") or schema.get("oneOf") or []) if isinstance(v, dict)]:
+    alts = schema.get("anyOf") or schema.get("oneOf") or []
+    for s in [schema] + [v for v in (alts if isinstance(alts, list) else []) if isinstance(v, dict)]:  # a damaged doc's `anyOf: 3` too
         p = s.get("pattern")
         if isinstance(p, str) and p and len(p) <= 240 and not _UUID_PATTERN.search(p) and s.get("type", "string") == "string":
             return p
