@@ -188,17 +188,24 @@ def filter_examples(env: A.EnvDecl) -> dict[tuple[str, str], list[str]]:
 _ID_EXAMPLE = re.compile(r"\b(?:e\.g\.|eg\.|for example|example|such as)[:,]?\s*[`'\"]?([A-Za-z][\w+.-]*://[^\s`'\",)]*\d[^\s`'\",)]*|[A-Za-z][\w/:.-]*[-_/:][\w/:.-]*\d\w*)(?=[\s`'\",.)]|$)", re.I)
 
 
+def _ref_entity(t: Any, entities: set[str]) -> A.NamedType | None:
+    """The entity a parameter names records of by key (`Product`, `Product?`, `list[Variant]`), or None."""
+    t = t.inner if isinstance(t, A.OptionalType) else t
+    t = t.item if isinstance(t, A.ListType) else t
+    return t if isinstance(t, A.NamedType) and t.name in entities else None
+
+
 def key_examples(env: A.EnvDecl) -> dict[str, str]:
     """The id each entity's records have in the docs' own words, from a parameter that takes one by its key
     ("Shopify product GID, e.g. gid://shopify/Product/123"): a world's keys are shaped so, as the ids an agent
     following the docs sends (review 46: bare numbers where the docs ask for GIDs)."""
+    names = {e.name for e in env.entities}
     out: dict[str, str] = {}
     kinds: dict[str, tuple[str, str]] = {}  # the docs' word for an id ("GID") -> (entity, its example)
     for t in env.tools:
         for p in t.params:
-            ty = p.type.inner if isinstance(p.type, A.OptionalType) else p.type
-            ty = ty.item if isinstance(ty, A.ListType) else ty
-            if isinstance(ty, A.NamedType) and any(e.name == ty.name for e in env.entities) and ty.name not in out:
+            ty = _ref_entity(p.type, names)
+            if ty is not None and ty.name not in out:
                 m = _ID_EXAMPLE.search(p.doc or "")
                 # a structured id the agent sends verbatim (a URI, URN or GID: "gid://shopify/Product/123"); a short
                 # "T-3051" stays the world's own key form (its tickets' helpdesk world, and the tests planted on it)
@@ -211,9 +218,8 @@ def key_examples(env: A.EnvDecl) -> dict[str, str]:
     # kind in place of the example's ("gid://shopify/Variant/...")
     for t in env.tools:
         for p in t.params:
-            ty = p.type.inner if isinstance(p.type, A.OptionalType) else p.type
-            ty = ty.item if isinstance(ty, A.ListType) else ty
-            if isinstance(ty, A.NamedType) and any(e.name == ty.name for e in env.entities) and ty.name not in out:
+            ty = _ref_entity(p.type, names)
+            if ty is not None and ty.name not in out:
                 for word, (other, ex) in kinds.items():
                     if re.search(rf"\b{re.escape(word)}s?\b", p.doc or ""):
                         out[ty.name] = ex.replace(other, ty.name)
