@@ -1736,6 +1736,13 @@ class _Sampler:
         rec_name, rec_ent, rec = target if target else (None, None, {})
         is_list = isinstance(t, A.ListType)
         required = p.default is None and not isinstance(p.type, A.OptionalType)  # an optional account (`site`): the default one
+        if (ke is not None and depth == 0 and not required and not is_list and m.kinds.get(tool.name) == "create"
+                and norm(p.name) == norm(m.decl[ke].key) and re.search(r"(^|_)(name|title)$", norm(p.name))
+                and ke == (m.written_entity(tool, None) or ke)):
+            # `create_sheet(sheet_name?)`: the new sheet's name, made and said like any record's name (review 48: a sheet
+            # made with none)
+            if p.name in getattr(self, "_wanted", ()):
+                ke, p = None, A.ParamDecl(norm(p.name).split("_")[-1], p.type, None, p.doc)
         if p.name in m.session and depth == 0 and not is_list and (required or p.name in sc.session):
             # who is asking: one account for the whole task, said up front
             try:
@@ -2336,6 +2343,9 @@ class _Sampler:
             self._wanted |= {p.name for p in optional if _PERSON_NAME_PARAM.search(norm(p.name))}
         named_by = {p.name for p in optional if _names_record(p) and not _PERSON_NAME_PARAM.search(norm(p.name))
                     and not (target is not None and _defaults_to_field(p.doc or "", target[2] if len(target) > 2 and isinstance(target[2], dict) else {}))}
+        if m.kinds.get(tool) == "create":  # `create_sheet(sheet_name?)`: the new sheet's own name (review 48: a sheet made with none)
+            named_by |= {p.name for p in optional if prim_class(strip_optional(p.type)) == "str"
+                         and re.fullmatch(rf"{re.escape(norm(str(made_ent)))}_(name|title)", norm(p.name))}
         if m.kinds.get(tool) == "create" and named_by and not self._wanted & {p.name for p in optional if _PERSON_NAME_PARAM.search(norm(p.name))}:
             self._wanted |= named_by  # a new service is made with its name: "create a service with a price of $100" (review 26)
         needed = m.required_by_record(t) & {p.name for p in optional if p.default is None}  # what the new record always has

@@ -688,6 +688,9 @@ def tool_view(t: ir.Tool, prefix: int, common_path: int = 0) -> ToolView:
     for prep in ("to", "from", "into", "onto"):
         if prep in body[1:]:
             body = body[: body.index(prep, 1)]  # `add_tag_to_task`: the thing added is a tag; the task is where
+    for prep in ("in", "within", "inside"):
+        if prep in body[2:-1]:
+            body = body[: body.index(prep, 2)]  # `list_docs_in_folder` lists docs; the folder is where (review 48)
     nouns = _nouns(body, verb, by_name=not t.http_method)
     if not nouns and verb in NOUN_VERBS and kind == "create":
         nouns = [verb]
@@ -1278,10 +1281,13 @@ def _bind_named_target(s: Schema, v: ToolView, named: str | None) -> None:
             v.kind = "read"
     if v.kind == "create" and v.target:
         e = s.entities[v.target]
-        for pname, ent in list(v.refs.items()):
-            if ent == v.target and (pname == e.key or pname in e.aliases):
-                v.fresh_key = pname
-                del v.refs[pname]
+        own = [pname for pname, ent in v.refs.items() if ent == v.target and (pname == e.key or pname in e.aliases)]
+        # the key itself before an alias, and never a qualified one: `create_sheet(sheet_name, source_sheet_name)`
+        # names the new sheet by `sheet_name` and copies the one `source_sheet_name` names (review 48)
+        own.sort(key=lambda pname: (pname != e.key, tokens(pname)[0] in QUALIFIERS))
+        if own and not (tokens(own[0])[0] in QUALIFIERS and len(tokens(own[0])) > 1):
+            v.fresh_key = own[0]
+            del v.refs[own[0]]
 
 
 def _holds(s: Schema, holder: str, ent: str) -> bool:

@@ -1,0 +1,69 @@
+"""Rules from review 48's leftovers (tenth session): which record a tool named "list X in Y" returns, which parameter
+of a create names the new record, and where a tool's own sentence stops. Each test states the docs' words and checks
+what a reader of them would take, not the sampler's own output."""
+
+from __future__ import annotations
+
+import json
+
+from forgec.frontends import read_paths
+from forgec.realize import sentence_clause
+from forgec.synth.schema import infer_schema
+
+
+def _tool(name, desc, props, required=()):
+    return {"name": name, "description": desc,
+            "inputSchema": {"type": "object", "properties": props, "required": list(required)}}
+
+
+def _schema(tmp_path, tools):
+    d = tmp_path / "docs"
+    d.mkdir()
+    (d / "tools_list.json").write_text(json.dumps({"tools": tools}))
+    envs, _ = read_paths([d])
+    return infer_schema(envs[0])
+
+
+S = {"type": "string"}
+
+
+def test_a_list_in_a_container_returns_the_listed_records(tmp_path):
+    """Google Workspace's `list_docs_in_folder(folder_id)` "Lists Google Docs within a specific Drive folder": it
+    returns docs, found in a folder (before: it was the folder list, and review 48's tasks found a folder by the docs
+    it holds)."""
+    s = _schema(tmp_path, [
+        _tool("list_docs_in_folder", "Lists Google Docs within a specific Drive folder.",
+              {"folder_id": {**S, "description": "ID of the Drive folder to list."}}),
+        _tool("create_doc", "Creates a new Google Doc.", {"title": S, "folder_id": S}, ["title"]),
+    ])
+    v = s.views["list_docs_in_folder"]
+    assert (v.kind, v.target) == ("search", "Doc")
+    assert v.refs == {"folder_id": "Folder"}
+
+
+def test_a_create_names_the_new_record_by_its_key_not_by_the_copied_one(tmp_path):
+    """`create_sheet(spreadsheet_id, sheet_name?, source_sheet_name?)` "Creates a new sheet or duplicates an existing
+    sheet": `sheet_name` names the new sheet; `source_sheet_name` the sheet copied (before: the new sheet's key was
+    the source's name, and its own name was a reference to some other sheet)."""
+    s = _schema(tmp_path, [
+        _tool("create_sheet", "Creates a new sheet or duplicates an existing sheet.",
+              {"spreadsheet_id": S, "sheet_name": S, "source_sheet_name": S}, ["spreadsheet_id"]),
+        _tool("list_sheets", "Lists the sheets of a spreadsheet.", {"spreadsheet_id": S}, ["spreadsheet_id"]),
+        _tool("delete_sheet", "Deletes a sheet.", {"spreadsheet_id": S, "sheet_name": S}, ["spreadsheet_id", "sheet_name"]),
+    ])
+    v = s.views["create_sheet"]
+    assert v.target == "Sheet"
+    assert v.fresh_key == "sheet_name"
+    assert v.refs.get("source_sheet_name") == "Sheet"
+
+
+def test_a_second_verb_after_an_adverb_ends_the_request():
+    """"Creates a new Google Doc and optionally inserts initial content" asks for a doc; the rest is what the tool
+    may also do (review 48: "create a new Google Doc and optionally inserts initial content called X")."""
+    c = sentence_clause("Creates a new Google Doc and optionally inserts initial content.")
+    assert c is not None and c.text == "create a new Google Doc"
+    c = sentence_clause("Creates a task and optionally assigns it to a user.")
+    assert c is not None and c.text == "create a task"
+    # two objects of one verb stay one request
+    c = sentence_clause("Lists the notes and tags of a user.")
+    assert c is not None and c.text.startswith("list the notes")
