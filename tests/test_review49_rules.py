@@ -67,3 +67,18 @@ def test_a_second_verb_after_an_adverb_ends_the_request():
     # two objects of one verb stay one request
     c = sentence_clause("Lists the notes and tags of a user.")
     assert c is not None and c.text.startswith("list the notes")
+
+
+def test_a_list_of_types_is_no_list_of_the_records(tmp_path):
+    """mcp-atlassian's `jira_get_link_types` "Get all available issue link types" returns kinds of link; review 48's
+    tasks looked links up in it. Where the docs say the list returns the records' own ids ("the name and product id
+    of all product types", τ-bench retail) the types are the records."""
+    s = _schema(tmp_path, [
+        _tool("jira_get_link_types", "Get all available issue link types.", {}),
+        _tool("jira_remove_issue_link", "Remove a link between two Jira issues.", {"link_id": S}, ["link_id"]),
+        _tool("list_all_product_types", "List the name and product id of all product types in the store.", {}),
+        _tool("get_product_details", "Get the inventory details of a product.", {"product_id": S}, ["product_id"]),
+    ])
+    assert s.views["jira_get_link_types"].target == "LinkType"
+    assert s.views["jira_remove_issue_link"].target == "Link"
+    assert s.views["list_all_product_types"].target == "Product"

@@ -692,6 +692,9 @@ def tool_view(t: ir.Tool, prefix: int, common_path: int = 0) -> ToolView:
         if prep in body[2:-1]:
             body = body[: body.index(prep, 2)]  # `list_docs_in_folder` lists docs; the folder is where (review 48)
     nouns = _nouns(body, verb, by_name=not t.http_method)
+    if len(nouns) >= 2 and singular(nouns[-1]) in ("type", "kind") and re.search(
+            rf"\b{re.escape(singular(nouns[-2]))}[ _-]?ids?\b", t.description or "", re.I):
+        nouns = nouns[:-1]  # "List the name and product id of all product types": the products themselves (τ-bench)
     if not nouns and verb in NOUN_VERBS and kind == "create":
         nouns = [verb]
     v = ToolView(t, ident(t.name), kind, toks, verb, nouns, by)
@@ -920,9 +923,10 @@ def _entities_from_keyish_names(s: Schema) -> None:
 
 
 def _head_nouns(nouns: list[str]) -> list[str]:
-    """A name's nouns up to its head: status words out, a trailing `list`/`type` dropped (`purchase_invoice_list`)."""
+    """A name's nouns up to its head: status words out, a trailing `list` dropped (`purchase_invoice_list`). A trailing
+    `type` stays: `get_link_types` lists the kinds of link, not links (review 48: links looked up in a list of types)."""
     ns = [n for n in nouns if n not in STATUS_WORDS]
-    while len(ns) > 1 and ns[-1] in ("type", "types", "kind", "kinds", "list"):
+    while len(ns) > 1 and ns[-1] == "list":
         ns = ns[:-1]
     return ns
 
@@ -1000,7 +1004,7 @@ def _noun_entity_name(s: Schema, nouns: list[str]) -> str | None:
     ns = _head_nouns(nouns)
     if not ns:
         return None
-    head = entity_name(ns[-1:])
+    head = entity_name(ns[-2:] if len(ns) >= 2 and singular(ns[-1]) in ("type", "kind") else ns[-1:])  # a LinkType, not a Type
     for i in range(len(ns)):
         cand = entity_name(ns[i:])
         if cand in s.entities:
