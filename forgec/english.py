@@ -366,3 +366,21 @@ def _inflect():
     import inflect  # noqa: PLC0415 - loaded on first use
 
     return inflect.engine()
+
+
+_LANGUAGE_FIELD = re.compile(r"(^|_)(lang|language|locale)(_code|_tag)?$")
+
+
+@functools.lru_cache(maxsize=1024)
+def language_name(field: str, value: str) -> str | None:
+    """The English name of a language code in a field that holds one (`language: "ru"` -> "Russian", `locale:
+    "pt_BR"` -> "Portuguese (Brazil)"), from Babel's CLDR data; None for any other field or value. A person says
+    "in Russian", not "the ru language" (review 49)."""
+    if not isinstance(value, str) or not _LANGUAGE_FIELD.search(field.lower()) or not re.fullmatch(r"[a-z]{2,3}(?:[-_][A-Za-z]{2,4})?", value):
+        return None
+    from babel import Locale, UnknownLocaleError  # noqa: PLC0415 - CLDR data, loaded when a language is first said
+
+    try:
+        return Locale.parse(value.replace("-", "_")).english_name
+    except (UnknownLocaleError, ValueError):
+        return None

@@ -150,7 +150,9 @@ def reason_for(kind: str, verb: str, doc: str, ent: str, rec: Any, described: tu
         pr = next((k for k in args if re.search(r"priority|urgency", k) and isinstance(args[k], int)), None)
         if "resolv" in d and noun in ("ticket", "issue", "case", "request"):
             opts = [f'the "{subj}" issue is fixed now' if subj else "the problem is fixed now"]
-        elif pr and isinstance(rec, dict) and isinstance(rec.get(pr), int) and rec[pr] != args[pr]:
+        elif pr and isinstance(rec, dict) and isinstance(rec.get(pr), int) and rec[pr] != args[pr] and not [
+                k for k in args if k != pr and not re.search(r"(^|_)(ids?|key|gid|uuid)$", k.lower()) and rec.get(k) != args[k]]:
+            # only a change of priority alone: "less pressing now" is no reason for a new commit url beside it (review 49)
             up = (args[pr] > rec[pr]) != bool(_LOWER_IS_MORE.search(d))
             what = f'the "{subj}" problem' if subj else "the problem"
             opts = [f"{what} is getting worse" if up else f"{what} is less pressing now"]

@@ -40,7 +40,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from forgec.english import CLOSED_CLASS, DESTINATION_PARAM, MOVING_VERBS, is_plural, participle, plural, singular
+from forgec.english import CLOSED_CLASS, DESTINATION_PARAM, MOVING_VERBS, is_plural, language_name, participle, plural, singular
 from forgec.english import PREPOSITIONS, lemmas
 from forgec.stdlib.values import MINOR_UNITS_DOC, ORG_WORDS, SET_UP
 from forgec.english import with_article as _a
@@ -993,6 +993,8 @@ def qualifier(f: str, v: Any) -> str:
         if re.search(r"(^|_)(start|starts|from|begin|since)(_|$)", n):
             return f"starting {v[:10]}"
         return f"from {v}" if re.search(r"(created|placed|ordered|submitted|opened)", n) else f"on {v}"
+    if lang := language_name(n, v):
+        return f"in {lang}"  # "my book in Russian", not "with the ru language"
     if n in ("destination", "to", "to_city", "arrival_airport"):
         return f"to {v}"
     if n in ("origin", "from", "from_city", "departure_airport"):
@@ -1159,9 +1161,12 @@ class _Scenario:
         tbl = (self.env.state.get("entities") or {}).get(ent)
         self.listed_at[ent] = (len(self.writes), jcopy(tbl) if isinstance(tbl, dict) else None)
 
-    def listed(self, ent: str, stale_ok: bool = True) -> tuple[A.Expr, list] | None:
+    def listed(self, ent: str, stale_ok: bool = True, field: str | None = None) -> tuple[A.Expr, list] | None:
         """The list of `ent` looked up earlier, if it still serves: no write since, or (`stale_ok`) every
-        record changed since is one an intent acted on and none was added. Otherwise the agent lists again."""
+        record changed since is one an intent acted on and none was added, or (`field`) none was added or
+        removed and each still has the `field` it had (names to check a new one against: an agent that just
+        changed a task's priority does not list the tasks again to see whether a name is free, review 49).
+        Otherwise the agent lists again."""
         if ent not in self.lists:
             return None
         n, snap = self.listed_at.get(ent, (len(self.writes), None))
@@ -1169,6 +1174,9 @@ class _Scenario:
             return self.lists[ent]
         cur = (self.env.state.get("entities") or {}).get(ent)
         if snap is not None and cur == snap:  # the writes since touched none of them: the list is still exact
+            return self.lists[ent]
+        if field is not None and snap is not None and isinstance(cur, dict) and set(cur) == set(snap) and all(
+                isinstance(cur[k], dict) and isinstance(r, dict) and cur[k].get(field) == r.get(field) for k, r in snap.items()):
             return self.lists[ent]
         if stale_ok and snap is not None and isinstance(cur, dict) and set(cur) <= set(snap):
             acted = {str(k) for e, k in self.targets if e == ent}
@@ -1501,10 +1509,11 @@ class _Sampler:
         items = (r.get(path) if isinstance(r, dict) else None) if path else r
         return (A.Attr(A.Name(name), path) if path else A.Name(name)), [x for x in items or [] if isinstance(x, dict)], name
 
-    def records(self, sc: _Scenario, ent: str, stale_ok: bool = True) -> tuple[A.Expr, list[dict]] | None:
+    def records(self, sc: _Scenario, ent: str, stale_ok: bool = True, field: str | None = None) -> tuple[A.Expr, list[dict]] | None:
         """An expression for the list of the user's records of `ent`, with the lookups the agent needs
-        (`stale_ok`: a list looked up before this task's writes serves while they changed only its targets)."""
-        if sc.listed(ent, stale_ok) is not None:
+        (`stale_ok`: a list looked up before this task's writes serves while they changed only its targets;
+        `field`: ... or while they changed no record's `field`)."""
+        if sc.listed(ent, stale_ok, field) is not None:
             return sc.lists[ent]
         m = self.m
         out = None
@@ -2096,6 +2105,14 @@ class _Sampler:
             return (not cur) if isinstance(cur, bool) else rng.random() < 0.5
         text += " " + " ".join(f.doc for e in self.m.env.entities for f in e.fields if f.name == name and f.doc)
         lo, hi = _bounds(text, n)
+        if t.name in ("int", "float"):
+            from forgec.gate import documented_examples  # noqa: PLC0415
+            nums = [x for x in documented_examples(doc or "") if re.fullmatch(r"\d+(?:\.\d+)?", x)]
+            if len(nums) >= 2:  # "Order in series (e.g. 1, 2, 3)": one of them, not 50 (review 49)
+                opts = [(int(float(x)) if t.name == "int" else float(x)) for x in nums]
+                opts = [v for v in opts if v != cur and lo <= v <= hi]
+                if opts:
+                    return rng.choice(opts)
         if t.name in ("int", "float") and norm(name) in _MINOR_UNITS.get():  # pence: a refund of £5-£25, not of 1p
             opts = [(v if t.name == "int" else float(v)) for v in (500, 1000, 1500, 2000, 2500) if lo <= v <= hi and v != cur]
             return rng.choice(opts) if opts else _NONE
@@ -2190,6 +2207,15 @@ class _Sampler:
                 return rng.choice(_PHRASES["observation"])  # what a memory store keeps about someone
             if re.search(r"(reason|thought|resolution)$", n):
                 return rng.choice(_PHRASES.get(n.split("_")[-1], _PHRASES["reason"]))
+            about = getattr(self, "_about", None)
+            if re.fullmatch(r"(file_?)?(path|file|filename|file_name)", n) and isinstance(about, str) and about.strip():
+                # the new book's file is named for it ("/books/winter_letter.epub"), in a type the docs allow, not a
+                # file about another topic ("/reports/reading_list.pdf", review 49)
+                from forgec.stdlib.values import documented_extensions  # noqa: PLC0415
+                exts = documented_extensions(f"{doc or ''}") or documented_extensions(tool.doc or "") or ("pdf",)
+                stem = slugify(about).replace("-", "_")
+                if stem:
+                    return f"{stem}.{rng.choice(exts)}" if "/" not in str(cur) else f"{str(cur).rsplit('/', 1)[0]}/{stem}.{rng.choice(exts)}"
             if not re.search(r"(address|street|address1|address2|address_line_2|line2|apartment|suite|unit|city|zip|zipcode|postal_code|state|province|region|country|destination|dest|new_path|target|to)$", n) or re.search(r"assign|(ip|email|mac|web)_?address$", n):
                 noun = written = self.m.written_entity(tool, rec)
                 made_ent = next((x.entity for x in A.walk(tool) if isinstance(x, A.Insert)), None)
@@ -2210,7 +2236,8 @@ class _Sampler:
                 for _try in range(4):
                     made = said_value(name, doc or "", rng, about=getattr(self, "_about", None) or _name_of(rec), noun=noun,
                                       topical=written is None or n.endswith("title") or topic_named(written, [e.name for e in self.m.env.entities]),
-                                      taken=frozenset(taken), configured=SET_UP.search(text) is not None)
+                                      taken=frozenset(taken), configured=SET_UP.search(text) is not None,
+                                      renaming=cur if isinstance(cur, str) and _own_name(name) else None)
                     if isinstance(made, str) and is_file_field(name):
                         made = fit_extension(made, f"{doc or ''} {tool.doc}", rng)  # "The valid file types are: jpg, png and pdf" (the tool's doc)
                     if made is None or (made != cur and made.lower() not in taken):
@@ -2370,6 +2397,11 @@ class _Sampler:
                 continue  # `html_text` beside `text`: the same words in markup, not a second thing to say (review 29)
             if p in optional and re.search(r"(^|_)(icon|avatar|logo|thumbnail|banner|favicon)(_url|_uri)?$", norm(p.name)):
                 continue  # "with display icon url https://..." is a picture's address nobody dictates (review 34)
+            if p in optional and (mu := re.fullmatch(r"([a-z]+)_(url|uri|link)", norm(p.name))) and mu.group(1) not in (
+                    "web", "website", "home", "homepage", "site", "public", "external") and mu.group(1) not in norm(str(made_ent or "")).split("_") \
+                    and not (target is not None and mu.group(1) in norm(str(target[1])).split("_")):
+                continue  # "set its commit url to https://gutierrez.com/family-trip": the address of another thing (a commit,
+                # an image) a person would paste, not one made up (review 49)
             if p in optional and not _one_more_optional(p.type, n_opt, p.name):
                 continue  # an optional switch ("is primary off", "redirect new handle on") is the agent's business, not the ask
             if p in optional and whole_or_parts(p.name, args):
@@ -2774,14 +2806,18 @@ class _Sampler:
             return None
         fld, val = named[0]
         try:
-            expr, recs = self.records(sc, ent, stale_ok=False)
+            expr, recs = self.records(sc, ent, stale_ok=False, field=fld)
         except _Skip:
             return None
         if not recs or not all(fld in r for r in recs):
             return None
         taken = sorted({r[fld] for r in recs if isinstance(r.get(fld), str) and 0 < len(r[fld]) <= 40} - {val})
         e_old = flat[fld][0]
-        if taken and fld in args and sc.rng.random() < 0.4 and isinstance(e_old, A.Attr) and isinstance(e_old.obj, A.Name) and e_old.obj.id == "user":
+        about_it = any(k != fld and isinstance(v, str) and (str(val).lower() in v.lower() or slugify(str(val)).replace("-", "_") in v.lower())
+                       for k, (_, v) in flat.items())
+        if taken and fld in args and sc.rng.random() < 0.4 and isinstance(e_old, A.Attr) and isinstance(e_old.obj, A.Name) and e_old.obj.id == "user" \
+                and not about_it:  # (a description about the new name stays about it: review 49, "a task called "Tax documents
+            # 2025" with description "Notes from the community event archive meeting."")
             # one already has that name: the agent must find it and leave the create out (the guard is tested)
             new = sc.rng.choice(taken)
             said[:] = [x.replace(json.dumps(val), json.dumps(new)).replace(str(val), str(new)) if isinstance(x, str) else x for x in said]
@@ -3410,7 +3446,12 @@ class _Sampler:
                     s += f", but only if {it.condition}; otherwise leave it as it is"
                 s += "" if re.search(r"[.!?][\"']$", s) else "."  # 'saying "Done."' ends the sentence already
             sentences.append(s)
-        if sentences and reason:
+        if sentences and reason and sc.intents[0].condition:
+            # the motive before a conditional request, not after its "otherwise" ("... otherwise leave it as it is — I no
+            # longer need it" read as the reason for leaving it, review 49)
+            s0 = sentences[0]
+            sentences[0] = f"Since {reason}, {s0 if s0.startswith('I') else s0[:1].lower() + s0[1:]}"
+        elif sentences and reason:
             s0 = sentences[0]
             sentences[0] = f"{s0} — {reason}." if s0.endswith(('"', "'")) else s0[:-1] + f" — {reason}" + s0[-1]
         text = re.sub(r"\.(?=:)", "", " ".join(parts + sentences))  # 'whose name is "X".: set its ...' (review 23)
@@ -3587,7 +3628,9 @@ def _every_choice(req: list) -> dict:
     return out
 
 
-_API_TOKEN = re.compile(r"[a-z]+(?:[A-Z][a-z0-9]+)+")  # `userUploaded`, `precrawledArchive`: an identifier, not English
+# `userUploaded`, `precrawledArchive`, `MEMO_COMMENT`: an identifier, not English (review 49: "my notification whose type
+# is "MEMO_COMMENT"")
+_API_TOKEN = re.compile(r"[a-z]+(?:[A-Z][a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 
 
 # a record so flagged is gone for its owner: "only if it is not deleted" is bookkeeping, no condition a person sets
@@ -3668,6 +3711,8 @@ def _say_param(name: str, v: Any) -> str:
             w = singular(w)
         return f"{v} {w}" if not n.endswith(("count", "number")) else f"the {w} set to {v}"
     if isinstance(v, str):
+        if lang := language_name(n, v):
+            return f"in {lang}"  # "a book in Russian", not "the ru language" (review 49)
         vv = v.replace("_", " ") if re.fullmatch(r"[a-z_]+", v) else _spoken(v)
         if n == "subject" or n.endswith("_subject") and not _own_name(name):
             return f'about "{v}"'  # "an email about "X"": a message is not "called" its subject (review 31); nor an article's
@@ -3703,6 +3748,8 @@ def _set_value(name: str, v: Any, units: dict) -> str:
     if isinstance(v, (int, float)) and not isinstance(v, bool) and name in units:
         return f"{say(v)} {units[name]}"
     if isinstance(v, str):
+        if lang := language_name(n, v):
+            return lang  # "set its language to Russian"
         if re.fullmatch(r"[a-z]+(?:[A-Z][a-z]+)+|[A-Z][A-Z0-9_]+|[a-z_]+", v) and not _own_name(name):
             return _spoken(v)  # a documented choice: `IN_PROGRESS` -> in progress
         return f'"{v}"'  # words the user wrote are quoted

@@ -282,6 +282,13 @@ def topic_filler(field: str, values: list, entity: str | None = None) -> bool:
     return len(strs) == len(values) and all(re.sub(r" \d+$", "", v).lower() in _TOPIC_SET for v in strs)
 
 
+def name_variants(t: str) -> list[str]:
+    """`t` at another stage ("Tax documents 2025", "Tax documents follow-up"), never with its own last word again
+    ("Thesis draft draft", "Photo archive archive": review 48 and 49)."""
+    last = t.lower().split()[-1:]
+    return [f.format(T=t) for f in NAME_VARIANTS if f.replace("{T}", "").split()[:1] != last]
+
+
 def _topic_like(v: str) -> bool:
     """A topic or one of its variants ("Book club archive", "Tax documents 2")."""
     base = re.sub(r" \d+$", "", v).lower()
@@ -999,7 +1006,7 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
         return v
     free = [_titled(t) for t in TOPICS if _titled(t) not in used]
     if not free:
-        free = [f.format(T=_titled(t)) for t in TOPICS for f in NAME_VARIANTS if f.format(T=_titled(t)) not in used]
+        free = [v for t in TOPICS for v in name_variants(_titled(t)) if v not in used]
     v = rng.choice(free) if free else f"{_titled(topic(rng))} {len(used)}"
     used.add(v)
     return v
@@ -1144,8 +1151,25 @@ def said_when(name: str, doc: str, rng: random.Random, base: _dt.date = _dt.date
     return day.isoformat()
 
 
+def renamed(old: str, rng: random.Random, taken: frozenset = frozenset()) -> str | None:
+    """A record's new name as people rename things: the same subject, its stage or year changed ("Support backlog
+    archive" -> "Support backlog 2025"), never another subject ("Family trip" -> "Design review 2025", review 49);
+    None when the old name is no topic-like name this module made (a person's, a product's)."""
+    if not _topic_like(old):
+        return None
+    base = old
+    for f in NAME_VARIANTS:
+        suffix = f.replace("{T}", "")
+        if old.lower().endswith(suffix.lower()) and old[: len(old) - len(suffix)].lower() in _TOPIC_SET:
+            base = old[: len(old) - len(suffix)]  # "Support backlog 2025": "Support backlog" at a stage ("Photo archive" is one topic)
+            break
+    opts = [v for v in [base] + name_variants(base) if v.lower() != old.lower() and v.lower() not in taken]
+    return rng.choice(opts) if opts else None
+
+
 def said_value(name: str, doc: str, rng: random.Random, about: str | None = None, noun: str | None = None,
-               topical: bool = True, taken: frozenset = frozenset(), configured: bool = False) -> str | None:
+               topical: bool = True, taken: frozenset = frozenset(), configured: bool = False,
+               renaming: str | None = None) -> str | None:
     """A new value a person would give for a string argument (a comment, a title, a link, a file),
     made about `about` (the name of the record acted on, else a topic) and fit for a `noun` record (the
     one written: an incident's title says what went wrong); None when neither the doc
@@ -1206,15 +1230,18 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         # ... and a product renamed stays the same kind of thing: "Classic Keyboard" -> "Compact Keyboard", never a
         # blender (review 46: two renames that changed the product's type)
         return rng.choice([v for v in (f"{a} {n}" for a in ADJ for n in ([kind] if kind else NOUN)) if v.lower() != t.lower()])
-    # a new name is a name of its own, not the old one with "(phase 2)", "archive" or "2025" stuck on (review 29),
-    # and none another record of its kind has (`taken`); a tag is named like a tag ("urgent") while any is free
+    # a new record's name is a name of its own, not another's with "(phase 2)", "archive" or "2025" stuck on (review
+    # 29), and none another record of its kind has (`taken`); a tag is named like a tag ("urgent") while any is free; a
+    # rename keeps the subject and changes its stage (review 49, `renamed`)
     if last in ("title", "name", "label", "tag"):
         cats = [x for x in CATEGORY_NAMES.get(nws[-1] if nws else "", ()) if x.lower() not in taken and x.lower() != t.lower()]
         if cats:
             return rng.choice(cats)
+        if renaming and last in ("title", "name") and (v := renamed(renaming, rng, taken)) is not None:
+            return v
         fresh = [x for x in TOPICS if x.lower() != t.lower() and x.lower() not in taken]
         if not fresh:  # a world that uses every topic: a variant of one, as the world's own names are
-            fresh = [v for v in (f.format(T=_titled(x)) for x in TOPICS for f in NAME_VARIANTS) if v.lower() not in taken]
+            fresh = [v for x in TOPICS for v in name_variants(_titled(x)) if v.lower() not in taken]
         if not fresh:
             return None
         v = _titled(rng.choice(fresh))
@@ -1247,7 +1274,7 @@ def _known_extensions() -> frozenset[str]:
     """File extensions Python's `mimetypes` table knows, and the common ones it lacks."""
     import mimetypes  # noqa: PLC0415
 
-    return frozenset({e.lstrip(".") for e in mimetypes.types_map} | {"jpg", "jpeg", "heic", "webp", "docx", "xlsx", "pptx", "md", "yaml", "yml"})
+    return frozenset({e.lstrip(".") for e in mimetypes.types_map} | {"jpg", "jpeg", "heic", "webp", "docx", "xlsx", "pptx", "md", "yaml", "yml", "epub", "fb2", "mobi"})
 
 
 @functools.lru_cache(maxsize=4096)
@@ -1697,6 +1724,14 @@ def _agreeing_fields(rec: dict, fields: dict, rng: random.Random) -> None:
         ws = _words(f)
         if ws and ws[-1] == "slug" and tj.get("type") == "str" and own and isinstance(rec.get(f), str):
             rec[f] = slugify(own)
+        elif ws and ws[-1] in ("path", "file", "filename") and ws[0] in ("file", "path", "filename") and own and isinstance(rec.get(f), str) \
+                and re.fullmatch(r"/?(?:[\w-]+/)*[\w-]+\.\w+", rec[f]):
+            # a book's file is named for the book: "/shared/the_lost_letter.epub", not "/uploads/onboarding_checklist.numbers"
+            # (review 49), in a type its docs allow
+            folder = rec[f].rsplit("/", 1)[0] if "/" in rec[f] else ""
+            exts = documented_extensions(str(tj.get("doc") or tj.get("description") or ""))
+            ext = rng.choice(exts) if exts else rec[f].rsplit(".", 1)[1]
+            rec[f] = f"{folder}/{slugify(own).replace('-', '_')}.{ext}" if folder or rec[f].startswith("/") else f"{slugify(own).replace('-', '_')}.{ext}"
     postal = [k for k in rec if set(_words(k)) & {"city", "zip", "zipcode", "postal"}]
     states = {x[1] for x in CITIES}
     for k, tj in fields.items():  # a `state` beside a city or zip code is the place's state, not "closed"

@@ -82,3 +82,59 @@ def test_a_list_of_types_is_no_list_of_the_records(tmp_path):
     assert s.views["jira_get_link_types"].target == "LinkType"
     assert s.views["jira_remove_issue_link"].target == "Link"
     assert s.views["list_all_product_types"].target == "Product"
+
+
+def test_a_language_code_is_said_by_its_english_name():
+    """"Language code (uk, en, ru, etc.)": a person adds a book "in Russian", not "with the ru language" (review 49).
+    The names are CLDR's (Babel), checked here against ones known by hand; other fields keep their value."""
+    from forgec.english import language_name
+    from forgec.scenario import _say_param, _set_value, qualifier
+
+    assert language_name("language", "ru") == "Russian"
+    assert language_name("lang", "de") == "German"
+    assert language_name("locale", "pt_BR") == "Portuguese (Brazil)"
+    assert language_name("title", "ru") is None and language_name("language", "klingon") is None
+    assert _say_param("language", "ru") == "in Russian"
+    assert _set_value("language", "uk", {}) == "Ukrainian"
+    assert qualifier("language", "en") == "in English"
+
+
+def test_a_rename_keeps_the_subject():
+    """Review 49 rejected renames to another subject ("Family trip" -> "Design review 2025") and accepted a stage
+    changed ("Support backlog archive" -> "Support backlog 2025"). A topic that ends in a stage word ("Photo archive")
+    is one subject, and no name repeats its own last word ("Thesis draft draft")."""
+    import random
+
+    from forgec.stdlib.values import name_variants, renamed
+
+    for seed in range(20):
+        v = renamed("Support backlog archive", random.Random(seed))
+        assert v is not None and v.startswith("Support backlog") and v != "Support backlog archive", v
+        w = renamed("Photo archive", random.Random(seed))
+        assert w is not None and w.startswith("Photo archive ") and not w.endswith("archive archive"), w
+    assert renamed("Maria Lopez", random.Random(0)) is None  # a person's name is no stage of a subject
+    assert "Thesis draft draft" not in name_variants("Thesis draft")
+    assert "Thesis draft 2025" in name_variants("Thesis draft")
+
+
+def test_a_file_in_the_world_is_named_for_its_record_in_a_documented_type():
+    """A book "The Lost Letter" had file "/uploads/onboarding_checklist.numbers" where the docs allow "epub, fb2, pdf,
+    txt" (review 49): the file is named for the record and typed as the docs say."""
+    import random
+
+    from forgec.stdlib.values import _agreeing_fields
+
+    rec = {"title": "The Lost Letter", "file_path": "/uploads/onboarding_checklist.numbers"}
+    _agreeing_fields(rec, {"title": {"type": "str"}, "file_path": {"type": "str", "doc": "Path to book file (epub, fb2, pdf, txt)"}},
+                     random.Random(0))
+    stem, ext = rec["file_path"].rsplit(".", 1)
+    assert stem == "/uploads/the_lost_letter" and ext in {"epub", "fb2", "pdf", "txt"}, rec
+
+
+def test_an_api_constant_is_no_way_to_name_a_record():
+    """"delete my notification whose type is "MEMO_COMMENT"": a constant of the API, like a camelCase token, is no
+    word a person says of their record (review 49)."""
+    from forgec.scenario import _API_TOKEN
+
+    assert _API_TOKEN.fullmatch("MEMO_COMMENT") and _API_TOKEN.fullmatch("userUploaded")
+    assert not _API_TOKEN.fullmatch("archived") and not _API_TOKEN.fullmatch("USA") and not _API_TOKEN.fullmatch("Book club")
