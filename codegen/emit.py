@@ -321,9 +321,10 @@ def tool_schema(tool: A.ToolDecl, env: A.EnvDecl) -> dict:
                 pass
         if desc:
             s["description"] = " ".join(desc)
-        props[p.name] = s
+        wire = A.wire_name(p.name, {q.name for q in tool.params})
+        props[wire] = s
         if required(p):
-            req.append(p.name)
+            req.append(wire)
     return {
         "type": "function",
         "function": {
@@ -461,11 +462,15 @@ class ToolEmitter:
         self.emit(0, f"def {self.fn}(env, args):", t)
         self.emit(1, pydoc(_docline(t.doc) or t.name))
         names = tuple(p.name for p in t.params)
-        known = self.const(frozenset(names), "known")
+        wires = {n: A.wire_name(n, names) for n in names if A.wire_name(n, names) != n}  # `state_` is `state` in the docs
+        known = self.const(frozenset(names) | frozenset(wires.values()), "known")
         self.emit(1, "if type(args) is not dict:")
         self.emit(2, 'raise _rt.arg_error("arguments must be a JSON object, got " + _rt.tname(args))')
         self.emit(1, f"if not {known}.issuperset(args):")
-        self.emit(2, f"raise _rt.unexpected_args(args, {names!r})")
+        self.emit(2, f"raise _rt.unexpected_args(args, {tuple(A.wire_name(n, names) for n in names)!r})")
+        for n, w in wires.items():
+            self.emit(1, f"if {w!r} in args and {n!r} not in args:")
+            self.emit(2, f"args = {{(({n!r}) if k == {w!r} else k): v for k, v in args.items()}}")
         for p in t.params:
             self.param(p)
         if t.python is not None:

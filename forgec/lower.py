@@ -441,7 +441,8 @@ def _run_call(run: _GoldRun, n: A.CallNode) -> None:
     if _is_tool_error(result):
         raise Rejected("gold-call-failed", f"{n.name} = {n.tool}(...): {result}", n)
     run.scope.nodes[n.name] = result
-    run.gold.append(GoldCall(node=n.name, tool=n.tool, arguments=args, result=result))
+    names = {a.name for a in n.args} | set(types)
+    run.gold.append(GoldCall(node=n.name, tool=n.tool, arguments={A.wire_name(k, names): v for k, v in args.items()}, result=result))
     _scalars(result, run.hidden)
 
 

@@ -138,3 +138,33 @@ def test_an_api_constant_is_no_way_to_name_a_record():
 
     assert _API_TOKEN.fullmatch("MEMO_COMMENT") and _API_TOKEN.fullmatch("userUploaded")
     assert not _API_TOKEN.fullmatch("archived") and not _API_TOKEN.fullmatch("USA") and not _API_TOKEN.fullmatch("Book club")
+
+
+def test_a_renamed_param_keeps_its_docs_name_outside_the_env(tmp_path):
+    """GitLab's `state` param became `state_` in an env with globals (it would hide `state.x`); review 49 rejected a
+    gold call with `"state_": "skipped"`, a name the docs do not have. The env's tool schema and error messages use
+    the docs' name, a call with it works, and the forge name is still accepted."""
+    from forgec.codegen import emit_env, load_env_module
+    from forgec.lang import ast as A
+
+    STR = A.PrimType("str")
+    job = A.NamedType("Job")
+    env = A.EnvDecl(
+        name="ci",
+        state=A.StateDecl((A.FieldDecl("now", STR, A.Literal("2024-05-15")),)),
+        records=(),
+        entities=(A.EntityDecl("Job", "job_id", (A.FieldDecl("job_id", STR), A.FieldDecl("status", STR))),),
+        tools=(A.ToolDecl("set_status", (A.ParamDecl("job_id", job), A.ParamDecl("state_", STR)), job, "",
+                          (A.Set(A.Attr(A.Name("job_id"), "status"), A.Name("state_")), A.Return(A.Name("job_id"))), None, ("update",)),),
+    )
+    p = tmp_path / "env.py"
+    p.write_text(emit_env(env, "ci.forge"))
+    m = load_env_module(p)
+    params = m.TOOLS[0]["function"]["parameters"]
+    assert set(params["properties"]) == {"job_id", "state"} and sorted(params["required"]) == ["job_id", "state"]
+    world = {"entities": {"Job": {"j1": {"job_id": "j1", "status": "running"}}}, "globals": {"now": "2024-05-15"}}
+    e = m.Env(world)
+    assert e.step("set_status", {"job_id": "j1", "state": "skipped"})["status"] == "skipped"
+    assert e.step("set_status", {"job_id": "j1", "state_": "failed"})["status"] == "failed"
+    err = e.step("set_status", {"job_id": "j1", "status": "x"})
+    assert err.code == "invalid-arguments" and "expected: job_id, state)" in str(err) and "state_" not in str(err)

@@ -348,6 +348,13 @@ class ParamDecl:
     span: Span = _span()
 
 
+def wire_name(name: str, names) -> str:
+    """The name a param has in the docs: a trailing `_` is the synthesizer's rename of a docs' name that would
+    hide a global or an entity (`state` -> `state_`, forgec/synth/params.py), undone wherever a call leaves the env
+    (tool schemas, gold calls) and accepted where one comes in; any other name is its own."""
+    return name[:-1] if len(name) > 1 and name.endswith("_") and name[:-1] not in names else name
+
+
 @dataclass(frozen=True, slots=True)
 class ToolDecl:
     """A tool: either an effect `body` or a `python` escape-hatch body (exactly one).
