@@ -368,6 +368,11 @@ def _inflect():
     return inflect.engine()
 
 
+# Words that make a list tool's name a list of some of the records ("drafts", "recent", "trash"), beside the
+# participles ("archived", "deleted") a name's `-ed` gives away: the plain list of them all is the lookup.
+SUBSET_WORDS = _words("draft drafts recent trash favorite favorites popular related empty pending open active inactive "
+                      "upcoming past unread starred")
+
 _LANGUAGE_FIELD = re.compile(r"(^|_)(lang|language|locale)(_code|_tag)?$")
 
 

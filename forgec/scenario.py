@@ -40,7 +40,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from forgec.english import CLOSED_CLASS, DESTINATION_PARAM, MOVING_VERBS, is_plural, language_name, participle, plural, singular
+from forgec.english import CLOSED_CLASS, DESTINATION_PARAM, MOVING_VERBS, SUBSET_WORDS, is_plural, language_name, participle, plural, singular
 from forgec.english import PREPOSITIONS, lemmas
 from forgec.stdlib.values import MINOR_UNITS_DOC, ORG_WORDS, SET_UP
 from forgec.english import with_article as _a
@@ -502,7 +502,10 @@ class _Model:
             ws = norm(item[0]).split("_")
             # then the plainest: fewest required params, fewest words in the name (`get_categories` before
             # `get_empty_categories`, which lists only some: blind review 20), fewest params
-            return (bool(set(ws) & {"by", "find", "lookup", "search", "query"}), len(self.required(item[1])), len(ws),
+            # ... and a list of some of the records (`documentsArchived`, `documentsDrafts`, `list_deleted_files`) after the
+            # list of them all (review 49: a document found among the archived ones, which the user never said it was)
+            subset = any(w.endswith("ed") and len(w) > 4 or w in SUBSET_WORDS for w in ws)
+            return (bool(set(ws) & {"by", "find", "lookup", "search", "query"}), subset, len(self.required(item[1])), len(ws),
                     len(item[1].params), item[0])
 
         cands: dict[str, list[tuple[str, str, str]]] = {}
@@ -1999,6 +2002,9 @@ class _Sampler:
         else:
             said.append(("described", humanize(ent), words))
             sc.described = (name, ent, r)
+            if getattr(self, "_about", None) is None and not rec and not (is_person(ent) or m.is_person(ent)) and (about := _name_of(r)):
+                # a comment made on the document "Book club" is about it, not about a press release (review 49)
+                self._about = about
         sc.unknown.append(humanize(m.decl[ent].key))
         key = m.decl[ent].key
         return A.Attr(A.Name(name), key), r[key]

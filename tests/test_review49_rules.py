@@ -5,6 +5,7 @@ what a reader of them would take, not the sampler's own output."""
 from __future__ import annotations
 
 import json
+import re
 
 from forgec.frontends import read_paths
 from forgec.realize import sentence_clause
@@ -168,3 +169,34 @@ def test_a_renamed_param_keeps_its_docs_name_outside_the_env(tmp_path):
     assert e.step("set_status", {"job_id": "j1", "state_": "failed"})["status"] == "failed"
     err = e.step("set_status", {"job_id": "j1", "status": "x"})
     assert err.code == "invalid-arguments" and "expected: job_id, state)" in str(err) and "state_" not in str(err)
+
+
+def test_a_record_is_looked_up_in_the_list_of_them_all_and_a_comment_is_about_it(tmp_path):
+    """Outline lists documents by `documentsList` and by `documentsArchived`, `documentsDrafts` (some of them); review 49
+    rejected a comment whose document was found among the archived ones, with a text about another topic. The lookup
+    is the plain list, and what the comment says is about the document it is made on."""
+    from conftest import compile_doc
+
+    S = {"type": "string"}
+    doc_props = {"id": S, "title": S, "text": S}
+    docs = {"tools": [
+        _tool("documentsArchived", "List all archived documents.", {}),
+        _tool("documentsDrafts", "List all draft documents.", {}),
+        _tool("documentsList", "List all documents.", {}),
+        _tool("commentsCreate", "Create a comment on a document.",
+              {"documentId": {**S, "description": "The ID of the document to comment on"},
+               "text": {**S, "description": "The body of the comment"}}, ["documentId", "text"]),
+        _tool("documentsCreate", "Create a document.", {"title": S, "text": S}, ["title"]),
+    ]}
+    for t in docs["tools"][:3]:
+        t["outputSchema"] = {"type": "object", "properties": {"data": {"type": "array", "items": {"type": "object", "properties": doc_props}}}}
+    out = compile_doc(tmp_path, "outline", "tools_list.json", docs, 20)
+    tasks = [json.loads(x) for f in (out / "tasks").glob("*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+    comments = [t for t in tasks if any(c["tool"] == "commentsCreate" for c in t["gold_calls"])]
+    assert comments, [t["instruction"] for t in tasks]
+    for t in comments:
+        tools = [c["tool"] for c in t["gold_calls"]]
+        assert "documentsArchived" not in tools and "documentsDrafts" not in tools, tools
+        m = re.search(r'document called "([^"]+)"', t["instruction"])
+        text = next(c for c in t["gold_calls"] if c["tool"] == "commentsCreate")["arguments"]["text"]
+        assert m and m.group(1).lower() in text.lower(), (t["instruction"], text)
