@@ -21,7 +21,7 @@ The checks, in the order `check` runs them (cheapest first):
 | `named-target`       | the lookup only finds the id of a record the tool would take by the name the user said |
 | `two-ways`           | a written value could go in either of two parameters for one thing (phone / phones)  |
 | `guard-holds`        | the only decision guards dictated writes and holds: never looking ends the same      |
-| `single-read`        | a question answered by one list read and a selection, with no count, total, extreme or comparison |
+| `single-read`        | a question answered by one list read and a selection or a count, with no total, extreme or comparison |
 | `dictated-id`        | a dictated write chain where the user gives an id                                    |
 | `dictated-chain`     | writes only, every argument dictated: a form filled in, no lookup or decision        |
 | `dictated-numbers`   | one write dictates four or more bare numbers (coordinates, sizes, indexes): a form, not a request |
@@ -801,7 +801,9 @@ def check_single_read(c: Candidate, g: Gate) -> str | None:
     not a selection: nothing else tells the user."""
     calls = [n for n in c.nodes if isinstance(n, A.CallNode)]
     ops = {n.op for n in c.nodes if isinstance(n, A.ReasonNode)}
-    if len(calls) <= 1 and ops and not ops & DECISION_OPS:
+    if len(calls) <= 1 and ops and not ops & (DECISION_OPS - {"count"}):
+        # ... nor is a count of one list's records in a state ("how many of my notifications are unread?": one call
+        # with the user's own name, then a tally; review 49 judged it trivial); an extreme or a total decides more
         return "single-read"
     return None
 

@@ -200,3 +200,22 @@ def test_a_record_is_looked_up_in_the_list_of_them_all_and_a_comment_is_about_it
         m = re.search(r'document called "([^"]+)"', t["instruction"])
         text = next(c for c in t["gold_calls"] if c["tool"] == "commentsCreate")["arguments"]["text"]
         assert m and m.group(1).lower() in text.lower(), (t["instruction"], text)
+
+
+def test_a_count_of_one_list_is_no_question_but_an_extreme_is():
+    """"How many of my notifications are unread?" is one call with the user's own name and a tally (review 49: trivial);
+    "what is the payment date of the most recent payment" decides which record, and stays a question."""
+    from forgec.gate import candidate_of, check_single_read
+    from forgec.lang import ast as A
+
+    call = A.CallNode("mine", "list_notifications", (A.Arg("user", A.Literal("lee")),))
+
+    def reason(name, op):
+        return A.ReasonNode(name, op, (A.Name("mine"),), ())
+
+    count = candidate_of("How many of my notifications are unread?", [], (call, reason("unread", "filter"), reason("n", "count")), {}, [], True)
+    extreme = candidate_of("When was my latest payment?", [], (call, reason("latest", "argmax"), reason("d", "pluck")), {}, [], True)
+    assert check_single_read(count, None) == "single-read"
+    assert check_single_read(extreme, None) is None
+    two = candidate_of("x", [], (call, A.CallNode("more", "list_archived", ()), reason("n", "count")), {}, [], True)
+    assert check_single_read(two, None) is None
