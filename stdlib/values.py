@@ -809,6 +809,11 @@ def _kind_str(ws: list[str], c: _Ctx, entity: str | None, doc: str = "") -> str 
         return c.unique((entity, "org"), lambda: fake(rng).company())
     if _singular(last) in _PERSON_ROLES or ws[-2:] == ["assigned", "to"]:
         return _email(c)  # who sent a message, who a work item is assigned to or followed by: a person's address
+    if "branch" in w and last in ("branch", "name", "ref") and not (ews and ews[-1] == "branch"):
+        # a project's default branch is "main", not "reading list" (review 49); another branch a feature's
+        if w & {"default", "base", "target", "main", "protected"}:
+            return rng.choice(c.pool((entity, "base_branch"), ["main", "develop", "master"], 2))
+        return f"{rng.choice(['feature', 'fix', 'release'])}/{slugify(topic(rng))}"
     if last in ("sha", "hash", "checksum", "digest") and not re.search(r"\b(?:url|path|name|title)\b", doc or "", re.I):
         return "".join(rng.choice("0123456789abcdef") for _ in range(40))  # a commit's SHA is hex, not "website redesign" (review 38)
     if last in ("name", "title", "label") and len(ws) == 1 and ews:  # what a record of this kind is called
@@ -1724,6 +1729,8 @@ def _agreeing_fields(rec: dict, fields: dict, rng: random.Random) -> None:
         ws = _words(f)
         if ws and ws[-1] == "slug" and tj.get("type") == "str" and own and isinstance(rec.get(f), str):
             rec[f] = slugify(own)
+        elif ws == ["path"] and own and isinstance(rec.get(f), str) and re.fullmatch(r"[a-z0-9]+(?:[-_][a-z0-9]+)*", rec[f]):
+            rec[f] = slugify(own)  # a project's URL path is its name's ("holiday-schedule"), not another topic's (review 49)
         elif ws and ws[-1] in ("path", "file", "filename") and ws[0] in ("file", "path", "filename") and own and isinstance(rec.get(f), str) \
                 and re.fullmatch(r"/?(?:[\w-]+/)*[\w-]+\.\w+", rec[f]):
             # a book's file is named for the book: "/shared/the_lost_letter.epub", not "/uploads/onboarding_checklist.numbers"

@@ -219,3 +219,21 @@ def test_a_count_of_one_list_is_no_question_but_an_extreme_is():
     assert check_single_read(extreme, None) is None
     two = candidate_of("x", [], (call, A.CallNode("more", "list_archived", ()), reason("n", "count")), {}, [], True)
     assert check_single_read(two, None) is None
+
+
+def test_a_projects_path_and_default_branch_are_what_git_hosts_hold():
+    """Review 49: a GitLab project called "Newsletter" had path "recipe-collection" and default branch "reading list".
+    A record's URL path is its name's slug, and a default branch is a git branch name."""
+    import random
+
+    from forgec.stdlib.values import _agreeing_fields, generate_value
+
+    rec = {"name": "Holiday schedule", "path": "office-move"}
+    _agreeing_fields(rec, {"name": {"type": "str"}, "path": {"type": "str"}}, random.Random(0))
+    assert rec["path"] == "holiday-schedule"
+    files = {"name": "notes", "path": "/docs/notes.md"}
+    _agreeing_fields(files, {"name": {"type": "str"}, "path": {"type": "str"}}, random.Random(0))
+    assert files["path"] == "/docs/notes.md"  # a file's path is no slug
+    for seed in range(5):
+        v = generate_value({"type": "str"}, "default_branch", random.Random(seed), entity="Project")
+        assert v in ("main", "develop", "master"), v
