@@ -269,7 +269,7 @@ def render_instruction(
     usage = usage or {}
     goal = goal.strip()
     goal = goal if re.search(r"[.!?][\"']$", goal) else goal.rstrip(".")  # 'saying "Done."' ends the sentence already
-    if goal and not goal.lower().startswith(("i ", "i'", "please", "can ", "could ", "my ", "hi,", "hello")):
+    if goal and not goal.lower().startswith(("i ", "i'", "please", "can ", "could ", "my ", "hi,", "hello", "since ")):
         goal = "I want to " + goal[0].lower() + goal[1:]
     parts = [goal[:1].upper() + goal[1:] + ("" if goal.endswith(("?", "!")) or re.search(r"[.!?][\"']$", goal) else ".")] if goal else []
     flat = [(k, n, v) for k, n, v in flatten_facts(facts) if v is not None]

@@ -40,7 +40,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from forgec.english import CLOSED_CLASS, DESTINATION_PARAM, MOVING_VERBS, SUBSET_WORDS, is_plural, language_name, participle, plural, singular
+from forgec.english import CLOSED_CLASS, DESTINATION_PARAM, MOVING_VERBS, SUBSET_WORDS, is_ending_state, is_plural, language_name, participle, plural, singular
 from forgec.english import PREPOSITIONS, lemmas
 from forgec.stdlib.values import MINOR_UNITS_DOC, ORG_WORDS, SET_UP
 from forgec.english import with_article as _a
@@ -2403,6 +2403,11 @@ class _Sampler:
                 continue  # `html_text` beside `text`: the same words in markup, not a second thing to say (review 29)
             if p in optional and re.search(r"(^|_)(icon|avatar|logo|thumbnail|banner|favicon)(_url|_uri)?$", norm(p.name)):
                 continue  # "with display icon url https://..." is a picture's address nobody dictates (review 34)
+            art = norm(p.name).split("_")[0]
+            if p in optional and "_" in norm(p.name) and any(re.fullmatch(rf"{re.escape(art)}_(sha|hash|url|uri)", norm(q.name)) for q in t.params) \
+                    and art not in norm(str(made_ent or "")).split("_") and not (target is not None and art in norm(str(target[1])).split("_")):
+                continue  # `commit_sha`, `commit_message`, `commit_branch`: what another system made (a commit), pasted by
+                # whoever has it; made up, "commit message "Notes from the tax documents meeting."" (review 49)
             if p in optional and (mu := re.fullmatch(r"([a-z]+)_(url|uri|link)", norm(p.name))) and mu.group(1) not in (
                     "web", "website", "home", "homepage", "site", "public", "external") and mu.group(1) not in norm(str(made_ent or "")).split("_") \
                     and not (target is not None and mu.group(1) in norm(str(target[1])).split("_")):
@@ -2675,7 +2680,7 @@ class _Sampler:
             stem = verb.lower()[:max(4, len(verb) - 1)] if verb else None
             cats = [(f, vs) for f, vs in self.state_fields(ent, rec, changed) if not said_in(said_words, rec[f])
                     and not (stem and stem in f"{norm(f)} {rec[f]}".lower())]  # "expire my token, but only if it is expired" (review 22)
-            return self.state_condition(sc, target, cats, whose) if cats else None
+            return self.state_condition(sc, target, cats, whose, edit=verb.lower() not in _CANCEL_VERBS) if cats else None
         f = sc.rng.choice(money_f)
         v = rec[f]
         holds = sc.rng.random() < 0.6
@@ -2727,14 +2732,31 @@ class _Sampler:
                 out.append((f, (True, False)))
         return out
 
-    def state_condition(self, sc: _Scenario, target: tuple[str, str, dict], cats: list, whose: str) -> tuple[str, bool] | None:
+    def state_condition(self, sc: _Scenario, target: tuple[str, str, dict], cats: list, whose: str, edit: bool = False) -> tuple[str, bool] | None:
         """"only if its status is open", "only if it is not archived": a `compare` of a state field with
-        the value the user names, pinned by `expect` (a lookup and a decision before the write)."""
+        the value the user names, pinned by `expect` (a lookup and a decision before the write). An edit is
+        asked of a record still going ("only if it is not completed"), never only of a finished one ("change the
+        priority of my task, but only if it is completed", review 49); a delete may be of either."""
         name, ent, rec = target
         f, values = sc.rng.choice(cats)
         v = rec[f]
+        if edit and isinstance(v, bool) and is_ending_state(_flag_word(f)):
+            values, want_only = [False], False
+        elif edit and not isinstance(v, bool):
+            values = [x for x in values if not (isinstance(x, str) and is_ending_state(x))]
+            if not values:
+                return None
+            want_only = None
+        else:
+            want_only = None
         holds = sc.rng.random() < 0.6
-        want = v if holds else sc.rng.choice([x for x in values if x != v])
+        if want_only is not None:
+            want, holds = want_only, v == want_only
+        elif v in values:
+            want = v if holds else sc.rng.choice([x for x in values if x != v] or [v])
+            holds = want == v
+        else:
+            want, holds = sc.rng.choice(values), False
         if isinstance(v, bool):
             if whose != "its":
                 return None

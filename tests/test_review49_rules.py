@@ -237,3 +237,24 @@ def test_a_projects_path_and_default_branch_are_what_git_hosts_hold():
     for seed in range(5):
         v = generate_value({"type": "str"}, "default_branch", random.Random(seed), entity="Project")
         assert v in ("main", "develop", "master"), v
+
+
+def test_an_edit_is_asked_of_a_record_still_going(tmp_path):
+    """Review 49: "change the priority of my task, but only if it is completed" (and "— the problem is less pressing
+    now" after it). An edit's condition on a state that ends the record is its negation; a delete may be of either."""
+    from conftest import compile_doc
+
+    S, I, B = {"type": "string"}, {"type": "integer", "minimum": 1, "maximum": 5}, {"type": "boolean"}
+    task = {"type": "object", "properties": {"id": S, "name": S, "priority": I, "completed": B, "description": S}}
+    docs = {"tools": [
+        {**_tool("list_tasks", "List all tasks.", {}), "outputSchema": {"type": "object", "properties": {"tasks": {"type": "array", "items": task}}}},
+        _tool("update_task", "Update a task.", {"id": {**S, "description": "Task ID"}, "name": S, "priority": I,
+                                                 "description": S}, ["id"]),
+        _tool("create_task", "Create a task.", {"name": S, "description": S, "priority": I}, ["name"]),
+    ]}
+    out = compile_doc(tmp_path, "todo", "tools_list.json", docs, 40)
+    tasks = [json.loads(x) for f in (out / "tasks").glob("*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+    edits = [t for t in tasks if any(c["tool"] == "update_task" for c in t["gold_calls"])]
+    assert edits
+    assert not any(re.search(r"only if (?:it|its \w+) is completed", t["instruction"]) for t in edits), \
+        [t["instruction"] for t in edits if "is completed" in t["instruction"]]
