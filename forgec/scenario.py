@@ -885,6 +885,9 @@ def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | 
     if ref.op:
         core = superlative(ref.op, ref.by, head)  # "the cheapest reservation"
         core = re.sub(r"^the ", det + " ", core)
+    elif not mine and not any(_own_name(f) or re.search(r"(^|_)(first|last|given|family|sur)_?name$", norm(f)) for f, _ in rest):
+        core = _a(head)  # "reserve a Take-out restaurant in Chicago, IL": one the user does not know yet, not "the" one
+        # as if they did (review 49: "a property visit in the home in Chicago")
     else:
         core = f"{det} {head}"
     first = next(((f, v) for f, v in rest if re.fullmatch(r"(first|given)_?name", norm(f))), None)
@@ -2403,6 +2406,9 @@ class _Sampler:
                 continue  # `html_text` beside `text`: the same words in markup, not a second thing to say (review 29)
             if p in optional and re.search(r"(^|_)(icon|avatar|logo|thumbnail|banner|favicon)(_url|_uri)?$", norm(p.name)):
                 continue  # "with display icon url https://..." is a picture's address nobody dictates (review 34)
+            if p in optional and norm(p.name) == "title" and (person_made or target is not None and (is_person(str(target[1])) or m.is_person(target[1]))):
+                continue  # a person's title is their job's, not what they are called ("rename my candidate Seth Burns to
+                # "Billing update draft"": read-through, this session)
             art = norm(p.name).split("_")[0]
             if p in optional and "_" in norm(p.name) and any(re.fullmatch(rf"{re.escape(art)}_(sha|hash|url|uri)", norm(q.name)) for q in t.params) \
                     and art not in norm(str(made_ent or "")).split("_") and not (target is not None and art in norm(str(target[1])).split("_")):

@@ -318,8 +318,11 @@ def test_referring_words():
     from forgec.scenario import Referring, _address, describe, qualifier
 
     assert describe("reservation", Referring((("status", "confirmed"),))) == "my confirmed reservation"
+    # a record the user describes and does not know yet is "a" one (review 49: "the home in Chicago" implied one they knew)
     assert describe("flight", Referring((("origin", "JFK"), ("destination", "LAX"), ("date", "2024-05-17"))), mine=False) == \
-        "the flight from JFK to LAX on 2024-05-17"
+        "a flight from JFK to LAX on 2024-05-17"
+    assert describe("restaurant", Referring((("name", "Oak Park"),)), mine=False) == 'the restaurant called "Oak Park"'
+    assert describe("flight", Referring((), "argmin", "price"), mine=False) == "the cheapest flight"
     assert describe("order", Referring((), "argmax", "total")) == "my most expensive order"
     assert describe("order", Referring((("status", "paid"),), "argmin", "created_at")) == "my oldest paid order"
     assert qualifier("total_price", 580.5) == "with a total price of $580.50"
