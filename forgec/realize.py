@@ -276,6 +276,13 @@ def sentence_clause(sentence: str) -> Clause | None:
                 and any(re.search(r"[A-Z].*[A-Z]|-|\.", x) or x.isupper() or len(words[k:]) == 1 for x in words[k:]):
             words = words[:k - 1]
             break
+    # "create a new project within the system", "add a user to the platform": the product itself, said by a generic
+    # noun; the user is in it already (review 50)
+    for k in range(2, len(words) - 1):
+        if words[k - 1].lower() in ("in", "within", "into", "to", "on", "onto", "inside") and words[k].lower() in ("the", "this") \
+                and k + 2 == len(words) and words[k + 1].lower().rstrip(".;:,") in ("system", "platform", "database", "application", "app", "server", "service", "api", "tool"):
+            words = words[:k - 1]
+            break
     # "create a comment or story": the API's two names for one thing; the user asks for the first
     for k in range(2, len(words) - 1):
         if words[k].lower() == "or" and words[k - 2].lower() in E.DETERMINERS and not is_verb(words[k + 1]):

@@ -3770,6 +3770,8 @@ def _say_param(name: str, v: Any) -> str:
             return f"{w} \"{v}\""
         if re.fullmatch(r"[a-z_ ]+", vv) and (" " in w or w in ("name", "type", "kind", "mode", "format", "value", "names", "types")):
             return f"the {w} set to {vv}"  # not "the watchlist aml report name" (review 23)
+        if w in ("priority", "severity", "urgency", "importance") and re.fullmatch(r"[a-z_ ]+", vv):
+            return f"{vv} {w}"  # "with low priority", not "with the low priority" (review 50)
         return f"the {vv} {w}" if re.fullmatch(r"[a-z_ ]+", vv) else f"{w} {vv}"  # "the front side", "the basic economy cabin"
     return f"{w} {say(v)}"
 

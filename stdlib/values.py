@@ -1616,6 +1616,9 @@ def _fill_entity(e, d, keys, personas, parents, counts, dealt, records_decl, rng
                 rec[f] = k
                 continue
             rec[f] = _field_value(e, f, tj, i, k, prim, dealt, keys, records_decl, rng, ctx, enum_off[f])
+        if kf != "id" and "id" in rec and type(rec["id"]) is type(k) and _words(kf)[-1:] in (["id"], ["uuid"], ["key"]):
+            rec["id"] = k  # a record's own `id` beside its key is that key (review 50: a draft whose `id` was another
+            # draft's `draft_id`, so deleting it by its id could delete the other)
         _distinct_endpoints(rec, d["fields"], rng, ctx, e)
         _ordered_spans(rec)
         _agreeing_fields(rec, {f: tj for f, tj in d["fields"].items() if f != kf}, rng)  # never the key (Discourse's `slug`)

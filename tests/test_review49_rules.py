@@ -258,3 +258,63 @@ def test_an_edit_is_asked_of_a_record_still_going(tmp_path):
     assert edits
     assert not any(re.search(r"only if (?:it|its \w+) is completed", t["instruction"]) for t in edits), \
         [t["instruction"] for t in edits if "is completed" in t["instruction"]]
+
+
+# ---- review 50
+
+
+def test_an_extra_left_out_of_a_cancel_leaves_the_field(tmp_path):
+    """Vercel's `cancelDeployment(deploymentId, teamId?, slug?)` set the deployment's `slug` to null when no slug was
+    passed (review 50: 4 rejections, the checked diff held `slug -> null`). An optional extra is stored only if given."""
+    from conftest import compile_doc
+
+    dep = {"type": "object", "properties": {"id": S, "slug": S, "status": {"type": "string", "enum": ["active", "cancelled"]}}}
+    docs = {"tools": [
+        {**_tool("listDeployments", "List deployments.", {}), "outputSchema": {"type": "object", "properties": {"deployments": {"type": "array", "items": dep}}}},
+        _tool("cancelDeployment", "Cancels a deployment", {"deploymentId": {**S, "description": "The ID of the deployment to cancel"},
+                                                           "slug": {**S, "description": "Slug"}}, ["deploymentId"]),
+    ]}
+    out = compile_doc(tmp_path, "vercel", "tools_list.json", docs, 4)
+    text = next(out.glob("src/*/env.forge")).read_text()
+    body = text[text.index("tool cancelDeployment"):]
+    body = body[: body.index("\n  }\n")]
+    assert "set deploymentId.slug = slug" in body and "if slug != null" in body, body
+
+
+def test_a_records_own_id_is_its_key():
+    """A draft keyed by `draft_id` with an `id` field held another draft's key (review 50): deleting it by its `id`, as
+    the docs say, could delete the other. The world gives a record's own `id` its key."""
+    from forgec.stdlib.values import generate_state
+
+    schema = {"entities": {"Draft": {"key": "draft_id", "fields": {"draft_id": {"type": "str"}, "id": {"type": "str"},
+                                                                     "subject": {"type": "str"}}}}, "records": {}, "globals": {}}
+    world = generate_state(schema, seed=0, size=8)
+    for k, r in world["entities"]["Draft"].items():
+        assert r["id"] == r["draft_id"] == k, r
+
+
+def test_a_documented_default_from_the_named_record_is_applied(tmp_path):
+    """"title: Reminder title (defaults to email subject)": a reminder made with no title takes its email's subject
+    (review 50: stored with none, so an agent that passed the subject failed the state check)."""
+    from conftest import compile_doc
+
+    email = {"type": "object", "properties": {"id": S, "subject": S}}
+    docs = {"tools": [
+        {**_tool("list_emails", "List emails.", {}), "outputSchema": {"type": "object", "properties": {"emails": {"type": "array", "items": email}}}},
+        _tool("create_reminder", "Create a reminder from an email.",
+              {"email_id": {**S, "description": "The ID of the email"}, "title": {**S, "description": "Reminder title (defaults to email subject)"}},
+              ["email_id"]),
+    ]}
+    out = compile_doc(tmp_path, "mail", "tools_list.json", docs, 10)
+    forge = next(out.glob("src/*/env.forge")).read_text()
+    assert "set created.title = email_id.subject" in forge, forge[forge.index("tool create_reminder"):][:800]
+
+
+def test_the_product_by_a_generic_noun_and_a_priority_as_said():
+    """"Create a new project within the system" is the product talking about itself; "with the low priority" is no
+    English a user speaks (review 50)."""
+    from forgec.scenario import _say_param
+
+    assert sentence_clause("Create a new project within the system.").text == "create a new project"
+    assert sentence_clause("Create a project in the workspace").text == "create a project in the workspace"
+    assert _say_param("priority", "low") == "low priority"

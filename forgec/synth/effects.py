@@ -524,6 +524,7 @@ def _create(s: Schema, v: ToolView, pmap):
     stmts += _reserve_stock(s, e, v, pmap)
     stmts.append(A.Insert(e.name, tuple(inits), bind="created"))
     stmts += later
+    stmts += _documented_defaults(s, e, v, pmap)
     for wire, ent in v.refs.items():
         parent = s.entities[ent]
         for pf, pfield in parent.fields.items():
@@ -543,6 +544,28 @@ def _create(s: Schema, v: ToolView, pmap):
             break
     stmts.append(A.Return(N("created")))
     return stmts, A.NamedType(e.name)
+
+
+_DEFAULTS_TO = re.compile(r"\bdefaults? to (?:the |its |their )?(\w+)(?:'s)? (\w+)", re.I)
+
+
+def _documented_defaults(s: Schema, e: Entity, v: ToolView, pmap) -> list[A.Stmt]:
+    """"title: Reminder title (defaults to email subject)": left out, the new record takes the field of the record
+    the call names (`if title == null { set created.title = email_id.subject }`), as the docs say, so an agent that
+    passes the subject and one that leaves it out end in one state (review 50: a reminder stored with no title)."""
+    out: list[A.Stmt] = []
+    for p in v.tool.params:
+        m = _DEFAULTS_TO.search(p.description or "")
+        if m is None or p.required or p.name not in pmap or ident(p.name) not in e.fields:
+            continue
+        owner, field = m.group(1).lower(), m.group(2).lower()
+        for wire, ent in v.refs.items():
+            if wire in pmap and ent in s.entities and (tokens(ent)[-1:] == [singular(owner)]) and field in s.entities[ent].fields \
+                    and not isinstance(pmap[wire].type, A.OptionalType):
+                fname = ident(p.name)
+                out.append(A.If(bin_("==", at("created", fname), NULL), (A.Set(at("created", fname), at(pmap[wire].name, field)),)))
+                break
+    return out
 
 
 QUANTITY_FIELDS = ("quantity", "qty", "count", "copies", "units")
@@ -1075,7 +1098,8 @@ def _delete(s: Schema, v: ToolView, pmap):
             if strip_optional(e.fields[fname].type) == A.PrimType("int") and strip_optional(ptype) == A.PrimType("float"):
                 continue  # a float does not fit an int field
             st = A.Set(at(k, fname), expr)
-            if nullable and not isinstance(e.fields[fname].type, A.OptionalType):
+            if nullable:  # an extra left out leaves the field as it is, never blanks it (review 50: cancelling a
+                # deployment set its `slug` to null, so an agent that passed the slug failed the state check)
                 st = A.If(bin_("!=", guard, NULL), (st,))
             root = expr.obj if isinstance(expr, A.Attr) and isinstance(expr.obj, A.Name) else None
             if root is not None and any(p.name == root.id and p.optional for p in pmap.values()):
