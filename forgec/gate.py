@@ -347,6 +347,10 @@ def _state_fields(env: A.EnvDecl, ents: dict) -> dict[tuple[str, str], list]:
         for f in e.fields:
             if re.search(r"(^|_)(status|state)$", norm(f.name)):  # `fulfillmentOrderStatus` too (review 27)
                 vals = _field_values(f)
+                if not vals and A.strip_optional(f.type) == A.PrimType("str"):
+                    # "state: Deployment state" with no values documented: whatever the world holds there, an ending
+                    # word ("closed") reads as final (review 50: a closed deployment cancelled)
+                    vals = sorted(ENDING_STATES)
                 if vals:
                     out[(e.name, f.name)] = vals
     return out

@@ -318,3 +318,19 @@ def test_the_product_by_a_generic_noun_and_a_priority_as_said():
     assert sentence_clause("Create a new project within the system.").text == "create a new project"
     assert sentence_clause("Create a project in the workspace").text == "create a project in the workspace"
     assert _say_param("priority", "low") == "low priority"
+
+
+def test_an_undocumented_state_that_reads_as_an_end_is_final():
+    """Vercel's deployments have `state: "Deployment state"` with no values documented; the world held "closed" and a
+    task cancelled a closed deployment (review 50). An ending word there is final for a write that is no delete."""
+    from forgec.gate import Lifecycle
+    from forgec.lang import ast as A
+
+    STR = A.PrimType("str")
+    dep = A.EntityDecl("Deployment", "id", (A.FieldDecl("id", STR), A.FieldDecl("state", STR, None, "Deployment state")))
+    cancel = A.ToolDecl("cancel", (A.ParamDecl("id", A.NamedType("Deployment")),), A.NamedType("Deployment"), "Cancels a deployment",
+                        (A.Return(A.Name("id")),), None, ("update",))
+    env = A.EnvDecl(name="v", state=A.StateDecl(()), records=(), entities=(dep,), tools=(cancel,))
+    lc = Lifecycle.of(env)
+    assert lc.final_state("cancel", "Deployment", {"id": "d1", "state": "closed"}) == ("state", "closed")
+    assert lc.final_state("cancel", "Deployment", {"id": "d1", "state": "in progress"}) is None
