@@ -276,6 +276,15 @@ def sentence_clause(sentence: str) -> Clause | None:
                 and any(re.search(r"[A-Z].*[A-Z]|-|\.", x) or x.isupper() or len(words[k:]) == 1 for x in words[k:]):
             words = words[:k - 1]
             break
+    # ... and mid-phrase, before the next preposition: "create a reminder in macOS Reminders.app from my email" (review 50)
+    for k in range(2, len(words)):
+        if words[k - 1].lower() not in ("in", "into", "on", "onto"):
+            continue
+        j = next((i for i in range(k, len(words)) if words[i].lower() in E.PREPOSITIONS), len(words))
+        if k < j < len(words) and all(re.fullmatch(r"[A-Za-z][\w.-]*", x) and re.search(r"[a-z][A-Z]|[A-Za-z]\.[a-z]|^[A-Z]{2,}", x)
+                                      for x in words[k:j]):
+            words = words[:k - 1] + words[j:]
+            break
     # "create a new project within the system", "add a user to the platform": the product itself, said by a generic
     # noun; the user is in it already (review 50)
     for k in range(2, len(words) - 1):

@@ -334,3 +334,11 @@ def test_an_undocumented_state_that_reads_as_an_end_is_final():
     lc = Lifecycle.of(env)
     assert lc.final_state("cancel", "Deployment", {"id": "d1", "state": "closed"}) == ("state", "closed")
     assert lc.final_state("cancel", "Deployment", {"id": "d1", "state": "in progress"}) is None
+
+
+def test_the_product_named_mid_phrase_ends_nothing_else():
+    """"Create a reminder in macOS Reminders.app from an email": the user is in the product already; what follows the
+    product's name is still the request (review 50). A place that is a record ("in the folder") stays."""
+    assert sentence_clause("Create a reminder in macOS Reminders.app from an email.").text.rstrip(".") == "create a reminder from an email"
+    assert sentence_clause("Create an issue in GitHub from a template").text == "create an issue from a template"
+    assert sentence_clause("Upload a file in the folder from a URL").text == "upload a file in the folder from a URL"
