@@ -1479,8 +1479,12 @@ def superlative(op: str, fld: str, item: str) -> str:
         return f"the {item} with the {'most' if hi else 'fewest'} {w}"
     if re.search(r"(^|_)(price|cost|fare|total)(_|$)", f) and not f.endswith(("_count", "_id")):
         return f"the most expensive {item}" if hi else f"the cheapest {item}"
-    if f in _RECENT:
-        return f"the most recent {item}" if hi else f"the oldest {item}"
+    moment = re.search(r"(^|_)(at|on|date|time|timestamp)$", f) is not None or f in ("created", "updated", "modified")
+    if f in _RECENT or moment and re.search(r"(^|_)(create|created|creation|added)(_|$)", f):
+        return f"the most recent {item}" if hi else f"the oldest {item}"  # "the oldest robot", not "with the earliest creation
+        # time" (review 51)
+    if moment and re.search(r"(^|_)(update|updated|modified|modification|changed|edited|last)(_|$)", f):
+        return f"the most recently updated {item}" if hi else f"the {item} updated first"
     if re.fullmatch(r"[a-z]+ed_(at|on|date|time)", f):  # "issued_at": "the most recently issued recovery", not
         part = f.split("_")[0]                           # "the recovery with the earliest issued at" (review 27)
         return f"the most recently {part} {item}" if hi else f"the {item} {part} first"

@@ -85,7 +85,7 @@ def test_tickets_are_bought_for_the_event_not_as_it(tmp_path):
     """"purchase tickets for the Music event ...", never "purchase the event ... tickets" or "4 number of tickets"."""
     out = _compile(tmp_path / "b", "bfcl_sgd_movies_events", 8)
     said = [t["instruction"] for t in _tasks(out, "bfcl_sgd_movies_events")]
-    assert any(s for s in said if "tickets for the" in s), said
+    assert any(s for s in said if re.search(r"tickets for (the|an?) ", s)), said  # "a Music event": one they do not know yet (review 49)
     for s in said:
         assert not re.search(r"purchase (the|my) (movie|event)\b", s) and "number of ticket" not in s, s
     src = (out / "src" / "bfcl_sgd_movies_events" / "env.forge").read_text()

@@ -88,7 +88,7 @@ def test_the_person_a_request_is_for_is_the_user():
 
 def test_with_is_said_once():
     said = describe("home", Referring((("area", "Seattle, WA"), ("number_of_beds", 3), ("number_of_baths", 2)), None, None), mine=False)
-    assert said == "the home in Seattle, WA with 3 beds and 2 baths", said
+    assert said == "a home in Seattle, WA with 3 beds and 2 baths", said  # one the user does not know yet (review 49)
 
 
 def test_a_doc_in_another_language_gives_no_clause():

@@ -342,3 +342,15 @@ def test_the_product_named_mid_phrase_ends_nothing_else():
     assert sentence_clause("Create a reminder in macOS Reminders.app from an email.").text.rstrip(".") == "create a reminder from an email"
     assert sentence_clause("Create an issue in GitHub from a template").text == "create an issue from a template"
     assert sentence_clause("Upload a file in the folder from a URL").text == "upload a file in the folder from a URL"
+
+
+def test_a_superlative_by_a_time_field_is_said_as_people_say_it():
+    """"the label with the latest update time", "the robot with the earliest creation time" are raw field names (review
+    51); people say "the most recently updated label" and "the oldest robot". Other moments keep their field's name."""
+    from forgec.sample import superlative
+
+    assert superlative("argmin", "creation_time", "robot") == "the oldest robot"
+    assert superlative("argmax", "create_time", "label") == "the most recent label"
+    assert superlative("argmax", "update_time", "label") == "the most recently updated label"
+    assert superlative("argmin", "update_time", "label") == "the label updated first"
+    assert superlative("argmax", "due_date", "task") == "the task with the latest due date"
