@@ -462,13 +462,13 @@ class ToolEmitter:
         self.emit(0, f"def {self.fn}(env, args):", t)
         self.emit(1, pydoc(_docline(t.doc) or t.name))
         names = tuple(p.name for p in t.params)
-        wires = {n: A.wire_name(n, names) for n in names if A.wire_name(n, names) != n}  # `state_` is `state` in the docs
-        known = self.const(frozenset(names) | frozenset(wires.values()), "known")
+        docs_names = tuple(A.wire_name(n, names) for n in names)  # `state_` is `state` in the docs
+        known = self.const(frozenset(names) | frozenset(docs_names), "known")
         self.emit(1, "if type(args) is not dict:")
         self.emit(2, 'raise _rt.arg_error("arguments must be a JSON object, got " + _rt.tname(args))')
         self.emit(1, f"if not {known}.issuperset(args):")
-        self.emit(2, f"raise _rt.unexpected_args(args, {tuple(A.wire_name(n, names) for n in names)!r})")
-        for n, w in wires.items():
+        self.emit(2, f"raise _rt.unexpected_args(args, {docs_names!r})")
+        for n, w in ((n, w) for n, w in zip(names, docs_names) if n != w):
             self.emit(1, f"if {w!r} in args and {n!r} not in args:")
             self.emit(2, f"args = {{(({n!r}) if k == {w!r} else k): v for k, v in args.items()}}")
         for p in t.params:

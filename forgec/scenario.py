@@ -50,13 +50,13 @@ from forgec.runtime.envrt import jcopy
 from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, blueprint_stats, format_blueprint_text, literal_expr,
                            superlative)
 from forgec.stdlib import ops as OPS
-from forgec.stdlib.values import INTEGRAL, TEXTY, documented_values, real_values, slugify, fit_extension, gone as record_gone, is_file_field, is_person, is_person_record, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
+from forgec.stdlib.values import INTEGRAL, TEXTY, documented_extensions, documented_values, real_values, slugify, fit_extension, gone as record_gone, is_file_field, is_person, is_person_record, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
 from forgec.synth.schema import NAMES_TARGET
 from forgec.synth.schema import INFERRED_STATUS_DOC, MUST_BE_TRUE as _MUST_BE_TRUE, id_stem, session_names, shapes_request
 from forgec.reasons import ask_why, reason_for, said_hints
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
 from forgec.wording import CALL_SWITCHES, CONFIRM_SWITCHES, PREVIEW_SWITCHES, doc_pattern, humanize, names_tool, norm, say, split_name
-from forgec.gate import Gate, Lifecycle, candidate_of, dictates_an_id, is_dictated_chain, is_default_record
+from forgec.gate import Gate, Lifecycle, candidate_of, dictates_an_id, documented_examples, is_dictated_chain, is_default_record
 from forgec.devicewords import control_phrase, fold_said, unit_of
 from forgec.lower import flatten_facts, said_in
 
@@ -2115,7 +2115,6 @@ class _Sampler:
         text += " " + " ".join(f.doc for e in self.m.env.entities for f in e.fields if f.name == name and f.doc)
         lo, hi = _bounds(text, n)
         if t.name in ("int", "float"):
-            from forgec.gate import documented_examples  # noqa: PLC0415
             nums = [x for x in documented_examples(doc or "") if re.fullmatch(r"\d+(?:\.\d+)?", x)]
             if len(nums) >= 2:  # "Order in series (e.g. 1, 2, 3)": one of them, not 50 (review 49)
                 opts = [(int(float(x)) if t.name == "int" else float(x)) for x in nums]
@@ -2147,7 +2146,7 @@ class _Sampler:
         if t.name == "str" and cur is not _NONE and _PERSON_NAME_PARAM.search(n) and is_person(self.m.written_entity(tool, rec)):
             return _NONE  # a person keeps their name: "set the first name of Carol Carlson to Ryan" is another person (review 23)
         if t.name == "str":
-            from forgec.gate import documented_examples, documented_values  # the docs list the values ("one of 'celsius', 'fahrenheit'"): one of them
+            from forgec.gate import documented_values  # the docs list the values ("one of 'celsius', 'fahrenheit'"): one of them
             from forgec.stdlib.sql_state import sql_arg  # a SQL statement over the state's tables
 
             listed = [v for v in documented_values(doc or "", frozenset(q.name for q in tool.params)) if v != cur]
@@ -2220,8 +2219,7 @@ class _Sampler:
             if re.fullmatch(r"(file_?)?(path|file|filename|file_name)", n) and isinstance(about, str) and about.strip():
                 # the new book's file is named for it ("/books/winter_letter.epub"), in a type the docs allow, not a
                 # file about another topic ("/reports/reading_list.pdf", review 49)
-                from forgec.stdlib.values import documented_extensions  # noqa: PLC0415
-                exts = documented_extensions(f"{doc or ''}") or documented_extensions(tool.doc or "") or ("pdf",)
+                exts = documented_extensions(doc or "") or documented_extensions(tool.doc or "") or ("pdf",)
                 stem = slugify(about).replace("-", "_")
                 if stem:
                     return f"{stem}.{rng.choice(exts)}" if "/" not in str(cur) else f"{str(cur).rsplit('/', 1)[0]}/{stem}.{rng.choice(exts)}"
@@ -2401,6 +2399,8 @@ class _Sampler:
         n_opt = 0
         self._about = None
         plain = {tuple(w for w in norm(q.name).split("_") if w != "html") for q in t.params if "html" not in norm(q.name).split("_")}
+        # the words of the record made or acted on: a `<word>_url` of its own is its address, another's is pasted
+        own_words = set(norm(str(made_ent or "")).split("_")) | (set(norm(str(target[1])).split("_")) if target is not None else set())
         for p in order:
             if p in optional and "html" in norm(p.name).split("_") and tuple(w for w in norm(p.name).split("_") if w != "html") in plain:
                 continue  # `html_text` beside `text`: the same words in markup, not a second thing to say (review 29)
@@ -2411,12 +2411,11 @@ class _Sampler:
                 # "Billing update draft"": read-through, this session)
             art = norm(p.name).split("_")[0]
             if p in optional and "_" in norm(p.name) and any(re.fullmatch(rf"{re.escape(art)}_(sha|hash|url|uri)", norm(q.name)) for q in t.params) \
-                    and art not in norm(str(made_ent or "")).split("_") and not (target is not None and art in norm(str(target[1])).split("_")):
+                    and art not in own_words:
                 continue  # `commit_sha`, `commit_message`, `commit_branch`: what another system made (a commit), pasted by
                 # whoever has it; made up, "commit message "Notes from the tax documents meeting."" (review 49)
             if p in optional and (mu := re.fullmatch(r"([a-z]+)_(url|uri|link)", norm(p.name))) and mu.group(1) not in (
-                    "web", "website", "home", "homepage", "site", "public", "external") and mu.group(1) not in norm(str(made_ent or "")).split("_") \
-                    and not (target is not None and mu.group(1) in norm(str(target[1])).split("_")):
+                    "web", "website", "home", "homepage", "site", "public", "external") and mu.group(1) not in own_words:
                 continue  # "set its commit url to https://gutierrez.com/family-trip": the address of another thing (a commit,
                 # an image) a person would paste, not one made up (review 49)
             if p in optional and not _one_more_optional(p.type, n_opt, p.name):
@@ -2746,23 +2745,19 @@ class _Sampler:
         name, ent, rec = target
         f, values = sc.rng.choice(cats)
         v = rec[f]
-        if edit and isinstance(v, bool) and is_ending_state(_flag_word(f)):
-            values, want_only = [False], False
-        elif edit and not isinstance(v, bool):
+        ending_flag = edit and isinstance(v, bool) and is_ending_state(_flag_word(f))
+        if edit and not isinstance(v, bool):
             values = [x for x in values if not (isinstance(x, str) and is_ending_state(x))]
             if not values:
                 return None
-            want_only = None
-        else:
-            want_only = None
         holds = sc.rng.random() < 0.6
-        if want_only is not None:
-            want, holds = want_only, v == want_only
+        if ending_flag:
+            want = False
         elif v in values:
             want = v if holds else sc.rng.choice([x for x in values if x != v] or [v])
-            holds = want == v
         else:
-            want, holds = sc.rng.choice(values), False
+            want = sc.rng.choice(values)
+        holds = want == v
         if isinstance(v, bool):
             if whose != "its":
                 return None
