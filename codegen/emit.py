@@ -36,6 +36,7 @@ from forgec.lang import types as LT
 from forgec.lang.builtins import BUILTINS, OPERATORS, UNARY
 from forgec.lang.check import deref, log_entities, required
 from forgec.runtime.envrt import zero_value
+from forgec.wording import lookup_field
 from forgec.lang.check import check_env
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -451,6 +452,11 @@ class ToolEmitter:
     def key_of(self, ent: str) -> str:
         return self.ents[ent].key
 
+    def lookup_field(self, ent: str, pname: str) -> str | None:
+        e = self.ents[ent]
+        prim = lambda t: t.inner if isinstance(t, A.OptionalType) else t  # noqa: E731
+        return lookup_field(pname, e.key, {f.name: (prim(f.type).name if isinstance(prim(f.type), A.PrimType) else "") for f in e.fields})
+
     def key_is_int(self, ent: str) -> bool:
         e = self.ents[ent]
         kf = next((f for f in e.fields if f.name == e.key), None)
@@ -542,6 +548,17 @@ class ToolEmitter:
             else:
                 self.emit(ind, f"if not _rt.in_enum({var}, {vals!r}):")
             self.emit(ind + 1, f"{var} = {slow()}")
+        elif isinstance(inner, A.NamedType) and inner.name in self.ents and self.tool.python is None and (
+                by := self.lookup_field(inner.name, p.name)):
+            # `project_name: Project`: the record by its key, else by its one `name` (wording.lookup_field)
+            ent = inner.name
+            r = self.tmp("r")
+            self.emit(ind, f"{r} = env._C[{ent!r}].get(str({var})) if type({var}) in (str, int) and not type({var}) is bool else None")
+            self.emit(ind, f"if {r} is None and type({var}) is str:")
+            self.emit(ind + 1, f"{r} = _rt.find_by(env._C[{ent!r}], {by!r}, {var})")
+            self.emit(ind, f"if {r} is None:")
+            self.emit(ind + 1, f"raise _rt.not_found({ent!r}, {var})")
+            self.emit(ind, f"{var} = {r}")
         elif isinstance(inner, A.NamedType) and inner.name in self.ents:
             ent = inner.name
             kint = self.key_is_int(ent)

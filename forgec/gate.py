@@ -190,9 +190,12 @@ _BARE_LISTED = re.compile(r"(?:\b(?:one of|filter|(?:possible |allowed |valid )?
 
 
 # a state's values in parentheses after its noun, capitalized as the product shows them ("Filter by status (Draft,
-# Submitted, Partially Depreciated, Scrapped, Sold)"): ERPNext-style docs, where a lower-case list reads `_BARE_LISTED`
-_PAREN_LISTED = re.compile(r"\b(?i:status(?:es)?|states?|stages?|types?|kinds?|priorit(?:y|ies))\s*\(((?:[A-Z][a-z]+(?: [A-Za-z][a-z]+){0,2})"
-                           r"(?:,\s*[A-Z][a-z]+(?: [A-Za-z][a-z]+){0,2}){2,})\)")
+# Submitted, Partially Depreciated, Scrapped, Sold)"): ERPNext-style docs, where a lower-case list reads `_BARE_LISTED`.
+# A value may hold lower-case joining words ("To Deliver and Bill"); a closing "etc." leaves the list as the states the
+# docs name (a record is generated in one of them, never in an invented "active")
+_PAREN_VALUE = r"[A-Z][a-z]+(?: (?:[A-Z][a-z]+|and|or|to|of|for|in|on|by))*(?: [A-Z][a-z]+)?"
+_PAREN_LISTED = re.compile(rf"\b(?i:status(?:es)?|states?|stages?|types?|kinds?|priorit(?:y|ies))\s*\(((?:{_PAREN_VALUE})"
+                           rf"(?:,\s*{_PAREN_VALUE}){{2,}})(?:,?\s*etc\.?)?\)")
 
 
 @functools.lru_cache(maxsize=8192)

@@ -75,6 +75,7 @@ def sentences(doc: str) -> list[str]:
     """The doc's sentences, parentheticals dropped, a summary run into its description split."""
     text = re.sub(r"\[([^\[\]\n]{1,60})\]\([^()\s]*\)", r"\1", doc or "")  # a Markdown link reads as its text: "in [Spec Hub](url)"
     text = re.sub(r"\s*\([^()]*\)", "", text)
+    text = re.sub(r"\bas be (?=\w+ed\b)", "as ", text)  # Harbor's "Mark a registered user as be removed": "as removed"
     text = re.sub(r"\b(?:e\.g|i\.e|etc|vs)\.", lambda m: m.group(0).replace(".", "\u2024"), text)  # not a sentence end
     out = []
     for part in _SENT_END.split(text):

@@ -42,6 +42,10 @@ _LOWER_IS_MORE = re.compile(r"\b[01]\s*(?:=|is|means|:)?\s*\(?(?:the )?(?:highes
                             r"|\b(?:lower|smaller) (?:numbers?|values?)\s*(?:=|means?|is|are|indicates?)\s*(?:a )?(?:higher|more urgent)\b"
                             r"|\b(?:highest|most urgent)\s*(?:=|is)\s*[01]\b")
 
+_HIGHER_IS_MORE = re.compile(r"\b(?:higher|larger|bigger) (?:numbers?|values?)\s*(?:=|means?|is|are|indicates?)\s*(?:a )?(?:higher|more urgent|more important)\b"
+                             r"|\b(?:[1-9]\d*)\s*(?:=|is|means|:)?\s*\(?(?:the )?(?:lowest|least urgent)\b.{0,40}?\b(?:[2-9]|\d{2,})\s*(?:=|is|means|:)?\s*\(?(?:the )?(?:highest|most urgent|urgent|critical)\b"
+                             r"|\b[01]\s*(?:=|is|means|:)?\s*\(?(?:the )?(?:lowest|least urgent|low)\b")
+
 
 def _lc(s: str) -> str:
     return s[0].lower() + s[1:] if s and not s[:2].isupper() else s
@@ -153,9 +157,13 @@ def reason_for(kind: str, verb: str, doc: str, ent: str, rec: Any, described: tu
         elif pr and isinstance(rec, dict) and isinstance(rec.get(pr), int) and rec[pr] != args[pr] and not [
                 k for k in args if k != pr and not re.search(r"(^|_)(ids?|key|gid|uuid)$", k.lower()) and rec.get(k) != args[k]]:
             # only a change of priority alone: "less pressing now" is no reason for a new commit url beside it (review 49)
-            up = (args[pr] > rec[pr]) != bool(_LOWER_IS_MORE.search(d))
-            what = f'the "{subj}" problem' if subj else "the problem"
-            opts = [f"{what} is getting worse" if up else f"{what} is less pressing now"]
+            # which way the numbers point only where the docs say it ("lower number = higher priority", "1 (low) to
+            # 5 (high)"): Linear's "Priority (0-4)" has 1 urgent, so an unsaid direction gives no motive (review 51)
+            lower = bool(_LOWER_IS_MORE.search(d))
+            if lower or _HIGHER_IS_MORE.search(d):
+                up = (args[pr] > rec[pr]) != lower
+                what = f'the "{subj}" problem' if subj else "the problem"
+                opts = [f"{what} is getting worse" if up else f"{what} is less pressing now"]
         elif re.search(r"email|address|street|city|zip|phone", keys) and not hint.get("own", True) and (
                 is_person_record(ent, rec if isinstance(rec, dict) else ()) or not hint.get("owner", True)):
             # a contact's or a candidate's new details are theirs, not "I changed jobs" (review 34: a CRM's candidate

@@ -55,7 +55,7 @@ from forgec.synth.schema import NAMES_TARGET
 from forgec.synth.schema import INFERRED_STATUS_DOC, MUST_BE_TRUE as _MUST_BE_TRUE, id_stem, session_names, shapes_request
 from forgec.reasons import ask_why, reason_for, said_hints
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
-from forgec.wording import CALL_SWITCHES, CONFIRM_SWITCHES, PREVIEW_SWITCHES, doc_pattern, humanize, names_tool, norm, say, split_name
+from forgec.wording import CALL_SWITCHES, CONFIRM_SWITCHES, PREVIEW_SWITCHES, doc_pattern, humanize, lookup_field, names_tool, norm, say, split_name
 from forgec.gate import Gate, Lifecycle, candidate_of, dictates_an_id, documented_examples, is_dictated_chain, is_default_record
 from forgec.devicewords import control_phrase, fold_said, unit_of
 from forgec.lower import flatten_facts, said_in
@@ -85,8 +85,11 @@ _COUNTISH = re.compile(r"(^|_)(count|quantity|qty|seats|bags|baggages?|passenger
 
 # what a person compares records by besides money and dates: how many of something a record holds ("the
 # reservation with the most bags"); not a setting ("max parallel tasks"), a level ("volume percent") or a serial
+# and how good it is ("only if its rating is above 3"); a priority or severity number is not: which way is urgent
+# differs by product (Linear's "Priority (0-4)" has 1 = urgent, 0 = none), so "only if its priority is less than 1"
+# says nothing a person means (review 51)
 _HELD_COUNT = re.compile(r"^(?!(max|min|limit|default)_).*(^|_)(count|quantity|qty|seats|bags|baggages?|passengers|guests|nights|copies|tickets|items|units"
-                         r"|priority|severity|urgency|rating|stars)$")  # and how urgent or how good it is ("only if its priority is below 2")
+                         r"|rating|stars)$")
 
 
 def _comparable(f: str) -> bool:
@@ -875,6 +878,8 @@ def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | 
         # of its states is pending (review 30): only the record's own `status` reads before the noun; others after it
         first = None
     adj = [say(first[1]).replace("_", " ")] if first else []
+    if adj and re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)*", adj[0]):
+        adj = [adj[0].lower()]  # a product shows the state as "Draft", "Pending Review"; a person writes "my draft order"
     rest = [(f, v) for f, v in ref.attrs if (f, v) != first]
     kind = next(((f, v) for f, v in rest if re.search(r"(^|_)(category|cuisine|genre|kind|type)$", norm(f)) and isinstance(v, str)
                  and re.fullmatch(r"[A-Z][A-Za-z-]*(?: [A-Z][A-Za-z-]*)?", v)), None)
@@ -1169,9 +1174,10 @@ class _Scenario:
 
     def listed(self, ent: str, stale_ok: bool = True, field: str | None = None) -> tuple[A.Expr, list] | None:
         """The list of `ent` looked up earlier, if it still serves: no write since, or (`stale_ok`) every
-        record changed since is one an intent acted on and none was added, or (`field`) none was added or
-        removed and each still has the `field` it had (names to check a new one against: an agent that just
-        changed a task's priority does not list the tasks again to see whether a name is free, review 49).
+        record changed since is one an intent acted on and none was added, or (`field`) none was added and
+        each left still has the `field` it had (names to check a new one against: an agent that just changed a task's
+        priority, or deleted a label, does not list them again to see whether a name is free, reviews 49 and 52; the
+        caller leaves out the names of the records removed since, `unless_exists`).
         Otherwise the agent lists again."""
         if ent not in self.lists:
             return None
@@ -1181,7 +1187,7 @@ class _Scenario:
         cur = (self.env.state.get("entities") or {}).get(ent)
         if snap is not None and cur == snap:  # the writes since touched none of them: the list is still exact
             return self.lists[ent]
-        if field is not None and snap is not None and isinstance(cur, dict) and set(cur) == set(snap) and all(
+        if field is not None and snap is not None and isinstance(cur, dict) and set(cur) <= set(snap) and all(
                 isinstance(cur[k], dict) and isinstance(r, dict) and cur[k].get(field) == r.get(field) for k, r in snap.items()):
             return self.lists[ent]
         if stale_ok and snap is not None and isinstance(cur, dict) and set(cur) <= set(snap):
@@ -1782,7 +1788,7 @@ class _Sampler:
         if ke is not None and rec_name is not None and ke == rec_ent and not is_list:
             if not required and re.search(r"\bnew\b", p.doc or "", re.I):
                 return None  # `project_name` "The new name of the project": a new value, never the record's id
-            key = m.decl[ke].key
+            key = self.ref_field(ke, p.name, rec)
             return (A.Attr(A.Name(rec_name), key) if isinstance(rec_name, str) else rec_name), rec[key]
         if (ke is not None and ke != rec_ent and not is_list and isinstance(rec_name, str) and rec.get(p.name) is not None
                 and m.kinds.get(tool.name) == "update" and not _moves(tool, p) and not isinstance(rec.get(p.name), (dict, list))):
@@ -2008,9 +2014,20 @@ class _Sampler:
             if getattr(self, "_about", None) is None and not rec and not (is_person(ent) or m.is_person(ent)) and (about := _name_of(r)):
                 # a comment made on the document "Book club" is about it, not about a press release (review 49)
                 self._about = about
-        sc.unknown.append(humanize(m.decl[ent].key))
-        key = m.decl[ent].key
+        key = self.ref_field(ent, p.name, r)
+        if key == m.decl[ent].key:
+            sc.unknown.append(humanize(key))
         return A.Attr(A.Name(name), key), r[key]
+
+    def ref_field(self, ent: str, pname: str, rec: dict) -> str:
+        """The field of `rec` a reference parameter passes: its key, or its `name` where the parameter is the record's
+        name (Harbor's `project_name`, wording.lookup_field) and no other record of the world has that name."""
+        d = self.m.decl[ent]
+        by = lookup_field(pname, d.key, {f.name: (strip_optional(f.type).name if isinstance(strip_optional(f.type), A.PrimType) else "") for f in d.fields})
+        v = rec.get(by) if by else None
+        if isinstance(v, str) and v and sum(1 for r in self.m.ents.get(ent, {}).values() if isinstance(r, dict) and r.get(by) == v) == 1:
+            return by
+        return d.key
 
     def search_for(self, sc: _Scenario, ent: str, rec: dict) -> tuple[tuple[A.Expr, list[dict]], tuple] | None:
         """A search tool for `ent` whose required params the acted-on record (or a record of `ent`)
@@ -2679,7 +2696,7 @@ class _Sampler:
         if not isinstance(name, str):
             return None
         nums = [f for f in self.m.natural_fields(ent) if isinstance(rec.get(f), (int, float)) and not isinstance(rec.get(f), bool) and f not in changed]
-        money_f = [f for f in nums if _comparable(f)]
+        money_f = [f for f in nums if _comparable(f) and _askable_name(f)]  # not "its dest namespace replace count" (review 52)
         if not money_f:  # no amount to compare: a documented state to check; "only if its max parallel tasks is less
             # than 40" or "if its volume is over 90" is a threshold nobody's request hangs on (review 22)
             stem = verb.lower()[:max(4, len(verb) - 1)] if verb else None
@@ -2840,7 +2857,12 @@ class _Sampler:
             return None
         if not recs or not all(fld in r for r in recs):
             return None
-        taken = sorted({r[fld] for r in recs if isinstance(r.get(fld), str) and 0 < len(r[fld]) <= 40} - {val})
+        cur = (sc.env.state.get("entities") or {}).get(ent)
+        key = m.decl[ent].key
+        gone = {r.get(fld) for r in recs if isinstance(cur, dict) and str(r.get(key)) not in {str(k) for k in cur}}
+        if val in gone:
+            return None  # a name freed by this task's delete: the list read before it would say it is taken
+        taken = sorted({r[fld] for r in recs if isinstance(r.get(fld), str) and 0 < len(r[fld]) <= 40} - {val} - gone)
         e_old = flat[fld][0]
         about_it = any(k != fld and isinstance(v, str) and (str(val).lower() in v.lower() or slugify(str(val)).replace("-", "_") in v.lower())
                        for k, (_, v) in flat.items())

@@ -109,3 +109,13 @@ def _compiled(pattern: str) -> Any:
 PREVIEW_SWITCHES = frozenset({"preview", "dry_run", "dryrun", "simulate", "validate_only"})
 CONFIRM_SWITCHES = frozenset({"confirm", "confirmed"})
 CALL_SWITCHES = PREVIEW_SWITCHES | CONFIRM_SWITCHES
+
+
+def lookup_field(param: str, key: str, fields: dict[str, str]) -> str | None:
+    """The field a reference parameter finds its record by when that is not the key: Harbor's `project_name` "The
+    name of the project" names a project keyed by `project_id`; a person (and an agent) passes the name (review 52:
+    the gold passed "project_01119" where the user had said "Design review"). `fields`: the record's field names and
+    their type names. None when the parameter names no record's `name`, or the key is a name already."""
+    if split_name(param)[-1:] != ["name"] or split_name(key)[-1:] in (["name"], ["title"], ["path"]) or norm(param) == norm(key):
+        return None
+    return "name" if fields.get("name") == "str" else None

@@ -221,6 +221,18 @@ def tname(v: Any) -> str:
     return t.__name__
 
 
+def find_by(records: dict, field: str, value: Any) -> dict | None:
+    """The one record whose `field` is `value` (a reference passed by name, `wording.lookup_field`); None when no
+    record or more than one has it (a name two records share finds neither)."""
+    hit = None
+    for r in records.values():
+        if isinstance(r, dict) and r.get(field) == value:
+            if hit is not None:
+                return None
+            hit = r
+    return hit
+
+
 def short(v: Any, n: int = 60) -> str:
     """`v` for an error message, at most `n` characters; never raises (deep or odd values give their type)."""
     try:

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 
 from forgec import ir
 from forgec.diagnostics import Diagnostic, Span, warning
-from forgec.english import DESTINATION_PARAM, MOVING_VERBS, singular
+from forgec.english import DESTINATION_PARAM, MOVING_VERBS, singular, verb_base
+from forgec.wording import humanize
 from forgec.lang import ast as A
 from forgec.lang.check import has_write
 
@@ -765,6 +766,27 @@ def _status_require(e: Entity, v: ToolView, k: str) -> list[A.Stmt]:
     return out
 
 
+def _flag_forbids(e: Entity, v: ToolView, k: str) -> list[A.Stmt]:
+    """A record's flag whose doc forbids the tool's act: `internal: bool` "Internal applications should not be
+    deleted" -> deleting one requires `internal` false (review 51: a task deleted Gotify's internal app), cited."""
+    out: list[A.Stmt] = []
+    if not v.verb:
+        return out
+    noun = r"\s+".join(re.escape(w) for w in tokens(e.name)[:-1]) + (r"\s+" if len(tokens(e.name)) > 1 else "") + rf"{re.escape(singular(tokens(e.name)[-1]))}s?"
+    for f in e.fields.values():
+        if strip_optional(f.type) != A.PrimType("bool") or not f.doc:
+            continue
+        word = r"[\s_-]?".join(re.escape(w) for w in tokens(f.name) if w not in ("is", "has"))
+        for sent in prose.sentences(f.doc):
+            m = re.search(rf"\b{word}\s+{noun}\s+(?:should\s+not|must\s+not|cannot|can\s*not|may\s+not|can't)\s+be\s+([a-z]+)", sent, re.I)
+            if m and verb_base(m.group(1)) == v.verb:
+                st = A.Require(bin_("!=", at(k, f.name), lit(True)), f"{snake(e.name).replace('_', ' ')} is {humanize(f.name)}")
+                v.cited.append((st, sent))
+                out.append(st)
+                break
+    return out
+
+
 def _update(s: Schema, v: ToolView, pmap):
     if v.target is not None and v.key_param is None and (bp := batch_param(v)) is not None:
         return _batch_change(s, v, pmap, bp, "update")
@@ -774,7 +796,7 @@ def _update(s: Schema, v: ToolView, pmap):
     k = _key_param(v, pmap)
     if v.status_flag:
         return _set_flag(e, v, pmap, k), A.NamedType(e.name)
-    stmts: list[A.Stmt] = _status_require(e, v, k)
+    stmts: list[A.Stmt] = _status_require(e, v, k) + _flag_forbids(e, v, k)
     changes: list[A.Stmt] = []
     said = prose_effects.moves_money(s, e, v, pmap, k)
     money = None if said else _balance(s, v, pmap, k)  # the prose says which way money moves
@@ -1085,7 +1107,7 @@ def _delete(s: Schema, v: ToolView, pmap):
         raise _NoRule  # "Remove a user from a team": the user leaves it; the team is not deleted (review 22)
     k = _key_param(v, pmap)
     if v.status_post and "status" in e.fields:
-        stmts = _status_require(e, v, k)
+        stmts = _status_require(e, v, k) + _flag_forbids(e, v, k)
         for wire, fname, expr, ptype, nullable, guard in flat_exprs(s, v, pmap):
             # the documented extras of a cancellation (`reason`, also inside a request body)
             fname = field_named(e, fname) or fname
@@ -1111,6 +1133,7 @@ def _delete(s: Schema, v: ToolView, pmap):
         return stmts + [A.Return(N(k))], A.NamedType(e.name)
     what = snake(e.name).replace("_", " ")
     stmts = [A.Require(bin_("!=", at(k, "status"), lit(x)), f"{what} is {x}") for x in v.status_forbidden if "status" in e.fields]
+    stmts += _flag_forbids(e, v, k)
     stmts.append(A.Let("removed", at(k, e.key)))  # "does not allow deleting completed tasks": refused first
     for oname, fname in s.list_owners(e.name):
         # drop the deleted key from every list that references it (no dangling references)

@@ -12,17 +12,17 @@ Patterns (each has fixtures from at least two differently written doc sources in
 tests/fixtures/prose/ and the shared corpus):
 
 * status     "sets/changes/updates the X status to Y", "marks the X as Y",
-             "the X status will be changed to 'Y'"
+             "the X status will be changed to 'Y'", "reverts/rolls back the X to Y" (an earlier state)
 * record     "records/stores/saves [the] F [as today's date | on the X]"
 * toggle     "enable/disable F", "turn(s) F on/off", "turn(s) on/off F"
 * money      "refunds/adds/credits/deducts/charges/withdraws the amount to/from the X's balance"
 * count      "adds N U of D to the X's F", "increases/decreases/reduces the X's F by N"
-* require    "only a/an Y X can ...", "the X must be Y", "only if it is Y", "can only be ... once"
+* require    "only a/an Y X can ...", "the X must be Y", "only if it is Y", "only in Y status", "can only be ... once"
 * assign     "sets data_refuelled_gb to 0", "frozen_on is cleared" (a documented field, a literal that fits)
 * values     "either 'a' or 'b'", "one of: a, b, c", "can only be 'a' or 'b'" (parameters)
 * once       "this function can only be called once", "can be used only once per member" (a flag)
 * forbid     "cannot be moved ... while it is Suspended", "not allowed if the member is `frozen`",
-             "If the order is already processed or delivered, it cannot be cancelled"
+             "If the order is already processed or delivered, it cannot be cancelled", "(non-completed)"
 * owns       "The customer who owns the line." (a parameter), "The rental must belong to the member."
 * same       "new items of the same product type", "another plan of the same plan type"
 * returns    "Returns the customer id", "Responds with the member's ID" (a lookup by its params)
@@ -100,6 +100,8 @@ _STATUS_WILL = re.compile(rf"\b{_ART}(?:{_SUBJ}(?:'s)?\s+)?status\s+(?:will\s+be
 _MARKS = re.compile(rf"\bmarks?\s+{_ART}{_SUBJ}?\s*as\s+{_QVAL}")
 _MARKED = re.compile(rf"\b{_ART}{_SUBJ}\s+(?:is|are|will\s+be|gets|get)\s+marked\s+(?:as\s+)?{_QVAL}")
 _MOVES = re.compile(rf"\b(?:moves?|transitions?|puts?|brings?)\s+{_ART}{_SUBJ}?\s*(?:in)?to\s+(?:the\s+|a\s+|an\s+)?{_QVAL}\s+(?:state|status|stage)\b")
+# "Revert a payroll timesheet to draft", "Rolls the invoice back to Pending": going back names an earlier state
+_REVERTS = re.compile(rf"\b(?:reverts?|rolls?\s+back)\s+{_ART}{_SUBJ}?\s*(?:back\s+)?to\s+{_QVAL}(?=\s*(?:[.,;]|$|\b(?:in|by|via|from|status|state)\b))")
 _LIT = r"(?P<val>-?\d+(?:\.\d+)?|true|false|zero|null|none|empty|'[^']{0,40}'|`[^`]{0,40}`|\"[^\"]{0,40}\")"
 _ASSIGN = re.compile(rf"\b(?:sets?|resets?|changes?|updates?)\s+(?:the\s+|its\s+)?(?:(?P<subj>[a-z][a-z ]{{0,30}}?)'s\s+)?(?P<field>[a-z][a-z0-9_]*(?:\s+[a-z][a-z0-9_]*)?)\s+(?:back\s+)?to\s+{_LIT}(?=\s*(?:[.,;]|$|\band\b))")
 _ASSIGN_WILL = re.compile(rf"\b(?:the\s+|its\s+)?(?:(?P<subj>[a-z][a-z ]{{0,30}}?)'s\s+)?(?P<field>[a-z][a-z0-9]*_[a-z0-9_]+)\s+(?:is|will\s+be|gets)\s+(?:set|reset|changed)\s+(?:back\s+)?to\s+{_LIT}(?=\s*(?:[.,;]|$|\band\b))")
@@ -125,6 +127,8 @@ _COUNT_BY = re.compile(r"\b(?P<verb>increases?|increments?|raises?|decreases?|de
 _ONLY_A = re.compile(rf"\bonly\s+(?:a\s+|an\s+|the\s+)?{_QVAL}\s+(?P<subj>[a-z][a-z ]{{0,30}}?)\s+(?:can|may)\b")
 _MUST_BE = re.compile(rf"\b(?:the\s+|it\s+|its\s+)?(?P<subj>[a-z][a-z ]{{0,30}}?)?\s*(?:must|has\s+to|needs\s+to)\s+be\s+(?:in\s+(?:the\s+)?)?(?:status\s+)?{_QVAL}")
 _ONLY_IF = re.compile(rf"\bonly\s+(?:be\s+[a-z]+\s+)?(?:if|when)\s+(?:it|the\s+(?P<subj>[a-z][a-z ]{{0,30}}?)|its\s+status)\s+is\s+(?:in\s+)?(?:status\s+)?{_QVAL}")
+# "Update an existing Sales Order (only in Draft status)", "works only for records in the Open state"
+_ONLY_IN = re.compile(rf"\bonly\s+(?:works\s+)?(?:(?:for|on)\s+(?P<subj>[a-z][a-z ]{{0,30}}?)\s+)?(?:in|when\s+in)\s+(?:the\s+)?{_QVAL}\s+(?:status|state|stage)\b")
 _VALS = r"(?P<vals>[\w`'\" -]{1,60}?)"
 _FORBID = (
     # "A line cannot be moved to another plan while it is Suspended", "not allowed if the member is `frozen`"
@@ -138,6 +142,9 @@ _FORBID = (
     re.compile(r"\b(?P<vals>[a-z]+ed|done|closed|final|archived)\s+(?P<subj>[a-z]+)\s+(?:only\s+allow|can\s+only\s+have|may\s+only\s+have)\s+(?:updating|changing|editing|modifying|updates|changes|edits)\b", re.I),
     # "does not allow deleting completed tasks", "won't cancel shipped orders": the state as the object's adjective
     re.compile(r"\b(?:does\s+not|doesn't|do\s+not|don't|will\s+not|won't|cannot|can't)\s+(?:allow\s+|permit\s+|support\s+)?(?:[a-z]+ing|delete|remove|cancel|close|archive|modify|edit|update|change)\s+(?:any\s+|the\s+)?(?P<vals>(?:[a-z]+ed|active|done|open|closed|finished|complete|final)(?:\s+or\s+(?:[a-z]+ed|done|open|closed|complete))?)\s+(?P<subj>[a-z]+)(?=\s*(?:[.;,]|$|\b(?:and|but|to|from|ensuring)\b))", re.I),
+    # "Only works on submitted (non-completed) Sales Orders": a state the record must not be in, as "non-" its name
+    # (kept only where it names a documented state)
+    re.compile(r"\bnon-(?P<vals>[A-Za-z]+)\b(?P<subj>)"),
     # "If the order is already processed or delivered, it cannot be cancelled"
     re.compile(rf"\b(?:if|when|while)\s+(?:it|the\s+(?P<subj>[a-z][a-z ]{{0,30}}?))\s+is\s+(?:already\s+|still\s+)?{_VALS}\s*,\s*(?:it|they)\s+(?:cannot|can't|can\s+not|may\s+not)\b", re.I),
 )
@@ -189,7 +196,7 @@ def read_sentence(sent: str) -> list[Fact]:
     """Every fact one sentence states (a sentence may state several: "sets X and records Y")."""
     out: list[Fact] = []
     low = sent.lower()
-    for rx in (_STATUS_SET, _STATUS_WILL, _MARKS, _MARKED, _MOVES):
+    for rx in (_STATUS_SET, _STATUS_WILL, _MARKS, _MARKED, _MOVES, _REVERTS):
         # match on the original text so a value keeps its documented spelling ("Suspended")
         for m in rx.finditer(_lower_but_values(sent)):
             v = _val(m)
@@ -229,7 +236,7 @@ def read_sentence(sent: str) -> list[Fact]:
     for m in _COUNT_BY.finditer(low):
         sign = 1 if re.match(r"increase|increment|raise", m.group("verb")) else -1
         out.append(Fact("count", sent, _subj(m.group("subj")), m.group("field").strip(), None, sign, m.group("n"), _cond(low, m), _when(sent, m)))
-    for rx in (_ONLY_A, _MUST_BE, _ONLY_IF):
+    for rx in (_ONLY_A, _MUST_BE, _ONLY_IF, _ONLY_IN):
         for m in rx.finditer(_lower_but_values(sent)):
             v = _val(m)
             if v is not None:

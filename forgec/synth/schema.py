@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forgec import ir
-from forgec.english import DETERMINERS, ENGAGING_VERBS, PREPOSITIONS, act_noun, verb_lemma, verb_of_noun, is_plural, lemmas, is_verb, plural, singular
+from forgec.english import DETERMINERS, ENGAGING_VERBS, PREPOSITIONS, act_noun, participle, verb_lemma, verb_of_noun, is_plural, lemmas, is_verb, plural, singular
 from forgec.stdlib.values import is_person
 from forgec.wording import CALL_SWITCHES, humanize
 from forgec.lang import ast as A
@@ -613,6 +613,7 @@ def infer_schema(env: ir.Environment) -> Schema:
     _bind_tools(s)
     _bind_by_return_shape(s)
     _gather_fields(s)
+    _name_keys(s)
     _status_fields(s)
     _children(s)
     _globals(s)
@@ -1329,7 +1330,8 @@ def named_for_another(s: Schema, v: ToolView) -> str | None:
     if not nouns or set(nouns) & (set(BALANCE_FIELDS) | set(AMOUNT_PARAMS) | {"money", "fund"}):
         return None  # `transfer_funds(from_account_id, ...)`: the name says what moves, an amount, not a record
     head = _noun_entity_name(s, nouns)
-    if v.verb in CREATE_VERBS and v.kind != "create" and head in s.entities and head != v.target:
+    if v.verb in CREATE_VERBS and v.kind != "create" and head in s.entities and head != v.target and \
+            _find([singular(w) for w in v.toks], want) is None:  # `erpnext_sales_order_submit` submits the sales order
         return f"a new {humanize(head)}"  # `create_specific_calendar_event(calendarId, body)` makes an event
     if v.kind == "create" and _names_a_place(v, [e for e in v.refs.values() if e != v.target]) and (
             v.fresh_key or any(e == v.target for e in v.refs.values())):
@@ -1503,6 +1505,29 @@ def _status_words(s: Schema, v: ToolView) -> None:
         pass
     if v.status_post and v.kind == "delete" and not v.field_noun:
         v.kind = "delete"  # a cancellation: kept as `delete` kind, effect is a status change
+
+
+def _name_keys(s: Schema) -> None:
+    """A record every tool addresses by its name (`delete_label(name)`, `get_rule(name)`) and that no doc gives an id:
+    the name is its key. Before, labels got a made-up `label_id` the tools took in the name's place, and the gold
+    deleted "label_31919" where the user said "Garden project" (review 52)."""
+    for e in s.entities.values():
+        if not e.synthetic_key:
+            continue
+        addressed = {ident(v.key_param) for v in s.views.values() if v.target == e.name and v.key_param}
+        if len(addressed) != 1:
+            continue
+        p = next(iter(addressed))
+        f = e.fields.get(p)
+        if f is None or p == e.key or strip_optional(f.type) != A.PrimType("str") or tokens(p)[-1:] not in (["name"], ["title"]):
+            continue
+        if e.key not in e.aliases:
+            e.aliases.append(e.key)
+        e.fields.pop(p)
+        e.key = p
+        for v in s.views.values():
+            if v.target == e.name and v.kind == "create" and not v.fresh_key and any(ident(q.name) == p for q in v.tool.params):
+                v.fresh_key = next(q.name for q in v.tool.params if ident(q.name) == p)  # `create_label(name)` names the new one
 
 
 def _gather_fields(s: Schema) -> None:
@@ -1756,6 +1781,10 @@ def _fields_from_search_filters(s: Schema, tm: TypeMapper) -> None:
             if _shapes_the_search(p, v.tool):
                 continue  # `keywordsType` "the field `keywords` targets", `geoDistance`: how to search, not what a record holds
             if p.name in v.refs:
+                if v.refs[p.name] == v.target:  # `list_payments(paymentId)`: the record's own key, no field pointing at itself
+                    if ident(p.name) not in e.aliases and ident(p.name) != e.key:
+                        e.aliases.append(ident(p.name))
+                    continue
                 e.fields.setdefault(ident(p.name), Field(ident(p.name), A.NamedType(v.refs[p.name]), p.description))
                 continue
             cond = _flag_condition(e, p)
@@ -2193,7 +2222,13 @@ def _status_fields(s: Schema) -> None:
                     v.status_pre = v.status_post = None
             continue
         pres = [v.status_pre for v in s.views.values() if v.target == ename and v.status_pre]
-        if not pres:
+        back = [v.status_post for v in s.views.values() if v.target == ename and v.status_post
+                and re.search(r"\b(?:reverts?|rolls?\s+back)\b", v.cites.get("status_post", ""), re.I)]
+        if not pres and back:
+            # "Revert a payroll timesheet to draft": the state a revert goes back to is where records start, not
+            # an invented "active" (review 51: Xero's timesheets were "active" and "approved")
+            vals = list(dict.fromkeys(back + vals))
+        elif not pres:
             # a cancel with no named precondition: records start out "active"
             vals = ["active"] + [x for x in vals if x != "active"]
         else:
@@ -2264,8 +2299,17 @@ def _status_from_desc(s: Schema, v: ToolView) -> None:
         return
     desc = (v.tool.description or "").lower()
     words = [singular(w) for w in tokens(v.target)]
-    noun = r"\s+".join(re.escape(w) for w in words[:-1]) + (r"\s+" if len(words) > 1 else "") + rf"{re.escape(words[-1])}s?\b"
+    # modifiers as written ("sales order": `singular` would make "sale"), the head in either number
+    noun = r"\s+".join(re.escape(w) for w in tokens(v.target)[:-1]) + (r"\s+" if len(words) > 1 else "") + rf"{re.escape(words[-1])}s?\b"
     alts = {x: _value_pattern(x) for x in vals if x != v.status_post}
+    for o in s.views.values():
+        # "Cancel a submitted Sales Order" where `submit` sets "To Deliver and Bill": the state another tool's act
+        # leaves the record in, said by that act's participle (one act per state, its word no documented state)
+        if o is not v and o.target == v.target and o.verb and o.status_post in alts and o.status_post != v.status_pre:
+            word = participle(o.verb)
+            acts = {w.verb for w in s.views.values() if w.target == v.target and w.status_post == o.status_post and w.verb}
+            if word and len(acts) == 1 and not any(_norm(x) == _norm(word) for x in vals):
+                alts[o.status_post] += "|" + re.escape(word)
     any_val = "|".join(f"(?:{p})" for p in sorted(alts.values(), key=len, reverse=True))
     if not any_val:
         return

@@ -1,0 +1,137 @@
+"""Rules from review 51's leftovers (eleventh session): a record's states are the ones its docs name (in a filter's
+parenthesis, a tool's "(only in Draft status)", another tool's participle), not an inferred `active`; a flag's own doc
+may forbid an act ("Internal applications should not be deleted"). Each test states the docs' words and checks what a
+reader of them would take (hand-written expectations), not the compiler's own output."""
+
+from __future__ import annotations
+
+import json
+
+from forgec.frontends import read_paths
+from forgec.gate import documented_values
+from forgec.lang import ast as A
+from forgec.synth import prose
+from forgec.synth.schema import infer_schema
+
+
+def _tool(name, desc, props, required=()):
+    return {"name": name, "description": desc,
+            "inputSchema": {"type": "object", "properties": props, "required": list(required)}}
+
+
+def _schema(tmp_path, tools):
+    d = tmp_path / "docs"
+    d.mkdir()
+    (d / "tools_list.json").write_text(json.dumps({"tools": tools}))
+    envs, _ = read_paths([d])
+    return infer_schema(envs[0])
+
+
+S = {"type": "string"}
+
+def test_states_listed_in_a_filters_parenthesis_are_the_records_states():
+    """A status filter's "(Draft, To Deliver and Bill, Completed, Cancelled, etc.)" lists the states, multi-word ones
+    included; before, "To Deliver and Bill" broke the reading and sales orders were generated "active"/"inactive"."""
+    assert documented_values("Filter by status (Draft, To Deliver and Bill, Completed, Cancelled, etc.)") == \
+        ["Draft", "To Deliver and Bill", "Completed", "Cancelled"]
+    assert documented_values("Filter by status (Open, Working, Pending Review, Overdue, Completed, Cancelled)") == \
+        ["Open", "Working", "Pending Review", "Overdue", "Completed", "Cancelled"]
+    # prose in parentheses is no list of states
+    assert documented_values("The status (see the docs for more, or ask an admin)") == []
+
+
+def test_prose_states_the_state_a_change_needs_or_refuses():
+    only_in = prose.read("Update an existing Sales Order (only in Draft status). Pass only the fields you want to change.")
+    assert [(f.kind, f.value) for f in only_in] == [("require", "Draft")]
+    non = prose.read("Only works on submitted (non-completed) Sales Orders.")
+    assert [(f.kind, f.value) for f in non] == [("forbid", ("completed",))]
+    back = prose.read("Revert a payroll timesheet to draft in Xero by its ID.")
+    assert [(f.kind, f.value) for f in back] == [("status", "draft")]
+    # "revert" with no state after it says none
+    assert prose.read("Revert the repository to a commit.") == ()
+
+
+def test_a_sales_order_moves_through_the_states_its_docs_name(tmp_path):
+    """Submit needs a Draft order and leaves it 'To Deliver and Bill'; update needs a Draft one; cancel needs a
+    submitted one, i.e. the state `submit` leaves it in (review 51: ERPNext 0/5, edits of an inferred "active" order,
+    and submit only logged its call)."""
+    from conftest import BROAD
+
+    envs, _ = read_paths([BROAD / "npm_casys_mcp_erpnext"])  # the real docs: the tool names read as in the whole set
+    s = infer_schema(envs[0])
+    e = s.entities["SalesOrder"]
+    assert A.EnumType(("Draft", "To Deliver and Bill", "Completed", "Cancelled")) == e.fields["status"].type
+    submit, update, cancel = (s.views[f"erpnext_sales_order_{x}"] for x in ("submit", "update", "cancel"))
+    assert (submit.status_allowed or [submit.status_pre], submit.status_post) == (["Draft"], "To Deliver and Bill")
+    assert update.status_pre == "Draft"
+    assert cancel.status_post == "Cancelled"
+    assert cancel.status_allowed == ["To Deliver and Bill"]
+
+
+def test_a_revert_names_the_state_records_start_in(tmp_path):
+    """Xero's "Revert a payroll timesheet to draft": timesheets are draft or approved; no made-up "active"."""
+    s = _schema(tmp_path, [
+        _tool("list_timesheets", "List all payroll timesheets in Xero.", {}),
+        _tool("approve_timesheet", "Approve a payroll timesheet in Xero by its ID.",
+              {"timesheetID": {**S, "description": "The ID of the timesheet to approve."}}, ["timesheetID"]),
+        _tool("revert_timesheet", "Revert a payroll timesheet to draft in Xero by its ID.",
+              {"timesheetID": {**S, "description": "The ID of the timesheet to revert."}}, ["timesheetID"]),
+    ])
+    t = s.entities["Timesheet"].fields["status"].type
+    assert isinstance(t, A.EnumType) and t.values[0] == "draft" and "active" not in t.values, t
+    assert s.views["revert_timesheet"].status_post == "draft"
+
+
+def test_a_flag_whose_doc_forbids_the_act_guards_it(tmp_path):
+    """Gotify's Application `internal: bool` "Internal applications should not be deleted." (review 51: a task deleted
+    one): deleting an application requires it not internal, citing the sentence."""
+    from conftest import compile_doc
+
+    app = {"type": "object", "properties": {
+        "id": {"type": "integer"}, "name": S,
+        "internal": {"type": "boolean", "description": "Whether the application is an internal application. Internal applications should not be deleted."}}}
+    docs = {"tools": [
+        {**_tool("list_applications", "List the applications.", {}),
+         "outputSchema": {"type": "object", "properties": {"applications": {"type": "array", "items": app}}}},
+        _tool("delete_application", "Delete an application.", {"id": {"type": "integer", "description": "the application id"}}, ["id"]),
+        _tool("update_application", "Update an application.", {"id": {"type": "integer", "description": "the application id"}, "name": S}, ["id"]),
+    ]}
+    out = compile_doc(tmp_path, "apps", "tools_list.json", docs, 2)
+    forge = next(out.glob("src/*/env.forge")).read_text()
+    delete = forge[forge.index("tool delete_application"):]
+    delete = delete[: delete.index("\n  }\n")]
+    assert '// from: "Internal applications should not be deleted."' in delete and "require id.internal != true" in delete, delete
+    update = forge[forge.index("tool update_application"):]
+    assert "internal != true" not in update[: update.index("\n  }\n")]  # only the act the sentence names
+
+
+def test_a_filter_by_the_records_own_key_is_no_field(tmp_path):
+    """Xero's `list_payments(paymentId)` filters by the payment's own id: before, payments held a `paymentId` pointing
+    at another payment."""
+    s = _schema(tmp_path, [
+        _tool("list_payments", "List payments in Xero.", {"paymentId": S, "invoiceId": S}),
+        _tool("create_payment", "Create a payment against an invoice in Xero.", {"invoiceId": S, "amount": {"type": "number"}}, ["invoiceId", "amount"]),
+        _tool("list_invoices", "List invoices in Xero.", {}),
+    ])
+    e = s.entities["Payment"]
+    assert "paymentId" not in e.fields and "payment_id" not in [f for f in e.fields if f != e.key], list(e.fields)
+
+
+def test_a_state_shown_capitalized_is_written_lower_case_before_the_noun():
+    """ERPNext shows "Draft"; a person writes "my draft sales order" (and the realizer read the capitalized "Draft"
+    as the start of a second sentence)."""
+    from forgec.scenario import Referring, describe
+
+    assert describe("sales order", Referring(attrs=(("status", "Draft"),))) == "my draft sales order"
+    assert describe("task", Referring(attrs=(("status", "Overdue"),))) == "my overdue task"
+    # a state that is no adjective still goes after the noun, as the product spells it
+    assert describe("task", Referring(attrs=(("status", "Pending Review"),))) == 'my task whose status is "Pending Review"'
+
+
+def test_a_priority_number_is_no_threshold():
+    """"only if its priority is less than 1" on Linear's "Priority (0-4)", where 1 is urgent (review 51): which way a
+    priority number points differs by product; a rating or a count does not."""
+    from forgec.scenario import _comparable
+
+    assert not _comparable("priority") and not _comparable("severity")
+    assert _comparable("rating") and _comparable("seat_count") and _comparable("total_price")
