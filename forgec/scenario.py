@@ -724,6 +724,8 @@ def _orderable(v: Any) -> bool:
 
 _CONTENT_FIELD = re.compile(r"(^|_)(reason|note|notes|comments?|text|body|description|content|message|resolution|args|query|pattern|summary"
                             r"|details?|remarks?|information|info|instructions?|explanation)$")
+_STAMP = re.compile(r"^(?:date_)?(?:created|updated|modified|archived|deleted|completed|closed|synced|indexed|last_(?:used|login|seen|modified|updated|accessed|run|activity|sync|active)\w*)(?:_(?:at|on|time|date|timestamp|ts))?$"
+                    r"|^(?:creation|modification|update|archive|deletion)_(?:time|date|timestamp)$")
 _SETTING = re.compile(r"(^|_)(currency|currency_code|colou?r|time_?zone|locale|language|visibility|icon|avatar|theme|sort|sort_order|position)$")
 
 
@@ -745,6 +747,11 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
     # a status of one of its parts ("my bookmark with the failure summarization status", review 34) is the system's
     # bookkeeping; the record's own `status` is how its owner knows it
     usable = [f for f in usable if not (is_status(f) and norm(f) not in ("status", "state"))]
+    # when the system stamped it (created, updated, archived, last used) is no attribute a person names a record by
+    # ("my module starting X and whose archived time is Y", review 51); it still orders them ("my oldest module")
+    usable = [f for f in usable if not _STAMP.search(norm(f))]
+    if is_person_record(None, fields):  # a person is called by their name, not "called "Data engineer"" (their title)
+        usable = [f for f in usable if norm(f) not in ("title", "job_title", "position")]
     if any(_own_name(f) and norm(f) not in ("subject", "label") for f in fields):
         # a record with a `title` is not "called" its `subject` (review 26: a deck named by an email-like subject,
         # another deck titled the same): the subject is no name a person uses beside the title
@@ -848,6 +855,8 @@ def _attr_rank(f: str, v: Any) -> int:
         return 0
     if isinstance(v, str) and _DATE.match(v):
         return 1
+    if _NAME_PART.match(n):
+        return -1  # a person by their whole name first: "my resource called Tara Lewis", not "my resource in Portland"
     if _own_name(f) or re.search(r"(^|_)(destination|origin|city|product|genre|cabin|type|category)$", n):
         return 1
     if re.search(r"_(name|title|subject)$", n):
@@ -2504,7 +2513,9 @@ class _Sampler:
         cond_text, holds = "", True
         on_new = (any(isinstance(x, tuple) for x in said) and sc.described is not None and sc.rng.random() < 0.5
                   and re.search(r"\b(price|prices|cost|fare|charged?|pay|paid|total)\b", t.doc or "") is not None)  # money is at stake
-        if conditional and (target is not None or on_new):
+        # a new record made under one the user names is asked for, not made to hang on the parent's state ("create a
+        # subtask for my task X, but only if it is blocked", review 52: a condition with no motive)
+        if conditional and ((target is not None and m.kinds.get(tool) != "create") or on_new):
             if on_new:  # "if the new flight's price is less than $300": judged on the record the user described
                 c = self.condition(sc, sc.described, set(), whose=f"the {humanize(sc.described[1])}'s")
             else:
@@ -3366,7 +3377,12 @@ class _Sampler:
             if total in (0, None):
                 raise _Skip("nothing-to-tell")
             sc.nodes.append(A.TellNode(A.Name(cname)))
-            text = f"how much {whose} {adj}{plural(noun)}{_in_scope(sc, ent)} come to in total"
+            words = humanize(norm(f))
+            if len(money) > 1 or words.split()[-1:] != [words] and not re.fullmatch(r"(?:total )?(?:price|amount|cost|value)|total", words):
+                # a record with more than a price: which amount is summed ("the gross purchase amounts of my assets")
+                text = f"how much the {plural(words)} of {whose} {adj}{plural(noun)}{_in_scope(sc, ent)} come to in total"
+            else:
+                text = f"how much {whose} {adj}{plural(noun)}{_in_scope(sc, ent)} come to in total"
             sc.why = ""  # "I want to compare my spending ..." fit a shop's orders, not "how much my assets come to" (review 34)
         else:
             name, rec, words = self.pick(sc, ent, (expr, recs), mine=m.user is not None)

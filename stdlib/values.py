@@ -1116,6 +1116,8 @@ def _catalog_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str
         return rng.choice(c.pool((entity, name), AIRLINES, 3))
     if w & {"subject", "headline"}:
         return c.unique((entity, name, "s"), lambda: (lambda t: rng.choice(SUBJECT_TEMPLATES).format(t=t, T=_titled(t)))(topic(rng)))
+    if w & {"title"} and (is_person(entity) or is_person_record(entity, c.fields.get(entity))) and not w & {"page", "book", "song", "movie", "film", "album", "post", "article"}:
+        return (lambda j: j[:1].upper() + j[1:].lower())(re.sub(r"^(.+?), (.+)$", r"\2 \1", fake(rng).job()))  # a person's `title` ("Titre / poste") is their job: "Data engineer", not "Reading list" (review 52)
     if w & {"title"}:
         return _thing_name(name, c, entity)
     if w & TEXTY:
@@ -1748,6 +1750,10 @@ def _agreeing_fields(rec: dict, fields: dict, rng: random.Random) -> None:
         if postal and _words(k)[-1:] == ["state"] and tj.get("type") == "str" and isinstance(rec.get(k), str) and rec[k] not in states:
             city = next((rec[c] for c in rec if _words(c)[-1:] == ["city"] and isinstance(rec.get(c), str)), None)
             rec[k] = next((x[1] for x in CITIES if x[0] == city), rng.choice(sorted(states)))
+    us_city = any(_words(c)[-1:] == ["city"] and rec.get(c) in {x[0] for x in CITIES} for c in rec)
+    for k, tj in fields.items():  # "Portland" beside country "Mexico" (review 52): the cities generated are American
+        if us_city and _words(k)[-1:] == ["country"] and tj.get("type") == "str" and rec.get(k) in COUNTRIES:
+            rec[k] = "USA"
     if any(k in rec for k in ("subject", "body", "snippet")):  # a message: its parties are people's addresses
         f = fake(rng)
         for k in ("to", "cc", "bcc", "from", "sender", "recipient", "recipients", "replyTo", "reply_to"):

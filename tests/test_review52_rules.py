@@ -229,3 +229,37 @@ def test_a_priority_motive_follows_the_documented_direction():
     assert "less pressing" in lower_more
     unsaid = reason_for("update", "update", "Priority (0-4)", "Task", rec, None, args, set(), 0, {})
     assert "pressing" not in unsaid and "worse" not in unsaid
+
+
+def test_a_record_is_named_by_what_its_owner_knows_not_by_when_the_system_stamped_it():
+    """"my module starting 2023-07-08 and whose archived time is 2023-07-10" (review 51): a stamp orders records
+    ("the oldest") but names none; a person's last name is no stamp."""
+    import random
+
+    from forgec.scenario import Referring, refer
+
+    recs = [{"start_date": "2023-07-08", "archived_at": "2023-07-10", "target_date": "2024-01-01"},
+            {"start_date": "2023-07-08", "archived_at": "2023-09-01", "target_date": "2024-02-01"}]
+    for seed in range(20):
+        ref = refer(recs, 0, ["start_date", "archived_at", "target_date"], random.Random(seed), superlatives=False)
+        assert ref is not None and "archived_at" not in dict(ref.attrs), ref
+    people = [{"firstName": "Tony", "lastName": "Ryan", "city": "Portland", "title": "Data engineer"},
+              {"firstName": "Ann", "lastName": "Lee", "city": "Austin", "title": "Podiatrist"}]
+    for seed in range(20):  # a person is called by their whole name, never by their job title or town first
+        assert refer(people, 0, ["city", "title", "firstName", "lastName"], random.Random(seed), superlatives=False) == \
+            Referring((("firstName", "Tony"), ("lastName", "Ryan")))
+
+
+def test_a_persons_title_is_a_job_and_their_town_is_in_their_country():
+    """BoondManager's resource (a consultant with a first and last name) had the title "Reading list" and lived in
+    Portland, Mexico (review 52)."""
+    from forgec.stdlib.values import generate_state
+
+    schema = {"entities": {"Resource": {"key": "id", "fields": {
+        "id": {"type": "str"}, "firstName": {"type": "str"}, "lastName": {"type": "str"}, "title": {"type": "str", "doc": "Titre / poste"},
+        "city": {"type": "str"}, "country": {"type": "str"}}}}, "records": {}, "globals": {}}
+    world = generate_state(schema, seed=3, size=12)
+    topics = {"Reading list", "Thesis draft", "Garden project"}
+    for r in world["entities"]["Resource"].values():
+        assert r["title"] not in topics and r["title"][:1].isupper() and "," not in r["title"], r
+        assert r["country"] == "USA", r  # the generated towns are American ones
