@@ -1240,6 +1240,8 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     # a new record's name is a name of its own, not another's with "(phase 2)", "archive" or "2025" stuck on (review
     # 29), and none another record of its kind has (`taken`); a tag is named like a tag ("urgent") while any is free; a
     # rename keeps the subject and changes its stage (review 49, `renamed`)
+    if last in ("title", "name", "label", "tag") and renaming and not _topic_like(renaming):
+        return None  # "rename my tag "family" to "Conference travel"" (review 52): a name that is no topic has no stage to change
     if last in ("title", "name", "label", "tag"):
         cats = [x for x in CATEGORY_NAMES.get(nws[-1] if nws else "", ()) if x.lower() not in taken and x.lower() != t.lower()]
         if cats:

@@ -263,3 +263,31 @@ def test_a_persons_title_is_a_job_and_their_town_is_in_their_country():
     for r in world["entities"]["Resource"].values():
         assert r["title"] not in topics and r["title"][:1].isupper() and "," not in r["title"], r
         assert r["country"] == "USA", r  # the generated towns are American ones
+
+
+def test_a_rename_of_a_name_that_is_no_topic_is_not_made_up():
+    """"rename my tag "family" to "Conference travel"" (review 52): a topic-like name changes its stage; a tag word or a
+    person's name has none, so no new name is invented."""
+    import random
+
+    from forgec.stdlib.values import said_value
+
+    assert said_value("name", "The tag name", random.Random(0), renaming="family") is None
+    v = said_value("name", "The label name", random.Random(0), renaming="Press release")
+    assert v is not None and v.lower().startswith("press release") and v != "Press release", v
+
+
+def test_a_total_says_which_amount_when_the_record_has_more_than_a_price(tmp_path):
+    """ERPNext's assets hold a `gross_purchase_amount`: "how much my assets come to" does not say what is summed."""
+    import glob
+
+    from conftest import BROAD
+
+    from forgec.build import CompileOptions, compile_build
+
+    out = tmp_path / "b"
+    compile_build(CompileOptions(inputs=[BROAD / "npm_casys_mcp_erpnext"], out=out, seed=0, oracle_check=False))
+    totals = [json.loads(line)["instruction"] for f in glob.glob(str(out / "tasks" / "*.jsonl")) for line in open(f)
+              if "in total" in line]
+    assets = [t for t in totals if "assets" in t]
+    assert assets and all("gross purchase amounts of my assets" in t for t in assets), totals
