@@ -958,6 +958,19 @@ def _adjectival(v: str) -> bool:
 _BARE_SCOPE = re.compile(r"\b(from|in|into|to|on|for) (?:an? )?([a-z]+) (?:in|inside|from|for|of) ((?:the|my) \2 called \"[^\"]+\")")
 
 
+_COUNT_AFTER = re.compile(r"\b(?P<obj>[a-z]+s) (?P<mid>(?:for|to|of|on|in|at)\b[^.;:!?]*?),? with (?P<n>\d+) (?P<noun>[a-z]+)\b")
+
+
+def count_first(text: str) -> str:
+    """The number of the things asked for goes before them: "purchase tickets for a Music event on 2024-05-23 with 1
+    ticket" -> "purchase 1 ticket for a Music event on 2024-05-23" (review 52)."""
+    def fix(m: re.Match) -> str:
+        if singular(m.group("obj")) != singular(m.group("noun")):
+            return m.group(0)
+        return f"{m.group('n')} {m.group('noun')} {m.group('mid')}"
+    return _COUNT_AFTER.sub(fix, text)
+
+
 def merge_bare_scope(text: str) -> str:
     """One place said once: the docs' bare "from project" followed by the scope "in the project called X"
     becomes "from the project called X"."""
@@ -3524,7 +3537,7 @@ class _Sampler:
         text = re.sub(r"\.(?=:)", "", " ".join(parts + sentences))  # 'whose name is "X".: set its ...' (review 23)
         # the docs' bare "from project" and the scope's "in the project called X" are one place: "delete the branch
         # design-review from the project called X", not "from project in the project called X" (review 34)
-        text = merge_bare_scope(text)
+        text = count_first(merge_bare_scope(text))
         if not m.user:
             text = text[0].upper() + text[1:]
         return text

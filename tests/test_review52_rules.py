@@ -291,3 +291,13 @@ def test_a_total_says_which_amount_when_the_record_has_more_than_a_price(tmp_pat
               if "in total" in line]
     assets = [t for t in totals if "assets" in t]
     assert assets and all("gross purchase amounts of my assets" in t for t in assets), totals
+
+
+def test_the_number_of_things_asked_for_goes_before_them():
+    from forgec.scenario import count_first
+
+    assert count_first("Please purchase tickets for a Music event on 2024-05-23 in New York, NY with 3 tickets.") == \
+        "Please purchase 3 tickets for a Music event on 2024-05-23 in New York, NY."
+    assert count_first("I want tickets for a show with 1 ticket.") == "I want 1 ticket for a show."
+    # a count of other things stays where it is
+    assert count_first("I want to book rooms at a hotel with 2 guests.") == "I want to book rooms at a hotel with 2 guests."
