@@ -126,6 +126,9 @@ def is_agent_noun(word: str) -> bool:
 MOVING_VERBS = _words("move transfer copy fork clone migrate reassign")
 # verbs that take a thing that exists and make an engagement of it: "book a meeting room" makes a booking of a
 # room the rooms list shows, not a new room (bfcl_meeting_rooms: every booking failed as "room already exists")
+# giving to a recipient: asked of the system for oneself with an amount one names ("send a certificate to my account
+# with $25"), it is no request a person makes; the system gives at its discretion (τ-bench airline, issue 21)
+GRANTING_VERBS = _words("send give grant issue award gift compensate")
 ENGAGING_VERBS = _words("book reserve rent lease hire")
 
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from forgec.english import CLOSED_CLASS, DESTINATION_PARAM, MOVING_VERBS, SUBSET_WORDS, is_ending_state, is_plural, language_name, participle, plural, singular
-from forgec.english import PREPOSITIONS, lemmas
+from forgec.english import GRANTING_VERBS, PREPOSITIONS, lemmas, verb_lemma
 from forgec.stdlib.values import MINOR_UNITS_DOC, ORG_WORDS, SET_UP
 from forgec.english import with_article as _a
 from forgec.graph import ToolGraph, prim_class, record_fields, strip_optional
@@ -2518,6 +2518,10 @@ class _Sampler:
                     continue  # the restaurant the search found is named as the world names it; only the new record's name is the user's
                 if placeholder_name(inserted, v):
                     raise _Skip("unnamed-create")
+        gives = {verb_lemma(w) for w in split_name(tool)} | {_doc_verb(t.doc)}
+        if gives & GRANTING_VERBS and any(e == sc.user_expr for e, _ in args.values()) and any(
+                is_money(n) and isinstance(v, (int, float)) and not isinstance(v, bool) for n, (_, v) in args.items()):
+            raise _Skip("self-grant")  # "send a certificate to my account with $25": nobody names what they are given
         opt_names = {p.name for p in optional}
         if m.kinds.get(tool) == "create" and target is None and t.params and all(n in opt_names or m.key_entity(n, pt[n]) for n in args) \
                 and sum(1 for n in args if not m.key_entity(n, pt[n])) < 2:
@@ -2602,8 +2606,13 @@ class _Sampler:
         after = ((sc.env.state.get("entities") or {}).get(ent) or {}).get(str(before.get(key))) or {}
         changed = [x for f, x in after.items() if before.get(f) != x]
         flat = [x for v in changed for _, x in _scalar_items("", v)]
+        # a record passed along (the card a change is paid with) says how, not what changes: it need not show
+        others = {str(k) for e, recs in self.m.ents.items() if e != ent for k in recs}
+        given = [v for v in given if not (isinstance(v, str) and v in others and v not in flat)]
+        # what the tool takes whole and the user leaves as it was (τ-bench's `flights` passed again with a new cabin)
+        kept = {x for f, val in before.items() for _, x in _scalar_items(f, val) if isinstance(x, (str, int, float))}
         for v in given:
-            if not any(v == x or (isinstance(x, str) and isinstance(v, str) and v in x) for x in flat):
+            if not any(v == x or (isinstance(x, str) and isinstance(v, str) and v in x) for x in flat) and v not in kept:
                 raise _Skip("said-unapplied")  # the user asked for it; the tool's model does not do it
 
     def intent_all(self, sc: _Scenario, tool: str) -> None:
@@ -2969,7 +2978,8 @@ class _Sampler:
         addr = _address(vals)
         if addr:  # address1, city, zip... said as one address
             parts, line = addr
-            plain = [x for x in plain if not any(x.endswith(say(v)) or x.endswith(f'"{v}"') for _, v in parts)] + [line]
+            # each part's own phrase ("in Seattle", "the wa state", '"Apt 2"') goes: the line says them all
+            plain = [x for x in plain if not any(re.search(rf"(?<![\w-]){re.escape(say(v).lower())}(?![\w-])", x.lower()) for _, v in parts)] + [line]
             vals = [(k, v) for k, v in vals if (k, v) not in parts]
         clause = _clause(t.doc)
         if self.product and clause:  # "update a customer in Paddle": the user is in Paddle already (review 24)

@@ -301,3 +301,45 @@ def test_the_number_of_things_asked_for_goes_before_them():
     assert count_first("I want tickets for a show with 1 ticket.") == "I want 1 ticket for a show."
     # a count of other things stays where it is
     assert count_first("I want to book rooms at a hotel with 2 guests.") == "I want to book rooms at a hotel with 2 guests."
+
+
+def test_an_address_is_said_once_as_one_line(tmp_path):
+    """τ-bench retail's `modify_user_address(address1, address2, city, state, country, zip)`: "modify the default
+    address of my account to 275 Hill Ave, Apt 23, Seattle, WA 98197, USA" — before this session's fix the parts were
+    said again beside the line ("to the seattle city with the wa state and the usa country to 275 Hill Ave, ...")."""
+    import glob
+    import re
+
+    from conftest import CORPUS
+
+    from forgec.build import CompileOptions, compile_build
+
+    out = tmp_path / "b"
+    compile_build(CompileOptions(inputs=[CORPUS / "tau_bench_retail"], out=out, seed=0, oracle_check=False))
+    tasks = [json.loads(line) for f in glob.glob(str(out / "tasks" / "*.jsonl")) for line in open(f)]
+    moved = [t for t in tasks if any(c["tool"] in ("modify_user_address", "modify_pending_order_address") for c in t["gold_calls"])]
+    assert moved
+    for t in moved:
+        for c in t["gold_calls"]:
+            if c["tool"] in ("modify_user_address", "modify_pending_order_address"):
+                a = c["arguments"]
+                line = f'{a["address1"]}, {a["address2"]}, {a["city"]}, {a["state"]} {a["zip"]}, {a["country"]}'
+                assert line in t["instruction"], (line, t["instruction"])
+                assert t["instruction"].count(line) == 1 and not re.search(r"\bthe \w+ (?:city|state|country)\b", t["instruction"]), t["instruction"]
+
+
+def test_nobody_asks_to_be_given_an_amount_they_name(tmp_path):
+    """τ-bench airline's `send_certificate(user_id, amount)` "Send a certificate to a user. Be careful!": 33 of 61 tasks
+    had the customer ask "send a certificate to my account with $25" (issue 21 names it: "a customer issuing a
+    certificate to themselves"). A giving verb whose recipient is the asker and whose amount they dictate is no task."""
+    import glob
+
+    from conftest import CORPUS
+
+    from forgec.build import CompileOptions, compile_build
+
+    out = tmp_path / "b"
+    compile_build(CompileOptions(inputs=[CORPUS / "tau_bench_airline"], out=out, seed=0, oracle_check=False))
+    tasks = [json.loads(line) for f in glob.glob(str(out / "tasks" / "*.jsonl")) for line in open(f)]
+    assert tasks
+    assert not [t["instruction"] for t in tasks if any(c["tool"] == "send_certificate" for c in t["gold_calls"])]
