@@ -1210,7 +1210,7 @@ class _Scenario:
         if snap is not None and cur == snap:  # the writes since touched none of them: the list is still exact
             return self.lists[ent]
         if field is not None and snap is not None and isinstance(cur, dict) and set(cur) <= set(snap) and all(
-                isinstance(cur[k], dict) and isinstance(r, dict) and cur[k].get(field) == r.get(field) for k, r in snap.items()):
+                isinstance(cur[k], dict) and isinstance(r, dict) and cur[k].get(field) == r.get(field) for k, r in snap.items() if k in cur):
             return self.lists[ent]
         if stale_ok and snap is not None and isinstance(cur, dict) and set(cur) <= set(snap):
             acted = {str(k) for e, k in self.targets if e == ent}

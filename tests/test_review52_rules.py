@@ -195,14 +195,29 @@ def test_a_name_parameter_passes_and_finds_the_records_name(tmp_path):
 
 def test_a_name_check_after_a_delete_reads_the_list_once():
     """"delete my label X. After that, create a label called Y unless I have one": the agent listed the labels to find
-    X; it does not list them again for Y (review 52), and never checks Y against a name the delete freed."""
-    from forgec.scenario import _Scenario  # noqa: F401  (the rule lives in _Scenario.listed and unless_exists)
-    import inspect
+    X; it does not list them again for Y (review 52). The list read before the delete serves a name check while the
+    records left keep their names; one added since, or a renamed one, makes the agent list again."""
+    from types import SimpleNamespace
 
-    from forgec import scenario
+    from forgec.scenario import _Scenario
 
-    src = inspect.getsource(scenario._Scenario.listed)
-    assert "set(cur) <= set(snap)" in src.split("if field is not None")[1].split("\n")[0]
+    snap = {"1": {"name": "A"}, "2": {"name": "B"}, "3": {"name": "C"}}
+
+    def scenario(now):
+        sc = object.__new__(_Scenario)
+        sc.lists = {"Label": ("labels", list(snap.values()))}
+        sc.listed_at = {"Label": (0, snap)}
+        sc.writes = ["delete_label"]  # one write since the list was read
+        sc.targets = []
+        sc.env = SimpleNamespace(state={"entities": {"Label": now}})
+        return sc
+
+    deleted = {k: v for k, v in snap.items() if k != "2"}
+    assert scenario(deleted).listed("Label", stale_ok=False, field="name") is not None
+    renamed = {**deleted, "3": {"name": "D"}}
+    assert scenario(renamed).listed("Label", stale_ok=False, field="name") is None
+    added = {**snap, "4": {"name": "E"}}
+    assert scenario(added).listed("Label", stale_ok=False, field="name") is None
 
 
 def test_ungrammatical_docs_are_repaired_or_left():
