@@ -788,8 +788,13 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
         ref = Referring(((f, rec[f]),))
         if select(records, ref) == [target]:
             return ref
+    # the two ends of what the record is (an absence "starting X and ending Y", a stay), not a start and a deadline
+    spans = {frozenset((a, b)) for a, b in span_pairs(tuple(order))
+             if set(norm(b).split("_")) & {"end", "ending", "ends", "to", "until", "arrival", "checkout", "out", "close", "closes"}}
     for i, f in enumerate(order):
         for g in order[i + 1:]:
+            if all(isinstance(rec[x], str) and _DATE.match(rec[x]) for x in (f, g)) and frozenset((f, g)) not in spans:
+                continue  # "my issue starting X and whose target date is Y" (review 51); a span's two ends name it
             ref = Referring(((f, rec[f]), (g, rec[g])))
             if select(records, ref) == [target]:
                 return ref
@@ -887,8 +892,8 @@ def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | 
         # of its states is pending (review 30): only the record's own `status` reads before the noun; others after it
         first = None
     adj = [say(first[1]).replace("_", " ")] if first else []
-    if adj and re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)*", adj[0]):
-        adj = [adj[0].lower()]  # a product shows the state as "Draft", "Pending Review"; a person writes "my draft order"
+    if adj and re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)*|[A-Z]{3,}(?: [A-Z]{3,})*", adj[0]):
+        adj = [adj[0].lower()]  # a product shows the state as "Draft", "Pending Review", "ARCHIVED"; a person writes "my draft order"
     rest = [(f, v) for f, v in ref.attrs if (f, v) != first]
     kind = next(((f, v) for f, v in rest if re.search(r"(^|_)(category|cuisine|genre|kind|type)$", norm(f)) and isinstance(v, str)
                  and re.fullmatch(r"[A-Z][A-Za-z-]*(?: [A-Z][A-Za-z-]*)?", v)), None)
@@ -932,7 +937,7 @@ def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | 
     at = [q for q in other if q.startswith("in ")]
     withs = [q[5:] for q in other if q.startswith("with ")]
     other = [q for q in other if q not in at and not q.startswith("with ")]
-    other = sorted(other, key=lambda q: q.startswith("whose "))  # "starting X and whose target date is Y"
+    other = sorted(other, key=lambda q: (q.startswith("whose "), q.startswith("ending ")))  # "starting X and ending Y"
     if at:
         core += " " + " ".join(at)
     if other:
@@ -951,7 +956,7 @@ def _adjectival(v: str) -> bool:
     """Whether a state value reads before a noun ("pending", "archived", "active", "open", "draft"): a participle or
     an adjective by its ending (general English morphology), or one of the few short state words."""
     ws = say(v).replace("_", " ").replace("-", " ").lower().split()
-    return bool(ws) and all(_ADJ_END.search(w) or w in ("open", "new", "draft", "live", "done", "due", "idle", "online", "offline", "ready", "busy", "free", "paid", "unpaid", "late", "overdue", "inactive", "not", "in", "progress")
+    return bool(ws) and all(_ADJ_END.search(w) or (w.startswith("un") and "VERB" in lemmas(w[2:])) or w in ("open", "new", "draft", "live", "done", "due", "idle", "online", "offline", "ready", "busy", "free", "paid", "unpaid", "late", "overdue", "inactive", "not", "in", "progress")
                             for w in ws)
 
 
@@ -1819,7 +1824,8 @@ class _Sampler:
             return A.Attr(A.Name(rec_name), p.name), rec[p.name]
         if (ke is None and not is_list and isinstance(rec_name, str) and rec_ent and rec.get(p.name) is not None
                 and not isinstance(rec.get(p.name), (dict, list)) and m.kinds.get(tool.name) == "create"
-                and re.search(rf"\b(?:of|for|at|in|where) (?:the|this|that|a|an) (?:\w+ )?{re.escape(humanize(rec_ent).split()[-1])}\b", p.doc or "", re.I)):
+                and re.search(rf"\b(?:of|for|at|in|where) (?:the|this|that|a|an) (?:\w+ )?{re.escape(humanize(rec_ent).split()[-1])}\b", p.doc or "", re.I)
+                and m.written_entity(tool, None) != rec_ent):  # "The name of the project" of a new sub-project is the new one's
             # "location: The location of the restaurant" when reserving at a found restaurant: the restaurant's own,
             # read from it (the user who found it in Phoenix does not then say "New York")
             return A.Attr(A.Name(rec_name), p.name), rec[p.name]
@@ -1845,7 +1851,8 @@ class _Sampler:
                 v = sc.rng.choice(sorted(set(inner), key=str))
                 v = [v] if is_list else v
             said.append(_say_param(singular(p.name) if is_list else p.name, v[0] if is_list else v))
-            sc.said_of[said[-1]] = (singular(p.name) if is_list else p.name, v[0] if is_list else v)
+            # a list's one item is one of its `labels`, never the record's own `label` ("rename it to ..." set a label, review 53)
+            sc.said_of[said[-1]] = (p.name, v[0] if is_list else v)
             return sc.fact(p.name, v), v
         if is_list and norm(p.name).split("_")[0] in _ROW_OPS and record_fields(m.env, strip_optional(t.item)) is not None:
             # `update_shipping_fees: [{id, amount}]`: edits of the record's rows by their ids, no change a person dictates
@@ -1964,6 +1971,8 @@ class _Sampler:
                     r = self.arg(sc, tool, A.ParamDecl(singular(p.name), t.item, None, p.doc), target, said, depth + 1)
                 finally:
                     self._item = False
+                if r is not None and said and isinstance(said[-1], str) and sc.said_of.get(said[-1], ("",))[0] == singular(p.name):
+                    sc.said_of[said[-1]] = (p.name, sc.said_of[said[-1]][1])  # one of its `labels`, not its own `label` (review 53)
                 return None if r is None else (A.ListLit((r[0],)), [r[1]])
             if p.default is not None or isinstance(p.type, A.OptionalType):
                 return None  # an optional `body: any` nothing can fill is left out, not the end of the intent
@@ -2283,7 +2292,8 @@ class _Sampler:
                     made = said_value(name, doc or "", rng, about=getattr(self, "_about", None) or _name_of(rec), noun=noun,
                                       topical=written is None or n.endswith("title") or topic_named(written, [e.name for e in self.m.env.entities]),
                                       taken=frozenset(taken), configured=SET_UP.search(text) is not None,
-                                      renaming=cur if isinstance(cur, str) and _own_name(name) else None)
+                                      renaming=cur if isinstance(cur, str) and _own_name(name) and made_ent is None else None)  # a new record
+                    # made under the one acted on (a tag in a workspace) renames nothing
                     if isinstance(made, str) and is_file_field(name):
                         made = fit_extension(made, f"{doc or ''} {tool.doc}", rng)  # "The valid file types are: jpg, png and pdf" (the tool's doc)
                     if made is None or (made != cur and made.lower() not in taken):
@@ -3091,9 +3101,12 @@ class _Sampler:
                 # "Delete a book and all its reviews, quotes, and tags": what the tool takes with the record, not the ask,
                 # and the kinds it lists may be none this world holds (review 45): the clause ends at the record
                 c = c[:c.index(twords) + len(twords)]
-            for pn in set(re.findall(r"\b(?:my|the) ([a-z]+) called\b", twords)):
-                # "delete my group in my board called X from a Miro board": the record's own board is said already
-                c = re.sub(rf"\s+(?:from|in|on|of|inside|within|into|to)\s+(?:a|an|the|one)\s+(?:[A-Z][\w-]*\s+)?{re.escape(pn)}\b(?!\s+called)", "", c, count=1)
+            for pn in set(re.findall(r"\b(?:my|the) ([a-z]+) (?:called\b|\")", twords)):
+                # "delete my group in my board called X from a Miro board": the record's own board is said already; so is
+                # the repo in 'my issue ... in the repo "X" owned by Y in a GitHub repository' (review 53: a short form
+                # of the docs' noun is the same place)
+                same = rf"(?:{re.escape(pn)}|{re.escape(pn)}[a-z]+)" if len(pn) >= 4 else re.escape(pn)
+                c = re.sub(rf"\s+(?:from|in|on|of|inside|within|into|to)\s+(?:a|an|the|one)\s+(?:[A-Z][\w-]*\s+)?{same}\b(?!\s+(?:called\b|\"))", "", c, count=1)
             made_here = kind == "create" or self.m.kinds.get(t.name) == "create"
             # a new record is made for the records it names: "create a check for the applicant called X", not "with" (review 23)
             rest = [("for " + w if made_here and w.startswith(("the ", "my ")) else w) for _, _, w in described] + plain

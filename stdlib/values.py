@@ -504,6 +504,10 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
         m = _RANGE_RE.search(doc or "")
         if m and int(m.group(1)) < int(m.group(2)):  # "(between 0 and 1)": inside the documented range
             return round(rng.uniform(int(m.group(1)), int(m.group(2))), 2)
+        if _float_known(field_name, c, entity) is None and not _MONEY_DOC.search(doc or "") and not re.search(r"\d\.\d", doc or ""):
+            # a `number` the docs give no measure for (GitHub's `milestone`, TypeScript's z.number() ids): a whole
+            # number, not the money-like 444.02 (review 53)
+            return float(_in_bounds(_int_for(field_name, c, doc), doc, rng))
         v = _float_for(field_name, c, entity)
         if MINOR_UNITS_DOC.search(doc or "") and set(ws) & set(MONEY):
             v = float(round(v * 100))  # "in the smallest currency unit": $157.38 is 15738, not 157.38 (review 34)

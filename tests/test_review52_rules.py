@@ -253,11 +253,12 @@ def test_a_record_is_named_by_what_its_owner_knows_not_by_when_the_system_stampe
 
     from forgec.scenario import Referring, refer
 
-    recs = [{"start_date": "2023-07-08", "archived_at": "2023-07-10", "target_date": "2024-01-01"},
-            {"start_date": "2023-07-08", "archived_at": "2023-09-01", "target_date": "2024-02-01"}]
-    for seed in range(20):
-        ref = refer(recs, 0, ["start_date", "archived_at", "target_date"], random.Random(seed), superlatives=False)
+    recs = [{"title": "Backlog", "archived_at": "2023-07-10", "lead": "Ann"},
+            {"title": "Backlog", "archived_at": "2023-09-01", "lead": "Bob"}]
+    for seed in range(20):  # the stamp would single it out; the lead does
+        ref = refer(recs, 0, ["title", "archived_at", "lead"], random.Random(seed), superlatives=False)
         assert ref is not None and "archived_at" not in dict(ref.attrs), ref
+        assert refer(recs, 0, ["title", "archived_at"], random.Random(seed), superlatives=False) is None
     people = [{"firstName": "Tony", "lastName": "Ryan", "city": "Portland", "title": "Data engineer"},
               {"firstName": "Ann", "lastName": "Lee", "city": "Austin", "title": "Podiatrist"}]
     for seed in range(20):  # a person is called by their whole name, never by their job title or town first
@@ -358,3 +359,52 @@ def test_nobody_asks_to_be_given_an_amount_they_name(tmp_path):
     tasks = [json.loads(line) for f in glob.glob(str(out / "tasks" / "*.jsonl")) for line in open(f)]
     assert tasks
     assert not [t["instruction"] for t in tasks if any(c["tool"] == "send_certificate" for c in t["gold_calls"])]
+
+
+def test_two_dates_name_a_record_only_as_its_span():
+    """"my issue starting X and whose target date is Y" (review 51) is two raw fields; "my absence starting X and
+    ending Y" is the absence itself, said start first."""
+    import random
+
+    from forgec.scenario import Referring, describe, refer
+
+    recs = [{"start_date": "2023-07-08", "target_date": "2024-01-01", "priority": "high"},
+            {"start_date": "2023-07-08", "target_date": "2024-02-01", "priority": "high"},
+            {"start_date": "2023-08-01", "target_date": "2024-01-01", "priority": "high"}]
+    for seed in range(20):
+        assert refer(recs, 0, ["start_date", "target_date", "priority"], random.Random(seed), superlatives=False) is None
+    spans = [{"start_date": "2023-07-08", "end_date": "2024-01-01"}, {"start_date": "2023-07-08", "end_date": "2024-02-01"},
+             {"start_date": "2023-08-01", "end_date": "2024-01-01"}]
+    ref = refer(spans, 0, ["end_date", "start_date"], random.Random(0), superlatives=False)
+    assert ref is not None and dict(ref.attrs) == spans[0]
+    assert describe("absence", Referring((("end_date", "2023-12-10"), ("start_date", "2023-09-05")))) == \
+        "my absence starting 2023-09-05 and ending 2023-12-10"
+
+
+def test_a_place_said_once_and_a_list_item_is_no_rename(tmp_path):
+    """GitHub's `update_issue` "Update an existing issue in a GitHub repository": 'my issue called X in the repo "Y"
+    owned by Z in a GitHub repository' said the repository twice (review 53: 4 rejections), and one of its `labels`
+    was said as "rename it to ..." while the title stayed."""
+    import glob
+
+    from conftest import BROAD
+
+    from forgec.build import CompileOptions, compile_build
+
+    out = tmp_path / "b"
+    compile_build(CompileOptions(inputs=[BROAD / "npm_modelcontextprotocol_server_github"], out=out, seed=0, oracle_check=False))
+    tasks = [json.loads(line) for f in glob.glob(str(out / "tasks" / "*.jsonl")) for line in open(f)]
+    scoped = [t["instruction"] for t in tasks if 'in the repo "' in t["instruction"]]
+    assert scoped and not [t for t in scoped if "in a GitHub repository" in t], scoped
+    for t in tasks:
+        for c in t["gold_calls"]:
+            if "rename it to" in t["instruction"] and c["tool"] == "update_issue":
+                assert "title" in c["arguments"], (t["instruction"], c["arguments"])
+
+
+def test_a_state_in_capitals_is_said_in_words():
+    """Memos' notification status `UNREAD`/`ARCHIVED` (review 53: 'my notification whose status is "UNREAD"')."""
+    from forgec.scenario import Referring, describe
+
+    assert describe("notification", Referring((("status", "UNREAD"),))) == "my unread notification"
+    assert describe("notification", Referring((("status", "ARCHIVED"),))) == "my archived notification"
