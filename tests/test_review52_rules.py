@@ -408,3 +408,15 @@ def test_a_state_in_capitals_is_said_in_words():
 
     assert describe("notification", Referring((("status", "UNREAD"),))) == "my unread notification"
     assert describe("notification", Referring((("status", "ARCHIVED"),))) == "my archived notification"
+
+
+def test_a_number_without_a_measure_is_whole():
+    """GitHub's `milestone` typed `number` with no doc held 444.02 (review 53); a price stays in cents."""
+    from forgec.stdlib.values import generate_state
+
+    schema = {"entities": {"Issue": {"key": "id", "fields": {
+        "id": {"type": "str"}, "milestone": {"type": "float"}, "price": {"type": "float"},
+        "ratio": {"type": "float", "doc": "A ratio such as 0.75"}}}}, "records": {}, "globals": {}}
+    recs = list(generate_state(schema, seed=1, size=12)["entities"]["Issue"].values())
+    assert all(float(r["milestone"]).is_integer() for r in recs if r.get("milestone") is not None), recs
+    assert any(not float(r["price"]).is_integer() for r in recs if r.get("price") is not None), recs
