@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from forgec.english import CLOSED_CLASS, DESTINATION_PARAM, MOVING_VERBS, SUBSET_WORDS, is_ending_state, is_plural, language_name, participle, plural, singular
-from forgec.english import GRANTING_VERBS, PREPOSITIONS, lemmas, verb_lemma
+from forgec.english import GRANTING_VERBS, PREPOSITIONS, lemmas, verb_base, verb_lemma
 from forgec.stdlib.values import MINOR_UNITS_DOC, ORG_WORDS, SET_UP
 from forgec.english import with_article as _a
 from forgec.graph import ToolGraph, prim_class, record_fields, strip_optional
@@ -2578,7 +2578,7 @@ class _Sampler:
         if holds:
             sc.call(tool, args, base)  # first: a write that fails needs no words
             if kind == "update" and target is not None:
-                self.applied(sc, target, args)
+                self.applied(sc, target, args, t)
         self._scalars = [(n, v) for name, (_, val) in args.items() for n, v in _scalar_items(name, val)]  # for `control`
         self._ctl_used = False
         text = self.words(sc, t, kind, twords, said, target, vals)
@@ -2604,7 +2604,7 @@ class _Sampler:
                     del sc.lists[ent_]
         sc.intents.append(intent)
 
-    def applied(self, sc: _Scenario, target: tuple, args: dict) -> None:
+    def applied(self, sc: _Scenario, target: tuple, args: dict, tool: A.ToolDecl | None = None) -> None:
         """An update asks for something, and gets it: each value the user gives shows in the record
         after the write (a tool that ignores `status`, or a change with no value, is no task)."""
         _, ent, before = target
@@ -2616,11 +2616,14 @@ class _Sampler:
         after = ((sc.env.state.get("entities") or {}).get(ent) or {}).get(str(before.get(key))) or {}
         changed = [x for f, x in after.items() if before.get(f) != x]
         flat = [x for v in changed for _, x in _scalar_items("", v)]
-        # a record passed along (the card a change is paid with) says how, not what changes: it need not show
-        others = {str(k) for e, recs in self.m.ents.items() if e != ent for k in recs}
-        given = [v for v in given if not (isinstance(v, str) and v in others and v not in flat)]
-        # what the tool takes whole and the user leaves as it was (τ-bench's `flights` passed again with a new cabin)
-        kept = {x for f, val in before.items() for _, x in _scalar_items(f, val) if isinstance(x, (str, int, float))}
+        # the card a change is paid with ("The payment method id to pay ...") says how, not what changes: it need not show
+        paying = {p.name for p in (tool.params if tool else ()) if re.search(r"\b(?:pay|pays|paid|payment|charged?|billed?)\b", p.doc or "", re.I)
+                  and self.m.key_entity(p.name, p.type) not in (None, ent)}
+        how = {x for name, (_, val) in args.items() if name in paying for _, x in _scalar_items(name, val)}
+        given = [v for v in given if v not in how]
+        # a field the tool takes whole and the user passes again as it was (τ-bench's `flights` with a new cabin)
+        kept = {x for name, (_, val) in args.items() if before.get(name) == val and isinstance(val, list) and val
+                and all(isinstance(r, dict) for r in val) for _, x in _scalar_items(name, val)}  # (records, not the ids acted on)
         for v in given:
             if not any(v == x or (isinstance(x, str) and isinstance(v, str) and v in x) for x in flat) and v not in kept:
                 raise _Skip("said-unapplied")  # the user asked for it; the tool's model does not do it
@@ -3834,7 +3837,7 @@ def _say_param(name: str, v: Any) -> str:
         if re.fullmatch(r"\d{4}-\d\d-\d\d", v) and re.search(r"(^|_)(date|day)$", n) and not re.search(r"(due|deadline|end|expir|until|target|start|birth)", n):
             return f"on {v}"  # "buy two tickets ... on 2024-05-20"
         if re.search(r"(reason)$", n):
-            return f"because {vv}" if re.match(r"(no longer|ordered|bought|made|changed|wrong|damaged|defective|late)", vv) else f"(reason: {vv})"
+            return f"because {_first_person(vv)}" if re.match(r"(no longer|ordered|bought|made|changed|wrong|damaged|defective|late)", vv) else f"(reason: {vv})"
         if " " in v.strip():
             return f"{w} \"{v}\""
         if re.fullmatch(r"[a-z_ ]+", vv) and (" " in w or w in ("name", "type", "kind", "mode", "format", "value", "names", "types")):
@@ -3859,6 +3862,21 @@ def _set_value(name: str, v: Any, units: dict) -> str:
             return _spoken(v)  # a documented choice: `IN_PROGRESS` -> in progress
         return f'"{v}"'  # words the user wrote are quoted
     return say(v)
+
+
+def _first_person(reason: str) -> str:
+    """A documented reason as a clause, its words kept as the docs spell them (the agent passes that value):
+    τ-bench's enum "ordered by mistake" -> "it was ordered by mistake", "no longer needed" -> "it is no longer
+    needed" ("because ordered by mistake" is no English, review 53)."""
+    if re.fullmatch(r"no longer \w+ed\b.*", reason):
+        return f"it is {reason}"
+    if re.fullmatch(r"\w+ed by mistake.*", reason):
+        return f"it was {reason}"
+    if re.fullmatch(r"\w+ed (?:my|the) .+", reason):
+        return f"I {reason}"  # "changed my mind"
+    if re.fullmatch(r"damaged|defective|broken|late", reason):
+        return f"it {'arrived' if reason == 'late' else 'is'} {reason}"
+    return reason
 
 
 def _settings(pairs: list[tuple[str, Any]], units: dict | None = None, person: bool = False) -> str:

@@ -420,3 +420,13 @@ def test_a_number_without_a_measure_is_whole():
     recs = list(generate_state(schema, seed=1, size=12)["entities"]["Issue"].values())
     assert all(float(r["milestone"]).is_integer() for r in recs if r.get("milestone") is not None), recs
     assert any(not float(r["price"]).is_integer() for r in recs if r.get("price") is not None), recs
+
+
+def test_a_documented_reason_is_said_as_a_clause_with_its_words():
+    """τ-bench retail's `reason` enum: "because ordered by mistake" is no English; the value stays word for word (the
+    agent passes it)."""
+    from forgec.scenario import _first_person
+
+    assert _first_person("ordered by mistake") == "it was ordered by mistake"
+    assert _first_person("no longer needed") == "it is no longer needed"
+    assert _first_person("changed my mind") == "I changed my mind"
