@@ -48,7 +48,9 @@ def refine_instruction(instruction: str, facts: dict[str, Any], persona: str, to
         return instruction, "empty reply"
     if not text.isascii() and any(0xD800 <= ord(c) <= 0xDFFF for c in text):  # "\udfff" in the LLM's JSON: not UTF-8 text
         return instruction, "reply is not valid Unicode text (a lone surrogate)"
-    missing = sorted({k for k, _n, v in flatten_facts(facts) if not isinstance(v, bool) and say(v).lower() not in text.lower()})
+    low = text.lower()  # a value is said as the template says it: `basic_economy` as "basic economy"
+    missing = sorted({k for k, _n, v in flatten_facts(facts) if not isinstance(v, bool)
+                      and say(v).lower() not in low and say(v).lower().replace("_", " ") not in low})
     if missing:
         return instruction, f"drops the fact(s) {', '.join(missing)}"
     said = {say(v) for _k, _n, v in flatten_facts(facts) if not isinstance(v, (dict, list))}

@@ -724,7 +724,7 @@ def _orderable(v: Any) -> bool:
 
 _CONTENT_FIELD = re.compile(r"(^|_)(reason|note|notes|comments?|text|body|description|content|message|resolution|args|query|pattern|summary"
                             r"|details?|remarks?|information|info|instructions?|explanation)$")
-_STAMP = re.compile(r"^(?:date_)?(?:created|updated|modified|archived|deleted|completed|closed|synced|indexed|last_(?:used|login|seen|modified|updated|accessed|run|activity|sync|active)\w*)(?:_(?:at|on|time|date|timestamp|ts))?$"
+_STAMP = re.compile(r"^(?:date_|first_|originally_)?(?:created|updated|modified|archived|deleted|completed|closed|synced|indexed|last_(?:used|login|seen|modified|updated|accessed|run|activity|sync|active)\w*)(?:_(?:at|on|time|date|timestamp|ts))?$"
                     r"|^(?:creation|modification|update|archive|deletion)_(?:time|date|timestamp)$")
 _SETTING = re.compile(r"(^|_)(currency|currency_code|colou?r|time_?zone|locale|language|visibility|icon|avatar|theme|sort|sort_order|position)$")
 
@@ -769,7 +769,11 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
             if all(_orderable(v) for v in vals) and len({type(v) for v in vals} - {int, float}) <= 1:
                 for op in ("argmin", "argmax"):
                     ref = Referring((), op, f)
-                    if select(records, ref) == [target]:
+                    # "the most recent bookmark" by `firstCreatedAt` when `createdAt` says another (review 54): words two
+                    # fields share must pick one record
+                    twins = [g for g in fields if g != f and superlative(op, g, "x") == superlative(op, f, "x")]
+                    if select(records, ref) == [target] and all(select(records, Referring((), op, g)) == [target] for g in twins
+                                                                if all(_orderable(r.get(g)) for r in records)):
                         sup.append(ref)
     if sup and rng.random() < 0.35:
         return sup[rng.randrange(len(sup))]

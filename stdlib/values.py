@@ -473,6 +473,10 @@ def gone(rec: dict) -> bool:
     return any(ends_record(k) and v not in (None, False, "", 0) for k, v in rec.items())
 
 
+# a flag that marks the one record of its kind a user has (their inbox, their default or primary one)
+_ONE_OF_A_KIND = frozenset({"inbox", "default", "primary"})
+
+
 def generate_value(type_json: dict, field_name: str, rng: random.Random, *, entity: str | None = None, ctx: Any = None, doc: str = "") -> Any:
     """A realistic value of `type_json` for a field called `field_name` (entity refs excluded).
 
@@ -487,6 +491,12 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
         return type_json["default"]
     if t == "enum":
         return rng.choice(real_values(type_json["values"]))
+    if t == "bool" and set(_words(field_name)) & _ONE_OF_A_KIND:
+        # Todoist's `inboxProject`, a `default`/`primary` flag: one record is the inbox, not 28 of 50 (review 54)
+        seen = c.used.setdefault((entity, field_name, "one"), set())
+        first = not seen
+        seen.add(True)
+        return first
     if t == "bool":
         return rng.random() < (0.1 if ends_record(field_name) else 0.5)  # most records are not deleted or archived
     if t in ("int", "float") and _epoch(field_name, doc):  # "POSIX timestamp for when the mute should end"

@@ -89,3 +89,13 @@ def test_stating_an_unknown_is_a_leak(tmp_path):
         assert text == tmpl and "states the unknown 'order id'" in why
         text, why = refine_instruction(tmpl + " (2)", {"user_id": "u_17"}, "", ["cancel_order"], [], chat, unknown=["order id"])
         assert why is None and "don't know my order id" in text
+
+
+def test_a_value_said_with_spaces_is_not_dropped(tmp_path):
+    """The template says `basic_economy` as "the basic economy cabin"; a rephrasing that keeps those words keeps the
+    fact (before: every rephrasing of such a task fell back, "drops the fact(s) cabin")."""
+    tmpl = "Book me a seat in the basic economy cabin. My user id is u_17."
+    with FakeServer() as srv:
+        srv.script({"content": "Hi, I'm u_17 and I'd like a basic economy seat."})
+        text, why = refine_instruction(tmpl, {"user_id": "u_17", "cabin": "basic_economy"}, "", ["book"], [], _chat(srv, tmp_path))
+    assert why is None and text == "Hi, I'm u_17 and I'd like a basic economy seat."

@@ -430,3 +430,35 @@ def test_a_documented_reason_is_said_as_a_clause_with_its_words():
     assert _first_person("ordered by mistake") == "it was ordered by mistake"
     assert _first_person("no longer needed") == "it is no longer needed"
     assert _first_person("changed my mind") == "I changed my mind"
+
+
+def test_a_documented_key_field_is_the_key_and_an_inbox_is_one():
+    """Zotero's collections carry "the 8-character key of the collection" (`collection_key`): the tools pass it, not a
+    made-up `collection_id` (review 54: 8 rejections). Todoist's `inboxProject` flag was true on 28 of 50 projects."""
+    from conftest import BROAD
+
+    from forgec.stdlib.values import generate_state
+
+    envs, _ = read_paths([BROAD / "pypi_zotero_mcp_server"])
+    s = infer_schema(envs[0])
+    assert s.entities["Collection"].key == "collection_key"
+    schema = {"entities": {"Project": {"key": "id", "fields": {"id": {"type": "str"}, "name": {"type": "str"},
+                                                                 "inboxProject": {"type": "bool"}, "isShared": {"type": "bool"}}}},
+              "records": {}, "globals": {}}
+    recs = list(generate_state(schema, seed=2, size=20)["entities"]["Project"].values())
+    assert sum(r["inboxProject"] is True for r in recs) == 1
+    assert 1 < sum(r["isShared"] is True for r in recs) < len(recs)  # an ordinary flag stays mixed
+
+
+def test_a_superlative_two_fields_share_must_pick_one_record():
+    """Karakeep's bookmarks have `createdAt` and `firstCreatedAt`: "my most recent bookmark" picked by one of them was
+    another by the other (review 54)."""
+    import random
+
+    from forgec.scenario import refer
+
+    recs = [{"createdAt": "2024-01-01", "firstCreatedAt": "2024-03-01", "title": "a"},
+            {"createdAt": "2024-02-01", "firstCreatedAt": "2024-01-01", "title": "a"}]
+    for seed in range(20):
+        ref = refer(recs, 0, ["createdAt", "firstCreatedAt", "title"], random.Random(seed))
+        assert ref is None or not ref.op, ref

@@ -1514,6 +1514,15 @@ def _name_keys(s: Schema) -> None:
     for e in s.entities.values():
         if not e.synthetic_key:
             continue
+        own_key = next((f for f in (f"{snake(e.name)}_key", "key") if f in e.fields and strip_optional(e.fields[f].type) == A.PrimType("str")), None)
+        if own_key is not None:
+            # Zotero's collections carry "the 8-character key of the collection": that is the key the tools pass (review
+            # 54: a sub-collection's parent was given as the made-up `collection_id`)
+            if e.key not in e.aliases:
+                e.aliases.append(e.key)
+            e.fields.pop(own_key)
+            e.key = own_key
+            continue
         addressed = {ident(v.key_param) for v in s.views.values() if v.target == e.name and v.key_param}
         if len(addressed) != 1:
             continue
