@@ -762,6 +762,7 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
         return Referring(((named, rec[named]),)) if named else Referring()
     sup = []
     if superlatives and not _mixed_units(records):  # 82.45 EUR is no "lowest" beside 98.96 JPY
+        said = {(op, g): superlative(op, g, "x") for op in ("argmin", "argmax") for g in fields}  # once per call, not per pair
         for f in fields:
             if not (_comparable(f) or all(isinstance(r.get(f), str) for r in records)) or norm(f).split("_")[0] in PREPOSITIONS:
                 continue  # ("the application with the earliest from date", review 35: a bound's name, no attribute)  # the cheapest, the newest: "the device with the lowest volume percent" picks nothing a person means (review 22)
@@ -771,7 +772,7 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
                     ref = Referring((), op, f)
                     # "the most recent bookmark" by `firstCreatedAt` when `createdAt` says another (review 54): words two
                     # fields share must pick one record
-                    twins = [g for g in fields if g != f and superlative(op, g, "x") == superlative(op, f, "x")]
+                    twins = [g for g in fields if g != f and said[(op, g)] == said[(op, f)]]
                     if select(records, ref) == [target] and all(select(records, Referring((), op, g)) == [target] for g in twins
                                                                 if all(_orderable(r.get(g)) for r in records)):
                         sup.append(ref)
@@ -2909,7 +2910,8 @@ class _Sampler:
             return None
         cur = (sc.env.state.get("entities") or {}).get(ent)
         key = m.decl[ent].key
-        gone = {r.get(fld) for r in recs if isinstance(cur, dict) and str(r.get(key)) not in {str(k) for k in cur}}
+        kept = {str(k) for k in cur} if isinstance(cur, dict) else None
+        gone = {r.get(fld) for r in recs if kept is not None and str(r.get(key)) not in kept}
         if val in gone:
             return None  # a name freed by this task's delete: the list read before it would say it is taken
         taken = sorted({r[fld] for r in recs if isinstance(r.get(fld), str) and 0 < len(r[fld]) <= 40} - {val} - gone)

@@ -30,6 +30,25 @@ collect_ignore = ["corpus"]
 EXAMPLES = REPO / "examples"
 
 
+def mcp_tool(name: str, desc: str, props: dict, required=()) -> dict:
+    """One MCP `tools/list` entry, as a real server lists it."""
+    return {"name": name, "description": desc, "inputSchema": {"type": "object", "properties": props, "required": list(required)}}
+
+
+def schema_of(tmp: Path, tools: list[dict]):
+    """The inferred schema of a `tools/list` written to `tmp/docs` (what `forgec compile` reads first)."""
+    import json
+
+    from forgec.frontends import read_paths
+    from forgec.synth.schema import infer_schema
+
+    d = tmp / "docs"
+    d.mkdir()
+    (d / "tools_list.json").write_text(json.dumps({"tools": tools}))
+    envs, _ = read_paths([d])
+    return infer_schema(envs[0])
+
+
 def compile_doc(tmp: Path, env: str, filename: str, doc: dict, n: int) -> Path:
     """A doc written as a real user's folder (`docs/<env>/<file>`) and compiled with seed 0; the build's folder."""
     import json

@@ -12,17 +12,7 @@ from forgec.realize import sentence_clause
 from forgec.synth.schema import infer_schema
 
 
-def _tool(name, desc, props, required=()):
-    return {"name": name, "description": desc,
-            "inputSchema": {"type": "object", "properties": props, "required": list(required)}}
-
-
-def _schema(tmp_path, tools):
-    d = tmp_path / "docs"
-    d.mkdir()
-    (d / "tools_list.json").write_text(json.dumps({"tools": tools}))
-    envs, _ = read_paths([d])
-    return infer_schema(envs[0])
+from conftest import mcp_tool as _tool, schema_of as _schema  # noqa: E402
 
 
 S = {"type": "string"}

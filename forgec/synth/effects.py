@@ -53,7 +53,7 @@ from .schema import (
     strip_optional,
 )
 from .lifecycle import document_text
-from .schema import field_named, lines_field, named_for_another, no_change_desc
+from .schema import field_named, lines_field, named_for_another, no_change_desc, noun_pattern
 
 STR = A.PrimType("str")
 ANY = A.PrimType("any")
@@ -772,7 +772,7 @@ def _flag_forbids(e: Entity, v: ToolView, k: str) -> list[A.Stmt]:
     out: list[A.Stmt] = []
     if not v.verb:
         return out
-    noun = r"\s+".join(re.escape(w) for w in tokens(e.name)[:-1]) + (r"\s+" if len(tokens(e.name)) > 1 else "") + rf"{re.escape(singular(tokens(e.name)[-1]))}s?"
+    noun = noun_pattern(e.name)
     for f in e.fields.values():
         if strip_optional(f.type) != A.PrimType("bool") or not f.doc:
             continue

@@ -2300,6 +2300,13 @@ def _value_pattern(x: str) -> str:
     return r"[\s_-]?".join(re.escape(p) for p in re.split(r"[\s_-]+", x.lower()) if p)
 
 
+def noun_pattern(entity: str) -> str:
+    """A regex for an entity's noun in prose: its modifiers as written ("sales order": `singular` would make "sale"),
+    the head in either number ("sales orders")."""
+    ws = tokens(entity)
+    return "".join(re.escape(w) + r"\s+" for w in ws[:-1]) + rf"{re.escape(singular(ws[-1]))}s?"
+
+
 def _status_from_desc(s: Schema, v: ToolView) -> None:
     """"Cancel a pending or paid order (not a shipped one)" -> allowed ("pending", "paid"),
     forbidden "shipped"; "Checked-in reservations cannot be cancelled" -> forbidden."""
@@ -2307,9 +2314,7 @@ def _status_from_desc(s: Schema, v: ToolView) -> None:
     if not vals:
         return
     desc = (v.tool.description or "").lower()
-    words = [singular(w) for w in tokens(v.target)]
-    # modifiers as written ("sales order": `singular` would make "sale"), the head in either number
-    noun = r"\s+".join(re.escape(w) for w in tokens(v.target)[:-1]) + (r"\s+" if len(words) > 1 else "") + rf"{re.escape(words[-1])}s?\b"
+    noun = noun_pattern(v.target) + r"\b"
     alts = {x: _value_pattern(x) for x in vals if x != v.status_post}
     for o in s.views.values():
         # "Cancel a submitted Sales Order" where `submit` sets "To Deliver and Bill": the state another tool's act
