@@ -612,6 +612,7 @@ def infer_schema(env: ir.Environment) -> Schema:
     _discover_entities(s)
     _bind_tools(s)
     _bind_by_return_shape(s)
+    _split_kinds(s)
     _gather_fields(s)
     _name_keys(s)
     _status_fields(s)
@@ -1075,6 +1076,58 @@ def _bind_tools(s: Schema) -> None:
                 v.cites["returns_key" if got[1].field == "key" else "returns"] = got[1].sentence
 
 
+def _head_at(nouns: list[str], head: str) -> int | None:
+    """Index of the last token of `nouns` that is `head` (singular or plural)."""
+    at = [i for i, n in enumerate(nouns) if singular(n) == head]
+    return at[-1] if at else None
+
+
+def _split_kinds(s: Schema) -> None:
+    """Two kinds of record that share a head noun are two entities when each is addressed by its own key: DigitalOcean's
+    `db_cluster_*(id)` ("a database cluster") and `doks_*_cluster(ClusterID)` ("a Kubernetes cluster"), Harbor's
+    preheat, webhook and replication policies (review 55: a Valkey database cluster "upgraded" with the Kubernetes
+    tool). The tools are grouped by the word before the head in their names; groups split only when their key params
+    are disjoint, so kinds every tool addresses by one key (Discord's text and forum channels by `channelId`) stay one."""
+    for ent in list(s.entities.values()):
+        head = singular(tokens(ent.name)[-1].lower()) if tokens(ent.name) else ""
+        groups: dict[str, list[ToolView]] = {}
+        for v in s.views.values():
+            if v.target != ent.name or not v.nouns:
+                continue
+            i = _head_at(v.nouns, head)
+            q = v.nouns[i - 1] if i else ""
+            if not q.isalpha() or q in STOP or q in STATUS_WORDS or ("NOUN" in lemmas(q) and singular(q) != q):
+                continue  # a plural before the head is the parent's collection (`/boards/{board}/members`), not a kind
+            groups.setdefault(v.nouns[i - 1], []).append(v)
+        keyed = {q: {v.key_param for v in g if v.key_param} for q, g in groups.items()}
+        keyed = {q: k for q, k in keyed.items() if k and len(groups[q]) >= 2}
+        if len(keyed) < 2 or any(a & b for a in keyed.values() for b in keyed.values() if a is not b):
+            continue
+        # named by the tool names' own word ("DB cluster", "DOKS cluster"): the tools then read as acting on it
+        names = {q: entity_name([q, head]) for q in keyed}
+        if len(set(names.values())) < len(names) or any(n in s.entities for n in names.values()):
+            continue
+        for q, name in names.items():
+            params = {p.name for t in s.env.tools if q in s.views[t.name].nouns for p in t.params}
+            moved = [a for a in ent.aliases if a in params] + sorted(keyed[q] - set(ent.aliases))
+            key = next((k for k in sorted(keyed[q]) if k.lower() not in ID_TOKENS), None)
+            new = _add_entity(s, name, key or f"{snake(name)}_id", ent.key_type, synthetic=key is None)
+            for a in moved:
+                if a in ent.aliases and a.lower() not in ID_TOKENS:
+                    ent.aliases.remove(a)
+                if a not in new.aliases:
+                    new.aliases.append(a)
+            for v in s.views.values():
+                if v.target == ent.name and v in groups.get(q, []):
+                    v.target = name
+                if q in v.nouns:
+                    for pn, en in list(v.refs.items()):
+                        if en == ent.name and pn in moved:
+                            v.refs[pn] = name
+            s.notes.append(f"{ent.name}: the {name} kind split off (its tools' own key {', '.join(sorted(keyed[q]))})")
+        s._alias_sig = None
+
+
 def _points_to(s: Schema, v: ToolView, parents: set[str]) -> bool:
     """Whether the records a tool returns each point to one of `parents` (`GET /Services/{sid}/RateLimits`
     returns rate limits with a `service_sid`): they are children listed by their parent."""
@@ -1342,9 +1395,11 @@ def named_for_another(s: Schema, v: ToolView) -> str | None:
         if any(_find(after, [singular(w) for w in tokens(e)]) is not None for e in [v.target, *v.refs.values()]):
             # `remove_tag_from_task(task_gid, tag_gid)`: the tag comes off the task; neither record is deleted
             return " ".join(v.toks[1:cut]) + " taken off a " + " ".join(v.toks[cut + 1:])
-    if v.kind == "delete" and _find([singular(w) for w in v.toks], want) is None:
+    # a kind split off by its name's word is named with the verb between (`doks_delete_cluster`: a DoksCluster)
+    named = _find([singular(w) for w in v.toks], want) is not None or len(want) > 1 and set(want) <= {singular(w) for w in v.toks}
+    if v.kind == "delete" and not named:
         return " ".join(nouns)  # `delete_documents(collection_name, ids)` removes documents, never the collection
-    if _find([singular(w) for w in v.toks], want) is not None or any(_find(v.toks, tokens(a)) is not None for a in ent.aliases if a not in GENERIC_KEYS):
+    if named or any(_find(v.toks, tokens(a)) is not None for a in ent.aliases if a not in GENERIC_KEYS):
         return None
     first = re.split(r"(?<=[a-z0-9)])\.(?:\s|$)", (v.tool.description or "").strip(), maxsplit=1)[0]
     if v.kind != "delete" and _find([singular(w) for w in tokens(first)], want) is not None:

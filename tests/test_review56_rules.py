@@ -1,0 +1,87 @@
+"""Rules from blind reviews 55-56: two kinds of record that share a head noun are two entities when each kind's tools
+address it by its own key (review 55: DigitalOcean's database and Kubernetes clusters were one `Cluster`, so a Valkey
+database cluster was "upgraded" with the Kubernetes tool)."""
+
+from __future__ import annotations
+
+from forgec.frontends import read_paths
+from forgec.synth.schema import infer_schema, named_for_another
+
+from conftest import BROAD, mcp_tool as _tool, schema_of as _schema  # noqa: E402
+
+ID = {"type": "string", "description": "The id"}
+
+
+def test_digitalocean_database_and_kubernetes_clusters_are_two_kinds():
+    """The real docs: `db_cluster_*` take `id` ("Delete a database cluster by its id"), `doks_*_cluster` take
+    `ClusterID` ("The ID of the Kubernetes cluster"). Each delete deletes its own kind (not a logged call)."""
+    envs, _ = read_paths([BROAD / "npm_digitalocean_mcp"])
+    s = infer_schema(envs[0])
+    db, doks = s.views["db_cluster_delete"], s.views["doks_delete_cluster"]
+    assert (db.target, db.key_param) == ("DbCluster", "id")
+    assert (doks.target, doks.key_param) == ("DoksCluster", "ClusterID")
+    assert s.views["doks_upgrade_cluster"].target == "DoksCluster"
+    assert s.views["db_cluster_resize"].target == "DbCluster"
+    assert s.views["db_cluster_list"].target == "DbCluster" and s.views["doks_list_clusters"].target == "DoksCluster"
+    assert named_for_another(s, db) is None and named_for_another(s, doks) is None
+    # the node pools' `cluster_id` is a Kubernetes cluster's (only the doks tools take it)
+    assert s.ref_of("cluster_id") == "DoksCluster"
+
+
+def _op(op_id: str, summary: str, params: list[str]) -> dict:
+    return {"operationId": op_id, "summary": summary, "responses": {"200": {"description": "OK"}},
+            "parameters": [{"name": p, "in": "path", "required": True, "schema": {"type": "string"}} for p in params]}
+
+
+def test_kinds_written_another_way_split_by_their_keys(tmp_path):
+    """A second source, an OpenAPI spec written as Harbor's: replication policies under `/replication/policies/{id}`,
+    preheat policies under `/projects/{project_name}/preheat/policies/{preheat_policy_name}`. Two kinds, each with its
+    own key; the project's `project_name` stays the project's."""
+    import json
+
+    pre = "/projects/{project_name}/preheat/policies"
+    spec = {"openapi": "3.0.0", "info": {"title": "Registry", "version": "1"}, "paths": {
+        "/replication/policies": {"get": _op("listReplicationPolicies", "List replication policies", [])},
+        "/replication/policies/{id}": {"get": _op("getReplicationPolicy", "Get the replication policy", ["id"]),
+                                        "delete": _op("deleteReplicationPolicy", "Delete the replication policy", ["id"])},
+        pre: {"get": _op("ListPolicies", "List preheat policies", ["project_name"])},
+        pre + "/{preheat_policy_name}": {
+            "get": _op("GetPolicy", "Get a preheat policy", ["project_name", "preheat_policy_name"]),
+            "delete": _op("DeletePolicy", "Delete a preheat policy", ["project_name", "preheat_policy_name"])},
+    }}
+    d = tmp_path / "docs"
+    d.mkdir()
+    (d / "openapi.json").write_text(json.dumps(spec))
+    envs, _ = read_paths([d])
+    s = infer_schema(envs[0])
+    rep, pre_del = s.views["deleteReplicationPolicy"], s.views["DeletePolicy"]
+    assert rep.target == "ReplicationPolicy" and rep.key_param == "id"
+    assert pre_del.target == "PreheatPolicy" and pre_del.key_param == "preheat_policy_name"
+    assert s.views["GetPolicy"].target == "PreheatPolicy"
+    assert s.views["deleteReplicationPolicy"].refs == {} and pre_del.refs.get("project_name") == "Project"
+
+
+def test_kinds_one_key_addresses_stay_one(tmp_path):
+    """Text and forum channels that every tool addresses by one `channelId` are channels (Discord): no split."""
+    cid = {"type": "string", "description": "Discord channel ID"}
+    tools = [
+        _tool("get_text_channel", "Get a text channel", {"channelId": cid}, ["channelId"]),
+        _tool("delete_text_channel", "Delete a text channel", {"channelId": cid}, ["channelId"]),
+        _tool("get_forum_channel", "Get a forum channel", {"channelId": cid}, ["channelId"]),
+        _tool("delete_forum_channel", "Delete a forum channel", {"channelId": cid}, ["channelId"]),
+    ]
+    s = _schema(tmp_path, tools)
+    assert {s.views[t].target for t in ("delete_text_channel", "delete_forum_channel")} == {"Channel"}
+
+
+def test_a_parents_collection_is_no_kind(tmp_path):
+    """`/boards/{board}/members/{member}` and `/cards/{card}/members/{user}`: a plural before the head names the
+    parent's collection, not a kind of member (Wekan): members stay one kind."""
+    tools = [
+        _tool("boards_members_get", "Get a member of a board", {"board": ID, "member": ID}, ["board", "member"]),
+        _tool("boards_members_remove", "Remove a board member", {"board": ID, "member": ID}, ["board", "member"]),
+        _tool("cards_members_get", "Get a card member", {"card": ID, "user": ID}, ["card", "user"]),
+        _tool("cards_members_remove", "Remove a card member", {"card": ID, "user": ID}, ["card", "user"]),
+    ]
+    s = _schema(tmp_path, tools)
+    assert not [e for e in s.entities if e.endswith("Member") and e != "Member"]
