@@ -55,7 +55,7 @@ from forgec.synth.schema import NAMES_TARGET
 from forgec.synth.schema import INFERRED_STATUS_DOC, MUST_BE_TRUE as _MUST_BE_TRUE, id_stem, session_names, shapes_request
 from forgec.reasons import ask_why, reason_for, said_hints
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
-from forgec.wording import CALL_SWITCHES, CONFIRM_SWITCHES, PREVIEW_SWITCHES, doc_pattern, humanize, lookup_field, names_tool, norm, say, split_name
+from forgec.wording import CALL_SWITCHES, CONFIRM_SWITCHES, PREVIEW_SWITCHES, doc_pattern, fits_doc_format, humanize, lookup_field, names_tool, norm, say, split_name
 from forgec.gate import Gate, Lifecycle, candidate_of, dictates_an_id, documented_examples, is_dictated_chain, is_default_record
 from forgec.devicewords import control_phrase, fold_said, unit_of
 from forgec.lower import flatten_facts, said_in
@@ -2096,7 +2096,7 @@ class _Sampler:
             if base_rec and text:
                 base_rec = dict(base_rec, **{text[0].name: base_rec.get(titles[0])}) if isinstance(base_rec.get(titles[0]), str) else None
             for cand in ([base_rec] if base_rec else []) + pool[:3]:
-                if all(p.name in cand for p in req):
+                if all(p.name in cand and fits_doc_format(cand[p.name], p.doc or "") for p in req):
                     like = cand
                     break
             if like is None:
@@ -2119,7 +2119,8 @@ class _Sampler:
             # accepts insurance" (an optional filter the record answers narrows the list, or lets it in at all
             # where a filter's default would leave it out)
             opt = [p for p in t.params if p not in req and p.name in like and not isinstance(like[p.name], (dict, list))
-                   and isinstance(A.strip_optional(p.type), (A.EnumType, A.PrimType))]
+                   and isinstance(A.strip_optional(p.type), (A.EnumType, A.PrimType))
+                   and fits_doc_format(like[p.name], p.doc or "")]  # a date in the search's own format, or not at all (review 56)
             sc.rng.shuffle(opt)
             for p in opt:
                 if len(r) == 1 and any(x.get(key) == like.get(key) for x in r if isinstance(x, dict)):

@@ -103,6 +103,25 @@ def _compiled(pattern: str) -> Any:
         return None
 
 
+# A date format a parameter's doc states ("formatted as 'MM/DD/YYYY'", "in the format YYYY-MM-DD") and the shape a
+# value in it has. Two tools of one API may state two formats for one field (SGD: `FindEvents(date)` MM/DD/YYYY,
+# `BuyEventTickets(date)` YYYY-MM-DD); a value is sent only where it fits.
+_DATE_FORMATS = (
+    (re.compile(r"\bmm/dd/yyyy\b", re.I), re.compile(r"\d{2}/\d{2}/\d{4}")),
+    (re.compile(r"\bdd/mm/yyyy\b", re.I), re.compile(r"\d{2}/\d{2}/\d{4}")),
+    (re.compile(r"\byyyy-mm-dd\b", re.I), re.compile(r"\d{4}-\d{2}-\d{2}")),
+    (re.compile(r"\bhh:mm\b", re.I), re.compile(r"\d{1,2}:\d{2}")),
+)
+
+
+def fits_doc_format(value: Any, doc: str) -> bool:
+    """Whether `value` is written in the date or time format the doc states (true when it states none)."""
+    if not isinstance(value, str):
+        return True
+    stated = [shape for said, shape in _DATE_FORMATS if said.search(doc or "")]
+    return not stated or any(shape.fullmatch(value) for shape in stated)
+
+
 # The docs' two-step calls (review 28): a preview/dry-run switch and a confirmation. The agent sets them as the docs
 # say to apply a change; they are no record field, no user fact and no words of the request. One table for the
 # schema (request params), the sampler (set, never said), the gate and the lowering.

@@ -85,3 +85,26 @@ def test_a_parents_collection_is_no_kind(tmp_path):
     ]
     s = _schema(tmp_path, tools)
     assert not [e for e in s.entities if e.endswith("Member") and e != "Member"]
+
+
+def test_a_date_is_sent_only_in_the_format_the_search_states(tmp_path):
+    """SGD's `FindEvents(date)` says 'MM/DD/YYYY' and `BuyEventTickets(date)` 'YYYY-MM-DD' (the real docs): the world's
+    dates are ISO, so the search is never narrowed by one (review 56: 8 of 8 ticket tasks sent "2024-05-23" to a
+    'MM/DD/YYYY' filter); the user still says the day, and the purchase takes the found event's date."""
+    import json
+
+    from forgec.wording import fits_doc_format
+
+    assert fits_doc_format("05/23/2024", "The date of the event, formatted as 'MM/DD/YYYY'.")
+    assert not fits_doc_format("2024-05-23", "The date of the event, formatted as 'MM/DD/YYYY'.")
+    assert fits_doc_format("2024-05-23", "in the format 'YYYY-MM-DD'") and fits_doc_format("anything", "The date")
+    assert not fits_doc_format("2pm", "Time in HH:MM format")
+    from forgec.build import CompileOptions, compile_build
+
+    out = tmp_path / "b"
+    res = compile_build(CompileOptions(inputs=[BROAD / "bfcl_sgd_movies_events"], out=out, tasks_per_env=12, seed=0, oracle_check=False))
+    assert not [d for d in res.diagnostics if d.is_error]
+    tasks = [json.loads(line) for f in sorted((out / "tasks").glob("*.jsonl")) for line in f.read_text().splitlines()]
+    finds = [c for t in tasks for c in t["gold_calls"] if c["tool"] == "Events_3_FindEvents"]
+    assert finds, "the ticket tasks look the event up"
+    assert all(fits_doc_format(c["arguments"].get("date", "05/01/2024"), "MM/DD/YYYY") for c in finds)
