@@ -49,7 +49,7 @@ from typing import Any
 
 from forgec.english import ENDING_STATES, is_ending_state, plural, singular
 from forgec.lang import ast as A
-from forgec.wording import CALL_SWITCHES, doc_pattern, names_tool, norm
+from forgec.wording import CALL_SWITCHES, doc_pattern, fits_doc_format, names_tool, norm
 from forgec.lower import said_in
 from forgec.runtime.envrt import jcopy
 from forgec.tasks import state_diff
@@ -745,6 +745,21 @@ _EITHER_PAIR = re.compile(r"\beither\s+['\"`]?(\w+)['\"`]?\s+or\s+(?:the\s+)?['\
 _NAMEISH = re.compile(r"(?:^|_)(?:name|title)$")
 
 
+# "pass parent_collection as either a collection key (...), a collection name, or a path", "parent: key, name or path"
+_KEY_THEN_NAME = re.compile(r"\b(?:id|key|identifier|slug)\b[^.;]{0,80}?(?:\bor|,)\s+(?:an?\s+|the\s+)?(?:[a-z]+\s+)?name\b", re.I)
+
+
+def _said_by_name(doc: str, param: str) -> bool:
+    """Whether the tool's description says `param` takes a record's key or its name (Zotero's `create_collection`:
+    "pass parent_collection ... as either a collection key (...), a collection name, or a 'Parent/Child' path";
+    review 56: two sub-collection tasks whose lookup of the parent's key the docs make needless)."""
+    for m in re.finditer(rf"(?<![\w]){re.escape(param)}(?![\w])", doc):
+        sentence = re.split(r"(?<=[a-z0-9)'\"])\.\s", doc[m.end():], maxsplit=1)[0]
+        if _KEY_THEN_NAME.search(sentence):
+            return True
+    return False
+
+
 def name_addressed(t: A.ToolDecl, env: A.EnvDecl) -> frozenset[str]:
     """Argument paths (`project`, `items.id`) where the docs let a record be named instead of given by
     id: the parameter's own doc ("ID or name of the project"), its name (`workspaceIdOrName`), or
@@ -756,7 +771,7 @@ def name_addressed(t: A.ToolDecl, env: A.EnvDecl) -> frozenset[str]:
         names = {f.name for f in fields}
         for f in fields:
             n = norm(f.name)
-            if _ID_OR_NAME.search(f.doc or "") or "id_or_name" in n or "name_or_id" in n:
+            if _ID_OR_NAME.search(f.doc or "") or "id_or_name" in n or "name_or_id" in n or _said_by_name(t.doc or "", f.name):
                 out.add(pre + f.name)
         for a, b in pairs:
             if a in names and b in names and _NAMEISH.search(norm(b)) and not _NAMEISH.search(norm(a)):
@@ -992,8 +1007,8 @@ def check_values(c: Candidate, g: Gate, trace: list) -> str | None:
             if a not in args and b not in args:
                 return "value-outside-docs"  # "Either 'file' or 'file_path' must be provided" and neither is (review 30)
         for p in (t.params if t else ()):
-            if p.name in args and not _allowed(args[p.name], p.type, p.doc, names):
-                return "value-outside-docs"
+            if p.name in args and not (_allowed(args[p.name], p.type, p.doc, names) and fits_doc_format(args[p.name], p.doc or "")):
+                return "value-outside-docs"  # (a date not in the format the doc states: "2024-05-23" for 'MM/DD/YYYY')
         if _was_below_now(args):
             return "value-outside-docs"
         if _elsewhere(tool, t, args, before):

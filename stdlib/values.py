@@ -473,6 +473,18 @@ def gone(rec: dict) -> bool:
     return any(ends_record(k) and v not in (None, False, "", 0) for k, v in rec.items())
 
 
+# a flag that marks a record as no real one: an exercise, a test, a demo
+_UNREAL = frozenset({"drill", "test", "demo", "sample", "dummy", "mock", "fake", "sandbox"})
+
+
+def _marks_unreal(field_name: str) -> bool:
+    """`isDrill`, `is_test`, `demo`: a flag saying the record is an exercise, not the real thing."""
+    ws = _words(field_name)
+    if ws and ws[0] in ("is", "was"):
+        ws = ws[1:]
+    return len(ws) == 1 and ws[0] in _UNREAL
+
+
 # a flag that marks the one record of its kind a user has (their inbox, their default or primary one)
 _ONE_OF_A_KIND = frozenset({"inbox", "default", "primary"})
 
@@ -498,7 +510,9 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
         seen.add(True)
         return first
     if t == "bool":
-        return rng.random() < (0.1 if ends_record(field_name) else 0.5)  # most records are not deleted or archived
+        # most records are not deleted or archived, and are real: few are drills, tests or demos (review 56: Grafana
+        # incidents with `isDrill` true on half of them, a customer's report posted to a drill)
+        return rng.random() < (0.1 if ends_record(field_name) or _marks_unreal(field_name) else 0.5)
     if t in ("int", "float") and _epoch(field_name, doc):  # "POSIX timestamp for when the mute should end"
         secs = int(_dt.datetime(c.base.year, c.base.month, c.base.day, tzinfo=_dt.timezone.utc).timestamp()) + rng.randint(-60, 60) * 86400 + rng.randint(0, 86399)
         return secs if t == "int" else float(secs)

@@ -108,3 +108,78 @@ def test_a_date_is_sent_only_in_the_format_the_search_states(tmp_path):
     finds = [c for t in tasks for c in t["gold_calls"] if c["tool"] == "Events_3_FindEvents"]
     assert finds, "the ticket tasks look the event up"
     assert all(fits_doc_format(c["arguments"].get("date", "05/01/2024"), "MM/DD/YYYY") for c in finds)
+
+
+def test_the_gate_refuses_a_date_in_another_format_than_the_docs_state():
+    """The gate's own check, independent of how the sampler chose values: an argument that is a date written other
+    than the doc says is `value-outside-docs`."""
+    from forgec.gate import check_values
+    from forgec.lang import ast as A
+
+    class _P:
+        def __init__(self, name, doc):
+            self.name, self.doc, self.type = name, doc, A.PrimType("str")
+
+    class _T:
+        doc = "Find cultural events by type and city."
+        params = (_P("date", "The date of the event, formatted as 'MM/DD/YYYY'."),)
+
+    class _G:
+        tools = {"find": _T()}
+        either: dict = {}
+        ents: dict = {}
+
+    def verdict(v):
+        return check_values(None, _G(), [("find", {"date": v}, {}, {}, [])])
+
+    assert verdict("2024-05-23") == "value-outside-docs"
+    assert verdict("05/23/2024") is None
+
+
+def test_few_records_are_drills_or_tests():
+    """A flag saying a record is an exercise (`isDrill`, `is_test`, `demo`) is set on few records, as one that ends a
+    record is: most incidents are real (review 56: half of Grafana's incidents were drills, and a customer's report
+    was posted to one). An ordinary switch stays even."""
+    import random
+
+    from forgec.stdlib.values import generate_value
+
+    rng = random.Random(7)
+    drills = sum(generate_value({"type": "bool"}, "isDrill", rng, entity="Incident") is True for _ in range(400))
+    tests = sum(generate_value({"type": "bool"}, "is_test", rng, entity="Payment") is True for _ in range(400))
+    public = sum(generate_value({"type": "bool"}, "isPublic", rng, entity="Board") is True for _ in range(400))
+    assert drills < 80 and tests < 80  # about 10%
+    assert 140 < public < 260  # about half
+
+
+def test_a_parameter_the_tool_doc_lets_pass_by_name_is_name_addressed():
+    """Zotero's `create_collection` doc: "pass parent_collection (not parent_key) as either a collection key (...), a
+    collection name, or a 'Parent/Child' path"; `update_collection`: "parent_collection: key, name or 'Parent/Child'
+    path". A lookup of the parent's key is needless there (review 56: two sub-collection creates whose one lookup
+    the docs make optional); a param the sentence does not name is not."""
+    from forgec.gate import _said_by_name
+
+    create = ("Create a new collection (project/folder) in your Zotero library. To create a subcollection, pass "
+              "parent_collection (not parent_key) as either a collection key (8-character string like 'KMMQDFQ4'), a "
+              "collection name, or a 'Parent/Child' path when the name is shared. Use zotero_search_collections to find keys.")
+    update = ("Rename a collection. collection_key: the 8-character key of the collection to change. name: the new name, "
+              "or omit to keep it. parent_collection: key, name or 'Parent/Child' path of the new parent.")
+    assert _said_by_name(create, "parent_collection") and _said_by_name(update, "parent_collection")
+    assert not _said_by_name(update, "collection_key") and not _said_by_name(create, "name")
+    assert not _said_by_name("Move the card. list_id: the ID of the target list.", "list_id")
+
+
+def test_a_detail_level_is_how_much_a_listing_shows_not_a_field():
+    """`detail: keys_only|summary|full` (Zotero), `toolDetail: compact|summary|full` (Firecrawl), `model: minimal|full`
+    (Postman) shape the answer; none is a field the records hold or a filter on them."""
+    from forgec import ir
+    from forgec.synth.schema import is_modifier
+
+    def param(name, values):
+        return ir.Param(name=name, type=ir.Type(kind="string", values=tuple(values)), description="")
+
+    assert is_modifier(param("detail", ["keys_only", "summary", "full"]))
+    assert is_modifier(param("toolDetail", ["compact", "summary", "full"]))
+    assert is_modifier(param("model", ["minimal", "full"]))
+    assert not is_modifier(param("priority", ["low", "medium", "high"]))
+    assert not is_modifier(param("status", ["draft", "full", "closed"]))

@@ -106,11 +106,16 @@ def is_modifier(p: ir.Param) -> bool:
         return True  # `apiVersion: "1.0"`, `OCS-APIRequest: true`: the request's envelope, no field of a record
     if p.type.values and len(p.type.values) > 1 and {str(x).lower() for x in p.type.values} <= _OUTPUT_FORMATS:
         return True  # `response_format: markdown|json`: how the answer is written, not what a record holds
+    if p.type.values and (tokens(p.name)[-1:] in (["detail"], ["verbosity"]) or tokens(p.name)[-2:] == ["detail", "level"]
+                          or len({str(x).lower() for x in p.type.values} & _DETAIL_LEVELS) >= 2):
+        return True  # `detail: keys_only|summary|full`: how much of each record the answer shows (review 56: Zotero's
+        # collection listing filtered items by a `detail` "field" and ignored the collection)
     if p.type.kind == "number" and snake(p.name) in _CURSOR_WORDS:  # a fractional `top` is a position (a shape's top
         return bool(_RESULTS_DOC.search(p.description or ""))           # edge), unless its doc counts results
     return shapes_request(p.name, p.description or "", p.type.kind in ("integer", "number", "string"))
 
 
+_DETAIL_LEVELS = {"summary", "full", "minimal", "verbose", "compact", "brief", "keys_only", "ids_only"}
 _OUTPUT_FORMATS = {"markdown", "md", "json", "html", "text", "plain", "csv", "xml", "yaml", "concise", "detailed"}
 _PAGING = {"page", "offset", "cursor", "page_number", "page_token"}
 _CURSOR_WORDS = {"after", "before", "skip", "top"}  # OData/Stripe cursors by name, but also plain words
