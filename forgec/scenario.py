@@ -1055,6 +1055,8 @@ def qualifier(f: str, v: Any) -> str:
         return f"with {say(v)} {w}" if _COUNTISH.search(n) else f"with a {w} of {say(v)}"
     if n == "subject":
         return f'with the subject "{v}"'  # a message has a subject; it is not "called" it (review 31)
+    if n in ("intent", "purpose", "goal") and isinstance(v, str) and re.fullmatch(r"[a-z]+", v):
+        return f"to {v}" if is_verb(v) else f"for {v}"  # "a home in Chicago to rent", not "with the rent intent" (review 56)
     if _own_name(f):
         return f"called \"{v}\""  # the record's own name; a `new_name` or `embedding_function_name` is not what it is called
     if isinstance(v, str) and re.search(r"(^|_)(address|address1|line1|line_1|street)$", n):

@@ -183,3 +183,12 @@ def test_a_detail_level_is_how_much_a_listing_shows_not_a_field():
     assert is_modifier(param("model", ["minimal", "full"]))
     assert not is_modifier(param("priority", ["low", "medium", "high"]))
     assert not is_modifier(param("status", ["draft", "full", "closed"]))
+
+
+def test_an_intent_is_said_as_what_the_user_wants_to_do():
+    """SGD's `FindHomeByArea(intent: rent|buy)`: "a home to rent", not "with the rent intent" (review 56)."""
+    from forgec.scenario import qualifier
+
+    assert qualifier("intent", "rent") == "to rent" and qualifier("intent", "buy") == "to buy"
+    assert qualifier("purpose", "business") == "for business"
+    assert qualifier("color", "red") == "with the red color"  # other choices as before
