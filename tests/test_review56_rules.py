@@ -192,3 +192,15 @@ def test_an_intent_is_said_as_what_the_user_wants_to_do():
     assert qualifier("intent", "rent") == "to rent" and qualifier("intent", "buy") == "to buy"
     assert qualifier("purpose", "business") == "for business"
     assert qualifier("color", "red") == "with the red color"  # other choices as before
+
+
+def test_what_a_call_does_when_something_exists_is_no_field():
+    """`if_exists`, `If_Match`, `ifNotExists`, `create_missing_collections`, `search_all_libraries`, a "Query mode":
+    how the call behaves or where it looks, never a record's field (review 56: Zotero items held `if_exists`)."""
+    from forgec.synth.schema import shapes_request
+
+    for name in ("if_exists", "If_Match", "ifNotExists", "create_missing_collections", "search_all_libraries"):
+        assert shapes_request(name, ""), name
+    assert shapes_request("qmode", "Query mode (titleCreatorYear or everything)")
+    assert not shapes_request("identifier", "") and not shapes_request("mode", "Light or dark mode")
+    assert not shapes_request("ifc_code", "")

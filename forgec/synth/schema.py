@@ -83,7 +83,7 @@ _REQUEST_DOC = re.compile(r"\b(?:dry[- ]run|field mask|(?:label|field) selector|
                           # where and what a search looks, no value a record holds (calendar events: every event held them)
                           r"(?:query|search|time) window|window to search|(?:text|string|term|words?) to search for|"
                           # "Match only in subject field", "Match any sender from this domain": how a search matches
-                          r"match (?:only|any|all|exactly)\b|match exact|\bto match\b|"
+                          r"match (?:only|any|all|exactly)\b|match exact|\bto match\b|(?:query|search|matching) mode\b|"
                           # "Only emails larger than this size in KB", "True for unread only": which records a bulk call touches
                           r"only \w+ (?:larger|smaller|older|newer|before|after) than|true for \w+ only|"
                           # "If true, inactive projects will not be included in the result set", "If true, only root
@@ -154,8 +154,14 @@ def shapes_request(name: str, doc: str, scalar: bool = True) -> bool:
     if (len(toks) > 1 and toks[0] == "sort") or toks[:2] == ["order", "by"] or set(toks) & {"ascending", "descending"}:
         return True  # `sort_ascending`, `sort_by`, `order_by`: how the list is ordered, never a field it filters on (review 48:
         # Asana's search kept only tasks whose `sort_ascending` was false)
-    if len(toks) == 2 and toks[0] in ("search", "match", "sort", "filter") and toks[1] in ("type", "mode", "field", "kind"):
-        return True  # `search_type`, `match_mode`: how the search runs
+    if len(toks) == 2 and toks[0] in ("search", "match", "sort", "filter", "query", "q") and toks[1] in ("type", "mode", "field", "kind"):
+        return True  # `search_type`, `match_mode`, `qmode`: how the search runs
+    if toks and (toks[0] == "if" or toks[:2] in (["create", "missing"], ["on", "conflict"], ["replace", "existing"], ["skip", "existing"])
+                 or toks[:2] == ["search", "all"]):
+        # `if_exists`, `If_Match`, `ifNotExists`, `create_missing_collections`, `search_all_libraries`: what the call
+        # does when something is there or not, or where it looks; no field of the record (review 56: Zotero items
+        # holding `if_exists` and `create_missing_collections`)
+        return True
     if toks and toks[-1] in ("field", "column") and re.search(rf"\b{toks[-1]}\b", doc, re.I):
         return True  # `date_field` "Optional explicit date field override": which field the search reads, no value of one
     if _REQUEST_DOC.search(doc):
