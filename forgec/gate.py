@@ -70,6 +70,7 @@ REASONS: dict[str, str] = {
     "dictated-chain": "writes only, every argument dictated: no lookup or decision",
     "dictated-numbers": "a write dictates four or more bare numbers (coordinates, sizes, indexes): a form read out, not a request",
     "write-to-final": "a write acts on a record in a state the docs make final",
+    "ended-and-edited": "one write ends a record (its status to an end state) and edits its other fields",
     "deletes-default": "a delete acts on the account's default or primary record, which real APIs refuse",
     "create-adds-nothing": "a create tool only overwrites a field of an existing record (the act is modelled wrongly)",
     "mismatched-parents": "a write names two records where one belongs to another than the other (a repository of another organization)",
@@ -886,7 +887,29 @@ def check_final(c: Candidate, g: Gate, trace: list) -> str | None:
                 return "deletes-default"
             if isinstance(rec, dict) and _put_away(rec) and not _RESTORES.search(tool + " " + (g.tools[tool].doc or "" if tool in g.tools else "")):
                 return "write-to-final"  # an archived or deleted project takes no new issues (review 13)
+        if any(re.fullmatch(r"(?:\w+_)?(?:status|state)", str(k), re.I) and isinstance(v, str) and is_ending_state(v) for k, v in args.items()) \
+                and _ended_and_edited(diff):
+            return "ended-and-edited"  # an edit that sets an end status (not a cancel tool with its documented extras)
     return None
+
+
+_BOOKKEEPING = re.compile(r"(^|_)(updated|modified|changed|closed|cancell?ed|completed|ended|finished|resolved)(_?(at|on|date|time|by))?$|(^|_)version$", re.I)
+
+
+def _ended_and_edited(diff) -> bool:
+    """One write that sets a record's status to an end ("Cancelled") and changes another of its fields (review 57: "set
+    its status to Cancelled and its assignment priority to Medium"): nobody edits what they are ending in the same breath."""
+    by_rec: dict[tuple, list[tuple[str, Any]]] = {}
+    for d in diff:
+        parts = d.path.split("/")
+        if len(parts) == 5 and parts[1] == "entities" and d.op in ("change", "add"):
+            by_rec.setdefault((parts[2], parts[3]), []).append((_unescape(parts[4]), d.after))
+    for changes in by_rec.values():
+        ended = [f for f, v in changes if re.fullmatch(r"(?:\w+_)?(?:status|state)", f, re.I) and isinstance(v, str) and is_ending_state(v)]
+        others = [f for f, _v in changes if f not in ended and not _BOOKKEEPING.search(f)]
+        if ended and others:
+            return True
+    return False
 
 
 _DEFAULT_FLAG = re.compile(r"^(?:is_?)?(?:default|primary)(?:_?[a-z]+)?$", re.I)

@@ -1924,7 +1924,10 @@ class _Sampler:
                 out, vals = [], {}
                 outer = self._parent
                 # `seo: {title}` is the product's SEO title, not what the product is called; a request body's fields are the record's
-                item = isinstance(p.type, A.NamedType) and depth > 0 and self._item  # one of a list of new records: its own name
+                # one of a list of new records (the tool's own batch param): its own name; a list inside the record made
+                # (a Postman collection's `item: [{name}]`, its requests) holds other things, whose names are theirs (review 57:
+                # "a collection called X in the workspace called Y called Z")
+                item = isinstance(p.type, A.NamedType) and depth == 1 and self._item
                 # ... but an item's field named like one of the tool's own parameters says whose it is: "the type set to
                 # graphql and the file type set to root", not "the type ... and the type" (review 26, Postman)
                 clash = item and any(f.name in {q.name for q in tool.params} for f in fields)
@@ -1972,6 +1975,12 @@ class _Sampler:
                 if not vals:
                     return None
                 return A.RecordLit(tuple(out)), vals
+            sub = record_fields(m.env, strip_optional(t.item)) if isinstance(t, A.ListType) and depth >= 1 else None
+            if sub is not None and m.kinds.get(tool.name) == "create" and not any(m.key_entity(f.name, f.type) for f in sub):
+                # a list of sub-records inside the record made that names nothing of the world (a Postman collection's
+                # `item: [{name, description}]`, its requests; an order's line items name products and stay): none asked for, "create a collection called X" (review 57: the requests' names and
+                # descriptions were said as the collection's: "called X ... called Y", "description A and description B")
+                return A.ListLit(()), []
             if isinstance(t, A.ListType) and depth < (2 if m.user is not None else 3):  # a store's batch: [{name, observations: [...]}]
                 self._item = True
                 try:
@@ -2285,10 +2294,16 @@ class _Sampler:
                 if rec and made_ent and made_ent != noun and is_problem(noun) and _own_name(name) and _name_of(rec) and \
                         norm(name) in ("title", "subject"):
                     return f"Re: {_name_of(rec)}"  # an article added to a ticket is about that ticket, not another problem (review 21)
+                asked_as = (noun, written)  # the record acted on: what a value falls back to being about
                 if made_ent and made_ent != noun and noun and (is_person(noun) or norm(noun).split("_")[-1] in ORG_WORDS):
                     fed = {y.id for x in A.walk(tool) if isinstance(x, A.Insert) and x.entity == made_ent
                            for fi in x.fields for y in A.walk(fi.value) if isinstance(y, A.Name)}
-                    if name in fed and any(_own_name(q.name) for q in tool.params if q.name in fed):
+                    if name in fed and any(_own_name(q.name) for q in tool.params if q.name in fed) or (
+                            norm(noun).split("_")[-1] in ORG_WORDS and (_own_name(name) or norm(name) == "description")):
+                        # (a collection made in a workspace by a body `collection: {info: {name, description}}` too,
+                        # review 57: Postman collections named "Holt Ltd", described "Long-time customer since 2019.")
+                        if name not in fed:
+                            written = made_ent  # ... and named as its own kind is (a topic), not as the workspace is
                         noun = made_ent  # a named thing made in a workspace (a tag) is named and noted like a tag, not like the workspace's
                         # company; a reply on a ticket stays about the ticket
                 taken = set()
@@ -2302,6 +2317,9 @@ class _Sampler:
                                       taken=frozenset(taken), configured=SET_UP.search(text) is not None,
                                       renaming=cur if isinstance(cur, str) and _own_name(name) and made_ent is None else None)  # a new record
                     # made under the one acted on (a tag in a workspace) renames nothing
+                    if made is None and (noun, written) != asked_as:
+                        noun, written = asked_as  # nothing a record of the made kind is called: as before, the workspace's words
+                        continue
                     if isinstance(made, str) and is_file_field(name):
                         made = fit_extension(made, f"{doc or ''} {tool.doc}", rng)  # "The valid file types are: jpg, png and pdf" (the tool's doc)
                     if made is None or (made != cur and made.lower() not in taken):
@@ -2824,6 +2842,12 @@ class _Sampler:
         holds = sc.rng.random() < 0.6
         if ending_flag:
             want = False
+        elif not edit and isinstance(v, bool):
+            # a record let go of because it is no longer needed is one not in use: "only if it is not enabled", "only if
+            # it is archived", never "only if it is enabled" (review 57: "Since I no longer need it ... but only if it
+            # is enabled")
+            word = _flag_word(f)
+            want = is_ending_state(word) or word in _IDLE_FLAGS
         elif v in values:
             want = v if holds else sc.rng.choice([x for x in values if x != v] or [v])
         else:
@@ -3751,6 +3775,11 @@ _API_TOKEN = re.compile(r"[a-z]+(?:[A-Z][a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)
 # a record so flagged is gone for its owner: "only if it is not deleted" is bookkeeping, no condition a person sets
 # (review 38); "not archived", "not closed" are states a person sees
 _ERASED = {"delete", "remove", "erase", "destroy", "purge", "trash", "drop"}
+
+
+# flags whose true side means a record is out of use (the side a delete "because I no longer need it" asks for)
+_IDLE_FLAGS = frozenset({"disabled", "inactive", "paused", "suspended", "stopped", "muted", "hidden", "unused", "deprecated",
+                         "expired", "blocked", "locked", "offline", "idle", "dormant", "retired"})
 
 
 def _condition_flag(field: str) -> str:

@@ -204,3 +204,37 @@ def test_what_a_call_does_when_something_exists_is_no_field():
     assert shapes_request("qmode", "Query mode (titleCreatorYear or everything)")
     assert not shapes_request("identifier", "") and not shapes_request("mode", "Light or dark mode")
     assert not shapes_request("ifc_code", "")
+
+
+def test_one_write_does_not_end_a_record_and_edit_it():
+    """Review 57: "set its status to Cancelled and its assignment priority to Medium" in one update. The gate refuses a
+    write that moves a record's status to an end and changes another of its fields; bookkeeping stamps do not count."""
+    from forgec.gate import _ended_and_edited
+    from forgec.tasks import state_diff
+
+    before = {"entities": {"Task": {"t1": {"name": "t1", "status": "Open", "assignment_priority": "Low", "modified": "a"}}}}
+
+    def after(**kw):
+        rec = dict(before["entities"]["Task"]["t1"], **kw)
+        return {"entities": {"Task": {"t1": rec}}}
+
+    assert _ended_and_edited(state_diff(before, after(status="Cancelled", assignment_priority="Medium")))
+    assert not _ended_and_edited(state_diff(before, after(status="Cancelled", modified="b")))  # a stamp is bookkeeping
+    assert not _ended_and_edited(state_diff(before, after(status="Working", assignment_priority="Medium")))  # no end
+
+
+def test_a_record_let_go_of_is_one_not_in_use():
+    """Review 57: "Since I no longer need it, ... delete my configuration ..., but only if it is enabled". A delete's
+    flag condition asks for the side that means out of use."""
+    import random
+
+    from forgec.scenario import _IDLE_FLAGS, _flag_word
+    from forgec.english import is_ending_state
+
+    def idle(field):
+        w = _flag_word(field)
+        return is_ending_state(w) or w in _IDLE_FLAGS
+
+    assert not idle("enabled") and not idle("isActive") and not idle("is_public")
+    assert idle("disabled") and idle("is_archived") and idle("paused")
+    assert random  # (the sampler's own use: tests/test_scenario.py builds whole tasks)
