@@ -26,6 +26,7 @@ The checks, in the order `check` runs them (cheapest first):
 | `dictated-chain`     | writes only, every argument dictated: a form filled in, no lookup or decision        |
 | `dictated-numbers`   | one write dictates four or more bare numbers (coordinates, sizes, indexes): a form, not a request |
 | `write-to-final`     | a write acts on a record whose state the docs make final (and the tool does not allow it) |
+| `ended-and-edited`   | one edit sets a record's status to an end and changes its other fields ("cancel it and raise its priority") |
 | `deletes-default`    | a delete acts on the account's default or primary record (the default calendar) |
 | `create-adds-nothing`| a create tool only overwrites a field of an existing record: the act is modelled wrongly |
 | `undone-write`       | a later write restores a value an earlier write changed                              |
