@@ -1996,7 +1996,11 @@ class _Sampler:
         # a field of an object parameter says whose it is ("the seo title"), unless the object is the record acted on
         # ("set its description", not "set its workspace description" of the workspace)
         whose = f"{self._parent}_{p.name}" if self._parent and depth and norm(self._parent) != norm(rec_ent or "") else p.name
-        said.append(_say_param(whose, v))
+        made = m.returned_entity(tool) if m.kinds.get(tool.name) == "create" and not depth else None
+        if made and isinstance(v, str) and norm(p.name) == norm(made).split("_")[-1] and not looks_like_id(v):
+            said.append(f'called "{v}"')  # `create_branch(branch)`: the new branch's name, "a branch called fix/x", not "with branch" (review 57)
+        else:
+            said.append(_say_param(whose, v))
         sc.said_of[said[-1]] = (whose, v)
         return sc.fact(p.name, v), v
 

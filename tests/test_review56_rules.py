@@ -238,3 +238,22 @@ def test_a_record_let_go_of_is_one_not_in_use():
     assert not idle("enabled") and not idle("isActive") and not idle("is_public")
     assert idle("disabled") and idle("is_archived") and idle("paused")
     assert random  # (the sampler's own use: tests/test_scenario.py builds whole tasks)
+
+
+def test_a_create_param_named_for_the_made_record_is_its_name(tmp_path):
+    """GitLab's `create_branch(project_id, branch, ref)`: `branch` is the new branch's name, "create a new branch called
+    "fix/x" in my project called Y", never "with branch fix/x" (review 57). Checked on the real GitLab docs."""
+    import json
+
+    from forgec.build import CompileOptions, compile_build
+
+    out = tmp_path / "b"
+    res = compile_build(CompileOptions(inputs=[BROAD / "npm_zereight_mcp_gitlab"], out=out, tasks_per_env=40, seed=0, oracle_check=False))
+    assert not [d for d in res.diagnostics if d.is_error]
+    tasks = [json.loads(line) for f in sorted((out / "tasks").glob("*.jsonl")) for line in f.read_text().splitlines()]
+    made = [t for t in tasks if any(c["tool"] == "create_branch" for c in t["gold_calls"])]
+    assert made, "the build makes branches"
+    for t in made:
+        branch = next(c for c in t["gold_calls"] if c["tool"] == "create_branch")["arguments"]["branch"]
+        assert f'branch called "{branch}"' in t["instruction"], t["instruction"]
+        assert "with branch" not in t["instruction"]
