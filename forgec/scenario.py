@@ -2322,6 +2322,9 @@ class _Sampler:
                                       renaming=cur if isinstance(cur, str) and _own_name(name) and made_ent is None else None)  # a new record
                     # made under the one acted on (a tag in a workspace) renames nothing
                     if made is None and (noun, written) != asked_as:
+                        if norm(name) == "description":
+                            break  # no description of the made kind: none asked for, never a note on the workspace's company
+                            # (review 58: a Postman collection "described" as "Prefers to be contacted by email.")
                         noun, written = asked_as  # nothing a record of the made kind is called: as before, the workspace's words
                         continue
                     if isinstance(made, str) and is_file_field(name):
