@@ -888,10 +888,17 @@ def check_final(c: Candidate, g: Gate, trace: list) -> str | None:
                 return "deletes-default"
             if isinstance(rec, dict) and _put_away(rec) and not _RESTORES.search(tool + " " + (g.tools[tool].doc or "" if tool in g.tools else "")):
                 return "write-to-final"  # an archived or deleted project takes no new issues (review 13)
-        if any(re.fullmatch(r"(?:\w+_)?(?:status|state)", str(k), re.I) and isinstance(v, str) and is_ending_state(v) for k, v in args.items()) \
-                and _ended_and_edited(diff):
+        if any(_ends(str(k), v) for k, v in args.items()) and _ended_and_edited(diff):
             return "ended-and-edited"  # an edit that sets an end status (not a cancel tool with its documented extras)
     return None
+
+
+_STATUS_FIELD = re.compile(r"(?:\w+_)?(?:status|state)", re.I)
+
+
+def _ends(field: str, value: Any) -> bool:
+    """Whether `field` is a status set to an end state ("Cancelled")."""
+    return _STATUS_FIELD.fullmatch(field) is not None and isinstance(value, str) and is_ending_state(value)
 
 
 _BOOKKEEPING = re.compile(r"(^|_)(updated|modified|changed|closed|cancell?ed|completed|ended|finished|resolved)(_?(at|on|date|time|by))?$|(^|_)version$", re.I)
@@ -906,7 +913,7 @@ def _ended_and_edited(diff) -> bool:
         if len(parts) == 5 and parts[1] == "entities" and d.op in ("change", "add"):
             by_rec.setdefault((parts[2], parts[3]), []).append((_unescape(parts[4]), d.after))
     for changes in by_rec.values():
-        ended = [f for f, v in changes if re.fullmatch(r"(?:\w+_)?(?:status|state)", f, re.I) and isinstance(v, str) and is_ending_state(v)]
+        ended = [f for f, v in changes if _ends(f, v)]
         others = [f for f, _v in changes if f not in ended and not _BOOKKEEPING.search(f)]
         if ended and others:
             return True

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from forgec.english import CLOSED_CLASS, DESTINATION_PARAM, MOVING_VERBS, SUBSET_WORDS, is_ending_state, is_plural, language_name, participle, plural, singular
-from forgec.english import GRANTING_VERBS, PREPOSITIONS, lemmas, verb_base, verb_lemma
+from forgec.english import GRANTING_VERBS, PREPOSITIONS, lemmas, verb_lemma
 from forgec.stdlib.values import MINOR_UNITS_DOC, ORG_WORDS, SET_UP
 from forgec.english import with_article as _a
 from forgec.graph import ToolGraph, prim_class, record_fields, strip_optional

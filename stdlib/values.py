@@ -458,11 +458,17 @@ ENDED = {"deleted", "delete", "archived", "archive", "cancelled", "canceled", "c
 _ABNORMAL = re.compile(r"^(?:errors?|failure(?:_\w+)?|warnings?|exception|error_\w+|last_error)$", re.I)  # set only when something went wrong
 
 
-def ends_record(field_name: str) -> bool:
-    """Whether a field marks a record's end: `deleted`, `is_archived`, `deleted_at`, `delete_at`, `cancelled_on`."""
+def _flag_words(field_name: str) -> list[str]:
+    """A flag's words without its leading copula: `is_archived`, `isDrill` -> the state's words."""
     ws = _words(field_name)
     if ws and ws[0] in ("is", "was", "has", "been"):
         ws = ws[1:]
+    return ws
+
+
+def ends_record(field_name: str) -> bool:
+    """Whether a field marks a record's end: `deleted`, `is_archived`, `deleted_at`, `delete_at`, `cancelled_on`."""
+    ws = _flag_words(field_name)
     if len(ws) == 2 and ws[1] in ("at", "on", "date", "time", "timestamp"):
         ws = ws[:1]
     return len(ws) == 1 and ws[0] in ENDED
@@ -479,9 +485,7 @@ _UNREAL = frozenset({"drill", "test", "demo", "sample", "dummy", "mock", "fake",
 
 def _marks_unreal(field_name: str) -> bool:
     """`isDrill`, `is_test`, `demo`: a flag saying the record is an exercise, not the real thing."""
-    ws = _words(field_name)
-    if ws and ws[0] in ("is", "was"):
-        ws = ws[1:]
+    ws = _flag_words(field_name)
     return len(ws) == 1 and ws[0] in _UNREAL
 
 

@@ -226,8 +226,6 @@ def test_one_write_does_not_end_a_record_and_edit_it():
 def test_a_record_let_go_of_is_one_not_in_use():
     """Review 57: "Since I no longer need it, ... delete my configuration ..., but only if it is enabled". A delete's
     flag condition asks for the side that means out of use."""
-    import random
-
     from forgec.scenario import _IDLE_FLAGS, _flag_word
     from forgec.english import is_ending_state
 
@@ -237,7 +235,6 @@ def test_a_record_let_go_of_is_one_not_in_use():
 
     assert not idle("enabled") and not idle("isActive") and not idle("is_public")
     assert idle("disabled") and idle("is_archived") and idle("paused")
-    assert random  # (the sampler's own use: tests/test_scenario.py builds whole tasks)
 
 
 def test_a_create_param_named_for_the_made_record_is_its_name(tmp_path):

@@ -1109,7 +1109,7 @@ def _split_kinds(s: Schema) -> None:
             q = v.nouns[i - 1] if i else ""
             if not q.isalpha() or q in STOP or q in STATUS_WORDS or ("NOUN" in lemmas(q) and singular(q) != q):
                 continue  # a plural before the head is the parent's collection (`/boards/{board}/members`), not a kind
-            groups.setdefault(v.nouns[i - 1], []).append(v)
+            groups.setdefault(q, []).append(v)
         keyed = {q: {v.key_param for v in g if v.key_param} for q, g in groups.items()}
         keyed = {q: k for q, k in keyed.items() if k and len(groups[q]) >= 2}
         if len(keyed) < 2 or any(a & b for a in keyed.values() for b in keyed.values() if a is not b):
@@ -1128,9 +1128,9 @@ def _split_kinds(s: Schema) -> None:
                     ent.aliases.remove(a)
                 if a not in new.aliases:
                     new.aliases.append(a)
+            for v in groups[q]:
+                v.target = name
             for v in s.views.values():
-                if v.target == ent.name and v in groups.get(q, []):
-                    v.target = name
                 if q in v.nouns:
                     for pn, en in list(v.refs.items()):
                         if en == ent.name and pn in moved:
