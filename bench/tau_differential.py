@@ -98,6 +98,7 @@ TAU_ROOT: Path
 TAU_ENVS: Path
 TAU_DATA: Path | None
 TAU_DOCS: Path
+USE_WIKI = True  # compile the docs with τ-bench's wiki.md beside them (`--no-wiki`: the tool docs alone)
 TAU_FILES = {"retail": ("users", "orders", "products"), "airline": ("users", "flights", "reservations")}
 
 DELETED = "<deleted>"
@@ -223,7 +224,9 @@ def compile_forge(domain: str, root: Path, tasks_per_env: int = 1) -> Forge:
     state = tau_world(domain, root, data_dir=tau_data_dir(domain))
     out = root / "build"
     t0 = time.perf_counter()
-    res = compile_build(CompileOptions(inputs=[TAU_DOCS / env], out=out, tasks_per_env=tasks_per_env,
+    wiki = TAU_ENVS / domain / "wiki.md"  # the domain's policy page: its rules are read like the tool docs (issue 20)
+    pages = [wiki] if USE_WIKI and wiki.is_file() else []
+    res = compile_build(CompileOptions(inputs=[TAU_DOCS / env, *pages], out=out, tasks_per_env=tasks_per_env,
                                        oracle_check=False, states={env: state}))
     secs = time.perf_counter() - t0
     errs = [d for d in res.diagnostics if d.is_error]
@@ -698,6 +701,7 @@ def main() -> None:
     ap.add_argument("--domain", choices=DOMAINS, action="append", help="retail or airline (default both)")
     ap.add_argument("--limit", type=int, default=0, help="the first N (deduplicated) tasks per domain")
     ap.add_argument("--top", type=int, default=10)
+    ap.add_argument("--no-wiki", action="store_true", help="compile the tool docs alone, without the domain's wiki.md policy page")
     ap.add_argument("--json", type=Path, help="also write the summaries and reasons as JSON here")
     ap.add_argument("--repo-copies", action="store_true", help="read τ-bench from the repository's copies (tests/corpus), not ../shared")
     ap.add_argument("--tau-root", type=Path, help="the folder holding τ-bench's tau_bench/ (tools, tasks*.py)")
@@ -706,7 +710,10 @@ def main() -> None:
     ap.add_argument("--docs", type=Path, help="the folder holding the tool docs tau_bench_<domain>/")
     a = ap.parse_args()
     configure(a.tau_root, a.tau_data, a.docs, repo=a.repo_copies)
-    print(f"τ-bench from {TAU_ROOT}, data from {tau_data_dir('<domain>')}, docs from {TAU_DOCS}\n", flush=True)
+    global USE_WIKI
+    USE_WIKI = not a.no_wiki
+    print(f"τ-bench from {TAU_ROOT}, data from {tau_data_dir('<domain>')}, docs from {TAU_DOCS}"
+          f"{' with the domain wiki.md' if USE_WIKI else ' (no wiki)'}\n", flush=True)
     t0 = time.perf_counter()
     out = []
     with tempfile.TemporaryDirectory(prefix="forgec-tau-diff-") as d:

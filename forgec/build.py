@@ -552,8 +552,21 @@ def codegen_stage(job: EnvJob) -> None:
             reason=r.get("reason"),
         )
     rec.dropped_tools = sorted(t for t, r in rec.tools.items() if not r.verified)
+    _write_policy(job)
     _warn_refused_python(job)
     _warn_unverified(job)
+
+
+def _write_policy(job: EnvJob) -> None:
+    """The docs' policy pages -> envs/<env>/policy.md (recorded and hashed like the module): the prose the agent's
+    system prompt carries at eval time (runtime.episode.agent_system_prompt), as tau-bench gives its wiki."""
+    pages = job.ir.policy if job.ir is not None else ()
+    if not pages:
+        return
+    data = ("\n\n".join(p.text.strip() for p in pages) + "\n").encode("utf-8")
+    rel = f"envs/{job.name}/policy.md"
+    job.out.files[rel] = data
+    job.rec.policy = FileRecord(path=rel, hash=sha256_text(data))
 
 
 def _warn_unverified(job: EnvJob) -> None:
@@ -1035,7 +1048,7 @@ def build_env(ir_env: Any, opts: CompileOptions, prev: PrevEnv | None, user_file
     A failed env keeps its previous sources in the new build (see `_keep_sources`).
     """
     out = EnvOutput(ir_env.name)
-    rec = EnvRecord(sources=portable_sources(ir_env.sources), ir_hash=sha256_text(ir_env.model_dump_json()))
+    rec = EnvRecord(sources=portable_sources(ir_env.sources), ir_hash=sha256_text(ir_env.digest_json()))
     job = EnvJob(ir_env, opts, prev, user_files, out, rec)
     try:
         run_stages(job)
@@ -1241,7 +1254,7 @@ def _run_envs(jobs_in: list, opts: CompileOptions, prev_manifest: Manifest | Non
     # (a worker pool costs more than they do).
     same_opts = prev_manifest is not None and prev_manifest.metadata.options == opts.output_options()
     cold = [j for j in jobs_in if not (same_opts and j[1] is not None and not j[1].record.failed
-                                      and j[1].record.ir_hash == sha256_text(j[0].model_dump_json()))]
+                                      and j[1].record.ir_hash == sha256_text(j[0].digest_json()))]
     warm = [j for j in jobs_in if j not in cold]
     results: list[EnvOutput] = []
     if opts.jobs > 1 and len(cold) > 1:

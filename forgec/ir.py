@@ -121,6 +121,16 @@ class Tool(BaseModel):
         return None
 
 
+class PolicyDoc(BaseModel):
+    """A policy or manual page beside the tool docs (Markdown or text: tau-bench's wiki.md, a product's help
+    page): its rules become preconditions and effects (forgec/synth/policy.py) and the agent reads it at eval time."""
+
+    model_config = ConfigDict(frozen=True)
+
+    file: str
+    text: str
+
+
 class Environment(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -129,6 +139,12 @@ class Environment(BaseModel):
     definitions: dict[str, Type] = Field(default_factory=dict)
     description: str = ""
     sources: tuple[str, ...] = ()
+    policy: tuple[PolicyDoc, ...] = ()
+
+    def digest_json(self) -> str:
+        """The JSON an env's `ir_hash` is taken over: with no policy pages the field is left out, so a build
+        of docs without one keeps the hash (and the manifest) it had before policy pages were read."""
+        return self.model_dump_json(exclude={"policy"} if not self.policy else None)
 
     def deref(self, t: Type | None) -> Type | None:
         """`t` with `ref`s to this env's definitions followed (at most 8 deep: recursive schemas stop)."""

@@ -73,6 +73,8 @@ class EnvRecord(_M):
     module: FileRecord | None = None
     state: FileRecord | None = None
     tasks: FileRecord | None = None
+    policy: FileRecord | None = Field(None, description="envs/<env>/policy.md: the policy pages read beside the docs, given to "
+                                      "the agent (and the simulated user) at eval time; null when the docs had none")
     tools: dict[str, ToolRecord] = Field(default_factory=dict)
     dropped_tools: list[str] = Field(default_factory=list)
     blueprints: dict[str, BlueprintRecord] = Field(default_factory=dict)

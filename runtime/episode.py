@@ -32,6 +32,21 @@ AGENT_SYSTEM_PROMPT = (
     "and ask the user to confirm; tell the user the results they asked for; when the request is done, say so."
 )
 
+
+
+def agent_system_prompt(policy: str = "") -> str:
+    """The agent's system prompt: eval's instructions, then the env's policy pages (envs/<env>/policy.md, the
+    docs' own rules: what may be cancelled when, where a refund goes) when the docs had any, as tau-bench gives
+    its wiki to the agent."""
+    policy = (policy or "").strip()
+    return f"{AGENT_SYSTEM_PROMPT}\n\n# Policy\n\n{policy}" if policy else AGENT_SYSTEM_PROMPT
+
+
+def build_policy(build: Any, env: str) -> str:
+    """The policy text a loaded build holds for `env` ("" when none; a test double without `policies` too)."""
+    return (getattr(build, "policies", None) or {}).get(env, "")
+
+
 # Why an episode ended.
 END_USER_STOP = "user_stop"
 END_MAX_TURNS = "max_turns"
@@ -279,7 +294,7 @@ def episode_loop(ep: Episode, build: Any, task: Task, limits: EpisodeLimits, wan
     if made is None:
         return ep
     env, names = made
-    ep.messages.append({"role": "system", "content": AGENT_SYSTEM_PROMPT})
+    ep.messages.append({"role": "system", "content": agent_system_prompt(build_policy(build, task.env))})
     try:
         go = yield from user_turn(ep)
         while go:

@@ -74,6 +74,7 @@ class Build:
     _forks: dict[tuple[str, str], int] = field(default_factory=dict, repr=False)
     modified: list[str] = field(default_factory=list)  # integrity problems accepted with allow_modified_build
     _blobs: dict[str, bytes] = field(default_factory=dict, repr=False)  # verified state bytes, parsed on first use
+    policies: dict[str, str] = field(default_factory=dict)  # env -> its policy page(s) (envs/<env>/policy.md), verified
     _unrecorded: frozenset[str] = field(default_factory=frozenset, repr=False)  # state files checked by hash on use
 
     def __post_init__(self) -> None:
@@ -377,7 +378,7 @@ def _expected_files(root: Path, envs: dict) -> tuple[dict[str, tuple[str, str, s
     problems: list[str] = []
     for name in sorted(envs):
         rec = envs[name] if isinstance(envs[name], dict) else {}
-        for kind in ("module", "state", "tasks"):
+        for kind in ("module", "state", "tasks", "policy"):
             if rec.get(kind) is None or (kind == "tasks" and isinstance(rec.get(kind), int)):
                 continue  # nothing recorded (a hand-made fixture's task count is no record)
             r = _record(rec[kind])
@@ -517,8 +518,15 @@ def load(build_dir: str | Path, *, allow_modified_build: bool = False) -> Build:
         dup = sorted({i for i in ids if ids.count(i) > 1})[0]
         raise BuildError("corrupt-build", f"task id {dup!r} appears more than once", str(root / "tasks"))
     blobs = {rel: b for rel, b in integ.blobs.items() if rel in integ.states}
+    policies = {}
+    for name, rec in sorted((manifest.get("envs") or {}).items()):
+        r = _record(rec.get("policy")) if isinstance(rec, dict) else None
+        data = integ.blobs.get(r[0]) if r else None
+        if data is not None:
+            policies[name] = data.decode("utf-8", "replace")
     unrecorded = frozenset(t.initial_state_file for t in tasks if t.initial_state_file and t.initial_state_file not in integ.states)
-    return Build(root=root, envs=envs, tasks=tasks, manifest=manifest, modified=problems, _blobs=blobs, _unrecorded=unrecorded)
+    return Build(root=root, envs=envs, tasks=tasks, manifest=manifest, modified=problems, _blobs=blobs, _unrecorded=unrecorded,
+                 policies=policies)
 
 
 def _usable(root: Path, tasks: list[Task], envs: dict, problems: list[str], allow: bool) -> list[Task]:

@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "corpus" / "core"  # 8 doc sets in 5 formats
 BROAD = REPO / "tests" / "corpus" / "broad"  # the broad corpus's doc sets that a test names
 TAU_DATA = REPO / "tests" / "corpus" / "tau_bench_data"  # tau-bench's airline/retail world data, *.json.gz
-TAU_CODE = REPO / "tests" / "corpus" / "tau_bench_code"  # tau-bench's tools (both domains) and retail's tasks_test.py
+TAU_CODE = REPO / "tests" / "corpus" / "tau_bench_code"  # tau-bench's tools and wiki.md (both domains) and retail's tasks_test.py
 # tests/corpus holds upstream code (tau_bench_code/.../tasks_test.py matches pytest's `*_test.py`): data, not tests.
 collect_ignore = ["corpus"]
 EXAMPLES = REPO / "examples"

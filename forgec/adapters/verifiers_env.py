@@ -34,7 +34,7 @@ from pydantic import Field, model_validator
 import verifiers.v1 as vf
 from forgec.gym import ForgecEnv as GymEnv
 from forgec.runtime.agents import OpenAIAgent
-from forgec.runtime.episode import AGENT_SYSTEM_PROMPT, EpisodeLimits
+from forgec.runtime.episode import EpisodeLimits, agent_system_prompt, build_policy
 from forgec.runtime.loader import Build, BuildError, load
 from forgec.runtime.scenario import opening
 from forgec.tasks import Task as ForgecTaskRecord
@@ -56,10 +56,10 @@ def open_build(build: str | Path, allow_modified_build: bool = False) -> Build:
     return b
 
 
-def prompt_messages(task: ForgecTaskRecord) -> list[dict]:
+def prompt_messages(task: ForgecTaskRecord, policy: str = "") -> list[dict]:
     """What the agent is given first in `forgec eval` (and in `forgec export hf`'s prompt column): eval's system
     prompt, then the scripted user's opening."""
-    return [{"role": "system", "content": AGENT_SYSTEM_PROMPT}, {"role": "user", "content": opening(task)}]
+    return [{"role": "system", "content": agent_system_prompt(policy)}, {"role": "user", "content": opening(task)}]
 
 
 # --------------------------------------------------------------------------- task
@@ -166,7 +166,7 @@ class ForgecTaskset(vf.Taskset[ForgecTask, ForgecTasksetConfig]):
         cfg = self.config
         build = open_build(cfg.task.build or cfg.build, cfg.task.allow_modified_build)
         chosen = build.tasks_for(list(cfg.tasks) or None)  # an unknown id or env: BuildError unknown-task
-        return [ForgecTask(ForgecData(id=t.id, name=t.id, env=t.env, prompt=prompt_messages(t)), cfg.task) for t in chosen]
+        return [ForgecTask(ForgecData(id=t.id, name=t.id, env=t.env, prompt=prompt_messages(t, build_policy(build, t.env))), cfg.task) for t in chosen]
 
 
 # --------------------------------------------------------------------------- harness: the agent side of the episode

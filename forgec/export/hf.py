@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from forgec.export import staged, write_marker
 from forgec.tasks import Task, TaskStats
-from forgec.runtime.episode import AGENT_SYSTEM_PROMPT
+from forgec.runtime.episode import agent_system_prompt
 from forgec.runtime.scenario import opening
 
 EXPORT_SCHEMA_VERSION = "1.0"
@@ -61,19 +61,20 @@ SCHEMA = pa.schema([
 ], metadata={b"forgec_export_schema": EXPORT_SCHEMA_VERSION.encode()})
 
 
-def prompt_messages(task: Task) -> list[dict]:
-    """The conversation an agent is given first in `forgec eval`: eval's system prompt, then the scripted user's opening."""
+def prompt_messages(task: Task, policy: str = "") -> list[dict]:
+    """The conversation an agent is given first in `forgec eval`: eval's system prompt (with the env's policy),
+    then the scripted user's opening."""
 
-    return [{"role": "system", "content": AGENT_SYSTEM_PROMPT}, {"role": "user", "content": opening(task)}]
+    return [{"role": "system", "content": agent_system_prompt(policy)}, {"role": "user", "content": opening(task)}]
 
 
-def task_row(task: Task, tools_json: str) -> dict:
+def task_row(task: Task, tools_json: str, policy: str = "") -> dict:
     """One dataset row (`SCHEMA`) for `task`; `tools_json`: the env's OpenAI tool schemas as JSON text."""
     d = task.model_dump(mode="json")
     u = d["user"]
     return {
         "id": d["id"], "env": d["env"], "schema_version": d["schema_version"],
-        "prompt": prompt_messages(task), "tools": tools_json, "instruction": d["instruction"],
+        "prompt": prompt_messages(task, policy), "tools": tools_json, "instruction": d["instruction"],
         "user": {"goal": u["goal"], "persona": u["persona"], "facts": _j(u["facts"]), "scenario": _j(u["scenario"])},
         "gold_calls": [{"node": g["node"], "tool": g["tool"], "arguments": _j(g["arguments"]), "result": _j(g["result"]),
                         "write": g["write"]} for g in d["gold_calls"]],
@@ -164,7 +165,8 @@ def export_hf(build: Any, out: Path) -> dict[str, int]:
         for env, tasks in by_env.items():
             mod = build.envs.get(env)
             tools_json = _j(list(getattr(mod, "TOOLS", [])))
-            rows = [task_row(t, tools_json) for t in sorted(tasks, key=lambda t: t.id)]
+            policy = (getattr(build, "policies", None) or {}).get(env, "")
+            rows = [task_row(t, tools_json, policy) for t in sorted(tasks, key=lambda t: t.id)]
             _write(tmp / "data" / _file_name(env), rows)
             counts[env] = len(rows)
         if not counts:  # a build without envs still loads: one file with the schema and no rows

@@ -83,9 +83,12 @@ def tau2_task(task: Task) -> dict:
     return out
 
 
-def _policy(env: str, tools: list[dict]) -> str:
-
-    lines = [f"# {env} agent policy", "", AGENT_SYSTEM_PROMPT, "", "## Tools", ""]
+def _policy(env: str, tools: list[dict], pages: str = "") -> str:
+    """τ²-bench's policy.md: eval's instructions, the docs' own policy pages (when they had any), the tools."""
+    lines = [f"# {env} agent policy", "", AGENT_SYSTEM_PROMPT, ""]
+    if pages.strip():
+        lines += ["## Policy", "", pages.strip(), ""]
+    lines += ["## Tools", ""]
     for t in tools:
         fn = t["function"]
         lines.append(f"* `{fn['name']}`: {' '.join((fn.get('description') or '').split())}")
@@ -109,7 +112,7 @@ def export_tau2(build: Any, out: Path) -> dict[str, int]:
             (d / "tasks.json").write_text(json.dumps([tau2_task(t) for t in tasks], indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
             (d / "split_tasks.json").write_text(json.dumps({"base": [t.id.split("/", 1)[-1] for t in tasks]}, indent=2) + "\n")
             (d / "tools.json").write_text(json.dumps(tools, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-            (d / "policy.md").write_text(_policy(env, tools), encoding="utf-8")
+            (d / "policy.md").write_text(_policy(env, tools, (getattr(build, "policies", None) or {}).get(env, "")), encoding="utf-8")
             state_file = next((t.initial_state_file for t in tasks if t.initial_state_file), f"states/{env}.json")
             src = Path(build.root) / state_file
             if src.is_file():

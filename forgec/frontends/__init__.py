@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from forgec.diagnostics import INTERNAL, Diagnostic, Span, error, warning
-from forgec.ir import Environment, Tool, Type
+from forgec.ir import Environment, PolicyDoc, Tool, Type
 
 from . import codes
 from .detect import read_doc
@@ -37,6 +37,18 @@ GENERIC_STEMS = frozenset(
         "api", "apis", "api_spec", "openapi", "openapi_spec", "swagger", "spec", "schema", "index", "mcp",
     }
 )
+
+
+# Markdown or text beside the tool docs is a policy or manual page (tau-bench's wiki.md, a product's help page);
+# a repository's own files about itself are not
+POLICY_SUFFIXES = frozenset({".md", ".markdown", ".txt"})
+_NOT_POLICY = re.compile(r"^(readme|license|licence|copying|notice|changelog|changes|history|contributing|authors|"
+                         r"security|code_of_conduct|requirements)\b", re.I)
+POLICY_MAX_BYTES = 1_000_000  # a policy page is prose a person wrote; a bigger file is a dump, not read
+
+
+def is_policy_file(p: Path) -> bool:
+    return p.suffix.lower() in POLICY_SUFFIXES and not _NOT_POLICY.match(p.name) and not p.name.startswith(".")
 
 
 def normalize_env_name(name: str) -> str:
@@ -159,8 +171,18 @@ def _inside(f: Path, folder: Path, diags: list[Diagnostic]) -> bool:
     return False
 
 
-def _group(paths: list[str | Path], diags: list[Diagnostic]) -> dict[str, list[Path]]:
+def _group(paths: list[str | Path], diags: list[Diagnostic], policies: dict[str, list[Path]] | None = None) -> dict[str, list[Path]]:
+    """Doc files by environment name; policy pages (`is_policy_file`) go into `policies` under the env they sit
+    beside: a subfolder's pages to the subfolder's env, a top-level page to the env of the same name, else to
+    the only env read from that folder's own files."""
     groups: dict[str, list[Path]] = {}
+    policies = {} if policies is None else policies
+    loose: list[tuple[Path, list[str]]] = []  # a top-level page and the envs its folder's own files made
+
+    def add_policy(name: str, f: Path) -> None:
+        lst = policies.setdefault(name, [])
+        if f not in lst:
+            lst.append(f)
 
     def add(name: str, f: Path) -> None:
         lst = groups.setdefault(name, [])
@@ -169,10 +191,14 @@ def _group(paths: list[str | Path], diags: list[Diagnostic]) -> dict[str, list[P
 
     for arg in paths:
         p = Path(arg)
-        if p.is_file():
+        if p.is_file() and is_policy_file(p):
+            loose.append((p, []))
+        elif p.is_file():
             add(env_name_for(p), p)
         elif p.is_dir():
             found = False
+            here: list[str] = []
+            pages: list[Path] = []
             try:
                 children = sorted(p.iterdir())
             except OSError as e:
@@ -184,7 +210,11 @@ def _group(paths: list[str | Path], diags: list[Diagnostic]) -> dict[str, list[P
                 if child.is_file() and child.suffix.lower() in DOC_SUFFIXES:
                     if _inside(child, p, diags):
                         add(env_name_for(child), child)
+                        here.append(env_name_for(child))
                         found = True
+                elif child.is_file() and is_policy_file(child):
+                    if _inside(child, p, diags):
+                        pages.append(child)
                 elif child.is_dir():
                     try:
                         files = [f for f in _doc_files(child) if _inside(f, p, diags)]
@@ -194,14 +224,53 @@ def _group(paths: list[str | Path], diags: list[Diagnostic]) -> dict[str, list[P
                     name = normalize_env_name(child.name) or "env"
                     for f in files:
                         add(name, f)
+                    if files:
+                        for f in _policy_files(child):
+                            if _inside(f, p, diags):
+                                add_policy(name, f)
                     found = found or bool(files)
+            loose.extend((f, sorted(set(here))) for f in pages)
             if not found:
                 diags.append(error(codes.NO_DOCS, "folder contains no tool documentation (.json, .yaml, .yml, .jsonl)", Span(str(p)), help="point forgec at the folder that holds the docs"))
         elif p.exists():  # a device, FIFO or socket: never read (it may not end)
             diags.append(error(codes.UNREADABLE, f"not a regular file or folder: {p}", Span(str(p))))
         else:
             diags.append(error(codes.PATH_NOT_FOUND, f"no such file or folder: {p}", Span(str(p)), help="check the path"))
+    for f, here in loose:
+        own = env_name_for(f)
+        name = own if own in groups else (here[0] if len(here) == 1 else None)
+        if name is None and not here and len(groups) == 1:
+            name = next(iter(groups))  # `forgec compile tools.json wiki.md`: the one env read
+        if name is None:
+            where = f"the environments {', '.join(here or sorted(groups))}" if (here or groups) else "no environment"
+            diags.append(warning(codes.POLICY_UNMATCHED, f"policy page {f.name} sits beside {where}; no environment reads it",
+                                 Span(str(f)), help=f"name it after its env ({(here or sorted(groups) or ['env'])[0]}.md) or move it into that env's folder"))
+            continue
+        add_policy(name, f)
     return groups
+
+
+def _policy_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file() and is_policy_file(p) and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+
+
+def _read_policy(f: Path, diags: list[Diagnostic]) -> PolicyDoc | None:
+    """A policy page's text; an unreadable, oversized or non-UTF-8 page is a warning and is left out."""
+    try:
+        raw = f.read_bytes()
+    except OSError as e:
+        diags.append(warning(codes.UNREADABLE, f"cannot read policy page: {e.strerror or e}", Span(str(f))))
+        return None
+    if len(raw) > POLICY_MAX_BYTES:
+        diags.append(warning(codes.UNREADABLE, f"policy page is {len(raw):,} bytes (over {POLICY_MAX_BYTES:,}); not read", Span(str(f)),
+                             help="keep the rules a person wrote; move data dumps out of the docs folder"))
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        diags.append(warning(codes.NOT_UTF8, f"policy page is not UTF-8 (byte {e.start}); not read", Span(str(f)), help="save it as UTF-8"))
+        return None
+    return PolicyDoc(file=str(f), text=text.replace("\r\n", "\n")) if text.strip() else None
 
 
 def read_paths(paths: list[str | Path], env_name: str | None = None) -> tuple[list[Environment], list[Diagnostic]]:
@@ -210,7 +279,8 @@ def read_paths(paths: list[str | Path], env_name: str | None = None) -> tuple[li
     `env_name` puts every tool read into one environment of that name.
     """
     diags: list[Diagnostic] = []
-    groups = _group(paths, diags)
+    policies: dict[str, list[Path]] = {}
+    groups = _group(paths, diags, policies)
     if env_name is not None:
         name = normalize_env_name(env_name)
         if not name:
@@ -220,6 +290,7 @@ def read_paths(paths: list[str | Path], env_name: str | None = None) -> tuple[li
             for files in groups.values():
                 merged.extend(f for f in files if f not in merged)
             groups = {name: merged}
+            policies = {name: sorted({f for fs in policies.values() for f in fs})}
     envs: list[Environment] = []
     cache: dict[Path, _FileResult] = {}
     for name in sorted(groups):
@@ -236,5 +307,6 @@ def read_paths(paths: list[str | Path], env_name: str | None = None) -> tuple[li
                 defs.setdefault(k, v)
         tools = _dedupe(tools, diags)
         if tools:
-            envs.append(Environment(name=name, tools=tuple(tools), definitions=defs, sources=tuple(str(f) for f in files)))
+            pages = tuple(d for d in (_read_policy(f, diags) for f in sorted(policies.get(name, []))) if d is not None)
+            envs.append(Environment(name=name, tools=tuple(tools), definitions=defs, sources=tuple(str(f) for f in files), policy=pages))
     return envs, diags

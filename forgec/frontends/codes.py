@@ -65,6 +65,18 @@ LINK_OUTSIDE = define(
     wrong="docs/extra.json -> /home/me/secrets.json",
     right="forgec compile docs/ /home/me/tools.json -o build/",
 )
+POLICY_UNMATCHED = define(
+    "policy-unmatched",
+    AREA,
+    "A policy or manual page (.md, .txt) was found beside tool docs of several environments, or of none, so no "
+    "environment reads it.",
+    severity=Severity.WARNING,
+    why="A policy page belongs to one environment: its rules become that env's preconditions and effects and its "
+        "text goes into that env's agent prompt. Beside one doc file it is that file's; among several, the doc file "
+        "with the same stem claims it.",
+    wrong="docs/\n  retail.json\n  airline.json\n  policy.md",
+    right="docs/\n  retail.json\n  retail.md\n  airline.json   # or docs/retail/{tools.json, policy.md}",
+)
 MALFORMED_JSON = define(
     "malformed-json",
     AREA,

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import Any
 
-from forgec.runtime.episode import (AGENT_SYSTEM_PROMPT, END_MAX_TURNS, END_USER_STOP, Episode, EpisodeFailure, EpisodeLimits,
+from forgec.runtime.episode import (agent_system_prompt, build_policy, END_MAX_TURNS, END_USER_STOP, Episode, EpisodeFailure, EpisodeLimits,
                                     accept_reply, clean_call, run_calls, score_episode)
 from forgec.runtime.episode import user_turn as eval_user_turn
 from forgec.runtime.judge import JudgeVerdict, RuleJudge
@@ -70,16 +70,20 @@ class EpisodeRun:
 
     def __init__(self, task: Task, tools: list[dict], user: Any, judge: Any, limits: EpisodeLimits):
         self.task, self.tools, self.user, self.judge, self.limits = task, tools, user, judge, limits
+        self.system_prompt = agent_system_prompt()
         self.ep = Episode(task_id=task.id, env=task.env, seed=0)
         self.done = False
         self._turn: int | None = None  # index in ep.messages of the open assistant message (tool calls join it)
         self._t0 = time.perf_counter()
 
     @classmethod
-    async def start(cls, task: Task, tools: list[dict], config: EpisodeConfig, limits: EpisodeLimits | None = None) -> EpisodeRun:
-        """The episode at its first agent turn: eval's system prompt, then the simulated user's opening."""
+    async def start(cls, task: Task, tools: list[dict], config: EpisodeConfig, limits: EpisodeLimits | None = None,
+                    policy: str = "") -> EpisodeRun:
+        """The episode at its first agent turn: eval's system prompt (with the env's policy), then the simulated
+        user's opening."""
         run = cls(task, tools, config.user_factory(task), config.judge, limits or config.limits)
-        run.ep.messages.append({"role": "system", "content": AGENT_SYSTEM_PROMPT})
+        run.system_prompt = agent_system_prompt(policy)
+        run.ep.messages.append({"role": "system", "content": run.system_prompt})
         if not await run._ask_user():
             run._end()
         return run
@@ -88,7 +92,7 @@ class EpisodeRun:
 
     def first(self) -> dict:
         """What `forgec eval` hands the agent at its first turn: the messages so far and the tool schemas."""
-        return {**self.status(), "system_prompt": AGENT_SYSTEM_PROMPT, "messages": [dict(m) for m in self.ep.messages],
+        return {**self.status(), "system_prompt": self.system_prompt, "messages": [dict(m) for m in self.ep.messages],
                 "tools": self.tools, "user": self._last_user(), "stop": self.ep.end_reason == END_USER_STOP}
 
     def say(self, content: str) -> dict:
@@ -227,5 +231,5 @@ async def start_episode(table: Any, sid: str, task: Task, *, client: str = "", m
         s.reset(task, world=world)
     else:
         s = table.create(sid, task=task, client=client, world=world)
-    s.episode = await EpisodeRun.start(task, world.tools, table.episodes, limits)
+    s.episode = await EpisodeRun.start(task, world.tools, table.episodes, limits, policy=build_policy(world.build, world.name))
     return s, {"session": sid, **s.episode.first()}

@@ -79,7 +79,7 @@ def sentences(text: str) -> list[str]:
 _QVAL = r"(?:'(?P<q1>[^']{1,40})'|\"(?P<q2>[^\"]{1,40})\"|`(?P<q3>[^`]{1,40})`|(?P<w>[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*|[a-z][\w-]*))"
 _ART = r"(?:the\s+|a\s+|an\s+|its\s+|their\s+|this\s+|that\s+)?"
 _SUBJ = r"(?P<subj>[a-z][a-z_ ]{0,30}?)"
-_NOT_VALUES = {"the", "a", "an", "be", "it", "its", "their", "given", "new", "value", "provided", "specified", "requested", "true", "false", "null", "none", "done", "used", "to", "as", "in", "on", "set", "changed", "within", "positive", "negative", "empty", "between", "at", "greater", "less", "more", "no", "non-negative", "strictly", "up", "one"}
+_NOT_VALUES = {"the", "a", "an", "be", "it", "its", "their", "given", "new", "value", "provided", "specified", "requested", "true", "false", "null", "none", "done", "used", "to", "as", "in", "on", "set", "changed", "within", "positive", "negative", "empty", "between", "at", "greater", "less", "more", "no", "non-negative", "strictly", "up", "one", "kept", "left", "unchanged", "same", "still"}  # "the status will be kept 'pending'": no change
 
 
 def _val(m: re.Match) -> str | None:
@@ -262,7 +262,9 @@ def read_sentence(sent: str) -> list[Fact]:
     for m in _RETURNS.finditer(low):
         key = re.match(r"ids?|identifiers?|keys?", m.group("what")) is not None
         out.append(Fact("returns", sent, _subj(m.group("subj")), "key" if key else "record"))
-    return out
+    # "can only be cancelled if its status is 'pending'": the state required, not one the call sets
+    needed = {f.value for f in out if f.kind == "require"}
+    return [f for f in out if not (f.kind == "status" and f.value in needed and re.search(r"\b(if|when|unless|only)\b", low))]
 
 
 def _literal(x: str):

@@ -620,6 +620,11 @@ def infer_schema(env: ir.Environment) -> Schema:
     cp = _common_path(tools)
     for t in tools:
         s.views[t.name] = tool_view(t, prefix, cp)
+    if env.policy:  # a policy page's rules for a tool are read like its description's (forgec/synth/policy.py)
+        from .policy import facts_for
+
+        for name, facts in facts_for(env).items():
+            s.views[name].facts = tuple(s.views[name].facts) + facts
     _discover_entities(s)
     _bind_tools(s)
     _bind_by_return_shape(s)
