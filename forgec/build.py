@@ -43,7 +43,7 @@ from forgec.swap import clean_dead, recover_build, swap_in  # noqa: F401 - recov
 from forgec.toolmeta import portable_sources, toolmeta_stage
 
 # Bumped whenever a stage's output for the same input changes, to invalidate caches.
-PIPELINE_VERSION = f"{__version__}+14"  # +3: shapes, prose effects, log-only entities, the scenario sampler; +4: the quality gate; +5: realization by grammar, who asks; +6: values by meaning, single-read and dictated chains, no walk fallback; +7: no dictated chain kept, faithful tools; +8: create unless one exists, no dictated keys; +9: the guard fires; +10: pure tools take plain values; +11: nameless records get a name, filler values unsaid; +12: session params, partial updates, Options lists; +13: template cap, read-only properties never inputs; +14: Faker kinds, POSIX times, owner by changed records
+PIPELINE_VERSION = f"{__version__}+15"  # +3: shapes, prose effects, log-only entities, the scenario sampler; +4: the quality gate; +5: realization by grammar, who asks; +6: values by meaning, single-read and dictated chains, no walk fallback; +7: no dictated chain kept, faithful tools; +8: create unless one exists, no dictated keys; +9: the guard fires; +10: pure tools take plain values; +11: nameless records get a name, filler values unsaid; +12: session params, partial updates, Options lists; +13: template cap, read-only properties never inputs; +14: Faker kinds, POSIX times, owner by changed records
 
 T = TypeVar("T")
 
@@ -691,7 +691,7 @@ def sample_stage(job: EnvJob) -> None:
     """Module + world -> blueprint files: the user's (edited or added) always, sampled ones reused or resampled."""
     opts, rec, pr = job.opts, job.rec, job.pr
     key = _key("sample", PIPELINE_VERSION, rec.module.hash, rec.state.hash, sorted(rec.dropped_tools), opts.output_options(),
-               *([opts.evolve_rules(job.name)] if opts.evolve_rules(job.name) else []))
+               *([opts.evolve_rules(job.name)] if opts.evolve_rules(job.name) else []), *([rec.policy.hash] if rec.policy else []))
     files = _hand_blueprints(job)
 
     def reuse() -> dict[str, tuple[bytes, str]]:
@@ -733,7 +733,8 @@ def _sample(job: EnvJob, files: dict[str, tuple[bytes, str]]) -> dict[str, tuple
 
     graph = build_graph(job.env_decl, exclude=set(rec.dropped_tools))
     cfg = SampleConfig(tasks_per_env=opts.tasks_per_env, min_calls=opts.min_calls, max_calls=opts.max_calls,
-                       seed=derive_seed(opts.seed, job.name, "sample"))
+                       seed=derive_seed(opts.seed, job.name, "sample"),
+                       policy="\n\n".join(p.text for p in job.ir.policy) if job.ir is not None else "")
     if opts.evolve_rules(job.name):  # issue 26: the sampler rejects or thins out families by evolve.json's rules
         from forgec.evolve import SamplerRules
         from forgec.runtime.curriculum import Rules

@@ -84,6 +84,7 @@ class SampleConfig:
     seed: int = 0
     max_attempts: int = 0  # 0 = 25 * tasks_per_env
     family_share: float = 0.1  # most tasks of one template (the same tools called in the same order): this share of tasks_per_env, at least 4
+    policy: str = ""  # the env's policy pages (Environment.policy): docs the user and agent read, beside the tool docs
     evolve: Any = None  # forgec.evolve.SamplerRules: `forgec evolve`'s rules (reject or thin out families); None = none
 
     def __post_init__(self) -> None:

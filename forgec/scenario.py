@@ -177,7 +177,7 @@ class _Model:
         d = self.decl.get(ent or "")
         return is_person_record(ent, [f.name for f in d.fields] if d else ())
 
-    def __init__(self, env: A.EnvDecl, module: Any, world: dict, graph: ToolGraph):
+    def __init__(self, env: A.EnvDecl, module: Any, world: dict, graph: ToolGraph, policy: str = ""):
         self.env, self.module, self.world = env, module, world
         # the docs prescribe what "my ..." means ("For “my …” requests, first call GET /me and pass createdBy"):
         # the records are then "the workspace called X", never "my" without that lookup (review 26, Postman)
@@ -202,6 +202,7 @@ class _Model:
             self.key_names.setdefault(norm(e.name) + "_id", e.name)
         self._natural: dict[str, list[str]] = {}
         self._tool_docs: str | None = None  # every tool's doc, lower-cased (`_said_states`)
+        self.policy_text = policy  # the env's policy pages: docs a person reads too
         self.session = session_names([[(p.name, prim_class(strip_optional(p.type)) == "str") for p in t.params] for t in env.tools])
         self.child_counts: dict[tuple[str, Any], int] = {}  # (parent lister, parent key) -> records it lists
         self._keyent: dict[tuple, str | None] = {}
@@ -352,10 +353,11 @@ class _Model:
         return any(re.search(rf"\b{re.escape(v.lower())}\b", text) for v in set(vals))
 
     def _said_states(self, vals: list[str]) -> bool:
-        """Whether every state in `vals` is a word some tool's doc says ("Approve a timesheet": approved)."""
+        """Whether every state in `vals` is a word some tool's doc (or the env's policy page) says ("Approve a
+        timesheet": approved; "the order status will be changed to 'exchange requested'")."""
         if self._tool_docs is None:  # joined once: asked per field and per condition
-            self._tool_docs = " ".join((t.doc or "").lower() for t in self.env.tools)
-        return all(re.search(rf"\b{re.escape(v.lower())}\b", self._tool_docs) for v in set(vals))
+            self._tool_docs = " ".join([(t.doc or "").lower() for t in self.env.tools] + [(self.policy_text or "").lower()])
+        return all(re.search(rf"(?<!\w){re.escape(v.lower())}(?!\w)", self._tool_docs) for v in set(vals))
 
     def natural_fields(self, ent: str) -> list[str]:
         """Fields a person can name a record by: scalars that are not keys, references or ids."""
@@ -1375,7 +1377,7 @@ def _clause(doc: str) -> str:
 
 class _Sampler:
     def __init__(self, env: A.EnvDecl, module: Any, world: dict, graph: ToolGraph, cfg: SampleConfig):
-        self.m = _Model(env, module, world, graph)
+        self.m = _Model(env, module, world, graph, cfg.policy)
         self.cfg = cfg
         self.env = env
         self.tool_names = sorted(self.m.tools)

@@ -1778,16 +1778,7 @@ def _agreeing_fields(rec: dict, fields: dict, rng: random.Random) -> None:
             exts = documented_extensions(str(tj.get("doc") or tj.get("description") or ""))
             ext = rng.choice(exts) if exts else rec[f].rsplit(".", 1)[1]
             rec[f] = f"{folder}/{slugify(own).replace('-', '_')}.{ext}" if folder or rec[f].startswith("/") else f"{slugify(own).replace('-', '_')}.{ext}"
-    postal = [k for k in rec if set(_words(k)) & {"city", "zip", "zipcode", "postal"}]
-    states = {x[1] for x in CITIES}
-    for k, tj in fields.items():  # a `state` beside a city or zip code is the place's state, not "closed"
-        if postal and _words(k)[-1:] == ["state"] and tj.get("type") == "str" and isinstance(rec.get(k), str) and rec[k] not in states:
-            city = next((rec[c] for c in rec if _words(c)[-1:] == ["city"] and isinstance(rec.get(c), str)), None)
-            rec[k] = next((x[1] for x in CITIES if x[0] == city), rng.choice(sorted(states)))
-    us_city = any(_words(c)[-1:] == ["city"] and rec.get(c) in {x[0] for x in CITIES} for c in rec)
-    for k, tj in fields.items():  # "Portland" beside country "Mexico" (review 52): the cities generated are American
-        if us_city and _words(k)[-1:] == ["country"] and tj.get("type") == "str" and rec.get(k) in COUNTRIES:
-            rec[k] = "USA"
+    _postal_agree(rec, fields, rng)
     if any(k in rec for k in ("subject", "body", "snippet")):  # a message: its parties are people's addresses
         f = fake(rng)
         for k in ("to", "cc", "bcc", "from", "sender", "recipient", "recipients", "replyTo", "reply_to"):
@@ -1918,4 +1909,21 @@ def _record_value(rname, records_decl, keys, rng, ctx, e, path=()) -> dict:
     fields = (records_decl.get(rname) or {}).get("fields", {})
     rec = {n: _nested(n, ftj, records_decl, keys, rng, ctx, rname, path + (rname,)) for n, ftj in fields.items()}
     _ordered_spans(rec)
+    _postal_agree(rec, fields, rng)  # an order's nested address is a place too: state "open" beside "Boston" (τ-bench retail)
     return rec
+
+
+def _postal_agree(rec: dict, fields: dict, rng: random.Random) -> None:
+    """A `state` beside a city or zip code is the place's state, not "closed"; a generated (American) city's
+    country is the USA (review 52: "Portland" beside "Mexico")."""
+    postal = [k for k in rec if set(_words(k)) & {"city", "zip", "zipcode", "postal"}]
+    states = {x[1] for x in CITIES}
+    for k, tj in fields.items():  # a `state` beside a city or zip code is the place's state, not "closed"
+        if postal and _words(k)[-1:] == ["state"] and tj.get("type") == "str" and isinstance(rec.get(k), str) and rec[k] not in states:
+            city = next((rec[c] for c in rec if _words(c)[-1:] == ["city"] and isinstance(rec.get(c), str)), None)
+            rec[k] = next((x[1] for x in CITIES if x[0] == city), rng.choice(sorted(states)))
+    us_city = any(_words(c)[-1:] == ["city"] and rec.get(c) in {x[0] for x in CITIES} for c in rec)
+    for k, tj in fields.items():  # "Portland" beside country "Mexico" (review 52): the cities generated are American
+        if us_city and _words(k)[-1:] == ["country"] and tj.get("type") == "str" and rec.get(k) in COUNTRIES:
+            rec[k] = "USA"
+

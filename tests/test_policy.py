@@ -183,3 +183,21 @@ def test_docs_without_a_policy_page_build_as_before(tmp_path):
     _compile(tmp_path / "retail", out)
     assert json.loads((out / "manifest.json").read_text())["envs"]["retail"]["policy"] is None
     assert not (out / "envs" / "retail" / "policy.md").exists()
+
+
+def test_states_the_policy_names_are_ones_a_person_can_say(tmp_path):
+    """A status only the wiki names ('exchange requested') is still a state a person knows: the sampler keeps
+    naming orders by their status (with the wiki, before this, no task touched an order: 12 tasks, all on the
+    user's address), and the nested order addresses are places (a `state` beside a city is the city's state)."""
+    out = tmp_path / "b"
+    _compile(_retail(tmp_path), out)
+    tasks = [json.loads(x) for x in (out / "tasks" / "retail.jsonl").read_text().splitlines()]
+    order_tools = {"get_order_details", "cancel_pending_order", "modify_pending_order_address", "return_delivered_order_items",
+                   "exchange_delivered_order_items", "modify_pending_order_items", "modify_pending_order_payment"}
+    assert sum(any(g["tool"] in order_tools for g in t["gold_calls"]) for t in tasks) >= 1
+    world = json.loads((out / "states" / "retail.json").read_text())["entities"]
+    from forgec.stdlib.values import CITIES
+
+    places = {c: s for c, s, *_ in CITIES}
+    addrs = [o["address"] for o in world["Order"].values()] + [u["address"] for u in world["User"].values()]
+    assert addrs and all(a["state"] == places[a["city"]] and a["country"] == "USA" for a in addrs if a["city"] in places)
