@@ -127,10 +127,10 @@ def _tool_block(src: str, tool: str) -> str:
     return src[start:src.index("\n  }\n", start)]
 
 
-def _compile(docs: Path, out: Path) -> str:
+def _compile(docs: Path, out: Path, tasks: int = 2) -> str:
     from forgec.build import CompileOptions, compile_build
 
-    res = compile_build(CompileOptions(inputs=[docs], out=out, tasks_per_env=2, oracle_check=False))
+    res = compile_build(CompileOptions(inputs=[docs], out=out, tasks_per_env=tasks, oracle_check=False))
     assert not [d for d in res.diagnostics if d.is_error]
     return next((out / "src").glob("*/env.forge")).read_text()
 
@@ -190,7 +190,7 @@ def test_states_the_policy_names_are_ones_a_person_can_say(tmp_path):
     naming orders by their status (with the wiki, before this, no task touched an order: 12 tasks, all on the
     user's address), and the nested order addresses are places (a `state` beside a city is the city's state)."""
     out = tmp_path / "b"
-    _compile(_retail(tmp_path), out)
+    _compile(_retail(tmp_path), out, tasks=30)
     tasks = [json.loads(x) for x in (out / "tasks" / "retail.jsonl").read_text().splitlines()]
     order_tools = {"get_order_details", "cancel_pending_order", "modify_pending_order_address", "return_delivered_order_items",
                    "exchange_delivered_order_items", "modify_pending_order_items", "modify_pending_order_payment"}
