@@ -554,6 +554,8 @@ class CallRow:
     leaves: tuple[int, int, int] = (0, 0, 0)  # read_agreement
     real_err: bool = False
     env_err: bool = False
+    real_changes: dict = field(default_factory=dict)
+    env_changes: dict = field(default_factory=dict)
 
     @property
     def agree(self) -> bool:
@@ -600,7 +602,7 @@ def run_domain(domain: str, real: RealSide, env: ForgeSide, tasks: list[tuple[st
                     leaves = (len(_leaves(r.output)), 0, 0)
                 rep.real_changed_paths.update((c, _gen(p)) for c, _k, p in r.changes)
                 rep.env_changed_paths.update((c, _gen(p)) for c, _k, p in e.changes)
-                row = CallRow(tid, i, tool, args, bool(r.changes), ps, clean, leaves, r.err, e.err)
+                row = CallRow(tid, i, tool, args, bool(r.changes), ps, clean, leaves, r.err, e.err, r.changes, e.changes)
             except Exception as ex:  # noqa: BLE001 - the harness must go on
                 row = CallRow(tid, i, tool, args, False, [Problem("harness error", f"{type(ex).__name__}: {_short(str(ex))}",
                                                                    f"{tid}#{i}")], clean)
@@ -617,11 +619,53 @@ def _pct(a: int, b: int) -> str:
     return f"{100 * a / b:.1f}" if b else "-"
 
 
+def counterparts(rows: list[CallRow]) -> dict[tuple[str, str, str], tuple[str, str]]:
+    """(tool, collection, env field path) -> (collection, τ field path): a field the env keeps under another name.
+
+    A pair holds when, in EVERY accepted call of the tool in which the env changed that path, the real tool
+    changed the other path of the same record to an equal value (and the real tool never changed the env's
+    path itself): `reason` <-> `cancel_reason` (the docs call the parameter `reason`; the name τ-bench's code
+    stores it under is in neither the docs, the wiki nor the data). Found from the calls, never from a list."""
+    seen: Counter = Counter()
+    hits: dict[tuple, Counter] = defaultdict(Counter)
+    for r in rows:
+        if r.real_err or r.env_err:
+            continue
+        for (c, k, p), v in r.env_changes.items():
+            if (c, k, p) in r.real_changes:
+                continue
+            key = (r.tool, c, _gen(p))
+            seen[key] += 1
+            for (c2, k2, q), v2 in r.real_changes.items():
+                if c2 == c and k2 == k and q != p and (c2, k2, q) not in r.env_changes and v2 == v:
+                    hits[key][(c, _gen(q))] += 1
+    out = {}
+    for key, n in seen.items():
+        best = hits[key].most_common(1)
+        if best and best[0][1] == n:
+            out[key] = best[0][0]
+    return out
+
+
+def agrees_renamed(r: CallRow, pairs: dict) -> bool:
+    """The call agrees once the env's fields with a counterpart are read under the real tool's names."""
+    if r.real_err != r.env_err:
+        return False
+    ren = {}
+    for (c, k, p), v in r.env_changes.items():
+        q = pairs.get((r.tool, c, _gen(p)))
+        hit = [key for key in r.real_changes if q and key[0] == c and key[1] == k and _gen(key[2]) == q[1]] if q else []
+        ren[hit[0] if hit else (c, k, p)] = v
+    return ren == r.real_changes
+
+
 def summary(rep: Report) -> dict:
     w = rep.write_tools
     wr = [r for r in rep.rows if r.tool in w]
     rd = [r for r in rep.rows if r.tool not in w]
     cov = {(c, p) for c, p in rep.real_changed_paths if (c, p) in rep.env_changed_paths}
+    pairs = counterparts(rep.rows)
+    cov_renamed = cov | set(pairs.values()) & rep.real_changed_paths
     return {"domain": rep.domain, "tasks": rep.tasks, "calls": len(rep.rows),
             "write_calls": len(wr), "write_agree": sum(r.agree for r in wr), "write_agree_relaxed": sum(r.agree_relaxed for r in wr),
             "write_clean": sum(r.clean for r in wr), "write_clean_agree": sum(r.clean and r.agree for r in wr),
@@ -631,6 +675,8 @@ def summary(rep: Report) -> dict:
             "env_internal_errors": dict(internal_errors(rep)),
             "fields_real": len(rep.real_changed_paths), "fields_covered": len(cov),
             "fields_missed": sorted(f"{c}.{p}" for c, p in rep.real_changed_paths - cov),
+            "write_agree_renamed": sum(agrees_renamed(r, pairs) for r in wr), "fields_covered_renamed": len(cov_renamed),
+            "counterparts": sorted(f"{t}: {c}.{p} = {c2}.{q}" for (t, c, p), (c2, q) in pairs.items()),
             "seconds": rep.seconds, "compile_s": rep.compile_s}
 
 
@@ -682,7 +728,11 @@ def render(rep: Report, top: int = 10) -> str:
               f"**env internal errors / harness errors** {sum(s['env_internal_errors'].values())}"
               + "".join(f"\n  {n:5d}  {k}" for k, n in Counter(s["env_internal_errors"]).most_common()),
               f"**field coverage** {s['fields_covered']}/{s['fields_real']} (collection, field path) the real tools change are ever changed by the env; "
-              f"never: {', '.join(s['fields_missed']) or '-'}", "", f"top {top} disagreement reasons (calls, tool, kind, what — example):"]
+              f"never: {', '.join(s['fields_missed']) or '-'}",
+              f"**with counterparts** (a field the env keeps under another name, equal in every call: "
+              f"{'; '.join(s['counterparts']) or 'none'}): write calls agreeing {s['write_agree_renamed']}/{s['write_calls']} "
+              f"({_pct(s['write_agree_renamed'], s['write_calls'])}%), field coverage {s['fields_covered_renamed']}/{s['fields_real']}",
+              "", f"top {top} disagreement reasons (calls, tool, kind, what — example):"]
     for n, tool, kind, what, e in reasons(rep, top):
         lines.append(f"  {n:5d}  {tool} | {kind} | {what}\n         e.g. {e}")
     return "\n".join(lines)
