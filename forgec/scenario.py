@@ -1133,6 +1133,7 @@ class _Scenario:
         self.values: dict[str, Any] = {}
         self.reads: dict[str, str] = {}  # a read call's tool and arguments -> the node that made it (asked once)
         self.facts: dict[str, Any] = {}
+        self.postal: dict[str, Any] = {}  # the new address the user gives, by parameter name: one per person and task
         self.names: set[str] = set()
         self.intents: list[_Intent] = []
         self.unknown: list[str] = []
@@ -2155,8 +2156,15 @@ class _Sampler:
 
     def value(self, sc: _Scenario, tool: A.ToolDecl, name: str, t: A.TypeExpr, rec: dict, doc: str) -> Any:
         """A plausible literal for a parameter that matches the pattern its docs give, if any
-        (`mxc://...`: an https link is no media URL): else none (left out, or nothing to ask)."""
+        (`mxc://...`: an https link is no media URL): else none (left out, or nothing to ask).
+        A postal address the user gives twice in one task is the same one: a person who moves has one new address
+        (review 59: "ship my order to 588 Maple St ... then make 676 Cedar Ave my default address")."""
+        postal = _postal_params(tool)
+        if name in postal and name in sc.postal and sc.postal[name] != (rec or {}).get(name, _NONE):
+            return sc.postal[name]
         v = self._value(sc, tool, name, t, rec, doc)
+        if name in postal and v is not _NONE:
+            sc.postal[name] = v
         if isinstance(v, str) and re.fullmatch(r"[A-Z][A-Za-z ]* \d+", v) and any(placeholder_name(e.name, v) for e in self.m.env.entities):
             return _NONE  # "Broadcast 45" is the world's stand-in for a name nothing gave, never a new one (review 24)
         rx = doc_pattern(doc or "") if isinstance(v, str) else None
@@ -3841,6 +3849,21 @@ def _spoken(v: Any) -> str:
     if re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)*", s):  # `Draft`, `On Leave`: a state word in title case, said in lower case
         return s.lower()
     return s.lower().replace("_", " ") if re.fullmatch(r"[A-Z][A-Z0-9_]+", s) or re.fullmatch(r"[a-z_]+", s) else s
+
+
+@functools.lru_cache(maxsize=1024)
+def _postal_params(tool: A.ToolDecl) -> frozenset[str]:
+    """The parameters of a tool that together give a postal address (a city beside a zip or postal code or a
+    street line), flat or as an address record's fields; none when the tool takes no such address."""
+    names = {p.name for p in tool.params}
+    names |= {f.name for p in tool.params for f in (getattr(strip_optional(p.type), "fields", None) or ())}
+    ws = {n: set(norm(n).split("_")) for n in names}
+    has_city = any(w & {"city", "town"} for w in ws.values())
+    has_line = any(w & {"zip", "zipcode", "postcode", "postal", "street", "address1", "line1"} for w in ws.values())
+    if not (has_city and has_line):
+        return frozenset()
+    return frozenset(n for n, w in ws.items() if w & {"address", "address1", "address2", "line1", "line2", "street", "city", "town", "state",
+                                                       "province", "region", "zip", "zipcode", "postcode", "postal", "country"})
 
 
 def _say_param(name: str, v: Any) -> str:

@@ -1582,6 +1582,7 @@ def generate_state(schema: dict, seed: int, size: int = 30) -> dict:
     # parent assignment order: a deterministic shuffle of each parent's keys
     dealt = {e: rng.sample(keys[e], len(keys[e])) for e in ents}
     out = {e: _fill_entity(e, d, keys, personas, parents, counts, dealt, records_decl, rng, ctx) for e, d in ents.items()}
+    _status_bound(ents, out)
     fill_trees(schema, out, seed)  # a path-addressed tree: one consistent project (stdlib/tree_state.py)
     fill_sql(schema, out, seed)  # SQL tables: one small shop database, rows of the columns' types (stdlib/sql_state.py)
     _fill_ref_lists(ents, out, single_refs, list_refs, parents, keys, dealt, rng)
@@ -1779,6 +1780,7 @@ def _agreeing_fields(rec: dict, fields: dict, rng: random.Random) -> None:
             ext = rng.choice(exts) if exts else rec[f].rsplit(".", 1)[1]
             rec[f] = f"{folder}/{slugify(own).replace('-', '_')}.{ext}" if folder or rec[f].startswith("/") else f"{slugify(own).replace('-', '_')}.{ext}"
     _postal_agree(rec, fields, rng)
+    _parts_within_totals(rec, fields, rng)
     if any(k in rec for k in ("subject", "body", "snippet")):  # a message: its parties are people's addresses
         f = fake(rng)
         for k in ("to", "cc", "bcc", "from", "sender", "recipient", "recipients", "replyTo", "reply_to"):
@@ -1904,6 +1906,20 @@ def _nested(name, tj, records_decl, keys, rng, ctx, e, path=()) -> Any:
     return generate_value(tj, name, rng, entity=e, ctx=ctx)
 
 
+def _status_bound(ents: dict, out: dict) -> None:
+    """A field the schema binds to statuses (`only_when`, codegen.emit.status_bound: a cancellation reason only
+    the cancel writes) is empty on a record in any other status (null, or "" for a required string): a
+    pending order has no cancellation reason, an active member no suspension reason."""
+    for e, d in ents.items():
+        for f, ftj in (d.get("fields") or {}).items():
+            when = ftj.get("only_when") if isinstance(ftj, dict) else None
+            if not when:
+                continue
+            for rec in (out.get(e) or {}).values():
+                if isinstance(rec, dict) and any(rec.get(s) not in vals for s, vals in when.items()):
+                    rec[f] = None if ftj.get("optional") else ""
+
+
 def _record_value(rname, records_decl, keys, rng, ctx, e, path=()) -> dict:
     """A value of record `rname`; `path` holds the records it sits in, to bound recursion."""
     fields = (records_decl.get(rname) or {}).get("fields", {})
@@ -1911,6 +1927,21 @@ def _record_value(rname, records_decl, keys, rng, ctx, e, path=()) -> dict:
     _ordered_spans(rec)
     _postal_agree(rec, fields, rng)  # an order's nested address is a place too: state "open" beside "Boston" (τ-bench retail)
     return rec
+
+
+def _parts_within_totals(rec: dict, fields: dict, rng: random.Random) -> None:
+    """A count of some of a record's things is no more than the count of all of them: `nonfree_baggages` <=
+    `total_baggages`, `unread_count` <= `total_count` (review 59: 4 non-free bags of 2 in all)."""
+    nums = {k: v for k, v in rec.items() if isinstance(v, int) and not isinstance(v, bool)}
+    for total, n in nums.items():
+        ws = _words(total)
+        if len(ws) < 2 or "total" not in (ws[0], ws[-1]):
+            continue
+        thing = ws[1:] if ws[0] == "total" else ws[:-1]
+        for part, m in nums.items():
+            pw = _words(part)
+            if part != total and len(pw) > len(thing) and (pw[-len(thing):] == thing or pw[:len(thing)] == thing) and m > n >= 0:
+                rec[part] = rng.randint(0, n)
 
 
 def _postal_agree(rec: dict, fields: dict, rng: random.Random) -> None:

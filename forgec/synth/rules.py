@@ -12,7 +12,7 @@ from . import codes
 from .effects import build_tool, fix_required_refs, span_of
 from .params import param_name
 from .names import ident
-from .schema import Schema, TypeMapper, infer_schema
+from .schema import ONCE_DOC, Schema, TypeMapper, infer_schema
 from .recognize import claim_all
 
 
@@ -55,7 +55,39 @@ def synthesize_rules(env: ir.Environment) -> tuple[A.EnvDecl, list[Diagnostic]]:
         tools.append(built.decl)
         diags += built.diags
     fix_required_refs(s, tools)
+    tools = [_once_by_status(t) for t in tools]
+    _drop_unused_once_flags(s, tools)
     return _env_decl(s, env, tools), diags
+
+
+def _once_by_status(t: A.ToolDecl) -> A.ToolDecl:
+    """"Only once" needs no flag where the tool requires one status and leaves another: a second call already
+    fails its precondition (the same rule `world.py` applies to a --state world, here for any docs: a policy
+    page's "will change the order status to 'pending (items modified)'")."""
+    from .world import _drop_once_flags, _leaves_required_status
+
+    if not t.body:
+        return t
+    body, notes = list(t.body), [list(n) for n in t.notes]
+    conds = [s.cond for s in body if isinstance(s, A.Require) and isinstance(s.cond, A.Binary)]
+    checked = {(c.left.obj.id, c.left.name) for c in conds if isinstance(c.left, A.Attr) and isinstance(c.left.obj, A.Name)}
+    for tp, field in sorted(checked):
+        if _leaves_required_status(body, tp, field):
+            body, notes = _drop_once_flags(body, notes, tp, set())
+    if len(body) == len(t.body):
+        return t
+    return replace(t, body=tuple(body), notes=tuple((i, w) for i, w in notes))
+
+
+def _drop_unused_once_flags(s: Schema, tools: list[A.ToolDecl]) -> None:
+    """A `*_done` flag the schema declared for an "only once" tool, which no tool reads or writes after all (the
+    tool leaves the status it requires, so a second call fails anyway: a policy page's "will change the order
+    status to ..."), is dropped: left in, the world sets it at random on records no tool has touched, which a
+    reader takes for "already modified" (review 59: 7 of 15 retail tasks acted on such a "locked" order)."""
+    used = {n.name for t in tools for n in A.walk(t.body or ()) if isinstance(n, A.Attr)}
+    for e in s.entities.values():
+        for name in [n for n, f in e.fields.items() if (f.doc or "").endswith(ONCE_DOC) and n not in used]:
+            del e.fields[name]
 
 
 def _merge_claim(s: Schema, c) -> None:

@@ -1907,6 +1907,9 @@ def _parent_refs_of_creates(s: Schema, tm: TypeMapper) -> None:
                 s.entities[v.target].fields.setdefault(ident(pname), Field(ident(pname), A.NamedType(ent), ""))
 
 
+ONCE_DOC = "(documented as allowed once)"  # the doc of a `*_done` flag (rules._drop_unused_once_flags finds them by it)
+
+
 def _fields_from_prose(s: Schema, tm: TypeMapper) -> None:
     """State the descriptions name: "records suspension_start_date as today's date" (a date,
     null until recorded), "Turn on roaming" (a flag), "Adds gb_amount GB ... to the line's
@@ -1921,7 +1924,7 @@ def _fields_from_prose(s: Schema, tm: TypeMapper) -> None:
                 f.type = A.EnumType(closed[0])
         if any(f.kind == "once" for f in v.facts) and v.key_param:
             name = prose.once_field(v)
-            s.entities[v.target].fields.setdefault(name, Field(name, A.PrimType("bool"), f"{v.tool.name} was used on this record (documented as allowed once)"))
+            s.entities[v.target].fields.setdefault(name, Field(name, A.PrimType("bool"), f"{v.tool.name} was used on this record {ONCE_DOC}"))
         for f in v.facts:
             if f.conditional:
                 continue
