@@ -701,6 +701,8 @@ def sample_stage(job: EnvJob) -> None:
                 files[b.path] = (data, "sampled")
         rec.stats["coverage"] = pr.stats.get("coverage", {})
         rec.stats["sampler_rejected"] = pr.stats.get("sampler_rejected", {})
+        if pr.stats.get("tools_left_out"):
+            rec.stats["tools_left_out"] = pr.stats["tools_left_out"]
         for t, r in pr.tools.items():
             if t in rec.tools:
                 rec.tools[t].sampled = r.sampled
@@ -755,6 +757,8 @@ def _sample(job: EnvJob, files: dict[str, tuple[bytes, str]]) -> dict[str, tuple
             files[rel] = (sb.text.encode("utf-8"), "sampled")
     rec.stats["coverage"] = dict(sorted(res.coverage.items()))
     rec.stats["sampler_rejected"] = dict(sorted(res.rejected.items()))
+    if res.left_out:
+        rec.stats["tools_left_out"] = dict(res.left_out)
     for t, c in res.coverage.items():
         if t in rec.tools:
             rec.tools[t].sampled = c

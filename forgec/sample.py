@@ -41,7 +41,7 @@ import re
 from bisect import bisect
 from collections import Counter
 from itertools import accumulate
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
@@ -110,6 +110,7 @@ class SampleResult:
     rejected: dict[str, int]
     attempts: int = 0
     merged: int = 0  # read calls that collapsed into an earlier node with the same result (accepted tasks)
+    left_out: dict[str, str] = field(default_factory=dict)  # write tools no task asks for -> why (the policy limits them)
 
 
 class _Reject(Exception):

@@ -51,6 +51,7 @@ from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, bluepri
                            superlative)
 from forgec.stdlib import ops as OPS
 from forgec.stdlib.values import INTEGRAL, TEXTY, documented_extensions, documented_values, real_values, slugify, fit_extension, gone as record_gone, is_file_field, is_person, is_person_record, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
+from forgec.synth import policy
 from forgec.synth.schema import NAMES_TARGET
 from forgec.synth.schema import INFERRED_STATUS_DOC, MUST_BE_TRUE as _MUST_BE_TRUE, id_stem, session_names, shapes_request
 from forgec.reasons import ask_why, reason_for, said_hints
@@ -769,6 +770,10 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
             if not (_comparable(f) or all(isinstance(r.get(f), str) for r in records)) or norm(f).split("_")[0] in PREPOSITIONS:
                 continue  # ("the application with the earliest from date", review 35: a bound's name, no attribute)  # the cheapest, the newest: "the device with the lowest volume percent" picks nothing a person means (review 22)
             vals = [r.get(f) for r in records]
+            ws = norm(f).split("_")
+            if len(ws) > 1 and ws[0] not in ("number", "num", "no", "count") and is_plural(ws[-1]) and all(isinstance(v, int) for v in vals):
+                continue  # "the reservation with the fewest nonfree baggages": a qualified count splits one quantity for
+                # the books; a person ranks by the things themselves ("the most items"), not by a share of them (review 59)
             if all(_orderable(v) for v in vals) and len({type(v) for v in vals} - {int, float}) <= 1:
                 for op in ("argmin", "argmax"):
                     ref = Referring((), op, f)
@@ -1134,6 +1139,7 @@ class _Scenario:
         self.reads: dict[str, str] = {}  # a read call's tool and arguments -> the node that made it (asked once)
         self.facts: dict[str, Any] = {}
         self.postal: dict[str, Any] = {}  # the new address the user gives, by parameter name: one per person and task
+        self.said_addresses: set[str] = set()  # address lines already said in this task
         self.names: set[str] = set()
         self.intents: list[_Intent] = []
         self.unknown: list[str] = []
@@ -1384,6 +1390,10 @@ class _Sampler:
         self.tool_names = sorted(self.m.tools)
         self.write_tools = [t for t in self.tool_names if self.m.writes[t] and not (self.m.kinds.get(t) == "action" and "conservative" in self.m.tools[t].annotations)
                             and self.users_business(t)]
+        # a write the env's policy page limits in ways no precondition checks: no task asks for it, and the build says why
+        loose = policy.unmodelled([cfg.policy], self.tool_names) if cfg.policy else {}
+        self.left_out = {t: f'the policy limits it in ways the env does not check: "{policy.strongest(loose[t])}"' for t in self.write_tools if t in loose}
+        self.write_tools = [t for t in self.write_tools if t not in self.left_out]
         self.coverage: Counter = Counter({t: 0 for t in graph.tools})
         self.refused: Counter = Counter()  # a write tool -> how many of its tasks the gate refused (tried later)
         self._scalars: list = []  # the current intent's scalar arguments (control/with_units word them)
@@ -3041,6 +3051,9 @@ class _Sampler:
         addr = _address(vals)
         if addr:  # address1, city, zip... said as one address
             parts, line = addr
+            if line in sc.said_addresses:
+                line = "to the same address"  # the one new home, said once: "... and my default address to the same address"
+            sc.said_addresses.add(addr[1])
             # each part's own phrase ("in Seattle", "the wa state", '"Apt 2"') goes: the line says them all
             plain = [x for x in plain if not any(re.search(rf"(?<![\w-]){re.escape(say(v).lower())}(?![\w-])", x.lower()) for _, v in parts)] + [line]
             vals = [(k, v) for k, v in vals if (k, v) not in parts]
@@ -4207,7 +4220,7 @@ def _sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Too
             continue
         families[family] += 1
         _emit(s, env, cfg, decl, sc, attempts, counters, out)
-    return SampleResult(out, dict(sorted(s.coverage.items())), dict(sorted(rejected.items())), attempts, 0)
+    return SampleResult(out, dict(sorted(s.coverage.items())), dict(sorted(rejected.items())), attempts, 0, dict(sorted(s.left_out.items())))
 
 
 def _emit(s: "_Sampler", env: A.EnvDecl, cfg: SampleConfig, decl: A.BlueprintDecl, sc: "_Scenario", attempts: int,

@@ -201,3 +201,34 @@ def test_states_the_policy_names_are_ones_a_person_can_say(tmp_path):
     places = {c: s for c, s, *_ in CITIES}
     addrs = [o["address"] for o in world["Order"].values()] + [u["address"] for u in world["User"].values()]
     assert addrs and all(a["state"] == places[a["city"]] and a["country"] == "USA" for a in addrs if a["city"] in places)
+
+
+def test_a_write_the_policy_limits_unchecked_is_left_out_and_said(tmp_path):
+    """Hand-read from tau-bench's retail wiki: the limits on payment changes, item changes, returns and exchanges
+    ("must have enough balance", "cannot be any change of product types", "the refund must ... go to the original
+    payment method") are read into no precondition; cancel's one limit (status 'pending') is. A plain manual: a
+    loan renewed "at most twice" is no precondition either."""
+    wiki = RETAIL_WIKI.read_text()
+    tools = [t["function"]["name"] for t in json.loads((CORPUS / "tau_bench_retail" / "tools.json").read_text())]
+    assert sorted(policy.unmodelled([wiki], tools)) == ["exchange_delivered_order_items", "modify_pending_order_items",
+                                                         "modify_pending_order_payment", "return_delivered_order_items"]
+    manual = LIBRARY_MANUAL.replace("Once renewed,", "A member can renew a loan at most twice. Once renewed,")
+    assert policy.unmodelled([LIBRARY_MANUAL], ["renew_loan", "return_loan"]) == {}
+    assert policy.unmodelled([manual], ["renew_loan", "return_loan"]) == {"renew_loan": ("A member can renew a loan at most twice.",)}
+    out = tmp_path / "b"
+    _compile(_retail(tmp_path), out, tasks=30)
+    left = json.loads((out / "manifest.json").read_text())["envs"]["retail"]["stats"]["tools_left_out"]
+    assert sorted(left) == ["exchange_delivered_order_items", "modify_pending_order_items", "modify_pending_order_payment",
+                            "return_delivered_order_items"]
+    assert "must either go to the original payment method" in left["return_delivered_order_items"]
+    calls = {g["tool"] for line in (out / "tasks" / "retail.jsonl").read_text().splitlines() for g in json.loads(line)["gold_calls"]}
+    assert not calls & set(left) and "cancel_pending_order" in calls
+
+
+def test_the_stats_say_which_writes_the_policy_left_out(tmp_path):
+    from forgec.commands.stats import few_tasks_lines
+
+    stats = {"air": {"tasks": 12, "has_write": True, "sampler_rejected": {"duplicate": 3},
+                     "tools_left_out": {"cancel_reservation": 'the policy limits it in ways the env does not check: "X"'}}}
+    (line,) = few_tasks_lines(stats)
+    assert line.startswith("air: 12 tasks;") and 'writes left out: cancel_reservation (the policy limits it' in line

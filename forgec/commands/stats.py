@@ -100,6 +100,8 @@ def build_stats(build: Path) -> tuple[dict, list[Diagnostic]]:
         s["sampler_rejected"] = dict(st.get("sampler_rejected") or {})
         if st.get("scenario_rejected"):
             s["scenario_rejected"] = dict(st["scenario_rejected"])
+        if st.get("tools_left_out"):
+            s["tools_left_out"] = dict(st["tools_left_out"])
         s["has_write"] = any(bool(r.get("writes_state")) for r in tools.values() if isinstance(r, dict))
         out[name] = s
     return out, diags
@@ -147,6 +149,8 @@ def few_tasks_lines(stats: dict) -> list[str]:
                 for r, n in d.items():
                     rej[r] = rej.get(r, 0) + n
             parts.append("most rejected: " + _said(rej, REASONS))
+        if s.get("tools_left_out"):
+            parts.append("writes left out: " + "; ".join(f"{t} ({why})" for t, why in s["tools_left_out"].items()))
         out.append(f"{name}: {s.get('tasks', 0)} tasks; " + " | ".join(parts))
     return out
 

@@ -91,14 +91,19 @@ def _stems(phrase: str) -> list[str]:
 
 def rules_for(env: ir.Environment) -> dict[str, tuple[str, ...]]:
     """tool name -> the policy sentences of the sections whose headings name that tool (in page order)."""
-    names = {t.name: _stems(t.name) for t in env.tools}
+    return sections_by_tool([p.text for p in env.policy], [t.name for t in env.tools])
+
+
+def sections_by_tool(texts: list[str], tool_names: list[str]) -> dict[str, tuple[str, ...]]:
+    """`rules_for` on plain page texts and tool names (the sampler has the env AST and the pages' text)."""
+    names = {t: _stems(t) for t in tool_names}
     verbs: dict[str, list[str]] = {}
     for t, ws in names.items():
         if ws:
             verbs.setdefault(ws[0], []).append(t)
     out: dict[str, list[str]] = {}
-    for page in env.policy:
-        for sec in sections(page.text):
+    for text in texts:
+        for sec in sections(text):
             if not sec.path:
                 continue
             head = _stems(sec.path[-1])
@@ -125,3 +130,29 @@ def rules_for(env: ir.Environment) -> dict[str, tuple[str, ...]]:
 def facts_for(env: ir.Environment) -> dict[str, tuple[prose.Fact, ...]]:
     """tool name -> the facts its policy sentences state (prose.read_sentence on each)."""
     return {t: tuple(f for s in sents for f in prose.read_sentence(s)) for t, sents in rules_for(env).items()}
+
+
+# a sentence that limits what a tool may do ("can only", "cannot", "must have enough balance", "only if")
+_RESTRICTS = re.compile(r"\b(?:only|cannot|can't|can not|must|mustn't|may not|not allowed|never|no more than|at most|unless)\b", re.I)
+# what the prose reader turns into a precondition (forgec/synth/prose.py)
+_CHECKED = frozenset({"require", "forbid", "once", "same", "bound", "owns"})
+
+
+def unmodelled(texts: list[str], tool_names: list[str]) -> dict[str, tuple[str, ...]]:
+    """tool -> the policy sentences that restrict it but that the prose reader made no precondition of
+    ("basic economy flights can be cancelled only if travel insurance is bought", "the refund must either go
+    to the original payment method, or an existing gift card"). A gold path through such a tool may break a
+    rule the env does not check, so the sampler leaves the tool out of the writes it asks for and says so
+    (review 59: 6 of 6 airline cancellations broke the wiki's rules)."""
+    out = {}
+    for tool, sents in sections_by_tool(texts, tool_names).items():
+        loose = tuple(s for s in sents if _RESTRICTS.search(s) and not any(f.kind in _CHECKED for f in prose.read_sentence(s)))
+        if loose:
+            out[tool] = loose
+    return out
+
+
+def strongest(sentences: tuple[str, ...]) -> str:
+    """The sentence that limits most plainly ("can only", "cannot") before one that asks a step ("must first")."""
+    return next((s for s in sentences if re.search(r"\b(?:only|cannot|can't|can not|may not|not allowed|never|at most|no more than)\b", s, re.I)),
+                sentences[0])
