@@ -485,6 +485,7 @@ class Candidate:
     facts: dict[str, Any]
     writes: list[tuple[str, dict]]
     read_only: bool = False
+    identity: Any = None  # the asking user's own key (their record in the world), when the env has users
 
 
 @dataclass
@@ -679,7 +680,8 @@ def _sourced(e: Any, defined: set[str], c: Candidate, said_in) -> bool:
 def check_dictated(c: Candidate, g: Gate) -> str | None:
     """`dictated-call`: the task needs a lookup or a decision. One write and nothing else (no read
     call, no reasoning node) is a form the user fills in: every argument dictated. Several
-    dictated writes in order are left to the other checks (each act is still the user's).
+    dictated writes in order are left to the other checks (each act is still the user's). The
+    user's own key, looked up from their email or name at login, counts as said.
 
     Two lookups that cannot change the outcome do not count either (review 42):
     `named-target`, a record id found by a list read where the tool takes the record's name as
@@ -693,6 +695,10 @@ def check_dictated(c: Candidate, g: Gate) -> str | None:
         return "dictated-call"
     if len(calls) > len(c.writes) and c.writes and all(args for _t, args in c.writes):
         said = {json.dumps(v, sort_keys=True) for v in _scalars(list(c.facts.values()))}
+        if c.identity is not None:
+            # the user's own key, found from their email at login, is who asks, not a lookup the request needs: login
+            # then "make 12 Oak St my default address" is a form filled in (review 60: 4 of 18 retail tasks)
+            said.add(json.dumps(c.identity, sort_keys=True))
         unsaid = [(tool, path, v) for tool, args in c.writes for path, v in _paths(args) if json.dumps(v, sort_keys=True) not in said]
         plain = not unsaid
         if not all(path in g.by_name.get(tool, ()) and g.named_in(v, said) for tool, path, v in unsaid):
@@ -1183,6 +1189,7 @@ def _made_from_context(t: A.ToolDecl, g: Gate) -> bool:
     return m is not None and m.group(1).split()[-1] in {w.lower() for w in re.findall(r"[A-Z][a-z]+", made)}
 
 
-def candidate_of(instruction: str, intents: list[str], nodes: tuple, facts: dict, writes: list, read_only: bool) -> Candidate:
+def candidate_of(instruction: str, intents: list[str], nodes: tuple, facts: dict, writes: list, read_only: bool,
+                 identity: Any = None) -> Candidate:
     """A `Candidate` from a sampler's parts (keeps callers free of the dataclass's field order)."""
-    return Candidate(instruction, list(intents), tuple(nodes), dict(facts), list(writes), read_only)
+    return Candidate(instruction, list(intents), tuple(nodes), dict(facts), list(writes), read_only, identity)

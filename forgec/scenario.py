@@ -4189,7 +4189,7 @@ def _sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Too
             rejected[f"internal:{type(e).__name__}"] += 1
             continue
         cand = candidate_of(decl.user.goal, [i.text for i in sc.intents if i.kind != "question"], decl.nodes, sc.facts,
-                            sc.writes, read_only=not sc.writes)
+                            sc.writes, read_only=not sc.writes, identity=sc.ukey if s.m.user is not None else None)
         why = gate.check(cand)
         if why:
             rejected[why] += 1

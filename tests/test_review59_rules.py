@@ -140,3 +140,13 @@ def test_a_part_is_no_more_than_its_total():
         w = generate_state(schema, seed=seed)["entities"]
         assert all(r["nonfree_baggages"] <= r["total_baggages"] for r in w["Reservation"].values())
         assert all(r["unread_message_count"] <= r["message_count_total"] for r in w["Inbox"].values())
+
+
+def test_login_then_a_dictated_write_is_a_form_filled_in(tmp_path):
+    """Review 60: "I'm X; my email is Y. Please modify the default address of my account to 12 Oak St, ..." — the only
+    lookup turns the email into the user's own id (who asks), then every value written is dictated: no task."""
+    out = _build(tmp_path, "retail", {"tools.json": CORPUS / "tau_bench_retail" / "tools.json"}, 60)
+    login = {"find_user_id_by_email", "find_user_id_by_name_zip"}
+    for line in (out / "tasks" / "retail.jsonl").read_text().splitlines():
+        tools = [g["tool"] for g in json.loads(line)["gold_calls"]]
+        assert not (set(tools) - login == {"modify_user_address"} and tools.count("modify_user_address") == 1), tools
