@@ -35,7 +35,7 @@ def test_a_tool_that_takes_the_records_name_needs_no_lookup_for_its_id(tmp_path)
     for t in tasks:
         writes = [c for c in t["gold_calls"] if c["tool"] in by_name]
         for c in writes:
-            for item in c["args"].get("items", []):
+            for item in c["arguments"].get("items", []):
                 named = names.get(item.get("id"))
                 assert not (named and f'"{named}"' in t["instruction"] and len(t["gold_calls"]) == 2), t["instruction"]
     assert rejected.get("named-target", 0) > 0, rejected
@@ -52,8 +52,10 @@ def test_a_guard_that_holds_on_a_dictated_create_is_no_decision(tmp_path):
             continue
         said = json.dumps(t["user"]["facts"], sort_keys=True)
         creates = [c for c in t["gold_calls"] if c["tool"].startswith("create_")]
-        dictated = all(json.dumps(v) in said for c in creates for item in c["args"].get("items", []) for v in item.values())
-        assert not (creates and dictated), t["instruction"]
+        dictated = all(json.dumps(v) in said for c in creates for item in c["arguments"].get("items", []) for v in item.values())
+        # another write beside it whose record the lookup finds ("also update my label called X") needs the list anyway
+        beside = [c for c in t["gold_calls"] if c.get("write") and not c["tool"].startswith("create_")]
+        assert not (creates and dictated and not beside), t["instruction"]
     assert rejected.get("guard-holds", 0) > 0, rejected
 
 

@@ -150,3 +150,41 @@ def test_login_then_a_dictated_write_is_a_form_filled_in(tmp_path):
     for line in (out / "tasks" / "retail.jsonl").read_text().splitlines():
         tools = [g["tool"] for g in json.loads(line)["gold_calls"]]
         assert not (set(tools) - login == {"modify_user_address"} and tools.count("modify_user_address") == 1), tools
+
+
+def test_an_id_typed_number_is_an_integer_key(tmp_path):
+    """paperless-mcp's `update_tag(id: number)` / `delete_tag(id: number)` (zod's z.number()) and an OpenAPI path id
+    `type: number`: ids, so keys of the record the tool names; as floats no key rule took them and they only logged."""
+    tools = [mcp_tool("list_tags", "List all tags.", {"page": {"type": "number"}}),
+             mcp_tool("create_tag", "Create a new tag.", {"name": {"type": "string"}}, ["name"]),
+             mcp_tool("update_tag", "Update an existing tag's name.", {"id": {"type": "number"}, "name": {"type": "string"}}, ["id", "name"]),
+             mcp_tool("delete_tag", "Permanently delete a tag.", {"id": {"type": "number"}}, ["id"])]
+    src = next(_build(tmp_path, "tags", {"tools.json": json.dumps({"tools": tools})}, 2).glob("src/*/env.forge")).read_text()
+    assert "tool update_tag(id: Tag, name: str) -> Tag" in src and "tool delete_tag(id: Tag)" in src and "@conservative" not in src
+    spec = {"openapi": "3.0.0", "info": {"title": "Notes", "version": "1"}, "paths": {
+        "/notes": {"get": {"operationId": "listNotes", "responses": {"200": {"description": "ok", "content": {"application/json": {
+            "schema": {"type": "array", "items": {"$ref": "#/components/schemas/Note"}}}}}}},
+                   "post": {"operationId": "createNote", "requestBody": {"content": {"application/json": {"schema": {
+                       "type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"]}}}},
+                       "responses": {"200": {"description": "ok"}}}},
+        "/notes/{id}": {"delete": {"operationId": "deleteNote", "parameters": [{"name": "id", "in": "path", "required": True,
+                                                                               "schema": {"type": "number"}}],
+                                   "responses": {"204": {"description": "gone"}}}}},
+        "components": {"schemas": {"Note": {"type": "object", "properties": {"id": {"type": "number"}, "title": {"type": "string"}}}}}}
+    src = next(_build(tmp_path, "notes", {"openapi.json": json.dumps(spec)}, 2).glob("src/*/env.forge")).read_text()
+    block = src[src.index("tool deleteNote("):]
+    assert block.startswith("tool deleteNote(id: Note)") and "@conservative" not in src[:src.index("tool deleteNote(")].rsplit("tool ", 1)[-1]
+
+
+def test_a_write_that_never_finds_its_record_does_not_spend_the_budget(tmp_path):
+    """paperless-mcp (real docs, tests/corpus/broad): with its number ids read as keys, `update_correspondent` and
+    others can never look their record up; tried first in every attempt (least used), they left 4 tasks of 120
+    asked. Tools whose intents keep failing are tried later."""
+    from conftest import BROAD
+    from forgec.build import CompileOptions, compile_build
+
+    out = tmp_path / "b"
+    compile_build(CompileOptions(inputs=[BROAD / "npm_baruchiro_paperless_mcp"], out=out, oracle_check=False))
+    m = json.loads((out / "manifest.json").read_text())["envs"]["npm_baruchiro_paperless_mcp"]
+    assert m["task_count"] >= 30
+    assert m["tools"]["update_tag"]["writes_state"] and m["tools"]["update_tag"]["verified"]

@@ -613,7 +613,27 @@ strip_optional = A.strip_optional  # one definition, in the AST module
 # --------------------------------------------------------------------------- inference
 
 
+def _integral_ids(env: ir.Environment) -> ir.Environment:
+    """An identifier typed `number` (a TypeScript server's `z.number()`: paperless's `update_tag(id: number)`) is an
+    integer: no record is numbered 3.5. Read as `integer` it binds to its record like any other id, where as a
+    float no key rule took it and the tool only logged its calls."""
+    def fix(p: ir.Param) -> ir.Param:
+        t = p.type
+        if not (p.name.lower() in ID_TOKENS or id_stem(p.name)):
+            return p
+        if t.kind == "number":
+            return p.model_copy(update={"type": t.model_copy(update={"kind": "integer"})})
+        if t.kind == "array" and t.items is not None and t.items.kind == "number":
+            return p.model_copy(update={"type": t.model_copy(update={"items": t.items.model_copy(update={"kind": "integer"})})})
+        return p
+
+    tools = tuple(t.model_copy(update={"params": tuple(fix(p) for p in t.params)}) if any(fix(p) is not p for p in t.params) else t
+                  for t in env.tools)
+    return env.model_copy(update={"tools": tools}) if any(a is not b for a, b in zip(tools, env.tools)) else env
+
+
 def infer_schema(env: ir.Environment) -> Schema:
+    env = _integral_ids(env)
     s = Schema(env, session=session_params(env))
     tools = list(env.tools)
     prefix = common_prefix([t.name for t in tools])
