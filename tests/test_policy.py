@@ -232,3 +232,13 @@ def test_the_stats_say_which_writes_the_policy_left_out(tmp_path):
                      "tools_left_out": {"cancel_reservation": 'the policy limits it in ways the env does not check: "X"'}}}
     (line,) = few_tasks_lines(stats)
     assert line.startswith("air: 12 tasks;") and 'writes left out: cancel_reservation (the policy limits it' in line
+
+
+def test_pages_named_on_the_command_line(tmp_path):
+    """`forgec compile tools.json wiki.md`: the page belongs to the one env read; a page named alone is read as a doc
+    (and refused as one: `forgec inspect notes.txt` says it is no tool documentation, as before pages were read)."""
+    d = _retail(tmp_path)
+    (env,), diags = read_paths([d / "tools.json", d / "wiki.md"])
+    assert [Path(p.file).name for p in env.policy] == ["wiki.md"] and not diags
+    envs, diags = read_paths([d / "wiki.md"])
+    assert envs == [] and diags and all(x.is_error for x in diags)  # read as a doc, and refused as one

@@ -177,7 +177,7 @@ def _group(paths: list[str | Path], diags: list[Diagnostic], policies: dict[str,
     the only env read from that folder's own files."""
     groups: dict[str, list[Path]] = {}
     policies = {} if policies is None else policies
-    loose: list[tuple[Path, list[str]]] = []  # a top-level page and the envs its folder's own files made
+    loose: list[tuple[Path, list[str] | None]] = []  # a top-level page and the envs its folder's own files made
 
     def add_policy(name: str, f: Path) -> None:
         lst = policies.setdefault(name, [])
@@ -192,7 +192,7 @@ def _group(paths: list[str | Path], diags: list[Diagnostic], policies: dict[str,
     for arg in paths:
         p = Path(arg)
         if p.is_file() and is_policy_file(p):
-            loose.append((p, []))
+            loose.append((p, None))  # named on the command line: a page beside the docs, or (with none) a doc to read
         elif p.is_file():
             add(env_name_for(p), p)
         elif p.is_dir():
@@ -236,7 +236,13 @@ def _group(paths: list[str | Path], diags: list[Diagnostic], policies: dict[str,
             diags.append(error(codes.UNREADABLE, f"not a regular file or folder: {p}", Span(str(p))))
         else:
             diags.append(error(codes.PATH_NOT_FOUND, f"no such file or folder: {p}", Span(str(p)), help="check the path"))
+    if not groups:  # `forgec inspect notes.txt`: no tool docs at all, so a named page is read as one (and its format said)
+        for f, here in loose:
+            if here is None:
+                add(env_name_for(f), f)
+        loose = [(f, here) for f, here in loose if here is not None]
     for f, here in loose:
+        here = here or []
         own = env_name_for(f)
         name = own if own in groups else (here[0] if len(here) == 1 else None)
         if name is None and not here and len(groups) == 1:

@@ -64,7 +64,7 @@ def _once_by_status(t: A.ToolDecl) -> A.ToolDecl:
     """"Only once" needs no flag where the tool requires one status and leaves another: a second call already
     fails its precondition (the same rule `world.py` applies to a --state world, here for any docs: a policy
     page's "will change the order status to 'pending (items modified)'")."""
-    from .world import _drop_once_flags, _leaves_required_status
+    from .world import drop_once_flags, leaves_required_status
 
     if not t.body:
         return t
@@ -72,8 +72,8 @@ def _once_by_status(t: A.ToolDecl) -> A.ToolDecl:
     conds = [s.cond for s in body if isinstance(s, A.Require) and isinstance(s.cond, A.Binary)]
     checked = {(c.left.obj.id, c.left.name) for c in conds if isinstance(c.left, A.Attr) and isinstance(c.left.obj, A.Name)}
     for tp, field in sorted(checked):
-        if _leaves_required_status(body, tp, field):
-            body, notes = _drop_once_flags(body, notes, tp, set())
+        if leaves_required_status(body, tp, field):
+            body, notes = drop_once_flags(body, notes, tp, set())
     if len(body) == len(t.body):
         return t
     return replace(t, body=tuple(body), notes=tuple((i, w) for i, w in notes))

@@ -182,8 +182,8 @@ def _bind_tool(t: A.ToolDecl, decl: A.EnvDecl, world: World, declare: dict[str, 
             written.add(status)
 
     # "only once" needs no flag where the status already changes
-    if status and _leaves_required_status(body, tp, status):
-        body, notes = _drop_once_flags(body, notes, tp, fields)
+    if status and leaves_required_status(body, tp, status):
+        body, notes = drop_once_flags(body, notes, tp, fields)
 
     # a refund appends to the history
     if _says_refund(t.doc):
@@ -272,7 +272,7 @@ def _participle(w: str) -> bool:
     return base != w and w.endswith(("ed", "en")) and "VERB" in lemmas(base)
 
 
-def _leaves_required_status(body: list, tp: str, status: str) -> bool:
+def leaves_required_status(body: list, tp: str, status: str) -> bool:
     """Does the tool require `tp.status == A` and set `tp.status = B` (B != A)?"""
     need = {s.cond.right.value for s in body if isinstance(s, A.Require) and isinstance(s.cond, A.Binary)
             and s.cond.op == "==" and isinstance(s.cond.right, A.Literal) and _is_attr(s.cond.left, tp, status)}
@@ -284,7 +284,7 @@ def _is_attr(e: A.Expr, obj: str, name: str) -> bool:
     return isinstance(e, A.Attr) and isinstance(e.obj, A.Name) and e.obj.id == obj and e.name == name
 
 
-def _drop_once_flags(body: list, notes: list, tp: str, fields: set[str]) -> tuple[list, list]:
+def drop_once_flags(body: list, notes: list, tp: str, fields: set[str]) -> tuple[list, list]:
     """Without the `require not tp.X_done` / `set tp.X_done = true` pair for a flag the data lacks."""
     flags = {s.target.name for s in body if isinstance(s, A.Set) and isinstance(s.target, A.Attr)
              and isinstance(s.target.obj, A.Name) and s.target.obj.id == tp and s.target.name.endswith("_done")
