@@ -557,13 +557,18 @@ def codegen_stage(job: EnvJob) -> None:
     _warn_unverified(job)
 
 
+def _policy_text(job: EnvJob) -> str:
+    """The env's policy pages as one text ("" with none): what policy.md holds and the sampler reads."""
+    return "\n\n".join(p.text.strip() for p in job.ir.policy) if job.ir is not None else ""
+
+
 def _write_policy(job: EnvJob) -> None:
     """The docs' policy pages -> envs/<env>/policy.md (recorded and hashed like the module): the prose the agent's
     system prompt carries at eval time (runtime.episode.agent_system_prompt), as tau-bench gives its wiki."""
-    pages = job.ir.policy if job.ir is not None else ()
-    if not pages:
+    text = _policy_text(job)
+    if not text:
         return
-    data = ("\n\n".join(p.text.strip() for p in pages) + "\n").encode("utf-8")
+    data = (text + "\n").encode("utf-8")
     rel = f"envs/{job.name}/policy.md"
     job.out.files[rel] = data
     job.rec.policy = FileRecord(path=rel, hash=sha256_text(data))
@@ -736,7 +741,7 @@ def _sample(job: EnvJob, files: dict[str, tuple[bytes, str]]) -> dict[str, tuple
     graph = build_graph(job.env_decl, exclude=set(rec.dropped_tools))
     cfg = SampleConfig(tasks_per_env=opts.tasks_per_env, min_calls=opts.min_calls, max_calls=opts.max_calls,
                        seed=derive_seed(opts.seed, job.name, "sample"),
-                       policy="\n\n".join(p.text for p in job.ir.policy) if job.ir is not None else "")
+                       policy=_policy_text(job))
     if opts.evolve_rules(job.name):  # issue 26: the sampler rejects or thins out families by evolve.json's rules
         from forgec.evolve import SamplerRules
         from forgec.runtime.curriculum import Rules

@@ -3867,12 +3867,17 @@ def _spoken(v: Any) -> str:
     return s.lower().replace("_", " ") if re.fullmatch(r"[A-Z][A-Z0-9_]+", s) or re.fullmatch(r"[a-z_]+", s) else s
 
 
-@functools.lru_cache(maxsize=1024)
 def _postal_params(tool: A.ToolDecl) -> frozenset[str]:
     """The parameters of a tool that together give a postal address (a city beside a zip or postal code or a
     street line), flat or as an address record's fields; none when the tool takes no such address."""
     names = {p.name for p in tool.params}
     names |= {f.name for p in tool.params for f in (getattr(strip_optional(p.type), "fields", None) or ())}
+    return _postal_names(frozenset(names))
+
+
+@functools.lru_cache(maxsize=1024)
+def _postal_names(names: frozenset[str]) -> frozenset[str]:
+    """`_postal_params` on the names alone: cached by them, not by hashing the whole tool (asked per argument)."""
     ws = {n: set(norm(n).split("_")) for n in names}
     has_city = any(w & {"city", "town"} for w in ws.values())
     has_line = any(w & {"zip", "zipcode", "postcode", "postal", "street", "address1", "line1"} for w in ws.values())

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from forgec.export import staged, write_marker
 from forgec.tasks import Task, TaskStats
-from forgec.runtime.episode import agent_system_prompt
+from forgec.runtime.episode import agent_system_prompt, build_policy
 from forgec.runtime.scenario import opening
 
 EXPORT_SCHEMA_VERSION = "1.0"
@@ -165,8 +165,7 @@ def export_hf(build: Any, out: Path) -> dict[str, int]:
         for env, tasks in by_env.items():
             mod = build.envs.get(env)
             tools_json = _j(list(getattr(mod, "TOOLS", [])))
-            policy = (getattr(build, "policies", None) or {}).get(env, "")
-            rows = [task_row(t, tools_json, policy) for t in sorted(tasks, key=lambda t: t.id)]
+            rows = [task_row(t, tools_json, build_policy(build, env)) for t in sorted(tasks, key=lambda t: t.id)]
             _write(tmp / "data" / _file_name(env), rows)
             counts[env] = len(rows)
         if not counts:  # a build without envs still loads: one file with the schema and no rows

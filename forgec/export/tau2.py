@@ -30,7 +30,7 @@ from typing import Any
 from forgec.export import staged, write_marker
 from forgec.tasks import Task
 from forgec.wording import say, split_name
-from forgec.runtime.episode import AGENT_SYSTEM_PROMPT
+from forgec.runtime.episode import AGENT_SYSTEM_PROMPT, build_policy
 
 
 
@@ -112,7 +112,7 @@ def export_tau2(build: Any, out: Path) -> dict[str, int]:
             (d / "tasks.json").write_text(json.dumps([tau2_task(t) for t in tasks], indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
             (d / "split_tasks.json").write_text(json.dumps({"base": [t.id.split("/", 1)[-1] for t in tasks]}, indent=2) + "\n")
             (d / "tools.json").write_text(json.dumps(tools, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-            (d / "policy.md").write_text(_policy(env, tools, (getattr(build, "policies", None) or {}).get(env, "")), encoding="utf-8")
+            (d / "policy.md").write_text(_policy(env, tools, build_policy(build, env)), encoding="utf-8")
             state_file = next((t.initial_state_file for t in tasks if t.initial_state_file), f"states/{env}.json")
             src = Path(build.root) / state_file
             if src.is_file():
