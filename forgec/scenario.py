@@ -222,6 +222,7 @@ class _Model:
                     if f.name != e.key and isinstance(ft, A.NamedType) and ft.name in self.decl:
                         self.key_names.setdefault(norm(f.name), ft.name)
         self.getter: dict[str, str] = {}  # entity -> read tool taking its key, returning the record
+        self.getters: dict[str, list[str]] = {}  # entity -> every such read tool, in tool order
         self.lister_by_user: dict[str, tuple[str, str]] = {}  # entity -> (read tool, its user-key param)
         self.lister_all: dict[str, str] = {}  # entity -> read tool with no required params listing its records
         self.lister_args: dict[str, dict] = {}  # entity -> the fixed arguments its lister takes (`status: "all"`)
@@ -579,6 +580,7 @@ class _Model:
                     r = self._try(name, {p.name: self.ents[ke][k].get(self.decl[ke].key, k)})
                     if isinstance(r, dict) and self.entity_of(r) == ke:
                         self.getter.setdefault(ke, name)
+                        self.getters.setdefault(ke, []).append(name)
                         break
                     if isinstance(r, list) and r and isinstance(r[0], dict):
                         child = self.entity_of(r[0])
@@ -2618,8 +2620,10 @@ class _Sampler:
         base = _participle_base(tool, target[1] if target else "")
         checked = False
         if holds and target is not None and isinstance(target[0], str) and looked is None and isinstance(target[2], dict):
-            g = m.getter.get(target[1])
-            if g and g != tool and _points_to(t.doc, g):  # "Delete a candidate, after checking its ID with `boond_candidates_get`",
+            # the read the docs name, of those that return the record (Boond's `boond_companies_orders` returns an
+            # order too, but the delete says "after checking the ID with `boond_orders_get`": review 61)
+            g = next((x for x in m.getters.get(target[1], ()) if x != tool and _points_to(t.doc, x)), None)
+            if g:  # "Delete a candidate, after checking its ID with `boond_candidates_get`",
                 key = m.decl[target[1]].key  # "use get_branch ... before deletion": the docs' own procedure (review 38)
                 kp = m.required(m.tools[g])[0].name
                 sc.call(g, {kp: (A.Attr(A.Name(target[0]), key), target[2].get(key))}, f"checked_{norm(target[1])}")
@@ -3887,6 +3891,11 @@ def _postal_names(names: frozenset[str]) -> frozenset[str]:
                                                        "province", "region", "zip", "zipcode", "postcode", "postal", "country"})
 
 
+# the params that hold what a message says ("saying ..."), and the words that may qualify them (`comment_text`)
+_SAID_TEXT = {"body", "content", "text", "message", "comment", "note", "contents"}
+_SAID_OF = {"reply", "post", "email", "mail", "chat", "issue", "task", "review", "new", "main", "full", "plain", "rich"}
+
+
 def _say_param(name: str, v: Any) -> str:
     n = norm(name)
     if re.search(r"_(html|markdown|md|plain|raw)$", n) and n.count("_") >= 1:
@@ -3917,7 +3926,9 @@ def _say_param(name: str, v: Any) -> str:
             return f"called \"{v}\""  # "a new tag called "Q3"", not "with name Q3"
         if _PERSON_NAME_PARAM.search(n.split("_", 1)[-1] if n.count("_") > 1 else n):
             return f"{w} \"{v}\""  # a person's name keeps its capitals: 'first name "Michelle"' (review 23: "michelle")
-        if n.split("_")[-1] in ("body", "content", "text", "message", "comment", "note", "contents") and " " in v.strip():
+        if n.split("_")[-1] in _SAID_TEXT and set(n.split("_")[:-1]) <= _SAID_TEXT | _SAID_OF and " " in v.strip():
+            # `text`, `comment_body`, `reply_text`; never `anchor_text` or `alt_text`, a text about another (review 61:
+            # 'a comment saying "X" saying "Y"' with the body in Outline's `anchorText`)
             return f"saying \"{v}\""  # "a note saying "...", not "with body "...""
         if re.fullmatch(r"\d{1,2}:\d\d", v) and re.search(r"(^|_)time$", n) and not re.search(r"(end|stop|finish|until)", n):
             return f"at {v}"  # "3 seats at 14:00", not "with time 14:00"

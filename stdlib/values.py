@@ -759,6 +759,9 @@ def _str_for(name: str, c: _Ctx, entity: str | None, doc: str) -> str:
         return c.unique((entity, name, "s"), lambda: mimic(ex, rng))
     if _is_version(ws) and not ex:
         return _version(rng)
+    if w & {"uuid", "guid"} or (last in ("id", "identifier") and re.search(r"\bin (?:the )?(?:format of an? )?UUID\b|\bUUID format\b|\ban? UUID\b", doc or "")):
+        # `uuid`, `project_UUID`: a UUID (seeded), never a topic like "support backlog" (review 61)
+        return c.unique((entity, name, "s"), lambda: str(uuid.UUID(int=rng.getrandbits(128), version=4)))
     for rule in _STR_RULES:
         v = rule(name, ws, c, entity, doc)
         if v is UNKNOWN:
@@ -1041,11 +1044,15 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
         v = f"{_titled(' '.join(ews))} {len(used) + 1}"  # `Recipe 3`: nothing says what it is called (topic_named)
         used.add(v)
         return v
-    free = [_titled(t) for t in TOPICS if _titled(t) not in used]
+    # a topic title names one thing in the world: a nested object's title ("Conference travel" inside a star or
+    # a slider's body) is never another record's name, so a title said by the user picks one record (review 61)
+    named = c.used.setdefault(("__titles",), set())
+    free = [_titled(t) for t in TOPICS if _titled(t) not in used and _titled(t) not in named]
     if not free:
-        free = [v for t in TOPICS for v in name_variants(_titled(t)) if v not in used]
+        free = [v for t in TOPICS for v in name_variants(_titled(t)) if v not in used and v not in named]
     v = rng.choice(free) if free else f"{_titled(topic(rng))} {len(used)}"
     used.add(v)
+    named.add(v)
     return v
 
 

@@ -1312,7 +1312,7 @@ def _described_owner(s: Schema, p: ir.Param, tool: str = "", kind: str = "") -> 
         return None
     # "ID of the X" first: "the id of the comment" would read as an X called "the" by the other form; the noun
     # phrase ends where a clause begins ("the comment to update", "the website alert configuration to be updated")
-    m = re.match(r"(?:the |an? )?(?:unique )?(?:id|uuid|identifier) (?:of|for) (?:the |an? )?((?:(?!(?:to|that|which|whose|you|in|on|for|of|from|by|with|be)\b)[a-z]+ ?){1,4})", d)
+    m = re.match(r"(?:the |an? )?(?:(?:universally )?unique )?(?:id|uuid|identifier) (?:\((?:uuid|guid|id)\) )?(?:of|for) (?:the |an? )?((?:(?!(?:to|that|which|whose|you|in|on|for|of|from|by|with|be)\b)[a-z]+ ?){1,4})", d)
     named = {singular(w) for w in tokens(tool)}
     if m is None:
         m, named = re.match(r"(?:the |an? )?([a-z]+(?: [a-z]+)?) (?:id|uuid|gid|identifier)\b", d), None
@@ -2086,25 +2086,43 @@ def unwrap_return(s: Schema, ret: ir.Type) -> ir.Type | None:
 
     if len(obj.fields) == 1 and snake(obj.fields[0].name) == "result" and deref(obj.fields[0].type).kind not in ("object", "array"):
         return None  # FastMCP's wrapper of a plain return (`{result: string}`): text, no field of any record
-
-    for _ in range(4):  # `{ocs: {meta: {...}, data: {collectives: [...]}}}` (Nextcloud's OCS), `{data: {...}}`: the envelope is no record
-        inner = [f for f in obj.fields if deref(f.type).kind == "object" and deref(f.type).fields and snake(f.name) not in ENVELOPE_MARKS | PAGE_ENVELOPE]
-        rest = [f for f in obj.fields if f not in inner]
-        if len(inner) == 1 and snake(inner[0].name) in ENVELOPE_KEYS and all(snake(f.name) in PAGE_ENVELOPE | ENVELOPE_MARKS for f in rest) \
-                and not any(f.type.kind == "array" for f in rest):
-            obj = deref(inner[0].type)
-        else:
-            break
-    lists = [f for f in obj.fields if f.type.kind == "array" and f.type.items is not None and deref(f.type.items).kind == "object"]
+    obj = envelope_payload(s, obj)
+    lists = [f for f in obj.fields if f.type.kind == "array" and f.type.items is not None and deref(f.type.items).kind == "object"
+             and snake(f.name) not in ENVELOPE_LISTS]
     others = [f for f in obj.fields if f not in lists]
-    if len(lists) == 1 and all(snake(f.name) in PAGE_ENVELOPE for f in others):
+    if len(lists) == 1 and all(snake(f.name) in PAGE_ENVELOPE | ENVELOPE_LISTS for f in others):
         obj = deref(lists[0].type.items)  # a page of records (`{content: [...], totalPages, totalElements, ...}`)
     return obj if obj.kind == "object" and obj.fields else None
 
 
+def envelope_payload(s: Schema, obj: ir.Type) -> ir.Type:
+    """The object inside the envelope a response comes in (`{ocs: {meta, data: {...}}}`, `{data: X, policies}` is
+    X), else `obj` itself."""
+    def deref(t: ir.Type) -> ir.Type:
+        return s.env.definitions[t.ref] if t.kind == "ref" and t.ref in s.env.definitions else t
+
+    obj = deref(obj)
+    for _ in range(4):  # `{ocs: {meta: {...}, data: {collectives: [...]}}}` (Nextcloud's OCS), `{data: {...}}`: the envelope is no record
+        if obj.kind != "object" or not obj.fields:
+            break
+        inner = [f for f in obj.fields if deref(f.type).kind == "object" and deref(f.type).fields and snake(f.name) not in ENVELOPE_MARKS | PAGE_ENVELOPE]
+        rest = [f for f in obj.fields if f not in inner]
+        if len(inner) == 1 and snake(inner[0].name) in ENVELOPE_KEYS and all(snake(f.name) in PAGE_ENVELOPE | ENVELOPE_MARKS for f in rest) \
+                and not any(f.type.kind == "array" and snake(f.name) not in ENVELOPE_LISTS for f in rest):
+            obj = deref(inner[0].type)
+        else:
+            break
+    return obj
+
+
 # the wrapper a response's payload comes in, and the status beside it ({ocs: {meta, data}}, {data, success})
 ENVELOPE_KEYS = {"ocs", "data", "result", "response", "payload"}
-ENVELOPE_MARKS = {"status", "success", "ok", "message", "error", "errors", "code", "statuscode", "status_code", "meta"}
+ENVELOPE_MARKS = {"status", "success", "ok", "message", "error", "errors", "code", "statuscode", "status_code", "meta",
+                  "policies", "included", "warnings", "jsonapi"}
+# lists beside a response's payload that are about the call, not records of the payload: what the caller may do with
+# it (Outline's `{data, policies, pagination}`), JSON:API's `included`, errors and warnings (review 61: every Outline
+# document held every other response's fields in a `data` list, 1.2 MB per listing)
+ENVELOPE_LISTS = {"policies", "included", "errors", "warnings"}
 # the fields of a page of results around its list of records (Spring's `Page`, Django REST's paginated list,
 # JSON:API's links and meta): none of them is a field of the records (blind review 20: a pet with "total pages")
 PAGE_ENVELOPE = {"count", "total", "next", "previous", "prev", "cursor", "page", "pages", "has_more", "next_cursor", "total_count",
@@ -2114,7 +2132,7 @@ PAGE_ENVELOPE = {"count", "total", "next", "previous", "prev", "cursor", "page",
                  "next_page_token", "page_token", "start", "end", "results_count", "total_items", "items_count",
                  "object", "next_url", "previous_url", "prev_url", "next_page_url", "prev_page_url", "previous_page_url",  # Stripe, Lob
                  "iterator", "prev_iterator", "done",  # Svix
-                 "query"}  # the search a page answers, echoed beside its results (listmonk's `{results, query, total, page}`)
+                 "query", "pagination"}  # the search a page answers, echoed beside its results (listmonk's `{results, query, total, page}`)
 
 
 def _return_owner(s: Schema, v: ToolView, names: list[str]) -> str | None:
@@ -2489,7 +2507,7 @@ def _globals(s: Schema) -> None:
                 gname = ident(snake("_".join(v.nouns) or "info")) if v.nouns else "info"
                 if gname in RESERVED or gname == "now":
                     gname += "_info"
-                ty = tm.map(ret, gname)
+                ty = tm.map(envelope_payload(s, ret) if ret.kind == "object" else ret, gname)  # `{data: User, policies}`: the user, not its envelope merged into UserInfo (review 61)
                 s.globals.setdefault(gname, Field(gname, ty, t.description.split("\n")[0][:120]))
                 v.global_name = gname
                 v.kind = "read"
@@ -2502,6 +2520,17 @@ def _numeric_refs(s: Schema, ent: str) -> bool:
     named += [(v, v.key_param) for v in s.views.values() if v.target == ent and v.key_param and v.key_param not in v.refs]
     kinds = [_scalar_kind(p.type) for v, pname in named for p in [v.tool.param(pname)] if p is not None]
     return bool(kinds) and all(k in ("integer", "number") for k in kinds)
+
+
+def _uuid_refs(s: Schema, ent: str) -> bool:
+    """Whether the params that name records of `ent` say they take a UUID (by name, format or doc: Dependency-
+    Track's `parent_project_uuid`, "The unique identifier (UUID) of the project") and none says another format:
+    the agent is asked for a UUID, so the world's keys are UUIDs."""
+    named = [(v, pname) for v in s.views.values() for pname, e in v.refs.items() if e == ent]
+    named += [(v, v.key_param) for v in s.views.values() if v.target == ent and v.key_param and v.key_param not in v.refs]
+    params = [p for v, pname in named for p in [v.tool.param(pname)] if p is not None and p.type.kind == "string"]
+    says = [p for p in params if p.type.format == "uuid" or re.search(r"\b[ug]uid\b", f"{' '.join(tokens(p.name))} {p.description or ''}", re.I)]
+    return bool(says) and not any(p.type.format and p.type.format != "uuid" for p in params)
 
 
 def _finish_entities(s: Schema) -> None:
@@ -2537,6 +2566,8 @@ def _finish_entities(s: Schema) -> None:
                      for v in s.views.values() if v.target == e.name and v.key_param for p in v.tool.params)
         if not fmts and digits:
             fmts = {"digits"}  # "Shopify customer ID, numeric (pattern: ^\\d+$)": 7301946215, not rachel_cook_9947 (review 29)
+        if not fmts and _uuid_refs(s, e.name):
+            fmts = {"uuid"}  # "The UUID of the parent project": the projects' keys are UUIDs, not project_56805 (review 61)
         doc = f"key ({fmts.pop()})" if len(fmts) == 1 and e.key_type == "str" else "key"  # "key (uuid)": the world's keys take the docs' format
         e.fields = {e.key: Field(e.key, kt, doc)} | rest
 
