@@ -1,0 +1,186 @@
+"""Rules from blind review 61 (40 tasks from 8 broad-corpus doc sets, 17 accepted): keys the docs call UUIDs, a
+response's envelope, one record per topic title, whose text is "saying", and the read the docs name before a
+delete. Each is checked on docs written in two ways where the rule is general, against hand-written values."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+from conftest import assert_checked_before, compile_doc, mcp_tool
+
+
+def _bfcl(tmp_path, name: str, functions: list[dict], n: int = 12):
+    from forgec.build import CompileOptions, compile_build
+
+    d = tmp_path / "docs" / name
+    d.mkdir(parents=True)
+    (d / "functions.json").write_text("\n".join(json.dumps(f) for f in functions) + "\n")
+    out = tmp_path / f"{name}_b"
+    res = compile_build(CompileOptions(inputs=[d], out=out, tasks_per_env=n, seed=0, oracle_check=False))
+    assert not [x for x in res.diagnostics if x.is_error]
+    return out
+
+
+def _world(out) -> dict:
+    return json.loads(next(out.glob("states/*.json")).read_text())["entities"]
+
+
+def _tasks(out) -> list[dict]:
+    return [json.loads(x) for f in out.glob("tasks/*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+
+
+def _is_uuid(v) -> bool:
+    try:
+        return str(uuid.UUID(str(v))) == str(v)
+    except ValueError:
+        return False
+
+
+def _fn(name, desc, props, required):
+    return {"name": name, "description": desc, "parameters": {"type": "dict", "required": required, "properties": props}}
+
+
+DEPENDENCY_TRACK = [  # BFCL's Dependency-Track functions, cut down: the project is addressed by `project_id` and by UUIDs
+    _fn("project_api.ProjectApi.create_project", "Creates a new project within the system. If the project is a subproject, the UUID of the parent project must be provided.",
+        {"name": {"type": "string", "description": "The name of the new project."},
+         "parent_project_uuid": {"type": "string", "description": "The UUID of the parent project if this is a subproject, otherwise it can be omitted."}},
+        ["name", "parent_project_uuid"]),
+    _fn("project_api.ProjectApi.get_children_projects", "Retrieve a list of all child projects associated with a given parent project.",
+        {"uuid": {"type": "string", "description": "The unique identifier (UUID) of the parent project for which child projects are to be retrieved."}}, ["uuid"]),
+    _fn("project_api.ProjectApi.clone_project", "Creates a duplicate of a specified project.",
+        {"project_id": {"type": "string", "description": "The unique identifier of the project to be cloned."},
+         "new_project_name": {"type": "string", "description": "The name for the new cloned project."}}, ["project_id", "new_project_name"]),
+    _fn("project_api.ProjectApi.get_projects", "Retrieve a list of all projects from the database.",
+        {"name": {"type": "string", "description": "The name of the project to filter the query results.", "default": ""}}, []),
+    _fn("project_api.ProjectApi.update_project", "Update the details of an existing project.",
+        {"project_id": {"type": "string", "description": "The unique identifier of the project to update."},
+         "description": {"type": "string", "description": "The new description of the project."}}, ["project_id", "description"]),
+]
+
+
+def test_a_record_the_docs_address_by_uuid_has_uuid_keys_and_no_second_uuid_field(tmp_path):
+    """Dependency-Track (BFCL): "The unique identifier (UUID) of the parent project" names a Project, so projects
+    carry no own `uuid` field beside `project_id` (review 61: `uuid` "support backlog" vs the key project_67264,
+    two defensible values for `parent_project_uuid`); their keys, and the parents the records point to, are UUIDs."""
+    projects = _world(_bfcl(tmp_path, "dt", DEPENDENCY_TRACK))["Project"]
+    assert projects
+    for k, rec in projects.items():
+        assert _is_uuid(k), k
+        assert "uuid" not in rec, rec
+        assert rec.get("parent_project_uuid") is None or rec["parent_project_uuid"] in projects
+
+
+def test_an_mcp_server_whose_ids_are_uuids_keeps_uuid_keys(tmp_path):
+    """A second writer: an MCP server whose board ids are "The UUID of the board" (no JSON-schema format)."""
+    tools = [
+        mcp_tool("list_boards", "List all boards.", {}),
+        mcp_tool("get_board", "Get a board.", {"board_id": {"type": "string", "description": "The UUID of the board."}}, ["board_id"]),
+        mcp_tool("rename_board", "Rename a board.", {"board_id": {"type": "string", "description": "The UUID of the board to rename."},
+                                                     "name": {"type": "string", "description": "The new name."}}, ["board_id", "name"]),
+        mcp_tool("delete_board", "Delete a board.", {"board_id": {"type": "string", "description": "The UUID of the board to delete."}}, ["board_id"]),
+    ]
+    out = compile_doc(tmp_path, "boards", "tools_list.json", {"tools": tools}, 6)
+    boards = _world(out)["Board"]
+    assert boards and all(_is_uuid(k) for k in boards), list(boards)[:3]
+
+
+def test_a_field_named_uuid_holds_a_uuid():
+    """A plain `uuid` or `project_UUID` string, nothing else known of it: a UUID (seeded), not a topic."""
+    import random
+
+    from forgec.stdlib.values import generate_value
+
+    rng = random.Random(7)
+    for name in ("uuid", "project_UUID", "guid"):
+        v = generate_value({"type": "str"}, name, rng, entity="Vex")
+        assert _is_uuid(v), (name, v)
+    assert generate_value({"type": "str"}, "uuid", random.Random(3)) == generate_value({"type": "str"}, "uuid", random.Random(3))
+
+
+def _obj(props: dict) -> dict:
+    return {"type": "object", "properties": props}
+
+
+def _ok(schema: dict) -> dict:
+    return {"200": {"description": "OK", "content": {"application/json": {"schema": schema}}}}
+
+
+DOC = {"$ref": "#/components/schemas/Document"}
+WIKI = {"openapi": "3.0.0", "info": {"title": "Wiki", "version": "1"},
+        "components": {"schemas": {
+            "Document": _obj({"id": {"type": "string", "description": "Unique identifier for the object."},
+                              "title": {"type": "string", "description": "The title of the document."},
+                              "text": {"type": "string", "description": "The body of the document."}}),
+            "Policy": _obj({"id": {"type": "string"}, "abilities": _obj({"read": {"type": "boolean"}})}),
+            "Pagination": _obj({"offset": {"type": "number"}, "limit": {"type": "number"}}),
+            "Star": _obj({"id": {"type": "string", "description": "Unique identifier for the star."},
+                          "documentId": {"type": "string", "description": "The document starred."},
+                          "documents": {"type": "array", "items": DOC}})}},
+        "paths": {
+            "/documents.list": {"post": {"operationId": "documentsList", "summary": "List all documents",
+                                         "responses": _ok(_obj({"data": {"type": "array", "items": DOC},
+                                                                "policies": {"type": "array", "items": {"$ref": "#/components/schemas/Policy"}},
+                                                                "pagination": {"$ref": "#/components/schemas/Pagination"}}))}},
+            "/documents.info": {"post": {"operationId": "documentsInfo", "summary": "Retrieve a document",
+                                         "requestBody": {"content": {"application/json": {"schema": {
+                                             "type": "object", "required": ["id"], "properties": {"id": {"type": "string", "description": "Unique identifier for the document."}}}}}},
+                                         "responses": _ok(_obj({"data": DOC, "policies": {"type": "array", "items": {"$ref": "#/components/schemas/Policy"}}}))}},
+            "/documents.update": {"post": {"operationId": "documentsUpdate", "summary": "Update a document",
+                                           "requestBody": {"content": {"application/json": {"schema": {
+                                               "type": "object", "required": ["id"], "properties": {
+                                                   "id": {"type": "string", "description": "Unique identifier for the document."},
+                                                   "title": {"type": "string", "description": "The title of the document."}}}}}},
+                                           "responses": _ok(_obj({"data": DOC, "policies": {"type": "array", "items": {"$ref": "#/components/schemas/Policy"}}}))}},
+            "/stars.list": {"post": {"operationId": "starsList", "summary": "List all stars",
+                                     "responses": _ok(_obj({"data": {"type": "array", "items": {"$ref": "#/components/schemas/Star"}},
+                                                            "pagination": {"$ref": "#/components/schemas/Pagination"}}))}},
+        }}
+
+
+def test_a_response_envelope_is_no_record_and_a_title_names_one_thing(tmp_path):
+    """Outline's `{data: [Document], policies: [...], pagination}`: a document is the payload, with no `data` list or
+    `policies` of the envelope (review 61: every document held every response's fields, 1.2 MB per listing); and
+    the documents a star nests never carry another document's title (review 61: "Conference travel" as the title
+    of one document and of nested objects in 4 others)."""
+    world = _world(compile_doc(tmp_path, "wiki", "openapi.json", WIKI, 6))
+    docs = world["Document"]
+    assert docs
+    for rec in docs.values():
+        assert {"data", "policies", "pagination"}.isdisjoint(rec), sorted(rec)
+        assert isinstance(rec.get("title"), str) and rec["title"]
+    titles = [r["title"] for r in docs.values()]
+    assert len(titles) == len(set(titles))
+    nested = [d.get("title") for s in world.get("Star", {}).values() for d in (s.get("documents") or []) if d.get("title")]
+    assert not set(nested) & set(titles), set(nested) & set(titles)
+
+
+def test_only_a_message_s_own_text_is_said_as_saying():
+    """`text`, `comment_text`, `commentBody` hold what is said; `anchorText` and `alt_text` are texts about another
+    thing (review 61: 'a comment saying "X" saying "Y"', the body put in Outline's `anchorText`)."""
+    from forgec.scenario import _say_param
+
+    assert _say_param("text", "Please review it.") == 'saying "Please review it."'
+    assert _say_param("comment_text", "Please review it.") == 'saying "Please review it."'
+    assert _say_param("commentBody", "Please review it.") == 'saying "Please review it."'
+    assert not _say_param("anchorText", "Please review it.").startswith("saying")
+    assert not _say_param("alt_text", "A red door.").startswith("saying")
+
+
+def test_the_check_before_a_delete_is_the_read_the_docs_name(tmp_path):
+    """Boond: the delete says "only on the user's explicit request, once the ID is verified with `orders_get`" (in
+    French in Boond's own docs), and another read listed first (`companies_orders`) also returns an order when given one's id;
+    the gold path checks with the named one (review 61: 3 deletes with no check, the first-found getter being the other)."""
+    oid = {"id": {"type": "string", "description": "Unique identifier of the purchase order"}}
+    tools = [
+        mcp_tool("companies_orders", "Returns the purchase order of a company.", oid, ["id"]),
+        mcp_tool("orders_search", "Search purchase orders.", {"keywords": {"type": "string"}}),
+        mcp_tool("orders_get", "Returns a purchase order.", oid, ["id"]),
+        mcp_tool("orders_create", "Creates a purchase order.", {"title": {"type": "string", "description": "Title of the order"},
+                                                                "startDate": {"type": "string", "description": "Start date"}}, ["title"]),
+        mcp_tool("orders_delete", "Permanently deletes a purchase order.\n\nWhen: only on the user's explicit request, once the ID "
+                 "is verified with `orders_get`.", oid, ["id"]),
+    ]
+    tasks = _tasks(compile_doc(tmp_path, "boond", "tools_list.json", {"tools": tools}, 24))
+    assert_checked_before(tasks, "orders_delete", "orders_get", "id")
+    assert not any(c["tool"] == "companies_orders" for t in tasks for c in t["gold_calls"])
