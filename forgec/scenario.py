@@ -54,7 +54,7 @@ from forgec.stdlib.values import INTEGRAL, TEXTY, documented_extensions, documen
 from forgec.synth import policy
 from forgec.synth.schema import NAMES_TARGET
 from forgec.synth.schema import INFERRED_STATUS_DOC, MUST_BE_TRUE as _MUST_BE_TRUE, id_stem, session_names, shapes_request
-from forgec.reasons import ask_why, reason_for, said_hints
+from forgec.reasons import ask_why, reason_for, record_traits, said_hints, world_traits
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
 from forgec.wording import CALL_SWITCHES, CONFIRM_SWITCHES, PREVIEW_SWITCHES, doc_pattern, fits_doc_format, humanize, lookup_field, names_tool, norm, say, split_name
 from forgec.gate import Gate, Lifecycle, candidate_of, dictates_an_id, documented_examples, is_dictated_chain, is_default_record
@@ -1388,6 +1388,7 @@ class _Sampler:
     def __init__(self, env: A.EnvDecl, module: Any, world: dict, graph: ToolGraph, cfg: SampleConfig):
         self.m = _Model(env, module, world, graph, cfg.policy)
         self.cfg = cfg
+        self._world_traits: set[str] | None = None  # forgec.reasons.world_traits of the env's records, on first need
         self.env = env
         self.tool_names = sorted(self.m.tools)
         self.write_tools = [t for t in self.tool_names if self.m.writes[t] and not (self.m.kinds.get(t) == "action" and "conservative" in self.m.tools[t].annotations)
@@ -3469,7 +3470,7 @@ class _Sampler:
             cname, _ = sc.reason("count", (A.Name(name),), [lst], {}, f"n_{plural(norm(ent))}")
             sc.nodes.append(A.TellNode(A.Name(cname)))
             text = f"how many of {whose} {plural(noun)}{_in_scope(sc, ent)} are {_predicate(_spoken(v), f)}"
-            sc.ask_why = (ask_why(noun, "count") if m.user is not None else "") or (f"I'm going over where {whose} {plural(noun)} stand" if whose == "my" else "")
+            sc.ask_why = (ask_why(set().union(*map(record_traits, recs)), noun, "count") if m.user is not None else "") or (f"I'm going over where {whose} {plural(noun)} stand" if whose == "my" else "")
         elif money and roll < 0.7 and not _mixed_units(recs):
             f = sc.rng.choice(money)
             src, vals, adj = expr, recs, ""
@@ -3515,7 +3516,7 @@ class _Sampler:
                 text = f"when {words} was {when}" if when else f"what the {w} of {words} is"
             else:
                 text = f"what the {w} of {words} is"
-            sc.ask_why = ask_why(noun, "detail") if m.user is not None else ""
+            sc.ask_why = ask_why(record_traits(rec), noun, "detail") if m.user is not None else ""
         sc.intents.append(_Intent("question", text, tool=""))
 
     # ----- coherence
@@ -3573,7 +3574,10 @@ class _Sampler:
         if not it.ground:
             return ""
         verb, doc, ent, rec, described, args = it.ground
-        nouns = {humanize(e) for e in self.m.decl}
+        if self._world_traits is None:  # what the env's records are (priced goods, journeys): a few of each entity's
+            self._world_traits = world_traits((humanize(e), r) for e in sorted(self.m.ents)
+                                              for _, r in sorted(self.m.ents[e].items(), key=lambda kv: str(kv[0]))[:3])
+        linked = self._linked(ent, rec)
         hint = {"own": ent == self.m.user, "owner": self.m.user is not None}  # whose record it is; and what the referring
         # expression says of it ("the flight to JFK", "on 2024-05-17")
         hint.update(said_hints(it.text))
@@ -3581,7 +3585,22 @@ class _Sampler:
         if tool is not None:  # what the docs say a priority's numbers mean ("lower number = higher priority")
             doc = " ".join([doc or ""] + [p.doc or "" for p in tool.params if re.search(r"priority|urgency", norm(p.name))]
                            + [f.doc or "" for f in (self.m.decl[ent].fields if ent in self.m.decl else ()) if re.search(r"priority|urgency", norm(f.name))])
-        return reason_for(it.kind, verb, doc, ent, rec, described, args, nouns, salt + zlib.crc32(it.text.encode()), hint)
+        return reason_for(it.kind, verb, doc, ent, rec, described, args, self._world_traits, salt + zlib.crc32(it.text.encode()), hint, linked)
+
+    def _linked(self, ent: str, rec: Any) -> list[tuple[str, dict]]:
+        """The records `rec` points to by its reference fields, with their nouns: a reservation's flight (by its
+        `flight_number`) tells that the reservation is a trip (forgec.reasons.record_traits)."""
+        m = self.m
+        if not isinstance(rec, dict) or ent not in m.decl:
+            return []
+        out = []
+        for f in m.decl[ent].fields:
+            ft = strip_optional(f.type)
+            if f.name != m.decl[ent].key and isinstance(ft, A.NamedType) and ft.name in m.decl and ft.name != m.user:
+                other = (m.ents.get(ft.name) or {}).get(rec.get(f.name)) if isinstance(rec.get(f.name), (str, int)) else None
+                if isinstance(other, dict):
+                    out.append((humanize(ft.name), other))
+        return out
 
     def instruction(self, sc: _Scenario) -> str:
         """The whole instruction: who I am, why I call, then each intent (and its condition) in order."""

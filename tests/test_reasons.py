@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import CORPUS
-from forgec.reasons import reason_for
+from forgec.reasons import reason_for, world_traits
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,47 +33,77 @@ FILLER = ["to settle things", "as we agreed earlier", "it's time", "I need it so
 # --------------------------------------------------------------------------- hand-checked cases, two doc styles
 
 
+RESERVATION = {"reservation_id": "X4UC80", "origin": "SFO", "destination": "JFK",
+               "flights": [{"flight_number": "AAL541", "origin": "SFO", "destination": "JFK", "price": 120}]}
+ORDER = {"order_id": "#W1", "status": "pending", "items": [{"item_id": "1", "product_id": "9", "price": 54.0}]}
+
+
 def test_cancel_names_the_trip_or_the_record():
-    rec = {"reservation_id": "X4UC80", "flights": [{"flight_number": "AAL541", "destination": "JFK"}]}
-    got = {reason_for("cancel", "cancel", "Cancel a reservation.", "reservation", rec, None, {}, set(), s) for s in range(3)}
+    got = {reason_for("cancel", "cancel", "Cancel a reservation.", "reservation", RESERVATION, None, {}, set(), s) for s in range(3)}
     assert got == {"my plans changed and I no longer need the trip to JFK", "I booked the trip to JFK by mistake",
                    "I found a cheaper fare for the trip to JFK"}
-    # an order (retail-style doc), no salient attribute: reasons a shopper gives
-    assert reason_for("cancel", "cancel", "Cancel a pending order.", "order", {"order_id": "#W1"}, None, {}, set(), 1) \
+    # an order of priced goods (retail-style doc): reasons a shopper gives
+    assert reason_for("cancel", "cancel", "Cancel a pending order.", "order", ORDER, None, {}, set(), 1) \
         == "I found what's in that order cheaper elsewhere"
+
+
+def test_reasons_come_from_what_the_record_is_not_its_name():
+    """The same records under other names get the same reasons; a record called an order with no goods in it (an ERP's
+    purchase order: dates and an amount) gets no shopper's reason (review 61: "I placed that order by mistake")."""
+    stay = {"stay_id": "S1", "from_city": "Lyon", "destination": "Paris", "legs": [{"origin": "Lyon", "destination": "Paris", "fare": 80}]}
+    got = {reason_for("cancel", "cancel", "Cancel a stay.", "stay", stay, None, {}, set(), s) for s in range(3)}
+    assert got == {"my plans changed and I no longer need the trip to Paris", "I booked the trip to Paris by mistake",
+                   "I found a cheaper fare for the trip to Paris"}
+    basket = {"basket_id": "B7", "lines": [{"sku": "A-1", "quantity": 2, "unit_price": 3.5}]}
+    assert reason_for("cancel", "cancel", "Cancel a basket.", "basket", basket, None, {}, set(), 0) == "I placed that basket by mistake"
+    po = {"id": "5452649671", "startDate": "2024-03-05", "endDate": "2024-03-30", "amountExcludingTax": 67.68}
+    assert reason_for("cancel", "delete", "Permanently delete a purchase order.", "order", po, None, {}, set(), 0) == "I no longer need it"
+    # an appointment paid for and at a time of day is booked; a note at a date is not
+    slot = {"appointment_id": "A1", "start_time": "2024-05-20T14:30:00", "fee": 40}
+    assert reason_for("cancel", "cancel", "Cancel an appointment.", "appointment", slot, None, {}, set(), 2) == "I found a cheaper option elsewhere"
+    # a reservation that points to a flight (its `flight_number`) goes where the flight goes: a trip
+    flight = {"flight_number": "AAL103", "origin": "MIA", "destination": "EWR", "price": 610.87}
+    res = {"reservation_id": "055M9S", "flight_number": "AAL103", "total_price": 225.52}
+    got = {reason_for("cancel", "cancel", "Cancel a reservation.", "reservation", res, None, {}, set(), s, None, [("flight", flight)]) for s in range(3)}
+    assert "I found a cheaper fare for the trip to EWR" in got, got
+    assert reason_for("money", "add", "Add credit.", "", None, None, {"amount": 5.0}, world_traits([("flight", flight), ("reservation", res)]), 0) \
+        == "the agent promised me compensation for my delayed flight"
+    # credit for a delayed leg of a journey, said with the data's own noun for the legs
+    assert reason_for("money", "add", "Add credit.", "", None, None, {"amount": 5.0}, world_traits([("stay", stay)]), 0) \
+        == "the agent promised me compensation for my delayed leg"
 
 
 def test_status_change_reads_the_docs_verb_and_the_record():
     # OpenAI-tools style airline doc: check in
     assert reason_for("status", "check", "Check in all passengers of a reservation.", "reservation",
-                      {"destination": "LAX"}, None, {}, set(), 0) == "my flight to LAX leaves soon"
+                      {"flights": [{"origin": "SFO", "destination": "LAX"}]}, None, {}, set(), 0) == "my flight to LAX leaves soon"
     # helpdesk JSON doc: resolve a ticket about a subject
     assert reason_for("update", "mark", "Mark an open or pending ticket as resolved.", "ticket",
                       {"subject": "Login error"}, None, {"resolution": "fixed"}, set(), 0) == 'the "Login error" issue is fixed now'
     assert reason_for("status", "reopen", "Reopen a resolved ticket.", "ticket", {"subject": "Login error"}, None, {}, set(), 0) \
         == 'the "Login error" problem came back'
-    assert reason_for("status", "pay", "Pay a pending order from store credit.", "order", {"status": "pending"}, None, {}, set(), 0) \
+    assert reason_for("status", "pay", "Pay a pending order from store credit.", "order", ORDER, None, {}, set(), 0) \
         == "I want to settle my pending order before it ships"
 
 
 def test_money_create_update_reasons_fit_the_env():
-    assert reason_for("money", "add", "Add travel credit to a user's balance.", "", None, None, {"amount": 50.0}, {"flight", "user"}, 0) \
+    assert reason_for("money", "add", "Add travel credit to a user's balance.", "", None, None, {"amount": 50.0}, world_traits([("reservation", RESERVATION)]), 0) \
         == "the agent promised me compensation for my delayed flight"
-    assert reason_for("money", "add", "Add store credit (e.g. a refund).", "", None, None, {"amount": 5.0}, {"order", "user"}, 1) \
-        == "my last order arrived late and I was promised credit"
-    assert reason_for("money", "add", "Add credit.", "", None, None, {"amount": 50.0}, {"device"}, 0) == ""  # nothing fits: no reason
+    assert reason_for("money", "add", "Add store credit (e.g. a refund).", "", None, None, {"amount": 5.0}, world_traits([("order", ORDER)]), 1) \
+        == "my last purchase arrived late and I was promised credit"
+    assert reason_for("money", "add", "Add credit.", "", None, None, {"amount": 50.0}, world_traits([("device", {"device_id": "d1", "name": "lamp"})]), 0) == ""
     assert reason_for("create", "book", "Book seats on a flight.", "", None, ("flight", {"destination": "DEN"}), {}, set(), 0) \
         == "I'm visiting family near DEN"
     assert reason_for("create", "review", "Review a book.", "", None, ("book", {"title": "Dune"}), {"rating": 5}, set(), 0) \
-        == "I read the book and want to share what I thought — I really liked it"
+        == "I finished the book and want to share what I thought — I really liked it"
     assert reason_for("update", "modify", "Modify the default address of a user.", "", None, None, {"address1": "1 Oak St"}, set(), 1) \
         == "I'm moving next month"
     assert reason_for("update", "update", "Update a user's email.", "", None, None, {"email": "a@b.c"}, set(), 0) == "I changed jobs"
     assert reason_for("update", "return", "Return some items of a delivered order.", "order", {}, None, {"item_ids": ["1"]}, set(), 0) \
         == "the items in my order arrived damaged"
     # baggage: the direction of the change decides the reason
-    assert reason_for("update", "update", "Update the baggage of a reservation.", "reservation", {"total_baggages": 3}, None,
-                      {"total_baggages": 1}, set(), 0) == "I'm packing lighter"
+    assert reason_for("update", "update", "Update the baggage of a reservation.", "reservation", {**RESERVATION, "total_baggages": 3}, None,
+                      {"total_baggages": 1}, set(), 0) == "I'm packing lighter on my trip to JFK"
     assert reason_for("update", "set", "Set a value.", "setting", {"value": 1}, None, {"value": 2}, set(), 0) == ""
 
 
@@ -178,10 +208,11 @@ def test_reasons_name_the_target_in_half_the_tasks(builds):
 
 def test_a_helpdesk_ticket_is_not_booked():
     """Blind review 21: "I booked the ticket ... by mistake" on a support desk. A ticket is something bought only
-    when its record says so (a price, an amount, a fare); else the request goes without a buyer's motive."""
+    when its record says so (a price, an amount, a fare, and a time it happens at); else the request goes without a
+    buyer's motive."""
     desk = {"id": 12, "title": "Printer offline", "state": "open", "priority": "2 normal"}
     got = {reason_for("cancel", "delete", "Delete a ticket.", "ticket", desk, None, {}, set(), s) for s in range(4)}
     assert not [g for g in got if g and re.search(r"booked|cheaper|plans changed", g)], got
-    gig = {"ticket_id": "T-9", "event": "Jazz night", "price": 35.0}
+    gig = {"ticket_id": "T-9", "event": "Jazz night", "starts_at": "2024-06-01T20:00:00", "price": 35.0}
     got = {reason_for("cancel", "cancel", "Cancel a ticket.", "ticket", gig, None, {}, set(), s) for s in range(4)}
     assert any(g and re.search(r"booked|cheaper|plans changed", g) for g in got), got
