@@ -1738,9 +1738,17 @@ class _Sampler:
             if isinstance(t, A.ListType):
                 continue
             other = m.key_entity(f.name, f.type)
-            if other and other not in (ent, m.user) and other in m.getter and m.natural_fields(other) and all(r.get(f.name) is not None for r in recs):
+            if other and other not in (ent, m.user) and other in m.getter and m.natural_fields(other) and all(r.get(f.name) is not None for r in recs) \
+                    and not self._points_back(other, ent):
                 out.append((f.name, other))
         return out
+
+    def _points_back(self, other: str, ent: str) -> bool:
+        """Whether records of `other` point to one record of `ent` as `ent`'s point to one of theirs: a bookmark's
+        `listId` beside a list's `bookmarkId` is a many-to-many link the docs' paths flattened, no parent to name the
+        record by (review 62: "my bookmark for the list called X", while the list's own bookmark was another's)."""
+        m = self.m
+        return any(not isinstance(strip_optional(f.type), A.ListType) and m.key_entity(f.name, f.type) == ent for f in m.decl[other].fields)
 
     def pick_joined(self, sc: _Scenario, ent: str, lst: tuple[A.Expr, list[dict]], target: int, joins: list, noun: str):
         """The target named by the record it points to: fetch each one (the agent's lookups), pick the

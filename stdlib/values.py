@@ -116,8 +116,13 @@ def _problem_title(c, key: tuple) -> str:
 
 
 # creative works are titled like works ("The Silent Harbor"), not like a meeting's topic
-WORKS = {"movie", "film", "book", "novel", "song", "track", "album", "show", "play", "series", "episode", "podcast",
-         "game", "story", "poem", "painting", "artwork", "concert", "event"}
+WORKS = {"movie", "film", "book", "novel", "song", "album", "show", "series", "episode", "podcast", "poem", "painting",
+         "artwork", "concert"}
+# nouns that name a creative work only where the record says so (`CREATIVE_FIELDS`): a tracker's story, a calendar's
+# event, a playlist's track or a sports game are no "Lost Harbor" (review 62: Shortcut stories titled like novels)
+MAYBE_WORKS = {"story", "event", "game", "play", "track"}
+CREATIVE_FIELDS = re.compile(r"(^|_)(author|authors|artist|artists|director|genre|genres|album|isbn|publisher|cast|runtime|composer|"
+                             r"performer|narrator|lyrics|release_date|released|premiere)($|_)", re.I)
 TITLE_ADJ = ("Silent", "Last", "Golden", "Hidden", "Broken", "Midnight", "Winter", "Summer", "Distant", "Wild", "Lost",
              "Bright", "Quiet", "Crimson", "Northern")
 TITLE_NOUN = ("Harbor", "Garden", "River", "Road", "Kingdom", "Letter", "Promise", "Horizon", "Station", "Island",
@@ -134,9 +139,14 @@ VENUE_NAMES = ("Riverside", "Downtown", "Maple Street", "Harbor View", "Oak Park
                "Main Street", "Westgate", "Parkside", "Old Town")
 
 
-def is_work(entity: str | None) -> bool:
+def is_work(entity: str | None, fields=None) -> bool:
+    """Whether `entity`'s records are creative works: a work's noun, or a noun that may be one (`story`, `event`)
+    whose record's `fields` name an author, an artist, a genre or the like."""
     ws = _words(entity or "")
-    return bool(ws) and singular(ws[-1]) in WORKS
+    if not ws:
+        return False
+    head = singular(ws[-1])
+    return head in WORKS or (head in MAYBE_WORKS and bool(fields) and any(CREATIVE_FIELDS.search("_".join(_words(f))) for f in fields))
 
 
 def _work_title(c, key: tuple) -> str:
@@ -181,6 +191,8 @@ CATEGORY_NAMES = {
              "Security", "Web", "Payments", "Operations"),
     "department": ("Engineering", "Marketing", "Sales", "Finance", "Support", "Operations", "Legal", "People", "Design", "Product"),
 }
+# groups of people whose names compose when the plain ones run out ("Data Platform")
+COMPOSED_NAMES = {"team", "department"}
 # records named by a handle, not a title: a chat channel, a repository, a bucket, a branch ("customer-feedback")
 HANDLE_NAMED = {"channel", "repo", "repository", "bucket", "branch", "queue", "namespace", "cluster", "database", "index"}
 # entity names whose records are goods, named like goods ("Wireless Keyboard"); anything else is named by a topic
@@ -1017,20 +1029,22 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
     if own and ews and ews[-1] in CATEGORY_NAMES:
         used = c.used.setdefault((entity, name, "s"), set())
         free = [x for x in CATEGORY_NAMES[ews[-1]] if x not in used]
+        if not free and ews[-1] in COMPOSED_NAMES:  # a 15th team is "Mobile Payments", not "Holiday schedule" (review 62)
+            free = [f"{a} {b}" for a in CATEGORY_NAMES[ews[-1]] for b in CATEGORY_NAMES[ews[-1]] if a != b and f"{a} {b}" not in used]
         if free:  # each category once per world; more records than categories take topics below
             v = rng.choice(free)
             used.add(v)
             return v
     if own and is_problem(entity):
         return _problem_title(c, (entity, name, "s"))
-    if own and is_work(entity):
+    if own and is_work(entity, c.fields.get(entity)):
         return _work_title(c, (entity, name, "s"))
     if ews and ews[-1] in GOODS and not (len(ews) > 1 and ews[-2] in ("work", "action", "line", "menu", "todo", "list", "agenda", "news")) \
             and (ews[-1] in ("product", "sku", "variant", "merchandise") or _sold(c.fields.get(entity))):
         # an "item" is goods where it has a price or stock (a shop's), not a whiteboard's sticky note (review 27)
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(ADJ)} {rng.choice(NOUN)}")
     used = c.used.setdefault((entity, name, "s"), set())
-    if not own and not is_work(entity) and not is_problem(entity) and c.entities is not None:
+    if not own and not is_work(entity, c.fields.get(entity)) and not is_problem(entity) and c.entities is not None:
         return UNKNOWN  # `payment_method_title` of an order: another thing's name, not a topic (pool-1 WooCommerce)
     if own and c.entities is not None and fws[-1:] != ["title"] and not topic_named(entity, c.entities):  # a title is a work's
         if fws[-1:] == ["name"] and ews and not is_person(entity) and SET_UP.search(c.field_docs.get((entity, name), "")):

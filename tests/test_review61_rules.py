@@ -5,6 +5,7 @@ delete. Each is checked on docs written in two ways where the rule is general, a
 from __future__ import annotations
 
 import json
+import re
 import uuid
 
 from conftest import assert_checked_before, compile_doc, mcp_tool
@@ -184,3 +185,42 @@ def test_the_check_before_a_delete_is_the_read_the_docs_name(tmp_path):
     tasks = _tasks(compile_doc(tmp_path, "boond", "tools_list.json", {"tools": tools}, 24))
     assert_checked_before(tasks, "orders_delete", "orders_get", "id")
     assert not any(c["tool"] == "companies_orders" for t in tasks for c in t["gold_calls"])
+
+
+# --------------------------------------------------------------------------- review 62
+
+
+def test_a_many_to_many_link_names_no_record(tmp_path):
+    """Karakeep: a bookmark's `listId` beside a list's `bookmarkId` is a link the docs' paths flattened, not a parent;
+    no task names a bookmark by "the list called X" or "the tag called X" (review 62: the list's own bookmark was
+    another user's, and the bookmark was in another list)."""
+    from conftest import BROAD
+
+    from forgec.build import CompileOptions, compile_build
+
+    out = tmp_path / "kk"
+    res = compile_build(CompileOptions(inputs=[BROAD / "openapi_karakeep"], out=out, tasks_per_env=60, seed=0, oracle_check=False))
+    assert not [x for x in res.diagnostics if x.is_error]
+    tasks = _tasks(out)
+    assert len(tasks) >= 30
+    linked = [t["instruction"] for t in tasks if re.search(r"\bmy \w+ (?:for|assigned to) the (?:list|tag) called", t["instruction"])]
+    assert not linked, linked[:3]
+
+
+def test_a_story_is_a_work_only_where_its_fields_say_so():
+    """A tracker's story (Shortcut: an estimate, an epic, a workflow state) is titled like work, not "The Last Mirror";
+    a story with an author and a genre is a creative work; a team's 15th name composes ("Data Platform")."""
+    from forgec.stdlib.values import is_work
+
+    assert not is_work("Story", {"story_id", "name", "estimate", "epic_id", "workflow_state_id"})
+    assert is_work("Story", {"story_id", "title", "author", "genre"})
+    assert not is_work("Event", {"event_id", "name", "start", "end"})
+    assert is_work("Movie", None) and is_work("Book", {"isbn"})
+
+
+def test_taking_a_link_off_a_record_has_no_i_no_longer_need_it():
+    from forgec.reasons import reason_for
+
+    assert reason_for("cancel", "remove", "Remove current user as story owner.", "story", {"name": "Roadmap"}, None, {}, set(), 0) == ""
+    assert reason_for("cancel", "remove", "Remove a tag from a bookmark.", "tag", {"name": "ideas"}, None, {}, set(), 0) == ""
+    assert reason_for("cancel", "delete", "Delete a bookmark.", "bookmark", {"title": "Roadmap"}, None, {}, set(), 0) == "I no longer need it"
