@@ -224,3 +224,34 @@ def test_taking_a_link_off_a_record_has_no_i_no_longer_need_it():
     assert reason_for("cancel", "remove", "Remove current user as story owner.", "story", {"name": "Roadmap"}, None, {}, set(), 0) == ""
     assert reason_for("cancel", "remove", "Remove a tag from a bookmark.", "tag", {"name": "ideas"}, None, {}, set(), 0) == ""
     assert reason_for("cancel", "delete", "Delete a bookmark.", "bookmark", {"title": "Roadmap"}, None, {}, set(), 0) == "I no longer need it"
+
+
+def test_removing_a_record_from_another_unlinks_it(tmp_path):
+    """"Remove a bookmark from a list": the bookmark stays, out of the list (review 62: Karakeep's removal deleted the
+    bookmark); a removal from a list the bookmark is not in fails; "Remove a member from a team" (the team named
+    second) still deletes no team."""
+    from forgec.codegen import load_env_module
+
+    tools = [
+        mcp_tool("list_bookmarks", "List all bookmarks.", {}),
+        mcp_tool("list_lists", "List all lists.", {}),
+        mcp_tool("create_list", "Create a list.", {"name": {"type": "string", "description": "Name of the list"}}, ["name"]),
+        mcp_tool("create_bookmark", "Create a bookmark.", {"title": {"type": "string", "description": "Title of the bookmark"},
+                                                           "list_id": {"type": "string", "description": "The ID of the list to put it in"}}, ["title"]),
+        mcp_tool("remove_bookmark_from_list", "Remove a bookmark from a list.",
+                 {"list_id": {"type": "string", "description": "The ID of the list"},
+                  "bookmark_id": {"type": "string", "description": "The ID of the bookmark"}}, ["list_id", "bookmark_id"]),
+    ]
+    out = compile_doc(tmp_path, "marks", "tools_list.json", {"tools": tools}, 6)
+    mod = load_env_module(next((out / "envs").rglob("env.py")))
+    world = json.loads(next((out / "states").glob("*.json")).read_text())
+    marks = world["entities"]["Bookmark"]
+    key, rec = next((k, r) for k, r in sorted(marks.items()) if r.get("list_id"))
+    other = next(k for k in sorted(world["entities"]["List"]) if k != rec["list_id"])
+    env = mod.Env()
+    env.reset(state=world)
+    env.step("remove_bookmark_from_list", {"list_id": other, "bookmark_id": key})
+    assert env.state["entities"]["Bookmark"][key]["list_id"] == rec["list_id"]  # not in that list: nothing changes
+    env.step("remove_bookmark_from_list", {"list_id": rec["list_id"], "bookmark_id": key})
+    assert key in env.state["entities"]["Bookmark"]
+    assert env.state["entities"]["Bookmark"][key]["list_id"] is None

@@ -111,11 +111,18 @@ def build_tool(s: Schema, v: ToolView, tm: TypeMapper) -> Built:
     if pure is not None:
         kind = "read"
     other = named_for_another(s, v) if pure is None and kind in ("create", "update", "delete", "action") else None
+    unlinked = None
+    if other is not None and kind == "delete" and "from" in v.toks[2:] and v.target in s.entities:
+        try:  # `remove_bookmark_from_list`: the bookmark's one link to the list is cleared, where it has one
+            unlinked = _unlink(s, s.entities[v.target], v, pmap, " ".join(v.toks[v.toks.index("from", 2) + 1:]))
+            other = None
+        except _NoRule:
+            pass
     moved_only = False  # its only effect moved the record into the parent it names (`_home_checks`)
     try:
         if other is not None:
             raise _NoRule  # a guess on the wrong records is worse than a logged call
-        body, ret = pure if pure is not None else EFFECT_OF_KIND.get(kind, _action)(s, v, pmap)
+        body, ret = unlinked or (pure if pure is not None else EFFECT_OF_KIND.get(kind, _action)(s, v, pmap))
         body = _home_checks(s, v, pmap, list(body))
         moved_only = body is None
     except _NoRule:
@@ -1093,6 +1100,25 @@ def _set_flag(e: Entity, v: ToolView, pmap, k: str) -> list[A.Stmt]:
     return [A.Require(bin_("!=", at(k, flag), lit(True)), f"{what} is already {word}"), A.Set(at(k, flag), lit(True)), A.Return(N(k))]
 
 
+def _unlink(s: Schema, e: Entity, v: ToolView, pmap, where: str):
+    """"Remove a bookmark from a list": the bookmark leaves the list and stays (review 62: every such removal deleted
+    the bookmark). Where the record holds its one link to the other (`listId`, made optional), the link must be to the
+    one named and is cleared; any other way the docs keep the pair is unknown here, so no rule (the call is logged)."""
+    named = [(p, ent) for p, ent in v.refs.items() if p != v.key_param and p in pmap and _noun_matches(where, ent)]
+    if len(named) != 1:
+        raise _NoRule
+    p, ent = named[0]
+    link = [f for f, fd in e.fields.items() if f != e.key and strip_optional(fd.type) == A.NamedType(ent)]
+    if len(link) != 1:
+        raise _NoRule
+    k, f = _key_param(v, pmap), link[0]
+    if not isinstance(e.fields[f].type, A.OptionalType):
+        e.fields[f].type = A.OptionalType(e.fields[f].type)  # a bookmark out of every list has none
+    what, other = snake(e.name).replace("_", " "), snake(ent).replace("_", " ")
+    return [A.Require(bin_("==", at(k, f), at(pmap[p].name, s.entities[ent].key)), f"{what} is not in that {other}"),
+            A.Set(at(k, f), lit(None)), A.Return(N(k))], A.NamedType(e.name)
+
+
 def _delete(s: Schema, v: ToolView, pmap):
     if v.target is not None and v.key_param is None and (bp := batch_param(v)) is not None:
         return _batch_change(s, v, pmap, bp, "delete")
@@ -1105,6 +1131,8 @@ def _delete(s: Schema, v: ToolView, pmap):
     if m and _noun_matches(m.group(2), e.name) and not _noun_matches(m.group(1), e.name) and \
             any(ent != e.name for p, ent in v.refs.items() if p != v.key_param):
         raise _NoRule  # "Remove a user from a team": the user leaves it; the team is not deleted (review 22)
+    if m and _noun_matches(m.group(1), e.name) and not _noun_matches(m.group(2), e.name):
+        return _unlink(s, e, v, pmap, m.group(2))
     k = _key_param(v, pmap)
     if v.status_post and "status" in e.fields:
         stmts = _status_require(e, v, k) + _flag_forbids(e, v, k)
