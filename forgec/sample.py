@@ -1490,7 +1490,9 @@ def superlative(op: str, fld: str, item: str) -> str:
     if re.fullmatch(r"[a-z]+ed_(at|on|date|time)", f):  # "issued_at": "the most recently issued recovery", not
         part = f.split("_")[0]                           # "the recovery with the earliest issued at" (review 27)
         return f"the most recently {part} {item}" if hi else f"the {item} {part} first"
-    if f == "date" or f == "time" or f.endswith(("_date", "_at", "_time", "_on")):
+    if f in ("date", "time", "datetime", "day"):  # the record's own moment: "my earliest alarm", not "my alarm with the
+        return f"the {'latest' if hi else 'earliest'} {item}"  # earliest date" (review 61: a template over the field)
+    if f.endswith(("_date", "_at", "_time", "_on")):
         return f"the {item} with the {'latest' if hi else 'earliest'} {w}"
     return f"the {item} with the {'highest' if hi else 'lowest'} {w}"
 
