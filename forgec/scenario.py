@@ -3437,6 +3437,13 @@ class _Sampler:
             return True
         return False
 
+    def _chosen_fields(self, ent: str) -> set[str]:
+        """The fields of `ent` its owner sets when making one: the params of the tools that insert it; a status is not
+        one (it starts where I set it and moves on without me)."""
+        m = self.m
+        return {norm(p.name) for t in m.tools.values() if m.kinds.get(t.name) == "create" and m.written_entity(t, None) == ent
+                for p in t.params if not is_status(p.name)}
+
     def documented_states(self, ent: str, f: str) -> bool:
         """Whether a status field's values are the docs' own (an enum on the record's field), so a count
         by status asks about states the API has, not words the world drew."""
@@ -3508,6 +3515,11 @@ class _Sampler:
                     and not _own_name(f) and "html" not in norm(f).split("_")  # "what the name of the state in my project is": a person names what they ask about; markup is no answer
                     and not _verb_phrase_name(f)  # "how many expires in days my token has": a field named by a verb phrase (review 34)
                     and _askable_name(f)]  # "the dest namespace replace count of the policy", "the "from" field": schema words
+            if whose == "my":  # what I chose when I made it (its origin, its cabin, its title) I know: a person asks what the
+                # system decided or keeps (a status, a total, a date set for them), not their own choices (review 60:
+                # "what the origin of my reservation ... is")
+                chosen = self._chosen_fields(ent)
+                show = [f for f in show if norm(f) not in chosen]
             if re.search(r"\b(?:earliest|latest|soonest|oldest|newest|most recent)\b", words):
                 # "what end date the project with the earliest due date has": one date asked by another is a pairing of
                 # columns, no question a person has (review 37); its status or owner is
@@ -3522,9 +3534,13 @@ class _Sampler:
             elif isinstance(rec.get(f), str) and _DATE.match(rec[f]):
                 when = _when_done(f)
                 text = f"when {words} was {when}" if when else f"what the {w} of {words} is"
+            elif isinstance(rec.get(f), bool):  # "whether my reservation has insurance", not "what the insurance of ... is" (review 60)
+                adj = _flag_word(f)
+                text = f"whether {words} is {adj}" if adj else f"whether {words} has {w}"
             else:
                 text = f"what the {w} of {words} is"
-            sc.ask_why = ask_why(record_traits(rec), noun, "detail") if m.user is not None else ""
+            # a lost confirmation is no reason to ask about a cancelled one
+            sc.ask_why = ask_why(record_traits(rec), noun, "detail") if m.user is not None and not record_gone(rec) else ""
         sc.intents.append(_Intent("question", text, tool=""))
 
     # ----- coherence

@@ -255,3 +255,25 @@ def test_removing_a_record_from_another_unlinks_it(tmp_path):
     env.step("remove_bookmark_from_list", {"list_id": rec["list_id"], "bookmark_id": key})
     assert key in env.state["entities"]["Bookmark"]
     assert env.state["entities"]["Bookmark"][key]["list_id"] is None
+
+
+def test_a_question_asks_what_the_system_decided_not_my_own_choices(tmp_path):
+    """τ-bench airline (review 60: "what the origin of my reservation with the economy cabin is", "what the insurance
+    of my reservation ... is" answered "yes"): no question about one of my records asks a field I set when I made
+    it (the params of the tool that books it), and a yes/no field is asked as "whether"."""
+    from conftest import CORPUS
+
+    from forgec.build import CompileOptions, compile_build
+
+    out = tmp_path / "air"
+    res = compile_build(CompileOptions(inputs=[CORPUS / "tau_bench_airline"], out=out, tasks_per_env=60, seed=0, oracle_check=False))
+    assert not [x for x in res.diagnostics if x.is_error]
+    tools = json.loads((CORPUS / "tau_bench_airline" / "tools.json").read_text())
+    book = next(t for t in tools if (t.get("function") or t)["name"] == "book_reservation")
+    chosen = set((book.get("function") or book)["parameters"]["properties"])
+    assert {"origin", "destination", "cabin", "flight_type", "insurance"} <= chosen
+    asked = [t["instruction"] for t in _tasks(out) if re.search(r"\bwhat the [\w ]+ of my reservation\b", t["instruction"])]
+    for text in asked:
+        field = re.search(r"\bwhat the ([\w ]+) of my reservation\b", text).group(1).replace(" ", "_")
+        assert field not in chosen, text
+    assert not [t["instruction"] for t in _tasks(out) if re.search(r"what the insurance of", t["instruction"])]

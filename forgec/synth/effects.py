@@ -112,7 +112,7 @@ def build_tool(s: Schema, v: ToolView, tm: TypeMapper) -> Built:
         kind = "read"
     other = named_for_another(s, v) if pure is None and kind in ("create", "update", "delete", "action") else None
     unlinked = None
-    if other is not None and kind == "delete" and "from" in v.toks[2:] and v.target in s.entities:
+    if other is not None and kind == "delete" and "from" in v.toks[2:] and v.target in s.entities and v.verb in _UNLINK_VERBS:
         try:  # `remove_bookmark_from_list`: the bookmark's one link to the list is cleared, where it has one
             unlinked = _unlink(s, s.entities[v.target], v, pmap, " ".join(v.toks[v.toks.index("from", 2) + 1:]))
             other = None
@@ -1100,6 +1100,11 @@ def _set_flag(e: Entity, v: ToolView, pmap, k: str) -> list[A.Stmt]:
     return [A.Require(bin_("!=", at(k, flag), lit(True)), f"{what} is already {word}"), A.Set(at(k, flag), lit(True)), A.Return(N(k))]
 
 
+# the verbs that take a record out of another and keep it ("remove a bookmark from a list"); "delete a branch from
+# a project" deletes the branch
+_UNLINK_VERBS = {"remove", "unlink", "detach", "dissociate", "unassign"}
+
+
 def _unlink(s: Schema, e: Entity, v: ToolView, pmap, where: str):
     """"Remove a bookmark from a list": the bookmark leaves the list and stays (review 62: every such removal deleted
     the bookmark). Where the record holds its one link to the other (`listId`, made optional), the link must be to the
@@ -1131,7 +1136,7 @@ def _delete(s: Schema, v: ToolView, pmap):
     if m and _noun_matches(m.group(2), e.name) and not _noun_matches(m.group(1), e.name) and \
             any(ent != e.name for p, ent in v.refs.items() if p != v.key_param):
         raise _NoRule  # "Remove a user from a team": the user leaves it; the team is not deleted (review 22)
-    if m and _noun_matches(m.group(1), e.name) and not _noun_matches(m.group(2), e.name):
+    if m and _noun_matches(m.group(1), e.name) and not _noun_matches(m.group(2), e.name) and v.verb in _UNLINK_VERBS:
         return _unlink(s, e, v, pmap, m.group(2))
     k = _key_param(v, pmap)
     if v.status_post and "status" in e.fields:
