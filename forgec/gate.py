@@ -88,6 +88,7 @@ REASONS: dict[str, str] = {
     "no-lookup": "no read lists the records a write acts on, and their keys are ids a person does not know",
     "no-lookup-for-described": "a record the write needs has no search a person could describe it by",
     "write-failed": "the write fails on the world state with the values found",
+    "write-would-fail": "a write hung on a condition would fail were the condition true (its premise is untrue)",
     "not-the-users-business": "the write acts on no record the user owns",
     "nothing-to-ask": "no read answers a question about the user's records",
     "no-referring-expression": "no attributes single the record out among the user's records",

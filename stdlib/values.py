@@ -117,10 +117,10 @@ def _problem_title(c, key: tuple) -> str:
 
 # creative works are titled like works ("The Silent Harbor"), not like a meeting's topic
 WORKS = {"movie", "film", "book", "novel", "song", "album", "show", "series", "episode", "podcast", "poem", "painting",
-         "artwork", "concert"}
-# nouns that name a creative work only where the record says so (`CREATIVE_FIELDS`): a tracker's story, a calendar's
-# event, a playlist's track or a sports game are no "Lost Harbor" (review 62: Shortcut stories titled like novels)
-MAYBE_WORKS = {"story", "event", "game", "play", "track"}
+         "artwork", "concert", "event"}
+# nouns that name a creative work only where the record says so (`CREATIVE_FIELDS`): a tracker's story, a playlist's
+# track or a sports game are no "Lost Harbor" (review 62: Shortcut stories titled like novels)
+MAYBE_WORKS = {"story", "game", "play", "track"}
 CREATIVE_FIELDS = re.compile(r"(^|_)(author|authors|artist|artists|director|genre|genres|album|isbn|publisher|cast|runtime|composer|"
                              r"performer|narrator|lyrics|release_date|released|premiere)($|_)", re.I)
 TITLE_ADJ = ("Silent", "Last", "Golden", "Hidden", "Broken", "Midnight", "Winter", "Summer", "Distant", "Wild", "Lost",
@@ -1058,15 +1058,18 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
         v = f"{_titled(' '.join(ews))} {len(used) + 1}"  # `Recipe 3`: nothing says what it is called (topic_named)
         used.add(v)
         return v
-    # a topic title names one thing in the world: a nested object's title ("Conference travel" inside a star or
-    # a slider's body) is never another record's name, so a title said by the user picks one record (review 61)
-    named = c.used.setdefault(("__titles",), set())
-    free = [_titled(t) for t in TOPICS if _titled(t) not in used and _titled(t) not in named]
+    # a nested object's title ("Conference travel" inside a star or a slider's body) is never a record's name, nor
+    # a record's another's nested title, so a title said by the user picks one record (review 61); records of two
+    # kinds may share one (a tag and a post), or the topics run out into "Customer feedback 29" (review 63)
+    nested = c.entities is not None and entity not in c.entities
+    mine, other = (("__nested_titles",), ("__record_titles",)) if nested else (("__record_titles",), ("__nested_titles",))
+    avoid = c.used.setdefault(other, set())
+    free = [_titled(t) for t in TOPICS if _titled(t) not in used and _titled(t) not in avoid]
     if not free:
-        free = [v for t in TOPICS for v in name_variants(_titled(t)) if v not in used and v not in named]
+        free = [v for t in TOPICS for v in name_variants(_titled(t)) if v not in used and v not in avoid]
     v = rng.choice(free) if free else f"{_titled(topic(rng))} {len(used)}"
     used.add(v)
-    named.add(v)
+    c.used.setdefault(mine, set()).add(v)
     return v
 
 

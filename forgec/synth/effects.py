@@ -1136,7 +1136,9 @@ def _delete(s: Schema, v: ToolView, pmap):
     if m and _noun_matches(m.group(2), e.name) and not _noun_matches(m.group(1), e.name) and \
             any(ent != e.name for p, ent in v.refs.items() if p != v.key_param):
         raise _NoRule  # "Remove a user from a team": the user leaves it; the team is not deleted (review 22)
-    if m and _noun_matches(m.group(1), e.name) and not _noun_matches(m.group(2), e.name) and v.verb in _UNLINK_VERBS:
+    if m and _noun_matches(m.group(1), e.name) and not _noun_matches(m.group(2), e.name) \
+            and (v.verb in _UNLINK_VERBS or re.sub(r"s$", "", m.group(0).split()[0].lower()) in _UNLINK_VERBS):
+        # the docs' own verb ("Remove a bookmark from a list"), whatever the HTTP method (`DELETE /lists/{id}/bookmarks`)
         return _unlink(s, e, v, pmap, m.group(2))
     k = _key_param(v, pmap)
     if v.status_post and "status" in e.fields:

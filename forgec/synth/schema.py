@@ -881,6 +881,10 @@ def _entities_from_described_ids(s: Schema) -> None:
             if re.search(rf"\b{re.escape(' '.join(st[0]))}\b", desc.lower()):
                 continue  # "The payment id stored in user profile" names its own kind: not a User
             said = [w for w in re.findall(r"[a-z]+", desc.lower()) if w in words and words[w] != "_".join(st[0])]
+            kind = re.search(r"\b([a-z]+) (?:ids?|iids?|uuids?|identifiers?)\b", desc.lower())
+            if kind and kind.group(1) not in DETERMINERS | {"of", "unique", "numeric", "internal", "external"} and (
+                    len(set(said)) != 1 or singular(kind.group(1)) != singular(said[0])):
+                continue  # "Array of user IDs to assign issue to": ids of users (no kind here), not of issues (review 63)
             if len(set(said)) == 1:
                 other = words[said[0]]
                 first = sorted(stems[other])[0]
