@@ -226,6 +226,8 @@ def _listed(doc: str, names: frozenset) -> tuple[str, ...]:
             out.append(v)
     if any(v in names for v in out):
         return ()
+    if any(re.search(r"YYYY|MM-DD|HH:MM", v) for v in out):
+        return ()  # '"YYYY-MM-DD", "today", "yesterday"' is a date's grammar, no list of values (review 64: completed "YYYY-MM-DD")
     return tuple(out) if len(out) >= 2 else ()
 
 

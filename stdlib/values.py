@@ -1818,10 +1818,33 @@ def _agreeing_fields(rec: dict, fields: dict, rng: random.Random) -> None:
     for b, m in _flag_moments(tuple((f, tj.get("type"), bool(tj.get("optional"))) for f, tj in fields.items())):
         if rec.get(b) is False:
             rec[m] = None
+    _finished_agrees(rec, fields, rng)
     if any(isinstance(v, str) and v.lower() in ("percentage", "percent") for v in rec.values()):
         for f in ("value", "amount", "rate", "discount_value"):
             if isinstance(rec.get(f), (int, float)) and not isinstance(rec.get(f), bool) and not 0 < rec[f] <= 100:
                 rec[f] = type(rec[f])(rng.choice([5, 10, 15, 20, 25, 30, 50]))
+
+
+# what a finished thing is called, as a flag (`isDone`, `completed`) or a documented state ("done", "closed")
+FINISHED_WORDS = {"done", "completed", "complete", "finished", "closed", "resolved"}
+
+
+def _finished_agrees(rec: dict, fields: dict, rng: random.Random) -> None:
+    """A finished flag and a documented state agree: an epic with `isDone` true is in a finished state ("done"), one
+    with it false in another (review 64: an epic done but "in progress", the condition "only if not done" undecidable)."""
+    flags = [f for f, tj in fields.items() if tj.get("type") == "bool" and isinstance(rec.get(f), bool)
+             and " ".join(w for w in _words(f) if w not in ("is", "was", "has", "been")) in FINISHED_WORDS]
+    states = [f for f, tj in fields.items() if tj.get("type") == "enum" and _words(f)[-1:] in (["state"], ["status"]) and isinstance(rec.get(f), str)]
+    if len(flags) != 1 or len(states) != 1:
+        return
+    flag, state = flags[0], states[0]
+    vals = [v for v in real_values(fields[state].get("values") or []) if isinstance(v, str)]
+    fin = [v for v in vals if v.lower().replace("_", " ").replace("-", " ") in FINISHED_WORDS]
+    rest = [v for v in vals if v not in fin and not ends_record(v)]
+    if rec[flag] and fin and rec[state] not in fin:
+        rec[state] = rng.choice(fin)
+    elif not rec[flag] and rec[state] in fin and rest:
+        rec[state] = rng.choice(rest)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -310,3 +310,33 @@ def test_records_of_many_kinds_keep_plain_titles(tmp_path):
     titles = [r["title"] for e, recs in world.items() if e != "ActionLog" for r in recs.values() if isinstance(r.get("title"), str)]
     assert len(titles) >= 12 * 20
     assert not [t for t in titles if re.search(r" \d+$", t) and not re.search(r" 20\d\d$", t)], [t for t in titles if re.search(r" \d+$", t)][:5]
+
+
+def test_a_finished_flag_and_a_documented_state_agree():
+    """Shortcut's epics: `isDone` true is in the state "done", false in another (review 64: an epic done but "in
+    progress", so "only if it is not done" had two answers)."""
+    import random
+
+    from forgec.stdlib.values import _finished_agrees
+
+    fields = {"isDone": {"type": "bool"}, "state": {"type": "enum", "values": ["to do", "in progress", "done"]}}
+    for seed in range(20):
+        rng = random.Random(seed)
+        done = {"isDone": True, "state": rng.choice(["to do", "in progress", "done"])}
+        _finished_agrees(done, fields, rng)
+        assert done["state"] == "done"
+        open_ = {"isDone": False, "state": "done"}
+        _finished_agrees(open_, fields, rng)
+        assert open_["state"] in ("to do", "in progress")
+    ticket = {"closed": True, "status": "pending"}  # a second writer: a ticket's `closed` flag and its status
+    _finished_agrees(ticket, {"closed": {"type": "bool"}, "status": {"type": "enum", "values": ["open", "pending", "closed"]}}, random.Random(1))
+    assert ticket["status"] == "closed"
+
+
+def test_a_date_grammar_is_no_list_of_values():
+    """Shortcut's `completed`: 'Date filter: "YYYY-MM-DD", "today", "yesterday", "tomorrow"' gives a date's forms,
+    not values to store (review 64: epics completed on "YYYY-MM-DD" and "tomorrow"); a real list still is one."""
+    from forgec.gate import documented_values
+
+    assert documented_values('Date filter: "YYYY-MM-DD", "today", "yesterday", "tomorrow", or range "YYYY-MM-DD..YYYY-MM-DD"') == []
+    assert documented_values("Temperature unit, one of 'celsius', 'fahrenheit'") == ["celsius", "fahrenheit"]
