@@ -1389,6 +1389,7 @@ class _Sampler:
         self.m = _Model(env, module, world, graph, cfg.policy)
         self.cfg = cfg
         self._world_traits: set[str] | None = None  # forgec.reasons.world_traits of the env's records, on first need
+        self._chosen: dict[str, set[str]] = {}  # entity -> the fields its owner sets when making one (_chosen_fields)
         self.env = env
         self.tool_names = sorted(self.m.tools)
         self.write_tools = [t for t in self.tool_names if self.m.writes[t] and not (self.m.kinds.get(t) == "action" and "conservative" in self.m.tools[t].annotations)
@@ -2648,7 +2649,8 @@ class _Sampler:
             sc.call(tool, args, base)  # first: a write that fails needs no words
             if kind == "update" and target is not None:
                 self.applied(sc, target, args, t)
-        elif isinstance(m.module.Env(jcopy(sc.env.state)).step(tool, {k: jcopy(v) for k, (_, v) in args.items()}), BaseException):
+        elif isinstance((sc.env.fork() if hasattr(sc.env, "fork") else m.module.Env(jcopy(sc.env.state))).step(
+                tool, {k: jcopy(v) for k, (_, v) in args.items()}), BaseException):
             # "remove my bookmark from the list X, but only if it is archived": a request the docs would refuse were
             # its condition true (the bookmark is in another list) rests on something untrue (review 63)
             raise _Skip("write-would-fail")
@@ -3443,10 +3445,12 @@ class _Sampler:
 
     def _chosen_fields(self, ent: str) -> set[str]:
         """The fields of `ent` its owner sets when making one: the params of the tools that insert it; a status is not
-        one (it starts where I set it and moves on without me)."""
+        one (it starts where I set it and moves on without me). Computed once per entity."""
         m = self.m
-        return {norm(p.name) for t in m.tools.values() if m.kinds.get(t.name) == "create" and m.written_entity(t, None) == ent
-                for p in t.params if not is_status(p.name)}
+        if ent not in self._chosen:
+            self._chosen[ent] = {norm(p.name) for t in m.tools.values() if m.kinds.get(t.name) == "create" and m.written_entity(t, None) == ent
+                                 for p in t.params if not is_status(p.name)}
+        return self._chosen[ent]
 
     def documented_states(self, ent: str, f: str) -> bool:
         """Whether a status field's values are the docs' own (an enum on the record's field), so a count

@@ -1832,19 +1832,32 @@ FINISHED_WORDS = {"done", "completed", "complete", "finished", "closed", "resolv
 def _finished_agrees(rec: dict, fields: dict, rng: random.Random) -> None:
     """A finished flag and a documented state agree: an epic with `isDone` true is in a finished state ("done"), one
     with it false in another (review 64: an epic done but "in progress", the condition "only if not done" undecidable)."""
-    flags = [f for f, tj in fields.items() if tj.get("type") == "bool" and isinstance(rec.get(f), bool)
-             and " ".join(w for w in _words(f) if w not in ("is", "was", "has", "been")) in FINISHED_WORDS]
-    states = [f for f, tj in fields.items() if tj.get("type") == "enum" and _words(f)[-1:] in (["state"], ["status"]) and isinstance(rec.get(f), str)]
+    flag_names, state_choices = _finished_shape(tuple((f, tj.get("type"), tuple(tj.get("values") or ()) if tj.get("type") == "enum" else ())
+                                                      for f, tj in fields.items()))
+    flags = [f for f in flag_names if isinstance(rec.get(f), bool)]
+    states = [f for f in state_choices if isinstance(rec.get(f), str)]
     if len(flags) != 1 or len(states) != 1:
         return
     flag, state = flags[0], states[0]
-    vals = [v for v in real_values(fields[state].get("values") or []) if isinstance(v, str)]
-    fin = [v for v in vals if v.lower().replace("_", " ").replace("-", " ") in FINISHED_WORDS]
-    rest = [v for v in vals if v not in fin and not ends_record(v)]
+    fin, rest = state_choices[state]
     if rec[flag] and fin and rec[state] not in fin:
         rec[state] = rng.choice(fin)
     elif not rec[flag] and rec[state] in fin and rest:
         rec[state] = rng.choice(rest)
+
+
+@functools.lru_cache(maxsize=1024)
+def _finished_shape(shape: tuple) -> tuple[tuple[str, ...], dict]:
+    """Of one record shape: its finished flags (`isDone`, `completed`) and, per documented state field, its finished
+    and other values; computed once per shape, not per record (as `_flag_moments`)."""
+    flags = tuple(f for f, t, _ in shape if t == "bool" and " ".join(w for w in _words(f) if w not in ("is", "was", "has", "been")) in FINISHED_WORDS)
+    states = {}
+    for f, t, values in shape:
+        if t == "enum" and _words(f)[-1:] in (["state"], ["status"]):
+            vals = [v for v in real_values(list(values)) if isinstance(v, str)]
+            fin = [v for v in vals if v.lower().replace("_", " ").replace("-", " ") in FINISHED_WORDS]
+            states[f] = (fin, [v for v in vals if v not in fin and not ends_record(v)])
+    return flags, states
 
 
 @functools.lru_cache(maxsize=1024)

@@ -2086,7 +2086,7 @@ def unwrap_return(s: Schema, ret: ir.Type) -> ir.Type | None:
     if obj.kind != "object" or not obj.fields:
         return None
     def deref(t: ir.Type) -> ir.Type:
-        return s.env.definitions[t.ref] if t.kind == "ref" and t.ref in s.env.definitions else t
+        return s.env.deref(t) or t
 
     if len(obj.fields) == 1 and snake(obj.fields[0].name) == "result" and deref(obj.fields[0].type).kind not in ("object", "array"):
         return None  # FastMCP's wrapper of a plain return (`{result: string}`): text, no field of any record
@@ -2103,7 +2103,7 @@ def envelope_payload(s: Schema, obj: ir.Type) -> ir.Type:
     """The object inside the envelope a response comes in (`{ocs: {meta, data: {...}}}`, `{data: X, policies}` is
     X), else `obj` itself."""
     def deref(t: ir.Type) -> ir.Type:
-        return s.env.definitions[t.ref] if t.kind == "ref" and t.ref in s.env.definitions else t
+        return s.env.deref(t) or t
 
     obj = deref(obj)
     for _ in range(4):  # `{ocs: {meta: {...}, data: {collectives: [...]}}}` (Nextcloud's OCS), `{data: {...}}`: the envelope is no record
