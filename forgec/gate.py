@@ -513,6 +513,7 @@ class Gate:
         self.ents = {e.name: e for e in self.env.entities}
         self.either = {t.name: _either_or(t, frozenset(p.name for p in t.params)) for t in self.env.tools}  # read once, not per task
         self.by_name = {t.name: name_addressed(t, self.env) for t in self.env.tools}
+        self.doc_constants = _doc_constants(self.env)
 
         self._keys: dict[str, list[dict]] | None = None
         self._reads: dict[str, frozenset[str]] = {}
@@ -654,7 +655,7 @@ def check_sources(c: Candidate, g: Gate) -> str | None:
                 for a in n.args:
                     if isinstance(a.value, A.Literal) and isinstance(a.value.value, bool) and norm(a.name) in CALL_SWITCHES:
                         continue  # `preview=false`, `confirm=true`: how the docs say a change is applied, not a value of the user's
-                    if not _sourced(a.value, defined, c, said_in):
+                    if not _sourced(a.value, defined, c, lambda text, v: v in g.doc_constants or said_in(text, v)):
                         return "unsourced-argument"
             defined.add(n.name)
         elif isinstance(n, A.ReasonNode):
@@ -662,6 +663,20 @@ def check_sources(c: Candidate, g: Gate) -> str | None:
     return None
 
 
+
+
+def _doc_constants(env: A.EnvDecl) -> frozenset:
+    """Format URLs the docs name for a field (`schema: "https://.../collection.json" | ...`, the one its doc quotes): sent
+    as the docs say, never said by a user (the sampler's `arg`, review 65)."""
+    out = set()
+    for fields in [e.fields for e in env.entities] + [r.fields for r in env.records]:
+        for f in fields:
+            t = A.strip_optional(f.type)
+            if isinstance(t, A.EnumType) and t.values and all(isinstance(x, str) and re.match(r"https?://", x) for x in t.values):
+                quoted = [x for x in t.values if x in (f.doc or "")]
+                if len(quoted) == 1:
+                    out.add(quoted[0])
+    return frozenset(out)
 
 
 def _sourced(e: Any, defined: set[str], c: Candidate, said_in) -> bool:

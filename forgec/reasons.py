@@ -187,10 +187,8 @@ def reason_for(kind: str, verb: str, doc: str, ent: str, rec: Any, described: tu
                     f"I found a cheaper fare for {what}" if what.startswith("the trip") else "I found a cheaper option elsewhere"]
         elif noun and is_person_record(ent, rec if isinstance(rec, dict) else ()):
             opts = []  # a customer or a secretary deleted is no thing "I no longer need" (review 15): no motive
-        elif noun and not re.search(r"\b(?:remove|unlink|detach|unassign|dissociate)s?\b[^.]*\b(?:from|as)\b", d):
-            # the request already names what: a second naming reads as a form; taking a link off a record ("Remove
-            # current user as story owner", "remove a tag from a bookmark") is no thing I no longer need (review 62)
-            opts = ["I no longer need it"]
+        # anything else deleted gets no motive: "— I no longer need it" said of every deleted webhook, timesheet and
+        # notification is boilerplate, grounded in nothing of the record (review 65: 20 of 40 tasks)
     elif kind == "status":
         if v == "check" and "check" in d and " in" in d and ("trip" in traits or attr and attr[0] == "destination"):
             part = leg or "trip"

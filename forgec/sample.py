@@ -1486,10 +1486,10 @@ def superlative(op: str, fld: str, item: str) -> str:
         return f"the most recent {item}" if hi else f"the oldest {item}"  # "the oldest robot", not "with the earliest creation
         # time" (review 51)
     if moment and re.search(r"(^|_)(update|updated|modified|modification|changed|edited|last)(_|$)", f):
-        return f"the most recently updated {item}" if hi else f"the {item} updated first"
+        return f"the most recently updated {item}" if hi else f"the least recently updated {item}"  # not "updated first" (review 65)
     if re.fullmatch(r"[a-z]+ed_(at|on|date|time)", f):  # "issued_at": "the most recently issued recovery", not
         part = f.split("_")[0]                           # "the recovery with the earliest issued at" (review 27)
-        return f"the most recently {part} {item}" if hi else f"the {item} {part} first"
+        return f"the most recently {part} {item}" if hi else f"the least recently {part} {item}"
     if f in ("date", "time", "datetime", "day"):  # the record's own moment: "my earliest alarm", not "my alarm with the
         return f"the {'latest' if hi else 'earliest'} {item}"  # earliest date" (review 61: a template over the field)
     if f.endswith(("_date", "_at", "_time", "_on")):

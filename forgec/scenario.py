@@ -1819,6 +1819,16 @@ class _Sampler:
         rec_name, rec_ent, rec = target if target else (None, None, {})
         is_list = isinstance(t, A.ListType)
         required = p.default is None and not isinstance(p.type, A.OptionalType)  # an optional account (`site`): the default one
+        if isinstance(t, A.EnumType) and t.values and all(isinstance(x, str) and re.match(r"https?://", x) for x in t.values):
+            # `info.schema: "https://schema.postman.com/json/collection/v2.1.0/collection.json" | ...`: a format the API
+            # names, no choice of the user's (review 65: "... with schema https://..."). The one the param's own doc quotes
+            # is sent, unsaid, as the agent reads it there; with none quoted, the argument is left out (or nothing is made)
+            quoted = [x for x in t.values if x in (p.doc or "")]
+            if len(quoted) == 1:
+                return A.Literal(quoted[0]), quoted[0]
+            if required:
+                raise _Skip("unfillable-argument")
+            return None
         if (ke is not None and depth == 0 and not required and not is_list and m.kinds.get(tool.name) == "create"
                 and norm(p.name) == norm(m.decl[ke].key) and re.search(r"(^|_)(name|title)$", norm(p.name))
                 and ke == (m.written_entity(tool, None) or ke)):
@@ -3084,6 +3094,9 @@ class _Sampler:
             clause = re.sub(rf"\s+(?:in|on|from|to|via|using|with)\s+(?:the\s+)?{re.escape(self.product)}\b(?:'s)?", "", clause)
             if clause.split()[0].lower() == self.product.lower():
                 clause = ""  # "Resend dashboard URL": the product's name is no verb (review 24: "resend dashboard URL for my broadcast")
+        named = {w for p in t.params if (st := id_stem(p.name)) for w in st[0]}  # "in a 1Password vault" with a `vaultId`: the
+        clause = re.sub(r"\s+(?:in|on|from)\s+(?:a|an|the)\s+[A-Z0-9][\w-]*\s+([a-z]+)\b",  # vault is said by its name
+                        lambda mm: "" if singular(mm.group(1)) in named else mm.group(0), clause or "")
         if re.search(r"\b(?:OR|AND)\b", clause):
             clause = ""  # "by either contact id OR email": the docs' notation, not a person's words
         if clause and self.m.batch_items(t) is not None:

@@ -214,6 +214,20 @@ CONTAINER_NOUNS = {
 }
 
 
+# what a place a person files their things in is called, whatever the product calls the place (a vault, a space, a drive)
+GROUP_NAMES = ("Personal", "Work", "Shared", "Family", "Finance", "Travel", "Home", "Archive", "Clients", "Projects", "Engineering",
+               "Marketing", "Operations", "Research")
+_GROUP_HEADS = ("Archive", "Projects", "Finance", "Travel", "Research")  # "Family Archive", "Work Projects" when the plain ones run out
+
+
+def _holds_content(entity: str | None, c: "_Ctx") -> bool:
+    """Whether the records pointing to `entity` as their parent hold a person's content (notes, titled records): it is a
+    container a person files things in, whatever the docs call it (its own name says nothing: `topic_named` fails)."""
+    kids = c.children.get(entity or "", [])
+    return any(topic_named(k, c.entities or ()) or {"title", "notes", "content", "body"} & {"_".join(_words(f)) for f in c.fields.get(k, ())}
+               for k in kids)
+
+
 def topic_named(entity: str | None, entities) -> bool:
     """Whether a record of `entity` may be named by a topic when nothing better is known: it holds content
     itself, or it groups content and the env has some (a tag of bookmarks, not a tag of recipes)."""
@@ -421,6 +435,7 @@ class _Ctx:
         self.vague_none = False  # an optional top-level field: no topic where nothing says what it holds
         self.docs: dict[str, str] = {}  # field name -> the doc a same-named field has elsewhere in the world
         self.field_docs: dict[tuple, str] = {}  # (entity, field) -> that field's own doc, when a whole state is made
+        self.children: dict[str, list[str]] = {}  # entity -> the entities whose records point to it as their parent
 
     def where(self, key: tuple) -> tuple:
         if self.place is None:
@@ -1055,6 +1070,14 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
                 v = rng.choice(free)
                 used.add(v)
                 return v
+        if fws[-1:] == ["name"] and ews and not is_person(entity) and _holds_content(entity, c):
+            # a 1Password vault holding notes and items: a place a person files things in ("Personal", "Work"), not "Vault 10"
+            free = [v for v in GROUP_NAMES if v not in used] or [
+                f"{a} {b}" for b in _GROUP_HEADS for a in GROUP_NAMES if a != b and a not in _GROUP_HEADS and f"{a} {b}" not in used]
+            if free:
+                v = rng.choice(free)
+                used.add(v)
+                return v
         v = f"{_titled(' '.join(ews))} {len(used) + 1}"  # `Recipe 3`: nothing says what it is called (topic_named)
         used.add(v)
         return v
@@ -1602,6 +1625,9 @@ def generate_state(schema: dict, seed: int, size: int = 30) -> dict:
             if isinstance(ftj, dict) and ftj.get("doc"):  # what an `owner` beside a `repo` is, for the whole API
                 ctx.docs.setdefault(f, ftj["doc"])
                 ctx.field_docs[(e, f)] = ftj["doc"]
+    for e, ps in parents.items():
+        for p in ps:
+            ctx.children.setdefault(p, []).append(e)
     keys, personas = _make_keys(ents, counts, rng, ctx)
     # parent assignment order: a deterministic shuffle of each parent's keys
     dealt = {e: rng.sample(keys[e], len(keys[e])) for e in ents}

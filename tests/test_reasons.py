@@ -57,7 +57,7 @@ def test_reasons_come_from_what_the_record_is_not_its_name():
     basket = {"basket_id": "B7", "lines": [{"sku": "A-1", "quantity": 2, "unit_price": 3.5}]}
     assert reason_for("cancel", "cancel", "Cancel a basket.", "basket", basket, None, {}, set(), 0) == "I placed that basket by mistake"
     po = {"id": "5452649671", "startDate": "2024-03-05", "endDate": "2024-03-30", "amountExcludingTax": 67.68}
-    assert reason_for("cancel", "delete", "Permanently delete a purchase order.", "order", po, None, {}, set(), 0) == "I no longer need it"
+    assert reason_for("cancel", "delete", "Permanently delete a purchase order.", "order", po, None, {}, set(), 0) == ""
     # an appointment paid for and at a time of day is booked; a note at a date is not
     slot = {"appointment_id": "A1", "start_time": "2024-05-20T14:30:00", "fee": 40}
     assert reason_for("cancel", "cancel", "Cancel an appointment.", "appointment", slot, None, {}, set(), 2) == "I found a cheaper option elsewhere"

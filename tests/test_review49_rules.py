@@ -342,5 +342,5 @@ def test_a_superlative_by_a_time_field_is_said_as_people_say_it():
     assert superlative("argmin", "creation_time", "robot") == "the oldest robot"
     assert superlative("argmax", "create_time", "label") == "the most recent label"
     assert superlative("argmax", "update_time", "label") == "the most recently updated label"
-    assert superlative("argmin", "update_time", "label") == "the label updated first"
+    assert superlative("argmin", "update_time", "label") == "the least recently updated label"  # not "updated first" (review 65)
     assert superlative("argmax", "due_date", "task") == "the task with the latest due date"

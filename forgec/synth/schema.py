@@ -56,7 +56,7 @@ STATUS_AFTER = {"cancel": "cancelled", "close": "closed", "archive": "archived",
 STATUS_IF_DOCUMENTED = {"checkin", "ship", "suspend", "assign", "unassign", "complete", "publish", "return"}
 # verbs that move a record to another status, not out of existence
 STATUS_VERBS = {"cancel", "close", "archive", "approve", "reject", "confirm", "activate", "deactivate", "refund", "pay", "resolve", "reopen", "terminate", "revoke"} | STATUS_IF_DOCUMENTED
-MODIFIER_PARAMS = {"limit", "offset", "page", "page_size", "per_page", "max_count", "count", "max_results", "sort", "sort_by", "order_by", "cursor", "context_lines", "format", "verbose", "include", "fields", "content", "hash", "timeout"}
+MODIFIER_PARAMS = {"limit", "offset", "page", "page_size", "per_page", "max_count", "count", "max_results", "sort", "sort_by", "order_by", "cursor", "context_lines", "format", "verbose", "include", "fields", "hash", "timeout"}
 # A parameter that pages, sorts or text-searches the results is no field of the records. Read from the docs' own
 # sentence ("Number of issues to return", "Page token for the next page", "Cursor for pagination"), else the
 # name (snake-cased: `pageToken`, `PerPage`, `maxResults` are the same words).
@@ -169,7 +169,7 @@ def shapes_request(name: str, doc: str, scalar: bool = True) -> bool:
     return scalar and bool(_RESULTS_DOC.search(doc))
 
 
-KEYISH_SUFFIX = {"name", "number", "code", "path", "slug", "sku", "handle"}
+KEYISH_SUFFIX = {"name", "number", "code", "path", "slug", "sku", "handle", "key"}
 QUALIFIERS = {"new", "old", "target", "source", "base", "parent", "current", "original", "selected", "primary", "from", "to", "other", "src", "dst"}
 
 GENERIC_KEYS = {"id", "uuid", "gid", "guid", "uid", "key", "name", "sid"}
@@ -1755,16 +1755,43 @@ def _fields_from_listed_attributes(s: Schema, tm: TypeMapper) -> None:
             name = _attribute_name(s, e, ph)
             if name is not None:
                 e.fields[name] = Field(name, A.PrimType("str"), f"from the description of {v.tool.name}")
+        for ph, many in _returned_attributes(v.tool.description or "", tokens(v.target)):
+            name = _attribute_name(s, e, ph, keep_plural=many)
+            if name is not None and not any(set(tokens(f)) & ({singular(w) for w in tokens(name)} | set(tokens(name))) for f in e.fields):
+                # a field that shares a word is that attribute already ("seats left" is `seats_available`)
+                e.fields[name] = Field(name, A.ListType(A.PrimType("str")) if many else A.PrimType("str"), f"from the description of {v.tool.name}")
 
 
-def _attribute_name(s: Schema, e: Entity, phrase: str) -> str | None:
+_RETURNS_LIST = re.compile(r"\breturn(?:s|ing)\s+(?:the\s+|their\s+|each\s+\w+'s\s+)?([a-z_ ,]+?,\s*(?:and\s+)?[a-z_ ]+?)"
+                           r"(?:\s+(?:for|of)\s+(?:each|every|all|them)\b|\s*[.;:(]|$)", re.I)
+
+
+def _returned_attributes(desc: str, own: list[str]) -> list[tuple[str, bool]]:
+    """"Returns vault IDs, names, descriptions, and types", "returning id, title, category, tags, and updatedAt for
+    each": the attributes a listing's own sentence says each record carries (1Password's vaults had no name a person
+    could call one by, and no task could be made). Only a list of two or more short phrases; the record's own noun in
+    front is dropped ("vault IDs"); where most are plural the plurals are the records' ("names"), else a plural is a
+    list field's own name ("tags") and is kept."""
+    m = _RETURNS_LIST.search(desc)
+    if m is None:
+        return []
+    parts = [p.strip() for p in re.split(r",|\band\b", m.group(1)) if p.strip()]
+    parts = [" ".join(p.split()[len(own):]) if [singular(w.lower()) for w in p.split()[:len(own)]] == own else p for p in parts]
+    if len(parts) < 2 or any(not p or len(p.split()) > 2 for p in parts):
+        return []  # "every flight with its price per economy seat, seats left and status": a sentence, no list of attributes
+    most_plural = sum(is_plural(p.split()[-1]) for p in parts) * 2 > len(parts)
+    return [(p, not most_plural and is_plural(p.split()[-1])) for p in parts]
+
+
+def _attribute_name(s: Schema, e: Entity, phrase: str, keep_plural: bool = False) -> str | None:
     """The new field a listed phrase names, or None when it is a key, an entity or known."""
-    if re.search(r"\bids?\s*$", phrase):
+    if re.search(r"\bids?\s*$", phrase, re.I):
         return None  # "product id": the key itself
     w = [x for x in phrase.split() if x not in STOP]
     if not w:
         return None
-    name = ident(snake("_".join(w[:-1] + [singular(w[-1])])))
+    last = w[-1] if keep_plural or not is_plural(w[-1].lower()) else singular(w[-1].lower())  # `updatedAt` keeps its case
+    name = ident(snake("_".join(w[:-1] + [last])))
     if pascal(name) in s.entities or pascal(name) in s.records:
         return None  # "List all reservations of a user": the listed entity, not an attribute
     if name == e.key or name in e.aliases or s.ref_of(name) or name in e.fields or len(w) > 2:
@@ -2265,6 +2292,8 @@ def _param_field(s: Schema, tm: TypeMapper, e: Entity, p: ir.Param, optional: bo
     if have is not None or fname == e.key or is_modifier(p) or p.name in s.session or p.location in ("header", "cookie"):
         return  # a header (`Idempotency-Key`, `x-lang-output`) says how to send the request, never what the record holds
     t = tokens(p.name)
+    if len(t) >= 2 and t[0] in ("add", "remove", "append", "clear", "unset") and p.type.kind == "array":
+        return  # `removeFields: "Field ids or titles to remove from the item"`: a change to the record, no list it keeps
     if len(t) >= 2 and t[0] in ("new", "old") and ("_".join(t[1:]) in e.fields or tokens(e.key)[-len(t) + 1:] == t[1:]):
         return  # `new_name` of a collection keyed by `collection_name`: the name's next value, no field of its own
     if len(t) >= 2 and t[0] == "new":
