@@ -94,6 +94,7 @@ REASONS: dict[str, str] = {
     "no-referring-expression": "no attributes single the record out among the user's records",
     "duplicate": "the same request as an earlier task",
     "unnamed-person": "a new person would be made without their name",
+    "own-privilege": "an update of the user's own account must set its role or state, which no person changes of themselves in passing",
     "subtype-tool": "a tool named for one kind of record (`delete_image_item`) where no record is of that kind and a generic tool exists",
     "unrelated-intents": "an owner's second ask is about another kind of record: two requests stitched together",
     "thin-create": "a new record would hold one optional detail and nothing the docs require: no record a person asks for",

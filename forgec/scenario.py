@@ -888,6 +888,10 @@ def _attr_rank(f: str, v: Any) -> int:
 _CONDITION_FIELD = re.compile(r"(^|_)(status|state|stage|phase|priority|severity|urgency)$")
 
 
+# what a record's own field grants its holder: the words of authorization in English, whatever the API
+_PRIVILEGE_WORDS = frozenset({"role", "roles", "permission", "permissions", "privilege", "privileges", "admin", "access", "scope", "scopes"})
+
+
 def is_status(f: str) -> bool:
     n = norm(f)
     return n in ("status", "state") or n.endswith("_status")
@@ -1994,14 +1998,32 @@ class _Sampler:
                     if optional and isinstance(ft, A.ListType) and record_fields(m.env, strip_optional(ft.item)) is not None:
                         continue  # a new collection's optional requests or event scripts (`item: [...]`, `event: [...]`): sub-records,
                         # no part of "create a collection called X" (review 39: "collection description ... the collection listen set to test")
+                    own = m.user is not None and sc.ukey is not None and (
+                        rec_ent == m.user and isinstance(rec, dict) and str(rec.get(m.decl[m.user].key)) == str(sc.ukey)
+                        or rec_ent is None and m.kinds.get(tool.name) == "update" and any(m.key_entity(q.name, q.type) == m.user for q in tool.params))
+                    if own and isinstance(ft, A.EnumType) and (is_status(f.name) or set(norm(f.name).split("_")) & _PRIVILEGE_WORDS):
+                        # my own account's role or state: no person makes themselves an admin or archives themselves in
+                        # passing (review 65: "update a user ... to the admin role ... and the archived state")
+                        if optional:
+                            continue
+                        raise _Skip("own-privilege")
                     n_opt += optional
                     self._parent = inner
                     self._siblings = vals  # what this item already holds (its name, for its kind)
+                    before = (len(said), set(sc.facts))
                     try:
                         r = self.arg(sc, tool, A.ParamDecl(f.name, f.type, f.default, f.doc), target, said, depth + 1)
                     finally:
                         self._parent = outer
                         self._siblings = None
+                    if r is not None and optional and depth == 0 and isinstance(rec, dict) and f.name in rec and rec[f.name] == r[1] \
+                            and m.kinds.get(tool.name) == "update":
+                        # "... and the normal state" of a user already NORMAL: an update's body part that changes nothing is
+                        # no part of the request (review 65)
+                        del said[before[0]:]
+                        for k in set(sc.facts) - before[1]:
+                            del sc.facts[k]
+                        continue
                     if r is None:
                         if (f.default is None and not isinstance(f.type, A.OptionalType)) or f.name in needed:
                             raise _Skip("unfillable-argument")

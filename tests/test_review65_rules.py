@@ -155,3 +155,37 @@ def test_the_oldest_by_update_is_said_as_people_say_it():
 
     assert superlative("argmin", "updateTime", "webhook") == "the least recently updated webhook"  # not "updated first"
     assert superlative("argmin", "issued_at", "memo") == "the least recently issued memo"
+
+
+ACCOUNTS = [
+    mcp_tool("get_user", "Get a user by their user id.", {"user_id": {"type": "string", "description": "The user id."}}, ["user_id"]),
+    mcp_tool("list_notes", "List a user's notes.", {"user_id": {"type": "string", "description": "The user id."}}, ["user_id"]),
+    mcp_tool("delete_note", "Delete a note.", {"note_id": {"type": "string", "description": "The note id."}}, ["note_id"]),
+    mcp_tool("update_user", "Update a user.", {
+        "user_id": {"type": "string", "description": "The user id."},
+        "body": {"type": "object", "properties": {
+            "role": {"type": "string", "enum": ["ADMIN", "USER"], "description": "The role of the user."},
+            "state": {"type": "string", "enum": ["NORMAL", "ARCHIVED"], "description": "The state of the user."},
+            "email": {"type": "string", "description": "The email address of the user."},
+            "nickname": {"type": "string", "description": "The nickname of the user."}},
+            "required": ["role"]}}, ["user_id", "body"]),
+    mcp_tool("update_profile", "Update a user's profile.", {
+        "user_id": {"type": "string", "description": "The user id."},
+        "body": {"type": "object", "properties": {
+            "state": {"type": "string", "enum": ["NORMAL", "ARCHIVED"], "description": "The state of the user."},
+            "email": {"type": "string", "description": "The email address of the user."},
+            "nickname": {"type": "string", "description": "The nickname of the user."}}}}, ["user_id", "body"]),
+]
+
+
+def test_a_user_never_changes_their_own_role_or_state_in_passing(tmp_path):
+    """Memos' `UpdateUser(user, body: {role, username, state, ...})` on the asker's own account: "update a user to the admin
+    role ... and the archived state" (review 65, 2 rejections). A body that must carry a role is no request of the user's;
+    an optional state is left out; the user's email is still theirs to change."""
+    out = compile_doc(tmp_path, "accounts", "tools_list.json", {"tools": ACCOUNTS}, 24)
+    tasks = [json.loads(x) for f in out.glob("tasks/*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+    assert tasks
+    bodies = [c["arguments"]["body"] for t in tasks for c in t["gold_calls"] if c["tool"] in ("update_user", "update_profile")]
+    assert not [c for t in tasks for c in t["gold_calls"] if c["tool"] == "update_user"]
+    assert not any("state" in b or "role" in b for b in bodies), bodies[:3]
+    assert not any(re.search(r"\b(?:admin role|archived state)\b", t["instruction"]) for t in tasks)
