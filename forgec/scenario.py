@@ -897,7 +897,7 @@ def is_status(f: str) -> bool:
     return n in ("status", "state") or n.endswith("_status")
 
 
-def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | None = None) -> str:
+def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | None = None, definite: bool = False) -> str:
     """The words for a referring expression: "my confirmed reservation", "my order from 2024-05-17",
     "my most expensive reservation", "the flight to LAX on 2024-05-17"."""
     det = "my" if mine else "the"
@@ -922,7 +922,7 @@ def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | 
     if ref.op:
         core = superlative(ref.op, ref.by, head)  # "the cheapest reservation"
         core = re.sub(r"^the ", det + " ", core)
-    elif not mine and not any(_own_name(f) or re.search(r"(^|_)(first|last|given|family|sur)_?name$", norm(f)) for f, _ in rest):
+    elif not mine and not definite and not any(_own_name(f) or re.search(r"(^|_)(first|last|given|family|sur)_?name$", norm(f)) for f, _ in rest):
         core = _a(head)  # "reserve a Take-out restaurant in Chicago, IL": one the user does not know yet, not "the" one
         # as if they did (review 49: "a property visit in the home in Chicago")
     else:
@@ -1722,8 +1722,10 @@ class _Sampler:
             name, rec = sc.reason("first", (cur,), [cur_v], {}, f"the_{norm(noun)}")
         if rec != recs[target]:
             raise _Skip("referring-mismatch")
-        mine = mine and not self.m.my_prescribed and ent not in self.m.catalog
-        words = describe(noun, Referring(tuple(pre) + tuple(a for a in ref.attrs if a[0] not in {f for f, _ in pre}), ref.op, ref.by), mine)
+        theirs = mine and self.someones(ent)  # an employee's timesheet: "the draft timesheet ending ...", known, not mine
+        mine = mine and not self.m.my_prescribed and ent not in self.m.catalog and not theirs
+        words = describe(noun, Referring(tuple(pre) + tuple(a for a in ref.attrs if a[0] not in {f for f, _ in pre}), ref.op, ref.by), mine,
+                         definite=theirs)
         if len(recs) == 1 and mine and not ref.attrs:
             if not title and not ref.op and ent != self.m.user:
                 raise _Skip("no-referring-expression")  # "delete my item", "delete my recording": a thing with no name is found
@@ -1732,6 +1734,13 @@ class _Sampler:
         if ent in sc.scope:
             words += _in_scope(sc, ent)  # "the card called X in my board called Roadmap"
         return name, rec, words
+
+    def someones(self, ent: str) -> bool:
+        """Whether, with no user record, each record of `ent` is a person's (a timesheet's `employeeID`): the account's
+        owner asks about the employee's timesheet, never "my timesheet" (review 65: "my" timesheets of two employees)."""
+        m = self.m
+        return m.user is None and any(not isinstance(strip_optional(f.type), A.ListType) and (o := m.key_entity(f.name, f.type)) not in (None, ent)
+                                      and m.is_person(o) for f in m.decl[ent].fields)
 
     def joins(self, ent: str, recs: list[dict]) -> list[tuple[str, str]]:
         """(reference field, entity) of records each of `recs` points to that a person names them by:

@@ -189,3 +189,26 @@ def test_a_user_never_changes_their_own_role_or_state_in_passing(tmp_path):
     assert not [c for t in tasks for c in t["gold_calls"] if c["tool"] == "update_user"]
     assert not any("state" in b or "role" in b for b in bodies), bodies[:3]
     assert not any(re.search(r"\b(?:admin role|archived state)\b", t["instruction"]) for t in tasks)
+
+
+PAYROLL = [
+    mcp_tool("list_employees", "List all employees. Returns employee IDs, first names and last names.", {}),
+    mcp_tool("list_timesheets", "List all timesheets.", {}),
+    mcp_tool("create_timesheet", "Create a timesheet for an employee.", {
+        "employeeID": {"type": "string", "description": "The employee's ID."},
+        "startDate": {"type": "string", "description": "Start date, YYYY-MM-DD"},
+        "endDate": {"type": "string", "description": "End date, YYYY-MM-DD"}}, ["employeeID", "startDate", "endDate"]),
+    mcp_tool("delete_timesheet", "Delete a timesheet.", {"timesheetID": {"type": "string", "description": "The timesheet's ID."}}, ["timesheetID"]),
+]
+
+
+def test_an_employees_record_is_never_the_askers(tmp_path):
+    """With no user record, the one asking runs the account: a timesheet that points to an employee is that employee's,
+    "the timesheet ending ...", never "my timesheet" (review 65: "my" timesheets of two employees in one request), and
+    it is a known record ("the"), not any ("a")."""
+    out = compile_doc(tmp_path, "payroll", "tools_list.json", {"tools": PAYROLL}, 16)
+    tasks = [json.loads(x) for f in out.glob("tasks/*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+    deletes = [t["instruction"] for t in tasks if any(c["tool"] == "delete_timesheet" for c in t["gold_calls"])]
+    assert deletes
+    assert not any(re.search(r"\bmy (?:\w+ )?timesheets?\b", x) for x in deletes), deletes[:3]
+    assert not any(re.search(r"\bdelete an? (?:\w+ )?timesheet\b", x) for x in deletes), deletes[:3]
