@@ -2246,6 +2246,9 @@ class _Sampler:
         text = (doc or "") + " " + (tool.doc or "")
         if isinstance(t, A.EnumType):
             vals = [v for v in real_values(t.values) if v != cur and v != "other"] or [v for v in t.values if v != cur]
+            if self.m.kinds.get(tool.name) == "create" and is_status(name):
+                vals = [v for v in vals if not (isinstance(v, str) and is_ending_state(v))]  # a new project is never made
+                # already cancelled or closed (review 66)
             return rng.choice(vals) if vals else _NONE
         if isinstance(t, A.ListType) and t.item == A.PrimType("str") and _RECIPIENTS.search(n):
             # `to: list[str]` "List of recipient email addresses": someone else's address, never the sender's own
@@ -2869,6 +2872,8 @@ class _Sampler:
         v = rec[f]
         holds = sc.rng.random() < 0.6
         op = sc.rng.choice([">", "<"])
+        if verb.lower() in _CANCEL_VERBS and not is_money(f):
+            op = "<"  # a record let go of is one little used: "only if its pull count is less than 6", never more (review 66)
         step = 50 if abs(v) >= 100 else 10 if abs(v) >= 10 else 1
         if (op == ">") == holds:
             th = (v // step) * step if (v // step) * step < v else v - step
@@ -2938,6 +2943,14 @@ class _Sampler:
             # is enabled")
             word = _flag_word(f)
             want = is_ending_state(word) or word in _IDLE_FLAGS
+        elif not edit:
+            # ... and by its state: "delete it only if it is archived", never "only if it is active" (review 66: a product
+            # deleted only if active); a state no value of which says the record is out of use makes no condition
+            idle = [x for x in values if isinstance(x, str) and (is_ending_state(x) or say(x).lower().replace(" ", "_") in _IDLE_FLAGS
+                                                                 or say(x).lower() in ("draft", "archived", "inactive", "unused"))]
+            if not idle:
+                return None
+            want = v if v in idle and holds else sc.rng.choice(idle)
         elif v in values:
             want = v if holds else sc.rng.choice([x for x in values if x != v] or [v])
         else:

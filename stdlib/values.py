@@ -1783,9 +1783,15 @@ def span_pairs(names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
+# spans that are one occasion (a meeting, a shift, a stay, a timesheet's period), not a life: bounded in length
+_OCCASION_ENDS = {("start", "end"), ("begin", "end"), ("departure", "arrival"), ("check_in", "check_out"), ("checkin", "checkout")}
+
+
 def _ordered_spans(rec: dict) -> None:
     """Swap the ends of any span in `rec` that ends before it starts (`end_date` < `start_date`,
-    `min_price` > `max_price`); both ends must be numbers, or ISO dates/times of one format."""
+    `min_price` > `max_price`); both ends must be numbers, or ISO dates/times of one format. A start and an end
+    (a meeting's, a timesheet's) are one occasion: hours apart where they hold a time of day, at most four weeks apart
+    where they are dates (review 65: timesheets of 8-13 months; a meeting booked from December to January)."""
     for a, b in span_pairs(tuple(rec)):
         x, y = rec[a], rec[b]
         if isinstance(x, bool) or isinstance(y, bool):
@@ -1794,6 +1800,35 @@ def _ordered_spans(rec: dict) -> None:
             isinstance(x, str) and isinstance(y, str) and len(x) == len(y) and re.fullmatch(r"[\d\-:TZ ]+", x + y))
         if comparable and x > y:
             rec[a], rec[b] = y, x
+        if comparable and isinstance(x, str) and _occasion(a, b):
+            rec[b] = _bounded_end(rec[a], rec[b])
+
+
+def _occasion(a: str, b: str) -> bool:
+    wa, wb = _words(a), _words(b)
+    return any(lo.split("_") == [w for w in wa if w in lo.split("_")] and hi.split("_") == [w for w in wb if w in hi.split("_")]
+               for lo, hi in _OCCASION_ENDS)
+
+
+def _bounded_end(start: str, end: str) -> str:
+    """`end` moved to a plausible distance after `start` when it is further, in the same ISO format: 30 minutes to 4
+    hours for date-times, 1 to 28 days for dates. The distance comes from the start's own digits (no rng drawn, so the
+    rest of the world is as it was)."""
+    fmt = "%Y-%m-%dT%H:%M:%SZ" if re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", start) else \
+        "%Y-%m-%dT%H:%M:%S" if re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", start) else \
+        "%Y-%m-%d %H:%M:%S" if re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", start) else \
+        "%Y-%m-%dT%H:%M" if re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d", start) else \
+        "%Y-%m-%d" if re.fullmatch(r"\d{4}-\d\d-\d\d", start) else None
+    if fmt is None:
+        return end
+    try:
+        s0, e0 = _dt.datetime.strptime(start, fmt), _dt.datetime.strptime(end, fmt)
+    except ValueError:
+        return end
+    seed = sum(map(ord, start))
+    most, step = (_dt.timedelta(hours=4), _dt.timedelta(minutes=30 * (1 + seed % 8))) if "%H" in fmt else \
+        (_dt.timedelta(days=28), _dt.timedelta(days=1 + seed % 14))
+    return (s0 + step).strftime(fmt) if e0 - s0 > most else end
 
 
 def slugify(text: str) -> str:
