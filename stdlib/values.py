@@ -217,6 +217,9 @@ CONTAINER_NOUNS = {
 # what a place a person files their things in is called, whatever the product calls the place (a vault, a space, a drive)
 GROUP_NAMES = ("Personal", "Work", "Shared", "Family", "Finance", "Travel", "Home", "Archive", "Clients", "Projects", "Engineering",
                "Marketing", "Operations", "Research")
+# what a place to file things in holds of its own: a key, a name, a description, a kind, how it looks, when it changed
+_CONTAINER_OWN = {"id", "key", "uuid", "name", "title", "description", "type", "kind", "color", "colour", "icon", "at", "date", "created",
+                  "updated", "modified", "owner", "count"}
 _GROUP_HEADS = ("Archive", "Projects", "Finance", "Travel", "Research")  # "Family Archive", "Work Projects" when the plain ones run out
 
 
@@ -224,6 +227,9 @@ def _holds_content(entity: str | None, c: "_Ctx") -> bool:
     """Whether the records pointing to `entity` as their parent hold a person's content (notes, titled records): it is a
     container a person files things in, whatever the docs call it (its own name says nothing: `topic_named` fails)."""
     kids = c.children.get(entity or "", [])
+    own = [f for f in c.fields.get(entity or "", ()) if not set(_words(f)) & _CONTAINER_OWN]
+    if len(own) > 3:
+        return False  # a recipe a meal plan entry points to has ingredients and steps of its own: a thing, no place to file things in
     return any(topic_named(k, c.entities or ()) or {"title", "notes", "content", "body"} & {"_".join(_words(f)) for f in c.fields.get(k, ())}
                for k in kids)
 

@@ -137,7 +137,7 @@ def test_criterion_templates_hand_checked():
     assert superlative("argmax", "priority", "ticket") == "the ticket with the highest priority"
     assert superlative("argmin", "baggage_count", "reservation") == "the reservation with the lowest baggage count"
     assert superlative("argmax", "issued_at", "recovery") == "the most recently issued recovery"  # not "the latest issued at"
-    assert superlative("argmin", "updatedAt", "message") == "the message updated first"
+    assert superlative("argmin", "updatedAt", "message") == "the least recently updated message"  # review 65
     assert [plural(w) for w in ("flight", "reply", "address", "day", "line item")] == ["flights", "replies", "addresses", "days", "line items"]
 
 
