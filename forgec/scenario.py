@@ -1782,6 +1782,15 @@ class _Sampler:
         if any(not isinstance(r, dict) for r in rows):
             return None
         t_idx = distinct.index(keys[target])
+        onoun = humanize(other)
+        seen = sc.listed(other)  # the bookmarks listed earlier name the one the highlight is on: no fetch of each again (review 66)
+        if seen is not None and isinstance(seen[1], list):
+            lrecs = seen[1]
+            at = [i for i, r in enumerate(lrecs) if isinstance(r, dict) and r.get(okey) == keys[target]]
+            lfields = [f for f in m.natural_fields(other) if all(isinstance(r, dict) and f in r for r in lrecs)]
+            ref = refer(lrecs, at[0], lfields, sc.rng, False, status_last=True) if at and len(at) == 1 else None
+            if ref is not None and ref.attrs and all(lrecs[at[0]].get(f) == rows[t_idx].get(f) for f, _ in ref.attrs):
+                return self._joined_by(sc, ent, lst, target, fld, other, okey, ref, seen[0], lrecs, noun, onoun)
         fields = [f for f in m.natural_fields(other) if all(f in r for r in rows)]
         ref = refer(rows, t_idx, fields, sc.rng, False, status_last=True) or refer(rows, t_idx, fields, sc.rng, True, status_last=True)
         if ref is None or (not ref.attrs and not ref.op):
@@ -1793,8 +1802,13 @@ class _Sampler:
             name, r = sc.call(tool.name, {p.name: (A.Attr(elem, fld), k)}, f"{norm(other)}_{i + 1}")
             sc.roots.add(name)
             items.append((A.Name(name), r))
-        onoun = humanize(other)
-        cur, cur_v = A.ListLit(tuple(e for e, _ in items)), [r for _, r in items]
+        return self._joined_by(sc, ent, lst, target, fld, other, okey, ref, A.ListLit(tuple(e for e, _ in items)), [r for _, r in items],
+                               noun, onoun)
+
+    def _joined_by(self, sc: _Scenario, ent: str, lst: tuple, target: int, fld: str, other: str, okey: str, ref: Referring,
+                   cur: A.Expr, cur_v: list, noun: str, onoun: str):
+        """The pointed-to record picked from `cur` by `ref`, then the user's record that points to it (`pick_joined`)."""
+        expr, recs = lst
         for f, v in ref.attrs:
             name, cur_v = sc.reason("filter", (cur,), [cur_v], {"by": f, "eq": (sc.fact(f"{onoun}_{f}", v), v)}, f"{_word(v)}_{plural(norm(onoun))}")
             cur = A.Name(name)

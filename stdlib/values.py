@@ -1642,9 +1642,35 @@ def generate_state(schema: dict, seed: int, size: int = 30) -> dict:
     fill_trees(schema, out, seed)  # a path-addressed tree: one consistent project (stdlib/tree_state.py)
     fill_sql(schema, out, seed)  # SQL tables: one small shop database, rows of the columns' types (stdlib/sql_state.py)
     _fill_ref_lists(ents, out, single_refs, list_refs, parents, keys, dealt, rng)
+    _one_owner(ents, out, single_refs)
     graph_world(ents, out, random.Random(f"forgec-graph:{seed}"))  # a knowledge graph: people, projects, relations (stdlib/graph_state.py)
     kv_world(ents, out, random.Random(f"forgec-kv:{seed}"))  # a key-value store: settings a person names
     return {"entities": out, "globals": _make_globals(schema, keys, rng, ctx)}
+
+
+def _one_owner(ents: dict, out: dict, single_refs: dict) -> None:
+    """A record that points to an owner and to another record of that owner points to one of the owner's: a user's
+    highlight is on one of that user's bookmarks (review 66: "my highlight" on a bookmark another user owned). Moves
+    the second pointer only, to the owner's record of that kind, where the owner has one; draws no rng."""
+    for e, refs in sorted(single_refs.items()):
+        for fa, owner_ent in sorted(refs.items()):
+            for fb, pb in sorted(refs.items()):
+                if fb == fa or pb in (owner_ent, e) or pb not in out:
+                    continue
+                back = [f for f, t in single_refs.get(pb, {}).items() if t == owner_ent]
+                if len(back) != 1:
+                    continue
+                kf = ents[pb]["key"]
+                mine: dict[str, list] = {}
+                for r in out[pb].values():
+                    mine.setdefault(str(r.get(back[0])), []).append(r[kf])
+                for r in out[e].values():
+                    who, cur = r.get(fa), r.get(fb)
+                    if who is None or cur is None or str((out[pb].get(str(cur)) or {}).get(back[0])) == str(who):
+                        continue
+                    own = mine.get(str(who))
+                    if own:
+                        r[fb] = own[sum(map(ord, str(r.get(ents[e]["key"])))) % len(own)]
 
 
 def _example_cap(entity: str, decl: dict) -> int:

@@ -60,3 +60,27 @@ def test_a_delete_hangs_on_the_record_being_out_of_use_and_nothing_is_made_finis
             assert not re.search(r"\bis active\b|\bmore than\b", cond), t["instruction"]
     made = [c["arguments"] for t in tasks for c in t["gold_calls"] if c["tool"] == "create_product"]
     assert made and not any(a.get("status") == "ARCHIVED" for a in made)
+
+
+def test_a_users_highlight_is_on_one_of_their_own_bookmarks():
+    """A record pointing to an owner and to another record of that owner points to one of the owner's (review 66: "my
+    highlight" sat on a bookmark another user owned)."""
+    from stdlib.values import generate_state
+
+    schema = {"entities": {
+        "User": {"key": "user_id", "fields": {"user_id": {"type": "str"}, "name": {"type": "str"}}},
+        "Bookmark": {"key": "bookmark_id", "fields": {"bookmark_id": {"type": "str"}, "title": {"type": "str"},
+                                                      "userId": {"type": "ref", "entity": "User"}}},
+        "Highlight": {"key": "highlight_id", "fields": {"highlight_id": {"type": "str"}, "text": {"type": "str"},
+                                                        "userId": {"type": "ref", "entity": "User"},
+                                                        "bookmarkId": {"type": "ref", "entity": "Bookmark"}}}}}
+    w = generate_state(schema, seed=3, size=10)["entities"]
+    owners = {}
+    for b in w["Bookmark"].values():
+        owners.setdefault(b["userId"], []).append(b["bookmark_id"])
+    checked = 0
+    for h in w["Highlight"].values():
+        if owners.get(h["userId"]):
+            assert w["Bookmark"][str(h["bookmarkId"])]["userId"] == h["userId"], h
+            checked += 1
+    assert checked >= len(w["Highlight"]) // 2
