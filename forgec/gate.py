@@ -17,6 +17,7 @@ The checks, in the order `check` runs them (cheapest first):
 | `no-verb-phrase`     | an intent is not a verb phrase (it starts with a preposition, a pronoun, a gerund...)|
 | `doc-preamble`       | an intent is built from a docs preamble about the tool ("this tool belongs to...")   |
 | `unsourced-argument` | a write's argument is neither said by the user, nor read from an earlier node        |
+| `none-of-required`   | a call passes nothing to a tool whose docs say at least one of its parameters must be given |
 | `dictated-call`      | one write and nothing else: no lookup, no decision, every argument dictated          |
 | `named-target`       | the lookup only finds the id of a record the tool would take by the name the user said |
 | `two-ways`           | a written value could go in either of two parameters for one thing (phone / phones)  |
@@ -94,6 +95,7 @@ REASONS: dict[str, str] = {
     "no-referring-expression": "no attributes single the record out among the user's records",
     "duplicate": "the same request as an earlier task",
     "unnamed-person": "a new person would be made without their name",
+    "none-of-required": "a call passes none of the parameters its docs say at least one of must be given",
     "own-privilege": "an update of the user's own account must set its role or state, which no person changes of themselves in passing",
     "subtype-tool": "a tool named for one kind of record (`delete_image_item`) where no record is of that kind and a generic tool exists",
     "unrelated-intents": "an owner's second ask is about another kind of record: two requests stitched together",
@@ -521,7 +523,8 @@ class Gate:
 
     def check(self, c: Candidate) -> str | None:
         """The first reason the task fails, or None when it passes every check."""
-        for fn in (check_tool_words, check_pipeline, check_repeated_phrase, check_makes_existing, check_verb_phrases, check_preamble):
+        for fn in (check_tool_words, check_pipeline, check_repeated_phrase, check_makes_existing, check_verb_phrases, check_preamble,
+                   check_one_required):
             why = fn(c, self)
             if why:
                 return why
@@ -641,6 +644,25 @@ def check_preamble(c: Candidate, g: Gate) -> str | None:
     for text in c.intents:
         if _PREAMBLE.search(text or ""):
             return "doc-preamble"
+    return None
+
+
+_ONE_REQUIRED = re.compile(r"\bat least one of (?:these|the|them)\b[^.]*?\b(?:must|should|is required|are required|has to)\b", re.I)
+
+
+def _empty(v: Any) -> bool:
+    return v is None or (isinstance(v, (dict, list, str)) and not v) or (isinstance(v, dict) and all(_empty(x) for x in v.values()))
+
+
+def check_one_required(c: Candidate, g: Gate) -> str | None:
+    """`none-of-required`: a call that passes nothing to a tool whose docs say "At least one of these parameters must be
+    provided" (review 67: Outline's `documentsInfo {}` read as a list of every document) breaks the docs."""
+    for n in c.nodes:
+        if isinstance(n, A.CallNode):
+            t = g.tools.get(n.tool)
+            if t is not None and t.params and _ONE_REQUIRED.search(" ".join([t.doc or ""] + [p.doc or "" for p in t.params])):
+                if all(isinstance(a.value, A.Literal) and _empty(a.value.value) for a in n.args):
+                    return "none-of-required"
     return None
 
 

@@ -84,3 +84,28 @@ def test_a_users_highlight_is_on_one_of_their_own_bookmarks():
             assert w["Bookmark"][str(h["bookmarkId"])]["userId"] == h["userId"], h
             checked += 1
     assert checked >= len(w["Highlight"]) // 2
+
+
+
+def test_a_call_passes_one_of_the_parameters_the_docs_require_one_of():
+    """"At least one of these parameters must be provided": a gold call that passes none of them breaks the docs
+    (review 67: Outline's `documentsInfo {}` used as a list of every document, 5 of 5 rejected; on Outline's spec the
+    env now yields no such task). A call that passes one, or a tool whose docs say nothing of the kind, is kept."""
+    from types import SimpleNamespace
+
+    from forgec.gate import check_one_required
+    from forgec.lang import ast as A
+
+    body = A.ParamDecl("body", A.OptionalType(A.NamedType("InfoBody")), A.Literal(None), "")
+    info = A.ToolDecl(name="pages_info", params=(body,), returns=A.NamedType("Page"),
+                      doc="Retrieve a page by its `id` or `slug`. At least one of these parameters must be provided.", body=(), annotations=("read",))
+    plain = A.ToolDecl(name="pages_list", params=(body,), returns=A.NamedType("Page"), doc="List pages.", body=(), annotations=("search",))
+    g = SimpleNamespace(tools={"pages_info": info, "pages_list": plain})
+
+    def cand(tool, args):
+        return SimpleNamespace(nodes=[A.CallNode("n1", tool, tuple(A.Arg(k, v) for k, v in args.items()))])
+
+    assert check_one_required(cand("pages_info", {}), g) == "none-of-required"
+    assert check_one_required(cand("pages_info", {"body": A.Literal({"id": None, "slug": None})}), g) == "none-of-required"
+    assert check_one_required(cand("pages_info", {"body": A.Literal({"id": "p1"})}), g) is None
+    assert check_one_required(cand("pages_list", {}), g) is None
