@@ -2948,6 +2948,12 @@ class _Sampler:
             values = [x for x in values if not (isinstance(x, str) and is_ending_state(x))]
             if not values:
                 return None
+        if not edit and not isinstance(v, bool):
+            # a delete hangs on the record being out of use: "only if it is still pending", "only if it is archived", never
+            # "only if it is active" (review 66: a product deleted only if active)
+            values = [x for x in values if not (isinstance(x, str) and say(x).lower().replace(" ", "_").replace("-", "_") in _IN_USE_STATES)]
+            if not values:
+                return None
         holds = sc.rng.random() < 0.6
         if ending_flag:
             want = False
@@ -2957,14 +2963,6 @@ class _Sampler:
             # is enabled")
             word = _flag_word(f)
             want = is_ending_state(word) or word in _IDLE_FLAGS
-        elif not edit:
-            # ... and by its state: "delete it only if it is archived", never "only if it is active" (review 66: a product
-            # deleted only if active); a state no value of which says the record is out of use makes no condition
-            idle = [x for x in values if isinstance(x, str) and (is_ending_state(x) or say(x).lower().replace(" ", "_") in _IDLE_FLAGS
-                                                                 or say(x).lower() in ("draft", "archived", "inactive", "unused"))]
-            if not idle:
-                return None
-            want = v if v in idle and holds else sc.rng.choice(idle)
         elif v in values:
             want = v if holds else sc.rng.choice([x for x in values if x != v] or [v])
         else:
@@ -3937,6 +3935,9 @@ _ERASED = {"delete", "remove", "erase", "destroy", "purge", "trash", "drop"}
 
 
 # flags whose true side means a record is out of use (the side a delete "because I no longer need it" asks for)
+# the states that say a record is in use (general English): no delete hangs on one
+_IN_USE_STATES = frozenset({"active", "enabled", "published", "live", "running", "online", "open", "available", "visible", "public",
+                            "in_use", "current"})
 _IDLE_FLAGS = frozenset({"disabled", "inactive", "paused", "suspended", "stopped", "muted", "hidden", "unused", "deprecated",
                          "expired", "blocked", "locked", "offline", "idle", "dormant", "retired"})
 

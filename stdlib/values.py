@@ -1822,7 +1822,7 @@ _OCCASION_ENDS = {("start", "end"), ("begin", "end"), ("departure", "arrival"), 
 def _ordered_spans(rec: dict) -> None:
     """Swap the ends of any span in `rec` that ends before it starts (`end_date` < `start_date`,
     `min_price` > `max_price`); both ends must be numbers, or ISO dates/times of one format. A start and an end
-    (a meeting's, a timesheet's) are one occasion: hours apart where they hold a time of day, at most four weeks apart
+    (a meeting's, a timesheet's) are one occasion: hours apart where they hold a time of day, at most a month apart
     where they are dates (review 65: timesheets of 8-13 months; a meeting booked from December to January)."""
     for a, b in span_pairs(tuple(rec)):
         x, y = rec[a], rec[b]
@@ -1844,7 +1844,7 @@ def _occasion(a: str, b: str) -> bool:
 
 def _bounded_end(start: str, end: str) -> str:
     """`end` moved to a plausible distance after `start` when it is further, in the same ISO format: 30 minutes to 4
-    hours for date-times, 1 to 28 days for dates. The distance comes from the start's own digits (no rng drawn, so the
+    hours for date-times, 1 to 14 days for dates longer than a month. The distance comes from the start's own digits (no rng drawn, so the
     rest of the world is as it was)."""
     fmt = "%Y-%m-%dT%H:%M:%SZ" if re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", start) else \
         "%Y-%m-%dT%H:%M:%S" if re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", start) else \
@@ -1859,7 +1859,7 @@ def _bounded_end(start: str, end: str) -> str:
         return end
     seed = sum(map(ord, start))
     most, step = (_dt.timedelta(hours=4), _dt.timedelta(minutes=30 * (1 + seed % 8))) if "%H" in fmt else \
-        (_dt.timedelta(days=28), _dt.timedelta(days=1 + seed % 14))
+        (_dt.timedelta(days=31), _dt.timedelta(days=1 + seed % 14))
     return (s0 + step).strftime(fmt) if e0 - s0 > most else end
 
 
