@@ -51,7 +51,7 @@ from typing import Any
 
 from forgec.english import ENDING_STATES, is_ending_state, plural, singular
 from forgec.lang import ast as A
-from forgec.wording import CALL_SWITCHES, doc_pattern, fits_doc_format, names_tool, norm
+from forgec.wording import CALL_SWITCHES, doc_pattern, fits_doc_format, format_url_choices, names_tool, norm
 from forgec.lower import said_in
 from forgec.runtime.envrt import jcopy
 from forgec.tasks import state_diff
@@ -695,10 +695,9 @@ def _doc_constants(env: A.EnvDecl) -> frozenset:
     for fields in [e.fields for e in env.entities] + [r.fields for r in env.records]:
         for f in fields:
             t = A.strip_optional(f.type)
-            if isinstance(t, A.EnumType) and t.values and all(isinstance(x, str) and re.match(r"https?://", x) for x in t.values):
-                quoted = [x for x in t.values if x in (f.doc or "")]
-                if len(quoted) == 1:
-                    out.add(quoted[0])
+            quoted = format_url_choices(t.values, f.doc) if isinstance(t, A.EnumType) else None
+            if quoted is not None and len(quoted) == 1:
+                out.add(quoted[0])
     return frozenset(out)
 
 

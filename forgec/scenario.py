@@ -56,7 +56,7 @@ from forgec.synth.schema import NAMES_TARGET
 from forgec.synth.schema import INFERRED_STATUS_DOC, MUST_BE_TRUE as _MUST_BE_TRUE, id_stem, session_names, shapes_request
 from forgec.reasons import ask_why, reason_for, record_traits, said_hints, world_traits
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
-from forgec.wording import CALL_SWITCHES, CONFIRM_SWITCHES, PREVIEW_SWITCHES, doc_pattern, fits_doc_format, humanize, lookup_field, names_tool, norm, say, split_name
+from forgec.wording import CALL_SWITCHES, CONFIRM_SWITCHES, PREVIEW_SWITCHES, doc_pattern, fits_doc_format, format_url_choices, humanize, lookup_field, names_tool, norm, say, split_name
 from forgec.gate import Gate, Lifecycle, candidate_of, dictates_an_id, documented_examples, is_dictated_chain, is_default_record
 from forgec.devicewords import control_phrase, fold_said, unit_of
 from forgec.lower import flatten_facts, said_in
@@ -1846,11 +1846,10 @@ class _Sampler:
         rec_name, rec_ent, rec = target if target else (None, None, {})
         is_list = isinstance(t, A.ListType)
         required = p.default is None and not isinstance(p.type, A.OptionalType)  # an optional account (`site`): the default one
-        if isinstance(t, A.EnumType) and t.values and all(isinstance(x, str) and re.match(r"https?://", x) for x in t.values):
-            # `info.schema: "https://schema.postman.com/json/collection/v2.1.0/collection.json" | ...`: a format the API
-            # names, no choice of the user's (review 65: "... with schema https://..."). The one the param's own doc quotes
+        quoted = format_url_choices(t.values, p.doc) if isinstance(t, A.EnumType) else None
+        if quoted is not None:
+            # a format URL the API names (review 65: "... with schema https://..."): the one the param's own doc quotes
             # is sent, unsaid, as the agent reads it there; with none quoted, the argument is left out (or nothing is made)
-            quoted = [x for x in t.values if x in (p.doc or "")]
             if len(quoted) == 1:
                 return A.Literal(quoted[0]), quoted[0]
             if required:
@@ -2009,6 +2008,9 @@ class _Sampler:
                     # other way of naming it ("Name of the project to update") is never a new value
                     needed = needed | {f.name for f in fields if m.key_entity(f.name, f.type) == rec_ent}
                     fields = tuple(f for f in fields if f.name in needed or not NAMES_TARGET.search(f.doc or ""))
+                own = m.user is not None and sc.ukey is not None and (  # the asker's own account is the record updated
+                    rec_ent == m.user and isinstance(rec, dict) and str(rec.get(m.decl[m.user].key)) == str(sc.ukey)
+                    or rec_ent is None and m.kinds.get(tool.name) == "update" and any(m.key_entity(q.name, q.type) == m.user for q in tool.params))
                 for f in sorted(fields, key=lambda f: (f.name not in naming, f.name not in needed)):
                     optional = (f.default is not None or isinstance(f.type, A.OptionalType)) and f.name not in needed
                     if optional and f.name not in naming and sc.rng.random() < 0.6:
@@ -2021,9 +2023,6 @@ class _Sampler:
                     if optional and isinstance(ft, A.ListType) and record_fields(m.env, strip_optional(ft.item)) is not None:
                         continue  # a new collection's optional requests or event scripts (`item: [...]`, `event: [...]`): sub-records,
                         # no part of "create a collection called X" (review 39: "collection description ... the collection listen set to test")
-                    own = m.user is not None and sc.ukey is not None and (
-                        rec_ent == m.user and isinstance(rec, dict) and str(rec.get(m.decl[m.user].key)) == str(sc.ukey)
-                        or rec_ent is None and m.kinds.get(tool.name) == "update" and any(m.key_entity(q.name, q.type) == m.user for q in tool.params))
                     if own and isinstance(ft, A.EnumType) and (is_status(f.name) or set(norm(f.name).split("_")) & _PRIVILEGE_WORDS):
                         # my own account's role or state: no person makes themselves an admin or archives themselves in
                         # passing (review 65: "update a user ... to the admin role ... and the archived state")

@@ -114,6 +114,15 @@ _DATE_FORMATS = (
 )
 
 
+def format_url_choices(values: Any, doc: str) -> list[str] | None:
+    """An enum of URLs (`info.schema: "https://.../collection.json" | ...`) is a format the API names, never a user's
+    choice: the values the field's own doc quotes (the one to send), or None when the values are not all URLs. One
+    rule for the sampler (sent unsaid) and the gate (a sourced constant), review 65."""
+    if not values or not all(isinstance(x, str) and re.match(r"https?://", x) for x in values):
+        return None
+    return [x for x in values if x in (doc or "")]
+
+
 def fits_doc_format(value: Any, doc: str) -> bool:
     """Whether `value` is written in the date or time format the doc states (true when it states none)."""
     if not isinstance(value, str):
