@@ -2729,8 +2729,7 @@ class _Sampler:
                 if isinstance(r, BaseException) or probe.state_hash() == h0:
                     raise _Skip("condition-moot")
             # lookups only the write needed (the new agent, the new flight) go with it
-            gone = {n.name for n in sc.nodes[n0:n1] if isinstance(n, (A.CallNode, A.ReasonNode))}
-            sc.nodes = sc.nodes[:n0] + sc.nodes[n1:]
+            sc.nodes, gone = _drop_lookups(sc.nodes, n0, n1)
             for ent_, (e_, _r) in list(sc.lists.items()):  # a list read only for the write left out is read no more
                 if _roots(e_) & gone:
                     del sc.lists[ent_]
@@ -3851,6 +3850,20 @@ def _scalar_items(name: str, v: Any):
             yield from _scalar_items(name, x)
     else:
         yield name, v
+
+
+def _drop_lookups(nodes: list, n0: int, n1: int) -> tuple[list, set[str]]:
+    """`nodes` without the lookups `nodes[n0:n1]` made for a write left out, and the names dropped. A lookup a later
+    node reads stays, with what it reads in turn: "unless I already have a collection called X" counts the very list
+    the parent lookup read (a zotero blueprint named a node it had dropped: `unknown-node`)."""
+    needed = set().union(*(_roots(n) for n in nodes[n1:]))
+    stay: set[int] = set()
+    for n in reversed(nodes[n0:n1]):
+        if getattr(n, "name", None) in needed:
+            stay.add(id(n))
+            needed |= _roots(n)
+    gone = {n.name for n in nodes[n0:n1] if isinstance(n, (A.CallNode, A.ReasonNode)) and id(n) not in stay}
+    return nodes[:n0] + [n for n in nodes[n0:n1] if id(n) in stay] + nodes[n1:], gone
 
 
 def _roots(e: Any) -> set[str]:
