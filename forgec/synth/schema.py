@@ -1439,6 +1439,8 @@ def named_for_another(s: Schema, v: ToolView) -> str | None:
     named = _find([singular(w) for w in v.toks], want) is not None or len(want) > 1 and set(want) <= {singular(w) for w in v.toks}
     if v.kind == "delete" and not named:
         return " ".join(nouns)  # `delete_documents(collection_name, ids)` removes documents, never the collection
+    if v.kind == "delete" and (part := _part_deleted(v, want, ent)):
+        return part  # `delete_user_image(user_id)` removes the user's image, never the user (jellyfin)
     if named or any(_find(v.toks, tokens(a)) is not None for a in ent.aliases if a not in GENERIC_KEYS):
         return None
     first = re.split(r"(?<=[a-z0-9)])\.(?:\s|$)", (v.tool.description or "").strip(), maxsplit=1)[0]
@@ -1556,6 +1558,27 @@ def _prose_forbidden(s: Schema, v: ToolView) -> None:
             if hit is not None and hit not in v.status_forbidden and hit != v.status_pre and hit not in v.status_allowed:
                 v.status_forbidden.append(hit)
                 v.cites[f"forbid:{hit}"] = f.sentence
+
+
+_NOT_A_PART = frozenset({"id", "ids", "key", "keys", "record", "records", "entry", "entries", "permanently", "forever", "now"})
+
+
+def _part_deleted(v: ToolView, want: list[str], ent: Entity) -> str | None:
+    """What a delete named `<record> <part>` removes when that is a part of the record, not the record:
+    `delete_user_image(user_id)`, `delete_user_item_rating(item_id, user_id)`, `DELETE .../accounts/{number}/username`
+    (a noun follows the record's name, before any `by`/`from`). None when the name ends with the record's name or
+    what follows is no noun (`delete_task_permanently`, `delete_user_by_id`)."""
+    i = _find(v.toks, want)
+    if i is None:
+        return None
+    rest: list[str] = []
+    for w in v.toks[i + len(want):]:
+        if w in PREPOSITIONS or w == "by":
+            break
+        rest.append(w)
+    if not rest or rest[0] in _NOT_A_PART or "NOUN" not in lemmas(rest[0]) or rest[0] in {w for a in ent.aliases for w in tokens(a)}:
+        return None
+    return " ".join(want + rest)
 
 
 def _find(toks: list[str], sub: list[str]) -> int | None:
