@@ -82,8 +82,8 @@ def sentences(doc: str) -> list[str]:
         part = part.strip().replace("\u2024", ".")
         while part:
             first = part.split(" ", 1)[0]
-            m = next((m for m in _RUN_ON.finditer(part) if _imperative(m.group(1), part[m.end() + len(m.group(1)):].split(" ", 2)[1:2])
-                      or _restated(m.group(1), first)), None)
+            m = next((m for m in _RUN_ON.finditer(part) if not _in_noun_phrase(part[:m.start()]) and (
+                _imperative(m.group(1), part[m.end() + len(m.group(1)):].split(" ", 2)[1:2]) or _restated(m.group(1), first))), None)
             if m is None:
                 out.append(part)
                 break
@@ -101,6 +101,14 @@ def _restated(word: str, first: str) -> bool:
     third person that restates the summary's verb, or opens a description, after an imperative."""
     lemma = verb_lemma(word)
     return bool(lemma) and word.lower() != lemma and verb_lemma(first) == first.lower() and (lemma == first.lower() or lemma in _DESCRIBING)
+
+
+def _in_noun_phrase(before: str) -> bool:
+    """Whether a capitalised word after `before` opens no sentence but sits in a noun phrase: after an article or an
+    adjective ("Create a new Cloud page pre-populated with a template's body": "Cloud" is a verb too, review 68 cut it
+    to "create a new")."""
+    prev = before.rsplit(" ", 1)[-1].lower()
+    return prev in E.DETERMINERS or set(E.lemmas(prev)) == {"ADJ"}
 
 
 def _imperative(word: str, nxt: list[str]) -> bool:
@@ -197,6 +205,9 @@ def _boundary(toks: list[str], i: int) -> bool:
     if t.endswith("ing") and "VERB" in p and i >= 2 and toks[i - 1].lower() not in E.DETERMINERS and "NOUN" in E.lemmas(toks[i - 1].lower()) \
             and i + 1 < len(toks) and toks[i + 1].lower() in (E.DETERMINERS | E.PRONOUNS | {"any", "all", "each", "every", "given"}):
         return True  # after a noun too when it could be an adjective: "delete emails matching any combination of filters"
+    if t.endswith("ed") and i >= 2 and i + 1 < len(toks) and toks[i + 1].lower() in ("with", "by", "on", "from", "in", "using", "via") and "VERB" in E.lemmas(t.split("-")[-1]) \
+            and toks[i - 1].lower() not in E.DETERMINERS and "NOUN" in E.lemmas(toks[i - 1].lower()):
+        return True  # a past participle after its noun: "a new page pre-populated with a template's body" (review 68)
     if t in E.PREPOSITIONS and any(x.lower() == "optional" for x in toks[i + 1:i + 3]):
         return True  # "with an optional base branch": an argument the user need not give
     if t == "by" and i >= 2 and any(x.lower() in ("id", "ids", "identifier", "uuid", "key", "name", "slug") for x in toks[i + 1:i + 4]):

@@ -62,6 +62,11 @@ _REAL = [
     ("Delete Radarr instance Deletes an existing Radarr instance based on the radarrId parameter.", "delete Radarr instance"),
     ("Update a single slider Updates a single slider", "update a single slider"),
     ("Update the Slack Channels list", "update the Slack Channels list"),
+    # pypi_mcp_atlassian (review 68): "Cloud" is a verb too, but after "a new" it names the page; the participle
+    # phrase after the noun says how, not what ("create a new with the template ..." was the task)
+    ("Create a new Cloud page pre-populated with a template's body.\n\nThis operation is only available for Confluence Cloud.",
+     "create a new Cloud page"),
+    ("Send a message to users subscribed to a list.", "send a message to users subscribed to a list"),
 ]
 
 
