@@ -75,7 +75,27 @@ def _describe(schema: dict) -> str:
         d = schema.get("title") if isinstance(schema.get("title"), str) and "properties" not in schema else ""
     d = d.strip() if isinstance(d, str) else ""
     pat = _pattern(schema)
+    bounds = _bounds(schema)
+    if bounds and bounds not in d:
+        d = f"{d} {bounds}".strip()
     return f"{d} (pattern: {pat})".strip() if pat and pat not in d else d
+
+
+def _bounds(schema: dict) -> str:
+    """A number's documented `minimum`/`maximum`, kept in its description as words every reader of the docs (the
+    world's values, the gate) already reads: "(minimum 0, maximum 6)". Paperless's `matching_algorithm` is 0-6 in its
+    schema only; the world held 54 and 91 (review 68)."""
+    if schema.get("type") not in ("integer", "number"):
+        return ""
+    nums = [(w, _num(schema[w])) for w in ("minimum", "maximum") if isinstance(schema.get(w), (int, float)) and not isinstance(schema.get(w), bool)]
+    d = schema.get("description") if isinstance(schema.get("description"), str) else ""
+    if all(re.search(rf"(?<![\d.]){re.escape(n)}(?!\d|\.\d)", d) for _, n in nums):
+        return ""  # the prose says them already ("Priority from 1 (lowest) to 4")
+    return f"({', '.join(f'{w} {n}' for w, n in nums)})"
+
+
+def _num(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else str(v)
 
 
 def _pattern(schema: dict) -> str | None:
