@@ -18,7 +18,7 @@ state), never from guesses, so a verified tool fails only where its documentatio
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from forgec import ir
 from forgec.diagnostics import Diagnostic, Span, warning
@@ -1064,6 +1064,12 @@ _CASCADE = re.compile(r"\b(?:and|along with|together with|as well as|including)\
                       r"\s+([a-z][a-z ,]*?)(?=\s*(?:[.;:(]|$|\b(?:from|in|for|permanently)\b))", re.I)
 
 
+def _optional_holders(s: Schema, ent: str) -> list[tuple[str, str]]:
+    """(entity, field) of every other record's optional reference to `ent`."""
+    return [(oname, fname) for oname, oe in sorted(s.entities.items()) if oname != ent
+            for fname, fd in oe.fields.items() if fname != oe.key and isinstance(fd.type, A.OptionalType) and fd.type.inner == A.NamedType(ent)]
+
+
 def _cascade(s: Schema, e: Entity, v: ToolView) -> list[A.Stmt]:
     """"Delete a book and all its reviews, quotes, and tags": the records of those kinds that point to the deleted
     one go with it (review 32: a deleted book left its quotes behind). Only kinds the env has, by their one field
@@ -1318,4 +1324,30 @@ def fix_required_refs(s: Schema, tools: list[A.ToolDecl]) -> None:
                         e.fields[fi.name].type = A.OptionalType(e.fields[fi.name].type)
 
 
-__all__ = ["build_tool", "fix_required_refs", "default_value", "Built"]
+def release_optional_refs(s: Schema, tools: list[A.ToolDecl]) -> list[A.ToolDecl]:
+    """A delete lets go of the deleted record everywhere a record may point to none: each optional reference to it
+    is cleared, so no record keeps a dangling one (review 68: a deleted tag still on three documents, whose docs say
+    "This will remove the tag from ALL documents"). Run once every field's optionality is known (`fix_required_refs`);
+    a kind the delete already takes with it (`_cascade`) is left to that rule."""
+    out = []
+    for t in tools:
+        body = list(t.body or ())
+        at_del = next((i for i, st in enumerate(body) if isinstance(st, A.Delete) and isinstance(st.target, A.Name)), None)
+        if at_del is None:
+            out.append(t)
+            continue
+        k = body[at_del].target.id
+        ent = next((strip_optional(p.type).name for p in t.params if p.name == k and isinstance(strip_optional(p.type), A.NamedType)), None)
+        if ent not in s.entities:
+            out.append(t)
+            continue
+        gone = {st.iter.source.id for st in body if isinstance(st, A.For) and isinstance(st.iter, A.Where) and isinstance(st.iter.source, A.Name)
+                and any(isinstance(b, A.Delete) for b in st.body)}
+        key = s.entities[ent].key
+        loops = [A.For("holder", A.Where(N(oname), bin_("==", at("it", fname), at(k, key))), (A.Set(at("holder", fname), NULL),))
+                 for oname, fname in _optional_holders(s, ent) if oname not in gone]
+        out.append(replace(t, body=tuple(body[:at_del] + loops + body[at_del:])) if loops else t)
+    return out
+
+
+__all__ = ["build_tool", "fix_required_refs", "release_optional_refs", "default_value", "Built"]

@@ -9,7 +9,7 @@ from forgec.diagnostics import Diagnostic, Span, warning
 from forgec.lang import ast as A
 
 from . import codes
-from .effects import build_tool, fix_required_refs, span_of
+from .effects import build_tool, fix_required_refs, release_optional_refs, span_of
 from .params import param_name
 from .names import ident
 from .schema import ONCE_DOC, Schema, TypeMapper, infer_schema
@@ -55,6 +55,7 @@ def synthesize_rules(env: ir.Environment) -> tuple[A.EnvDecl, list[Diagnostic]]:
         tools.append(built.decl)
         diags += built.diags
     fix_required_refs(s, tools)
+    tools = release_optional_refs(s, tools)
     tools = [_once_by_status(t) for t in tools]
     _drop_unused_once_flags(s, tools)
     return _env_decl(s, env, tools), diags

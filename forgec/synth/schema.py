@@ -56,7 +56,7 @@ STATUS_AFTER = {"cancel": "cancelled", "close": "closed", "archive": "archived",
 STATUS_IF_DOCUMENTED = {"checkin", "ship", "suspend", "assign", "unassign", "complete", "publish", "return"}
 # verbs that move a record to another status, not out of existence
 STATUS_VERBS = {"cancel", "close", "archive", "approve", "reject", "confirm", "activate", "deactivate", "refund", "pay", "resolve", "reopen", "terminate", "revoke"} | STATUS_IF_DOCUMENTED
-MODIFIER_PARAMS = {"limit", "offset", "page", "page_size", "per_page", "max_count", "count", "max_results", "sort", "sort_by", "order_by", "cursor", "context_lines", "format", "verbose", "include", "fields", "hash", "timeout"}
+MODIFIER_PARAMS = {"limit", "offset", "page", "page_size", "per_page", "max_count", "count", "max_results", "sort", "sort_by", "order_by", "cursor", "context_lines", "format", "verbose", "include", "fields", "hash", "timeout", "ordering"}
 # A parameter that pages, sorts or text-searches the results is no field of the records. Read from the docs' own
 # sentence ("Number of issues to return", "Page token for the next page", "Cursor for pagination"), else the
 # name (snake-cased: `pageToken`, `PerPage`, `maxResults` are the same words).
@@ -118,6 +118,8 @@ def is_modifier(p: ir.Param) -> bool:
 _DETAIL_LEVELS = {"summary", "full", "minimal", "verbose", "compact", "brief", "keys_only", "ids_only"}
 _OUTPUT_FORMATS = {"markdown", "md", "json", "html", "text", "plain", "csv", "xml", "yaml", "concise", "detailed"}
 _PAGING = {"page", "offset", "cursor", "page_number", "page_token"}
+# a Django field lookup closing a query parameter's name (the filter syntax of Django REST framework APIs)
+_LOOKUP = re.compile(r"\w__(?:i?exact|i?contains|i?startswith|i?endswith|gte?|lte?|in|isnull|range|i?regex|year|month|day|date|id|id__in|id__all|id__none)$")
 _CURSOR_WORDS = {"after", "before", "skip", "top"}  # OData/Stripe cursors by name, but also plain words
 
 
@@ -134,6 +136,8 @@ def shapes_request(name: str, doc: str, scalar: bool = True) -> bool:
     n = snake(name)
     if name in MODIFIER_PARAMS or n in MODIFIER_PARAMS or n in QUERY_PARAMS or n in REQUEST_PARAMS:
         return True
+    if _LOOKUP.search(name):
+        return True  # Django REST's `name__iexact`, `created__gte`: a filter on `name`, never a field of its own (review 68)
     toks = tokens(name)
     if toks and (toks[-1] in REQUEST_WORDS or toks[0] in ("include", "exclude", "with")):
         return True
@@ -1578,7 +1582,19 @@ def _part_deleted(v: ToolView, want: list[str], ent: Entity) -> str | None:
         rest.append(w)
     if not rest or rest[0] in _NOT_A_PART or "NOUN" not in lemmas(rest[0]) or rest[0] in {w for a in ent.aliases for w in tokens(a)}:
         return None
+    if _names_an_act(rest[0]):
+        return None  # `project_management`, `package_installation`: the act on the record, no part of it
     return " ".join(want + rest)
+
+
+def _names_an_act(noun: str) -> bool:
+    """Whether `noun` is the dictionary's noun of an act ("management" of manage, "installation" of install)."""
+    for suf in ("ment", "ation"):  # (not "-ing": a rating, a booking are things as much as acts)
+        if noun.endswith(suf) and len(noun) > len(suf) + 2:
+            stem = noun[: -len(suf)]
+            if any(is_verb(c) and act_noun(c) == noun for c in (stem, stem + "e")):
+                return True
+    return False
 
 
 def _find(toks: list[str], sub: list[str]) -> int | None:
@@ -2625,7 +2641,32 @@ def _finish_entities(s: Schema) -> None:
         if not fmts and _uuid_refs(s, e.name):
             fmts = {"uuid"}  # "The UUID of the parent project": the projects' keys are UUIDs, not project_56805 (review 61)
         doc = f"key ({fmts.pop()})" if len(fmts) == 1 and e.key_type == "str" else "key"  # "key (uuid)": the world's keys take the docs' format
+        if doc == "key" and e.key_type == "str" and (shape := _key_shape(s, e.name)):
+            doc = f"key {shape}"  # Jira's "project key (e.g., 'PROJ') (pattern: ^[A-Z][A-Z0-9_]+$)": PROJ-like, not project_75390
         e.fields = {e.key: Field(e.key, kt, doc)} | rest
+
+
+_PARAM_PATTERN = re.compile(r"\(pattern: (.+)\)\s*$")
+_PARAM_EXAMPLE = re.compile(r"""(?:e\.g\.,?|eg\.|example:?|such as)\s*[`'"]([^`'"\s]{2,40})[`'"]""", re.I)
+
+
+def _key_shape(s: Schema, ent: str) -> str:
+    """The one JSON-Schema pattern the parameters naming `ent` give its made-up key, with an example of theirs that fits
+    it: `(e.g. 'PROJ') (pattern: ^[A-Z][A-Z0-9_]+$)`; "" when they give none or disagree. Every Jira tool passes a
+    `project_key` so documented; the world's `project_75390` broke it (review 68)."""
+    named = [(v, pname) for v in s.views.values() for pname, en in v.refs.items() if en == ent]
+    named += [(v, v.key_param) for v in s.views.values() if v.target == ent and v.key_param and v.key_param not in v.refs]
+    params = [p for v, pname in named for p in [v.tool.param(pname)] if p is not None and p.type.kind == "string"]
+    pats = {m.group(1) for p in params if (m := _PARAM_PATTERN.search(p.description or ""))}
+    if len(pats) != 1:
+        return ""
+    pat = pats.pop()
+    try:
+        rx = re.compile(pat)
+    except re.error:
+        return f"(pattern: {pat})"
+    ex = next((x for p in params for x in _PARAM_EXAMPLE.findall(p.description or "") if rx.search(x)), None)
+    return f"(e.g. '{ex}') (pattern: {pat})" if ex else f"(pattern: {pat})"
 
 
 # a key the docs say is all digits: by its pattern (`^\d+$`, `^[0-9]+$`) or in words ("numeric ID", "digits only")
