@@ -132,6 +132,7 @@ def _peel(s: str) -> str:
     manner prefix ("Hard-delete an issue", "Soft-delete") and the endpoint a sentence names in code
     ("via ``DELETE /issues/{id}.json``") off the verb phrase."""
     s = re.sub(r"\s+(?:via|using|with|through)\s+`+[^`]+`+", "", s)
+    s = re.sub(r"^[^\w`'\"(\[]+", "", s)  # a warning sign or a bullet first: "⚠️ DESTRUCTIVE: Permanently delete a tag" (review 68)
     m = re.match(r"^([A-Za-z]+)-([a-z]+)\b", s)
     if m and is_verb(m.group(2)) and not is_verb(m.group(1)) and m.group(1).lower() not in E.VERB_PREFIXES:  # "re-run" stays
         s = m.group(2) + s[m.end():]
@@ -300,8 +301,9 @@ def sentence_clause(sentence: str) -> Clause | None:
     # "create a new project within the system", "add a user to the platform": the product itself, said by a generic
     # noun; the user is in it already (review 50)
     for k in range(2, len(words) - 1):
-        if words[k - 1].lower() in ("in", "within", "into", "to", "on", "onto", "inside") and words[k].lower() in ("the", "this") \
-                and k + 2 == len(words) and words[k + 1].lower().rstrip(".;:,") in ("system", "platform", "database", "application", "app", "server", "service", "api", "tool"):
+        adj = 1 if k + 3 == len(words) and words[k + 1].lower() in ("entire", "whole") else 0  # "from the entire system" (review 68)
+        if words[k - 1].lower() in ("in", "within", "into", "to", "on", "onto", "inside", "from") and words[k].lower() in ("the", "this") \
+                and k + 2 + adj == len(words) and words[k + 1 + adj].lower().rstrip(".;:,") in ("system", "platform", "database", "application", "app", "server", "service", "api", "tool"):
             words = words[:k - 1]
             break
     # "create a comment or story": the API's two names for one thing; the user asks for the first

@@ -772,6 +772,14 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
             if not (_comparable(f) or all(isinstance(r.get(f), str) for r in records)) or norm(f).split("_")[0] in PREPOSITIONS:
                 continue  # ("the application with the earliest from date", review 35: a bound's name, no attribute)  # the cheapest, the newest: "the device with the lowest volume percent" picks nothing a person means (review 22)
             vals = [r.get(f) for r in records]
+            if all(isinstance(x, str) and re.fullmatch(r"\d{1,2}:\d{2}(?::\d{2})?", x) for x in vals) and any(
+                    len({r.get(g) for r in records}) > 1 and all(isinstance(r.get(g), str) and _DATE.match(r[g]) for r in records)
+                    for g in fields if g != f):
+                continue  # "my earliest alarm" by its time of day while the alarms fall on several dates: the earliest time,
+                # or the first to ring? (review 68: two readings, one checked)
+            if norm(f) in ("date", "day") and any(g != f and all(isinstance(r.get(g), str) and re.fullmatch(r"\d{1,2}:\d{2}(?::\d{2})?", r[g])
+                                                                for r in records) for g in fields):
+                continue  # ... and by its date, said "my earliest alarm" too, beside a time of day: the same two readings
             ws = norm(f).split("_")
             if len(ws) > 1 and ws[0] not in ("number", "num", "no", "count") and is_plural(ws[-1]) and all(isinstance(v, int) for v in vals):
                 continue  # "the reservation with the fewest nonfree baggages": a qualified count splits one quantity for
@@ -1096,6 +1104,35 @@ def money(v: Any, name: str | None = None) -> str:
 # the money fields and parameters of the env being sampled whose docs give them in minor units -> the symbol to say
 _MINOR_UNITS: contextvars.ContextVar[dict[str, str]] = contextvars.ContextVar("forgec_minor_units", default={})
 _MINOR_DOC = MINOR_UNITS_DOC  # one pattern for the world's amounts and the task's (stdlib.values)
+
+
+_CODE_PAIR = re.compile(r"(?<![\w.])(-?\d+)\s*(?:=|:|-|means)\s*([A-Za-z][A-Za-z ]{0,30}?)(?=\s*[,;.()]|\s+or\b|\s*$)")
+
+
+def code_labels(doc: str) -> dict[int, str]:
+    """{code: label} of a number the docs give as a list of codes ("Matching algorithm: 0=None, 1=Any word, 2=All
+    words"): the user says the label ("Any word"), as the product shows it; at least two pairs, each code once."""
+    pairs = _CODE_PAIR.findall(doc or "")
+    out = {int(c): lab.strip() for c, lab in pairs}
+    return out if len(pairs) >= 2 and len(out) == len(pairs) else {}
+
+
+def coded_numbers(env: A.EnvDecl) -> dict[str, dict[int, str]]:
+    """{number name: {code: label}} over the env's parameters and fields (`code_labels`)."""
+    out: dict[str, dict[int, str]] = {}
+    for t in env.tools:
+        for p in t.params:
+            if (labels := code_labels(p.doc or "")) and strip_optional(p.type) in (A.PrimType("int"), A.PrimType("float")):
+                out.setdefault(norm(p.name), labels)
+    for e in env.entities:
+        for f in e.fields:
+            if (labels := code_labels(f.doc or "")) and strip_optional(f.type) in (A.PrimType("int"), A.PrimType("float")):
+                out.setdefault(norm(f.name), labels)
+    return out
+
+
+# the coded numbers of the env being sampled (`coded_numbers`), said by their labels
+_CODES: contextvars.ContextVar[dict[str, dict[int, str]]] = contextvars.ContextVar("forgec_codes", default={})
 
 
 def minor_units(env: A.EnvDecl) -> dict[str, str]:
@@ -2391,7 +2428,12 @@ class _Sampler:
                         norm(name) in ("title", "subject"):
                     return f"Re: {_name_of(rec)}"  # an article added to a ticket is about that ticket, not another problem (review 21)
                 asked_as = (noun, written)  # the record acted on: what a value falls back to being about
-                if made_ent and made_ent != noun and noun and (is_person(noun) or norm(noun).split("_")[-1] in ORG_WORDS):
+                if made_ent and made_ent != noun and noun and _own_name(name) and any(
+                        isinstance(x, A.Insert) and x.entity == made_ent and any(_own_name(fi.name) and fi.value == A.Name(name) for fi in x.fields)
+                        for x in A.walk(tool)):
+                    noun = made_ent  # the new record's own name is one of its kind (a fix version "2.14.0"), whatever it is made in
+                    # (review 68: a fix version "Website redesign" in the project "Kitchen renovation")
+                elif made_ent and made_ent != noun and noun and (is_person(noun) or norm(noun).split("_")[-1] in ORG_WORDS):
                     fed = {y.id for x in A.walk(tool) if isinstance(x, A.Insert) and x.entity == made_ent
                            for fi in x.fields for y in A.walk(fi.value) if isinstance(y, A.Name)}
                     if name in fed and any(_own_name(q.name) for q in tool.params if q.name in fed) or (
@@ -2514,6 +2556,9 @@ class _Sampler:
                 kf = m.decl[ent].key
                 fresh = [i for i, r in enumerate(lst[1]) if (ent, r.get(kf)) not in sc.targets and not record_gone(r)]  # no write to a deleted record
                 fresh = [i for i in fresh if not m.lifecycle.final_state(tool, ent, lst[1][i])]
+                if m.kinds.get(tool) == "update":  # no edit of a task already done ("lower the priority of my task X" while it
+                    takes = {norm(q.name) for q in m.tools[tool].params}  # is completed, review 68), unless the edit is of that
+                    fresh = [i for i in fresh if not any(x not in takes for x in _done_flags(lst[1][i]))]  # very flag
                 if tool in m.lifecycle.deletes:  # the default calendar is never deleted (review 29)
                     fresh = [i for i in fresh if not is_default_record(lst[1][i])]
                 sub = m.subtype(tool, ent)
@@ -3852,6 +3897,14 @@ def _scalar_items(name: str, v: Any):
         yield name, v
 
 
+_DONE_WORDS = frozenset({"completed", "complete", "done", "finished", "resolved", "checked"})
+
+
+def _done_flags(rec: dict) -> list[str]:
+    """The record's own true flags saying its work is over (`completed`, `is_done`, `checked`), by name."""
+    return [norm(k) for k, v in rec.items() if v is True and re.sub(r"^(?:is|has_been)_", "", norm(k)) in _DONE_WORDS]
+
+
 def _drop_lookups(nodes: list, n0: int, n1: int) -> tuple[list, set[str]]:
     """`nodes` without the lookups `nodes[n0:n1]` made for a write left out, and the names dropped. A lookup a later
     node reads stays, with what it reads in turn: "unless I already have a collection called X" counts the very list
@@ -4092,6 +4145,8 @@ def _set_value(name: str, v: Any, units: dict) -> str:
         return money(v, n)
     if isinstance(v, (int, float)) and not isinstance(v, bool) and name in units:
         return f"{say(v)} {units[name]}"
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and (label := _CODES.get().get(n, {}).get(v)):
+        return f'"{label}"'  # "set its matching algorithm to "Any word"", not "to 1" (review 68: a raw code)
     if isinstance(v, str):
         if lang := language_name(n, v):
             return lang  # "set its language to Russian"
@@ -4309,9 +4364,11 @@ def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Tool
     """Up to `config.tasks_per_env` user-scenario blueprints for `env` (seeded, deterministic)."""
     cfg = config or SampleConfig()
     token = _MINOR_UNITS.set(minor_units(env))
+    codes = _CODES.set(coded_numbers(env))
     try:
         return _sample_scenarios(env, module, world_state, graph, cfg)
     finally:
+        _CODES.reset(codes)
         _MINOR_UNITS.reset(token)
 
 

@@ -92,7 +92,8 @@ PROBLEMS = (
     "Webhook deliveries are delayed", "Sign-up form rejects valid emails", "Payment page shows the wrong currency",
 )
 PROBLEM_NOTES = (
-    "Still happening after the restart.", "Rolled back the last deploy; watching it now.",
+    "Still seeing this today.", "Rolled back the last deploy; watching it now.",  # (not "after the restart": review 68,
+    # on an issue "TLS certificate expires soon")
     "A customer reported it again this morning.", "Fixed in the latest release, please verify.",
     "Looks related to yesterday's config change.", "Can reproduce it on staging.",
     "Added logs from the affected server.", "Workaround shared with the support team.",
@@ -1043,6 +1044,10 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(VENUE_NAMES) if rng.random() < 0.5 else fake(rng).last_name() + chr(39) + 's'} {kind}")
     if own and ews and (ews[-1] in ORG_WORDS or _payment_card(entity, c)):  # a company name, "Visa ending in 4242": _kind_str's rule, each once
         return c.unique((entity, name, "s"), lambda: _kind_str(["name"], c, entity))
+    if own and ews and singular(ews[-1]) in ("version", "release"):
+        # a fix version or a release is named by its number ("2.14.0"), not by a topic (review 68: a fix version
+        # "Website redesign" in the project "Kitchen renovation")
+        return c.unique((entity, name, "s"), lambda: _version(rng))
     if own and ews and ews[-1] in ("emoji", "reaction"):
         return c.unique((entity, name, "s"), lambda: rng.choice(EMOJI))
     if own and ews and ews[-1] in HANDLE_NAMED:
@@ -1278,6 +1283,8 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     c = _Ctx(rng, _dt.date(2024, 5, 15))
     if _is_version(ws) and not doc_example(doc):
         return _version(rng)  # `VersionSlug`: a release to upgrade to, not a topic's slug (review 35)
+    if last in ("name", "title") and len(ws) == 1 and singular((_words(noun or "") or [""])[-1]) in ("version", "release"):
+        return _version(rng)  # a new fix version is "2.14.0", not "Website redesign" (review 68; `_thing_name`'s rule)
     if (urn := urn_value(doc, rng)) is not None:
         return urn  # "spotify:track:...", as the docs show it (review 22: web URLs as track URIs)
     kind = _doc_kind(ws, doc)
@@ -1544,6 +1551,20 @@ def make_key(entity: str, key_tj: dict, i: int, rng: random.Random, ctx: _Ctx, u
                 break
         used.add(k)
         return k
+    if key_tj.get("doc", "").startswith("key (") and "(pattern: " in key_tj.get("doc", ""):
+        # a made-up key the tools pass as documented (`project_key`, "e.g. 'PROJ'", `^[A-Z][A-Z0-9_]+$`): shaped like
+        # their example where it fits, else drawn from the pattern (review 68: `project_75390` broke it)
+        from forgec.wording import doc_pattern  # noqa: PLC0415
+
+        doc, ex = key_tj["doc"], doc_example(key_tj["doc"])
+        rx = doc_pattern(doc)
+        usual = f"{(_words(entity) or ['id'])[-1]}_{i + 10000}"  # a pattern the usual `issue_10003` fits needs nothing else
+        for j in range(400 if rx is None or rx.search(usual) is None else 0):
+            k = mimic(ex, rng) if ex and j < 60 else _patterned("", doc, rng)
+            if k and k not in used and (rx is None or rx.search(k) is not None) and (len(k) <= 12 and re.fullmatch(r"[\w.:@$#+/-]+", k) or j >= 390):
+                # a key, not a line of punctuation (Matrix's `^\$[^\s]+$` drew "$c;\c.!p")
+                used.add(k)
+                return k
     ex = key_tj.get("example") or doc_example(key_tj.get("doc", ""))
     ws = _words(entity)
     head = ws[-1] if ws else "id"

@@ -29,8 +29,8 @@ _REAL = [
     ("ListMemos lists memos with pagination and filter.", "list memos"),
     # third-person verbs with the tool as subject, adverbs, "the specified X"  (bfcl_dependency_track_access)
     ("This function permanently removes a user from the system. It requires the user's unique identifier to execute.",
-     "remove a user from the system"),
-    ("Deletes the specified team from the system. This action is irreversible.", "delete the team from the system"),
+     "remove a user"),  # the system itself is no part of the request (review 50, 68)
+    ("Deletes the specified team from the system. This action is irreversible.", "delete the team"),
     ("Updates the properties of an existing group in the OpenID Connect (OIDC) system.",
      "update the properties of a group in the OpenID Connect system"),
     # MCP prose (mcp_server_git, mcp_server_filesystem, npm_icloud_mcp, npm_codefuturist_email_mcp)
@@ -67,6 +67,10 @@ _REAL = [
     ("Create a new Cloud page pre-populated with a template's body.\n\nThis operation is only available for Confluence Cloud.",
      "create a new Cloud page"),
     ("Send a message to users subscribed to a list.", "send a message to users subscribed to a list"),
+    # npm_baruchiro_paperless_mcp (review 68): a warning sign before the label, and the system itself closing the phrase;
+    # the doc's second sentence ("This will remove the tag ...") gave "remove my tag", the word of another tool
+    ("\u26a0\ufe0f DESTRUCTIVE: Permanently delete a tag from the entire system. This will remove the tag from ALL documents.",
+     "delete a tag"),
 ]
 
 

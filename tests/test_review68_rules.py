@@ -73,3 +73,131 @@ def test_a_delete_named_for_a_part_of_a_record_never_deletes_the_record(tmp_path
     assert "conservative" in tools["delete_user_image"].annotations and not deletes(tools["delete_user_image"])
     for name in ("delete_user", "delete_user_by_id", "delete_user_permanently"):
         assert "conservative" not in tools[name].annotations and deletes(tools[name]), name
+
+
+def test_a_code_list_is_said_by_its_labels():
+    """"Matching algorithm: 0=None, 1=Any word, ..., 6=Automatic": the user says "Any word", as the product shows it,
+    not the raw code 1 (review 68); a range or a lone number is no code list."""
+    from forgec.scenario import code_labels
+
+    doc = ("Matching algorithm: 0=None, 1=Any word, 2=All words, 3=Exact match, 4=Regular expression, 5=Fuzzy word, "
+           "6=Automatic (minimum 0, maximum 6)")
+    assert code_labels(doc) == {0: "None", 1: "Any word", 2: "All words", 3: "Exact match", 4: "Regular expression",
+                                5: "Fuzzy word", 6: "Automatic"}
+    assert code_labels("Status code: 1 - open, 2 - closed") == {1: "open", 2: "closed"}
+    assert code_labels("Page size (1-100), default 20") == {}
+    assert code_labels("Priority, where 1 is the highest") == {}
+
+
+def test_a_numbers_schema_bounds_reach_its_doc_and_the_world():
+    """JSON-Schema `minimum`/`maximum` were dropped by the reader, so the world held `matching_algorithm` 54 and 91 where
+    the schema allows 0-6 (review 68). The bounds are kept in the doc as words the gate and the world read."""
+    import random
+
+    from forgec.frontends.schema import _describe
+    from forgec.gate import documented_bounds
+    from forgec.stdlib.values import generate_value
+
+    doc = _describe({"type": "integer", "description": "Matching algorithm: 0=None, 1=Any word", "minimum": 0, "maximum": 6})
+    assert doc.endswith("(minimum 0, maximum 6)")
+    assert documented_bounds(doc) == (0.0, 6.0)
+    assert _describe({"type": "string", "description": "A name", "minimum": 3}) == "A name"
+    vals = {generate_value({"type": "int", "doc": doc}, "matching_algorithm", random.Random(i)) for i in range(40)}
+    assert vals and vals <= set(range(0, 7)), vals
+
+
+def test_a_made_up_key_takes_the_pattern_its_parameters_document(tmp_path):
+    """Every Jira tool passes `project_key` "(e.g. 'PROJ') (pattern: ^[A-Z][A-Z0-9_]+$)"; the world's made-up keys
+    were `project_75390`, so no gold call could be made as documented (review 68). Keys now fit the pattern, shaped
+    like the docs' example."""
+    import re
+
+    from conftest import mcp_tool
+
+    key = {"type": "string", "description": "Jira project key (e.g., 'PROJ', 'ACV2')", "pattern": "^[A-Z][A-Z0-9_]+$"}
+    out = _compile(tmp_path, [
+        mcp_tool("get_all_projects", "List all Jira projects.", {}),
+        mcp_tool("create_version", "Create a new fix version in a Jira project.", {
+            "project_key": key, "name": {"type": "string", "description": "Name of the version"}}, ["project_key", "name"]),
+        mcp_tool("get_project_versions", "List the fix versions of a project.", {"project_key": key}, ["project_key"]),
+    ])
+    import json
+
+    state = json.loads(next(out.glob("states/*.json")).read_text())
+    projects = next(v for k, v in state["entities"].items() if k == "Project")
+    assert projects and all(re.fullmatch(r"[A-Z][A-Z0-9_]+", k) for k in projects), list(projects)[:5]
+
+
+def _compile(tmp, tools, n=20):
+    from conftest import compile_doc
+
+    return compile_doc(tmp, "jira", "tools_list.json", {"tools": tools}, n)
+
+
+def test_django_lookups_and_ordering_are_no_fields(tmp_path):
+    """Paperless's `list_tags(name__iexact, name__istartswith, ordering)` made tags with fields `name__iexact` holding
+    "research notes" (review 68): a Django REST filter lookup or `ordering` shapes the listing, it is no field."""
+    from conftest import mcp_tool, schema_of
+
+    s = schema_of(tmp_path, [
+        mcp_tool("list_tags", "List tags.", {"name__iexact": {"type": "string"}, "name__istartswith": {"type": "string"},
+                                             "created__gte": {"type": "string"}, "ordering": {"type": "string"}}),
+        mcp_tool("get_tag", "Get a tag.", {"id": {"type": "number", "description": "Tag ID"}}, ["id"]),
+        mcp_tool("create_tag", "Create a tag.", {"name": {"type": "string", "description": "The tag's name."}}, ["name"]),
+    ])
+    fields = set(s.entities["Tag"].fields)
+    assert "name" in fields and not fields & {"name__iexact", "name_iexact", "name__istartswith", "name_istartswith", "created__gte",
+                                              "created_gte", "ordering"}, fields
+
+
+def test_a_delete_lets_go_of_the_record_where_others_may_point_to_none(tmp_path):
+    """A deleted tag stayed on three documents whose docs say "This will remove the tag from ALL documents" (review 68):
+    each optional reference to a deleted record is cleared; a required one is left to the delete's own rules."""
+    from forgec.lang import ast as A
+
+    from conftest import mcp_tool
+
+    num = {"type": "number", "description": "The document ID"}
+    tools = _synth(tmp_path, [
+        mcp_tool("list_documents", "List documents.", {}),
+        mcp_tool("get_document", "Get a document.", {"id": num}, ["id"]),
+        mcp_tool("create_document", "Upload a new document.", {"title": {"type": "string", "description": "The title"},
+                                                               "tag": {"type": "number", "description": "The tag to file it under"}}, ["title"]),
+        mcp_tool("list_tags", "List tags.", {}),
+        mcp_tool("create_tag", "Create a tag.", {"name": {"type": "string", "description": "The tag's name."}}, ["name"]),
+        mcp_tool("delete_tag", "Delete a tag.", {"id": {"type": "number", "description": "The tag ID"}}, ["id"]),
+    ])
+    body = tools["delete_tag"].body
+    loops = [st for st in body if isinstance(st, A.For)]
+    assert any(isinstance(st.iter, A.Where) and st.iter.source == A.Name("Document")
+               and any(isinstance(b, A.Set) and b.value == A.Literal(None) for b in st.body) for st in loops), body
+    assert [i for i, st in enumerate(body) if isinstance(st, A.For)][-1] < next(i for i, st in enumerate(body) if isinstance(st, A.Delete))
+
+
+def test_no_superlative_by_a_time_of_day_across_dates():
+    """"my earliest alarm" among alarms at 19:45 on 2024-01-02, 06:00 on 2024-01-23 and 11:45 on 2023-10-07 has two
+    readings (the earliest time, the first to ring) and one was checked (review 68): a bare time orders records only
+    where they share a date, and "my earliest alarm" by its date is as ambiguous beside a time of day. Without a time of
+    day, the date orders them."""
+    import random
+
+    from forgec.scenario import refer
+
+    alarms = [{"alarm_time": "19:45", "date": "2024-01-02", "name": "a"}, {"alarm_time": "06:00", "date": "2024-01-23", "name": "b"},
+              {"alarm_time": "11:45", "date": "2023-10-07", "name": "c"}]
+    for seed in range(40):
+        ref = refer(alarms, 1, ["alarm_time", "date"], random.Random(seed))
+        assert getattr(ref, "by", None) not in ("alarm_time", "date"), ref
+    events = [{k: v for k, v in a.items() if k != "alarm_time"} for a in alarms]  # no time of day: the date orders them
+    assert any(getattr(refer(events, 2, ["date", "name"], random.Random(seed)), "by", None) == "date" for seed in range(60))
+
+
+def test_a_records_done_flag_is_read_by_name():
+    """Dex lowered the priority of a task already `completed: true` (review 68): a record whose own flag says its work is
+    over is no target of an edit (unless the edit takes that flag, as a reopen does)."""
+    from forgec.scenario import _done_flags
+
+    assert _done_flags({"completed": True, "priority": 2}) == ["completed"]
+    assert _done_flags({"isDone": True}) == ["is_done"]
+    assert _done_flags({"completed": False, "checked": None, "title": "done"}) == []
+    assert _done_flags({"completed_at": "2024-01-01", "resolved": True}) == ["resolved"]
