@@ -289,6 +289,10 @@ def _read(s: Schema, v: ToolView, pmap):
     return _computed(s, v, pmap)
 
 
+# a filter the docs say falls back to today when left out
+TODAY_DEFAULT = re.compile(r"\bdefaults?\s+(?:is\s+|to\s+)?(?:the\s+)?(?:current\s+(?:date|day)|today(?:'s date)?)\b", re.I)
+
+
 def _modifier(v: ToolView, wire: str) -> bool:
     """A param of `v` that pages, sorts or text-searches (schema.is_modifier), by its wire name."""
     p = next((q for q in v.tool.params if q.name == wire), None)
@@ -332,6 +336,15 @@ def _filters(s: Schema, e: Entity, v: ToolView, pmap) -> list[A.Expr]:
         elif _type_eq(strip_optional(ftype), strip_optional(p.type)):
             test = bin_(cmp_op, at("it", *path), pv)
         else:
+            continue
+        doc = next((q.description or "" for q in v.tool.params if q.name == wire), "")
+        if (p.optional or isinstance(p.type, A.OptionalType)) and TODAY_DEFAULT.search(doc) and "now" in s.globals and cmp_op == "==":
+            # "Filter alarms by the set date ... If not provided, defaults to current date": left out, today's records
+            # (review 68: an undated call returned alarms of three dates)
+            today = A.Call("slice", (at("state", "now"), lit(0), lit(10)))
+            on_today = bin_("and", bin_("!=", at("it", *path), NULL), bin_("==", A.Call("slice", (at("it", *path), lit(0), lit(10))), today))
+            preds.append(bin_("or", bin_("and", bin_("==", N(p.name), NULL), on_today),
+                              bin_("and", bin_("!=", N(p.name), NULL), test)))
             continue
         if p.optional or isinstance(p.type, A.OptionalType):
             test = bin_("or", bin_("==", N(p.name), NULL), test)
@@ -1103,7 +1116,8 @@ def _set_flag(e: Entity, v: ToolView, pmap, k: str) -> list[A.Stmt]:
         t = strip_optional(p.type)
         if v.verb and isinstance(t, A.EnumType) and v.verb in t.values and any(x == "un" + v.verb for x in t.values):
             return [A.Set(at(k, flag), bin_("==", N(p.name), lit(v.verb))), A.Return(N(k))]
-    return [A.Require(bin_("!=", at(k, flag), lit(True)), f"{what} is already {word}"), A.Set(at(k, flag), lit(True)), A.Return(N(k))]
+    on = v.flag_on
+    return [A.Require(bin_("!=", at(k, flag), lit(on)), f"{what} is {'already' if on else 'not'} {word}"), A.Set(at(k, flag), lit(on)), A.Return(N(k))]
 
 
 # the verbs that take a record out of another and keep it ("remove a bookmark from a list"); "delete a branch from
@@ -1187,6 +1201,8 @@ def _delete(s: Schema, v: ToolView, pmap):
 
 
 def _action(s: Schema, v: ToolView, pmap):
+    if v.target and v.key_param and v.status_flag and v.target in s.entities:
+        return _set_flag(s.entities[v.target], v, pmap, _key_param(v, pmap)), A.NamedType(v.target)
     if v.target and v.key_param:
         money = _balance(s, v, pmap, _key_param(v, pmap))
         if money:

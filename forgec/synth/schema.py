@@ -118,6 +118,8 @@ def is_modifier(p: ir.Param) -> bool:
 _DETAIL_LEVELS = {"summary", "full", "minimal", "verbose", "compact", "brief", "keys_only", "ids_only"}
 _OUTPUT_FORMATS = {"markdown", "md", "json", "html", "text", "plain", "csv", "xml", "yaml", "concise", "detailed"}
 _PAGING = {"page", "offset", "cursor", "page_number", "page_token"}
+# a filter the docs say falls back to today ("If not provided, defaults to current date"): the env needs a clock
+_TODAY_DEFAULT = re.compile(r"\bdefaults?\s+(?:is\s+|to\s+)?(?:the\s+)?(?:current\s+(?:date|day)|today(?:'s date)?)\b", re.I)
 # a Django field lookup closing a query parameter's name (the filter syntax of Django REST framework APIs)
 _LOOKUP = re.compile(r"\w__(?:i?exact|i?contains|i?startswith|i?endswith|gte?|lte?|in|isnull|range|i?regex|year|month|day|date|id|id__in|id__all|id__none)$")
 _CURSOR_WORDS = {"after", "before", "skip", "top"}  # OData/Stripe cursors by name, but also plain words
@@ -233,6 +235,7 @@ class ToolView:
     status_pre: str | None = None
     status_post: str | None = None
     status_flag: str | None = None  # the record's own bool for `status_post` (`isArchived` for "archived"): set, no status made up
+    flag_on: bool = True  # what `status_flag` is set to: false for the undoing verb of a pair (`untrash_message`)
     status_allowed: list[str] = field(default_factory=list)  # "a confirmed reservation": required before
     status_forbidden: list[str] = field(default_factory=list)  # "checked-in reservations cannot be cancelled"
     field_noun: str | None = None  # get_order_status -> "status"
@@ -1443,6 +1446,9 @@ def named_for_another(s: Schema, v: ToolView) -> str | None:
     named = _find([singular(w) for w in v.toks], want) is not None or len(want) > 1 and set(want) <= {singular(w) for w in v.toks}
     if v.kind == "delete" and not named:
         return " ".join(nouns)  # `delete_documents(collection_name, ids)` removes documents, never the collection
+    undo = next((t for t in v.toks if t.startswith("un") and len(t) > 4 and is_verb(t[2:]) and t[2:6] not in v.target.lower()), None)
+    if v.kind == "delete" and undo is not None:
+        return f"a link the {undo} undoes"  # `stories_unassign_current_user`: the user leaves the story, which stays (review 69)
     if v.kind == "delete" and (part := _part_deleted(v, want, ent)):
         return part  # `delete_user_image(user_id)` removes the user's image, never the user (jellyfin)
     if named or any(_find(v.toks, tokens(a)) is not None for a in ent.aliases if a not in GENERIC_KEYS):
@@ -1582,7 +1588,7 @@ def _part_deleted(v: ToolView, want: list[str], ent: Entity) -> str | None:
         rest.append(w)
     if not rest or rest[0] in _NOT_A_PART or "NOUN" not in lemmas(rest[0]) or rest[0] in {w for a in ent.aliases for w in tokens(a)}:
         return None
-    if _names_an_act(rest[0]):
+    if _names_an_act(rest[0]) or rest[0] == v.verb or verb_lemma(rest[0]) == v.verb:  # (`..._card_archive`: the verb, last)
         return None  # `project_management`, `package_installation`: the act on the record, no part of it
     return " ".join(want + rest)
 
@@ -2381,6 +2387,7 @@ def _status_fields(s: Schema) -> None:
                 et = A.EnumType(tuple(listed))
                 f.type = A.OptionalType(et) if isinstance(f.type, A.OptionalType) else et
     _canonical_status(s)
+    _paired_flags(s)
     for v in s.views.values():
         if v.target in s.entities and v.status_post and "status" not in s.entities[v.target].fields:
             flag = status_flag(s.entities[v.target], v.status_post)
@@ -2450,6 +2457,38 @@ def _status_enum(s: Schema, ename: str | None) -> tuple[str, ...] | None:
     if isinstance(t, A.EnumType) and all(isinstance(x, str) for x in t.values):
         return t.values
     return None
+
+
+def _paired_flags(s: Schema) -> None:
+    """A verb and its undoing on one record (`trash_message`/`untrash_message`, `protect_branch`/`unprotect_branch`,
+    `resolve_comment`/`unresolve_comment`) say the record is in that state or not: a flag the first sets and the second
+    clears, the record's own bool where the docs give one (`status_flag`), else one named by the participle
+    (`trashed`). Both calls were only logged; a made-up `status` the undoing verb could not undo is not made."""
+    views = [v for v in s.views.values() if v.target in s.entities and v.key_param and not v.status_flag]
+    for v in views:
+        for i, w in enumerate(v.toks):
+            if not (w.startswith("un") and len(w) > 4 and is_verb(w[2:]) and w[2:] not in ("mark", "set", "do", "assign")):
+                continue
+            if v.verb and any(t == v.verb or verb_lemma(t) == v.verb for t in v.toks[:i]):
+                continue  # `bulk_mark_unread(mailbox)`: the word is the verb's object (the emails in it), not an act on the record
+            base, rest = w[2:], v.toks[:i] + v.toks[i + 1:]
+            o = next((x for x in views if x is not v and x.target == v.target and base in x.toks
+                      and [t for t in x.toks if t != base] == rest), None)
+            if o is None:
+                continue
+            e = s.entities[v.target]
+            word = participle(base)
+            if "status" in e.fields or any(x.status_post not in (None, word) for x in (v, o)):
+                break  # a documented status (or another state the verbs name) holds it already
+            flag = status_flag(e, word) or ident(word)
+            if flag not in e.fields:
+                e.fields[flag] = Field(flag, A.PrimType("bool"), f"whether the {humanize(snake(e.name))} is {word} (`{o.tool.name}` sets it, "
+                                                                 f"`{v.tool.name}` clears it)")
+            elif strip_optional(e.fields[flag].type) != A.PrimType("bool"):
+                break
+            for x, on in ((o, True), (v, False)):
+                x.status_flag, x.flag_on, x.status_pre, x.status_post = flag, on, None, None
+            break
 
 
 def status_flag(e: Entity, word: str) -> str | None:
@@ -2571,7 +2610,8 @@ def _globals(s: Schema) -> None:
     for v in s.views.values():
         t = v.tool
         text = (t.name + " " + (t.description or "")).lower()
-        if v.kind in ("read", "action") and re.search(r"current[ _]time|\bnow\b|current[ _]date|what time", text):
+        if v.kind in ("read", "action") and re.search(r"current[ _]time|\bnow\b|current[ _]date|what time", text) or (
+                v.kind in ("read", "search") and any(_TODAY_DEFAULT.search(p.description or "") for p in t.params)):
             s.globals.setdefault("now", Field("now", A.PrimType("str"), "the clock: time is a state value", A.Literal("2024-05-15T12:00:00")))
         if v.target is None and v.kind in ("read", "search") and not any(p.required for p in t.params):
             ret = t.returns
@@ -2591,7 +2631,14 @@ def _numeric_refs(s: Schema, ent: str) -> bool:
     named = [(v, pname) for v in s.views.values() for pname, e in v.refs.items() if e == ent]
     named += [(v, v.key_param) for v in s.views.values() if v.target == ent and v.key_param and v.key_param not in v.refs]
     kinds = [_scalar_kind(p.type) for v, pname in named for p in [v.tool.param(pname)] if p is not None]
-    return bool(kinds) and all(k in ("integer", "number") for k in kinds)
+    if bool(kinds) and all(k in ("integer", "number") for k in kinds):
+        return True
+    # ... or the tools named for it all do, and they are most of those naming it: WordPress's `wp_performance_stats(category:
+    # string)` is a stats category, not the `id: number` every `wp_*_category` tool takes (review 69: "category_09426")
+    want = [singular(w) for w in tokens(ent)]
+    own = [_scalar_kind(p.type) for v, pname in named if _find(v.toks, want) is not None for p in [v.tool.param(pname)] if p is not None]
+    nums = sum(k in ("integer", "number") for k in kinds)
+    return bool(own) and all(k in ("integer", "number") for k in own) and nums >= 2 * (len(kinds) - nums)
 
 
 def _uuid_refs(s: Schema, ent: str) -> bool:
@@ -2640,6 +2687,10 @@ def _finish_entities(s: Schema) -> None:
             fmts = {"digits"}  # "Shopify customer ID, numeric (pattern: ^\\d+$)": 7301946215, not rachel_cook_9947 (review 29)
         if not fmts and _uuid_refs(s, e.name):
             fmts = {"uuid"}  # "The UUID of the parent project": the projects' keys are UUIDs, not project_56805 (review 61)
+        for f in rest.values():
+            if not isinstance(f.type, A.OptionalType) and _SAYS_NULL.search(f.doc or ""):
+                f.type = A.OptionalType(f.type)  # "ISO 8601 date string or null": Asana's `completed_on` of an open task is empty
+                # (review 69: `completed` false beside a completion date, on 47 of 90 tasks)
         doc = f"key ({fmts.pop()})" if len(fmts) == 1 and e.key_type == "str" else "key"  # "key (uuid)": the world's keys take the docs' format
         if doc == "key" and e.key_type == "str" and (shape := _key_shape(s, e.name)):
             doc = f"key {shape}"  # Jira's "project key (e.g., 'PROJ') (pattern: ^[A-Z][A-Z0-9_]+$)": PROJ-like, not project_75390
@@ -2667,6 +2718,10 @@ def _key_shape(s: Schema, ent: str) -> str:
         return f"(pattern: {pat})"
     ex = next((x for p in params for x in _PARAM_EXAMPLE.findall(p.description or "") if rx.search(x)), None)
     return f"(e.g. '{ex}') (pattern: {pat})" if ex else f"(pattern: {pat})"
+
+
+# a field's doc saying it may be empty
+_SAYS_NULL = re.compile(r"\bor null\b|\bnull (?:if|when|for|until|unless)\b|\bnullable\b|\bmay be null\b|\bcan be null\b", re.I)
 
 
 # a key the docs say is all digits: by its pattern (`^\d+$`, `^[0-9]+$`) or in words ("numeric ID", "digits only")
