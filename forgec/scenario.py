@@ -3117,7 +3117,9 @@ class _Sampler:
         cname, n = sc.reason("count", (A.Name(fname),), [same], {}, f"n_{plural(norm(ent))}_named_so")
         kname, none_yet = sc.reason("compare", (A.Name(cname), A.Literal(0)), [n, 0], {"op": (A.Literal("=="), "==")}, "none_named_so")
         sc.nodes.append(A.ExpectNode(A.Binary("==", A.Name(kname), A.Literal(bool(none_yet)))))
-        return f"I don't already have {_a(noun)} called {json.dumps(val)}", bool(none_yet)
+        last = noun.split()[-1] if noun.split() else noun
+        some = f"any {noun}" if any(x != last for x in lemmas(last).get("NOUN", ())) else _a(noun)  # "any media", not "a media" (review 69)
+        return f"I don't already have {some} called {json.dumps(val)}", bool(none_yet)
 
     def plausible(self, t: A.ToolDecl, args: dict, rec: dict | None = None) -> None:
         """Values a person would ask for: a few bags, not 20; amounts within what the docs allow; a
@@ -3781,8 +3783,8 @@ class _Sampler:
             else:
                 opener = rng.choice(_OPENERS) if i == 0 else rng.choice(["Also, please", "After that, please", "Then I'd like to", "And please"])
                 s = f"{opener} {it.text}"
-                if it.condition:
-                    s += f", but only if {it.condition}; otherwise leave it as it is"
+                if it.condition:  # a record to be made is no "it" to leave as it is (review 69): "otherwise don't"
+                    s += f", but only if {it.condition}; " + ("otherwise don't" if it.kind == "create" else "otherwise leave it as it is")
                 s += "" if re.search(r"[.!?][\"']$", s) else "."  # 'saying "Done."' ends the sentence already
             sentences.append(s)
         if sentences and reason and sc.intents[0].condition:
@@ -4041,7 +4043,11 @@ def _predicate(v: str, field: str) -> str:
     """A state said after "are": an adjective or a participle as it is ("are closed", "are pending"); a word
     English also uses as a noun, or none it knows, as a state ("are in the future state", not "are future")."""
     if " " in v:
-        return v
+        ws = v.split()
+        rest = [w for w in ws if w not in PREPOSITIONS]
+        if ws[0] in PREPOSITIONS or all(w.isalpha() and lemmas(w) and ("NOUN" not in lemmas(w) or w.endswith("ed")) for w in rest):
+            return v  # "in progress", "on hold", "checked in"
+        return f'in the "{v}" {"status" if "status" in norm(field) else "state"}'  # not "are return requested" (review 67)
     pos = set(lemmas(v))
     if pos and ("NOUN" not in pos or v.endswith("ed")):
         return v
@@ -4234,12 +4240,19 @@ def _possessive_pattern(noun: str) -> re.Pattern:
                       rf"(?i:{re.escape(noun)})'s ((?:[a-z-]+ ){{0,2}}?[a-z-]+(?: (?:or|and) [a-z-]+)?)(?=$|[,.;]|\s+(?:of|to|for|from|in|on|with|by|and|or|as)\b)")
 
 
+# nouns that only say "one of them" after the record's own noun ("a media item", "a calendar entry")
+_GENERIC_HEADS = frozenset({"item", "items", "entry", "entries", "record", "records", "object", "objects", "resource", "resources"})
+
+
 @functools.lru_cache(maxsize=1024)
 def _put_record(c: str, m: re.Match, group: int, words: str) -> str:
     """`c` with the noun phrase `m` matched (its `group`) replaced by the user's words for the record; a noun that only
     modifies the docs' object ("purchase movie tickets") keeps the object: "purchase tickets for the movie ...", not
     "purchase the movie ... tickets"."""
     head = re.match(r"\s+([a-z]+)(?=\s|$)", c[m.end(group):])
+    if head and head.group(1) in _GENERIC_HEADS:
+        # "Deletes a media item": the record's noun is the thing; "my media called X", not "my media called X item" (review 69)
+        return c[:m.start(group)] + words + c[m.end(group) + head.end():]
     if head and head.group(1) not in CLOSED_CLASS and is_plural(head.group(1)) and "NOUN" in lemmas(head.group(1)):
         return c[:m.start(group)] + head.group(1) + " for " + words + c[m.end(group) + head.end():]
     if head and head.group(1) not in CLOSED_CLASS and set(lemmas(head.group(1))) == {"NOUN"} and group == 0:
