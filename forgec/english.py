@@ -45,7 +45,10 @@ DOC_SELF_NOUNS = _words("tool function endpoint operation method api command cal
                         "utility procedure service")
 META_VERBS = _words("return belong require contain represent describe accept support note mean expect indicate specify understand "
                     "know help need include consist depend work fail throw raise output yield provide respond exist correspond "
-                    "use summarize summarise preview explain confirm ask tell")  # the agent's conduct, no act on a record (review 28)
+                    "use summarize summarise preview explain ask tell")  # the agent's conduct, no act on a record (review 28)
+# "confirm" is the agent's conduct only with the user as its object ("Confirm the details with the user"); "Confirm a
+# SonarQube issue" acts on a record (review 70: no clause, so the name's next verb: "issue my issue")
+CONDUCT_CONFIRM = re.compile(r"\b(?:with|to)\s+(?:the\s+)?(?:user|customer|caller)\b|\bthat\b|\bwhether\b|\bif\b", re.I)
 SECTION_LABELS = _words("note notes warning warnings important tip tips example examples returns return args arguments parameters "
                         "params raises throws response responses output outputs usage see caveat caveats deprecated")
 # Adjectives by which docs point at an argument ("the specified team", "a given file"): a person names the thing itself.

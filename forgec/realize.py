@@ -228,7 +228,7 @@ def sentence_clause(sentence: str) -> Clause | None:
     if len(toks) > 3 and toks[1].lower() == "then" and verb_lemma(toks[0]) and verb_lemma(toks[2]):
         toks = toks[2:]  # "Preview then delete a custom-field definition": the act is the second verb's
     verb = verb_lemma(toks[0])
-    if verb is None or verb in E.META_VERBS or toks[1].lower() in E.AUXILIARIES:
+    if verb is None or verb in E.META_VERBS or toks[1].lower() in E.AUXILIARIES or verb == "confirm" and E.CONDUCT_CONFIRM.search(s):
         return None  # "Returns the list", "This tool belongs to", "Status is ..."
     if verb in E.LIGHT_VERBS and len(toks) > 4 and toks[1].lower() in ("the", "a", "an") and toks[3].lower() == "of" \
             and (act := E.verb_of_noun(toks[2])):

@@ -1854,7 +1854,7 @@ def _ordered_spans(rec: dict) -> None:
         if comparable and x > y:
             rec[a], rec[b] = y, x
         if comparable and isinstance(x, str) and _occasion(a, b):
-            rec[b] = _bounded_end(rec[a], rec[b])
+            rec[b] = _bounded_end(rec[a], rec[b], by_day="date" in _words(a) + _words(b))
 
 
 def _occasion(a: str, b: str) -> bool:
@@ -1863,10 +1863,11 @@ def _occasion(a: str, b: str) -> bool:
                for lo, hi in _OCCASION_ENDS)
 
 
-def _bounded_end(start: str, end: str) -> str:
+def _bounded_end(start: str, end: str, by_day: bool = False) -> str:
     """`end` moved to a plausible distance after `start` when it is further, in the same ISO format: 30 minutes to 4
     hours for date-times, 1 to 14 days for dates longer than a month. The distance comes from the start's own digits (no rng drawn, so the
-    rest of the world is as it was)."""
+    rest of the world is as it was). A span its fields call dates (`startDate`/`endDate`) is counted in days even when
+    its values hold a time (review 69: Jira sprints of 2-4 hours)."""
     fmt = "%Y-%m-%dT%H:%M:%SZ" if re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", start) else \
         "%Y-%m-%dT%H:%M:%S" if re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", start) else \
         "%Y-%m-%d %H:%M:%S" if re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", start) else \
@@ -1879,8 +1880,10 @@ def _bounded_end(start: str, end: str) -> str:
     except ValueError:
         return end
     seed = sum(map(ord, start))
-    most, step = (_dt.timedelta(hours=4), _dt.timedelta(minutes=30 * (1 + seed % 8))) if "%H" in fmt else \
+    most, step = (_dt.timedelta(hours=4), _dt.timedelta(minutes=30 * (1 + seed % 8))) if "%H" in fmt and not by_day else \
         (_dt.timedelta(days=31), _dt.timedelta(days=1 + seed % 14))
+    if by_day and "%H" in fmt and e0 - s0 < _dt.timedelta(days=1):
+        return (s0 + step).strftime(fmt)  # a sprint of hours is no sprint
     return (s0 + step).strftime(fmt) if e0 - s0 > most else end
 
 

@@ -109,3 +109,21 @@ def test_a_conditional_create_says_what_happens_otherwise(tmp_path):
     assert made, texts
     for t in made:
         assert re.search(r"don't already have [^;]*; otherwise don't", t), t
+
+
+def test_a_span_its_fields_call_dates_is_counted_in_days():
+    """Jira sprints ran 2-4 hours (review 69): `startDate`/`endDate` holding date-times are still dates, a day to two
+    weeks apart; a meeting's `start_time`/`end_time` stay hours apart."""
+    import datetime as dt
+
+    from forgec.stdlib.values import _ordered_spans
+
+    fmt = "%Y-%m-%dT%H:%M:%SZ"
+    sprint = {"startDate": "2024-01-02T10:00:00Z", "endDate": "2024-01-02T13:00:00Z"}
+    _ordered_spans(sprint)
+    d = dt.datetime.strptime(sprint["endDate"], fmt) - dt.datetime.strptime(sprint["startDate"], fmt)
+    assert dt.timedelta(days=1) <= d <= dt.timedelta(days=14), sprint
+    meeting = {"start_time": "2024-01-02T10:00:00Z", "end_time": "2024-03-02T13:00:00Z"}
+    _ordered_spans(meeting)
+    d = dt.datetime.strptime(meeting["end_time"], fmt) - dt.datetime.strptime(meeting["start_time"], fmt)
+    assert dt.timedelta(minutes=30) <= d <= dt.timedelta(hours=4), meeting
