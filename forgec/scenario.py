@@ -752,6 +752,9 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
     # a status of one of its parts ("my bookmark with the failure summarization status", review 34) is the system's
     # bookkeeping; the record's own `status` is how its owner knows it
     usable = [f for f in usable if not (is_status(f) and norm(f) not in ("status", "state"))]
+    # "my pending order" beside another in "pending (items modified)": the second is pending too, to its owner (review 70)
+    usable = [f for f in usable if not (is_status(f) and isinstance(rec.get(f), str) and any(
+        isinstance(r.get(f), str) and r[f] != rec[f] and r[f].lower().startswith(rec[f].lower() + " ") for r in records))]
     # when the system stamped it (created, updated, archived, last used) is no attribute a person names a record by
     # ("my module starting X and whose archived time is Y", review 51); it still orders them ("my oldest module")
     usable = [f for f in usable if not _STAMP.search(norm(f))]
@@ -1477,6 +1480,10 @@ class _Sampler:
         m = self.m
         if _TEST_ONLY.search(m.tools[tool].doc or ""):
             return False  # "Refer to the Dynamic Sandbox ... for testing": the developer's switch, no user's ask (review 27)
+        sets = [st for st in A.walk(m.tools[tool].body) if isinstance(st, A.Set)]
+        if sets and all(isinstance(st.target, A.Attr) and st.target.obj == A.Name("state") and st.target.name == "current_user" for st in sets):
+            return False  # a login or a logout: the session the episode runs in, no request ("end the current session. Also,
+            # please delete my client", review 70, logged out before the delete)
         if m.user is None:
             return True
         if [w.lower() for w in split_name(tool)[:1]] == ["admin"]:
@@ -2306,6 +2313,9 @@ class _Sampler:
             return [f"{who}@{rng.choice(['mail.com', 'inbox.org', 'post.net'])}"] if re.fullmatch(r"[a-z'-]+\.[a-z'.-]+", who) else _NONE
         if not isinstance(t, A.PrimType):
             return _NONE
+        if isinstance(cur, str) and cur and rec and is_person_record(self.m.written_entity(tool, rec), list(rec)) and (
+                n in ("name", "full_name", "fullname", "display_name") or re.fullmatch(r"(first|last|given|family|sur)_?name|surname", n)):
+            return _NONE  # "rename Shannon Washington to Juan Hunt": a person does not become another (review 70)
         if t.name == "bool":
             if _MUST_BE_TRUE.search(doc or ""):
                 return True
@@ -3126,6 +3136,18 @@ class _Sampler:
         part no larger than its total (3 non-free bags of 2 in all); a new start no later than the record's own
         end (review 31: an absence moved to start 2024-05-26 while it ends 2024-03-31)."""
         flat = {norm(n): v for name, (_, val) in args.items() for n, v in _scalar_items(name, val)}
+        if rec is None:  # a new record: a span is given whole ("end time 13:00" with no start time left the start empty, which
+            takable = set(flat)  # the docs read as a day off; review 70)
+            for p in t.params:
+                pt = strip_optional(p.type)
+                takable |= {norm(f.name) for f in pt.fields} if isinstance(pt, A.RecordType) else {norm(p.name)}
+            for a, b in span_pairs(tuple(sorted(takable))):
+                if (a in flat) != (b in flat) and (a in _OCCASION_TIME or b in _OCCASION_TIME):
+                    raise _Skip("half-a-span")
+        if rec is not None and any(k in flat for k in ("city", "town")) and any(
+                norm(k) in ("state", "province", "region", "zip", "zip_code", "zipcode", "postal_code", "postcode") and norm(k) not in flat
+                and rec.get(k) not in (None, "") for k in rec):
+            raise _Skip("partial-address")  # a new city with the old state: "Boston", "TX" (review 70)
         for n, v in (rec or {}).items():
             if isinstance(v, (str, int, float)) and norm(n) not in flat and any(norm(n) in pair for pair in span_pairs(tuple(flat) + (norm(n),))):
                 flat[norm(n)] = v  # the end the change leaves as it is
@@ -3250,6 +3272,12 @@ class _Sampler:
             c, plain = self.with_units(t, c, plain)
             c = re.sub(r"\b(a|an|the|one|this)\s+(user|customer|member|client|account holder|person)'s\b", "my", c)
             c = re.sub(r"\bfor (a|an|the) (user|customer|member|client)\b", "for me", c)
+            who = next(((k, v) for k, v in vals if isinstance(v, str) and re.search(r"(^|_)(assignee|assigned_to|user|owner|member|login)(_|$)", norm(k))), None)
+            if who is not None and re.search(r"\bto (a|an|the) (user|member|person|assignee)\b", c):
+                # "Assign an issue to a user" with `assignee` X: "assign my issue ... to X", not "to my account with assignee
+                # X" (review 70)
+                c = re.sub(r"\bto (a|an|the) (user|member|person|assignee)\b", f"to {say(who[1])}", c, count=1)
+                plain = [x for x in plain if say(who[1]) not in x]
             c = re.sub(r"\b(of|to) (a|an|the) (user|customer|member|client)\b", r"\1 my account", c)
             friend = next((x for x in plain if x.startswith("to my friend")), None)
             if friend and re.search(r"\bto another(?:'s| user's| user)?", c):
@@ -3329,6 +3357,8 @@ class _Sampler:
                 to = " to " + (money(v, vals[0][0]) if is_money((vals[0][0])) and isinstance(v, (int, float)) else _spoken(v) if isinstance(v, str) and re.fullmatch(r"[a-z]+(?:[A-Z][a-z]+)+|[A-Z][A-Z0-9_]+", v)
                                else say(v).replace("_", " ") if isinstance(v, str) and re.fullmatch(r"[a-z_]+", v)
                                else f'"{v}"' if isinstance(v, str) and " " in v.strip() else say(v))  # words the user wrote are quoted
+                if to.startswith(" to to "):
+                    to = f' to "{to[4:]}"'  # `TO_REVIEW`: 'to "to review"', never "to to review" (review 70)
                 if vals[0][0] in self._units and not isinstance(v, bool) and isinstance(v, (int, float)):
                     to = f" to {say(v)} {self._units[vals[0][0]]}"  # "set the temperature the thermostat aims for to 25 degrees"
                 m_of = re.match(rf"^(.*?) (of|for|on) ({re.escape(twords)})$", c) if twords and re.search(r"\b(from|to|on|for)\b", twords) else None
@@ -3600,7 +3630,12 @@ class _Sampler:
         money = [x for x in nums if is_money(x) and (norm(x) != "total" or priced)]
         if stat and roll < 0.35 and len(recs) <= 20:  # counting 90 downtimes by hand is no question a person asks an agent
             f = stat[0]
-            v = sc.rng.choice(sorted({r[f] for r in recs}))
+            # a state a person says ("closed", "in progress"), not the system's label ("pending (items modified)",
+            # "return requested": 4 rejections in reviews 67 and 70, τ-bench retail)
+            said = sorted({r[f] for r in recs if not _predicate(_spoken(r[f]), f).startswith('in the "')})
+            if not said:
+                raise _Skip("no-spoken-state")
+            v = sc.rng.choice(said)
             if all(r[f] == v for r in recs):
                 raise _Skip("nothing-to-tell")  # every one of them is: counting needs no look at each record
             name, lst = sc.reason("filter", (expr,), [recs], {"by": f, "eq": (sc.fact(f"{norm(ent)}_{f}", v), v)}, f"{_word(v)}_{plural(norm(ent))}")
@@ -3907,6 +3942,10 @@ def _done_flags(rec: dict) -> list[str]:
     return [norm(k) for k, v in rec.items() if v is True and re.sub(r"^(?:is|has_been)_", "", norm(k)) in _DONE_WORDS]
 
 
+# the times of day that bound one occasion (a start time needs its end time, and the other way round)
+_OCCASION_TIME = frozenset({"start_time", "end_time", "starttime", "endtime", "start", "end"})
+
+
 def _drop_lookups(nodes: list, n0: int, n1: int) -> tuple[list, set[str]]:
     """`nodes` without the lookups `nodes[n0:n1]` made for a write left out, and the names dropped. A lookup a later
     node reads stays, with what it reads in turn: "unless I already have a collection called X" counts the very list
@@ -4157,7 +4196,8 @@ def _set_value(name: str, v: Any, units: dict) -> str:
         if lang := language_name(n, v):
             return lang  # "set its language to Russian"
         if re.fullmatch(r"[a-z]+(?:[A-Z][a-z]+)+|[A-Z][A-Z0-9_]+|[a-z_]+", v) and not _own_name(name):
-            return _spoken(v)  # a documented choice: `IN_PROGRESS` -> in progress
+            sp = _spoken(v)  # a documented choice: `IN_PROGRESS` -> in progress; `TO_REVIEW` quoted after "to" (review 70:
+            return f'"{sp}"' if sp.split()[0] == "to" else sp  # "to to review")
         return f'"{v}"'  # words the user wrote are quoted
     return say(v)
 
