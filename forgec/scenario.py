@@ -2491,7 +2491,7 @@ class _Sampler:
             if re.search(r"(city)$", n):
                 return place[0]
             if re.search(r"(zip|zipcode|postal_code)$", n):
-                return f"{place[2]}{rng.randint(10, 99)}"
+                return f"{int(place[2]) + rng.randint(0, 8):05d}"
             if rec and re.search(r"(destination|dest|new_path|target|to)$", n) and not re.search(r"(assign|sent|send|reply|email|mail)", n):
                 k = next((v for v in rec.values() if isinstance(v, str) and v.startswith("/")), None)
                 if k:
@@ -3881,7 +3881,9 @@ def _first_names() -> frozenset[str]:
 def _person_like(v: Any) -> bool:
     """Whether a name is a person's ("Alice Shah"): two or three capitalized words, the first a given name."""
     return isinstance(v, str) and re.fullmatch(r"[A-Z][a-z'-]+(?: [A-Z][a-z'-]+){1,2}", v) is not None and v.split()[0] in _first_names()
-_PLACES = [("Austin", "TX", "787"), ("Denver", "CO", "802"), ("Seattle", "WA", "981"), ("Boston", "MA", "021")]
+# (city, state, the city's first ZIP code): a new ZIP is a few above it, still in the city (review 70: "Boston, MA 02170"
+# is Quincy, from a 3-digit prefix and a random 10-99)
+_PLACES = [("Austin", "TX", "78701"), ("Denver", "CO", "80202"), ("Seattle", "WA", "98101"), ("Boston", "MA", "02108")]
 
 _PHRASES = {  # what a person says where a value is their own words (other text: `stdlib.values.said_value`)
     "observation": ["Prefers tea over coffee", "Moved to Berlin last month", "Is learning Japanese", "Presented at the spring conference"],

@@ -122,3 +122,18 @@ def test_a_state_another_state_extends_names_no_record():
         assert ref is None or ("status", "pending") not in getattr(ref, "attrs", ()), ref
     alone = [orders[0], orders[2]]
     assert any(("status", "pending") in getattr(refer(alone, 0, ["status", "total"], random.Random(s)), "attrs", ()) for s in range(30))
+
+
+def test_a_new_zip_code_is_in_its_city(tmp_path, corpus):
+    """"Boston, MA 02170" is Quincy, 02144 Somerville (review 70, τ-bench retail): a new address's ZIP code is one of its
+    city's own (hand-checked ranges: Boston 02108-02116, Austin 78701-78709, Denver 80202-80210, Seattle 98101-98109)."""
+    from forgec.build import CompileOptions, compile_build
+
+    own = {"Boston": range(2108, 2117), "Austin": range(78701, 78710), "Denver": range(80202, 80211), "Seattle": range(98101, 98110)}
+    out = tmp_path / "b"
+    compile_build(CompileOptions(inputs=[corpus / "tau_bench_retail"], out=out, tasks_per_env=40, seed=0, oracle_check=False))
+    tasks = [json.loads(x) for f in out.glob("tasks/*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+    moves = [c["arguments"] for t in tasks for c in t["gold_calls"] if "address" in c["tool"] and "zip" in c["arguments"]]
+    assert moves
+    for a in moves:
+        assert a["city"] in own and int(a["zip"]) in own[a["city"]], a
