@@ -264,7 +264,7 @@ def reason_for(kind: str, verb: str, doc: str, ent: str, rec: Any, described: tu
         elif re.search(r"email", keys):
             opts = ["I changed jobs", "I switched to a new email provider"]
         elif re.search(r"address|street|city|zip", keys):
-            opts = [f"I moved and want the {noun} sent to my new place", f"I'm moving before the {noun} arrives"] if noun and not hint.get("own", not noun) else ["I moved", "I'm moving next month"]
+            opts = [f"I moved and want the {noun} sent to my new place", f"I'm moving before the {noun} arrives"] if noun and not hint.get("own", not noun) else ["I moved", "I just moved"]  # (not "moving next month": an order then sent there now reads as a slip, CS review 71)
         elif re.search(r"phone", keys):
             opts = ["I got a new phone number"]
         elif "trip" in traits and isinstance(rec, dict):

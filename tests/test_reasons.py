@@ -97,7 +97,7 @@ def test_money_create_update_reasons_fit_the_env():
     assert reason_for("create", "review", "Review a book.", "", None, ("book", {"title": "Dune"}), {"rating": 5}, set(), 0) \
         == "I finished the book and want to share what I thought — I really liked it"
     assert reason_for("update", "modify", "Modify the default address of a user.", "", None, None, {"address1": "1 Oak St"}, set(), 1) \
-        == "I'm moving next month"
+        == "I just moved"
     assert reason_for("update", "update", "Update a user's email.", "", None, None, {"email": "a@b.c"}, set(), 0) == "I changed jobs"
     assert reason_for("update", "return", "Return some items of a delivered order.", "order", {}, None, {"item_ids": ["1"]}, set(), 0) \
         == "the items in my order arrived damaged"
