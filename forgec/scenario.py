@@ -42,7 +42,7 @@ from typing import Any
 
 from forgec.english import CLOSED_CLASS, DESTINATION_PARAM, MOVING_VERBS, SUBSET_WORDS, is_ending_state, is_plural, language_name, participle, plural, singular
 from forgec.english import GRANTING_VERBS, PREPOSITIONS, lemmas, verb_lemma
-from forgec.stdlib.values import MINOR_UNITS_DOC, ORG_WORDS, SET_UP
+from forgec.stdlib.values import FINISHED_WORDS, MINOR_UNITS_DOC, ORG_WORDS, SET_UP
 from forgec.english import with_article as _a
 from forgec.graph import ToolGraph, prim_class, record_fields, strip_optional
 from forgec.lang import ast as A
@@ -80,6 +80,7 @@ _MONEY_NOUNS = {"price", "cost", "fare", "total", "amount", "balance", "fee", "r
 
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ][\d:]+)?$")
+_TIME_OF_DAY = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?")  # a bare "16:00"
 _SECRET = re.compile(r"(^|_)(id|ids|key|hash|token|password|secret|uuid|sha|etag)$")
 _COUNTISH = re.compile(r"(^|_)(count|quantity|qty|seats|bags|baggages?|passengers|guests|nights|copies|tickets|items|units|number)(_|$)|s$")
 
@@ -743,7 +744,7 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
     # of 27", "the token with 48 expires in days" are not how a person names a thing
     usable = [f for f in fields if _sayable(rec.get(f)) and not (isinstance(rec.get(f), (int, float)) and not isinstance(rec.get(f), bool))
               and not (isinstance(rec.get(f), str) and "\n" in rec[f])  # a signature over two lines names no record
-              and not (isinstance(rec.get(f), str) and re.fullmatch(r"\d{1,2}:\d{2}(?::\d{2})?", rec[f]))]  # nor a bare "16:00" (review 31)
+              and not (isinstance(rec.get(f), str) and _TIME_OF_DAY.fullmatch(rec[f]))]  # nor a bare "16:00" (review 31)
     # "my order whose ship from country code is "PK"": a code the system keeps is no way a person names their record
     usable = [f for f in usable if not (re.search(r"(^|_)codes?$", norm(f)) and isinstance(rec.get(f), str) and len(rec[f]) <= 3)]
     # nor a setting the system keeps ("my service whose currency is CAD with the red color", review 33), nor a rule's
@@ -775,12 +776,12 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
             if not (_comparable(f) or all(isinstance(r.get(f), str) for r in records)) or norm(f).split("_")[0] in PREPOSITIONS:
                 continue  # ("the application with the earliest from date", review 35: a bound's name, no attribute)  # the cheapest, the newest: "the device with the lowest volume percent" picks nothing a person means (review 22)
             vals = [r.get(f) for r in records]
-            if all(isinstance(x, str) and re.fullmatch(r"\d{1,2}:\d{2}(?::\d{2})?", x) for x in vals) and any(
+            if all(isinstance(x, str) and _TIME_OF_DAY.fullmatch(x) for x in vals) and any(
                     len({r.get(g) for r in records}) > 1 and all(isinstance(r.get(g), str) and _DATE.match(r[g]) for r in records)
                     for g in fields if g != f):
                 continue  # "my earliest alarm" by its time of day while the alarms fall on several dates: the earliest time,
                 # or the first to ring? (review 68: two readings, one checked)
-            if norm(f) in ("date", "day") and any(g != f and all(isinstance(r.get(g), str) and re.fullmatch(r"\d{1,2}:\d{2}(?::\d{2})?", r[g])
+            if norm(f) in ("date", "day") and any(g != f and all(isinstance(r.get(g), str) and _TIME_OF_DAY.fullmatch(r[g])
                                                                 for r in records) for g in fields):
                 continue  # ... and by its date, said "my earliest alarm" too, beside a time of day: the same two readings
             ws = norm(f).split("_")
@@ -2314,7 +2315,7 @@ class _Sampler:
         if not isinstance(t, A.PrimType):
             return _NONE
         if isinstance(cur, str) and cur and rec and is_person_record(self.m.written_entity(tool, rec), list(rec)) and (
-                n in ("name", "full_name", "fullname", "display_name") or re.fullmatch(r"(first|last|given|family|sur)_?name|surname", n)):
+                _PERSON_NAME_PARAM.match(n) or _NAME_PART.match(n)):
             return _NONE  # "rename Shannon Washington to Juan Hunt": a person does not become another (review 70)
         if t.name == "bool":
             if _MUST_BE_TRUE.search(doc or ""):
@@ -3936,7 +3937,7 @@ def _scalar_items(name: str, v: Any):
         yield name, v
 
 
-_DONE_WORDS = frozenset({"completed", "complete", "done", "finished", "resolved", "checked"})
+_DONE_WORDS = frozenset(FINISHED_WORDS - {"closed"} | {"checked"})  # (a closed record is gone already: `record_gone`)
 
 
 def _done_flags(rec: dict) -> list[str]:

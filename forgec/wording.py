@@ -86,11 +86,17 @@ def _tool_pattern(tools: tuple[str, ...]) -> re.Pattern:
 _DOC_PATTERN = re.compile(r"\(pattern: (.+)\)\s*$")  # the docs' JSON-Schema pattern, kept in the description (frontends/schema.py)
 
 
+def pattern_text(doc: str) -> str | None:
+    """The JSON-Schema `pattern` a parameter's doc ends with, as written, or None."""
+    m = _DOC_PATTERN.search(doc or "")
+    return m.group(1) if m else None
+
+
 def doc_pattern(doc: str) -> Any:
     """The compiled JSON-Schema `pattern` a parameter's doc ends with, or None (none, or one no library reads).
     The pattern is ECMA-262 (`\\p{L}` included): the `regex` library reads it where Python's `re` cannot."""
-    m = _DOC_PATTERN.search(doc or "")
-    return _compiled(m.group(1)) if m else None
+    text = pattern_text(doc)
+    return _compiled(text) if text else None
 
 
 @functools.lru_cache(maxsize=4096)

@@ -53,7 +53,7 @@ from .schema import (
     strip_optional,
 )
 from .lifecycle import document_text
-from .schema import field_named, lines_field, named_for_another, no_change_desc, noun_pattern
+from .schema import TODAY_DEFAULT, field_named, lines_field, named_for_another, no_change_desc, noun_pattern
 
 STR = A.PrimType("str")
 ANY = A.PrimType("any")
@@ -287,10 +287,6 @@ def _read(s: Schema, v: ToolView, pmap):
     if doc is not None:
         return [A.Return(lit(doc))], STR
     return _computed(s, v, pmap)
-
-
-# a filter the docs say falls back to today when left out
-TODAY_DEFAULT = re.compile(r"\bdefaults?\s+(?:is\s+|to\s+)?(?:the\s+)?(?:current\s+(?:date|day)|today(?:'s date)?)\b", re.I)
 
 
 def _modifier(v: ToolView, wire: str) -> bool:

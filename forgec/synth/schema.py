@@ -30,7 +30,7 @@ from typing import Any
 from forgec import ir
 from forgec.english import DETERMINERS, ENGAGING_VERBS, PREPOSITIONS, act_noun, participle, verb_lemma, verb_of_noun, is_plural, lemmas, is_verb, plural, singular
 from forgec.stdlib.values import is_person
-from forgec.wording import CALL_SWITCHES, humanize
+from forgec.wording import CALL_SWITCHES, humanize, pattern_text
 from forgec.lang import ast as A
 
 from . import prose
@@ -118,8 +118,9 @@ def is_modifier(p: ir.Param) -> bool:
 _DETAIL_LEVELS = {"summary", "full", "minimal", "verbose", "compact", "brief", "keys_only", "ids_only"}
 _OUTPUT_FORMATS = {"markdown", "md", "json", "html", "text", "plain", "csv", "xml", "yaml", "concise", "detailed"}
 _PAGING = {"page", "offset", "cursor", "page_number", "page_token"}
-# a filter the docs say falls back to today ("If not provided, defaults to current date"): the env needs a clock
-_TODAY_DEFAULT = re.compile(r"\bdefaults?\s+(?:is\s+|to\s+)?(?:the\s+)?(?:current\s+(?:date|day)|today(?:'s date)?)\b", re.I)
+# a filter the docs say falls back to today ("If not provided, defaults to current date"): the env needs a clock, and
+# the filter reads today's records when left out (effects._filters)
+TODAY_DEFAULT = re.compile(r"\bdefaults?\s+(?:is\s+|to\s+)?(?:the\s+)?(?:current\s+(?:date|day)|today(?:'s date)?)\b", re.I)
 # a Django field lookup closing a query parameter's name (the filter syntax of Django REST framework APIs)
 _LOOKUP = re.compile(r"\w__(?:i?exact|i?contains|i?startswith|i?endswith|gte?|lte?|in|isnull|range|i?regex|year|month|day|date|id|id__in|id__all|id__none)$")
 _CURSOR_WORDS = {"after", "before", "skip", "top"}  # OData/Stripe cursors by name, but also plain words
@@ -1446,7 +1447,7 @@ def named_for_another(s: Schema, v: ToolView) -> str | None:
     named = _find([singular(w) for w in v.toks], want) is not None or len(want) > 1 and set(want) <= {singular(w) for w in v.toks}
     if v.kind == "delete" and not named:
         return " ".join(nouns)  # `delete_documents(collection_name, ids)` removes documents, never the collection
-    undo = next((t for t in v.toks if t.startswith("un") and len(t) > 4 and is_verb(t[2:]) and t[2:6] not in v.target.lower()), None)
+    undo = next((t for t in v.toks if (base := _undone(t)) and base[:4] not in v.target.lower()), None)
     if v.kind == "delete" and undo is not None:
         return f"a link the {undo} undoes"  # `stories_unassign_current_user`: the user leaves the story, which stays (review 69)
     if v.kind == "delete" and (part := _part_deleted(v, want, ent)):
@@ -2459,6 +2460,11 @@ def _status_enum(s: Schema, ename: str | None) -> tuple[str, ...] | None:
     return None
 
 
+def _undone(tok: str) -> str | None:
+    """The verb an un- word undoes (`untrash` -> "trash", `unassign` -> "assign"), or None."""
+    return tok[2:] if tok.startswith("un") and len(tok) > 4 and is_verb(tok[2:]) else None
+
+
 def _paired_flags(s: Schema) -> None:
     """A verb and its undoing on one record (`trash_message`/`untrash_message`, `protect_branch`/`unprotect_branch`,
     `resolve_comment`/`unresolve_comment`) say the record is in that state or not: a flag the first sets and the second
@@ -2467,7 +2473,7 @@ def _paired_flags(s: Schema) -> None:
     views = [v for v in s.views.values() if v.target in s.entities and v.key_param and not v.status_flag]
     for v in views:
         for i, w in enumerate(v.toks):
-            if not (w.startswith("un") and len(w) > 4 and is_verb(w[2:]) and w[2:] not in ("mark", "set", "do", "assign")):
+            if _undone(w) in (None, "mark", "set", "do", "assign"):
                 continue
             if v.verb and any(t == v.verb or verb_lemma(t) == v.verb for t in v.toks[:i]):
                 continue  # `bulk_mark_unread(mailbox)`: the word is the verb's object (the emails in it), not an act on the record
@@ -2611,7 +2617,7 @@ def _globals(s: Schema) -> None:
         t = v.tool
         text = (t.name + " " + (t.description or "")).lower()
         if v.kind in ("read", "action") and re.search(r"current[ _]time|\bnow\b|current[ _]date|what time", text) or (
-                v.kind in ("read", "search") and any(_TODAY_DEFAULT.search(p.description or "") for p in t.params)):
+                v.kind in ("read", "search") and any(TODAY_DEFAULT.search(p.description or "") for p in t.params)):
             s.globals.setdefault("now", Field("now", A.PrimType("str"), "the clock: time is a state value", A.Literal("2024-05-15T12:00:00")))
         if v.target is None and v.kind in ("read", "search") and not any(p.required for p in t.params):
             ret = t.returns
@@ -2625,11 +2631,16 @@ def _globals(s: Schema) -> None:
                 v.kind = "read"
 
 
+def _naming(s: Schema, ent: str) -> list[tuple[ToolView, str]]:
+    """(view, parameter) of every parameter that names a record of `ent`: a reference, or the key a tool acts on."""
+    named = [(v, pname) for v in s.views.values() for pname, e in v.refs.items() if e == ent]
+    return named + [(v, v.key_param) for v in s.views.values() if v.target == ent and v.key_param and v.key_param not in v.refs]
+
+
 def _numeric_refs(s: Schema, ent: str) -> bool:
     """Whether the params that name records of `ent` are all numbers (and there is one): a record the docs
     only ever address by `id: number` has whole-number keys, not "document_00913" (paperless)."""
-    named = [(v, pname) for v in s.views.values() for pname, e in v.refs.items() if e == ent]
-    named += [(v, v.key_param) for v in s.views.values() if v.target == ent and v.key_param and v.key_param not in v.refs]
+    named = _naming(s, ent)
     kinds = [_scalar_kind(p.type) for v, pname in named for p in [v.tool.param(pname)] if p is not None]
     if bool(kinds) and all(k in ("integer", "number") for k in kinds):
         return True
@@ -2645,8 +2656,7 @@ def _uuid_refs(s: Schema, ent: str) -> bool:
     """Whether the params that name records of `ent` say they take a UUID (by name, format or doc: Dependency-
     Track's `parent_project_uuid`, "The unique identifier (UUID) of the project") and none says another format:
     the agent is asked for a UUID, so the world's keys are UUIDs."""
-    named = [(v, pname) for v in s.views.values() for pname, e in v.refs.items() if e == ent]
-    named += [(v, v.key_param) for v in s.views.values() if v.target == ent and v.key_param and v.key_param not in v.refs]
+    named = _naming(s, ent)
     params = [p for v, pname in named for p in [v.tool.param(pname)] if p is not None and p.type.kind == "string"]
     says = [p for p in params if p.type.format == "uuid" or re.search(r"\b[ug]uid\b", f"{' '.join(tokens(p.name))} {p.description or ''}", re.I)]
     return bool(says) and not any(p.type.format and p.type.format != "uuid" for p in params)
@@ -2697,7 +2707,8 @@ def _finish_entities(s: Schema) -> None:
         e.fields = {e.key: Field(e.key, kt, doc)} | rest
 
 
-_PARAM_PATTERN = re.compile(r"\(pattern: (.+)\)\s*$")
+# an example a parameter's doc quotes, "e.g.," included (stdlib.values.doc_example reads "e.g. 'X'" only, and widening it
+# would change the world's other values)
 _PARAM_EXAMPLE = re.compile(r"""(?:e\.g\.,?|eg\.|example:?|such as)\s*[`'"]([^`'"\s]{2,40})[`'"]""", re.I)
 
 
@@ -2705,10 +2716,8 @@ def _key_shape(s: Schema, ent: str) -> str:
     """The one JSON-Schema pattern the parameters naming `ent` give its made-up key, with an example of theirs that fits
     it: `(e.g. 'PROJ') (pattern: ^[A-Z][A-Z0-9_]+$)`; "" when they give none or disagree. Every Jira tool passes a
     `project_key` so documented; the world's `project_75390` broke it (review 68)."""
-    named = [(v, pname) for v in s.views.values() for pname, en in v.refs.items() if en == ent]
-    named += [(v, v.key_param) for v in s.views.values() if v.target == ent and v.key_param and v.key_param not in v.refs]
-    params = [p for v, pname in named for p in [v.tool.param(pname)] if p is not None and p.type.kind == "string"]
-    pats = {m.group(1) for p in params if (m := _PARAM_PATTERN.search(p.description or ""))}
+    params = [p for v, pname in _naming(s, ent) for p in [v.tool.param(pname)] if p is not None and p.type.kind == "string"]
+    pats = {x for p in params if (x := pattern_text(p.description or ""))}
     if len(pats) != 1:
         return ""
     pat = pats.pop()
