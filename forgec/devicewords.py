@@ -15,13 +15,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from forgec.english import verb_base as _base
+from forgec.english import OPPOSITE, verb_base as _base
 
 # a verb and its opposite; either side may be the parameter's own word (unlock, armed, muted)
-_PAIRS = [("on", "off"), ("lock", "unlock"), ("enable", "disable"), ("activate", "deactivate"), ("open", "close"),
-          ("start", "stop"), ("arm", "disarm"), ("engage", "release"), ("mute", "unmute"), ("show", "hide"),
-          ("connect", "disconnect"), ("pause", "resume"), ("allow", "block"), ("subscribe", "unsubscribe")]
-_OPP = {a: b for a, b in _PAIRS} | {b: a for a, b in _PAIRS}
+_OPP = OPPOSITE
 
 
 def _stem(w: str) -> str:

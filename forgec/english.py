@@ -133,6 +133,13 @@ MOVING_VERBS = _words("move transfer copy fork clone migrate reassign")
 # with $25"), it is no request a person makes; the system gives at its discretion (τ-bench airline, issue 21)
 GRANTING_VERBS = _words("send give grant issue award gift compensate")
 ENGAGING_VERBS = _words("book reserve rent lease hire")
+# a verb and its opposite, the first the act that puts a thing in the state ("start"/"stop": started or not). Devices
+# say a bool argument with them (devicewords); two tools on one record with them keep one flag (synth.schema).
+OPPOSITE_VERBS = (("on", "off"), ("lock", "unlock"), ("enable", "disable"), ("activate", "deactivate"), ("open", "close"),
+                  ("start", "stop"), ("arm", "disarm"), ("engage", "release"), ("mute", "unmute"), ("show", "hide"),
+                  ("connect", "disconnect"), ("pause", "resume"), ("allow", "block"), ("subscribe", "unsubscribe"),
+                  ("attach", "detach"), ("join", "leave"), ("accept", "decline"))
+OPPOSITE = {a: b for a, b in OPPOSITE_VERBS} | {b: a for a, b in OPPOSITE_VERBS}
 
 
 def act_noun(verb: str) -> str | None:

@@ -149,6 +149,21 @@ _QUOTED = re.compile(r"[`'\"]([^`'\"\n]{1,40})[`'\"]")
 _CLAUSE_VALUE = re.compile(r"(?:^\s*|[,;]\s*)[`'\"]([^`'\"\n\s]{1,30})[`'\"](?=\s)")
 
 
+_CODE_PAIR = re.compile(r"(?<![\w.])(-?\d+)\s*(?:=|:|-|means|for)\s*([A-Za-z][A-Za-z ]{0,30}?)(?=\s*[,;.()]|\s+or\b|\s*$)")
+
+
+def code_labels(doc: str) -> dict[int, str]:
+    """{code: label} of a number the docs give as a list of codes ("Matching algorithm: 0=None, 1=Any word, 2=All
+    words"): the user says the label ("Any word"), as the product shows it; at least two pairs, each code once."""
+    pairs = _CODE_PAIR.findall(doc or "")
+    out = {int(c): lab.strip() for c, lab in pairs}
+    return out if len(pairs) >= 2 and len(out) == len(pairs) else {}
+
+
+# a short code and what it stands for, two or more in a series: "u for user entity, g for group entity"
+_FOR_CODES = re.compile(r"(?:^|(?<=[\s,;:]))([a-z]{1,3})\s+for\s+[A-Za-z][\w ]{0,30}?(?=\s*(?:[,;.]|$|\bor\b|\band\b))")
+
+
 def documented_values(doc: str, names: frozenset = frozenset()) -> list[str]:
     """The values a parameter's or field's doc lists for it ("one of 'celsius', 'fahrenheit'";
     "either `asc` or `desc`"); [] when the doc lists none, or when what it lists are `names` of
@@ -169,7 +184,7 @@ def documented_examples(doc: str) -> tuple[str, ...]:
         found = _QUOTED.findall(m.group(1))
     elif (b := _BARE_EXAMPLES.search(doc or "")):
         found = [v.rstrip(".") for v in re.split(r",?\s+or\s+|,\s*", b.group(1)) if v.rstrip(".") not in ("", "etc")]  # "(e.g., valkey, pg, mysql, etc.)"
-    elif (b := _ETC_EXAMPLES.search(doc or "")):
+    elif (b := _ETC_EXAMPLES.search(doc or "")) and not _NAMES_FIELDS.search(doc[:b.start()]):
         found = [v for v in re.split(r",\s*", b.group(1)) if v]  # "Genre (fiction, non-fiction, sci-fi, fantasy, etc.)"
     else:
         return ()
@@ -185,8 +200,11 @@ _BARE_EXAMPLES = re.compile(r"\b(?:e\.g\.?|eg\.|for example|such as)[:,]?\s+"
                             rf"({_BARE_TOKEN}(?:(?:,\s*|,?\s+or\s+){_BARE_TOKEN})+)(?:,?\s*etc\.?)?\s*(?:$|[);]|\.(?:\s|$))")
 
 
-# a parenthesized list closed by "etc." with no lead: examples of an open set ("Language code (uk, en, ru, etc.)")
-_ETC_EXAMPLES = re.compile(rf"\(\s*({_BARE_TOKEN}(?:,\s*{_BARE_TOKEN})+),?\s*etc\.?\s*\)")
+# a parenthesized list closed by "etc." with no lead: examples of an open set ("Language code (uk, en, ru, etc.)");
+# "that is" before it is no value ("(i.e., System.History, AcceptanceCriteria, etc.)")
+_ETC_EXAMPLES = re.compile(rf"\(\s*(?:i\.e\.,?\s*)?({_BARE_TOKEN}(?:,\s*{_BARE_TOKEN})+),?\s*etc\.?\s*\)")
+# a list after "fields" names other fields, not this one's values ("Multi-line text fields (i.e., System.History, ...)")
+_NAMES_FIELDS = re.compile(r"\b(?:fields?|parameters?|properties|attributes?|columns?)\s*$", re.I)
 
 
 # a bare list of three or more lower-case values after a lead ("Filter: draft, pending, confirmed,
@@ -217,6 +235,8 @@ def _listed(doc: str, names: frozenset) -> tuple[str, ...]:
             return ()  # "Genre (fiction, sci-fi, fantasy, etc.)": examples of an open set, no list of allowed values
         if len(vals) >= 3 and len(set(vals)) == len(vals) and not any(v in names for v in vals) and all(v == v.lower() for v in vals):
             return tuple(vals)
+    if not m and len(short := _FOR_CODES.findall(doc)) >= 2 and len(set(short)) == len(short) and not any(v in names for v in short):
+        return tuple(short)  # "the entity's type, u for user entity, g for group entity" (Harbor): "u" or "g", never "custom"
     if not m:
         # "'auto' (default) attaches a PDF, 'linked_url' bookmarks it, 'none' skips": values opening its clauses
         clauses = _CLAUSE_VALUE.findall(doc)

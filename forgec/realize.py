@@ -339,6 +339,14 @@ def sentence_clause(sentence: str) -> Clause | None:
         words.pop()
     if not 2 <= len(words) <= _MAX_WORDS or any(re.search(r"[_`(){}\[\]<>=/\\|]", w) for w in words):
         return None
+    for k in range(2, len(words) - 1):  # "Delete project by projectID": how the API finds the record, not the ask
+        if words[k].lower() == "by" and re.fullmatch(r"(?:(?:its|the|a|an)\s)?\w*(?:id|ID|Id|ids|IDs|uuid|UUID|key|identifier|slug)",
+                                                      " ".join(words[k + 1:k + 3]) if words[k + 1].lower() in ("its", "the", "a", "an") else words[k + 1]) \
+                and k + (3 if words[k + 1].lower() in ("its", "the", "a", "an") else 2) == len(words):
+            words = words[:k]
+            break
+    if re.fullmatch(r"[a-z]+'s", words[1]):
+        return None  # "Update user's profile": the docs' shorthand, no article; "update user's profile for my user" (review 71)
     if verb in WIRE_VERBS and words[0].lower() == verb:
         verb, words = "update", ["update"] + words[1:]  # "Patch a label": the HTTP method's name, a person says "update"
     return Clause(verb, " ".join(words), sentence)

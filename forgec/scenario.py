@@ -42,7 +42,7 @@ from typing import Any
 
 from forgec.english import CLOSED_CLASS, DESTINATION_PARAM, MOVING_VERBS, SUBSET_WORDS, is_ending_state, is_plural, language_name, participle, plural, singular
 from forgec.english import GRANTING_VERBS, PREPOSITIONS, lemmas, verb_lemma
-from forgec.stdlib.values import FINISHED_WORDS, MINOR_UNITS_DOC, ORG_WORDS, SET_UP
+from forgec.stdlib.values import FINISHED_WORDS, MINOR_UNITS_DOC, ORG_WORDS, RANKS, SET_UP
 from forgec.english import with_article as _a
 from forgec.graph import ToolGraph, prim_class, record_fields, strip_optional
 from forgec.lang import ast as A
@@ -57,7 +57,7 @@ from forgec.synth.schema import INFERRED_STATUS_DOC, MUST_BE_TRUE as _MUST_BE_TR
 from forgec.reasons import ask_why, reason_for, record_traits, said_hints, world_traits
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
 from forgec.wording import CALL_SWITCHES, CONFIRM_SWITCHES, PREVIEW_SWITCHES, doc_pattern, fits_doc_format, format_url_choices, humanize, lookup_field, names_tool, norm, say, split_name
-from forgec.gate import Gate, Lifecycle, candidate_of, dictates_an_id, documented_examples, is_dictated_chain, is_default_record
+from forgec.gate import Gate, Lifecycle, candidate_of, code_labels, dictates_an_id, documented_examples, is_dictated_chain, is_default_record
 from forgec.devicewords import control_phrase, fold_said, unit_of
 from forgec.lower import flatten_facts, said_in
 
@@ -396,6 +396,10 @@ class _Model:
                 continue  # a ticket's `article_subject` is its article's, not what the ticket is called (review 21)
             if isinstance(t, A.PrimType) and re.search(r"(^|_)(type|kind)$", norm(f.name)) and not documented_values(f.doc or ""):
                 continue  # a `type` the docs never enumerate holds a made-up "custom"/"standard": nobody's name for it (review 31)
+            if isinstance(t, A.PrimType) and re.search(r"(^|_)categor(y|ies)$", norm(f.name)) and not documented_values(f.doc or "") \
+                    and not any(re.search(r"(^|_)(price|cost|amount)$", norm(x.name)) for x in e.fields):
+                continue  # a shop's goods have categories anyone names ("electronics"); a password item's made-up "grocery"
+                # is no 1Password category (review 71)
             present = [r[f.name] for r in (self.ents.get(ent) or {}).values() if r.get(f.name) is not None]
             if isinstance(t, A.PrimType) and t.name == "str" and topic_filler(f.name, present, ent):
                 continue  # a string of unknown meaning filled with topic phrases: nothing a person names or asks
@@ -1045,7 +1049,7 @@ def _own_name(f: str) -> bool:
     """Whether field `f` is what its record is called (`name`, `title`, `displayName`), not a name it
     holds of something else (`author_name`, `new_name`, `embedding_function_name`)."""
     n = norm(f)
-    return n in ("name", "title", "subject", "label") or re.fullmatch(r"(display|full|file|first|last|short|nick|friendly)_?name", n) is not None
+    return n in ("name", "title", "subject", "label") or re.fullmatch(r"(display|full|file|first|last|short|nick|friendly|entity|object|resource|record)_?name", n) is not None
 
 
 def qualifier(f: str, v: Any) -> str:
@@ -1108,17 +1112,6 @@ def money(v: Any, name: str | None = None) -> str:
 # the money fields and parameters of the env being sampled whose docs give them in minor units -> the symbol to say
 _MINOR_UNITS: contextvars.ContextVar[dict[str, str]] = contextvars.ContextVar("forgec_minor_units", default={})
 _MINOR_DOC = MINOR_UNITS_DOC  # one pattern for the world's amounts and the task's (stdlib.values)
-
-
-_CODE_PAIR = re.compile(r"(?<![\w.])(-?\d+)\s*(?:=|:|-|means)\s*([A-Za-z][A-Za-z ]{0,30}?)(?=\s*[,;.()]|\s+or\b|\s*$)")
-
-
-def code_labels(doc: str) -> dict[int, str]:
-    """{code: label} of a number the docs give as a list of codes ("Matching algorithm: 0=None, 1=Any word, 2=All
-    words"): the user says the label ("Any word"), as the product shows it; at least two pairs, each code once."""
-    pairs = _CODE_PAIR.findall(doc or "")
-    out = {int(c): lab.strip() for c, lab in pairs}
-    return out if len(pairs) >= 2 and len(out) == len(pairs) else {}
 
 
 def coded_numbers(env: A.EnvDecl) -> dict[str, dict[int, str]]:
@@ -1344,6 +1337,7 @@ _MEMBERSHIP = re.compile(r"\b(?:add|remove|link|unlink|invite|kick|assign|unassi
 _PERSON_KEY = re.compile(r"(^|_)(name|firstname|lastname|surname|email|e_?mail|login|username|handle)$")
 _PERSON_NAME_PARAM = re.compile(r"^(first|last|given|family|full|display)?_?name$|^(first|last|sur)name$")
 _NAME_PART = re.compile(r"^(first|last|given|family|sur)_?name$")
+_LOGIN_NAME = re.compile(r"^(user_?name|login|handle|real_?name|full_?name)$")
 
 
 _CONTAINERS = {"workspace", "project", "board", "folder", "team", "space", "channel", "section", "calendar", "repository",
@@ -2048,6 +2042,11 @@ class _Sampler:
                 # a new record's body holds what it is called: "create a service with a price of $100" and no name
                 # is no request (review 26); its name (a person's first and last) is asked first, never left out
                 naming = {f.name for f in fields if depth == 0 and m.kinds.get(tool.name) == "create" and _names_record(f)}
+                made = m.written_entity(tool, None) or _tool_noun(tool.name)
+                if not naming and depth == 0 and m.kinds.get(tool.name) == "create" and (is_person(made) or m.is_person(made)):
+                    # a new user is made with their login: "create a local user saying "Moved to the new office in March."",
+                    # with only a comment, is no user (review 71: Harbor's `createUser(body: {username, ..., comment})`)
+                    naming = {f.name for f in fields if prim_class(strip_optional(f.type)) == "str" and _LOGIN_NAME.search(norm(f.name))}
                 needed = {f.name for f in fields if f.default is None} & m.required_by_record(tool) if depth == 0 else set()
                 if rec_ent and depth <= 1:  # a batch item's id naming the record acted on is always sent; its
                     # other way of naming it ("Name of the project to update") is never a new value
@@ -2056,10 +2055,12 @@ class _Sampler:
                 own = m.user is not None and sc.ukey is not None and (  # the asker's own account is the record updated
                     rec_ent == m.user and isinstance(rec, dict) and str(rec.get(m.decl[m.user].key)) == str(sc.ukey)
                     or rec_ent is None and m.kinds.get(tool.name) == "update" and any(m.key_entity(q.name, q.type) == m.user for q in tool.params))
-                for f in sorted(fields, key=lambda f: (f.name not in naming, f.name not in needed)):
+                for f in sorted(fields, key=lambda f: (f.name not in naming, bool(re.search(r"user_?name|login|handle|email", norm(f.name))), f.name not in needed)):
                     optional = (f.default is not None or isinstance(f.type, A.OptionalType)) and f.name not in needed
                     if optional and f.name not in naming and sc.rng.random() < 0.6:
                         continue
+                    if optional and naming and re.search(r"(^|_)(description|summary|comment)$", norm(f.name)):
+                        continue  # a named record's description is an extra: made up, it is filler (review 71)
                     if optional and not _one_more_optional(f.type, n_opt, f.name):
                         continue  # inside a request body too: one or two things asked for, no switches ("is default on")
                     if optional and record_fields(m.env, strip_optional(f.type)) is not None:
@@ -2341,7 +2342,8 @@ class _Sampler:
             return _NONE  # "set its state to 2": a code whose meaning the docs never give is nothing a person asks for (review 34)
         if t.name == "int":
             if isinstance(cur, int) and not isinstance(cur, bool) and cur < 5:
-                opts = [v for v in (cur + 1, cur + 2, cur - 1) if max(lo, 0) <= v <= min(hi, 5)]
+                top = 4 if set(n.split("_")) & RANKS else 5  # "set its priority to 5" on a 1-4 scale (review 71)
+                opts = [v for v in (cur + 1, cur + 2, cur - 1) if max(lo, 0) <= v <= min(hi, top)]
             elif isinstance(cur, int) and not isinstance(cur, bool):
                 opts = [v for v in range(int(max(lo, 1)), int(min(hi, 3)) + 1) if v != cur]
             else:
@@ -2395,6 +2397,17 @@ class _Sampler:
                                 for r in coll.values() if isinstance(r, dict) and isinstance(r.get("email"), str) and "@" in r["email"]} - {cur})
                 if known:
                     return rng.choice(known)
+            if not rec and self.m.kinds.get(tool.name) == "create" and re.search(r"(^|_)(user_?name|login|handle)$|email", n):
+                # a new person's login and address are made of the name they were just given ("username rachel_cook15,
+                # realname "Emily Bridges" and email me.home@post.net" was three people, review 71)
+                given = {**(getattr(self, "_said_now", None) or {}), **(getattr(self, "_siblings", None) or {})}
+                whole = next((v for k, v in given.items() if isinstance(v, str) and re.fullmatch(r"(full|real|display)?_?name", norm(k))), None) \
+                    or _person_name({k: v for k, v in given.items() if _NAME_PART.match(norm(k)) and isinstance(v, str)})
+                if whole and re.fullmatch(r"[A-Za-z'-]+(?: [A-Za-z'-]+)+", whole):
+                    stem = re.sub(r"[^a-z. ]", "", whole.lower())
+                    if "email" in n:
+                        return f"{stem.replace(' ', '.')}@{rng.choice(['mail.com', 'inbox.org', 'post.net'])}"
+                    return f"{stem.replace(' ', rng.choice(['.', '_']))}{rng.randint(1, 99)}"
             me = None  # the requester's own record, when this value is theirs to change
             if re.search(r"(^|_)(user_?name|login|handle)$", n) and self.m.user:
                 if rec and str(rec.get(self.m.decl[self.m.user].key)) == str(sc.ukey):
@@ -2406,6 +2419,10 @@ class _Sampler:
                 full = _person_name({k: me[k] for k in ("first_name", "firstName", "firstname", "last_name", "lastName", "lastname", "name") if isinstance(me.get(k), str)})
                 if full and re.fullmatch(r"[A-Za-z]+(?: [A-Za-z]+)+", full):  # my own new handle is made of my name, not a stranger's
                     return f"{full.lower().replace(' ', rng.choice(['.', '_', '']))}{rng.randint(1, 99)}"
+            elif re.search(r"(^|_)(user_?name|login|handle)$", n) and not rec and self.m.kinds.get(tool.name) == "create":
+                full = said_value("full_name", "", rng) or ""  # a new account's login, made of a person's name (review 71)
+                if re.fullmatch(r"[A-Za-z]+(?: [A-Za-z]+)+", full):
+                    return f"{full.lower().replace(' ', rng.choice(['.', '_']))}{rng.randint(1, 99)}"
             if "email" in n:
                 u = (self.m.ents.get(self.m.user) or {}).get(sc.ukey or "", {}) if self.m.user else {}
                 parts = ("first_name", "firstName", "firstname", "last_name", "lastName", "lastname")  # Zammad's `firstname` too
@@ -2417,6 +2434,14 @@ class _Sampler:
                 if not u and (site := _site_of(rec)) and norm(self.m.written_entity(tool, rec) or "").split("_")[-1] in ORG_WORDS:
                     return f"{rng.choice(['contact', 'info', 'hello'])}@{site}.com"  # a company's address is at its own name (review 43)
                 who = (str(u.get("name") or u.get("first_name") or "me")).lower().replace(" ", ".")  # the person whose email it is
+                mine = bool(self.m.user) and self.m.written_entity(tool, rec) == self.m.user \
+                    and str((rec or {}).get(self.m.decl[self.m.user].key)) == str(sc.ukey)
+                if who == "me" and rec and not mine and is_person(self.m.written_entity(tool, rec)):
+                    # another user's new address is theirs, not "me.work@mail.com" (review 71): by their login, or none
+                    login = next((str(rec[k]) for k in rec if re.search(r"(^|_)(user_?name|login|handle)$", norm(k)) and isinstance(rec[k], str)), "")
+                    who = ".".join(re.findall(r"[a-z]+", login.lower())[:2])
+                    if not who:
+                        return _NONE
                 return f"{who}.{rng.choice(['home', 'work', 'new'])}@{rng.choice(['mail.com', 'inbox.org', 'post.net'])}"
             if re.search(r"(^|_)(website|web_site|homepage|home_page|site_url)$", n) and (site := _site_of(rec)):
                 return f"https://www.{site}.com"  # a company's new website is at its own name, not Faker's "brown.com/way-what-wear"
@@ -2601,6 +2626,9 @@ class _Sampler:
         # "send an email" with none of them is no request (review 15: an email with no recipient, subject or body)
         making = m.kinds.get(tool) == "create" or _doc_verb(t.doc) in ("send", "create", "post", "compose", "draft", "add", "write", "reply")
         self._wanted = {p.name for p in optional if making and _CONTENT_PARAM.search(norm(p.name))}
+        if any(_own_name(p.name) for p in t.params):  # a named record's description is an extra, not what it is made of: "a
+            # preheat policy called X with description "Updated the team offsite with the latest numbers."" (review 71)
+            self._wanted = {w for w in self._wanted if not re.search(r"(^|_)(description|summary)$", norm(w))}
         made_ent = m.returned_entity(t) or _tool_noun(tool)
         if making and target is None and (is_person(made_ent) or m.is_person(made_ent)):
             # a new user or contact is made with their name (review 21: "create a new user with mobile ... and login ...")
@@ -2616,7 +2644,9 @@ class _Sampler:
         # and the request gives it no default for is asked for (a `baggage_count = 0` already has its value)
         self._wanted |= needed
         optional = [p for p in optional if p.name not in needed]
-        order.sort(key=lambda p: (p in optional, p.name not in self._wanted, not _own_name(p.name)))  # a new name before what is said about it
+        # a new name before what is said about it; a message's recipient before its subject and body, which two
+        # optional values may fill: "send an email about X saying Y" to nobody (review 71)
+        order.sort(key=lambda p: (p in optional, p.name not in self._wanted, not _RECIPIENTS.search(norm(p.name)), not _own_name(p.name)))
         person_made = making and (is_person(made_ent) or m.is_person(made_ent))
 
         def whole_or_parts(name: str, given: dict) -> bool:
@@ -3299,9 +3329,9 @@ class _Sampler:
                 own = None if pat.search(c) else _possessive_pattern(ent_noun).search(c)
                 if own:  # "add a note to an incident's timeline" -> "... to the timeline of my incident called X"
                     c = c[:own.start()] + f"the {own.group(2)} of \x00" + c[own.end():]
-                elif pat.search(c):
+                elif pat.search(c) and not _modifies_next(c[pat.search(c).end():]):
                     c = _put_record(c, pat.search(c), 0, "\x00")  # held apart: a described noun inside it stays
-                elif (bare := _bare_object(ent_noun).search(c)) is not None:
+                elif (bare := _bare_object(ent_noun).search(c)) is not None and not _modifies_next(c[bare.end():]):
                     c = _put_record(c, bare, 1, "\x00")  # "delete incomplete tasks" -> "delete my task called X"
                 elif (own_word := re.fullmatch(r"(\w+) (?:a|an|the) ([a-z]+)", c)) and re.search(rf"\b{re.escape(ent_noun)}\b", twords) \
                         and not is_plural(own_word.group(2)) and not (
@@ -3324,7 +3354,7 @@ class _Sampler:
                     plain.append("inside " + words.replace("my ", "my ", 1))
                     continue
                 pat = _noun_pattern(noun, 2, True)
-                if pat.search(c):
+                if (pm := pat.search(c)) and not _modifies_next(c[pm.end():]):
                     c = pat.sub(lambda _m: words, c, count=1)
                     described.remove((_, noun, words))
             c = c.replace("\x00", twords)
@@ -4303,6 +4333,15 @@ def _put_record(c: str, m: re.Match, group: int, words: str) -> str:
         # whole ("the configuration of my website called X"), not "my website called X configuration" (review 42)
         return c[:m.start(group)] + "the " + head.group(1) + " of " + words + c[m.end(group) + head.end():]
     return c[:m.start(group)] + words + c[m.end(group):]
+
+
+def _modifies_next(rest: str) -> bool:
+    """Whether the noun before `rest` modifies the next one ("create project webhook policy": the project's
+    policy, not the project): then the user's record is not put in its place ("create my oldest project webhook
+    policy", review 71)."""
+    m = re.match(r"\s+([a-z]+)\b", rest)
+    w = m.group(1) if m else ""
+    return bool(w) and w not in CLOSED_CLASS and ("NOUN" in lemmas(w) or not lemmas(w)) and not is_verb(w)  # "webhook": no lexicon word
 
 
 def _bare_object(noun: str) -> re.Pattern:

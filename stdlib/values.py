@@ -36,7 +36,7 @@ from .graph_state import graph_world, kv_world
 
 from .tree_state import fill_trees
 from .sql_state import fill_sql
-from forgec.gate import documented_bounds, documented_examples, documented_values as listed
+from forgec.gate import code_labels, documented_bounds, documented_examples, documented_values as listed
 
 CITIES = (
     ("Austin", "TX", "78701"), ("Denver", "CO", "80202"), ("Seattle", "WA", "98101"), ("Boston", "MA", "02108"),
@@ -554,6 +554,8 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
     if t in ("int", "float") and _epoch(field_name, doc):  # "POSIX timestamp for when the mute should end"
         secs = int(_dt.datetime(c.base.year, c.base.month, c.base.day, tzinfo=_dt.timezone.utc).timestamp()) + rng.randint(-60, 60) * 86400 + rng.randint(0, 86399)
         return secs if t == "int" else float(secs)
+    if t in ("int", "float") and (codes := code_labels(doc)):  # "The role id 1 for projectAdmin, 2 for developer": a code
+        return rng.choice(sorted(codes)) if t == "int" else float(rng.choice(sorted(codes)))  # the docs give, never 6048
     if t == "int":
         return _in_bounds(_int_for(field_name, c, doc), doc, rng)
     if t == "float":
@@ -670,6 +672,10 @@ def _singular(name: str) -> str:
     return respell(name, singular(name))
 
 
+# a rank on a short scale whose top the docs rarely give: 1-4 (Azure DevOps, Todoist), never 5 or 50
+RANKS = frozenset({"priority", "level", "severity"})
+
+
 _RANGE_RE = re.compile(r"(?:\(|between |from |range )\s*(-?\d+)\s*(?:-|–|to|and|\.\.)\s*(-?\d+)", re.I)
 
 
@@ -708,7 +714,7 @@ def _int_known(name: str, c: _Ctx, doc: str = "") -> int | None:
     m = _RANGE_RE.search(doc or "")
     if m and int(m.group(1)) < int(m.group(2)):  # "priority (1-4)", "between 1 and 5"
         return rng.randint(int(m.group(1)), int(m.group(2)))
-    if w & {"priority", "level", "severity"}:
+    if w & RANKS:
         return rng.randint(1, 4)
     if counts(name, doc):
         return rng.randint(1, 5)  # "The number of bedrooms desired": a few, never 51940

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forgec import ir
-from forgec.english import DETERMINERS, ENGAGING_VERBS, PREPOSITIONS, act_noun, participle, verb_lemma, verb_of_noun, is_plural, lemmas, is_verb, plural, singular
+from forgec.english import DETERMINERS, ENGAGING_VERBS, OPPOSITE_VERBS, PREPOSITIONS, act_noun, participle, verb_lemma, verb_of_noun, is_plural, lemmas, is_verb, plural, singular
 from forgec.stdlib.values import is_person
 from forgec.wording import CALL_SWITCHES, humanize, pattern_text
 from forgec.lang import ast as A
@@ -2467,23 +2467,32 @@ def _undone(tok: str) -> str | None:
 
 def _paired_flags(s: Schema) -> None:
     """A verb and its undoing on one record (`trash_message`/`untrash_message`, `protect_branch`/`unprotect_branch`,
-    `resolve_comment`/`unresolve_comment`) say the record is in that state or not: a flag the first sets and the second
+    `resolve_comment`/`unresolve_comment`; or its opposite: `postgres_start`/`postgres_stop`) say the record is in that state or not: a flag the first sets and the second
     clears, the record's own bool where the docs give one (`status_flag`), else one named by the participle
     (`trashed`). Both calls were only logged; a made-up `status` the undoing verb could not undo is not made."""
     views = [v for v in s.views.values() if v.target in s.entities and v.key_param and not v.status_flag]
     for v in views:
         for i, w in enumerate(v.toks):
-            if _undone(w) in (None, "mark", "set", "do", "assign"):
+            base = _undone(w) or next((a for a, b in OPPOSITE_VERBS if b == w), None)
+            if base in (None, "mark", "set", "do", "assign"):
                 continue
             if v.verb and any(t == v.verb or verb_lemma(t) == v.verb for t in v.toks[:i]):
                 continue  # `bulk_mark_unread(mailbox)`: the word is the verb's object (the emails in it), not an act on the record
-            base, rest = w[2:], v.toks[:i] + v.toks[i + 1:]
+            rest = v.toks[:i] + v.toks[i + 1:]
             o = next((x for x in views if x is not v and x.target == v.target and base in x.toks
                       and [t for t in x.toks if t != base] == rest), None)
             if o is None:
                 continue
             e = s.entities[v.target]
-            word = participle(base)
+            own = set(tokens(e.name)) | {singular(t) for t in tokens(e.name)}
+            if base != _undone(w) and any(is_plural(t) and t not in own for t in rest):
+                continue  # `enable_backups_droplet`: the verb acts on the backups, not on the droplet
+            if base == "on":  # `power_on_droplet`/`power_off_droplet`: "powered on"
+                if i == 0 or not is_verb(v.toks[i - 1]):
+                    continue
+                word = f"{participle(v.toks[i - 1])} on"
+            else:
+                word = participle(base)
             if "status" in e.fields or any(x.status_post not in (None, word) for x in (v, o)):
                 break  # a documented status (or another state the verbs name) holds it already
             flag = status_flag(e, word) or ident(word)

@@ -1,0 +1,151 @@
+"""Rules found while measuring the broad corpus after review 70 (each against hand-built docs, not the corpus)."""
+
+from __future__ import annotations
+
+from conftest import mcp_tool
+from test_review68_rules import _synth
+
+from forgec.lang import ast as A
+
+
+def _sets(t):
+    return [(st.target.name, st.value.value) for st in t.body if isinstance(st, A.Set) and isinstance(st.target, A.Attr)]
+
+
+def test_a_verb_and_its_opposite_keep_one_flag(tmp_path):
+    """DigitalOcean's `power_on_droplet`/`power_off_droplet`, Dokploy's `mysql_start`/`mysql_stop`, Microsoft 365's
+    `accept_calendar_event`/`decline_calendar_event`: both calls were only logged. An opposite verb says the record is
+    in the first's state or not, like an un- verb; `enable_backups_droplet` acts on the backups, so it sets no
+    `enabled` flag on the droplet."""
+    did = {"id": {"type": "integer", "description": "ID of the droplet"}}
+    tools = _synth(tmp_path, [
+        mcp_tool("list_droplets", "List all droplets.", {}),
+        mcp_tool("get_droplet", "Get a droplet by its ID.", did, ["id"]),
+        mcp_tool("power_on_droplet", "Power on a droplet.", did, ["id"]),
+        mcp_tool("power_off_droplet", "Power off a droplet.", did, ["id"]),
+        mcp_tool("start_droplet_console", "Start a droplet.", did, ["id"]),
+        mcp_tool("enable_backups_droplet", "Enable backups on a droplet.", did, ["id"]),
+        mcp_tool("disable_backups_droplet", "Disable backups on a droplet.", did, ["id"]),
+    ])
+    assert _sets(tools["power_on_droplet"]) == [("powered_on", True)]
+    assert _sets(tools["power_off_droplet"]) == [("powered_on", False)]
+    assert any(isinstance(st, A.Require) for st in tools["power_off_droplet"].body)  # refused where it changes nothing
+    assert ("enabled", True) not in _sets(tools["enable_backups_droplet"])
+    assert ("enabled", False) not in _sets(tools["disable_backups_droplet"])
+
+
+def test_start_and_stop_one_record(tmp_path):
+    aid = {"applicationId": {"type": "string", "description": "The ID of the application."}}
+    tools = _synth(tmp_path, [
+        mcp_tool("application_one", "Get an application by its ID.", aid, ["applicationId"]),
+        mcp_tool("application_create", "Create an application.", {"name": {"type": "string", "description": "Name"}}, ["name"]),
+        mcp_tool("application_start", "Starts an application.", aid, ["applicationId"]),
+        mcp_tool("application_stop", "Stops an application.", aid, ["applicationId"]),
+    ])
+    assert _sets(tools["application_start"]) == [("started", True)]
+    assert _sets(tools["application_stop"]) == [("started", False)]
+
+
+
+def test_a_that_is_list_after_fields_names_no_values():
+    """Azure DevOps' description: "Multi-line text fields (i.e., System.History, AcceptanceCriteria, etc.) must use HTML
+    format": a task set a description to "i.e." and the world held "AcceptanceCriteria" (review 71). A list after
+    "fields" names other fields; "i.e." is no value."""
+    from forgec.gate import documented_examples
+
+    assert documented_examples("Work item description in HTML format. Multi-line text fields (i.e., System.History, "
+                               "AcceptanceCriteria, etc.) must use HTML format.") == ()
+    assert documented_examples("Genre (i.e., fiction, fantasy, etc.)") == ("fiction", "fantasy")
+    assert documented_examples("Language code (uk, en, ru, etc.)") == ("uk", "en", "ru")
+
+
+def test_codes_said_with_for_are_the_values():
+    """Harbor: "the entity's type, u for user entity, g for group entity"; "The role id 1 for projectAdmin, 2 for
+    developer, 3 for guest, 4 for maintainer": the world held "custom" and 6048 (review 71)."""
+    import random
+
+    from forgec.gate import code_labels, documented_values
+    from forgec.stdlib.values import generate_value
+
+    assert documented_values("the entity's type, u for user entity, g for group entity.") == ["u", "g"]
+    assert documented_values("Search for items, look for tags.") == []
+    doc = "The role id 1 for projectAdmin, 2 for developer, 3 for guest, 4 for maintainer"
+    assert code_labels(doc) == {1: "projectAdmin", 2: "developer", 3: "guest", 4: "maintainer"}
+    rng = random.Random(0)
+    assert {generate_value({"type": "int"}, "role_id", rng, doc=doc) for _ in range(30)} <= {1, 2, 3, 4}
+
+
+def test_the_docs_shorthand_and_addressing_are_no_request():
+    """"Update user's profile" read "update user's profile for my most recent user"; "Delete project by projectID" read
+    "delete my project by projectID" (review 71)."""
+    from forgec.realize import clause
+
+    assert clause("Update user's profile.") is None
+    assert clause("Update the user's profile.").text == "update the user's profile"
+    assert clause("Delete project by projectID.").text == "delete project"
+    assert clause("Get a user by its ID.").text == "get a user"
+
+
+def test_a_noun_that_modifies_the_next_is_not_the_record():
+    """"Create project webhook policy" with the project named: "create my oldest project webhook policy called X"
+    (review 71); the project's place is after the policy."""
+    from forgec.scenario import _modifies_next
+
+    assert _modifies_next(" webhook policy called X")
+    assert _modifies_next(" policy")
+    assert not _modifies_next(" called X")
+    assert not _modifies_next(" in my project")
+    assert not _modifies_next("")
+
+
+def _tasks(tmp_path, tools, n=40):
+    import json
+
+    from conftest import compile_doc
+
+    out = compile_doc(tmp_path, "app", "tools_list.json", {"tools": tools}, n)
+    return [json.loads(x) for f in out.glob("tasks/*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+
+
+def test_a_message_is_sent_to_someone(tmp_path):
+    """Gmail's `send_message(to?, subject?, body?, ...)`: two optional values filled the subject and body and the
+    message went to nobody (review 71). The recipient is asked for first."""
+    mid = {"id": {"type": "string", "description": "The ID of the message"}}
+    tasks = _tasks(tmp_path, [
+        mcp_tool("list_messages", "List the messages in the mailbox.", {}),
+        mcp_tool("delete_message", "Delete a message.", mid, ["id"]),
+        mcp_tool("send_message", "Send an email message to specified recipients.", {
+            "to": {"type": "array", "items": {"type": "string"}, "description": "List of recipient email addresses"},
+            "cc": {"type": "array", "items": {"type": "string"}, "description": "List of CC recipient email addresses"},
+            "subject": {"type": "string", "description": "The subject of the email"},
+            "body": {"type": "string", "description": "The body of the email"}}),
+    ], n=40)
+    sends = [c for t in tasks for c in t["gold_calls"] if c["tool"] == "send_message"]
+    assert sends
+    assert all(c["arguments"].get("to") for c in sends), [c["arguments"] for c in sends]
+
+
+def test_a_new_user_has_a_login_and_another_users_email_is_not_mine(tmp_path):
+    """Harbor's `createUser(body: {username, email, realname, comment})` was called with only a comment ("create a
+    local user saying "Moved to the new office in March.""), and another user's email was set to "me.work@mail.com"
+    (review 71)."""
+    uid = {"user_id": {"type": "integer", "description": "The ID of the user"}}
+    body = {"type": "object", "properties": {
+        "username": {"type": "string", "description": "The user's login name"},
+        "email": {"type": "string", "description": "The user's email"},
+        "realname": {"type": "string", "description": "The user's full name"},
+        "comment": {"type": "string", "description": "A comment"}}}
+    tasks = _tasks(tmp_path, [
+        mcp_tool("list_users", "List users. Returns each user's ID, username, real name and email.", {}),
+        mcp_tool("get_user", "Get a user.", uid, ["user_id"]),
+        mcp_tool("create_user", "Creates a new user account.", {"body": body}, ["body"]),
+        mcp_tool("update_user_profile", "Update the profile of a user.", {**uid, "body": body}, ["user_id", "body"]),
+        mcp_tool("delete_user", "Delete a user.", uid, ["user_id"]),
+    ], n=40)
+    creates = [c["arguments"]["body"] for t in tasks for c in t["gold_calls"] if c["tool"] == "create_user"]
+    assert creates and all(a.get("username") for a in creates), creates
+    for a in creates:  # one new person: their login and address are made of the name they are given
+        if a.get("realname") and a.get("email"):
+            assert a["email"].split("@")[0] == a["realname"].lower().replace(" ", "."), a
+    emails = [str(c["arguments"].get("body", {}).get("email")) for t in tasks for c in t["gold_calls"] if c["tool"] == "update_user_profile"]
+    assert not [e for e in emails if e.startswith("me.")], emails
