@@ -133,6 +133,9 @@ MOVING_VERBS = _words("move transfer copy fork clone migrate reassign")
 # with $25"), it is no request a person makes; the system gives at its discretion (τ-bench airline, issue 21)
 GRANTING_VERBS = _words("send give grant issue award gift compensate")
 ENGAGING_VERBS = _words("book reserve rent lease hire")
+# records nobody gives a name: a message or a thread is found by its subject, sender or date ("my thread called
+# "Performance review"" reads as made up, review 71), so no `name` is invented for them
+UNNAMED_RECORDS = _words("message messages thread threads email emails mail comment comments reply replies conversation chat notification")
 # a verb and its opposite, the first the act that puts a thing in the state ("start"/"stop": started or not). Devices
 # say a bool argument with them (devicewords); two tools on one record with them keep one flag (synth.schema).
 OPPOSITE_VERBS = (("on", "off"), ("lock", "unlock"), ("enable", "disable"), ("activate", "deactivate"), ("open", "close"),

@@ -417,6 +417,8 @@ class _Model:
                 continue  # `resource_subtype`, `resource_type`: the API's bookkeeping of what kind of object it is (review 39)
             if isinstance(t, A.EnumType) and f.doc == INFERRED_STATUS_DOC and not self._said_states(vals):
                 continue  # "my active timesheet": the state a record starts in before any verb acts, which no doc names (review 39)
+            if _schema_phrase(f.name):
+                continue  # "my replication policy with the highest dest namespace replace count": the schema's words (review 71)
             head = humanize(norm(f.name)).split()[-1:]
             if head and (pos := lemmas(head[0])) and "NOUN" not in pos:
                 continue  # `created`, `completed`: a participle is no noun a person says ("what created the epic has")
@@ -798,6 +800,9 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
                     # "the most recent bookmark" by `firstCreatedAt` when `createdAt` says another (review 54): words two
                     # fields share must pick one record
                     twins = [g for g in fields if g != f and said[(op, g)] == said[(op, f)]]
+                    if said[(op, f)] == "the most recent x":  # ... and "my most recent bookmark" may be the one changed last
+                        # (review 72: by `createdAt` a no-op, by `modifiedAt` an archived one deleted): both must agree
+                        twins += [g for g in fields if g != f and said[(op, g)] == "the most recently updated x"]
                     if select(records, ref) == [target] and all(select(records, Referring((), op, g)) == [target] for g in twins
                                                                 if all(_orderable(r.get(g)) for r in records)):
                         sup.append(ref)
@@ -1025,6 +1030,12 @@ def _askable_name(f: str) -> bool:
     ws = [w for w in re.sub(r"^(?:number|num|no)_of_", "", n).split("_") if w and w not in ("is", "has")]
     return 0 < len(ws) <= 2 or (len(ws) == 3 and ws[-1] in ("date", "time", "day", "price", "amount", "total", "cost", "fee", "name",
                                                             "address", "email", "phone"))
+
+
+def _schema_phrase(f: str) -> bool:
+    """Whether a field's name is the schema's phrase, not a person's words: more than two words that name no date,
+    price or name ("dest namespace replace count"); a bound (`from_date`) is said by its value ("from 2024-05-01")."""
+    return not _askable_name(f) and norm(f).split("_")[0] not in PREPOSITIONS
 
 
 def _qualifies_another(f, e) -> bool:
@@ -2061,6 +2072,8 @@ class _Sampler:
                         continue
                     if optional and naming and re.search(r"(^|_)(description|summary|comment)$", norm(f.name)):
                         continue  # a named record's description is an extra: made up, it is filler (review 71)
+                    if optional and _schema_phrase(f.name):
+                        continue  # "set its dest namespace replace count to 5": the schema's words, no person's (review 71)
                     if optional and not _one_more_optional(f.type, n_opt, f.name):
                         continue  # inside a request body too: one or two things asked for, no switches ("is default on")
                     if optional and record_fields(m.env, strip_optional(f.type)) is not None:
@@ -2378,6 +2391,8 @@ class _Sampler:
                     return _NONE  # every name the docs give is taken: a made-up one would not fit their domain
             if examples:  # "Name of the emoji (e.g. 'thumbsup', 'rocket', 'eyes')": an emoji, not a made-up title
                 return rng.choice(examples)
+            if re.search(r"(^|_)(type|kind)$", n) and not re.search(r"(^|_)(mime|content|media|file)_type$", n):
+                return _NONE  # "with the event type set to standard": a kind the docs never list is a made-up word (review 71)
 
             v = sql_arg(name, doc or "", sc.env.state.get("entities", {}), rng)
             if v is not None:
@@ -2678,6 +2693,8 @@ class _Sampler:
                     "web", "website", "home", "homepage", "site", "public", "external") and mu.group(1) not in own_words:
                 continue  # "set its commit url to https://gutierrez.com/family-trip": the address of another thing (a commit,
                 # an image) a person would paste, not one made up (review 49)
+            if p in optional and _schema_phrase(p.name):
+                continue  # "set its dest namespace replace count to 5": the schema's words, no person's (review 71)
             if p in optional and not _one_more_optional(p.type, n_opt, p.name):
                 continue  # an optional switch ("is primary off", "redirect new handle on") is the agent's business, not the ask
             if p in optional and whole_or_parts(p.name, args):
@@ -2748,6 +2765,11 @@ class _Sampler:
                 and sum(1 for n in args if not m.key_entity(n, pt[n])) < 2:
             # "create a new invoice with buyer street "410 Lake Ave"": one optional detail is no record anyone asks for (review 28)
             raise _Skip("thin-create")
+        body_parts = [k for n, (_, v) in args.items() if isinstance(v, dict) for k in v]
+        if m.kinds.get(tool) == "create" and target is None and body_parts and len(body_parts) + sum(
+                1 for n, (_, v) in args.items() if not isinstance(v, dict) and not m.key_entity(n, pt[n])) < 2 \
+                and not any(_own_name(k) or _PERSON_NAME_PARAM.search(norm(k)) for k in body_parts):
+            raise _Skip("thin-create")  # "create an appointment with meeting link X": no time, customer or service (review 72)
         cond_text, holds = "", True
         on_new = (any(isinstance(x, tuple) for x in said) and sc.described is not None and sc.rng.random() < 0.5
                   and re.search(r"\b(price|prices|cost|fare|charged?|pay|paid|total)\b", t.doc or "") is not None)  # money is at stake

@@ -149,3 +149,77 @@ def test_a_new_user_has_a_login_and_another_users_email_is_not_mine(tmp_path):
             assert a["email"].split("@")[0] == a["realname"].lower().replace(" ", "."), a
     emails = [str(c["arguments"].get("body", {}).get("email")) for t in tasks for c in t["gold_calls"] if c["tool"] == "update_user_profile"]
     assert not [e for e in emails if e.startswith("me.")], emails
+
+
+def test_a_thread_is_given_no_name(tmp_path):
+    """Gmail's threads have no name in the docs; one was invented and a task deleted "my thread called "Performance
+    review"" (review 71). A message or a thread is found by what it holds, not called anything; a label still is."""
+    from conftest import schema_of
+
+    tid = {"threadId": {"type": "string", "description": "The ID of the thread"}}
+    bid = {"boardId": {"type": "string", "description": "The ID of the board"}}
+    s = schema_of(tmp_path, [
+        mcp_tool("list_threads", "List the threads.", {}),
+        mcp_tool("delete_thread", "Delete a thread.", tid, ["threadId"]),
+        mcp_tool("list_boards", "List the boards.", {}),
+        mcp_tool("delete_board", "Delete a board.", bid, ["boardId"]),
+    ])
+    assert "name" not in s.entities["Thread"].fields
+    assert "name" in s.entities["Board"].fields
+
+
+def test_a_schema_phrase_and_an_unlisted_kind_are_not_said(tmp_path):
+    """Harbor: "delete my replication policy with the highest dest namespace replace count"; "create a project webhook
+    policy ... with the event type set to standard" where the docs list no event types (review 71)."""
+    pid = {"project_id": {"type": "integer", "description": "The project ID"}}
+    body = {"type": "object", "properties": {
+        "name": {"type": "string", "description": "The project name"},
+        "event_type": {"type": "string", "description": "The event type"},
+        "dest_namespace_replace_count": {"type": "integer", "description": "Replace count of the destination namespace"},
+        "priority": {"type": "integer", "description": "The priority of the project"}}}
+    tasks = _tasks(tmp_path, [
+        mcp_tool("list_projects", "List the projects. Returns each project's ID, name, event type, dest namespace replace "
+                                  "count and priority.", {}),
+        mcp_tool("create_project", "Create a project.", {"body": body}, ["body"]),
+        mcp_tool("update_project", "Update a project.", {**pid, "body": body}, ["project_id", "body"]),
+        mcp_tool("delete_project", "Delete a project.", pid, ["project_id"]),
+    ], n=40)
+    assert tasks
+    for t in tasks:
+        assert "replace count" not in t["instruction"] and "event type" not in t["instruction"], t["instruction"]
+    prios = [c["arguments"]["body"]["priority"] for t in tasks for c in t["gold_calls"]
+             if c["tool"] in ("create_policy", "update_policy") and "priority" in c["arguments"].get("body", {})]
+    assert all(1 <= p <= 4 for p in prios), prios
+
+
+def test_the_states_a_search_filters_by_are_the_records_states(tmp_path):
+    """SonarQube's `issues(statuses: [OPEN|CONFIRMED|REOPENED|RESOLVED|CLOSED] | string | null)`: issues were "active"
+    and "won't fix" (a resolution, not a status), and "Reopen" set "open" (review 72)."""
+    ik = {"issue_key": {"type": "string", "description": "The key of the issue"}}
+    states = {"anyOf": [{"anyOf": [{"type": "array", "items": {"type": "string", "enum": ["OPEN", "CONFIRMED", "REOPENED", "RESOLVED", "CLOSED"]}},
+                                   {"type": "string"}]}, {"type": "null"}]}
+    tools = _synth(tmp_path, [
+        mcp_tool("issues", "Search and filter issues by status.", {"statuses": states}),
+        mcp_tool("resolveIssue", "Resolve an issue.", ik, ["issue_key"]),
+        mcp_tool("reopenIssue", "Reopen an issue.", ik, ["issue_key"]),
+        mcp_tool("markIssueWontFix", "Mark an issue as won't fix.", ik, ["issue_key"]),
+    ])
+    assert ("status", "RESOLVED") in _sets(tools["resolveIssue"])
+    assert ("status", "REOPENED") in _sets(tools["reopenIssue"])
+    assert not [x for x in _sets(tools["markIssueWontFix"]) if x[0] == "status"]
+
+
+def test_a_new_records_own_identifier_is_no_reference(tmp_path):
+    """Plane's `create_project(name, identifier: "The identifier of the project ... derived from the name")`: the new
+    project was given another project's id (review 72); it is the new project's own code."""
+    tools = _synth(tmp_path, [
+        mcp_tool("get_projects", "Get all projects.", {}),
+        mcp_tool("create_project", "Create a new project", {
+            "name": {"type": "string", "description": "The name of the project"},
+            "identifier": {"type": "string", "maxLength": 7, "description": "The identifier of the project. This is typically a word "
+                                                                              "of around 5 characters derived from the name of the project in uppercase."}},
+                 ["name", "identifier"]),
+        mcp_tool("delete_project", "Delete a project.", {"project_id": {"type": "string", "description": "The ID of the project"}}, ["project_id"]),
+    ])
+    p = next(p for p in tools["create_project"].params if p.name == "identifier")
+    assert p.type == A.PrimType("str"), p.type

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forgec import ir
-from forgec.english import DETERMINERS, ENGAGING_VERBS, OPPOSITE_VERBS, PREPOSITIONS, act_noun, participle, verb_lemma, verb_of_noun, is_plural, lemmas, is_verb, plural, singular
+from forgec.english import DETERMINERS, ENGAGING_VERBS, OPPOSITE_VERBS, PREPOSITIONS, UNNAMED_RECORDS, act_noun, participle, verb_lemma, verb_of_noun, is_plural, lemmas, is_verb, plural, singular
 from forgec.stdlib.values import is_person
 from forgec.wording import CALL_SWITCHES, humanize, pattern_text
 from forgec.lang import ast as A
@@ -656,6 +656,7 @@ def infer_schema(env: ir.Environment) -> Schema:
     _discover_entities(s)
     _bind_tools(s)
     _bind_by_return_shape(s)
+    _own_codes(s)
     _split_kinds(s)
     _gather_fields(s)
     _name_keys(s)
@@ -1284,6 +1285,19 @@ def _bind_refs(s: Schema, v: ToolView) -> None:
             v.list_refs[p.name] = ent
         elif sk in ("string", "integer") and p.type.kind != "array":
             v.refs[p.name] = ent
+
+
+def _own_codes(s: Schema) -> None:
+    """Plane's `create_project(identifier: "The identifier of the project ... derived from the name")`: a bare id
+    param of a create that names the kind it makes is the new record's own code, not a record it is made for (review
+    72: a new project was given another project's id as its identifier)."""
+    for v in s.views.values():
+        if v.kind != "create" or v.target is None:
+            continue
+        for pname, ent in list(v.refs.items()):
+            p = v.tool.param(pname)
+            if ent == v.target and pname.lower() in ID_TOKENS and p is not None and p.type.kind == "string" and p.name != v.key_param:
+                del v.refs[pname]
 
 
 def _names_the_record(s: Schema, p: ir.Param) -> bool:
@@ -2368,6 +2382,32 @@ def field_path(s: Schema, e: Entity, name: str) -> list[str] | None:
 
 # the doc of a `status` no doc gives, inferred from the verbs that change it (the sampler says only its documented words)
 INFERRED_STATUS_DOC = "status, inferred from the tools that change it"
+FILTER_STATES_DOC = "status: the states the docs' search filter lists"
+
+
+def _enum_values(t: ir.Type | None, depth: int = 0) -> tuple:
+    """The enum values a type holds, through lists and unions (`statuses: [OPEN, ...][] | string | null`)."""
+    if t is None or depth > 4:
+        return ()
+    if t.values:
+        return tuple(t.values)
+    for sub in (t.items, *t.variants):
+        if (vals := _enum_values(sub, depth + 1)):
+            return vals
+    return ()
+
+
+def _filter_states(s: Schema, ename: str) -> tuple:
+    """The states a search over `ename` filters by, when its `status(es)`/`state(s)` parameter enumerates them."""
+    for v in s.views.values():
+        if v.target != ename or v.kind != "search":
+            continue
+        for p in v.tool.params:
+            if re.fullmatch(r"(?:\w+_)?(?:status|statuses|state|states)", snake(p.name)):
+                vals = tuple(x for x in _enum_values(p.type) if not re.search(r"unspecified|unknown|^(?:all|any|both|none)$", str(x), re.I))
+                if len(vals) >= 2 and all(isinstance(x, str) and re.fullmatch(r"[A-Za-z][\w -]{0,30}", x) for x in vals):
+                    return vals
+    return ()
 
 
 def _status_fields(s: Schema) -> None:
@@ -2380,6 +2420,14 @@ def _status_fields(s: Schema) -> None:
 
     for e in s.entities.values():
         f = e.fields.get("status")
+        if (f is None or not isinstance(strip_optional(f.type), A.EnumType)) and "state" not in e.fields \
+                and any(v.target == e.name and (v.status_pre or v.status_post) for v in s.views.values()) \
+                and (states := _filter_states(s, e.name)) and not any(status_flag(e, x) for x in states):
+            # (Todoist's `isArchived` holds "archived" already: its filter's "archived" is that flag, review 43)
+            # SonarQube's `issues(statuses: OPEN|CONFIRMED|REOPENED|RESOLVED|CLOSED)`: the states records are found by
+            # are the states they have; "active" or "won't fix" (a resolution) are none (review 72)
+            e.fields["status"] = Field("status", A.EnumType(states), FILTER_STATES_DOC)
+            continue
         if f is not None and strip_optional(f.type) == A.PrimType("str"):
             listed = documented_values(f.doc)
             if len(listed) >= 2 and all(re.fullmatch(r"[A-Za-z][\w -]{0,30}", x) for x in listed):
@@ -2407,6 +2455,15 @@ def _status_fields(s: Schema) -> None:
             continue
         e = s.entities[ename]
         existing = e.fields.get("status")
+        if existing is not None and existing.doc == FILTER_STATES_DOC:
+            for v in s.views.values():  # a state no filter lists ("won't fix") is not one the record is in
+                if v.target == ename:
+                    own = next((x for x in strip_optional(existing.type).values if v.verb and _norm(x) == _norm(participle(v.verb))), None)
+                    if own is not None and v.status_post is not None:
+                        v.status_post = own  # "Reopen an issue": REOPENED where the docs list it, not OPEN
+                    v.status_pre = v.status_pre if v.status_pre in strip_optional(existing.type).values else None
+                    v.status_post = v.status_post if v.status_post in strip_optional(existing.type).values else None
+            continue
         if existing is not None:
             t = strip_optional(existing.type)
             if isinstance(t, A.EnumType):
@@ -2690,7 +2747,7 @@ def _finish_entities(s: Schema) -> None:
         if len(kw) >= 2 and kw[-1] in ("slug", "handle") and kw[-1] in rest and kw[:-1] == [w.lower() for w in tokens(e.name)][-len(kw) + 1:]:
             del rest[kw[-1]]  # an organization keyed by `organizationSlug` has one slug, not a second `slug` that disagrees (Sentry)
         listed = any(v.target == e.name and v.kind == "search" for v in s.views.values())
-        if not e.synthetic_key and listed and _nameless(e, rest):
+        if not e.synthetic_key and listed and _nameless(e, rest) and tokens(e.name)[-1].lower() not in UNNAMED_RECORDS:
             rest["name"] = Field("name", A.OptionalType(A.PrimType("str")), f"what people call the {humanize(snake(e.name))}")
         fmts = {p.type.format for v in s.views.values() if v.target == e.name and v.key_param
                 for p in v.tool.params if p.name == v.key_param and p.type.kind == "string" and p.type.format}
