@@ -3860,7 +3860,9 @@ class _Sampler:
         first = sc.intents[0]
         own = re.search(r"because (.+?)(?:,|$)|\(reason: ([^)]+)\)", first.text)
         salt = None if own or sc.why else rng.randrange(3)  # the draw the old fixed phrasings took: the stream stays as it was
-        reason = "" if own else sc.why or sc.ask_why or self.grounded(first, salt or 0)
+        # a condition doubts what a motive asserts: "Since the problem came back, reopen my issue, but only if it is not
+        # confirmed" (review 72); a conditional first request is asked without one
+        reason = "" if own else sc.why or sc.ask_why or (self.grounded(first, salt or 0) if not first.condition else "")
         sc.why = reason or (own.group(1) or own.group(2) if own else "")
         sentences = []
         for i, it in enumerate(sc.intents):

@@ -299,6 +299,10 @@ def fake(rng: random.Random):
 _TOPIC_SET = frozenset(t.lower() for t in TOPICS)
 
 
+# lists whose items a topic phrase can be: a record's tags, labels, keywords, interests
+_TOPICAL_LISTS = frozenset({"tag", "label", "keyword", "topic", "category", "interest", "skill", "genre", "subject", "hashtag", "term"})
+
+
 def topic_filler(field: str, values: list, entity: str | None = None) -> bool:
     """Whether `field`'s values are the topic phrases this module fills a string of unknown meaning with
     (an `env` of "mobile app beta", a `region` of "client presentation"): a person never names a record
@@ -596,6 +600,9 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
                 out.append(v)
             if len(out) == n:
                 break
+        ws = _words(_singular(field_name))
+        if out and not set(ws[-1:]) & _TOPICAL_LISTS and topic_filler(_singular(field_name), out, entity):
+            return []  # a plugin's `capabilities: ["team offsite"]`: what nothing says the meaning of is left empty (review 72)
         return out
     if t == "object":
         return {k: generate_value(v, k, rng, entity=entity, ctx=c) for k, v in type_json.get("fields", {}).items()}
@@ -822,6 +829,20 @@ EMOJI_GLYPHS = {"thumbs_up": "\U0001F44D", "tada": "\U0001F389", "heart": "\u276
                 "eyes": "\U0001F440", "white_check_mark": "\u2705", "smile": "\U0001F604", "fire": "\U0001F525",
                 "clap": "\U0001F44F", "thinking": "\U0001F914"}
 _GLYPH_DOC = re.compile(r"\b(glyph|character|unicode|emoji itself)\b", re.I)
+ENVIRONMENTS = ("Production", "Staging", "Development", "QA", "Local", "Testing", "Preview", "Sandbox")
+_REGIONS = ("EU", "US", "APAC")
+
+
+def _company(rng: random.Random) -> str:
+    """A company's name by Faker, one of its one-owner forms ("Turner LLC", "Flores-Rivas"): "Kerr, Rogers and Mcmahon"
+    reads as a law firm, not a workspace or a vendor (review 73)."""
+    for _ in range(8):
+        v = fake(rng).company()
+        if "," not in v and " and " not in v:
+            return v
+    return v
+
+
 ORG_WORDS = {"organization", "organisation", "org", "company", "vendor", "supplier", "tenant", "workspace", "agency", "employer",
              "bank", "business", "merchant", "institution", "firm", "brand"}
 CARD_WORDS = {"card", "wallet"}
@@ -880,8 +901,11 @@ def _kind_str(ws: list[str], c: _Ctx, entity: str | None, doc: str = "") -> str 
         return EMOJI_GLYPHS[v] if _GLYPH_DOC.search(doc or "") else v  # "Single emoji glyph": the world holds the character too
     if "card" in w and last in ("brand", "network", "scheme", "provider", "issuer"):
         return rng.choice(c.pool((entity, "card_brand"), ["Visa", "Mastercard", "American Express", "Discover"], 3))  # a card's brand, not a company (review 25)
+    if last in ("name", "title", "label") and len(ws) == 1 and ews and ews[-1] in ("environment", "env"):
+        # a deployment environment is "Staging" or "Production", never a company ("Turner-Erickson", review 73)
+        return c.unique((entity, "env"), lambda: rng.choice(ENVIRONMENTS) + rng.choice(["", "", f" {rng.choice(_REGIONS)}", f" {rng.randint(2, 9)}"]))
     if last in ORG_WORDS or (last == "name" and len(ws) > 1 and ws[-2] in ORG_WORDS):
-        return c.unique((entity, "org"), lambda: fake(rng).company())
+        return c.unique((entity, "org"), lambda: _company(rng))
     if _singular(last) in _PERSON_ROLES or ws[-2:] == ["assigned", "to"]:
         return _email(c)  # who sent a message, who a work item is assigned to or followed by: a person's address
     if "branch" in w and last in ("branch", "name", "ref") and not (ews and ews[-1] == "branch"):
@@ -893,7 +917,7 @@ def _kind_str(ws: list[str], c: _Ctx, entity: str | None, doc: str = "") -> str 
         return "".join(rng.choice("0123456789abcdef") for _ in range(40))  # a commit's SHA is hex, not "website redesign" (review 38)
     if last in ("name", "title", "label") and len(ws) == 1 and ews:  # what a record of this kind is called
         if ews[-1] in ORG_WORDS:
-            return fake(rng).company()
+            return _company(rng)
         if _payment_card(entity, c):
             return f"{rng.choice(['Visa', 'Mastercard', 'Amex'])} ending in {rng.randint(1000, 9999)}"
     return None

@@ -223,3 +223,36 @@ def test_a_new_records_own_identifier_is_no_reference(tmp_path):
     ])
     p = next(p for p in tools["create_project"].params if p.name == "identifier")
     assert p.type == A.PrimType("str"), p.type
+
+
+def test_an_environment_and_a_company_are_named_as_people_name_them():
+    """Postman: environments "Turner-Erickson", a workspace "Kerr, Rogers and Mcmahon" (review 73); a plugin's
+    `capabilities: ["team offsite"]` (review 72): a list nothing says the meaning of stays empty; tags keep topics."""
+    import random
+
+    from forgec.stdlib.values import ENVIRONMENTS, generate_value
+
+    rng = random.Random(3)
+    envs = {generate_value({"type": "str"}, "name", rng, entity="Environment") for _ in range(12)}
+    assert all(v.split()[0] in ENVIRONMENTS for v in envs), envs
+    orgs = [generate_value({"type": "str"}, "name", rng, entity="Company") for _ in range(40)]
+    assert not [o for o in orgs if "," in o or " and " in o], orgs
+    assert generate_value({"type": "list", "items": {"type": "str"}}, "capabilities", rng, entity="Plugin") == []
+    assert generate_value({"type": "list", "items": {"type": "str"}}, "tags", rng, entity="Plugin")
+
+
+def test_a_documented_default_fills_a_field_that_starts_empty(tmp_path):
+    """"title: Reminder title (defaults to email subject)": the reminder was stored with title "" when the title was
+    left out (review 73); it takes the email's subject."""
+    from forgec.lang import ast as A
+
+    eid = {"email_id": {"type": "string", "description": "Email ID from list_emails"}}
+    tools = _synth(tmp_path, [
+        mcp_tool("list_emails", "List emails. Returns each email's ID, subject and sender.", {}),
+        mcp_tool("list_reminders", "List reminders. Returns each reminder's title and due date.", {}),
+        mcp_tool("create_reminder", "Create a reminder from an email.", {
+            **eid, "title": {"type": "string", "description": "Reminder title (defaults to email subject)"}}, ["email_id"]),
+    ])
+    body = tools["create_reminder"].body
+    ifs = [st for st in body if isinstance(st, A.If) and any(isinstance(x, A.Set) and getattr(x.value, "name", "") == "subject" for x in st.then)]
+    assert ifs and "Literal(value='')" in repr(ifs[0].cond), [repr(st)[:200] for st in body]

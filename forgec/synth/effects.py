@@ -580,7 +580,9 @@ def _documented_defaults(s: Schema, e: Entity, v: ToolView, pmap) -> list[A.Stmt
             if wire in pmap and ent in s.entities and (tokens(ent)[-1:] == [singular(owner)]) and field in s.entities[ent].fields \
                     and not isinstance(pmap[wire].type, A.OptionalType):
                 fname = ident(p.name)
-                out.append(A.If(bin_("==", at("created", fname), NULL), (A.Set(at("created", fname), at(pmap[wire].name, field)),)))
+                # (a field the insert starts as "" is unset too: review 73, a reminder still stored with title "")
+                unset = bin_("or", bin_("==", at("created", fname), NULL), bin_("==", at("created", fname), lit("")))
+                out.append(A.If(unset, (A.Set(at("created", fname), at(pmap[wire].name, field)),)))
                 break
     return out
 

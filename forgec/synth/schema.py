@@ -2542,8 +2542,9 @@ def _paired_flags(s: Schema) -> None:
                 continue
             e = s.entities[v.target]
             own = set(tokens(e.name)) | {singular(t) for t in tokens(e.name)}
-            if base != _undone(w) and any(is_plural(t) and t not in own for t in rest):
-                continue  # `enable_backups_droplet`: the verb acts on the backups, not on the droplet
+            if base != _undone(w) and not _acts_on_record(v.toks, i, own):
+                continue  # `enable_backups_droplet`, `enable_roaming(line_id)`: the verb acts on the backups or the
+                # roaming (the line's `roaming_enabled`), not on the record
             if base == "on":  # `power_on_droplet`/`power_off_droplet`: "powered on"
                 if i == 0 or not is_verb(v.toks[i - 1]):
                     continue
@@ -2561,6 +2562,20 @@ def _paired_flags(s: Schema) -> None:
             for x, on in ((o, True), (v, False)):
                 x.status_flag, x.flag_on, x.status_pre, x.status_post = flag, on, None, None
             break
+
+
+def _acts_on_record(toks: list[str], i: int, own: set[str]) -> bool:
+    """Whether the verb at `toks[i]` acts on the record itself: every other word is the record's own noun, a modifier
+    right before it ("accept_calendar_event"), the verb of an "on"/"off" ("power_on_droplet") or the HTTP method."""
+    for j, t in enumerate(toks):
+        if j == i or t in own or t in ("post", "put", "patch", "get", "delete"):
+            continue
+        if toks[i] in ("on", "off") and j == i - 1:
+            continue
+        if j + 1 < len(toks) and j + 1 != i and toks[j + 1] in own and not is_plural(t):
+            continue  # ("enable_backups_droplet": a plural before it is the verb's object)
+        return False
+    return True
 
 
 def status_flag(e: Entity, word: str) -> str | None:
