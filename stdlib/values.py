@@ -77,6 +77,8 @@ SET_UP = re.compile(r"\b(?:configur\w*|set(?:s|ting)? up|setup|provision\w*|depl
 # what a new record with no topic of its own (a website, a webhook, an alert rule) is set up for: its name
 PURPOSES = ("Staging", "Production", "Backup", "Team", "Shared", "Internal", "Demo", "Test")
 NAME_VARIANTS = ("{T} follow-up", "{T} (phase 2)", "{T} archive", "{T} draft", "{T} 2025")
+# a part of a topic, for a record made inside one named by it (a page in a space, a list for an email)
+PART_NAMES = ("{T} notes", "{T} plan", "{T} checklist", "{T} overview", "{T} timeline", "{T} questions")
 SUBJECT_TEMPLATES = ("{T}", "{T} update", "Question about the {t}", "Re: {t}", "{T} next steps")
 # records that report something wrong (general English: an incident, an issue, a ticket, an alert) are
 # titled by what went wrong and commented on as work on it, not by a topic ("Kitchen renovation")
@@ -329,7 +331,7 @@ def name_variants(t: str) -> list[str]:
 def _topic_like(v: str) -> bool:
     """A topic or one of its variants ("Book club archive", "Tax documents 2")."""
     base = re.sub(r" \d+$", "", v).lower()
-    return base in _TOPIC_SET or any(f.format(T=t).lower() == base for t in _TOPIC_SET for f in NAME_VARIANTS)
+    return base in _TOPIC_SET or any(f.format(T=t).lower() == base for t in _TOPIC_SET for f in NAME_VARIANTS + PART_NAMES)
 
 
 _PLACEHOLDER_VALUE = re.compile(r"(?:^|_)(?:unspecified|unknown|unset|undefined|not_set|none)$", re.I)
@@ -844,6 +846,7 @@ def _company(rng: random.Random) -> str:
 
 
 ORG_WORDS = {"organization", "organisation", "org", "company", "vendor", "supplier", "tenant", "workspace", "agency", "employer",
+             "correspondent",  # who sent a document (paperless): a company or a bank, not "Shared" or "Travel" (review 74)
              "bank", "business", "merchant", "institution", "firm", "brand"}
 CARD_WORDS = {"card", "wallet"}
 
@@ -1296,7 +1299,7 @@ def renamed(old: str, rng: random.Random, taken: frozenset = frozenset()) -> str
 
 def said_value(name: str, doc: str, rng: random.Random, about: str | None = None, noun: str | None = None,
                topical: bool = True, taken: frozenset = frozenset(), configured: bool = False,
-               renaming: str | None = None) -> str | None:
+               renaming: str | None = None, inside: str | None = None) -> str | None:
     """A new value a person would give for a string argument (a comment, a title, a link, a file),
     made about `about` (the name of the record acted on, else a topic) and fit for a `noun` record (the
     one written: an incident's title says what went wrong); None when neither the doc
@@ -1370,6 +1373,14 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
             return rng.choice(cats)
         if renaming and last in ("title", "name") and (v := renamed(renaming, rng, taken)) is not None:
             return v
+        if inside and not renaming and last in ("title", "name") and _topic_like(inside):
+            # a page made in the space "Quarterly budget" is a part of it ("Quarterly budget timeline"), not "Holiday
+            # schedule" (review 73: random pairings of topics read as made up)
+            base = re.sub(r" (?:\d+|follow-up|\(phase 2\)|archive|draft|2025)$", "", inside)
+            parts = [f.format(T=_titled(base)) for f in PART_NAMES if f.split()[-1].lower() not in base.lower().split()]
+            parts = [x for x in parts if x.lower() not in taken]
+            if parts:
+                return rng.choice(parts)
         fresh = [x for x in TOPICS if x.lower() != t.lower() and x.lower() not in taken]
         if not fresh:  # a world that uses every topic: a variant of one, as the world's own names are
             fresh = [v for x in TOPICS for v in name_variants(_titled(x)) if v.lower() not in taken]

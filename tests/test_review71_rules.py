@@ -256,3 +256,52 @@ def test_a_documented_default_fills_a_field_that_starts_empty(tmp_path):
     body = tools["create_reminder"].body
     ifs = [st for st in body if isinstance(st, A.If) and any(isinstance(x, A.Set) and getattr(x.value, "name", "") == "subject" for x in st.then)]
     assert ifs and "Literal(value='')" in repr(ifs[0].cond), [repr(st)[:200] for st in body]
+
+
+def test_a_record_made_inside_a_topic_is_a_part_of_it():
+    """Confluence: a page "Holiday schedule" made in the space "Quarterly budget" read as a random pairing (review 73): a
+    record made inside one named by a topic is named as a part of it; one made without a place keeps a fresh topic."""
+    import random
+
+    from forgec.stdlib.values import said_value
+
+    for seed in range(20):
+        v = said_value("title", "Title of the page", random.Random(seed), about="Quarterly budget", noun="Page", inside="Quarterly budget")
+        assert v.startswith("Quarterly budget ") and v != "Quarterly budget budget", v
+        w = said_value("title", "Title of the page", random.Random(seed), about="Quarterly budget", noun="Page")
+        assert "quarterly budget" not in w.lower(), w
+
+
+def test_a_delete_that_trashes_keeps_the_record_unless_forced(tmp_path):
+    """WordPress's `wp_delete_comment(force: "If true, the comment will be permanently deleted. Defaults to false (moved
+    to trash).")`: the gold removed the comment for good (review 74); left as it is, the comment goes to the trash."""
+    cid = {"id": {"type": "integer", "description": "The ID of the comment."}}
+    tools = _synth(tmp_path, [
+        mcp_tool("list_comments", "List comments. Returns each comment's ID, author name, content and status.", {
+            "status": {"type": "string", "description": "Filter by status"}}),
+        mcp_tool("delete_comment", "Deletes a comment.", {**cid, "force": {
+            "type": "boolean", "description": "If true, the comment will be permanently deleted. Defaults to false (moved to trash)."}}, ["id"]),
+    ])
+    body = tools["delete_comment"].body
+    branch = next(st for st in body if isinstance(st, A.If))
+    assert any(isinstance(x, A.Delete) for x in branch.then)
+    assert [(x.target.name, x.value.value) for x in branch.orelse if isinstance(x, A.Set)] == [("status", "trash")]
+
+
+def test_an_undescribed_envelope_holds_no_field_of_the_record(tmp_path):
+    """Dokploy's `project_create` returns `{success, message, data}` with `data` undescribed: every project stored
+    `success: false` and `message` (review 74)."""
+    from conftest import schema_of
+
+    env_ret = {"type": "object", "properties": {"success": {"type": "boolean"}, "message": {"type": "string"}, "data": {}},
+               "required": ["success", "message"]}
+    pid = {"projectId": {"type": "string", "description": "The ID of the project."}}
+    tools = [
+        mcp_tool("project_all", "Lists all projects.", {}),
+        mcp_tool("project_create", "Creates a new project.", {"name": {"type": "string", "description": "The name of the project."}}, ["name"]),
+        mcp_tool("project_remove", "Removes a project.", pid, ["projectId"]),
+    ]
+    for t in tools:
+        t["outputSchema"] = env_ret
+    s = schema_of(tmp_path, tools)
+    assert not {"success", "message", "data"} & set(s.entities["Project"].fields), list(s.entities["Project"].fields)

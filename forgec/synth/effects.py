@@ -1142,6 +1142,21 @@ def _unlink(s: Schema, e: Entity, v: ToolView, pmap, where: str):
             A.Set(at(k, f), lit(None)), A.Return(N(k))], A.NamedType(e.name)
 
 
+def _trash_switch(e, v: ToolView, pmap) -> str | None:
+    """The bool that makes a delete permanent where the docs say it otherwise moves the record to the trash
+    (WordPress's `force`: "Defaults to false (moved to trash)"), when the record has a status the trash can be: a
+    delete without it leaves the record in the trash (review 74: the gold removed a trashed post for good)."""
+    f = e.fields.get("status")
+    t = strip_optional(f.type) if f is not None else None
+    if t is None or not (t == A.PrimType("str") or isinstance(t, A.EnumType) and "trash" in t.values):
+        return None
+    for p in v.tool.params:
+        d = p.description or ""
+        if p.type.kind == "boolean" and p.name in pmap and re.search(r"\btrash", d, re.I) and re.search(r"\b(?:force|permanent\w*|bypass)", d, re.I):
+            return pmap[p.name].name
+    return None
+
+
 def _delete(s: Schema, v: ToolView, pmap):
     if v.target is not None and v.key_param is None and (bp := batch_param(v)) is not None:
         return _batch_change(s, v, pmap, bp, "delete")
@@ -1191,8 +1206,14 @@ def _delete(s: Schema, v: ToolView, pmap):
     for oname, fname in s.list_owners(e.name):
         # drop the deleted key from every list that references it (no dangling references)
         stmts.append(A.For("owner", A.Where(N(oname), bin_("in", at(k, e.key), at("it", fname))), (A.Remove(at("owner", fname), at(k, e.key)),)))
-    stmts += _cascade(s, e, v)
-    stmts.append(A.Delete(N(k)))
+    hard = _cascade(s, e, v) + [A.Delete(N(k))]
+    force = _trash_switch(e, v, pmap)
+    if force is not None:  # "If true, the comment will be permanently deleted. Defaults to false (moved to trash)."
+        owners = [st for st in stmts if isinstance(st, A.For)]
+        stmts = [st for st in stmts if not isinstance(st, A.For)]
+        stmts.append(A.If(bin_("==", N(force), lit(True)), tuple(owners + hard), (A.Set(at(k, "status"), lit("trash")),)))
+    else:
+        stmts += hard
     ret = A.RecordType((A.FieldDecl("deleted", A.PrimType(e.key_type)),))
     stmts.append(A.Return(A.RecordLit((A.FieldInit("deleted", N("removed")),))))
     return stmts, ret

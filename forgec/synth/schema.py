@@ -2203,6 +2203,11 @@ def envelope_payload(s: Schema, obj: ir.Type) -> ir.Type:
             obj = deref(inner[0].type)
         else:
             break
+    if obj.kind == "object" and obj.fields and any(snake(f.name) in ENVELOPE_KEYS and deref(f.type).kind == "any" for f in obj.fields) \
+            and all(snake(f.name) in ENVELOPE_KEYS | ENVELOPE_MARKS for f in obj.fields):
+        # Dokploy's `{success, message, data: any}`: an envelope around a payload the docs do not describe holds no
+        # field of the record (review 74: every project stored `success: false`)
+        obj = obj.model_copy(update={"fields": ()})
     return obj
 
 
