@@ -667,6 +667,11 @@ def _address(vals: list) -> tuple[list, str] | None:
     return list(got.values()), "to " + line
 
 
+def _login_of(full: str, rng: random.Random) -> str:
+    """A new account's login made of its person's name: "Emily Bridges" -> "emily_bridges15" (review 71)."""
+    return f"{full.lower().replace(' ', rng.choice(['.', '_']))}{rng.randint(1, 99)}"
+
+
 def _person_name(u: dict) -> str:
     """"Ada Lovelace" from `name` (a string, or a record of first/last name) or `first_name` + `last_name`."""
     n = u.get("name")
@@ -2422,7 +2427,7 @@ class _Sampler:
                     stem = re.sub(r"[^a-z. ]", "", whole.lower())
                     if "email" in n:
                         return f"{stem.replace(' ', '.')}@{rng.choice(['mail.com', 'inbox.org', 'post.net'])}"
-                    return f"{stem.replace(' ', rng.choice(['.', '_']))}{rng.randint(1, 99)}"
+                    return _login_of(stem, rng)
             me = None  # the requester's own record, when this value is theirs to change
             if re.search(r"(^|_)(user_?name|login|handle)$", n) and self.m.user:
                 if rec and str(rec.get(self.m.decl[self.m.user].key)) == str(sc.ukey):
@@ -2437,7 +2442,7 @@ class _Sampler:
             elif re.search(r"(^|_)(user_?name|login|handle)$", n) and not rec and self.m.kinds.get(tool.name) == "create":
                 full = said_value("full_name", "", rng) or ""  # a new account's login, made of a person's name (review 71)
                 if re.fullmatch(r"[A-Za-z]+(?: [A-Za-z]+)+", full):
-                    return f"{full.lower().replace(' ', rng.choice(['.', '_']))}{rng.randint(1, 99)}"
+                    return _login_of(full, rng)
             if "email" in n:
                 u = (self.m.ents.get(self.m.user) or {}).get(sc.ukey or "", {}) if self.m.user else {}
                 parts = ("first_name", "firstName", "firstname", "last_name", "lastName", "lastname")  # Zammad's `firstname` too

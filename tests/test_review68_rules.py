@@ -35,6 +35,13 @@ def test_a_dropped_write_takes_every_lookup_nothing_else_reads():
     assert gone == {"agents", "agent"}
 
 
+def _sets(t):
+    """(field, value) of each `set rec.field = value` a tool's body makes."""
+    from forgec.lang import ast as A
+
+    return [(st.target.name, st.value.value) for st in t.body if isinstance(st, A.Set) and isinstance(st.target, A.Attr)]
+
+
 def _synth(tmp, tools):
     import json
 
@@ -254,8 +261,7 @@ def test_a_verb_and_its_undoing_keep_one_flag(tmp_path):
         mcp_tool("untrash_message", "Remove a message from the trash.", mid, ["id"]),
     ])
 
-    def sets(t):
-        return [(st.target.name, st.value.value) for st in t.body if isinstance(st, A.Set) and isinstance(st.target, A.Attr)]
+    sets = _sets
 
     assert "conservative" not in tools["trash_message"].annotations and sets(tools["trash_message"]) == [("trashed", True)]
     assert "conservative" not in tools["untrash_message"].annotations and sets(tools["untrash_message"]) == [("trashed", False)]

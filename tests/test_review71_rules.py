@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from conftest import mcp_tool
-from test_review68_rules import _synth
+from test_review68_rules import _sets, _synth
+from test_review70_rules import _tasks
 
 from forgec.lang import ast as A
-
-
-def _sets(t):
-    return [(st.target.name, st.value.value) for st in t.body if isinstance(st, A.Set) and isinstance(st.target, A.Attr)]
 
 
 def test_a_verb_and_its_opposite_keep_one_flag(tmp_path):
@@ -96,15 +93,6 @@ def test_a_noun_that_modifies_the_next_is_not_the_record():
     assert not _modifies_next(" called X")
     assert not _modifies_next(" in my project")
     assert not _modifies_next("")
-
-
-def _tasks(tmp_path, tools, n=40):
-    import json
-
-    from conftest import compile_doc
-
-    out = compile_doc(tmp_path, "app", "tools_list.json", {"tools": tools}, n)
-    return [json.loads(x) for f in out.glob("tasks/*.jsonl") for x in f.read_text().splitlines() if x.strip()]
 
 
 def test_a_message_is_sent_to_someone(tmp_path):

@@ -2461,13 +2461,14 @@ def _status_fields(s: Schema) -> None:
         e = s.entities[ename]
         existing = e.fields.get("status")
         if existing is not None and existing.doc == FILTER_STATES_DOC:
+            states = strip_optional(existing.type).values
             for v in s.views.values():  # a state no filter lists ("won't fix") is not one the record is in
                 if v.target == ename:
-                    own = next((x for x in strip_optional(existing.type).values if v.verb and _norm(x) == _norm(participle(v.verb))), None)
+                    own = next((x for x in states if v.verb and _norm(x) == _norm(participle(v.verb))), None)
                     if own is not None and v.status_post is not None:
                         v.status_post = own  # "Reopen an issue": REOPENED where the docs list it, not OPEN
-                    v.status_pre = v.status_pre if v.status_pre in strip_optional(existing.type).values else None
-                    v.status_post = v.status_post if v.status_post in strip_optional(existing.type).values else None
+                    v.status_pre = v.status_pre if v.status_pre in states else None
+                    v.status_post = v.status_post if v.status_post in states else None
             continue
         if existing is not None:
             t = strip_optional(existing.type)
