@@ -138,6 +138,14 @@ ENGAGING_VERBS = _words("book reserve rent lease hire")
 UNNAMED_RECORDS = _words("message messages thread threads email emails mail comment comments reply replies conversation chat notification")
 # a verb and its opposite, the first the act that puts a thing in the state ("start"/"stop": started or not). Devices
 # say a bool argument with them (devicewords); two tools on one record with them keep one flag (synth.schema).
+# Words field names shorten that a person says in full ("qty" -> "quantity"): a word whose reading depends on the
+# next one (`exp_start_date` is expected, `exp_date` is expiration) maps that word to its reading, "" for the rest
+FIELD_ABBREVIATIONS = {"qty": "quantity", "desc": "description", "amt": "amount", "addr": "address", "dept": "department",
+                       "msg": "message", "img": "image", "pct": "percent", "cnt": "count", "acct": "account", "txn": "transaction",
+                       "dob": "date of birth", "mgr": "manager", "pwd": "password", "tel": "phone", "loc": "location",
+                       "attr": "attribute", "cust": "customer", "prev": "previous", "avg": "average"}
+FIELD_ABBREVIATIONS_BEFORE = {"exp": {"start": "expected", "end": "expected", "date": "expiration", "month": "expiration",
+                                      "year": "expiration", "at": "expiration", "": ""}}
 OPPOSITE_VERBS = (("on", "off"), ("lock", "unlock"), ("enable", "disable"), ("activate", "deactivate"), ("open", "close"),
                   ("start", "stop"), ("arm", "disarm"), ("engage", "release"), ("mute", "unmute"), ("show", "hide"),
                   ("connect", "disconnect"), ("pause", "resume"), ("allow", "block"), ("subscribe", "unsubscribe"),

@@ -50,7 +50,7 @@ from forgec.runtime.envrt import jcopy
 from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, blueprint_stats, format_blueprint_text, literal_expr,
                            superlative)
 from forgec.stdlib import ops as OPS
-from forgec.stdlib.values import INTEGRAL, TEXTY, documented_extensions, documented_values, real_values, slugify, fit_extension, gone as record_gone, is_file_field, is_person, is_person_record, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, topic_filler, topic_named
+from forgec.stdlib.values import INTEGRAL, TEXTY, documented_extensions, documented_values, real_values, slugify, fit_extension, gone as record_gone, is_file_field, is_person, is_person_record, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, world_of, topic_filler, topic_named
 from forgec.synth import policy
 from forgec.synth.schema import NAMES_TARGET
 from forgec.synth.schema import INFERRED_STATUS_DOC, MUST_BE_TRUE as _MUST_BE_TRUE, id_stem, session_names, shapes_request
@@ -2302,6 +2302,8 @@ class _Sampler:
         (`mxc://...`: an https link is no media URL): else none (left out, or nothing to ask).
         A postal address the user gives twice in one task is the same one: a person who moves has one new address
         (review 59: "ship my order to 588 Maple St ... then make 676 Cedar Ave my default address")."""
+        if _READ_ONLY.search(doc or ""):
+            return _NONE  # "hexColor: Read-only": the service sets it, no request does (review 75)
         postal = _postal_params(tool)
         if name in postal and name in sc.postal and sc.postal[name] != (rec or {}).get(name, _NONE):
             return sc.postal[name]
@@ -2349,13 +2351,15 @@ class _Sampler:
                 opts = [v for v in opts if v != cur and lo <= v <= hi]
                 if opts:
                     return rng.choice(opts)
+        if t.name in ("int", "float") and _LIST_POSITION.fullmatch(n) and (not doc or _POSITION_DOC.search(doc)):
+            return _NONE  # "update my label with order 3": a place in a list the app keeps is no value a person gives (review 75)
         if t.name in ("int", "float") and norm(name) in _MINOR_UNITS.get():  # pence: a refund of £5-£25, not of 1p
             opts = [(v if t.name == "int" else float(v)) for v in (500, 1000, 1500, 2000, 2500) if lo <= v <= hi and v != cur]
             return rng.choice(opts) if opts else _NONE
         if t.name == "float" and set(n.split("_")) & INTEGRAL:  # a priority typed `number` is 1-4, not 50.0 (review 32)
             v = self._value(sc, tool, name, A.PrimType("int"), {**(rec or {}), name: int(cur)} if isinstance(cur, float) and cur.is_integer() else rec, doc)
             return float(v) if isinstance(v, int) and not isinstance(v, bool) else v
-        if t.name in ("int", "float") and re.search(r"(^|_)(state|status|stage|phase|type|kind)$", n) \
+        if t.name in ("int", "float") and re.search(r"(^|_)(state|status|stage|phase|type|kind)(_of)?$", n) \
                 and not re.search(r"\b\d+\s*(?:=|:|-|means)\s*[A-Za-z]", text):
             return _NONE  # "set its state to 2": a code whose meaning the docs never give is nothing a person asks for (review 34)
         if t.name == "int":
@@ -3488,6 +3492,14 @@ class _Sampler:
                 named = next((w for w in re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", t.name).lower()) if w in _CANCEL_VERBS), None)
                 # `boond_candidates_delete` with docs in French: its name's verb ("delete my candidate"), not "cancel my candidate"
                 opts.append(f"{verb if verb in _CANCEL_VERBS else named or ('delete' if self.m.kinds.get(t.name) == 'delete' else 'cancel')} {twords}{_join_said('', all_said)}")
+            elif verb and (kind == "create" or self.m.kinds.get(t.name) == "create") and (made := self.m.returned_entity(t)) \
+                    and made != target[1] and self.m.noun(made):
+                # a record made inside the one named, docs in a language the realizer cannot read (`boond_deliveries_create`,
+                # "Crée une prestation"): "create a new delivery called Y for the project called X", not "create the project
+                # called X called Y" (review 75)
+                call = next((x for x in all_said if x.startswith("called ")), None)
+                rest = [x for x in all_said if x is not call]
+                opts.append(f"{verb} a new {self.m.noun(made)}{' ' + call if call else ''} for {twords}{_join_said('', rest)}")
             elif kind == "update" and all_said and all(x in sc.said_of for x in all_said):
                 opts.append(f"change {twords}: {_settings([sc.said_of[x] for x in all_said], self._units, self.m.is_person(target[1]))}")
             elif kind == "update" and all_said:
@@ -3903,6 +3915,11 @@ class _Sampler:
 
 
 _NONE = object()
+# a record's place among its siblings (`order`, `childOrder`, `sort_order`, `position`), when its doc (if any) says so:
+# "Polynomial order" is no place in a list
+_READ_ONLY = re.compile(r"(?:\bread-?only\b|(?<!for )\bread only\b)(?! (?:access|mode|scope|token|permission|transaction|replica|flag))", re.I)
+_LIST_POSITION = re.compile(r"(?:child_|item_|sort_|display_|day_)?(?:order|position)")
+_POSITION_DOC = re.compile(r"\b(position|order(ing)?|sibling|sort)", re.I)
 
 _NEW_NAMES = ["Maya Lindqvist", "Tomas Reyes", "Grace Adeyemi", "Noah Fischer", "Ines Moreau", "Ravi Menon"]
 
@@ -4233,14 +4250,17 @@ def _say_param(name: str, v: Any) -> str:
         if dt:  # "with event time 2024-05-17 at 18:30", not "2024-05-17T18:30:00" read out (review 16)
             lead = f"{humanize(n[:-3])} on" if n.endswith("_at") else w  # starts_at: "starts on 2024-05-29 at 18:00"
             return f"{lead} {dt.group(1)} at {dt.group(2)}" + (" UTC" if dt.group(3) else "")
-        if re.fullmatch(r"\d{4}-\d\d-\d\d", v) and re.search(r"(^|_)(date|day)$", n) and not re.search(r"(due|deadline|end|expir|until|target|start|birth)", n):
-            return f"on {v}"  # "buy two tickets ... on 2024-05-20"
+        if re.fullmatch(r"\d{4}-\d\d-\d\d", v) and re.search(r"(^|_)(date|day)$", n) and not re.search(r"(due|deadline|end|expir|until|target|start|birth|release|publish|launch|effective|renew|invoice|"
+                                                                                           r"issue|posting|hire|close|complet|resol|created|updated|modified|last|next)", n):
+            return f"on {v}"  # not "create a fix version ... on 2024-05-23" for its release date (review 75)  # "buy two tickets ... on 2024-05-20"
         if re.search(r"(reason)$", n):
             return f"because {_first_person(vv)}" if re.match(r"(no longer|ordered|bought|made|changed|wrong|damaged|defective|late)", vv) else f"(reason: {vv})"
         if " " in v.strip():
             return f"{w} \"{v}\""
         if re.fullmatch(r"[a-z_ ]+", vv) and (" " in w or w in ("name", "type", "kind", "mode", "format", "value", "names", "types")):
             return f"the {w} set to {vv}"  # not "the watchlist aml report name" (review 23)
+        if w in ("status", "state") and re.fullmatch(r"[a-z ]+", vv) and (" " in vv or vv.endswith("ing")):
+            return f"the {w} set to {vv}"  # "with the reading status" reads as a kind of status, not status "reading"
         if w in ("priority", "severity", "urgency", "importance") and re.fullmatch(r"[a-z_ ]+", vv):
             return f"{vv} {w}"  # "with low priority", not "with the low priority" (review 50)
         return f"the {vv} {w}" if re.fullmatch(r"[a-z_ ]+", vv) else f"{w} {vv}"  # "the front side", "the basic economy cabin"
@@ -4492,7 +4512,8 @@ def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Tool
     token = _MINOR_UNITS.set(minor_units(env))
     codes = _CODES.set(coded_numbers(env))
     try:
-        return _sample_scenarios(env, module, world_state, graph, cfg)
+        with world_of([e.name for e in env.entities]):  # a software team's new project is "Payments API" (stdlib.values)
+            return _sample_scenarios(env, module, world_state, graph, cfg)
     finally:
         _CODES.reset(codes)
         _MINOR_UNITS.reset(token)

@@ -14,6 +14,8 @@ import json
 import re
 from typing import Any
 
+from forgec.english import FIELD_ABBREVIATIONS, FIELD_ABBREVIATIONS_BEFORE
+
 
 @functools.lru_cache(maxsize=65536)
 def norm(name: str) -> str:
@@ -36,12 +38,23 @@ def split_name(name: str) -> list[str]:
 def humanize(name: str) -> str:
     """`user_id` -> "user id", `orderId` -> "order id"; a field named by a function word (`from`, `to`,
     `which`) is said as a field, quoted: 'the "from" field' (blind review 24: "change the from of my template")."""
-    words = _split(name)
+    words = _unabbreviated(_split(name))
     if len(words) == 1 and words[0] in _FUNCTION_WORDS:
         return f'"{words[0]}" field'
     if len(words) == 2 and words[1] in ("on", "at") and (words[0] in ("due", "start", "starts", "end", "ends", "expires") or words[0].endswith("ed")):
         return f"{words[0]} {'date' if words[1] == 'on' else 'time'}"  # `due_on`: "the due date", not "the due on" (review 29)
     return " ".join(words)
+
+
+def _unabbreviated(words: tuple[str, ...]) -> tuple[str, ...]:
+    """`exp_start_date` -> expected start date, `qty` -> quantity (english.FIELD_ABBREVIATIONS); others as they are."""
+    out = []
+    for i, w in enumerate(words):
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        by_next = FIELD_ABBREVIATIONS_BEFORE.get(w)
+        full = (by_next.get(nxt) or w) if by_next is not None else FIELD_ABBREVIATIONS.get(w, w)
+        out.append(full)
+    return tuple(out)
 
 
 _FUNCTION_WORDS = frozenset("from to which what who whom whose where when if for in on at by with of as into onto via per than".split())

@@ -21,6 +21,8 @@ declaration order only, no clock.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import datetime as _dt
 import functools
 import random
@@ -30,7 +32,7 @@ import threading
 import uuid
 from typing import Any
 
-from forgec.english import PERSON_ENTITIES, is_agent_noun, respell, singular
+from forgec.english import PERSON_ENTITIES, UNNAMED_RECORDS, is_agent_noun, respell, singular
 
 from .graph_state import graph_world, kv_world
 
@@ -66,6 +68,56 @@ TOPICS = (
     "server upgrade", "accessibility audit", "partner integration", "community event", "newsletter", "photo archive",
     "recipe collection", "volunteer roster", "insurance claim",
 )
+# Topics of a private life: no project, page or record of a workplace's software is about them (review 74: a
+# Dokploy project "Fitness plan", Jira projects "Lab results", "Kitchen renovation")
+PERSONAL_TOPICS = frozenset({"reading list", "kitchen renovation", "wedding planning", "tax documents", "garden project",
+                             "family trip", "book club", "fitness plan", "thesis draft", "lab results", "recipe collection",
+                             "volunteer roster", "insurance claim", "photo archive", "community event", "grant proposal"})
+# What a software team's projects, apps, services and repositories are called, where the world is one (`software_world`)
+SOFTWARE_NAMES = ("checkout service", "payments API", "mobile app", "customer portal", "admin dashboard", "search service",
+                  "billing service", "data pipeline", "marketing site", "auth service", "notification service", "inventory API",
+                  "reporting dashboard", "docs site", "order service", "analytics platform", "partner API", "support portal")
+SOFTWARE_VARIANTS = ("{T} v2", "{T} (legacy)", "{T} beta", "{T} EU")
+# Kinds of record only software is built and run with: a world holding one is a software team's (with issues and
+# projects together: Linear, Sentry, SonarQube, Plane). Words of engineering in general, no product's nouns.
+_SOFTWARE_RECORDS = frozenset({"repository", "repo", "branch", "commit", "pipeline", "deployment", "container", "cluster",
+                               "server", "build", "merge", "pull", "sprint", "namespace", "pod", "runner", "artifact",
+                               "compose", "milestone", "incident", "application", "app", "vulnerability", "epic", "iteration"})
+_SOFTWARE_NAMED = frozenset({"project", "application", "app", "service", "repository", "repo", "component"})
+_SOFTWARE = contextvars.ContextVar("forgec_software_world", default=False)
+
+
+def software_world(entities) -> bool:
+    """Whether a world of these entities is a software team's (`_SOFTWARE_RECORDS`)."""
+    ws = {singular(w) for e in entities or () for w in _words(e)}
+    return bool(ws & _SOFTWARE_RECORDS) or {"issue", "project"} <= ws
+
+
+@contextlib.contextmanager
+def world_of(entities):
+    """Values made inside this block are for a world of these entities: a software team's names its projects like
+    software ("Payments API") and talks of no private topics. A context variable, since the rule reaches a dozen
+    value makers that know one entity at most; the world (`generate_state`) and the tasks (`scenario`) both enter it."""
+    token = _SOFTWARE.set(software_world(entities))
+    try:
+        yield
+    finally:
+        _SOFTWARE.reset(token)
+
+
+def topics() -> tuple:
+    """The topics names, notes and subjects are made from, in the current world (`world_of`)."""
+    return _WORK_TOPICS if _SOFTWARE.get() else TOPICS
+
+
+def names_for(entity: str | None) -> tuple:
+    """What records of `entity` are named from: a software team's project or service like software, else a topic."""
+    ews = _words(entity or "")
+    if _SOFTWARE.get() and ews and singular(ews[-1]) in _SOFTWARE_NAMED:
+        return SOFTWARE_NAMES
+    return topics()
+
+
 NOTE_TEMPLATES = (
     "Following up on the {t}.", "Notes from the {t} meeting.", "Please review the {t} by Friday.",
     "Updated the {t} with the latest numbers.", "Draft for the {t}.", "Questions about the {t}.",
@@ -80,6 +132,16 @@ NAME_VARIANTS = ("{T} follow-up", "{T} (phase 2)", "{T} archive", "{T} draft", "
 # a part of a topic, for a record made inside one named by it (a page in a space, a list for an email)
 PART_NAMES = ("{T} notes", "{T} plan", "{T} checklist", "{T} overview", "{T} timeline", "{T} questions")
 SUBJECT_TEMPLATES = ("{T}", "{T} update", "Question about the {t}", "Re: {t}", "{T} next steps")
+_MAIL_ONLY = ("Question about the {t}", "Re: {t}")  # a message's subject; a task's is "Conference travel next steps" (review 75)
+
+
+def subject_forms(entity: str | None, t: str = "") -> tuple:
+    """The forms a subject about `t` of an `entity` record takes: a reply's "Re: ..." only on something mailed, and
+    none that repeats the topic's words ("Billing update update", review 29 and 75)."""
+    ws = _words(entity or "")
+    forms = SUBJECT_TEMPLATES if not ws or ws[-1] in UNNAMED_RECORDS else tuple(f for f in SUBJECT_TEMPLATES if f not in _MAIL_ONLY)
+    own = set(t.lower().split())
+    return tuple(f for f in forms if not (set(re.findall(r"[a-z]+", f.replace("{t}", "").replace("{T}", "").lower())) - {"the", "about", "re"}) & own) or ("{T}",)
 # records that report something wrong (general English: an incident, an issue, a ticket, an alert) are
 # titled by what went wrong and commented on as work on it, not by a topic ("Kitchen renovation")
 PROBLEM_ENTITIES = {"incident", "issue", "bug", "ticket", "alert", "problem", "defect", "outage", "error", "case",
@@ -298,7 +360,9 @@ def fake(rng: random.Random):
     return f
 
 
-_TOPIC_SET = frozenset(t.lower() for t in TOPICS)
+_WORK_TOPICS = tuple(t for t in TOPICS if t not in PERSONAL_TOPICS)
+_TOPIC_SET = frozenset(t.lower() for t in TOPICS + SOFTWARE_NAMES)
+_SOFTWARE_SET = frozenset(t.lower() for t in SOFTWARE_NAMES)
 
 
 # lists whose items a topic phrase can be: a record's tags, labels, keywords, interests
@@ -322,16 +386,17 @@ def topic_filler(field: str, values: list, entity: str | None = None) -> bool:
 
 
 def name_variants(t: str) -> list[str]:
-    """`t` at another stage ("Tax documents 2025", "Tax documents follow-up"), never with its own last word again
-    ("Thesis draft draft", "Photo archive archive": review 48 and 49)."""
+    """`t` at another stage ("Tax documents 2025", "Tax documents follow-up"; software at another version: "Payments
+    API v2"), never with its own last word again ("Thesis draft draft", "Photo archive archive": review 48 and 49)."""
     last = t.lower().split()[-1:]
-    return [f.format(T=t) for f in NAME_VARIANTS if f.replace("{T}", "").split()[:1] != last]
+    forms = SOFTWARE_VARIANTS if t.lower() in _SOFTWARE_SET else NAME_VARIANTS
+    return [f.format(T=t) for f in forms if f.replace("{T}", "").split()[:1] != last]
 
 
 def _topic_like(v: str) -> bool:
     """A topic or one of its variants ("Book club archive", "Tax documents 2")."""
     base = re.sub(r" \d+$", "", v).lower()
-    return base in _TOPIC_SET or any(f.format(T=t).lower() == base for t in _TOPIC_SET for f in NAME_VARIANTS + PART_NAMES)
+    return base in _TOPIC_SET or any(f.format(T=t).lower() == base for t in _TOPIC_SET for f in NAME_VARIANTS + SOFTWARE_VARIANTS + PART_NAMES)
 
 
 _PLACEHOLDER_VALUE = re.compile(r"(?:^|_)(?:unspecified|unknown|unset|undefined|not_set|none)$", re.I)
@@ -347,7 +412,7 @@ def real_values(values) -> list:
 
 
 def topic(rng: random.Random) -> str:
-    return rng.choice(TOPICS)
+    return rng.choice(topics())
 
 
 def _titled(t: str) -> str:
@@ -820,7 +885,7 @@ def _str_for(name: str, c: _Ctx, entity: str | None, doc: str) -> str:
     if c.vague_none:
         return None  # an optional field nothing says the meaning of stays unset: no `cron_format` "grant proposal" (review 22)
     # an unknown short string: a topic from a small shared pool keeps equality searches non-empty
-    return rng.choice(c.pool((entity, name), list(TOPICS)))
+    return rng.choice(c.pool((entity, name), list(topics())))
 
 
 # what a few kinds of thing are called, by the last word of the field or the entity (review 16: one pool of
@@ -1084,7 +1149,16 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
     if own and ews and ews[-1] in ("emoji", "reaction"):
         return c.unique((entity, name, "s"), lambda: rng.choice(EMOJI))
     if own and ews and ews[-1] in HANDLE_NAMED:
-        return c.unique((entity, name, "s"), lambda: slugify(rng.choice(TOPICS)))  # #customer-feedback, not "Customer feedback"
+        # #customer-feedback, not "Customer feedback"; a world of 90 branches is not 34 names and 56 `branch_7`s: a
+        # branch is also "feature/press-release", a channel "press-release-2025"
+        base = [slugify(t) for t in names_for(entity)]
+        more = [f"{p}/{b}" for p in ("feature", "fix", "release") for b in base] if singular(ews[-1]) == "branch" else \
+            [slugify(v) for t in names_for(entity) for v in name_variants(_titled(t))]
+        used = c.used.setdefault((entity, name, "s"), set())
+        free = [b for b in base if b not in used] or [m for m in more if m not in used]
+        v = rng.choice(free) if free else f"{rng.choice(base)}-{len(used)}"
+        used.add(v)
+        return v
     if own and ews and ews[-1] in CATEGORY_NAMES:
         used = c.used.setdefault((entity, name, "s"), set())
         free = [x for x in CATEGORY_NAMES[ews[-1]] if x not in used]
@@ -1131,9 +1205,9 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
     nested = c.entities is not None and entity not in c.entities
     mine, other = (("__nested_titles",), ("__record_titles",)) if nested else (("__record_titles",), ("__nested_titles",))
     avoid = c.used.setdefault(other, set())
-    free = [_titled(t) for t in TOPICS if _titled(t) not in used and _titled(t) not in avoid]
+    free = [_titled(t) for t in names_for(entity) if _titled(t) not in used and _titled(t) not in avoid]
     if not free:
-        free = [v for t in TOPICS for v in name_variants(_titled(t)) if v not in used and v not in avoid]
+        free = [v for t in names_for(entity) for v in name_variants(_titled(t)) if v not in used and v not in avoid]
     v = rng.choice(free) if free else f"{_titled(topic(rng))} {len(used)}"
     used.add(v)
     c.used.setdefault(mine, set()).add(v)
@@ -1238,7 +1312,7 @@ def _catalog_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str
     if w & {"airline", "carrier"}:
         return rng.choice(c.pool((entity, name), AIRLINES, 3))
     if w & {"subject", "headline"}:
-        return c.unique((entity, name, "s"), lambda: (lambda t: rng.choice(SUBJECT_TEMPLATES).format(t=t, T=_titled(t)))(topic(rng)))
+        return c.unique((entity, name, "s"), lambda: (lambda t: rng.choice(subject_forms(entity, t)).format(t=t, T=_titled(t)))(topic(rng)))
     if w & {"title"} and (is_person(entity) or is_person_record(entity, c.fields.get(entity))) and not w & {"page", "book", "song", "movie", "film", "album", "post", "article"}:
         return (lambda j: j[:1].upper() + j[1:].lower())(re.sub(r"^(.+?), (.+)$", r"\2 \1", fake(rng).job()))  # a person's `title` ("Titre / poste") is their job: "Data engineer", not "Reading list" (review 52)
     if w & {"title"}:
@@ -1254,7 +1328,7 @@ def _catalog_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str
     if w & CATEGORICAL or last in CATEGORICAL:
         if c.vague_none:
             return None  # an optional `env`, `platform`, `region` of unknown values: unset, not "kitchen renovation"
-        return rng.choice(c.pool((entity, name), list(TOPICS)))
+        return rng.choice(c.pool((entity, name), list(topics())))
     if last == "name" or w & {"name"}:
         return _thing_name(name, c, entity)
     return None
@@ -1288,7 +1362,7 @@ def renamed(old: str, rng: random.Random, taken: frozenset = frozenset()) -> str
     if not _topic_like(old):
         return None
     base = old
-    for f in NAME_VARIANTS:
+    for f in NAME_VARIANTS + SOFTWARE_VARIANTS:
         suffix = f.replace("{T}", "")
         if old.lower().endswith(suffix.lower()) and old[: len(old) - len(suffix)].lower() in _TOPIC_SET:
             base = old[: len(old) - len(suffix)]  # "Support backlog 2025": "Support backlog" at a stage ("Photo archive" is one topic)
@@ -1343,10 +1417,9 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     if is_problem(noun) and (w & TEXTY or last in ("feedback", "reply", "answer", "explanation")):
         return rng.choice(PROBLEM_NOTES)  # a note on one: work on the problem
     if last in ("subject", "headline"):  # "Photo archive update update": no template repeats the subject's words (review 29)
-        fits = [x for x in SUBJECT_TEMPLATES if not (set(re.findall(r"[a-z]+", x.replace("{t}", "").replace("{T}", "").lower())) - {"the", "about", "re"}) & set(t.lower().split())]
-        return rng.choice(fits or ["{T}"]).format(t=t, T=_titled(t))
+        return rng.choice(subject_forms(noun, t)).format(t=t, T=_titled(t))
     if last == "name" and noun and _words(noun) and _words(noun)[-1] in HANDLE_NAMED:
-        return slugify(rng.choice([x for x in TOPICS if x.lower() != t.lower()]))  # a new channel: "press-release"
+        return slugify(rng.choice([x for x in names_for(noun) if x.lower() != t.lower()]))  # a new channel: "press-release"
     nws = _words(noun or "")
     if not topical:
         if configured and last == "name" and len(ws) == 1 and nws and not is_person(noun) and nws[-1] not in ORG_WORDS:
@@ -1381,9 +1454,9 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
             parts = [x for x in parts if x.lower() not in taken]
             if parts:
                 return rng.choice(parts)
-        fresh = [x for x in TOPICS if x.lower() != t.lower() and x.lower() not in taken]
+        fresh = [x for x in names_for(noun) if x.lower() != t.lower() and x.lower() not in taken]
         if not fresh:  # a world that uses every topic: a variant of one, as the world's own names are
-            fresh = [v for x in TOPICS for v in name_variants(_titled(x)) if v.lower() not in taken]
+            fresh = [v for x in names_for(noun) for v in name_variants(_titled(x)) if v.lower() not in taken]
         if not fresh:
             return None
         v = _titled(rng.choice(fresh))
@@ -1543,7 +1616,7 @@ def _handle_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str)
     `channel`): the handle itself ("research-notes"), from a small pool so records share one, as issues share
     their repository."""
     if len(ws) == 1 and ws[0] in HANDLE_NAMED and not re.search(r"\b(?:url|uri|link|path|id|identifier|uuid)\b", doc or "", re.I):
-        return c.rng.choice(c.pool((None, ws[0], "handle"), [slugify(t) for t in TOPICS[:6]]))
+        return c.rng.choice(c.pool((None, ws[0], "handle"), [slugify(t) for t in names_for(ws[0])[:6]]))  # "payments-api" in a software world
     return None
 
 
@@ -1672,7 +1745,14 @@ def _refs(fields: dict) -> tuple[dict, dict]:
 
 
 def generate_state(schema: dict, seed: int, size: int = 30) -> dict:
-    """A consistent world state for `schema` (a module's SCHEMA), deterministic per seed.
+    """A consistent world state for `schema` (a module's SCHEMA), deterministic per seed (`_generate_state`), its
+    names and topics those of the world's kind (`world_of`)."""
+    with world_of(schema.get("entities") or {}):
+        return _generate_state(schema, seed, size)
+
+
+def _generate_state(schema: dict, seed: int, size: int = 30) -> dict:
+    """The world, made in named steps.
 
     Named steps that share one rng, in a fixed order (the order is part of the output):
     ownership -> keys -> deal -> fields -> reference lists -> globals."""
