@@ -42,7 +42,7 @@ from typing import Any
 
 from forgec.english import CLOSED_CLASS, DESTINATION_PARAM, MOVING_VERBS, SUBSET_WORDS, is_ending_state, is_plural, language_name, participle, plural, singular
 from forgec.english import GRANTING_VERBS, PREPOSITIONS, lemmas, verb_lemma
-from forgec.stdlib.values import FINISHED_WORDS, MINOR_UNITS_DOC, ORG_WORDS, RANKS, SET_UP
+from forgec.stdlib.values import FINISHED_WORDS, ITERATIONS, MINOR_UNITS_DOC, ORG_WORDS, RANKS, SET_UP
 from forgec.english import with_article as _a
 from forgec.graph import ToolGraph, prim_class, record_fields, strip_optional
 from forgec.lang import ast as A
@@ -1395,8 +1395,8 @@ def _fit_pattern(v: str, rx: Any) -> Any:
 def _placeholder(v: Any, ent: str, key: str) -> bool:
     """A name made of the entity's noun and a number (`branch_76`): generated, never what a person calls a
     record. A path-like key (the git server's `repo_path` "repo_01852") is said as it is."""
-    if re.search(r"(path|file|dir|directory|folder|url)$", norm(key)):
-        return False
+    if re.search(r"(path|file|dir|directory|folder|url)$", norm(key)) or singular(norm(ent).split("_")[-1]) in ITERATIONS:
+        return False  # ... and "Sprint 12" is how a team names its sprints
     return isinstance(v, str) and re.fullmatch(rf"{re.escape(norm(ent))}s?[_-]?\d+", norm(v)) is not None
 
 
@@ -2455,6 +2455,15 @@ class _Sampler:
                 elif not u and rec and isinstance(rec.get("name"), str) and re.fullmatch(r"[A-Z][a-z'-]+(?: [A-Z][a-z'-]+)+", rec["name"]) \
                         and is_person(self.m.written_entity(tool, rec)):
                     u = {"name": rec["name"]}  # a subscriber called Kristy Lopez gets kristy.lopez.work@..., not "me.work@..." (review 42)
+                if not u and not rec and self.m.kinds.get(tool.name) == "create" and is_person(self.m.written_entity(tool, None)):
+                    # a new subscriber called Suzanne Jackson gets suzanne.jackson.work@..., never the user's own "me.work@..."
+                    # (review 76 packet); before her name is said, nothing says whose address it is
+                    now = getattr(self, "_said_now", None) or {}
+                    nm = next((v for k, v in now.items() if isinstance(v, str) and (norm(k) in ("name", "full_name", "display_name")
+                               or _PERSON_NAME_PARAM.search(norm(k))) and re.fullmatch(r"[A-Z][a-z'-]+(?: [A-Z][a-z'-]+)+", v)), None)
+                    if nm is None:
+                        return _NONE
+                    u = {"name": nm}
                 if not u and (site := _site_of(rec)) and norm(self.m.written_entity(tool, rec) or "").split("_")[-1] in ORG_WORDS:
                     return f"{rng.choice(['contact', 'info', 'hello'])}@{site}.com"  # a company's address is at its own name (review 43)
                 who = (str(u.get("name") or u.get("first_name") or "me")).lower().replace(" ", ".")  # the person whose email it is
@@ -2672,8 +2681,9 @@ class _Sampler:
         optional = [p for p in optional if p.name not in needed]
         # a new name before what is said about it; a message's recipient before its subject and body, which two
         # optional values may fill: "send an email about X saying Y" to nobody (review 71)
-        order.sort(key=lambda p: (p in optional, p.name not in self._wanted, not _RECIPIENTS.search(norm(p.name)), not _own_name(p.name)))
         person_made = making and (is_person(made_ent) or m.is_person(made_ent))
+        # (a new person's email is no recipient: their name first, which their address is made of)
+        order.sort(key=lambda p: (p in optional, p.name not in self._wanted, person_made or not _RECIPIENTS.search(norm(p.name)), not _own_name(p.name)))
 
         def whole_or_parts(name: str, given: dict) -> bool:
             """Whether a person's name is already given the other way: whole (`fullName`) beside its parts
@@ -3466,7 +3476,8 @@ class _Sampler:
                 c = f"{two.group(1)} {twords}"  # "update and request shipment for my order: set ...": the settings say what
             if target and kind == "update" and rest:
                 # "update the property of the workspace called X: set ..." echoes the docs; the settings say what changes
-                c = re.sub(r"^(\w+) (?:(?:the|its|a|an|some|any) )?(?:details?|information|info|data|settings?|propert(?:y|ies)|attributes?|fields?|metadata|configuration|config) (?:of|on|for) ", r"\1 ", c)
+                c = re.sub(rf"^(\w+) (?:(?:the|its|a|an|some|any) )?(?:{re.escape(ent_noun) + ' ' if ent_noun else ''})?(?:details?|information|info|data|settings?|propert(?:y|ies)|attributes?|fields?|metadata|configuration|config) (?:of|on|for) ", r"\1 ", c)
+                # ... and so does "modify subscriber data for my subscriber called X" (review 76)
             if rest and target and kind == "update" and _doc_verb(c) in _CHANGE_VERBS - {"rename"} and any(x in sc.said_of for x in rest):
                 sets = [x for x in rest if x in sc.said_of]  # "update my task called X: set its notes to "..." and ..."
                 c += _join_said(c, [x for x in rest if x not in sc.said_of], to=False) + ": " + _settings([sc.said_of[x] for x in sets], self._units, self.m.is_person(target[1]))

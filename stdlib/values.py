@@ -77,6 +77,8 @@ PERSONAL_TOPICS = frozenset({"reading list", "kitchen renovation", "wedding plan
 SOFTWARE_NAMES = ("checkout service", "payments API", "mobile app", "customer portal", "admin dashboard", "search service",
                   "billing service", "data pipeline", "marketing site", "auth service", "notification service", "inventory API",
                   "reporting dashboard", "docs site", "order service", "analytics platform", "partner API", "support portal")
+# Kinds of record a team numbers in sequence ("Sprint 12", "Iteration 4", "Cycle 7"): no topic names them
+ITERATIONS = frozenset({"sprint", "iteration", "cycle"})
 SOFTWARE_VARIANTS = ("{T} v2", "{T} (legacy)", "{T} beta", "{T} EU")
 # Kinds of record only software is built and run with: a world holding one is a software team's (with issues and
 # projects together: Linear, Sentry, SonarQube, Plane). Words of engineering in general, no product's nouns.
@@ -254,6 +256,10 @@ CATEGORY_NAMES = {
     "team": ("Platform", "Mobile", "Design", "Growth", "Infrastructure", "Support", "Data", "Marketing", "Sales", "Finance",
              "Security", "Web", "Payments", "Operations"),
     "department": ("Engineering", "Marketing", "Sales", "Finance", "Support", "Operations", "Legal", "People", "Design", "Product"),
+    # a marketing campaign is named for its offer or its issue, not "Kitchen renovation" (review 76: a newsletter tool)
+    "campaign": ("Spring sale", "Summer sale", "May newsletter", "June newsletter", "Welcome series", "Black Friday offer",
+                 "Holiday offers", "Customer survey", "Webinar invite", "Win-back offer", "Feature announcement",
+                 "Product launch announcement", "Quarterly update", "Event reminder", "Loyalty rewards", "Back to school sale"),
 }
 # groups of people whose names compose when the plain ones run out ("Data Platform")
 COMPOSED_NAMES = {"team", "department"}
@@ -322,6 +328,8 @@ def placeholder_name(entity: str | None, value: Any) -> bool:
     """`Recipe 3`: the name a record gets when nothing says what it is called (`topic_named`); no person
     names a record by it, and a task never does."""
     ws = _words(entity or "")
+    if ws and singular(ws[-1]) in ITERATIONS:
+        return False  # "Sprint 12" is the sprint's own name
     return isinstance(value, str) and bool(ws) and re.fullmatch(r"%s \d+" % re.escape(" ".join(ws)), value.lower()) is not None
 
 
@@ -1141,6 +1149,13 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(VENUE_NAMES) if rng.random() < 0.5 else fake(rng).last_name() + chr(39) + 's'} {kind}")
     if own and ews and (ews[-1] in ORG_WORDS or _payment_card(entity, c)):  # a company name, "Visa ending in 4242": _kind_str's rule, each once
         return c.unique((entity, name, "s"), lambda: _kind_str(["name"], c, entity))
+    if own and ews and singular(ews[-1]) in ITERATIONS:
+        # a sprint is "Sprint 12", numbered as a team counts them, not a topic or its board's name with "notes" on
+        # (review 76: "create a new sprint called "API documentation notes" on the board called "API documentation"")
+        used = c.used.setdefault((entity, name, "s"), set())
+        v = f"{singular(ews[-1]).capitalize()} {11 + len(used)}"
+        used.add(v)
+        return v
     if own and ews and singular(ews[-1]) in ("version", "release"):
         # a fix version or a release is named by its number ("2.14.0"), not by a topic (review 68: a fix version
         # "Website redesign" in the project "Kitchen renovation")
@@ -1389,6 +1404,11 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     c = _Ctx(rng, _dt.date(2024, 5, 15))
     if _is_version(ws) and not doc_example(doc):
         return _version(rng)  # `VersionSlug`: a release to upgrade to, not a topic's slug (review 35)
+    if last in ("name", "title") and len(ws) == 1 and (kind := singular((_words(noun or "") or [""])[-1])) in ITERATIONS:
+        if renaming:
+            return None  # "rename Sprint 40 to Sprint 62" renumbers history: no one asks it
+        nums = [int(m.group(1)) for x in taken if (m := re.fullmatch(rf"{kind} (\d+)", x))]
+        return f"{kind.capitalize()} {max(nums, default=10) + 1}"  # the team's next sprint
     if last in ("name", "title") and len(ws) == 1 and singular((_words(noun or "") or [""])[-1]) in ("version", "release"):
         return _version(rng)  # a new fix version is "2.14.0", not "Website redesign" (review 68; `_thing_name`'s rule)
     if (urn := urn_value(doc, rng)) is not None:
