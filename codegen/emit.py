@@ -371,7 +371,7 @@ def tool_schema(tool: A.ToolDecl, env: A.EnvDecl) -> dict:
     return {
         "type": "function",
         "function": {
-            "name": tool.name,
+            "name": A.tool_wire_name(tool),  # the docs' own name (`find-projects`), which the env answers to too
             "description": tool.doc or tool.name.replace("_", " "),
             "parameters": {"type": "object", "properties": props, "required": req, "additionalProperties": False, **({"$defs": defs} if defs else {})},
         },
@@ -1223,6 +1223,7 @@ def emit_env(env: A.EnvDecl, source_file: str, et: Any = None) -> str:
         log_entities=sorted(log_entities(env, et)),
         schema=schema,
         tool_params=tool_params,
+        wire_names={t.name: A.tool_wire_name(t) for t in env.tools if A.tool_wire_name(t) != t.name},
         python_tools=python_tools,
         keys=keys,
         int_keys=int_keys,

@@ -685,7 +685,7 @@ def verify_env(module: ModuleType, env: Any = None, seed: int = 0, calls_per_too
     scratch_ok = {"base": base_env.state_hash() == envrt.state_hash(base_env.state, getattr(base_env, "_LOG", ())), "small": small_env.state_hash() == envrt.state_hash(small_env.state, getattr(small_env, "_LOG", ()))}
     refusal = _sandbox_refusal(module)
     for t in module.TOOLS:
-        name = t["function"]["name"]
+        name = envrt.tool_ident(module, t["function"]["name"])  # reported under the tool's own name (the manifest's)
         if refusal and name in (getattr(module, "PYTHON_TOOLS", None) or {}):
             rep = ToolReport(name, module.TOOL_KINDS.get(name, "action"), bool(module.WRITES_STATE.get(name, True)), where=_tool_where(env, name, module))
             rep.fail(refusal)  # never run a python body outside the OS sandbox, not even to verify it

@@ -29,6 +29,7 @@ from forgec import __version__
 from forgec import diagnostics as D
 from forgec.diagnostics import Diagnostic, Span
 from forgec.lower import Rejected, lower_blueprint, sha256_text
+from forgec.runtime.envrt import tool_ident
 from forgec.manifest import (
     MANIFEST_SCHEMA_VERSION,
     BlueprintRecord,
@@ -920,7 +921,7 @@ def _lower_one(job: EnvJob, bp: Any, brec: BlueprintRecord, low: _Lowering, diag
                              seed=job.opts.seed, initial_state_file=f"states/{name}.json", initial_state_hash=job.init_hash,
                              base_env=job.base_env)
         task = lr.task
-        dropped = sorted({c.tool for c in task.gold_calls} & set(job.rec.dropped_tools))
+        dropped = sorted({tool_ident(job.module, c.tool) for c in task.gold_calls} & set(job.rec.dropped_tools))
         if dropped:
             low.reject(brec, "unverified-tool")
             if brec.origin != "sampled":

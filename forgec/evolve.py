@@ -272,7 +272,9 @@ def broken_rule(build_env: Any, task: Any, state: dict) -> dict | None:
     from forgec.gate import Gate, check_final, check_values
 
     decl, module, gates = build_env
-    writes = [(g.tool, g.arguments) for g in task.gold_calls if g.write]
+    from forgec.runtime.envrt import tool_ident
+
+    writes = [(tool_ident(module, g.tool), g.arguments) for g in task.gold_calls if g.write]  # the gate's own names
     if not writes:
         return None
     if "gate" not in gates:  # one gate per env (its lifecycle is read from the docs once)

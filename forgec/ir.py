@@ -109,6 +109,9 @@ class Tool(BaseModel):
     params: tuple[Param, ...] = ()
     returns: Type | None = None
     annotations: dict[str, Any] = Field(default_factory=dict)
+    # the docs' own name where `name` had to be made an identifier (`find-projects` -> `find_projects`): the name
+    # agents see and call, as the real server serves it (lang.ast.tool_wire_name)
+    wire_name: str | None = None
     http_method: str | None = None
     http_path: str | None = None
     format: Literal["openai", "mcp", "openapi", "swagger", "bfcl"] = "openai"

@@ -24,7 +24,7 @@ from forgec.wording import CALL_SWITCHES, humanize, say
 from forgec.lang import ast as A
 from forgec.lang.builtins import BUILTINS, OPERATORS, UNARY
 from forgec.runtime import envrt
-from forgec.runtime.envrt import ToolError
+from forgec.runtime.envrt import ToolError, tool_ident
 from forgec.stdlib import ops as OPS
 from forgec.tasks import BlueprintRef, GoldCall, ScenarioIntent, Task, TaskStats, UserScenario, UserSpec, state_diff
 from forgec.lang.check import blueprint_edges, user_reads
@@ -442,7 +442,8 @@ def _run_call(run: _GoldRun, n: A.CallNode) -> None:
         raise Rejected("gold-call-failed", f"{n.name} = {n.tool}(...): {result}", n)
     run.scope.nodes[n.name] = result
     names = {a.name for a in n.args} | set(types)
-    run.gold.append(GoldCall(node=n.name, tool=n.tool, arguments={A.wire_name(k, names): v for k, v in args.items()}, result=result))
+    served = (getattr(getattr(run.env, "_MODULE", None), "WIRE_NAMES", None) or {}).get(n.tool, n.tool)  # `find-projects`
+    run.gold.append(GoldCall(node=n.name, tool=served, arguments={A.wire_name(k, names): v for k, v in args.items()}, result=result))
     _scalars(result, run.hidden)
 
 
@@ -567,7 +568,7 @@ def lower_blueprint(
         initial_state_hash=init_hash,
         instruction=render_instruction(bp.user.goal, bp.user.persona, used, run.usage, writes),
         user=UserSpec(goal=bp.user.goal, persona=bp.user.persona, facts=used, scenario=_scenario(bp.user, run.scope.facts, used)),
-        gold_calls=[g.model_copy(update={"write": bool(writes.get(g.tool, False))}) for g in run.gold],
+        gold_calls=[g.model_copy(update={"write": bool(writes.get(tool_ident(module, g.tool), False))}) for g in run.gold],
         gold_state_hash=gold_hash,
         gold_diff=state_diff(*(_without_logs(st, getattr(module, "LOG_ENTITIES", ())) for st in (world_state, env.state))),
         tell=run.tells,

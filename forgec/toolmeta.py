@@ -149,7 +149,7 @@ def _from_doc(tool: Any, docs: dict[str, Any]) -> dict:
 def tool_meta(ir_env: Any, tools: list[dict], results: dict[str, list]) -> dict[str, dict]:
     """name -> {"title"?, "annotations"?, "output_schema"?} for the built `tools` (OpenAI format) of `ir_env`;
     `results`: the recorded results per tool (objects as they are, anything else as {"result": value})."""
-    by_name = {t.name: t for t in ir_env.tools}
+    by_name = {t.name: t for t in ir_env.tools} | {t.wire_name: t for t in ir_env.tools if t.wire_name}
     defs = dict(getattr(ir_env, "definitions", None) or {})
     docs: dict[str, Any] = {}
     meta: dict[str, dict] = {}
@@ -190,8 +190,9 @@ def recorded_results(task_lines: list[tuple[str, str]]) -> dict[str, list]:
 def toolmeta_stage(job: Any) -> None:
     """Build stage: the env's tool metadata into its manifest record (`ToolRecord.title/annotations/output_schema`)."""
     meta = tool_meta(job.ir, list(getattr(job.module, "TOOLS", []) or []), recorded_results(job.task_lines))
+    wire = getattr(job.module, "WIRE_NAMES", None) or {}
     for name, rec in job.rec.tools.items():
-        m = meta.get(name, {})
+        m = meta.get(wire.get(name, name), {})  # the metadata of the tool as served (`find-projects`)
         rec.title, rec.annotations, rec.output_schema = m.get("title"), m.get("annotations"), m.get("output_schema")
 
 

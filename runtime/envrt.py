@@ -1602,6 +1602,15 @@ class _Layer:
 LAYER_MIN = 512  # a fork copies a shared collection of up to this many records; over it, it layers it
 
 
+
+def tool_ident(module: Any, name: str) -> str:
+    """The tool a served name is (`find-projects` -> `find_projects`, the module's `WIRE_NAMES` read backwards): the
+    name every other table of the module (TOOL_KINDS, WRITES_STATE, TOOL_PARAMS) and the manifest use."""
+    for ident, wire in (getattr(module, "WIRE_NAMES", None) or {}).items():
+        if wire == name:
+            return ident
+    return name
+
 class EnvBase:
     """State storage shared by every generated `Env` (the subclass adds schema and tools).
 
@@ -1997,7 +2006,7 @@ class EnvBase:
         self._hash = None
 
     # ---- stepping
-    def step(self, tool: str, args: dict) -> Any:
+    def step(self, tool: str, args: dict) -> Any:  # `tool`: its name, or the docs' name it is served by (`WIRE_NAMES`)
         """Run one tool call: its JSON result, or a `ToolError` instance (state unchanged)."""
         fn = self._DISPATCH.get(tool) if type(tool) is str else None
         if fn is None:

@@ -286,13 +286,16 @@ def _withhold(mod: ModuleType, dropped: Any) -> None:
     names = {n for n in dropped if isinstance(n, str)} if isinstance(dropped, list) else set()
     if not names:
         return
+    withheld = sorted(names)
+    wire = getattr(mod, "WIRE_NAMES", None) or {}
+    names |= {wire[n] for n in names if n in wire}  # served under the docs' name too (`find-projects`)
     mod.TOOLS = [t for t in mod.TOOLS if not (isinstance(t, dict) and isinstance(t.get("function"), dict)
                                               and t["function"].get("name") in names)]
     env = getattr(mod, "Env", None)
     table = getattr(env, "_DISPATCH", None)
     if isinstance(table, dict) and names & set(table):
         env._DISPATCH = {k: v for k, v in table.items() if k not in names}
-    mod.WITHHELD_TOOLS = sorted(names)
+    mod.WITHHELD_TOOLS = withheld
 
 
 def _check_manifest(manifest: Any, where: str) -> None:

@@ -160,8 +160,9 @@ def _verify_docs(path, calls):
 
 @pytest.mark.parametrize("name", ["tau_bench_retail", "tau_bench_airline", "mcp_server_git", "mcp_server_sqlite", "mcp_server_time", "openapi_jupyter_server"])
 def test_corpus_docs_verify(corpus, name):
-    """The issue's bar on the real public docs: >= 95% of synthesized tools verify."""
-    reports = _verify_docs(corpus / name, 5)
+    """The issue's bar on the real public docs: >= 95% of synthesized tools verify (12 calls a tool: with 5, a tool that
+    needs a modified file to stage, `git_add`, passed or failed with the draw of the world)."""
+    reports = _verify_docs(corpus / name, 12)
     tools = [t for r in reports for t in r.tools]
     assert tools
     assert sum(t.verified for t in tools) / len(tools) >= 0.95, render_table(reports)

@@ -156,3 +156,15 @@ def make_param(doc: Doc, name: str, t: Type, required: bool, schema: Any, pointe
 
 def make_tool(doc: Doc, pointer: str, **kw: Any) -> Tool:
     return Tool(source=source(doc, pointer), **kw)
+
+
+_WIRE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def wire_of(raw: Any, name: str | None) -> str | None:
+    """The docs' tool name where it differs from the identifier `name` and an agent can still call it by it (the
+    OpenAI and MCP function-name alphabet: letters, digits, `_`, `-`): `find-projects`. A name with other characters
+    (`math.factorial`, spaces) is served as its identifier."""
+    if isinstance(raw, str) and name and raw != name and _WIRE.fullmatch(raw):
+        return raw
+    return None

@@ -13,7 +13,7 @@ from forgec.diagnostics import Diagnostic, error, warning
 from forgec.ir import Tool, Type
 
 from . import codes
-from .common import make_tool, object_params, text, tool_name
+from .common import make_tool, object_params, text, tool_name, wire_of
 from .loader import Doc, join_pointer
 from .schema import SchemaConverter
 
@@ -63,6 +63,7 @@ def read_items(doc: Doc, entries: list[tuple[Any, str]], diags: list[Diagnostic]
                 returns=returns,
                 annotations=_annotations(doc, item, p, diags),
                 format="mcp",
+                wire_name=wire_of(item.get("name"), name),
             )
         )
     return tools

@@ -13,7 +13,7 @@ from forgec.diagnostics import Diagnostic, error, warning
 from forgec.ir import Tool, Type
 
 from . import codes
-from .common import make_tool, object_params, text, tool_name
+from .common import make_tool, object_params, text, tool_name, wire_of
 from .loader import Doc, join_pointer
 from .schema import SchemaConverter
 
@@ -30,7 +30,8 @@ def function_to_tool(conv: SchemaConverter, fn: dict, pointer: str, tool_pointer
         if key in fn and fn[key] is not None:
             returns = conv.convert(fn[key], join_pointer(pointer, key))
             break
-    return make_tool(doc, tool_pointer, name=name, description=text(fn.get("description")), params=params, returns=returns, format=fmt)  # type: ignore[arg-type]
+    return make_tool(doc, tool_pointer, name=name, description=text(fn.get("description")), params=params, returns=returns, format=fmt,  # type: ignore[arg-type]
+                     wire_name=wire_of(fn.get("name"), name))
 
 
 def read_items(doc: Doc, entries: list[tuple[Any, str]], diags: list[Diagnostic], defs: dict[str, Type], fmt: str = "openai") -> list[Tool]:

@@ -61,6 +61,7 @@ Semantics the rest of the pipeline relies on:
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -353,6 +354,25 @@ def wire_name(name: str, names) -> str:
     hide a global or an entity (`state` -> `state_`, forgec/synth/params.py), undone wherever a call leaves the env
     (tool schemas, gold calls) and accepted where one comes in; any other name is its own."""
     return name[:-1] if len(name) > 1 and name.endswith("_") and name[:-1] not in names else name
+
+
+def wire_annotation(name: str) -> str:
+    """`@wire("find-projects")` as stored (without `@`): the docs' tool name, where `tool find_projects` could not be it."""
+    return f"wire({json.dumps(name)})"
+
+
+def tool_wire_name(tool: "ToolDecl") -> str:
+    """The name agents see and call the tool by: its `@wire("...")` (the docs' own spelling, `find-projects`), else its
+    name. The env answers to both (runtime.envrt `step`)."""
+    for a in tool.annotations:
+        if a.startswith("wire(") and a.endswith(")"):
+            try:
+                v = json.loads(a[5:-1])
+            except ValueError:
+                continue
+            if isinstance(v, str) and v:
+                return v
+    return tool.name
 
 
 @dataclass(frozen=True, slots=True)

@@ -850,6 +850,8 @@ def check_env(env: A.EnvDecl, diags: list[Diagnostic]) -> EnvTypes:
     for t in env.tools:
         dup(t.params, "parameter")
         for a in t.annotations:
+            if a.startswith("wire(") and A.tool_wire_name(t) != t.name:
+                continue  # @wire("find-projects"): the docs' name the tool is served by
             if a not in ANNOTATIONS:
                 diags.append(warning(C.UNKNOWN_ANNOTATION, f"unknown annotation '@{a}'", t.span,
                                      did_you_mean(a, ANNOTATIONS) or "known: " + " ".join("@" + x for x in ANNOTATIONS)))

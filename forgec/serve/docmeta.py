@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from forgec.runtime.envrt import tool_ident
 from forgec.runtime.loader import Build
 
 
@@ -98,8 +99,9 @@ def compiled_meta(build: Build, env: str, tools: list[dict]) -> dict[str, dict] 
         return None
     recs = ((build.manifest.get("envs") or {}).get(env) or {}).get("tools") or {}
     meta: dict[str, dict] = {}
+    module = (getattr(build, "envs", None) or {}).get(env)
     for t in tools:
-        r = recs.get(t["function"]["name"])
+        r = recs.get(tool_ident(module, t["function"]["name"]))  # the manifest keeps the tool's own name
         if isinstance(r, dict):
             m = {k: r[k] for k in ("title", "annotations", "output_schema") if r.get(k)}
             if m:

@@ -192,7 +192,9 @@ class _Catalog:
         self.validators: dict[str, dict[str, Any]] = {}
         for name, w in table.worlds.items():
             meta = doc_meta(w.build, name, w.tools, docs)
-            self.tools[name] = mcp_tools(w.tools, getattr(w.module, "TOOL_KINDS", {}) or {}, meta)
+            kinds = dict(getattr(w.module, "TOOL_KINDS", {}) or {})
+            kinds |= {wn: kinds[n] for n, wn in (getattr(w.module, "WIRE_NAMES", None) or {}).items() if n in kinds}  # as served
+            self.tools[name] = mcp_tools(w.tools, kinds, meta)
             self.validators[name] = _output_validators(self.tools[name])
         self.prefixed = [t.model_copy(update={"name": f"{env}{ENV_SEP}{t.name}"}) for env, ts in self.tools.items() for t in ts]
 

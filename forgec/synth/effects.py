@@ -154,6 +154,8 @@ def build_tool(s: Schema, v: ToolView, tm: TypeMapper) -> Built:
     if v.kind in ("read", "search") and has_write(body or ()):  # the checker's own test: kinds agree
         kind = "action"
     ann = [kind] + (["conservative"] if conservative else [])  # stored without "@"
+    if v.tool.wire_name:
+        ann.append(A.wire_annotation(v.tool.wire_name))  # served as the docs name it (`find-projects`)
     cited = v.cited + ([] if conservative else prose_effects.cite_existing(v, body))
     notes = prose_effects.notes(body, cited)
     decl = A.ToolDecl(

@@ -157,7 +157,8 @@ def claim(env, taken: frozenset):
             continue
         body, ret = got
         c.tools[t.name] = A.ToolDecl(name=v.name, params=tuple(A.ParamDecl(p.name, p.type, p.default, p.doc) for p in params),
-                                     returns=ret, doc=tool_doc(t.description), body=tuple(body), annotations=("read",))
+                                     returns=ret, doc=tool_doc(t.description), body=tuple(body),
+                                     annotations=("read",) + ((A.wire_annotation(t.wire_name),) if t.wire_name else ()))
     return c if c.tools else None
 
 
