@@ -136,13 +136,14 @@ PART_NAMES = ("{T} notes", "{T} plan", "{T} checklist", "{T} overview", "{T} tim
 SUBJECT_TEMPLATES = ("{T}", "{T} update", "Question about the {t}", "Re: {t}", "{T} next steps")
 
 
-def subject_forms(entity: str | None, t: str = "") -> tuple:
-    """The forms a subject about `t` of an `entity` record takes: none that repeats the topic's words ("Billing update
-    update", review 29 and 75)."""
-    forms = SUBJECT_TEMPLATES  # (a "Re:" kept off records that are never mailed changed which tickets the evolve test's
-    # planted ambiguities hit; left for a session that can follow it through)
+def subject_forms(t: str) -> tuple:
+    """The forms a subject about `t` takes: none that repeats the topic's words ("Billing update update", reviews 29
+    and 75)."""
     own = set(t.lower().split())
-    return tuple(f for f in forms if not (set(re.findall(r"[a-z]+", f.replace("{t}", "").replace("{T}", "").lower())) - {"the", "about", "re"}) & own) or ("{T}",)
+    return tuple(f for f in SUBJECT_TEMPLATES
+                 if not (set(re.findall(r"[a-z]+", f.replace("{t}", "").replace("{T}", "").lower())) - {"the", "about", "re"}) & own) or ("{T}",)
+
+
 # records that report something wrong (general English: an incident, an issue, a ticket, an alert) are
 # titled by what went wrong and commented on as work on it, not by a topic ("Kitchen renovation")
 PROBLEM_ENTITIES = {"incident", "issue", "bug", "ticket", "alert", "problem", "defect", "outage", "error", "case",
@@ -1326,7 +1327,7 @@ def _catalog_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str
     if w & {"airline", "carrier"}:
         return rng.choice(c.pool((entity, name), AIRLINES, 3))
     if w & {"subject", "headline"}:
-        return c.unique((entity, name, "s"), lambda: (lambda t: rng.choice(subject_forms(entity, t)).format(t=t, T=_titled(t)))(topic(rng)))
+        return c.unique((entity, name, "s"), lambda: (lambda t: rng.choice(subject_forms(t)).format(t=t, T=_titled(t)))(topic(rng)))
     if w & {"title"} and (is_person(entity) or is_person_record(entity, c.fields.get(entity))) and not w & {"page", "book", "song", "movie", "film", "album", "post", "article"}:
         return (lambda j: j[:1].upper() + j[1:].lower())(re.sub(r"^(.+?), (.+)$", r"\2 \1", fake(rng).job()))  # a person's `title` ("Titre / poste") is their job: "Data engineer", not "Reading list" (review 52)
     if w & {"title"}:
@@ -1436,7 +1437,7 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     if is_problem(noun) and (w & TEXTY or last in ("feedback", "reply", "answer", "explanation")):
         return rng.choice(PROBLEM_NOTES)  # a note on one: work on the problem
     if last in ("subject", "headline"):  # "Photo archive update update": no template repeats the subject's words (review 29)
-        return rng.choice(subject_forms(noun, t)).format(t=t, T=_titled(t))
+        return rng.choice(subject_forms(t)).format(t=t, T=_titled(t))
     if last == "name" and noun and _words(noun) and _words(noun)[-1] in HANDLE_NAMED:
         return slugify(rng.choice([x for x in names_for(noun) if x.lower() != t.lower()]))  # a new channel: "press-release"
     nws = _words(noun or "")
