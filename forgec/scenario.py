@@ -926,7 +926,8 @@ def is_status(f: str) -> bool:
 def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | None = None, definite: bool = False) -> str:
     """The words for a referring expression: "my confirmed reservation", "my order from 2024-05-17",
     "my most expensive reservation", "the flight to LAX on 2024-05-17"."""
-    det = "my" if mine else "the"
+    det = "my" if mine and not any(norm(f) in _BY_PERSON for f, _ in ref.attrs) else "the"  # "the comment by X", never
+    # "my comment by X": the user did not write what another person did (review 77)
     states = [(f, v) for f, v in ref.attrs if is_status(f) and isinstance(v, str) and not re.fullmatch(r"[A-Z]{2}", v)]  # "OR" is a place
     # one state is said as an adjective ("my confirmed order"); a second one after the noun ("... with the
     # pending payment status"), never "my inactive active order"
@@ -1068,6 +1069,16 @@ def _own_name(f: str) -> bool:
     return n in ("name", "title", "subject", "label") or re.fullmatch(r"(display|full|file|first|last|short|nick|friendly|entity|object|resource|record)_?name", n) is not None
 
 
+# a flag saying the product made or guards a record (`isBuiltIn`, `system`, `readOnly`, `locked`)
+_SYSTEM_FLAG = re.compile(r"^(?:is_)?(?:built_?in|system|system_defined|predefined|read_?only|locked|protected)$")
+
+
+# who made a record, said as a person does after its noun: "the comment by Tammie Lee", "the issue reported by X"
+_BY_PERSON = {"author": "by", "author_name": "by", "authored_by": "by", "creator": "created by", "created_by": "created by",
+              "creator_name": "created by", "reporter": "reported by", "reported_by": "reported by", "submitter": "submitted by",
+              "submitted_by": "submitted by", "opened_by": "opened by"}
+
+
 def qualifier(f: str, v: Any) -> str:
     """One attribute as a person says it after the noun: "from 2024-05-17", "to LAX", "with 2 seats",
     "for $580.52", "called \"Dune\"", "with the business cabin"."""
@@ -1098,6 +1109,13 @@ def qualifier(f: str, v: Any) -> str:
             w = humanize(n.split("_of_", 1)[1])
             return f"with {say(v)} {singular(w) if v == 1 else w}"
         return f"with {say(v)} {w}" if _COUNTISH.search(n) else f"with a {w} of {say(v)}"
+    if isinstance(v, str) and (by := _BY_PERSON.get(n)) is not None and v[:1].isupper():
+        return f"{by} {v}"  # "the comment by Tammie Lee", "the issue reported by X", not "whose author name is" (reviews 73-77)
+    if isinstance(v, str) and n in ("branch", "branch_name", "ref_name") and not looks_like_id(v):
+        return f'on the "{v}" branch'  # "my hotspot on the "fix/api-docs" branch", not "whose branch is"
+    if isinstance(v, str) and n in ("vendor", "vendor_name", "supplier", "supplier_name", "seller", "merchant", "merchant_name") \
+            and v[:1].isupper():
+        return f"from {v}"  # "my purchase order from Acme Ltd", not "whose vendor is"
     if n == "subject":
         return f'with the subject "{v}"'  # a message has a subject; it is not "called" it (review 31)
     if n in ("intent", "purpose", "goal") and isinstance(v, str) and re.fullmatch(r"[a-z]+", v):
@@ -1286,9 +1304,12 @@ class _Scenario:
         cur = (self.env.state.get("entities") or {}).get(ent)
         if snap is not None and cur == snap:  # the writes since touched none of them: the list is still exact
             return self.lists[ent]
+        acted = {str(k) for e, k in self.targets if e == ent}
         if field is not None and snap is not None and isinstance(cur, dict) and set(cur) <= set(snap) and all(
-                isinstance(cur[k], dict) and isinstance(r, dict) and cur[k].get(field) == r.get(field) for k, r in snap.items() if k in cur):
-            return self.lists[ent]
+                isinstance(cur[k], dict) and isinstance(r, dict) and (cur[k].get(field) == r.get(field) or str(k) in acted)
+                for k, r in snap.items() if k in cur):
+            return self.lists[ent]  # (a record the task renamed has the name the agent gave it: no second listing to learn
+            # it, review 77; `unless_exists` checks the name against the names now)
         if stale_ok and snap is not None and isinstance(cur, dict) and set(cur) <= set(snap):
             acted = {str(k) for e, k in self.targets if e == ent}
             if all(k in acted or cur.get(k) == r for k, r in snap.items()):
@@ -1739,6 +1760,9 @@ class _Sampler:
         title = self.m.title_field(ent)
         if title:  # a to-do task whose title is empty is named by nothing its owner knows (review 29)
             cands = [i for i in cands if recs[i].get(title) not in (None, "")]
+        fixed = [f for f in recs[0] if _SYSTEM_FLAG.search(norm(f))] if recs else []
+        if fixed:  # a built-in or locked record is the product's, not the user's: not "my slider" (review 77: two
+            cands = [i for i in cands if not any(recs[i].get(f) is True for f in fixed)]  # built-in sliders deleted)
         if not cands:
             raise _Skip("no-candidate")
         target = sc.rng.choice(cands)
@@ -2143,7 +2167,8 @@ class _Sampler:
         # ("set its description", not "set its workspace description" of the workspace)
         whose = f"{self._parent}_{p.name}" if self._parent and depth and norm(self._parent) != norm(rec_ent or "") else p.name
         made = m.returned_entity(tool) if m.kinds.get(tool.name) == "create" and not depth else None
-        if made and isinstance(v, str) and norm(p.name) == norm(made).split("_")[-1] and not looks_like_id(v):
+        if made and isinstance(v, str) and norm(p.name) == norm(made).split("_")[-1] and not looks_like_id(v) \
+                and not (norm(p.name) in _SAID_TEXT and " " in v.strip()):  # a new note's `note` is its text: 'saying "..."'
             said.append(f'called "{v}"')  # `create_branch(branch)`: the new branch's name, "a branch called fix/x", not "with branch" (review 57)
         else:
             said.append(_say_param(whose, v))
@@ -2513,6 +2538,9 @@ class _Sampler:
                             written = made_ent  # ... and named as its own kind is (a topic), not as the workspace is
                         noun = made_ent  # a named thing made in a workspace (a tag) is named and noted like a tag, not like the workspace's
                         # company; a reply on a ticket stays about the ticket
+                if made_ent and _own_name(name) and singular(norm(made_ent).split("_")[-1]) in ITERATIONS:
+                    noun = made_ent  # a new cycle made in a project is "Cycle 12" whatever feeds its name, not a part of the
+                    # project ("Marketing site v2 questions")
                 taken = set()
                 if _own_name(name) and noun:  # a new name is one no other record of its kind has (else "my X called Y" is two)
                     taken = {str(r.get(name)).lower() for r in ((sc.env.state.get("entities") or {}).get(noun) or {}).values() if isinstance(r, dict)}
@@ -2716,7 +2744,10 @@ class _Sampler:
                 # an image) a person would paste, not one made up (review 49)
             if p in optional and _schema_phrase(p.name):
                 continue  # "set its dest namespace replace count to 5": the schema's words, no person's (review 71)
-            if p in optional and not _one_more_optional(p.type, n_opt, p.name):
+            if p in optional and not _one_more_optional(p.type, n_opt, p.name) and not (
+                    norm(p.name) in ("body", "text", "content", "message") and any(norm(k) == "subject" for k in args)):
+                # (a message given its subject is given its text: "a draft to X with subject Y" left the body to
+                # guess, and the check held it empty, review 77)
                 continue  # an optional switch ("is primary off", "redirect new handle on") is the agent's business, not the ask
             if p in optional and whole_or_parts(p.name, args):
                 continue  # "a contact called Barry Valdez with first name Ashley": one name, whole or in parts (review 40)
@@ -2738,6 +2769,10 @@ class _Sampler:
                 # a new label called "Q3 goals": its description is about Q3 goals, not another topic; a project renamed
                 # "Fitness plan" is described as one, not with "Notes from the thesis draft meeting." (review 34)
                 self._about = r[1]
+        if any(isinstance(x, str) and x.startswith("saying ") for x in said):
+            # a message given its text is given its subject as a subject: 'a draft with the subject "X" ..., saying "Y"'
+            # ("a draft about X" read as its topic, and the check held X as the subject, review 77)
+            said[:] = ['with the subject ' + x.removeprefix("about ") if isinstance(x, str) and x.startswith('about "') else x for x in said]
         self._said_now = {}
         for p in t.params:  # the docs' two-step calls: the gold applies ("preview=True (default) returns a preview";
             # "confirm=true to apply"), as an agent does after previewing or confirming (review 28)
@@ -3183,7 +3218,12 @@ class _Sampler:
         gone = {r.get(fld) for r in recs if kept is not None and str(r.get(key)) not in kept}
         if val in gone:
             return None  # a name freed by this task's delete: the list read before it would say it is taken
+        now = {r.get(fld) for r in cur.values() if isinstance(r, dict)} if isinstance(cur, dict) else None
+        if now is not None and (val in now) != any(r.get(fld) == val for r in recs):
+            return None  # a name this task's rename gave or took: the list read before it says otherwise
         taken = sorted({r[fld] for r in recs if isinstance(r.get(fld), str) and 0 < len(r[fld]) <= 40} - {val} - gone)
+        if now is not None:
+            taken = [x for x in taken if x in now]  # a name renamed away is free now
         e_old = flat[fld][0]
         about_it = any(k != fld and isinstance(v, str) and (str(val).lower() in v.lower() or slugify(str(val)).replace("-", "_") in v.lower())
                        for k, (_, v) in flat.items())
@@ -3384,6 +3424,14 @@ class _Sampler:
                     # "Delete a contact" on a person: the docs' own word for the record ("delete my contact called X", review 23)
                     c = f"{own_word.group(1)} " + re.sub(rf"\b{re.escape(ent_noun)}\b", own_word.group(2), twords, count=1)
                     twords = ""
+                elif (alias := re.fullmatch(rf"(\w+) (?:a|an|the) {re.escape(ent_noun)} ([a-z]+)", c)) and "NOUN" in lemmas(alias.group(2)) \
+                        and any(isinstance(n, A.Delete) and isinstance(n.target, A.Name) and n.target.id in
+                                {p.name for p in t.params if isinstance(strip_optional(p.type), A.NamedType) and strip_optional(p.type).name == target[1]}
+                                for n in A.walk(t)):
+                    # "Deletes a website configuration ... using the specified website ID" removes the website: the docs'
+                    # other name for the record itself, "delete my website called X" (review 77: "delete a website
+                    # configuration using my website called X")
+                    c = f"{alias.group(1)} \x00"
                 else:  # the record is not in the docs' clause: the docs' own preposition for it ("using a saved card"),
                     # else a new one goes in it, a change is for it
                     prep = re.search(rf"\b(using|with|via|from|on|to|for|in|into)\s+(?:(?:a|an|the|your|one of the)\s+)?(?:\w+\s+)?{re.escape(ent_noun)}s?\b",
@@ -3524,8 +3572,22 @@ class _Sampler:
         for o in opts:
             if not names_tool(o, self.tool_names):
                 self._ctl_used = o == ctl
-                return o
+                return self._permanently(t, o, target[1] if target else None)
         raise _Skip("tool-words")
+
+    def _permanently(self, t: A.ToolDecl, words: str, ent: str | None) -> str:
+        """"permanently delete ..." where the docs say so and another tool only trashes or archives the record: Gmail's
+        `delete_message` ("Immediately and permanently delete a message") beside `trash_message`. Plain "delete my
+        message" reads as trashing it, whose end state is another (review 77)."""
+        if not re.match(r"(?:delete|remove|erase|purge)\b", words) or not re.search(r"\bpermanently\b|\bcannot be undone\b|\bhard[- ]delete",
+                                                                                   t.doc or "", re.I):
+            return words
+        if ent is None:
+            return words
+        gentle = any(o.name != t.name and self.m.kinds.get(o.name) in ("delete", "update") and any(
+            strip_optional(q.type) == A.NamedType(ent) for q in o.params) and re.match(
+            r"\s*(?:move|moves|send|sends)\b[^.]{0,40}\btrash\b|\s*(?:archive|archives)\b", o.doc or "", re.I) for o in self.env.tools)
+        return "permanently " + words if gentle else words
 
     def with_units(self, t: A.ToolDecl, c: str, plain: list) -> tuple[str, list]:
         """Numbers in their unit: "climb to a hover altitude of 20 meters", "set the cabin
@@ -4360,10 +4422,14 @@ def _join_said(c: str, said: list[str], to: bool = True) -> str:
             rest = rest[1:]
         if rest:
             out += " with " + ", ".join(rest[:-1]) + (" and " if len(rest) > 1 else "") + rest[-1]
+    to_whom = [s for s in lead if s.startswith("to ")]  # the recipient before what is said to them: 'a draft with the
+    for s in to_whom:                                    # subject "X" to a@b.com, saying "..."', not '... saying "..." to a@b.com'
+        out += " " + s
     for s in saying:
-        out += (", " if rest else " ") + s
+        out += (", " if rest or to_whom else " ") + s
     for s in lead:
-        out += f", {s}" if s.startswith(("all ", "paying with")) else " " + s
+        if s not in to_whom:
+            out += f", {s}" if s.startswith(("all ", "paying with")) else " " + s
     return out
 
 

@@ -401,6 +401,15 @@ def name_variants(t: str) -> list[str]:
     return [f.format(T=t) for f in forms if f.replace("{T}", "").split()[:1] != last]
 
 
+def topic_of_subject(v: str) -> str | None:
+    """The topic a subject line is about ("Re: wedding planning", "Tax documents next steps" -> the topic), or None."""
+    for f in SUBJECT_TEMPLATES[1:]:
+        pat = "^" + re.escape(f).replace(re.escape("{T}"), "(.+)").replace(re.escape("{t}"), "(.+)") + "$"
+        if (m := re.match(pat, v, re.I)) and m.group(1).lower() in _TOPIC_SET:
+            return m.group(1).lower()
+    return None
+
+
 def _topic_like(v: str) -> bool:
     """A topic or one of its variants ("Book club archive", "Tax documents 2")."""
     base = re.sub(r" \d+$", "", v).lower()
@@ -1482,6 +1491,7 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         v = _titled(rng.choice(fresh))
         return v.lower() if last in ("tag", "label") else v
     if w & TEXTY or last in ("feedback", "reply", "answer", "explanation"):
+        t = topic_of_subject(t) or t  # the body under the subject "Tax documents next steps" is about the tax documents
         if not _topic_like(t):  # "Please review the stephens, Garrison and Gill by Friday.": a name is no topic (review 21)
             return None
         tw = set(t.lower().split())  # "Draft for the annual report draft.": no template repeats the topic's words

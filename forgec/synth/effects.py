@@ -51,6 +51,8 @@ from .schema import (
     ensure_action_log,
     field_path,
     strip_optional,
+    status_flag,
+    Field,
 )
 from .lifecycle import document_text
 from .schema import TODAY_DEFAULT, field_named, lines_field, named_for_another, no_change_desc, noun_pattern
@@ -1083,13 +1085,33 @@ def _optional_holders(s: Schema, ent: str) -> list[tuple[str, str]]:
             for fname, fd in oe.fields.items() if fname != oe.key and isinstance(fd.type, A.OptionalType) and fd.type.inner == A.NamedType(ent)]
 
 
+_SUB_CASCADE = re.compile(r"\b(sub[a-z]+|child(?:ren)?|nested [a-z]+)\s+(?:are|is|will be|get|gets)\s+(?:also\s+)?(?:deleted|removed)\b", re.I)
+
+
+def _sub_cascade(s: Schema, e: Entity, v: ToolView) -> list[A.Stmt]:
+    """"Subcollections ARE deleted along with the parent" (Zotero): the records of the same kind inside the deleted one
+    go with it, by the record's one reference to its own kind (review 77: a sub-collection kept after its parent's
+    delete). One level: a deeper one is the docs' word too, but the effect language has no recursion."""
+    m = _SUB_CASCADE.search(v.tool.description or "")
+    if not m:
+        return []
+    w = m.group(1).lower().split()[-1]
+    own = snake(e.name).split("_")[-1]
+    if not (w.startswith("child") or singular(w.removeprefix("sub")) == own or singular(w) == own):
+        return []
+    up = [f for f, fd in e.fields.items() if f != e.key and strip_optional(fd.type) == A.NamedType(e.name)]
+    if len(up) != 1:
+        return []
+    return [A.For("child", A.Where(N(e.name), bin_("==", at("it", up[0]), N("removed"))), (A.Delete(N("child")),))]
+
+
 def _cascade(s: Schema, e: Entity, v: ToolView) -> list[A.Stmt]:
     """"Delete a book and all its reviews, quotes, and tags": the records of those kinds that point to the deleted
     one go with it (review 32: a deleted book left its quotes behind). Only kinds the env has, by their one field
     pointing to `e`."""
     m = _CASCADE.search(v.tool.description or "")
     if not m:
-        return []
+        return _sub_cascade(s, e, v)
     out: list[A.Stmt] = []
     for word in re.split(r"\s*(?:,|\band\b|\bor\b)\s*", m.group(1)):
         ws = word.split()
@@ -1142,6 +1164,9 @@ def _unlink(s: Schema, e: Entity, v: ToolView, pmap, where: str):
     what, other = snake(e.name).replace("_", " "), snake(ent).replace("_", " ")
     return [A.Require(bin_("==", at(k, f), at(pmap[p].name, s.entities[ent].key)), f"{what} is not in that {other}"),
             A.Set(at(k, f), lit(None)), A.Return(N(k))], A.NamedType(e.name)
+
+
+_TO_TRASH = re.compile(r"\s*(?:moves?|sends?|puts?)\b[^.]{0,50}\bto (?:the |its )?(?:trash|recycle bin|bin)\b|\s*trash(?:es)? (?:an?|the) ", re.I)
 
 
 def _trash_switch(e, v: ToolView, pmap) -> str | None:
@@ -1204,12 +1229,21 @@ def _delete(s: Schema, v: ToolView, pmap):
     what = snake(e.name).replace("_", " ")
     stmts = [A.Require(bin_("!=", at(k, "status"), lit(x)), f"{what} is {x}") for x in v.status_forbidden if "status" in e.fields]
     stmts += _flag_forbids(e, v, k)
+    if _trash_switch(e, v, pmap) is None and _TO_TRASH.match(v.tool.description or "") and "status" not in e.fields:
+        # "Move a Zotero item to the Trash ... Trashed items are recoverable": the record stays, marked (review 77: the
+        # gold removed the item outright)
+        flag = status_flag(e, "trashed") or "trashed"
+        if flag not in e.fields:
+            e.fields[flag] = Field(flag, A.PrimType("bool"), f"whether the {what} is in the trash (`{v.tool.name}` moves it there)")
+        if strip_optional(e.fields[flag].type) == A.PrimType("bool"):
+            return stmts + [A.Require(bin_("!=", at(k, flag), lit(True)), f"{what} is already in the trash"),
+                            A.Set(at(k, flag), lit(True)), A.Return(N(k))], A.NamedType(e.name)
     stmts.append(A.Let("removed", at(k, e.key)))  # "does not allow deleting completed tasks": refused first
     for oname, fname in s.list_owners(e.name):
         # drop the deleted key from every list that references it (no dangling references)
         stmts.append(A.For("owner", A.Where(N(oname), bin_("in", at(k, e.key), at("it", fname))), (A.Remove(at("owner", fname), at(k, e.key)),)))
-    hard = _cascade(s, e, v) + [A.Delete(N(k))]
     force = _trash_switch(e, v, pmap)
+    hard = _cascade(s, e, v) + [A.Delete(N(k))]
     if force is not None:  # "If true, the comment will be permanently deleted. Defaults to false (moved to trash)."
         owners = [st for st in stmts if isinstance(st, A.For)]
         stmts = [st for st in stmts if not isinstance(st, A.For)]

@@ -144,6 +144,17 @@ def shapes_request(name: str, doc: str, scalar: bool = True) -> bool:
     toks = tokens(name)
     if toks and (toks[-1] in REQUEST_WORDS or toks[0] in ("include", "exclude", "with")):
         return True
+    if toks == ["all"] or re.match(r"\s*shows? all\b", doc, re.I):
+        return True  # Dex's `list_tasks(all)` "Show all tasks (pending and completed)": which records a listing shows, no
+        # field of one (review 77: `list_tasks(all=true)` showed the 43 tasks whose stored `all` was true)
+    if toks in (["asc"], ["desc"]) or "facet" in toks or "facets" in toks or toks[-2:] in (["in", "last"], ["within", "last"]):
+        return True  # SonarQube's `asc`, `facets`, `facet_mode`, `created_in_last`: how results are ordered, counted or
+        # windowed (review 77: issues holding all three)
+    if len(toks) == 1 and toks[0] in ("delete", "remove", "destroy", "purge", "erase", "trash"):
+        return True  # `update_task(delete)` "Set to true to delete the task": what the call does, no flag a record keeps
+    if len(toks) >= 2 and toks[-1] == "mode" and set(lemmas(toks[0])) == {"VERB"}:
+        return True  # Zotero's `attach_mode` "'auto' attaches an OA PDF": how the call does its work; a `payment_mode`
+        # or `transport_mode` (nouns) is what the record is
     if toks and toks[-1] == "reason" and re.search(r"\baudit\b", doc, re.I):
         return True  # "Reason for the action (audit log)": said to the log, not kept on the channel
     if toks in (["since"], ["until"]):
@@ -1837,6 +1848,8 @@ def _returned_attributes(desc: str, own: list[str]) -> list[tuple[str, bool]]:
         return []
     parts = [p.strip() for p in re.split(r",|\band\b", m.group(1)) if p.strip()]
     parts = [" ".join(p.split()[len(own):]) if [singular(w.lower()) for w in p.split()[:len(own)]] == own else p for p in parts]
+    if any(p.split()[0].lower() in ("not", "no", "fewer", "more", "less", "only", "also") for p in parts if p):
+        return []  # "adding topic words usually returns fewer results, not more" (Zotero): a comparison, no attributes
     if len(parts) < 2 or any(not p or len(p.split()) > 2 for p in parts):
         return []  # "every flight with its price per economy seat, seats left and status": a sentence, no list of attributes
     most_plural = sum(is_plural(p.split()[-1]) for p in parts) * 2 > len(parts)
@@ -1967,6 +1980,9 @@ def _fields_from_search_filters(s: Schema, tm: TypeMapper) -> None:
                 continue
             if (p.type.kind == "array" and p.name not in v.refs) or p.type.kind == "object":
                 continue  # `states: [..]`, `teamIds: [..]`: a membership test on one value, not a list field of the record
+            if p.type.kind == "union" and p.name not in v.refs and _has_array(p.type):
+                continue  # SonarQube's `severities: [..] | "A,B"`: the same membership test, one value or many (review 77:
+                # issues holding `severities`, `statuses`, `assignees` beside their own `severity`)
             if range_field(p.name) or field_path(s, e, ident(p.name)) is not None:
                 continue
             if _shapes_the_search(p, v.tool):
@@ -1978,6 +1994,10 @@ def _fields_from_search_filters(s: Schema, tm: TypeMapper) -> None:
                     continue
                 e.fields.setdefault(ident(p.name), Field(ident(p.name), A.NamedType(v.refs[p.name]), p.description))
                 continue
+            if p.type.kind in ("boolean", "union") and re.match(r"\s*(?:filter to only|return only)\b", p.description or "", re.I):
+                continue  # "Filter to only blocked tasks (tasks with incomplete blockers)", "Return only issues on the
+                # specified components": a switch on which records a listing shows; no field of its own (review 77: Dex
+                # tasks `blocked` with no blocker)
             cond = _flag_condition(e, p)
             if cond is not None:
                 v.flag_preds[p.name] = cond  # `in_stock` "only books with stock > 0": a test, not a field
@@ -1993,6 +2013,11 @@ def _fields_from_search_filters(s: Schema, tm: TypeMapper) -> None:
 BATCH_PARAMS = {"items", "records", "entries", "objects", "batch"}  # a write's list of records to make or change, one call
 QUANTIFIERS = {"all", "any", "both", "either", "*", "dontcare"}  # `dontcare`: the SGD docs' "any value"
 _SEARCH_QUALIFIER = re.compile(r"(type|mode|operator|dynamic|match|strategy|scope|distance|radius|period)$", re.I)
+
+
+def _has_array(t: ir.Type, depth: int = 0) -> bool:
+    """Whether a union takes a list among its forms (`string[] | string | null`)."""
+    return depth < 4 and (t.kind == "array" or any(_has_array(v, depth + 1) for v in t.variants))
 
 
 def _shapes_the_search(p: ir.Param, tool: ir.Tool) -> bool:
@@ -2439,6 +2464,11 @@ def _status_fields(s: Schema) -> None:
                 # `status: str "Filter: draft, pending, confirmed, ..."`: the docs list the states, so it is an enum
                 # ("Confirm a pending order" then requires a pending one, not a cancelled one)
                 et = A.EnumType(tuple(listed))
+                f.type = A.OptionalType(et) if isinstance(f.type, A.OptionalType) else et
+            elif (states := _filter_states(s, e.name)) and not any(status_flag(e, x) for x in states):
+                # Grafana's `create_incident(status: string)` beside `list_incidents(status: active|resolved)`: the
+                # states a record is found by are the states it has, not a made-up "pending" (review 77)
+                et = A.EnumType(states)
                 f.type = A.OptionalType(et) if isinstance(f.type, A.OptionalType) else et
     _canonical_status(s)
     _paired_flags(s)
