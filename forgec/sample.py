@@ -1492,6 +1492,8 @@ def superlative(op: str, fld: str, item: str) -> str:
         return f"the most recently {part} {item}" if hi else f"the least recently {part} {item}"
     if f in ("date", "time", "datetime", "day"):  # the record's own moment: "my earliest alarm", not "my alarm with the
         return f"the {'latest' if hi else 'earliest'} {item}"  # earliest date" (review 61: a template over the field)
+    if f in ("due", "deadline", "due_by", "expiry", "expiration"):  # "the epic with the highest due": a deadline is late or early
+        return f"the {item} with the {'latest' if hi else 'earliest'} {'due date' if f in ('due', 'due_by') else w}"
     if f.endswith(("_date", "_at", "_time", "_on")):
         return f"the {item} with the {'latest' if hi else 'earliest'} {w}"
     return f"the {item} with the {'highest' if hi else 'lowest'} {w}"

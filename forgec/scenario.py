@@ -42,7 +42,7 @@ from typing import Any
 
 from forgec.english import CLOSED_CLASS, DESTINATION_PARAM, MOVING_VERBS, SUBSET_WORDS, is_ending_state, is_plural, language_name, participle, plural, singular
 from forgec.english import GRANTING_VERBS, PREPOSITIONS, lemmas, verb_lemma
-from forgec.stdlib.values import FINISHED_WORDS, ITERATIONS, MINOR_UNITS_DOC, ORG_WORDS, RANKS, SET_UP
+from forgec.stdlib.values import FINISHED_WORDS, ITERATIONS, is_message, MINOR_UNITS_DOC, ORG_WORDS, RANKS, SET_UP
 from forgec.english import with_article as _a
 from forgec.graph import ToolGraph, prim_class, record_fields, strip_optional
 from forgec.lang import ast as A
@@ -962,6 +962,8 @@ def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | 
     if label and not ref.op and not adj and len(rest) == 1:
         return f"{det} {label[1]}"  # a card's label names it as a person does: "my Amex ending in 3785"
     quals = [qualifier(f, v) for f, v in rest]
+    if is_problem(noun):  # "the issue reported by X": "the issue by X saying ..." read as an issue named by its text (review 78)
+        quals = ["reported " + q if q.startswith("by ") else q for q in quals]
     ons = [i for i, q in enumerate(quals) if q.startswith("on ")]
     spans = any(q.startswith(("starting ", "ending ", "due ")) for q in quals)
     for i in ons[0 if spans else 1:]:  # nor "my module on 2023-08-07 starting 2024-05-19"  # "my invoice on 2023-08-28 whose expected payment date is 2023-11-02", never "on X on Y" (review 34)
@@ -1071,6 +1073,19 @@ def _own_name(f: str) -> bool:
 
 # a flag saying the product made or guards a record (`isBuiltIn`, `system`, `readOnly`, `locked`)
 _SYSTEM_FLAG = re.compile(r"^(?:is_)?(?:built_?in|system|system_defined|predefined|read_?only|locked|protected)$")
+
+
+def product_owned(rec: dict) -> bool:
+    """Whether the product made or guards a record: a true `isBuiltIn`/`system`/`readOnly`/`locked` flag, or a
+    `wellknownListName` other than `none` (Microsoft To Do's default and flagged-emails lists, which "cannot be
+    deleted")."""
+    for f, v in rec.items():
+        n = norm(f)
+        if v is True and _SYSTEM_FLAG.search(n):
+            return True
+        if re.search(r"(^|_)well_?known(_|$)", n) and str(v or "none").lower() not in ("none", "unknown", "unknownfuturevalue", ""):
+            return True
+    return False
 
 
 # who made a record, said as a person does after its noun: "the comment by Tammie Lee", "the issue reported by X"
@@ -1434,7 +1449,8 @@ def _doc_verb(doc: str) -> str:
 
 
 # "<verb> <noun phrase>" with no determiner (a summary's "Create monitor", "Generate SDK token"): group 2 is the phrase
-_BARE_NP = re.compile(r"^(\w+) (?!(?:a|an|the|my|your|our|all|some|one|this|these|those|each|every|any|its|their|new|another)\b)"
+_BARE_NP = re.compile(r"^(\w+) (?!(?:a|an|the|my|your|our|all|some|one|this|these|those|each|every|any|its|their|new|another|"
+                      r"to|in|on|for|from|with|by|of|into|at|about|up|out|off|back)\b)"
                       r"((?:[A-Za-z][\w-]* ){0,2}[A-Za-z][\w-]*)(?=$| (?:in|on|for|to|from|with|by|of|into)\b)")
 
 
@@ -1760,9 +1776,9 @@ class _Sampler:
         title = self.m.title_field(ent)
         if title:  # a to-do task whose title is empty is named by nothing its owner knows (review 29)
             cands = [i for i in cands if recs[i].get(title) not in (None, "")]
-        fixed = [f for f in recs[0] if _SYSTEM_FLAG.search(norm(f))] if recs else []
-        if fixed:  # a built-in or locked record is the product's, not the user's: not "my slider" (review 77: two
-            cands = [i for i in cands if not any(recs[i].get(f) is True for f in fixed)]  # built-in sliders deleted)
+        # a built-in or locked record is the product's, not the user's: not "my slider" (review 77: built-in Overseerr
+        # sliders deleted; review 78: Microsoft To Do's default list renamed)
+        cands = [i for i in cands if not product_owned(recs[i])]
         if not cands:
             raise _Skip("no-candidate")
         target = sc.rng.choice(cands)
@@ -2769,7 +2785,10 @@ class _Sampler:
                 # a new label called "Q3 goals": its description is about Q3 goals, not another topic; a project renamed
                 # "Fitness plan" is described as one, not with "Notes from the thesis draft meeting." (review 34)
                 self._about = r[1]
-        if any(isinstance(x, str) and x.startswith("saying ") for x in said):
+        if making and not is_message(str(made_ent or "")):  # a new task's `subject` is what it is called: 'a new task
+            # called "X"', not 'a new task about "X"' (ERPNext)
+            said[:] = ['called ' + x.removeprefix("about ") if isinstance(x, str) and x.startswith('about "') else x for x in said]
+        elif any(isinstance(x, str) and x.startswith("saying ") for x in said):
             # a message given its text is given its subject as a subject: 'a draft with the subject "X" ..., saying "Y"'
             # ("a draft about X" read as its topic, and the check held X as the subject, review 77)
             said[:] = ['with the subject ' + x.removeprefix("about ") if isinstance(x, str) and x.startswith('about "') else x for x in said]
@@ -3375,6 +3394,9 @@ class _Sampler:
             new_noun = humanize(self.m.returned_entity(t) or "") if kind == "create" else ""
             if new_noun:  # an API's summary "Create Item": "create a new item"
                 c = re.sub(rf"^(\w+)\s+{re.escape(new_noun)}\b(?!')", lambda mm: f"{mm.group(1)} a new {new_noun.lower()}", c, count=1, flags=re.I)
+                # ERPNext's "Create a new Task": the docs' capitalized type name, a person's "a new task"
+                c = re.sub(rf"\b(a new|an?|the) ({re.escape(new_noun)})\b", lambda mm: mm.group(0) if mm.group(2).isupper() else
+                           f"{mm.group(1)} {new_noun.lower()}", c, count=1, flags=re.I)
             if kind == "create" and (bare_np := _BARE_NP.match(c)) and not is_plural(bare_np.group(2)) \
                     and "NOUN" in lemmas(bare_np.group(2).split()[-1].lower()):  # "Bulk Verify" is no noun phrase
                 # an operation's summary "Create monitor", "Upload document": a new one is "a monitor" (review 23)
@@ -3384,6 +3406,12 @@ class _Sampler:
                 c = f"{bare_np.group(1)} the {bare_np.group(2)}{c[bare_np.end():]}"  # "Update reading status of a book": the docs'
                 # headline style; a person says "update the reading status of my book"
             c, plain = self.with_units(t, c, plain)
+            for x in list(plain):  # "add an external link to my story ... with external link https://...": the clause's
+                # object is the value said, once: "add the external link https://... to my story" (Shortcut)
+                said_as = re.fullmatch(r"([a-z][a-z ]{2,40}?) (https?://\S+|\"[^\"]+\")", x) if isinstance(x, str) else None
+                if said_as and (obj := re.search(rf"\b(?:a|an) {re.escape(said_as.group(1))}\b", c)):
+                    c = c[:obj.start()] + f"the {said_as.group(1)} {said_as.group(2)}" + c[obj.end():]
+                    plain.remove(x)
             c = re.sub(r"\b(a|an|the|one|this)\s+(user|customer|member|client|account holder|person)'s\b", "my", c)
             c = re.sub(r"\bfor (a|an|the) (user|customer|member|client)\b", "for me", c)
             who = next(((k, v) for k, v in vals if isinstance(v, str) and re.search(r"(^|_)(assignee|assigned_to|user|owner|member|login)(_|$)", norm(k))), None)

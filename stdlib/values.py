@@ -136,6 +136,16 @@ PART_NAMES = ("{T} notes", "{T} plan", "{T} checklist", "{T} overview", "{T} tim
 SUBJECT_TEMPLATES = ("{T}", "{T} update", "Question about the {t}", "Re: {t}", "{T} next steps")
 
 
+# what a record with a subject line is when it is a message (its subject is "Re: X"); another's `subject` is its title
+MESSAGE_NOUNS = frozenset({"message", "email", "mail", "draft", "thread", "reply", "conversation", "letter", "memo", "notification",
+                           "inbox", "chat", "post", "comment", "announcement", "newsletter", "campaign", "sms"})
+
+
+def is_message(entity: str | None) -> bool:
+    """Whether `entity` is a message (or no entity is known, as for a message's own parameters)."""
+    return not entity or bool({singular(w) for w in _words(entity)} & MESSAGE_NOUNS)
+
+
 def subject_forms(t: str) -> tuple:
     """The forms a subject about `t` takes: none that repeats the topic's words ("Billing update update", reviews 29
     and 75)."""
@@ -1335,8 +1345,10 @@ def _catalog_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(AIRLINES)}{rng.randint(100, 999)}")
     if w & {"airline", "carrier"}:
         return rng.choice(c.pool((entity, name), AIRLINES, 3))
-    if w & {"subject", "headline"}:
+    if w & {"subject", "headline"} and is_message(entity):
         return c.unique((entity, name, "s"), lambda: (lambda t: rng.choice(subject_forms(t)).format(t=t, T=_titled(t)))(topic(rng)))
+    if w & {"subject", "headline"}:  # an ERPNext task's `subject` is its title, not "Re: order service" (this session)
+        return _thing_name(name, c, entity)
     if w & {"title"} and (is_person(entity) or is_person_record(entity, c.fields.get(entity))) and not w & {"page", "book", "song", "movie", "film", "album", "post", "article"}:
         return (lambda j: j[:1].upper() + j[1:].lower())(re.sub(r"^(.+?), (.+)$", r"\2 \1", fake(rng).job()))  # a person's `title` ("Titre / poste") is their job: "Data engineer", not "Reading list" (review 52)
     if w & {"title"}:
@@ -1445,8 +1457,10 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         return _work_title(c, (noun, name, "said"))
     if is_problem(noun) and (w & TEXTY or last in ("feedback", "reply", "answer", "explanation")):
         return rng.choice(PROBLEM_NOTES)  # a note on one: work on the problem
-    if last in ("subject", "headline"):  # "Photo archive update update": no template repeats the subject's words (review 29)
-        return rng.choice(subject_forms(t)).format(t=t, T=_titled(t))
+    if last in ("subject", "headline") and is_message(noun):  # "Photo archive update update": no template repeats the
+        return rng.choice(subject_forms(t)).format(t=t, T=_titled(t))  # subject's words (review 29)
+    if last in ("subject", "headline"):
+        last = "title"  # a task's or a case's subject is what it is called: named as a title is, never "Re: X"
     if last == "name" and noun and _words(noun) and _words(noun)[-1] in HANDLE_NAMED:
         return slugify(rng.choice([x for x in names_for(noun) if x.lower() != t.lower()]))  # a new channel: "press-release"
     nws = _words(noun or "")

@@ -2539,6 +2539,32 @@ def _status_fields(s: Schema) -> None:
             # a documented non-text status (`status: int`): the prose's state words do not fit it
             v.status_pre = v.status_post = None
             v.status_allowed, v.status_forbidden = [], []
+    _undo_and_redo(s)
+
+
+_CLOSED_STATES = {"closed", "resolved", "done", "completed", "complete", "finished", "cancelled", "canceled", "archived", "rejected"}
+
+
+def _undo_and_redo(s: Schema) -> None:
+    """What an undoing or a redoing verb needs first, where the record's states are listed: `unconfirmIssue` acts on a
+    CONFIRMED issue and leaves it REOPENED (an open state the enum lists), `reopenIssue` on a RESOLVED or CLOSED one
+    (review 78: a REOPENED issue "unconfirmed", a CONFIRMED one "reopened", each a no-op the gold wrote)."""
+    for v in s.views.values():
+        states = _status_enum(s, v.target)
+        if not states or not v.verb or v.status_pre or v.status_allowed:
+            continue
+        base = _undone(v.verb) or (next((b for t in v.toks if (b := _undone(t))), None) if v.verb == "restore" else None)
+        if base is not None:  # (`unconfirm_issue` reads as a "restore" of the issue)
+            done = next((x for x in states if _norm(x) == _norm(participle(base))), None)
+            if done is None:
+                continue
+            v.status_pre = done
+            if v.status_post in (None, done):
+                v.status_post = next((x for w in ("reopened", "open", "opened") for x in states if _norm(x) == w), None)
+        elif v.verb.startswith("re") and is_verb(v.verb[2:]) and _norm(v.status_post or "") in (_norm(participle(v.verb)), _norm(v.verb)):
+            closed = [x for x in states if _norm(x) in _CLOSED_STATES]
+            if closed:
+                v.status_allowed = closed  # "reopen" what was resolved or closed, never an issue still open
 
 
 def _norm(x: str) -> str:
