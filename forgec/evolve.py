@@ -230,14 +230,17 @@ def stated_fields(state: dict, ent: str, key: str, said: set[str], superl: set[s
     recs = (state.get("entities") or {}).get(ent) or {}
     rec = recs.get(key) or {}
     out = said_fields(rec, said) | (superl & set(rec))
+    # another record is described by what the user says of it in words: a number the user says (the new priority 3)
+    # describes no agent whose ticket count happens to be 3 (a world's coincidence pinned the agent, this session)
+    words = {x for x in said if not re.fullmatch(r"-?\d+(?:\.\d+)?", str(x))}
     for f, v in rec.items():
         hit = record_of(state, v)
-        if hit and hit != (ent, key) and said_fields(state["entities"][hit[0]][hit[1]], said):
+        if hit and hit != (ent, key) and said_fields(state["entities"][hit[0]][hit[1]], words):
             out.add(f)
     # named by a record the user describes that points at it ("the agent of my pending ticket"): its identity is said
     for e2, rs in (state.get("entities") or {}).items():
         for k2, r2 in (rs.items() if isinstance(rs, dict) else ()):
-            if (e2, k2) != (ent, key) and isinstance(r2, dict) and key in r2.values() and said_fields(r2, said):
+            if (e2, k2) != (ent, key) and isinstance(r2, dict) and key in r2.values() and said_fields(r2, words):
                 out.add("<identity>")
     return out
 

@@ -2785,7 +2785,8 @@ class _Sampler:
                 # a new label called "Q3 goals": its description is about Q3 goals, not another topic; a project renamed
                 # "Fitness plan" is described as one, not with "Notes from the thesis draft meeting." (review 34)
                 self._about = r[1]
-        if making and not is_message(str(made_ent or "")):  # a new task's `subject` is what it is called: 'a new task
+        if making and not is_message(str(made_ent or "")) and not is_problem(str(made_ent or "")):  # a new task's `subject` is
+            # what it is called (a ticket stays "about" its problem): 'a new task
             # called "X"', not 'a new task about "X"' (ERPNext)
             said[:] = ['called ' + x.removeprefix("about ") if isinstance(x, str) and x.startswith('about "') else x for x in said]
         elif any(isinstance(x, str) and x.startswith("saying ") for x in said):

@@ -1347,8 +1347,12 @@ def _catalog_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str
         return rng.choice(c.pool((entity, name), AIRLINES, 3))
     if w & {"subject", "headline"} and is_message(entity):
         return c.unique((entity, name, "s"), lambda: (lambda t: rng.choice(subject_forms(t)).format(t=t, T=_titled(t)))(topic(rng)))
-    if w & {"subject", "headline"}:  # an ERPNext task's `subject` is its title, not "Re: order service" (this session)
-        return _thing_name(name, c, entity)
+    if w & {"subject", "headline"} and is_problem(entity):
+        return _problem_title(c, (entity, name, "s"))  # a ticket's subject says what went wrong
+    if w & {"subject", "headline"}:  # an ERPNext task's or a meeting's `subject` is what it is about ("Board meeting"),
+        # not "Re: order service", and no story's title ("The Summer Voyage" for an Outlook event)
+        return c.unique((entity, name, "s"), lambda: _titled(topic(rng)) if len(c.used.get((entity, name, "s"), ())) < 25
+                        else rng.choice(name_variants(_titled(topic(rng)))))  # past the topics, their variants: no two alike
     if w & {"title"} and (is_person(entity) or is_person_record(entity, c.fields.get(entity))) and not w & {"page", "book", "song", "movie", "film", "album", "post", "article"}:
         return (lambda j: j[:1].upper() + j[1:].lower())(re.sub(r"^(.+?), (.+)$", r"\2 \1", fake(rng).job()))  # a person's `title` ("Titre / poste") is their job: "Data engineer", not "Reading list" (review 52)
     if w & {"title"}:

@@ -47,8 +47,8 @@ def _plant(build: Path) -> dict[str, str]:
         if n == 3 or len(ts) != 3 or any(t["status"] == "closed" for t in ts):
             continue
         order = sorted(range(3), key=lambda i: ts[i]["status"] == "resolved")  # gold writes no ticket in an ending state
-        if ts[order[0]]["status"] == "resolved":
-            continue
+        if sum(t["status"] != "resolved" for t in ts) < 2:
+            continue  # one ticket not resolved is the one a careful agent sets: no ambiguity to find (the plant's own truth)
         pr = next((p for p in (1, 2, 3, 4) if all(t["priority"] != p for t in ts)), None)
         if pr is None:
             continue

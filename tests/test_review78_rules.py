@@ -55,3 +55,26 @@ def test_clause_wording():
         assert v and not v.startswith(("Re:", "Question about")) and not v.endswith(("next steps", " update")), v
     assert any(said_value("subject", "", random.Random(seed), noun="Message").startswith(("Re:", "Question about"))
                for seed in range(20))
+
+
+def test_a_soft_delete_is_a_move_to_the_trash():
+    """Microsoft Graph's `delete-mail-message`: "This is a soft delete that moves the message to Deleted Items" (read
+    in review 78's doc sets): the message stays, in the trash; a plain "Delete a message" removes it."""
+    from forgec.synth.effects import _TO_TRASH
+
+    assert _TO_TRASH.match("Delete an Outlook email message by its message ID. This is a soft delete that moves the message to Deleted Items.")
+    assert _TO_TRASH.match("Move a Zotero item to the Trash. Trashed items are recoverable.")
+    assert not _TO_TRASH.match("Delete a message. This cannot be undone.")
+    assert not _TO_TRASH.match("Delete a folder and move its items to the parent folder.")
+
+
+def test_a_number_the_user_says_describes_no_other_record():
+    """forgec evolve's `left-open-record`: "set the priority of my ticket to 3" pinned the ticket's agent because that
+    agent's `open_tickets` happened to be 3, so a second ticket that fits the words read as an agent error."""
+    from forgec.evolve import stated_fields
+
+    state = {"entities": {
+        "Agent": {"a1": {"agent_id": "a1", "name": "Jo Park", "open_tickets": 3}, "a2": {"agent_id": "a2", "name": "Al Diaz", "open_tickets": 5}},
+        "Ticket": {"t1": {"ticket_id": "t1", "agent_id": "a1", "priority": 1}, "t2": {"ticket_id": "t2", "agent_id": "a2", "priority": 4}}}}
+    assert "agent_id" not in stated_fields(state, "Ticket", "t1", {"3"}, set())
+    assert "agent_id" in stated_fields(state, "Ticket", "t1", {"jo park"}, set())  # "the agent called Jo Park" does

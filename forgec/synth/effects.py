@@ -1166,7 +1166,9 @@ def _unlink(s: Schema, e: Entity, v: ToolView, pmap, where: str):
             A.Set(at(k, f), lit(None)), A.Return(N(k))], A.NamedType(e.name)
 
 
-_TO_TRASH = re.compile(r"\s*(?:moves?|sends?|puts?)\b[^.]{0,50}\bto (?:the |its )?(?:trash|recycle bin|bin)\b|\s*trash(?:es)? (?:an?|the) ", re.I)
+_TO_TRASH = re.compile(r"\s*(?:moves?|sends?|puts?)\b[^.]{0,50}\bto (?:the |its )?(?:trash|recycle bin|bin)\b|\s*trash(?:es)? (?:an?|the) |"
+                       # Microsoft Graph's "This is a soft delete that moves the message to Deleted Items"
+                       r"[^\n]*\bsoft[- ]delete\b[^.]{0,40}\bmoves?\b[^.]{0,30}\bto (?:the )?(?:trash|deleted items|recycle bin)\b", re.I)
 
 
 def _trash_switch(e, v: ToolView, pmap) -> str | None:
@@ -1229,7 +1231,8 @@ def _delete(s: Schema, v: ToolView, pmap):
     what = snake(e.name).replace("_", " ")
     stmts = [A.Require(bin_("!=", at(k, "status"), lit(x)), f"{what} is {x}") for x in v.status_forbidden if "status" in e.fields]
     stmts += _flag_forbids(e, v, k)
-    if _trash_switch(e, v, pmap) is None and _TO_TRASH.match(v.tool.description or "") and "status" not in e.fields:
+    if _trash_switch(e, v, pmap) is None and _TO_TRASH.match(v.tool.description or "") and (
+            "status" not in e.fields or "trash" not in str(e.fields["status"].type)):  # (a status with a "trash" state holds it)
         # "Move a Zotero item to the Trash ... Trashed items are recoverable": the record stays, marked (review 77: the
         # gold removed the item outright)
         flag = status_flag(e, "trashed") or "trashed"
