@@ -374,7 +374,10 @@ class _Model:
         others = {"_".join(singular(w) for w in norm(x.name).split("_")) for x in self.env.entities}
         for f in e.fields:
             t = strip_optional(f.type)
-            if f.name == e.key or _SECRET.search(norm(f.name)) or self.key_entity(f.name, f.type):
+            named_key = f.name == e.key and t == A.PrimType("str") and norm(f.name) in (f"{norm(ent)}_name", f"{norm(ent)}_title")
+            # (ERPNext's projects keyed by `project_name` "Admin dashboard": "my project called X", never "my open
+            # project ending 2023-12-15", review 75)
+            if (f.name == e.key and not named_key) or _SECRET.search(norm(f.name)) or (self.key_entity(f.name, f.type) and not named_key):
                 continue
             if _qualifies_another(f, e):
                 continue  # "How many minutes to ignore the issue when ignoreMode is 'forDuration'": a setting of another
@@ -764,6 +767,8 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
     # a status of one of its parts ("my bookmark with the failure summarization status", review 34) is the system's
     # bookkeeping; the record's own `status` is how its owner knows it
     usable = [f for f in usable if not (is_status(f) and norm(f) not in ("status", "state"))]
+    # "my sales order whose status is "To Deliver and Bill"": a workflow's step names no order its owner knows (review 75)
+    usable = [f for f in usable if not (is_status(f) and isinstance(rec.get(f), str) and len(rec[f].split()) > 2)]
     # "my pending order" beside another in "pending (items modified)": the second is pending too, to its owner (review 70)
     usable = [f for f in usable if not (is_status(f) and isinstance(rec.get(f), str) and any(
         isinstance(r.get(f), str) and r[f] != rec[f] and r[f].lower().startswith(rec[f].lower() + " ") for r in records))]
@@ -940,6 +945,8 @@ def describe(noun: str, ref: Referring, mine: bool = True, rng: random.Random | 
     if adj and re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)*|[A-Z]{3,}(?: [A-Z]{3,})*", adj[0]):
         adj = [adj[0].lower()]  # a product shows the state as "Draft", "Pending Review", "ARCHIVED"; a person writes "my draft order"
     rest = [(f, v) for f, v in ref.attrs if (f, v) != first]
+    own = {f"{norm(noun).replace(' ', '_')}_{w}" for w in ("name", "title")}
+    rest = [("name" if norm(f) in own else f, v) for f, v in rest]  # a project's `project_name` is what it is called
     kind = next(((f, v) for f, v in rest if re.search(r"(^|_)(category|cuisine|genre|kind|type)$", norm(f)) and isinstance(v, str)
                  and re.fullmatch(r"[A-Z][A-Za-z-]*(?: [A-Z][A-Za-z-]*)?", v)), None)
     if kind:  # a documented kind said as an adjective: "the Indian restaurant", not "whose category is "Indian""
@@ -2671,6 +2678,9 @@ class _Sampler:
                 kf = m.decl[ent].key
                 fresh = [i for i, r in enumerate(lst[1]) if (ent, r.get(kf)) not in sc.targets and not record_gone(r)]  # no write to a deleted record
                 fresh = [i for i in fresh if not m.lifecycle.final_state(tool, ent, lst[1][i])]
+                born = {str(k) for k in (m.ents.get(ent) or {})}
+                if born:  # a record this task made is made as wanted: "create task X, then set task X's progress" is
+                    fresh = [i for i in fresh if str(lst[1][i].get(kf)) in born]  # one create (ERPNext, this session)
                 if m.kinds.get(tool) == "update":  # no edit of a task already done ("lower the priority of my task X" while it
                     takes = {norm(q.name) for q in m.tools[tool].params}  # is completed, review 68), unless the edit is of that
                     fresh = [i for i in fresh if not any(x not in takes for x in _done_flags(lst[1][i]))]  # very flag
@@ -2801,6 +2811,10 @@ class _Sampler:
             elif strip_optional(p.type) == A.PrimType("bool") and norm(p.name) in CONFIRM_SWITCHES and p.name not in args:
                 args[p.name] = (A.Literal(True), True)
         args = {p.name: args[p.name] for p in t.params if p.name in args}  # the call in the docs' order
+        if target is not None and m.kinds.get(tool) == "update" and isinstance(target[2], dict) and (done := _done_flags(target[2])) \
+                and not any(norm(a) in done for a in args):
+            raise _Skip("edit-of-done-record")  # "change the priority of my task X" while X is completed: only its reopening
+            # is a change a person asks of a finished task (review 79: Dex's priorities set on completed tasks)
         n1 = len(sc.nodes)
         self.plausible(t, args, target[2] if target and isinstance(target[2], dict) else None)
         kind = self.kind_of(t, args, target)
@@ -3083,6 +3097,8 @@ class _Sampler:
             return None  # "priority more than 5" on a 1-4 scale is no condition
         if op == "<" and th <= max(lo, 0):
             return None  # "only if its priority is less than 0" can never hold (review 47)
+        if op == ">" and th <= max(lo, 0):
+            return None  # "only if its quantity is more than 0" holds for every record: no decision (ERPNext, this session)
         if not ((v > th) if op == ">" else (v < th)) == holds:
             return None
         fe = sc.fact(f"{norm(ent)}_{f}_limit", th)
@@ -4378,6 +4394,9 @@ def _set_value(name: str, v: Any, units: dict) -> str:
         return f"{say(v)} {units[name]}"
     if isinstance(v, (int, float)) and not isinstance(v, bool) and (label := _CODES.get().get(n, {}).get(v)):
         return f'"{label}"'  # "set its matching algorithm to "Any word"", not "to 1" (review 68: a raw code)
+    if isinstance(v, str) and (dt := re.fullmatch(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d)(?::00(?:\.0+)?)?(Z|[+-]00:?00)?", v)):
+        return f"{dt.group(1)} at {dt.group(2)}" + (" UTC" if dt.group(3) else "")  # "to 2024-06-06 at 13:30", not the
+        # ISO string read out ("to 2024-06-06T13:30:00", Jira sprints)
     if isinstance(v, str):
         if lang := language_name(n, v):
             return lang  # "set its language to Russian"

@@ -85,7 +85,7 @@ SOFTWARE_VARIANTS = ("{T} v2", "{T} (legacy)", "{T} beta", "{T} EU")
 _SOFTWARE_RECORDS = frozenset({"repository", "repo", "branch", "commit", "pipeline", "deployment", "container", "cluster",
                                "server", "build", "merge", "pull", "sprint", "namespace", "pod", "runner", "artifact",
                                "compose", "milestone", "incident", "application", "app", "vulnerability", "epic", "iteration"})
-_SOFTWARE_NAMED = frozenset({"project", "application", "app", "service", "repository", "repo", "component"})
+_SOFTWARE_NAMED = frozenset({"project", "application", "app", "service", "repository", "repo", "component", "board"})
 _SOFTWARE = contextvars.ContextVar("forgec_software_world", default=False)
 
 
@@ -1985,7 +1985,7 @@ SPAN_ENDS = (("start", "end"), ("begin", "end"), ("from", "to"), ("min", "max"),
              ("earliest", "latest"), ("departure", "arrival"), ("check_in", "check_out"), ("checkin", "checkout"),
              ("open", "close"), ("opens", "closes"), ("created", "updated"), ("created", "modified"), ("since", "until"),
              # a work's start before its due or target date; a repository created before it was last updated (review 34)
-             ("start", "due"), ("start", "target"), ("creation", "update"), ("create", "update"))
+             ("start", "due"), ("start", "target"), ("start", "release"), ("creation", "update"), ("create", "update"))
 
 
 @functools.lru_cache(maxsize=4096)

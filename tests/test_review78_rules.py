@@ -78,3 +78,18 @@ def test_a_number_the_user_says_describes_no_other_record():
         "Ticket": {"t1": {"ticket_id": "t1", "agent_id": "a1", "priority": 1}, "t2": {"ticket_id": "t2", "agent_id": "a2", "priority": 4}}}}
     assert "agent_id" not in stated_fields(state, "Ticket", "t1", {"3"}, set())
     assert "agent_id" in stated_fields(state, "Ticket", "t1", {"jo park"}, set())  # "the agent called Jo Park" does
+
+
+def test_a_record_keyed_by_its_name_is_called_by_it():
+    """ERPNext's projects are keyed by `project_name` ("Admin dashboard"); tasks said "my open project ending
+    2023-12-15" (review 75). A key that is the record's own name is what it is called; a workflow step of three words
+    ("To Deliver and Bill") names no record its owner knows."""
+    import random as _r
+
+    from forgec.scenario import Referring, describe, refer
+
+    assert describe("project", Referring((("project_name", "Admin dashboard"),))) == 'my project called "Admin dashboard"'
+    orders = [{"id": "a", "status": "To Deliver and Bill", "date": "2024-04-06", "total": 10},
+              {"id": "b", "status": "Draft", "date": "2024-04-06", "total": 12}]
+    ref = refer(orders, 0, ["status", "date"], _r.Random(0), superlatives=False)
+    assert ref is None or all(f != "status" for f, _ in ref.attrs), ref

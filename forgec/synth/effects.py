@@ -1091,7 +1091,7 @@ _SUB_CASCADE = re.compile(r"\b(sub[a-z]+|child(?:ren)?|nested [a-z]+)\s+(?:are|i
 def _sub_cascade(s: Schema, e: Entity, v: ToolView) -> list[A.Stmt]:
     """"Subcollections ARE deleted along with the parent" (Zotero): the records of the same kind inside the deleted one
     go with it, by the record's one reference to its own kind (review 77: a sub-collection kept after its parent's
-    delete). One level: a deeper one is the docs' word too, but the effect language has no recursion."""
+    delete). Three levels, unrolled: the effect language has no recursion."""
     m = _SUB_CASCADE.search(v.tool.description or "")
     if not m:
         return []
@@ -1102,7 +1102,12 @@ def _sub_cascade(s: Schema, e: Entity, v: ToolView) -> list[A.Stmt]:
     up = [f for f, fd in e.fields.items() if f != e.key and strip_optional(fd.type) == A.NamedType(e.name)]
     if len(up) != 1:
         return []
-    return [A.For("child", A.Where(N(e.name), bin_("==", at("it", up[0]), N("removed"))), (A.Delete(N("child")),))]
+    # three levels unrolled (a sub-collection's sub-collections go too: review 79 found grandchildren left pointing at a
+    # deleted parent), deepest first so each loop reads records still there
+    key = e.key
+    great = A.For("great", A.Where(N(e.name), bin_("==", at("it", up[0]), at("grand", key))), (A.Delete(N("great")),))
+    grand = A.For("grand", A.Where(N(e.name), bin_("==", at("it", up[0]), at("child", key))), (great, A.Delete(N("grand"))))
+    return [A.For("child", A.Where(N(e.name), bin_("==", at("it", up[0]), N("removed"))), (grand, A.Delete(N("child"))))]
 
 
 def _cascade(s: Schema, e: Entity, v: ToolView) -> list[A.Stmt]:

@@ -147,6 +147,8 @@ def shapes_request(name: str, doc: str, scalar: bool = True) -> bool:
     if toks == ["all"] or re.match(r"\s*shows? all\b", doc, re.I):
         return True  # Dex's `list_tasks(all)` "Show all tasks (pending and completed)": which records a listing shows, no
         # field of one (review 77: `list_tasks(all=true)` showed the 43 tasks whose stored `all` was true)
+    if toks in (["state", "event"], ["status", "event"]):
+        return True  # GitLab's `state_event: close | reopen`: the act an update performs, no state a record holds
     if toks in (["asc"], ["desc"]) or "facet" in toks or "facets" in toks or toks[-2:] in (["in", "last"], ["within", "last"]):
         return True  # SonarQube's `asc`, `facets`, `facet_mode`, `created_in_last`: how results are ordered, counted or
         # windowed (review 77: issues holding all three)
