@@ -3095,8 +3095,9 @@ class _Sampler:
         lo, hi = _bounds(doc, f)
         if not lo < th < hi or th < 0:
             return None  # "priority more than 5" on a 1-4 scale is no condition
-        if op == "<" and th <= max(lo, 0):
-            return None  # "only if its priority is less than 0" can never hold (review 47)
+        if op == "<" and th <= max(lo, 0) + (1 if isinstance(v, int) else 0):
+            return None  # "only if its priority is less than 0" can never hold (review 47), nor "its seats is less than 1"
+            # for a count a record always has one of
         if op == ">" and th <= max(lo, 0):
             return None  # "only if its quantity is more than 0" holds for every record: no decision (ERPNext, this session)
         if not ((v > th) if op == ">" else (v < th)) == holds:
@@ -3106,7 +3107,9 @@ class _Sampler:
         sc.nodes.append(A.ExpectNode(A.Binary("==", A.Name(cname), A.Literal(bool(cv)))))
         amount = money(th, f) if is_money((f)) else say(th)
         word = "more" if op == ">" else "less"
-        return f"{whose} {humanize(f)} is {word} than {amount}", holds
+        said_f = humanize(f)
+        be = "are" if said_f.split() and is_plural(said_f.split()[-1]) and not said_f.endswith(("status", "news")) else "is"
+        return f"{whose} {said_f} {be} {word} than {amount}", holds  # "its seats are less than 3"
 
     def state_fields(self, ent: str, rec: dict, changed: set[str]) -> list[tuple[str, tuple]]:
         """Fields a condition can name by state: an enum the docs list (`status: open|closed`, two values
