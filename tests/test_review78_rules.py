@@ -93,3 +93,23 @@ def test_a_record_keyed_by_its_name_is_called_by_it():
               {"id": "b", "status": "Draft", "date": "2024-04-06", "total": 12}]
     ref = refer(orders, 0, ["status", "date"], _r.Random(0), superlatives=False)
     assert ref is None or all(f != "status" for f, _ in ref.attrs), ref
+
+
+def test_a_planner_tasks_chat_message_is_not_a_mail_message(tmp_path):
+    """Microsoft Graph: `list-planner-task-messages` listed mail `Message`s "in my planner task", and
+    `delete-planner-task-message(plannerTaskId, plannerTaskChatMessageId)` deleted the planner task (review 78: three
+    mail replies and forwards reached through Planner). The tool's words name the chat message; the task is its home."""
+    tid = {"plannerTaskId": {"type": "string", "description": "The planner task id"}}
+    s = schema_of(tmp_path, [
+        mcp_tool("list-mail-messages", "List mail messages.", {}),
+        mcp_tool("delete-mail-message", "Delete a mail message.", {"messageId": {"type": "string", "description": "The message id"}}, ["messageId"]),
+        mcp_tool("list-planner-tasks", "List planner tasks.", {}),
+        mcp_tool("get-planner-task", "Get a planner task.", tid, ["plannerTaskId"]),
+        mcp_tool("list-planner-task-messages", "List the chat messages of a planner task.", tid, ["plannerTaskId"]),
+        mcp_tool("delete-planner-task-message", "Delete a chat message of a planner task.",
+                 {**tid, "plannerTaskChatMessageId": {"type": "string", "description": "The chat message id"}}, ["plannerTaskId", "plannerTaskChatMessageId"]),
+    ])
+    lst, dl = s.views["list_planner_task_messages"], s.views["delete_planner_task_message"]
+    assert lst.target == "PlannerTaskChatMessage" and dl.target == "PlannerTaskChatMessage", (lst.target, dl.target)
+    assert dl.key_param == "plannerTaskChatMessageId"
+    assert s.views["delete_mail_message"].target == "Message" and s.views["get_planner_task"].target == "PlannerTask"

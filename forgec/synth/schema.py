@@ -1095,6 +1095,7 @@ def _bind_tools(s: Schema) -> None:
     for v in s.views.values():
         _bind_refs(s, v)
         named = _noun_entity_name(s, v.nouns) if v.nouns else None
+        named = _longer_named(s, named, v) or named
         owner = _path_owner(s, v.tool)
         if owner is not None and (v.kind in ("read", "update", "delete", "action") or v.kind == "search" and owner[0] in v.refs):
             # (a list under it too: `GET /replication/executions/{id}/tasks` lists an execution's tasks, whatever
@@ -1490,6 +1491,29 @@ def named_for_another(s: Schema, v: ToolView) -> str | None:
     return " ".join(nouns)
 
 
+def _longer_named(s: Schema, named: str | None, v: ToolView) -> str | None:
+    """The one entity the tool's words name more closely than `named` does: Microsoft Graph's
+    `list-planner-task-messages` lists `PlannerTaskChatMessage`s (its delete takes `plannerTaskChatMessageId`), not
+    mail `Message`s nor `PlannerTask`s (review 78: mail replies "to my message in my planner task"). The tool's noun
+    words, in order, are inside the entity's name, which ends with the same head noun."""
+    if named not in s.entities or not v.nouns:
+        return None
+    words = [singular(w) for w in v.nouns]
+    head = words[-1]
+    base = [singular(w) for w in tokens(named)]
+    if len(words) <= len(base):
+        return None  # the tool says no more than the entity's own name (`list_documents` of Document)
+    found = []
+    for e in s.entities:
+        et = [singular(w) for w in tokens(e)]
+        if e == named or len(et) <= max(len(base), len(words)) - 0 or et[-1] != head:
+            continue
+        it = iter(et)
+        if all(w in it for w in words) and len(et) > len(words):
+            found.append(e)
+    return found[0] if len(found) == 1 else None
+
+
 def _bind_key_param(s: Schema, v: ToolView) -> None:
     """The ref param that addresses the record a read/change is about; then its status words.
 
@@ -1524,6 +1548,10 @@ def _bind_key_param(s: Schema, v: ToolView) -> None:
     if pick is None:
         req = [(pn, en) for pn, en in cands if (t.param(pn) and t.param(pn).required)]
         pick = (req or cands)[0]
+    longer = _longer_named(s, pick[1], v)
+    if longer is not None and any(en == longer for _pn, en in cands):
+        pick = next((pn, en) for pn, en in cands if en == longer)  # `delete_planner_task_message(plannerTaskId,
+        # plannerTaskChatMessageId)` deletes the chat message, not the planner task it is in
     v.key_param, v.target = pick
     del v.refs[pick[0]]
     _status_words(s, v)
