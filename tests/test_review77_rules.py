@@ -109,7 +109,8 @@ def test_a_trash_move_keeps_the_record_and_a_documented_cascade_takes_the_childr
     assert "set item_key.trashed = true" in body and "delete item_key" not in body, body
     coll = src[src.index("tool delete_collection("):]
     coll = coll[:coll.index("\n  }\n")]
-    assert re.search(r"for child in Collection where it\.parent_collection == removed \{\s*delete child", coll), coll
+    assert "for child in Collection where it.parent_collection == removed {" in coll and "delete child" in coll, coll
+    assert coll.index("delete child") < coll.index("delete collection_key"), coll  # the children go before their parent
     tasks = [json.loads(x) for f in out.glob("tasks/*.jsonl") for x in f.read_text().splitlines() if x.strip()]
     trashed = [t for t in tasks if any(c["tool"] == "delete_item" for c in t["gold_calls"])]
     for t in trashed:  # the end state keeps the item, marked
