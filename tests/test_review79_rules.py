@@ -74,3 +74,21 @@ def test_values_said_as_a_person_says_them(tmp_path):
                  ["issue_iid"]),
     ])
     assert "state_event" not in s.entities["Issue"].fields, s.entities["Issue"].fields
+
+
+def test_a_coded_status_takes_no_state_word():
+    """Found by the hypothesis fuzz in a clean-clone CI run: `status: enum(1, 2, 3)` and the prose "The status will be
+    changed to 'closed'" made `enum(1, 2, 3, "closed")`, which `check` refuses (mixed types)."""
+    from forgec import ir, lang
+    from forgec.lang import ast as A
+    from forgec.synth import synthesize
+
+    env = ir.Environment(name="fuzz", tools=(ir.Tool(name="get", description="The status will be changed to 'closed'.", params=(
+        ir.Param(name="order_id", type=ir.Type(kind="string"), required=False),
+        ir.Param(name="status", type=ir.Type(kind="enum", values=(1, 2, 3)), required=False)), http_method="POST",
+        http_path="/x/things/{thing_id}/run", format="openai"),))
+    decl, _ = synthesize(env)
+    text = lang.format(A.Module(file="fuzz.forge", items=(decl,)))
+    mod, diags = lang.parse(text, "fuzz.forge")
+    assert not [d for d in diags + lang.check([mod]) if d.is_error], text
+    assert 'enum(1, 2, 3, "closed")' not in text

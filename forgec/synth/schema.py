@@ -2532,10 +2532,9 @@ def _status_fields(s: Schema) -> None:
             continue
         if existing is not None:
             t = strip_optional(existing.type)
-            if isinstance(t, A.EnumType):
-                merged = tuple(dict.fromkeys(list(t.values) + vals))
-                existing.type = A.EnumType(merged)
-            continue
+            if isinstance(t, A.EnumType) and all(isinstance(x, str) for x in t.values):
+                existing.type = A.EnumType(tuple(dict.fromkeys(list(t.values) + vals)))  # a status the verbs set is held
+            continue  # (a coded status `enum(1, 2, 3)` takes no state word: the pass below drops them, hypothesis fuzz)
         state = e.fields.get("state")
         st = strip_optional(state.type) if state is not None else None
         if isinstance(st, A.EnumType) and any(str(x).endswith("ed") for x in st.values):
@@ -2565,7 +2564,8 @@ def _status_fields(s: Schema) -> None:
     for v in s.views.values():
         f = s.entities[v.target].fields.get("status") if v.target in s.entities else None
         t = strip_optional(f.type) if f is not None else None
-        if t is not None and not isinstance(t, A.EnumType) and t != A.PrimType("str"):
+        if t is not None and (not isinstance(t, A.EnumType) and t != A.PrimType("str")
+                              or isinstance(t, A.EnumType) and not all(isinstance(x, str) for x in t.values)):
             # a documented non-text status (`status: int`): the prose's state words do not fit it
             v.status_pre = v.status_post = None
             v.status_allowed, v.status_forbidden = [], []
