@@ -1086,13 +1086,17 @@ def product_owned(rec: dict) -> bool:
     """Whether the product made or guards a record: a true `isBuiltIn`/`system`/`readOnly`/`locked` flag, or a
     `wellknownListName` other than `none` (Microsoft To Do's default and flagged-emails lists, which "cannot be
     deleted")."""
-    for f, v in rec.items():
-        n = norm(f)
-        if v is True and _SYSTEM_FLAG.search(n):
-            return True
-        if re.search(r"(^|_)well_?known(_|$)", n) and str(v or "none").lower() not in ("none", "unknown", "unknownfuturevalue", ""):
-            return True
-    return False
+    flags, known = _product_fields(frozenset(rec))
+    return any(rec.get(f) is True for f in flags) or any(
+        str(rec.get(f) or "none").lower() not in ("none", "unknown", "unknownfuturevalue", "") for f in known)
+
+
+@functools.lru_cache(maxsize=512)
+def _product_fields(names: frozenset) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(system flags, well-known names) among a record's field names: read once per record shape (`pick` asks it of
+    every candidate record)."""
+    return (tuple(f for f in names if _SYSTEM_FLAG.search(norm(f))),
+            tuple(f for f in names if re.search(r"(^|_)well_?known(_|$)", norm(f))))
 
 
 # who made a record, said as a person does after its noun: "the comment by Tammie Lee", "the issue reported by X"
@@ -1333,7 +1337,6 @@ class _Scenario:
             return self.lists[ent]  # (a record the task renamed has the name the agent gave it: no second listing to learn
             # it, review 77; `unless_exists` checks the name against the names now)
         if stale_ok and snap is not None and isinstance(cur, dict) and set(cur) <= set(snap):
-            acted = {str(k) for e, k in self.targets if e == ent}
             if all(k in acted or cur.get(k) == r for k, r in snap.items()):
                 return self.lists[ent]
         del self.lists[ent]
@@ -3095,11 +3098,10 @@ class _Sampler:
         lo, hi = _bounds(doc, f)
         if not lo < th < hi or th < 0:
             return None  # "priority more than 5" on a 1-4 scale is no condition
-        if op == "<" and th <= max(lo, 0) + (1 if isinstance(v, int) else 0):
-            return None  # "only if its priority is less than 0" can never hold (review 47), nor "its seats is less than 1"
-            # for a count a record always has one of
-        if op == ">" and th <= max(lo, 0):
-            return None  # "only if its quantity is more than 0" holds for every record: no decision (ERPNext, this session)
+        if th <= max(lo, 0) + (1 if op == "<" and isinstance(v, int) else 0):
+            # "less than 0" can never hold (review 47), nor "its seats are less than 1" for a count a record always has one
+            # of; "its quantity is more than 0" holds for every record: no decision either way (ERPNext)
+            return None
         if not ((v > th) if op == ">" else (v < th)) == holds:
             return None
         fe = sc.fact(f"{norm(ent)}_{f}_limit", th)

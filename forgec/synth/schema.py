@@ -1506,10 +1506,10 @@ def _longer_named(s: Schema, named: str | None, v: ToolView) -> str | None:
     found = []
     for e in s.entities:
         et = [singular(w) for w in tokens(e)]
-        if e == named or len(et) <= max(len(base), len(words)) - 0 or et[-1] != head:
+        if e == named or len(et) <= len(words) or et[-1] != head:
             continue
         it = iter(et)
-        if all(w in it for w in words) and len(et) > len(words):
+        if all(w in it for w in words):  # the tool's words in order inside the entity's name
             found.append(e)
     return found[0] if len(found) == 1 else None
 
