@@ -1108,6 +1108,8 @@ def check_values(c: Candidate, g: Gate, trace: list) -> str | None:
                 return "value-outside-docs"  # (a date not in the format the doc states: "2024-05-23" for 'MM/DD/YYYY')
         if _was_below_now(args):
             return "value-outside-docs"
+        if _names_no_record(t, args, before, diff, g):
+            return "value-outside-docs"
         if _elsewhere(tool, t, args, before):
             return "value-outside-docs"
         for d in diff:
@@ -1124,6 +1126,24 @@ def check_values(c: Candidate, g: Gate, trace: list) -> str | None:
                 if not _allowed(rec.get(f.name), f.type, f.doc, fnames):
                     return "value-outside-docs"
     return None
+
+
+def _names_no_record(t: Any, args: dict, before: dict, diff: list, g: "Gate") -> bool:
+    """A string argument named for a kind of record the world holds (`default_branch`, `target_branch`) whose value
+    no record of that kind has: "change the default branch to develop" in a project with no `develop` (review 80:
+    GitLab refuses it). Not a new record's own name (`new_branch`), nor where the call makes a record of that kind."""
+    made = {d.path.split("/")[2] for d in diff if d.op == "add" and d.path.count("/") == 3 and d.path.startswith("/entities/")}
+    ents = before.get("entities") or {}
+    for p in (t.params if t else ()):
+        v = args.get(p.name)
+        ws = norm(p.name).split("_")
+        if not isinstance(v, str) or len(ws) < 2 or ws[0] in ("new", "name", "names") or ws[-1] in ("name", "id", "ids", "key", "title"):
+            continue
+        kind = next((e for e in g.ents if norm(e) == singular(ws[-1])), None)
+        recs = [r for r in (ents.get(kind) or {}).values() if isinstance(r, dict)] if kind and kind not in made else []
+        if recs and not any(v == x for r in recs for x in r.values() if isinstance(x, str)) and v not in (ents.get(kind) or {}):
+            return True
+    return False
 
 
 _WHERE_WHEN = re.compile(r"(^|_)(location|city|area|venue|address|date|time)$", re.I)

@@ -2890,7 +2890,11 @@ class _Sampler:
         if holds and target is not None and isinstance(target[0], str) and looked is None and isinstance(target[2], dict):
             # the read the docs name, of those that return the record (Boond's `boond_companies_orders` returns an
             # order too, but the delete says "after checking the ID with `boond_orders_get`": review 61)
-            g = next((x for x in m.getters.get(target[1], ()) if x != tool and _points_to(t.doc, x)), None)
+            g = next((x for x in m.getters.get(target[1], ()) if x != tool and _points_to(t.doc, x)), None) or next((
+                x for x in sorted(m.tools) if x != tool and not m.writes.get(x) and _points_to(t.doc, x)
+                and [A.strip_optional(q.type) for q in m.required(m.tools[x])] == [A.NamedType(target[1])]), None)
+            # (... or any read the docs name that takes just the record: Boond's `boond_candidates_get` reads one of its
+            # tabs, so no probe finds it a getter, yet the delete says to check the ID with it: review 80)
             if g:  # "Delete a candidate, after checking its ID with `boond_candidates_get`",
                 key = m.decl[target[1]].key  # "use get_branch ... before deletion": the docs' own procedure (review 38)
                 kp = m.required(m.tools[g])[0].name

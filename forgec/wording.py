@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from forgec.english import FIELD_ABBREVIATIONS, FIELD_ABBREVIATIONS_BEFORE
+from forgec.english import FIELD_ABBREVIATIONS, FIELD_ABBREVIATIONS_BEFORE, lemmas
 
 
 @functools.lru_cache(maxsize=65536)
@@ -39,6 +39,14 @@ def humanize(name: str) -> str:
     """`user_id` -> "user id", `orderId` -> "order id"; a field named by a function word (`from`, `to`,
     `which`) is said as a field, quoted: 'the "from" field' (blind review 24: "change the from of my template")."""
     words = _unabbreviated(_split(name))
+    if words and (m := _NUMBERED.fullmatch(words[-1])) and "NOUN" in lemmas(m.group(1)):
+        # BoondManager's `email1`, `phone2`, `address_line1`: the field's noun and its place, never "set their email1"
+        # (review 80); an acronym with a number (`oauth2`, `ipv4`) is no English noun and stays as written
+        n = int(m.group(2))
+        if len(words) > 1:
+            words = words[:-1] + (m.group(1), str(n))
+        else:
+            words = ((), ("second",), ("third",))[n - 1] + (m.group(1),)
     if len(words) == 1 and words[0] in _FUNCTION_WORDS:
         return f'"{words[0]}" field'
     if len(words) == 2 and words[1] in ("on", "at") and (words[0] in ("due", "start", "starts", "end", "ends", "expires") or words[0].endswith("ed")):
@@ -57,6 +65,7 @@ def _unabbreviated(words: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
+_NUMBERED = re.compile(r"([a-z]{3,})([1-3])")
 _FUNCTION_WORDS = frozenset("from to which what who whom whose where when if for in on at by with of as into onto via per than".split())
 
 

@@ -125,6 +125,26 @@ NOTE_TEMPLATES = (
     "Updated the {t} with the latest numbers.", "Draft for the {t}.", "Questions about the {t}.",
     "Next steps for the {t}.", "Reminder about the {t}.",
 )
+# A description says what a record is for; the notes above are what someone writes on a task or a card. A project,
+# a policy or a webhook described "Please review the checkout service by Friday." reads as a to-do pasted into a
+# settings form (review 80), so only the records that hold work to do (or a message) take the notes.
+DESCRIPTION_TEMPLATES = ("Used for the {t}.", "Everything for the {t}.", "Set up for the {t}.")
+GROUP_DESCRIPTIONS = ("Shared work on the {t}.", "Planning and tracking for the {t}.")
+_TO_DO = frozenset({"task", "todo", "card", "issue", "ticket", "reminder", "checklist", "item", "story", "epic", "subtask",
+                    "action", "note", "memo", "comment", "message", "email", "mail", "draft", "post", "entry", "meeting",
+                    "event", "appointment", "goal", "objective", "bug", "request"})
+
+
+def note_templates(field: str, noun: str | None) -> tuple:
+    """The templates for a text field of a `noun` record: describing ones for its `description` unless the record
+    holds work to do or a message (`_TO_DO`), the notes otherwise."""
+    nws = _words(noun or "")
+    if "description" not in _words(field) or not nws or _singular(nws[-1]) in _TO_DO:
+        return NOTE_TEMPLATES
+    group = _singular(nws[-1]) in CONTAINER_NOUNS | {"project", "repository", "repo", "notebook", "program", "portfolio"}
+    return DESCRIPTION_TEMPLATES + (GROUP_DESCRIPTIONS if group else ())
+
+
 # a world with more records than topics names the rest by variants (never a user's rename: review 29)
 # the docs' words for a record that is set up rather than written (a website to configure, a webhook to register)
 SET_UP = re.compile(r"\b(?:configur\w*|set(?:s|ting)? up|setup|provision\w*|deploy\w*|monitor\w*|integrat\w*|register\w*|install\w*)\b", re.I)
@@ -621,6 +641,9 @@ def _marks_unreal(field_name: str) -> bool:
     return len(ws) == 1 and ws[0] in _UNREAL
 
 
+_IDENTIFIED_BY = re.compile(r"\b(?:identified|referenced) by (?:its |an? |the )?(?:id|identifier)\b", re.I)
+
+
 # a flag that marks the one record of its kind a user has (their inbox, their default or primary one)
 _ONE_OF_A_KIND = frozenset({"inbox", "default", "primary"})
 
@@ -682,6 +705,9 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
             return type_json["default"]  # a mode or type the docs name only by its default: the one value known to exist
         if type_json.get("examples") and set(_words(field_name)) & (CATEGORICAL | set(CATEGORY_VALUES)):
             return rng.choice(type_json["examples"])  # the values the docs' filters name ("Defaults to Active agreements")
+        if _IDENTIFIED_BY.search(doc or ""):
+            return None  # Harbor's `vendor` "Based on which driver, identified by ID": a driver's id the docs never list,
+            # not the company "Ramirez Ltd" (review 80); unset rather than made up
         return _patterned(_str_for(field_name, c, entity, doc), doc, rng)
     if t == "any" and (m := _NUM_CHOICES.search(doc or "")):
         return rng.choice([float(x) if "." in x else int(x) for x in re.findall(r"-?\d+(?:\.\d+)?", m.group(0))])
@@ -1358,7 +1384,7 @@ def _catalog_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str
     if w & {"title"}:
         return _thing_name(name, c, entity)
     if w & TEXTY:
-        return rng.choice(PROBLEM_NOTES) if is_problem(entity) else rng.choice(NOTE_TEMPLATES).format(t=topic(rng))
+        return rng.choice(PROBLEM_NOTES) if is_problem(entity) else rng.choice(note_templates(name, entity)).format(t=topic(rng))
     if last in ("id", "number", "code", "sku", "isbn", "ref", "reference", "token", "key", "no") or w & {"sku", "isbn"}:
         return c.unique((entity, name, "s"), lambda: _id_like(name, rng))
     if w & {"password", "secret"}:
@@ -1513,8 +1539,9 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         if not _topic_like(t):  # "Please review the stephens, Garrison and Gill by Friday.": a name is no topic (review 21)
             return None
         tw = set(t.lower().split())  # "Draft for the annual report draft.": no template repeats the topic's words
-        fits = [x for x in NOTE_TEMPLATES if not (set(re.findall(r"[a-z]+", x.replace("{t}", "").lower())) - {"the", "for", "a", "of", "about", "on", "with"}) & tw]
-        return rng.choice(fits or list(NOTE_TEMPLATES)).format(t=t)
+        forms = note_templates(name, noun)
+        fits = [x for x in forms if not (set(re.findall(r"[a-z]+", x.replace("{t}", "").lower())) - {"the", "for", "a", "of", "about", "on", "with"}) & tw]
+        return rng.choice(fits or list(forms)).format(t=t)
     for rule in (_person_str, _place_str):
         v = rule(name, ws, c, None, doc)
         if v is UNKNOWN:

@@ -790,22 +790,30 @@ def _status_require(e: Entity, v: ToolView, k: str) -> list[A.Stmt]:
 
 def _flag_forbids(e: Entity, v: ToolView, k: str) -> list[A.Stmt]:
     """A record's flag whose doc forbids the tool's act: `internal: bool` "Internal applications should not be
-    deleted" -> deleting one requires `internal` false (review 51: a task deleted Gotify's internal app), cited."""
+    deleted" -> deleting one requires `internal` false (review 51: a task deleted Gotify's internal app), cited. The
+    tool's own docs may name the refusal instead: "returns the deletion result or a protected-branch ... error",
+    "cannot delete a protected branch" (review 80: GitLab's protected branch deleted in the gold)."""
     out: list[A.Stmt] = []
     if not v.verb:
         return out
     noun = noun_pattern(e.name)
+    own = prose.sentences(v.tool.description or "")
     for f in e.fields.values():
-        if strip_optional(f.type) != A.PrimType("bool") or not f.doc:
+        if strip_optional(f.type) != A.PrimType("bool"):
             continue
         word = r"[\s_-]?".join(re.escape(w) for w in tokens(f.name) if w not in ("is", "has"))
-        for sent in prose.sentences(f.doc):
-            m = re.search(rf"\b{word}\s+{noun}\s+(?:should\s+not|must\s+not|cannot|can\s*not|may\s+not|can't)\s+be\s+([a-z]+)", sent, re.I)
-            if m and verb_base(m.group(1)) == v.verb:
-                st = A.Require(bin_("!=", at(k, f.name), lit(True)), f"{snake(e.name).replace('_', ' ')} is {humanize(f.name)}")
-                v.cited.append((st, sent))
-                out.append(st)
-                break
+        if not word:
+            continue
+        said = [sent for sent in prose.sentences(f.doc or "")
+                if (m := re.search(rf"\b{word}\s+{noun}\s+(?:should\s+not|must\s+not|cannot|can\s*not|may\s+not|can't)\s+be\s+([a-z]+)", sent, re.I))
+                and verb_base(m.group(1)) == v.verb]
+        said = said or [sent for sent in own if re.search(
+            rf"\b{word}[\s-]+{noun}\b[^.;]{{0,60}}?\berrors?\b|\b(?:cannot|can\s*not|can't|unable\s+to)\s+(?:be\s+)?"
+            rf"{re.escape(v.verb)}\w*\s+(?:an?\s+|the\s+|any\s+)?{word}\s+{noun}", sent, re.I)]
+        if said:
+            st = A.Require(bin_("!=", at(k, f.name), lit(True)), f"{snake(e.name).replace('_', ' ')} is {humanize(f.name)}")
+            v.cited.append((st, said[0]))
+            out.append(st)
     return out
 
 
@@ -1079,6 +1087,10 @@ _CASCADE = re.compile(r"\b(?:and|along with|together with|as well as|including)\
                       r"\s+([a-z][a-z ,]*?)(?=\s*(?:[.;:(]|$|\b(?:from|in|for|permanently)\b))", re.I)
 
 
+_LISTED_AFTER = re.compile(r"\s*\(([a-z][a-z ,]*)\)", re.I)
+_COLLECTIVE = frozenset({"data", "content", "contents", "records", "resources", "objects", "items", "information", "entities", "children"})
+
+
 def _optional_holders(s: Schema, ent: str) -> list[tuple[str, str]]:
     """(entity, field) of every other record's optional reference to `ent`."""
     return [(oname, fname) for oname, oe in sorted(s.entities.items()) if oname != ent
@@ -1114,11 +1126,15 @@ def _cascade(s: Schema, e: Entity, v: ToolView) -> list[A.Stmt]:
     """"Delete a book and all its reviews, quotes, and tags": the records of those kinds that point to the deleted
     one go with it (review 32: a deleted book left its quotes behind). Only kinds the env has, by their one field
     pointing to `e`."""
-    m = _CASCADE.search(v.tool.description or "")
+    text = v.tool.description or ""
+    m = _CASCADE.search(text)
     if not m:
         return _sub_cascade(s, e, v)
+    kinds = m.group(1)
+    if (listed := _LISTED_AFTER.match(text, m.end())) and kinds.split()[-1].lower() in _COLLECTIVE:
+        kinds = listed.group(1)  # "and all its associated data (tags, highlights, assets)" (Karakeep): the kinds are listed
     out: list[A.Stmt] = []
-    for word in re.split(r"\s*(?:,|\band\b|\bor\b)\s*", m.group(1)):
+    for word in re.split(r"\s*(?:,|\band\b|\bor\b)\s*", kinds):
         ws = word.split()
         if not ws:
             continue

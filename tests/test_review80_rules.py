@@ -1,0 +1,138 @@
+"""Rules found in blind review 80 and in reading its doc sets (each checked against hand-built docs or hand-written
+expectations, not the corpus)."""
+
+from __future__ import annotations
+
+import random
+import re
+from types import SimpleNamespace
+
+from conftest import assert_checked_before, compile_doc, mcp_tool
+from test_review70_rules import _tasks
+
+S = {"type": "string"}
+
+
+def _env(out):
+    from runtime_build import load_env_module
+
+    return load_env_module(next(out.glob("envs/*/env.py")))
+
+
+def test_a_description_says_what_the_record_is_for():
+    """GitLab: a project described "Please review the checkout service (legacy) by Friday." (review 80): a to-do
+    pasted into a settings form. A task's or a ticket's description may still be one."""
+    from forgec.stdlib.values import said_value
+
+    todo = re.compile(r"\b(?:please|reminder|review|by friday|next steps|questions|following up)\b", re.I)
+    for seed in range(30):
+        for noun in ("project", "preheat_policy", "webhook", "Repository"):
+            v = said_value("description", "", random.Random(seed), about="Checkout service (legacy)", noun=noun)
+            assert v and "checkout service (legacy)" in v and not todo.search(v), (noun, v)
+    notes = {said_value("description", "", random.Random(seed), about="Tax documents", noun="task") for seed in range(30)}
+    assert any(todo.search(v) for v in notes), notes  # a task's description is work to do
+
+
+def test_a_delete_takes_the_kinds_its_docs_list_after_associated_data(tmp_path):
+    """Karakeep: "Permanently delete a bookmark and all its associated data (tags, highlights, assets)." kept the
+    bookmark's highlights (review 80, three tasks): the kinds in parentheses go with it."""
+    bid = {"bookmark_id": {"type": "string", "description": "The bookmark id"}}
+    out = compile_doc(tmp_path, "keep", "tools_list.json", {"tools": [
+        mcp_tool("list_bookmarks", "List bookmarks.", {}),
+        mcp_tool("create_bookmark", "Create a bookmark.", {"title": S, "url": S}, ["url"]),
+        mcp_tool("list_highlights", "List the highlights of a bookmark.", bid, ["bookmark_id"]),
+        mcp_tool("create_highlight", "Create a highlight on a bookmark.", {**bid, "text": S}, ["bookmark_id", "text"]),
+        mcp_tool("delete_bookmark", "Permanently delete a bookmark and all its associated data (tags, highlights, assets).", bid, ["bookmark_id"]),
+    ]}, 5)
+    src = next(out.glob("src/*/env.forge")).read_text()
+    body = src[src.index("tool delete_bookmark("):]
+    body = body[:body.index("\n  }\n")]
+    assert re.search(r"for child in Highlight where it\.\w+ == removed \{\s*delete child", body), body
+    env = _env(out).Env({"entities": {
+        "Bookmark": {"b1": {"id": "b1", "title": "Read later", "url": "https://a.example"},
+                     "b2": {"id": "b2", "title": "Docs", "url": "https://b.example"}},
+        "Highlight": {"h1": {"id": "h1", "bookmark_id": "b1", "text": "x"}, "h2": {"id": "h2", "bookmark_id": "b2", "text": "y"}}},
+        "globals": {}})
+    key = next(iter(env.state["entities"]["Bookmark"]["b1"]))
+    assert key  # (the keys as the env declares them)
+    env.step("delete_bookmark", {"bookmark_id": "b1"})
+    assert set(env.state["entities"]["Highlight"]) == {"h2"}, env.state["entities"]["Highlight"]
+
+
+def test_a_refusal_the_tool_docs_name_is_a_precondition(tmp_path):
+    """GitLab's `delete_branch` "returns the deletion result or a protected-branch, missing-resource, or permission
+    error", yet the gold deleted a protected branch (review 80)."""
+    out = compile_doc(tmp_path, "git", "tools_list.json", {"tools": [
+        {**mcp_tool("list_branches", "List branches.", {}), "outputSchema": {"type": "object", "properties": {"branches": {
+            "type": "array", "items": {"type": "object", "properties": {"name": S, "protected": {"type": "boolean"}}}}}}},
+        mcp_tool("delete_branch", "Delete branch from project. The operation permanently removes a remote branch, requires branch-delete "
+                 "permission, and returns the deletion result or a protected-branch, missing-resource, or permission error.",
+                 {"branch_name": {"type": "string", "description": "Name of the branch to delete"}}, ["branch_name"]),
+    ]}, 5)
+    src = next(out.glob("src/*/env.forge")).read_text()
+    body = src[src.index("tool delete_branch("):]
+    body = body[:body.index("\n  }\n")]
+    assert re.search(r"require \w+\.protected != true", body), body
+    mod = _env(out)
+    ent = next(e for e in ("Branch",) if e in src)
+    env = mod.Env({"entities": {ent: {"main": {"name": "main", "protected": True}, "fix/x": {"name": "fix/x", "protected": False}}}, "globals": {}})
+    assert isinstance(env.step("delete_branch", {"branch_name": "main"}), BaseException) or "main" in env.state["entities"][ent]
+    assert "main" in env.state["entities"][ent]
+    env.step("delete_branch", {"branch_name": "fix/x"})
+    assert "fix/x" not in env.state["entities"][ent]
+
+
+def test_a_numbered_field_is_said_by_its_noun():
+    """BoondManager: "set their email1 to ..." (review 80). An acronym with a number is no noun and stays."""
+    from forgec.wording import humanize
+
+    assert humanize("email1") == "email"
+    assert humanize("email2") == "second email"
+    assert humanize("phone3") == "third phone"
+    assert humanize("address_line1") == "address line 1"
+    assert humanize("addressLine2") == "address line 2"
+    for n in ("oauth2_token", "ipv4", "sha1", "utf8", "top10"):
+        assert re.search(r"\d", humanize(n)), n
+
+
+def test_a_value_named_for_a_kind_of_record_must_name_one():
+    """GitLab: "change the default branch of my project to develop" in a project with no such branch (review 80)."""
+    from forgec.gate import _names_no_record
+
+    tool = SimpleNamespace(params=[SimpleNamespace(name="project_id"), SimpleNamespace(name="default_branch")])
+    g = SimpleNamespace(ents={"Project": None, "Branch": None})
+    before = {"entities": {"Project": {"p1": {"project_id": "p1", "name": "Docs"}},
+                           "Branch": {"b1": {"id": "b1", "name": "main", "project_id": "p1"}, "b2": {"id": "b2", "name": "fix/login"}}}}
+    assert _names_no_record(tool, {"project_id": "p1", "default_branch": "develop"}, before, [], g)
+    assert not _names_no_record(tool, {"project_id": "p1", "default_branch": "fix/login"}, before, [], g)
+    # a call that makes the branch, and a new branch's own name, name no existing one
+    made = [SimpleNamespace(op="add", path="/entities/Branch/b3")]
+    assert not _names_no_record(tool, {"project_id": "p1", "default_branch": "develop"}, before, made, g)
+    newb = SimpleNamespace(params=[SimpleNamespace(name="new_branch")])
+    assert not _names_no_record(newb, {"new_branch": "develop"}, before, [], g)
+
+
+def test_a_value_identified_by_an_id_the_docs_never_list_is_not_made_up():
+    """Harbor's `vendor` "Based on which driver, identified by ID" held "Ramirez Ltd" (review 80)."""
+    from forgec.stdlib.values import generate_value
+
+    assert generate_value({"type": "str"}, "vendor", random.Random(0), entity="Instance", doc="Based on which driver, identified by ID") is None
+    assert isinstance(generate_value({"type": "str"}, "vendor", random.Random(0), entity="Invoice"), str)
+
+
+def test_the_read_a_delete_names_is_called_first_even_when_it_reads_tabs(tmp_path):
+    """BoondManager: "Delete a candidate ... after checking the ID with `candidates_get`" was followed only where the
+    record came from a listing; `candidates_get(id, tab)` reads one of the record's tabs, so no probe made it a getter
+    (review 80: three deletes skipped the check). Here the probe does find it a getter; Boond's own, which returns the
+    candidate's actions, is read by the second rule (any read the docs name that takes just the record)."""
+    from test_review39_rules import RECRUIT
+
+    tools = [t for t in RECRUIT["tools"] if t["name"] not in ("get_candidate", "delete_candidate")] + [
+        mcp_tool("get_candidate", "Get a candidate's full record, or one of its tabs.",
+                 {"id": {"type": "string", "description": "Candidate ID"},
+                  "tab": {"type": "string", "enum": ["information", "actions", "documents"], "description": "Which tab to read"}}, ["id"]),
+        mcp_tool("delete_candidate", "Permanently delete a candidate. Only on the user's explicit request, after checking the ID with "
+                 "`get_candidate`.", {"id": {"type": "string", "description": "Candidate ID"}}, ["id"]),
+    ]
+    tasks = _tasks(tmp_path, tools, n=20)
+    assert_checked_before(tasks, "delete_candidate", "get_candidate", key="id")
