@@ -34,6 +34,7 @@ The checks, in the order `check` runs them (cheapest first):
 | `repeated-write`     | the same write twice, or one tool setting the same field of the same record again    |
 | `value-outside-docs` | a written value lies outside the docs' enum, listed values or numeric bounds         |
 | `said-ignored`       | the user dictates an argument the tool never reads (the end state cannot show it)     |
+| `indefinite-target`  | the words say "from a project" where the write names one of several the user never said |
 
 `Lifecycle` derives which states are final: from the env's tools (a tool that moves a record's
 state field to a value by a literal `set`, under `require` preconditions on that field), and from
@@ -80,6 +81,7 @@ REASONS: dict[str, str] = {
     "repeated-write": "a write is repeated",
     "value-outside-docs": "a written value is outside the docs' enum or bounds",
     "said-ignored": "the user dictates an argument the tool never reads, so the end state cannot show it",
+    "indefinite-target": "the words say \"from a project\" where the write names one of several the user never said",
     # the scenario sampler's, before the gate: explained here so `forgec stats` says them in words
     # ("no-intent:unfillable-argument": no intent could be made, most often for that reason)
     "docs-no-act": "no sentence of the tool's docs describes an act (only preambles, notes, return values)",
@@ -560,7 +562,7 @@ class Gate:
         why = check_ignored(c, self)
         if why:
             return why
-        for fn in (check_final, check_create, check_undone, check_repeated, check_values, check_parents, check_self_move):
+        for fn in (check_final, check_create, check_undone, check_repeated, check_values, check_parents, check_self_move, check_indefinite):
             why = fn(c, self, trace)
             if why:
                 return why
@@ -1081,6 +1083,27 @@ def check_self_move(c: Candidate, g: Gate, trace: list) -> str | None:
     return None
 
 
+# the noun ends the phrase: "on a flight from MIA to EWR" is a record described (the search decides it), "from a project"
+# says nothing of which
+_INDEFINITE = re.compile(r"\b(?:from|to|in|into|on|of|for)\s+(?:a|an|one of my)\s+([a-z]+)(?=\s*(?:[,.;!?]|$|\b(?:but|and|then|unless|otherwise)\b))")
+
+
+def check_indefinite(c: Candidate, g: Gate, trace: list) -> str | None:
+    """`indefinite-target`: the instruction says "remove my task ... from a project" while the write names one of
+    several projects the user never said (review 81: the task was in three; three end states satisfy it)."""
+    said = {json.dumps(v, sort_keys=True) for v in _scalars(list(c.facts.values()))}
+    nouns = {singular(m.group(1)) for text in c.intents for m in _INDEFINITE.finditer(text.lower())}
+    if not nouns:
+        return None
+    for tool, args, before, _after, _diff in trace:
+        for ent, key in _record_args(g, tool, args):
+            if norm(ent).split("_")[-1] not in nouns or json.dumps(key, sort_keys=True) in said or g.named_in(key, said):
+                continue
+            if len([r for r in ((before.get("entities") or {}).get(ent) or {}).values() if isinstance(r, dict)]) > 1:
+                return "indefinite-target"
+    return None
+
+
 def _record_args(g: Gate, tool: str, args: dict) -> list[tuple[str, Any]]:
     """(entity, key) for each argument of `tool` that names one record of the world."""
     t = g.tools.get(tool)
@@ -1108,7 +1131,7 @@ def check_values(c: Candidate, g: Gate, trace: list) -> str | None:
                 return "value-outside-docs"  # (a date not in the format the doc states: "2024-05-23" for 'MM/DD/YYYY')
         if _was_below_now(args):
             return "value-outside-docs"
-        if _names_no_record(t, args, before, diff, g):
+        if _names_no_record(t, args, before, diff, g) or _outside_its_case(t, args):
             return "value-outside-docs"
         if _elsewhere(tool, t, args, before):
             return "value-outside-docs"
@@ -1142,6 +1165,30 @@ def _names_no_record(t: Any, args: dict, before: dict, diff: list, g: "Gate") ->
         kind = next((e for e in g.ents if norm(e) == singular(ws[-1])), None)
         recs = [r for r in (ents.get(kind) or {}).values() if isinstance(r, dict)] if kind and kind not in made else []
         if recs and not any(v == x for r in recs for x in r.values() if isinstance(x, str)) and v not in (ents.get(kind) or {}):
+            return True
+    return False
+
+
+_ONLY_FOR = re.compile(r"\((?P<req>only|required)\s+(?:for|with|when)\s+(?:the\s+)?['\"`]?(?P<v>[\w-]+)['\"`]?(?:\s+(?:action|type|mode))?\)", re.I)
+
+
+def _outside_its_case(t: Any, args: dict) -> bool:
+    """An argument the docs give for one value of another parameter only: Azure DevOps' `mappedPath` "(only for
+    codeWiki)" sent with `type: projectWiki`, or `repositoryId` "(required for codeWiki)" left out of one (review 81)."""
+    params = list(t.params if t else ())
+    for p in params:
+        m = _ONLY_FOR.search(p.doc or "")
+        if not m:
+            continue
+        v = m.group("v").lower()
+        other = next((q for q in params if q.name != p.name and isinstance(A.strip_optional(q.type), A.EnumType)
+                      and v in {str(x).lower() for x in A.strip_optional(q.type).values}), None)
+        if other is None or not isinstance(args.get(other.name), str):
+            continue
+        case = args[other.name].lower() == v
+        if m.group("req").lower() == "only" and p.name in args and args[p.name] is not None and not case:
+            return True
+        if m.group("req").lower() == "required" and case and args.get(p.name) is None:
             return True
     return False
 

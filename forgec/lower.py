@@ -287,6 +287,9 @@ def render_instruction(
     return " ".join(parts)
 
 
+_CAMEL = re.compile(r"[a-z]+(?:[A-Z][a-z0-9]+)+")
+
+
 def said_in(goal: str, value: Any, name: str | None = None) -> bool:
     """The goal already states this value, as `say` spells it (a whole word, or a $ amount); a
     bool of a named parameter as its act ("lock the doors" for unlock=false, "turn it off"), an
@@ -305,6 +308,8 @@ def said_in(goal: str, value: Any, name: str | None = None) -> bool:
     if not said.strip():
         return False
     alts = {said, said.replace("_", " ")}
+    if isinstance(value, str) and _CAMEL.fullmatch(value):
+        alts.add(re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", value).lower())  # Azure DevOps' `projectWiki` said "project wiki"
     if isinstance(value, (int, float)):
         alts.add(f"{value:,.2f}".rstrip("0").rstrip(".") if isinstance(value, float) else f"{value:,}")
         alts.add(f"{value:,.2f}")  # "$580.50"

@@ -1059,7 +1059,8 @@ _DOC_KINDS = tuple((kind, re.compile(rx, re.I)) for kind, rx in (
     ("datetime", r"\biso[ -]?8601\b|\bdate[- ]time\b|\btimestamp\b"),
     ("date", r"yyyy-mm-dd"),
     ("phone", r"\bphone(?: number)?\b"),
-    ("path", r"\b(?:file|folder|directory) path\b|\bpath (?:to|of) (?:the |a )?(?:file|folder|directory)\b"),
+    ("dirpath", r"\b(?:folder|directory) path\b|\bpath (?:to|of) (?:the |a )?(?:folder|directory)\b"),  # no file: "/docs/wiki"
+    ("path", r"\bfile path\b|\bpath (?:to|of) (?:the |a )?file\b"),
     ("hostname", r"\b(?:host ?name|domain name)\b"),
     ("citystate", r"\bcity,\s*state\b|'[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]{2}'"),  # "in the format 'City, State', such as 'Berkeley, CA'"
     ("person", r"\bfirst and last names?\b|\bfull names?\b|\bperson's name\b"),
@@ -1130,6 +1131,8 @@ _KIND_MAKERS = {
     "date": lambda n, c, e: _date(c.rng, c.base, -365, 60),
     "phone": lambda n, c, e: f"+1-{c.rng.randint(200, 989)}-{c.rng.randint(200, 989)}-{c.rng.randint(1000, 9999)}",
     "path": lambda n, c, e: _file_path(c.rng),
+    "dirpath": lambda n, c, e: f"/{c.rng.choice(FOLDERS)}/{slugify(topic(c.rng))}",  # Azure DevOps' wiki `mappedPath`
+    # "Folder path inside repository": a folder, never "/uploads/database_migration.xls" (review 81)
     "hostname": lambda n, c, e: fake(c.rng).domain_name(),
     "citystate": lambda n, c, e: (lambda city: f"{city}, {next(x[1] for x in CITIES if x[0] == city)}")(
         c.rng.choice(c.pool((e, n, "city"), [x[0] for x in CITIES]))),

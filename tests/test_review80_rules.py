@@ -136,3 +136,73 @@ def test_the_read_a_delete_names_is_called_first_even_when_it_reads_tabs(tmp_pat
     ]
     tasks = _tasks(tmp_path, tools, n=20)
     assert_checked_before(tasks, "delete_candidate", "get_candidate", key="id")
+
+
+def test_a_camel_case_value_said_in_words_is_said():
+    """Azure DevOps: "with the type set to project wiki" for `type: projectWiki` was counted unsaid, and all but one of
+    the env's 1,238 candidates were dropped (review 81's draw)."""
+    from forgec.lower import said_in
+
+    assert said_in('create a wiki with the type set to project wiki', "projectWiki", "type")
+    assert said_in('create a wiki with the type set to projectWiki', "projectWiki", "type")
+    assert not said_in('create a wiki with the type set to code wiki', "projectWiki", "type")
+
+
+def test_a_folder_path_is_a_folder():
+    """"Folder path inside repository which is shown as Wiki" held "/uploads/database_migration.xls" (review 81)."""
+    from forgec.stdlib.values import said_value
+
+    for seed in range(20):
+        v = said_value("mappedPath", "Folder path inside repository which is shown as Wiki (only for codeWiki)", random.Random(seed))
+        assert v and v.startswith("/") and "." not in v.rsplit("/", 1)[-1], v
+        f = said_value("file_path", "The file path of the attachment", random.Random(seed))
+        assert f and "." in f.rsplit("/", 1)[-1], f
+
+
+def test_an_argument_for_one_case_of_another_is_sent_only_in_it():
+    """Azure DevOps' `mappedPath` "(only for codeWiki)" was sent with `type: projectWiki` (review 81)."""
+    from forgec.gate import _outside_its_case
+    from forgec.lang import ast as A
+
+    def par(name, t, doc):
+        return SimpleNamespace(name=name, type=t, doc=doc)
+
+    tool = SimpleNamespace(params=[
+        par("type", A.EnumType(("codeWiki", "projectWiki")), "Type of wiki to create"),
+        par("repositoryId", A.OptionalType(A.PrimType("str")), "The ID of the repository (required for codeWiki)"),
+        par("mappedPath", A.OptionalType(A.PrimType("str")), "Folder path inside repository which is shown as Wiki (only for codeWiki)"),
+    ])
+    assert _outside_its_case(tool, {"type": "projectWiki", "mappedPath": "/docs"})
+    assert _outside_its_case(tool, {"type": "codeWiki", "mappedPath": "/docs"})  # required repository left out
+    assert not _outside_its_case(tool, {"type": "codeWiki", "repositoryId": "r1", "mappedPath": "/docs"})
+    assert not _outside_its_case(tool, {"type": "projectWiki"})
+
+
+def test_a_record_the_words_leave_indefinite_is_one_of_one(tmp_path):
+    """Asana: "remove my task called "Board meeting" ... from a project" while the task was in three projects and the
+    gold removed one (review 81). With a task in two projects and the project unsaid, no such task is emitted; with
+    the project said by name, it is."""
+    from forgec.gate import Candidate, check_indefinite
+
+    before = {"entities": {"Project": {"p1": {"gid": "p1", "name": "Book club"}, "p2": {"gid": "p2", "name": "Garden"}},
+                           "Task": {"t1": {"gid": "t1", "name": "Board meeting", "projects": ["p1", "p2"]}}}}
+    g = SimpleNamespace(tools={"remove_project_from_task": SimpleNamespace(params=[
+        SimpleNamespace(name="task_id", type=A_named("Task")), SimpleNamespace(name="project_id", type=A_named("Project"))])},
+        ents={"Task": None, "Project": None}, named_in=lambda key, said: key == "p1" and '"Book club"' in said)
+    trace = [("remove_project_from_task", {"task_id": "t1", "project_id": "p1"}, before, before, [])]
+
+    def cand(text, facts):
+        return Candidate(text, [text], (), facts, [(t[0], t[1]) for t in trace])
+
+    assert check_indefinite(cand('remove my task called "Board meeting" from a project', {"name": "Board meeting"}), g, trace) == "indefinite-target"
+    assert check_indefinite(cand('remove my task called "Board meeting" from the project called "Book club"',
+                                 {"name": "Board meeting", "project": "Book club"}), g, trace) is None
+    one = {"entities": {**before["entities"], "Project": {"p1": before["entities"]["Project"]["p1"]}}}
+    assert check_indefinite(cand('remove my task called "Board meeting" from a project', {"name": "Board meeting"}), g,
+                            [(trace[0][0], trace[0][1], one, one, [])]) is None  # the only project: one end state
+
+
+def A_named(name):
+    from forgec.lang import ast as A
+
+    return A.NamedType(name)
