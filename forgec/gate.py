@@ -191,7 +191,14 @@ def documented_examples(doc: str) -> tuple[str, ...]:
     else:
         return ()
     vals = tuple(dict.fromkeys(v for v in found if len(v.split()) <= 3 and not re.search(r"[/\\@:]|\d{3,}", v)))
+    if vals and all(_PROPER_NAME.fullmatch(v) for v in vals):
+        return ()  # every one a named thing of the real world ("The Witcher", "Dune Chronicles"), not "Quick", "Healthy"
     return vals if len(vals) >= 2 else ()
+
+
+# a named thing of the real world ("The Witcher", "Dune Chronicles"): an example of the form, not a value to give a
+# made-up record (review 82: a new book "Golden Forest" by Patricia Stewart filed under Frank Herbert's series)
+_PROPER_NAME = re.compile(r"[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)+")
 
 
 # unquoted examples: two or more single tokens after the lead, closed by "etc", a parenthesis or the

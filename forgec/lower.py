@@ -288,6 +288,7 @@ def render_instruction(
 
 
 _CAMEL = re.compile(r"[a-z]+(?:[A-Z][a-z0-9]+)+")
+_ISO_MINUTE = re.compile(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d)(?::00(?:\.0+)?)?(Z|[+-]00:?00)?")
 
 
 def said_in(goal: str, value: Any, name: str | None = None) -> bool:
@@ -308,6 +309,8 @@ def said_in(goal: str, value: Any, name: str | None = None) -> bool:
     if not said.strip():
         return False
     alts = {said, said.replace("_", " ")}
+    if isinstance(value, str) and (dt := _ISO_MINUTE.fullmatch(value)):
+        alts.add(f"{dt.group(1)} at {dt.group(2)}" + (" UTC" if dt.group(3) else ""))  # as scenario._set_value says it
     if isinstance(value, str) and _CAMEL.fullmatch(value):
         alts.add(re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", value).lower())  # Azure DevOps' `projectWiki` said "project wiki"
     if isinstance(value, (int, float)):

@@ -146,6 +146,9 @@ def test_a_camel_case_value_said_in_words_is_said():
     assert said_in('create a wiki with the type set to project wiki', "projectWiki", "type")
     assert said_in('create a wiki with the type set to projectWiki', "projectWiki", "type")
     assert not said_in('create a wiki with the type set to code wiki', "projectWiki", "type")
+    # Grafana: "with event time 2024-05-23 at 17:00" for `eventTime: 2024-05-23T17:00:00` (357 candidates dropped)
+    assert said_in("add a note with event time 2024-05-23 at 17:00, saying hi", "2024-05-23T17:00:00", "event_time")
+    assert not said_in("add a note with event time 2024-05-23 at 18:00, saying hi", "2024-05-23T17:00:00", "event_time")
 
 
 def test_a_folder_path_is_a_folder():
@@ -206,3 +209,35 @@ def A_named(name):
     from forgec.lang import ast as A
 
     return A.NamedType(name)
+
+
+def test_text_the_docs_want_as_markup_is_sent_as_markup(tmp_path):
+    """Confluence: "Content of the page in Confluence Storage Format (XHTML) ... plain text will be displayed
+    literally", yet the gold sent bare text (review 82: five tasks). The user says the words; the call sends them in
+    a paragraph."""
+    space = {"type": "object", "properties": {"key": S, "name": S}}
+    listing = {"type": "object", "properties": {"spaces": {"type": "array", "items": space}}}
+    tasks = _tasks(tmp_path, [
+        {**mcp_tool("list_spaces", "List spaces.", {}), "outputSchema": listing},
+        mcp_tool("create_page", "Create a new Confluence page in a space.", {
+            "space_key": {"type": "string", "description": "Key of the space"}, "title": {"type": "string", "description": "Page title"},
+            "content": {"type": "string", "description": "Content of the page in Confluence Storage Format (XHTML)"}},
+            ["space_key", "title", "content"]),
+    ], n=10)
+    made = [c for t in tasks for c in t["gold_calls"] if c["tool"] == "create_page"]
+    assert made, [t["instruction"] for t in tasks]
+    for t in tasks:
+        for c in t["gold_calls"]:
+            if c["tool"] == "create_page":
+                body = c["arguments"]["content"]
+                assert body.startswith("<p>") and body.endswith("</p>"), body
+                assert body[3:-4] in t["instruction"] and "<p>" not in t["instruction"], (t["instruction"], body)
+
+
+def test_a_real_worlds_name_given_as_an_example_is_no_value():
+    """book_lover's `series` "Series name (e.g. "The Witcher", "Dune Chronicles")": a made-up book filed under Frank
+    Herbert's series (review 82). Examples of a form ('thumbsup', 'rocket') are still values to ask for."""
+    from forgec.gate import documented_examples
+
+    assert documented_examples('Series name (e.g. "The Witcher", "Dune Chronicles")') == ()
+    assert documented_examples("Name of the emoji (e.g. 'thumbsup', 'rocket', 'eyes')") == ("thumbsup", "rocket", "eyes")
