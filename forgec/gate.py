@@ -1183,6 +1183,17 @@ def _outside_its_case(t: Any, args: dict) -> bool:
     """An argument the docs give for one value of another parameter only: Azure DevOps' `mappedPath` "(only for
     codeWiki)" sent with `type: projectWiki`, or `repositoryId` "(required for codeWiki)" left out of one (review 81)."""
     params = list(t.params if t else ())
+    from forgec.english import verb_of_noun
+
+    heads = {norm(q.name).split("_")[0]: q.name for q in params}
+    for k, v in args.items():
+        ws = norm(k).split("_")
+        act = verb_of_noun(ws[0]) if len(ws) >= 2 else None
+        if v is not None and act and act != ws[0] and act in heads and args.get(heads[act]) is None:
+            # ERPNext's `assignment_priority` "Native ToDo priority" of the `assign_to` workflow, sent with no one assigned
+            # (review 82: three tasks, each read as the task's own `priority` too): a setting of another parameter's act
+            # goes with that act
+            return True
     for p in params:
         m = _ONLY_FOR.search(p.doc or "")
         if not m:

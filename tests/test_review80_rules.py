@@ -241,3 +241,17 @@ def test_a_real_worlds_name_given_as_an_example_is_no_value():
 
     assert documented_examples('Series name (e.g. "The Witcher", "Dune Chronicles")') == ()
     assert documented_examples("Name of the emoji (e.g. 'thumbsup', 'rocket', 'eyes')") == ("thumbsup", "rocket", "eyes")
+
+
+def test_a_setting_of_another_parameters_act_goes_with_it():
+    """ERPNext: `assignment_priority` ("Native ToDo priority") and `assignment_description` belong to the `assign_to`
+    workflow, yet were set on tasks nobody was assigned (review 82: three rejections)."""
+    from forgec.gate import _outside_its_case
+    from forgec.lang import ast as A
+
+    tool = SimpleNamespace(params=[SimpleNamespace(name=n, type=A.OptionalType(A.PrimType("str")), doc=d) for n, d in (
+        ("name", "Task name"), ("priority", "New priority"), ("assign_to", "User email to assign"),
+        ("assignment_priority", "Native ToDo priority"), ("due_date", "Due date"), ("due_time", "Due time"))])
+    assert _outside_its_case(tool, {"name": "T1", "assignment_priority": "High"})
+    assert not _outside_its_case(tool, {"name": "T1", "assign_to": "a@b.co", "assignment_priority": "High"})
+    assert not _outside_its_case(tool, {"name": "T1", "priority": "High", "due_time": "10:00"})  # one word, no act
