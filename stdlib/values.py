@@ -1099,10 +1099,17 @@ def _email(c: _Ctx) -> str:
     return f"{p['first'].lower()}.{p['last'].lower()}{p['num'] % 100}@{p['domain']}"
 
 
-def _url(c: _Ctx) -> str:
+_ENDPOINT_NOUNS = frozenset({"registry", "server", "instance", "endpoint", "host", "node", "mirror", "proxy", "gateway", "cluster"})
+
+
+def _url(c: _Ctx, entity: str | None = None) -> str:
     """A page about something a person would link to ("https://lopez.com/team-offsite"), not Faker's lorem slug
-    ("https://brown.com/way-what-wear", review 42)."""
+    ("https://brown.com/way-what-wear", review 42); a service's own address is a host ("https://registry.lopez.com"),
+    not a page about a topic (review 83: a Harbor registry at "https://hansen-jordan.com/design-review")."""
     f = fake(c.rng)  # the page's topic drawn from Faker's own reseeded stream: the world's other values stay as they were
+    head = (_words(entity or "") or [""])[-1]
+    if _singular(head) in _ENDPOINT_NOUNS:
+        return f"https://{_singular(head)}.{f.domain_name()}"
     return f"https://{f.domain_name()}/{slugify(topic(f.random))}"
 
 
@@ -1119,7 +1126,7 @@ def _file_path(rng: random.Random) -> str:
 
 _KIND_MAKERS = {
     "email": lambda n, c, e: _email(c),
-    "url": lambda n, c, e: _url(c),
+    "url": lambda n, c, e: _url(c, e),
     "slug": lambda n, c, e: slugify(topic(c.rng)),
     "doi": lambda n, c, e: f"10.{c.rng.randint(1000, 9999)}/{fake(c.rng).bothify('???.####.###').lower()}",
     "isbn": lambda n, c, e: fake(c.rng).isbn13(),
@@ -1316,7 +1323,7 @@ def _place_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str =
     rng = c.rng
     w = set(ws)
     if w & {"url", "website", "link", "homepage", "uri"}:
-        return _url(c)
+        return _url(c, entity)
     last = ws[-1] if ws else ""
     # an address part is named by its last word, the head of the compound (`address_city` is a city,
     # `address_line2` a second line): review 23 saw a street address in `address_city` and `address_state`
@@ -1472,7 +1479,7 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     if kind == "slug" and about:
         return slugify(t)  # a product's new handle is its name's: "eco-lamp"
     if kind is not None and kind not in ("date", "datetime"):
-        v = _KIND_MAKERS[kind](name, c, None)
+        v = _url(c, noun) if kind == "url" else _KIND_MAKERS[kind](name, c, None)
         return fit_extension(v, doc, rng) if isinstance(v, str) and is_file_field(name) else v
     made = _kind_str(ws, c, noun)  # an emoji, an organization, an assignee: what the field says it is
     if made in EMOJI_GLYPHS and _GLYPH_DOC.search(doc or ""):

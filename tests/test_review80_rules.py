@@ -255,3 +255,16 @@ def test_a_setting_of_another_parameters_act_goes_with_it():
     assert _outside_its_case(tool, {"name": "T1", "assignment_priority": "High"})
     assert not _outside_its_case(tool, {"name": "T1", "assign_to": "a@b.co", "assignment_priority": "High"})
     assert not _outside_its_case(tool, {"name": "T1", "priority": "High", "due_time": "10:00"})  # one word, no act
+
+
+def test_a_services_address_is_a_host():
+    """Harbor: "set its url to 'https://hansen-jordan.com/design-review'" for a registry (review 83). A page a person
+    links to keeps its topic path."""
+    from forgec.stdlib.values import generate_value, said_value
+
+    for seed in range(10):
+        for v in (said_value("url", "The registry URL", random.Random(seed), noun="Registry"),
+                  generate_value({"type": "str"}, "url", random.Random(seed), entity="Registry")):
+            assert re.fullmatch(r"https://registry\.[a-z0-9.-]+", v), v
+        page = said_value("url", "", random.Random(seed), noun="Bookmark")
+        assert re.fullmatch(r"https://[a-z0-9.-]+/[a-z0-9-]+", page), page
