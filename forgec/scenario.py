@@ -2889,7 +2889,9 @@ class _Sampler:
                 c = self.condition(sc, sc.described, set(), whose=f"the {humanize(sc.described[1])}'s")
             else:
                 c = self.condition(sc, looked or target, {n for name, (_, v) in args.items() for n, _x in _scalar_items(name, v)},
-                                   said_words=twords, verb=_doc_verb(t.doc) or "")  # "my confirmed reservation" is no condition on its status
+                                   said_words=twords, verb=_doc_verb(t.doc) or name_verb(tool) or "")  # "my confirmed reservation" is no condition on its status
+                # (the tool's name when the docs' sentence has no imperative: listmonk's "deletes specified campaign" made the
+                # delete an edit, and "delete my campaign, but only if its status is running" was asked, review 84)
             if c is None and looked is not None:  # no condition to judge: the look was for nothing
                 sc.nodes = [n for n in sc.nodes if not (isinstance(n, A.CallNode) and n.name == looked[0])]
             if c is not None:
