@@ -50,7 +50,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from forgec.english import ENDING_STATES, is_ending_state, plural, singular
+from forgec.english import ENDING_STATES, is_ending_state, plural, singular, verb_of_noun
 from forgec.lang import ast as A
 from forgec.wording import CALL_SWITCHES, doc_pattern, fits_doc_format, format_url_choices, names_tool, norm
 from forgec.lower import said_in
@@ -1183,8 +1183,6 @@ def _outside_its_case(t: Any, args: dict) -> bool:
     """An argument the docs give for one value of another parameter only: Azure DevOps' `mappedPath` "(only for
     codeWiki)" sent with `type: projectWiki`, or `repositoryId` "(required for codeWiki)" left out of one (review 81)."""
     params = list(t.params if t else ())
-    from forgec.english import verb_of_noun
-
     heads = {norm(q.name).split("_")[0]: q.name for q in params}
     for k, v in args.items():
         ws = norm(k).split("_")

@@ -30,11 +30,11 @@ from __future__ import annotations
 import contextvars
 import datetime
 import functools
+import html
 import json
 import math
 import os
 import random
-import html
 import re
 import zlib
 from collections import Counter
