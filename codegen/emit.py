@@ -378,6 +378,64 @@ def tool_schema(tool: A.ToolDecl, env: A.EnvDecl) -> dict:
     }
 
 
+def case_table(env: A.EnvDecl) -> dict:
+    """Served name -> {param, tools: value -> tool, takes: tool -> its params as served}, for the docs' tools split
+    into one tool per act (`@case`, forgec/synth/cases.py); runtime.envrt `case_dispatch` routes calls by it."""
+    out: dict[str, dict] = {}
+    for t in env.tools:
+        c = A.tool_case(t)
+        if c is None:
+            continue
+        case = out.setdefault(A.tool_wire_name(t), {"param": c[0], "tools": {}, "takes": {}})
+        case["tools"][c[1]] = t.name
+        case["takes"][t.name] = [A.wire_name(p.name, {q.name for q in t.params}) for p in t.params]
+    return out
+
+
+def served_schemas(env: A.EnvDecl) -> list[dict]:
+    """TOOLS: one schema per served name. The acts of one docs' tool are one tool again, as the docs give it: the
+    selector with each act's value, every act's parameters (required where every act requires it), the text all acts
+    share, then what each act's own docs add."""
+    out: list[Any] = []
+    groups: dict[str, list[tuple[tuple[str, str], dict]]] = {}
+    for t in env.tools:
+        c = A.tool_case(t)
+        if c is None:
+            out.append(tool_schema(t, env))
+            continue
+        w = A.tool_wire_name(t)
+        if w not in groups:
+            groups[w] = []
+            out.append(w)
+        groups[w].append((c, tool_schema(t, env)))
+    return [_merged_schema(x, groups[x]) if isinstance(x, str) else x for x in out]
+
+
+def _merged_schema(wire: str, acts: list[tuple[tuple[str, str], dict]]) -> dict:
+    param = acts[0][0][0]
+    props: dict[str, Any] = {param: {"type": "string", "enum": [c[1] for c, _ in acts], "description": f"The {param.replace('_', ' ')} to perform."}}
+    req = [param]
+    fns = [s["function"] for _, s in acts]
+    for f in fns:
+        for k, v in f["parameters"]["properties"].items():
+            props.setdefault(k, v)
+    req += [k for k in props if k != param and all(k in f["parameters"]["required"] for f in fns)]
+    docs = [re.split(r"(?<=[.!?])\s+", f["description"].strip()) for f in fns]
+    shared = [x for x in docs[0] if all(x in d for d in docs)]
+    own = [f'{param}="{c[1]}": ' + " ".join(x for x in d if x not in shared) for (c, _), d in zip(acts, docs) if any(x not in shared for x in d)]
+    defs: dict = {}
+    for f in fns:
+        defs.update(f["parameters"].get("$defs", {}))
+    return {
+        "type": "function",
+        "function": {
+            "name": wire,
+            "description": "\n".join([" ".join(shared)] + own).strip() or wire.replace("_", " "),
+            "parameters": {"type": "object", "properties": props, "required": req, "additionalProperties": False, **({"$defs": defs} if defs else {})},
+        },
+    }
+
+
 # --------------------------------------------------------------------------- static analysis
 
 
@@ -1215,7 +1273,7 @@ def emit_env(env: A.EnvDecl, source_file: str, et: Any = None) -> str:
             "and `Env` with reset / step / state / state_hash.\n"
         ),
         tools=tools,
-        tool_schemas=[tool_schema(t, env) for t in env.tools],
+        tool_schemas=served_schemas(env),
         tool_kinds={t.name: t.kind for t in tools},
         # a @conservative tool only logs the call: never a state write (lang.check's writes_state)
         writes_state={t.name: t.writes and t.name not in log_tools for t in tools},
@@ -1224,6 +1282,7 @@ def emit_env(env: A.EnvDecl, source_file: str, et: Any = None) -> str:
         schema=schema,
         tool_params=tool_params,
         wire_names={t.name: A.tool_wire_name(t) for t in env.tools if A.tool_wire_name(t) != t.name},
+        cases=case_table(env),
         python_tools=python_tools,
         keys=keys,
         int_keys=int_keys,

@@ -670,6 +670,16 @@ def stale_refusal(verify_json: dict | None) -> bool:
     return sandbox.unsafe_requested() or sandbox.availability()[0]
 
 
+def _tool_names(module: Any) -> list[str]:
+    """The module's tools by their own names, in TOOLS order: a served name split into acts (`CASES`) is each act."""
+    out: list[str] = []
+    cases = getattr(module, "CASES", None) or {}
+    for t in module.TOOLS:
+        w = t["function"]["name"]
+        out += list(cases[w]["tools"].values()) if w in cases else [envrt.tool_ident(module, w)]
+    return out
+
+
 def verify_env(module: ModuleType, env: Any = None, seed: int = 0, calls_per_tool: int = 20) -> VerifyReport:
     """Verify every tool of a generated module (see the module docstring); `env` (EnvDecl) adds locations."""
 
@@ -684,8 +694,7 @@ def verify_env(module: ModuleType, env: Any = None, seed: int = 0, calls_per_too
     values_cache: dict = {}
     scratch_ok = {"base": base_env.state_hash() == envrt.state_hash(base_env.state, getattr(base_env, "_LOG", ())), "small": small_env.state_hash() == envrt.state_hash(small_env.state, getattr(small_env, "_LOG", ()))}
     refusal = _sandbox_refusal(module)
-    for t in module.TOOLS:
-        name = envrt.tool_ident(module, t["function"]["name"])  # reported under the tool's own name (the manifest's)
+    for name in _tool_names(module):  # reported under the tool's own name (the manifest's)
         if refusal and name in (getattr(module, "PYTHON_TOOLS", None) or {}):
             rep = ToolReport(name, module.TOOL_KINDS.get(name, "action"), bool(module.WRITES_STATE.get(name, True)), where=_tool_where(env, name, module))
             rep.fail(refusal)  # never run a python body outside the OS sandbox, not even to verify it

@@ -921,7 +921,7 @@ def _lower_one(job: EnvJob, bp: Any, brec: BlueprintRecord, low: _Lowering, diag
                              seed=job.opts.seed, initial_state_file=f"states/{name}.json", initial_state_hash=job.init_hash,
                              base_env=job.base_env)
         task = lr.task
-        dropped = sorted({tool_ident(job.module, c.tool) for c in task.gold_calls} & set(job.rec.dropped_tools))
+        dropped = sorted({tool_ident(job.module, c.tool, c.arguments) for c in task.gold_calls} & set(job.rec.dropped_tools))
         if dropped:
             low.reject(brec, "unverified-tool")
             if brec.origin != "sampled":

@@ -277,7 +277,7 @@ def broken_rule(build_env: Any, task: Any, state: dict) -> dict | None:
     decl, module, gates = build_env
     from forgec.runtime.envrt import tool_ident
 
-    writes = [(tool_ident(module, g.tool), g.arguments) for g in task.gold_calls if g.write]  # the gate's own names
+    writes = [(tool_ident(module, g.tool, g.arguments), g.arguments) for g in task.gold_calls if g.write]  # the gate's own names
     if not writes:
         return None
     if "gate" not in gates:  # one gate per env (its lifecycle is read from the docs once)

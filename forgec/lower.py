@@ -450,8 +450,11 @@ def _run_call(run: _GoldRun, n: A.CallNode) -> None:
         raise Rejected("gold-call-failed", f"{n.name} = {n.tool}(...): {result}", n)
     run.scope.nodes[n.name] = result
     names = {a.name for a in n.args} | set(types)
-    served = (getattr(getattr(run.env, "_MODULE", None), "WIRE_NAMES", None) or {}).get(n.tool, n.tool)  # `find-projects`
-    run.gold.append(GoldCall(node=n.name, tool=served, arguments={A.wire_name(k, names): v for k, v in args.items()}, result=result))
+    module = getattr(run.env, "_MODULE", None)
+    served = (getattr(module, "WIRE_NAMES", None) or {}).get(n.tool, n.tool)  # `find-projects`
+    case = (getattr(module, "CASES", None) or {}).get(served)
+    pick = next(({case["param"]: v} for v, t in case["tools"].items() if t == n.tool), {}) if case else {}  # `operation: "create"`
+    run.gold.append(GoldCall(node=n.name, tool=served, arguments={**pick, **{A.wire_name(k, names): v for k, v in args.items()}}, result=result))
     _scalars(result, run.hidden)
 
 
@@ -576,7 +579,7 @@ def lower_blueprint(
         initial_state_hash=init_hash,
         instruction=render_instruction(bp.user.goal, bp.user.persona, used, run.usage, writes),
         user=UserSpec(goal=bp.user.goal, persona=bp.user.persona, facts=used, scenario=_scenario(bp.user, run.scope.facts, used)),
-        gold_calls=[g.model_copy(update={"write": bool(writes.get(tool_ident(module, g.tool), False))}) for g in run.gold],
+        gold_calls=[g.model_copy(update={"write": bool(writes.get(tool_ident(module, g.tool, g.arguments), False))}) for g in run.gold],
         gold_state_hash=gold_hash,
         gold_diff=state_diff(*(_without_logs(st, getattr(module, "LOG_ENTITIES", ())) for st in (world_state, env.state))),
         tell=run.tells,

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from forgec.english import CLOSED_CLASS, DESTINATION_PARAM, MOVING_VERBS, SUBSET_WORDS, is_ending_state, is_plural, language_name, participle, plural, singular
-from forgec.english import GRANTING_VERBS, PREPOSITIONS, lemmas, verb_lemma
+from forgec.english import ARGUMENT_ADJECTIVES, GRANTING_VERBS, PREPOSITIONS, lemmas, verb_lemma
 from forgec.stdlib.values import FINISHED_WORDS, ITERATIONS, is_message, MINOR_UNITS_DOC, ORG_WORDS, RANKS, SET_UP
 from forgec.english import with_article as _a
 from forgec.graph import ToolGraph, prim_class, record_fields, strip_optional
@@ -311,6 +311,8 @@ class _Model:
         from forgec.realize import object_nouns  # noqa: PLC0415
 
         own = humanize(ent)
+        if (kind := self._docs_kind(ent, own)) is not None:
+            return kind
         if self.decl[ent].key.lower() not in ("id", "key", "uuid", "gid"):
             return own
         stems, objs = set(), set()
@@ -326,6 +328,32 @@ class _Model:
         if stem in norm(ent).split("_") or singular(stem) not in {singular(o) for o in objs} or singular(own.split()[-1]) in {singular(o) for o in objs}:
             return own
         return humanize(stem)
+
+    def _docs_kind(self, ent: str, own: str) -> str | None:
+        """The docs' own name for the kind, where they always qualify the entity's one-word noun: Instana's
+        `Configuration` is "the Apdex configuration" in every field and parameter doc that names it, beside SLI,
+        maintenance and service configurations (review 85: "delete my configuration called X" named no kind). Read
+        from the docs of its fields and of the parameters that take its key; the qualifier keeps the docs' case."""
+        if " " in own:
+            return None
+        texts = [f.doc or "" for f in self.decl[ent].fields] + [p.doc or "" for t in self.env.tools for p in t.params
+                                                                  if self.key_entity(p.name, p.type) == ent]
+        noun = rf"{re.escape(own)}s?\b"
+        said = sum(len(re.findall(rf"\b{noun}", x, re.I)) for x in texts)
+        quals = Counter(m.group(1) for x in texts for m in re.finditer(rf"\b([A-Za-z][A-Za-z0-9-]+)\s+{noun}", x, re.I)
+                        if m.group(1).lower() not in CLOSED_CLASS and m.group(1).lower() not in ARGUMENT_ADJECTIVES
+                        and m.group(1).lower() not in ("new", "current", "default", "single", "each", "given", "target", "parent", "child"))
+        if not quals or said < 2:
+            return None
+        (qual, n), = quals.most_common(1)
+        same = sum(c for q, c in quals.items() if q.lower() == qual.lower())
+        if same < 2 or same < 0.75 * said or verb_lemma(qual.lower()) == qual.lower() and not qual[:1].isupper():
+            return None
+        docs = [(t.doc or "").lower() for t in self.env.tools]
+        if qual.lower() in self.env.name.lower() or sum(1 for d in docs if re.search(rf"\b{re.escape(qual.lower())}\b", d)) * 3 > len(docs):
+            return None  # the product itself ("the Xero employee", "a Shopify customer"): every tool's docs name it
+        lower = any(q.lower() == qual.lower() and q[:1].islower() for q in quals)  # "Service configuration" opening a sentence
+        return f"{qual.lower() if lower else qual} {own}"
 
     def written_entity(self, tool: A.ToolDecl, rec: dict | None) -> str | None:
         """What `tool`'s values are about: the record it acts on (an issue a comment goes on), else the
@@ -1337,9 +1365,10 @@ class _Scenario:
                 for k, r in snap.items() if k in cur):
             return self.lists[ent]  # (a record the task renamed has the name the agent gave it: no second listing to learn
             # it, review 77; `unless_exists` checks the name against the names now)
-        if stale_ok and snap is not None and isinstance(cur, dict) and set(cur) <= set(snap):
+        if stale_ok and snap is not None and isinstance(cur, dict) and (set(cur) <= set(snap) or field is None and _added_apart(cur, snap)):
             if all(k in acted or cur.get(k) == r for k, r in snap.items()):
-                return self.lists[ent]
+                return self.lists[ent]  # (records this task made since are the agent's own: finding another by its
+                # name in the first list gives the same record, review 85: no second listing after a create)
         del self.lists[ent]
         return None
 
@@ -1492,6 +1521,28 @@ def _clause(doc: str) -> str:
     (forgec/realize.py): "cancel a confirmed reservation", "switch branches"; "" when none has one."""
     c = realized_clause(doc or "")
     return c.text if c else ""
+
+
+_SUPERLATIVE = re.compile(r"\b(?:earliest|latest|soonest|oldest|newest|most|least|highest|lowest|largest|smallest|biggest|"
+                          r"cheapest|priciest|longest|shortest|fewest|greatest|best|worst)\b")
+
+
+def _ended(rec: dict) -> bool:
+    """A record whose state is one that ends it (`status: "cancelled"`, "completed", "closed")."""
+    return any(isinstance(v, str) and re.search(r"(?:^|_)(?:status|state)$", norm(k)) and is_ending_state(v) for k, v in rec.items())
+
+
+def _added_apart(cur: dict, snap: dict) -> bool:
+    """The records in `cur` that `snap` lacks (the ones this task made) share no text value with a record of `snap`
+    in the same field: none of them could be the one a name found in the earlier list points to."""
+    added = [r for k, r in cur.items() if k not in snap and isinstance(r, dict)]
+    olds = [o for o in snap.values() if isinstance(o, dict)]
+
+    def naming(f: str) -> bool:  # a field whose values tell records apart (a name, a title), not a status many share
+        vals = [o.get(f) for o in olds if isinstance(o.get(f), str)]
+        return len(vals) >= 2 and len(set(vals)) >= 0.9 * len(vals)
+
+    return bool(added) and not any(isinstance(v, str) and naming(f) and any(o.get(f) == v for o in olds) for r in added for f, v in r.items())
 
 
 class _Sampler:
@@ -3885,6 +3936,9 @@ class _Sampler:
             sc.why = ""  # "I want to compare my spending ..." fit a shop's orders, not "how much my assets come to" (review 34)
         else:
             name, rec, words = self.pick(sc, ent, (expr, recs), mine=m.user is not None)
+            if _SUPERLATIVE.search(re.sub(r'"[^"]*"', "", words)) and any(record_gone(r) or _ended(r) for r in recs):
+                raise _Skip("gone-in-superlative")  # "the project with the earliest due date" among some cancelled: two
+                # answers, with them and without (review 85)
             show = [f for f in fields if _sayable(rec.get(f)) and humanize(f) not in words and say(rec.get(f)) not in words
                     and not _own_name(f) and "html" not in norm(f).split("_")  # "what the name of the state in my project is": a person names what they ask about; markup is no answer
                     and not _verb_phrase_name(f)  # "how many expires in days my token has": a field named by a verb phrase (review 34)
@@ -4672,6 +4726,9 @@ def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Tool
 
 
 def _sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: ToolGraph, cfg: SampleConfig) -> SampleResult:
+    from forgec.synth.cases import acts_view  # here: forgec.synth imports this module
+
+    env = acts_view(env)  # each act of a split tool (`@case`) by its own docs
     s = _Sampler(env, module, world_state, graph, cfg)
 
     gate = Gate(env, module, world_state, s.m.writes, fresh=s.m.fresh, session=frozenset(s.m.session))  # every task passes it, or is counted by reason

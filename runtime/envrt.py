@@ -1603,13 +1603,45 @@ LAYER_MIN = 512  # a fork copies a shared collection of up to this many records;
 
 
 
-def tool_ident(module: Any, name: str) -> str:
+def tool_ident(module: Any, name: str, args: Any = None) -> str:
     """The tool a served name is (`find-projects` -> `find_projects`, the module's `WIRE_NAMES` read backwards): the
-    name every other table of the module (TOOL_KINDS, WRITES_STATE, TOOL_PARAMS) and the manifest use."""
+    name every other table of the module (TOOL_KINDS, WRITES_STATE, TOOL_PARAMS) and the manifest use. A name
+    served by several acts (`CASES`) is the act its call's selector names (`operation: "create"`)."""
+    case = (getattr(module, "CASES", None) or {}).get(name)
+    if case is not None:
+        pick = args.get(case["param"]) if isinstance(args, dict) else None
+        return case["tools"].get(pick, next(iter(case["tools"].values()))) if isinstance(pick, str) else next(iter(case["tools"].values()))
     for ident, wire in (getattr(module, "WIRE_NAMES", None) or {}).items():
         if wire == name:
             return ident
     return name
+
+
+def case_dispatch(cases: dict) -> dict[str, Any]:
+    """Served name -> step function for each docs' tool split into acts (forgec/synth/cases.py): the call's selector
+    (`operation: "create"`) picks the act's tool, looked up in the env's dispatch at call time (a withheld act is
+    unknown), which gets the other arguments. An argument that only another act takes is valid on the one schema
+    agents see, so it is dropped, not refused; one no act takes is left for the act to refuse."""
+    out: dict[str, Any] = {}
+    for wire, case in cases.items():
+        param, tools, takes = case["param"], dict(case["tools"]), {k: frozenset(v) for k, v in case["takes"].items()}
+        known = frozenset().union(*takes.values()) if takes else frozenset()
+
+        def route(env: Any, args: Any, _param=param, _tools=tools, _takes=takes, _known=known) -> Any:
+            if not isinstance(args, dict):
+                raise arg_error("arguments must be a JSON object")
+            pick = args.get(_param)
+            ident = _tools.get(pick) if isinstance(pick, str) else None
+            if ident is None:
+                raise arg_error(f"{_param!r} must be one of {', '.join(map(repr, _tools))}" + ("" if _param in args else f" (missing {_param!r})"))
+            fn = env._DISPATCH.get(ident)
+            if fn is None:
+                raise ToolError(f"unknown tool {short(ident)}", "unknown-tool")
+            own = _takes.get(ident, frozenset())
+            return fn(env, {k: v for k, v in args.items() if k != _param and (k in own or k not in _known)})
+
+        out[wire] = route
+    return out
 
 class EnvBase:
     """State storage shared by every generated `Env` (the subclass adds schema and tools).

@@ -277,6 +277,17 @@ def _import_env(name: str, path: Path, build_id: str, source: bytes) -> ModuleTy
     return mod
 
 
+def _without_acts(schema: dict, param: str, gone: list[str]) -> dict:
+    """A served tool's schema with the selector values of withheld acts left out."""
+    import copy
+
+    out = copy.deepcopy(schema)
+    sel = out["function"]["parameters"]["properties"].get(param, {})
+    if isinstance(sel.get("enum"), list):
+        sel["enum"] = [v for v in sel["enum"] if v not in gone]
+    return out
+
+
 def _withhold(mod: ModuleType, dropped: Any) -> None:
     """Tools the compile dropped (failed verification, manifest `dropped_tools`) are not served:
     left out of `TOOLS` (what agents see) and of the env's dispatch (a call is `unknown-tool`).
@@ -288,7 +299,12 @@ def _withhold(mod: ModuleType, dropped: Any) -> None:
         return
     withheld = sorted(names)
     wire = getattr(mod, "WIRE_NAMES", None) or {}
-    names |= {wire[n] for n in names if n in wire}  # served under the docs' name too (`find-projects`)
+    cases = getattr(mod, "CASES", None) or {}
+    names |= {wire[n] for n in names if n in wire and (wire[n] not in cases or set(cases[wire[n]]["tools"].values()) <= names)}  # `find-projects`
+    for w, case in cases.items():  # an act withheld leaves its docs' tool served with the other acts
+        gone = [v for v, t in case["tools"].items() if t in names]
+        if gone and w not in names:
+            mod.TOOLS = [_without_acts(t, case["param"], gone) if isinstance(t, dict) and t.get("function", {}).get("name") == w else t for t in mod.TOOLS]
     mod.TOOLS = [t for t in mod.TOOLS if not (isinstance(t, dict) and isinstance(t.get("function"), dict)
                                               and t["function"].get("name") in names)]
     env = getattr(mod, "Env", None)

@@ -951,6 +951,7 @@ EMOJI_GLYPHS = {"thumbs_up": "\U0001F44D", "tada": "\U0001F389", "heart": "\u276
 _GLYPH_DOC = re.compile(r"\b(glyph|character|unicode|emoji itself)\b", re.I)
 ENVIRONMENTS = ("Production", "Staging", "Development", "QA", "Local", "Testing", "Preview", "Sandbox")
 _REGIONS = ("EU", "US", "APAC")
+_SLOTS = ("Blue", "Green", "Canary")  # blue-green and canary deployments: how teams tell two of one environment apart
 
 
 def _company(rng: random.Random) -> str:
@@ -1024,7 +1025,8 @@ def _kind_str(ws: list[str], c: _Ctx, entity: str | None, doc: str = "") -> str 
         return rng.choice(c.pool((entity, "card_brand"), ["Visa", "Mastercard", "American Express", "Discover"], 3))  # a card's brand, not a company (review 25)
     if last in ("name", "title", "label") and len(ws) == 1 and ews and ews[-1] in ("environment", "env"):
         # a deployment environment is "Staging" or "Production", never a company ("Turner-Erickson", review 73)
-        return c.unique((entity, "env"), lambda: rng.choice(ENVIRONMENTS) + rng.choice(["", "", f" {rng.choice(_REGIONS)}", f" {rng.randint(2, 9)}"]))
+        # (a region tells two apart, as teams name them: "Production EU"; not a counter, "Production 7", review 85)
+        return c.unique((entity, "env"), lambda: rng.choice(ENVIRONMENTS) + rng.choice(["", "", f" {rng.choice(_REGIONS + _SLOTS)}"]))
     if last in ORG_WORDS or (last == "name" and len(ws) > 1 and ws[-2] in ORG_WORDS):
         return c.unique((entity, "org"), lambda: _company(rng))
     if _singular(last) in _PERSON_ROLES or ws[-2:] == ["assigned", "to"]:

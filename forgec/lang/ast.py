@@ -361,6 +361,27 @@ def wire_annotation(name: str) -> str:
     return f"wire({json.dumps(name)})"
 
 
+def case_annotation(param: str, value: str) -> str:
+    """`@case("operation=create")` as stored: the tool is one act of a docs' tool that does several
+    (forgec/synth/cases.py), called with `param` set to `value` under the name its `@wire` gives."""
+    return f"case({json.dumps(f'{param}={value}')})"
+
+
+def tool_case(tool: "ToolDecl") -> tuple[str, str] | None:
+    """(selector param, value) of a tool's `@case("operation=create")`, else None."""
+    for a in tool.annotations:
+        if a.startswith("case(") and a.endswith(")"):
+            try:
+                v = json.loads(a[5:-1])
+            except ValueError:
+                continue
+            if isinstance(v, str) and "=" in v:
+                param, _, value = v.partition("=")
+                if param.strip() and value.strip():
+                    return param.strip(), value.strip()
+    return None
+
+
 def tool_wire_name(tool: "ToolDecl") -> str:
     """The name agents see and call the tool by: its `@wire("...")` (the docs' own spelling, `find-projects`), else its
     name. The env answers to both (runtime.envrt `step`)."""

@@ -852,6 +852,8 @@ def check_env(env: A.EnvDecl, diags: list[Diagnostic]) -> EnvTypes:
         for a in t.annotations:
             if a.startswith("wire(") and A.tool_wire_name(t) != t.name:
                 continue  # @wire("find-projects"): the docs' name the tool is served by
+            if a.startswith("case(") and A.tool_case(t) is not None:
+                continue  # @case("operation=create"): one act of the tool served by its @wire name
             if a not in ANNOTATIONS:
                 diags.append(warning(C.UNKNOWN_ANNOTATION, f"unknown annotation '@{a}'", t.span,
                                      did_you_mean(a, ANNOTATIONS) or "known: " + " ".join("@" + x for x in ANNOTATIONS)))
@@ -859,7 +861,33 @@ def check_env(env: A.EnvDecl, diags: list[Diagnostic]) -> EnvTypes:
             check_type(p.type, f"parameter '{p.name}' of {t.name}")
         check_type(t.returns, f"result of {t.name}")
         check_tool(et, t, diags)
+    _check_served_names(env, diags)
     return et
+
+
+def _check_served_names(env: A.EnvDecl, diags: list) -> None:
+    """Tools that share a served name are the acts of one docs' tool: each has a `@case` on the same selector, with
+    a value of its own, and none takes the selector as a parameter (the call's selector picks the tool)."""
+    by_wire: dict[str, list] = {}
+    for t in env.tools:
+        by_wire.setdefault(A.tool_wire_name(t), []).append(t)
+    for wire, ts in by_wire.items():
+        cases = [A.tool_case(t) for t in ts]
+        if all(c is None for c in cases) and len({t.name for t in ts}) == 1:
+            continue  # one tool, or one name twice (`duplicate-name`)
+        params = {c[0] for c in cases if c is not None}
+        for t, c in zip(ts, cases):
+            if c is None:
+                diags.append(error(C.SERVED_NAME, f"tool '{t.name}' is served as '{wire}', which {len(ts) - 1} other tool(s) are served as too, and has no @case", t.span,
+                                   f'add `@case("{next(iter(params), "action")}=<value>")` naming the act it is, or give it a `@wire` of its own'))
+            elif len(params) > 1:
+                diags.append(error(C.SERVED_NAME, f"the tools served as '{wire}' pick their act by different parameters ({', '.join(sorted(params))})", t.span,
+                                   "use one selector parameter for all of them"))
+            elif [x for x in cases if x == c][1:]:
+                diags.append(error(C.SERVED_NAME, f"two tools served as '{wire}' are both its act '{c[0]}={c[1]}'", t.span, "give each a value of its own"))
+            elif any(A.wire_name(p.name, {q.name for q in t.params}) == c[0] for p in t.params):
+                diags.append(error(C.SERVED_NAME, f"tool '{t.name}' takes '{c[0]}' as a parameter, which is its @case selector", t.span,
+                                   "drop the parameter: the selector's value is what picks this tool"))
 
 
 # --------------------------------------------------------------------------- blueprints

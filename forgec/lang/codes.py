@@ -164,6 +164,17 @@ UNKNOWN_ANNOTATION = define(
     severity=W,
 )
 
+SERVED_NAME = define(
+    "served-name", A, "Tools served under one name must each be one act of it: the same `@case` selector, a value each.",
+    why="A docs' tool that does several acts (`motion_tasks(operation: create | delete)`) is split into one tool per act; "
+        "agents call the one name and the selector's value picks the tool, so two tools with that name and no selector, "
+        "or with the same value, could not be told apart.",
+    wrong='@wire("motion_tasks")\ntool create_task(name: str) -> str { return name }\n@wire("motion_tasks")\n'
+          'tool delete_task(id: str) -> str { return id }',
+    right='@wire("motion_tasks") @case("operation=create")\ntool create_task(name: str) -> str { return name }\n'
+          '@wire("motion_tasks") @case("operation=delete")\ntool delete_task(id: str) -> str { return id }',
+)
+
 # --------------------------------------------------------------------------- calls and arguments
 
 ARITY = define(

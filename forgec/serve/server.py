@@ -193,7 +193,11 @@ class _Catalog:
         for name, w in table.worlds.items():
             meta = doc_meta(w.build, name, w.tools, docs)
             kinds = dict(getattr(w.module, "TOOL_KINDS", {}) or {})
-            kinds |= {wn: kinds[n] for n, wn in (getattr(w.module, "WIRE_NAMES", None) or {}).items() if n in kinds}  # as served
+            served: dict[str, set] = {}
+            for n, wn in (getattr(w.module, "WIRE_NAMES", None) or {}).items():
+                if n in kinds:
+                    served.setdefault(wn, set()).add(kinds[n])
+            kinds |= {wn: next(iter(ks)) if len(ks) == 1 else "action" for wn, ks in served.items()}  # as served: acts of one tool that differ act
             self.tools[name] = mcp_tools(w.tools, kinds, meta)
             self.validators[name] = _output_validators(self.tools[name])
         self.prefixed = [t.model_copy(update={"name": f"{env}{ENV_SEP}{t.name}"}) for env, ts in self.tools.items() for t in ts]

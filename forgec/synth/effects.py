@@ -158,13 +158,15 @@ def build_tool(s: Schema, v: ToolView, tm: TypeMapper) -> Built:
     ann = [kind] + (["conservative"] if conservative else [])  # stored without "@"
     if v.tool.wire_name:
         ann.append(A.wire_annotation(v.tool.wire_name))  # served as the docs name it (`find-projects`)
+    if (act := v.tool.annotations.get("case")):
+        ann.append(A.case_annotation(act["param"], act["value"]))  # one act of the docs' `motion_tasks(operation)`
     cited = v.cited + ([] if conservative else prose_effects.cite_existing(v, body))
     notes = prose_effects.notes(body, cited)
     decl = A.ToolDecl(
         name=v.name,
         params=tuple(A.ParamDecl(p.name, p.type, p.default, p.doc) for p in params),
         returns=ret,
-        doc=tool_doc(v.tool.description),
+        doc=tool_doc(case["doc"] if (case := v.tool.annotations.get("case")) else v.tool.description),  # an act: the docs' whole text
         body=tuple(body),
         annotations=tuple(ann),
         notes=notes,

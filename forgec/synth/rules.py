@@ -9,15 +9,30 @@ from forgec.diagnostics import Diagnostic, Span, warning
 from forgec.lang import ast as A
 
 from . import codes
+from .cases import split_cases
 from .effects import build_tool, fix_required_refs, release_optional_refs, span_of
-from .params import param_name
+from .params import param_name, tool_doc
 from .names import ident
 from .schema import ONCE_DOC, Schema, TypeMapper, infer_schema
 from .recognize import claim_all
 
 
+def _as_served(decl: A.ToolDecl, t: ir.Tool) -> A.ToolDecl:
+    """A tool a shape claimed, with the name it is served by and, for one act of a docs' tool that does several
+    (forgec/synth/cases.py), its `@case` and the docs' whole text: as `build_tool` writes them."""
+    ann = list(decl.annotations)
+    if t.wire_name and A.wire_annotation(t.wire_name) not in ann:
+        ann = [a for a in ann if not a.startswith("wire(")] + [A.wire_annotation(t.wire_name)]
+    act = t.annotations.get("case")
+    if act and A.tool_case(decl) is None:
+        ann.append(A.case_annotation(act["param"], act["value"]))
+        decl = replace(decl, doc=tool_doc(act["doc"]))
+    return replace(decl, annotations=tuple(ann))
+
+
 def synthesize_rules(env: ir.Environment) -> tuple[A.EnvDecl, list[Diagnostic]]:
     diags: list[Diagnostic] = []
+    env = split_cases(env)  # `motion_tasks(operation: create | delete)`: one tool per act, served as the docs' one
     if not env.tools:
         diags.append(warning(codes.NO_TOOLS, f"environment `{env.name}` documents no tools", Span(env.sources[0] if env.sources else "<docs>")))
     claims = claim_all(env)
@@ -31,7 +46,7 @@ def synthesize_rules(env: ir.Environment) -> tuple[A.EnvDecl, list[Diagnostic]]:
     seen: set[str] = set()
     for t in env.tools:
         if t.name in claimed:
-            decl = claimed[t.name]
+            decl = _as_served(claimed[t.name], t)
             if decl.name in seen:
                 diags.append(warning(codes.DUPLICATE_TOOL, f"tool `{t.name}` collides with another tool; synthesized as `{decl.name}_2`", span_of(t)))
                 decl = replace(decl, name=f"{decl.name}_2")

@@ -1,0 +1,129 @@
+"""Rules from blind review 85. Each test checks against a hand-written expectation on hand-built docs of the kinds in
+../shared/corpus-broad, and fails on the code before its rule."""
+
+from __future__ import annotations
+
+import json
+import re
+
+
+_MONITORING = [  # BFCL-style functions (Instana's style): the docs call `Configuration` "the Apdex configuration" throughout
+    {"name": "create_apdex_configuration", "description": "Creates a new Apdex configuration for an application.", "parameters": {"type": "dict", "required": ["name"], "properties": {"name": {"type": "string", "description": "A human-readable name for the Apdex configuration."}, "enabled": {"type": "boolean", "description": "A flag to enable or disable this Apdex configuration.", "default": True}}}},
+    {"name": "delete_apdex_configuration", "description": "Deletes the specified Apdex configuration by its unique identifier.", "parameters": {"type": "dict", "required": ["id"], "properties": {"id": {"type": "string", "description": "The unique identifier of the Apdex configuration to delete."}}}},
+    {"name": "get_all_apdex_configurations", "description": "Retrieve a list of all Apdex configurations.", "parameters": {"type": "dict", "required": [], "properties": {}}},
+    {"name": "get_apdex_report", "description": "Generate an Apdex report for a specified Apdex ID.", "parameters": {"type": "dict", "required": ["apdexId"], "properties": {"apdexId": {"type": "string", "description": "The unique identifier of the Apdex configuration for which the report is generated."}}}},
+    {"name": "get_websites", "description": "List all websites being monitored.", "parameters": {"type": "dict", "required": [], "properties": {}}},
+    {"name": "create_website", "description": "Create a new website to monitor.", "parameters": {"type": "dict", "required": ["name"], "properties": {"name": {"type": "string", "description": "The name of the website."}}}},
+    {"name": "delete_website", "description": "Delete a monitored website.", "parameters": {"type": "dict", "required": ["websiteId"], "properties": {"websiteId": {"type": "string", "description": "The unique identifier of the website."}}}},
+    {"name": "get_releases", "description": "List all releases.", "parameters": {"type": "dict", "required": [], "properties": {}}},
+    {"name": "delete_release", "description": "Delete a release.", "parameters": {"type": "dict", "required": ["releaseId"], "properties": {"releaseId": {"type": "string", "description": "The unique identifier of the release."}}}},
+    {"name": "get_release", "description": "Get one release by its identifier.", "parameters": {"type": "dict", "required": ["releaseId"], "properties": {"releaseId": {"type": "string", "description": "The unique identifier of the release."}}}},
+    {"name": "rename_website", "description": "Rename a monitored website.", "parameters": {"type": "dict", "required": ["websiteId", "name"], "properties": {"websiteId": {"type": "string", "description": "The unique identifier of the website."}, "name": {"type": "string", "description": "The new name of the website."}}}},
+    {"name": "get_applications", "description": "List all applications.", "parameters": {"type": "dict", "required": [], "properties": {}}},
+    {"name": "delete_application", "description": "Delete an application.", "parameters": {"type": "dict", "required": ["applicationId"], "properties": {"applicationId": {"type": "string", "description": "The unique identifier of the application."}}}},
+]
+
+
+def _instructions(out):
+    return [json.loads(x)["instruction"] for f in (out / "tasks").glob("*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+
+
+def _jsonl(docs):
+    return "\n".join(json.dumps(d) for d in docs)
+
+
+def test_a_record_is_called_by_the_kind_its_docs_always_name(tmp_path):
+    """Review 85: "delete my configuration called X" beside SLI, maintenance and service configurations named no
+    kind; every doc of the record's fields and key says "the Apdex configuration"."""
+    d = tmp_path / "docs" / "mon"
+    d.mkdir(parents=True)
+    (d / "functions.json").write_text(_jsonl(_MONITORING))
+    from forgec.build import CompileOptions, compile_build
+
+    out = tmp_path / "b"
+    compile_build(CompileOptions(inputs=[d], out=out, tasks_per_env=40, seed=0, oracle_check=False))
+    said = [i for i in _instructions(out) if "configuration called" in i]
+    assert said, _instructions(out)
+    assert all("my Apdex configuration called" in i for i in said), said
+
+
+def test_the_products_own_name_is_no_kind(tmp_path):
+    """The same docs, where every tool's docs name the product ("the Apdex website", "Apdex releases"): the
+    qualifier is the product, and the record stays "my configuration"."""
+    docs = json.loads(json.dumps(_MONITORING))
+    for f in docs:
+        if "apdex" not in f["description"].lower():
+            f["description"] = f["description"].rstrip(".") + " in Apdex."
+    d = tmp_path / "docs" / "mon"
+    d.mkdir(parents=True)
+    (d / "functions.json").write_text(_jsonl(docs))
+    from forgec.build import CompileOptions, compile_build
+
+    out = tmp_path / "b"
+    compile_build(CompileOptions(inputs=[d], out=out, tasks_per_env=40, seed=0, oracle_check=False))
+    said = [i for i in _instructions(out) if "configuration called" in i]
+    assert said and all("my configuration called" in i for i in said), said
+
+
+def _projects() -> dict:
+    from conftest import mcp_tool
+
+    s = {"type": "string"}
+    return {"tools": [
+        mcp_tool("list_projects", "List all projects in the portfolio.", {}),
+        mcp_tool("create_project", "Create a new project.", {"name": {**s, "description": "The project's name."},
+                                                              "description": {**s, "description": "What the project is for."}}, ["name"]),
+        mcp_tool("update_project", "Update a project's name or description.", {
+            "project_id": {**s, "description": "The project's ID."}, "name": {**s, "description": "The new name."},
+            "description": {**s, "description": "The new description."}}, ["project_id"]),
+        mcp_tool("delete_project", "Delete a project.", {"project_id": {**s, "description": "The project's ID."}}, ["project_id"]),
+    ]}
+
+
+def test_a_record_made_in_the_task_does_not_send_the_agent_back_to_the_list(tmp_path):
+    """Review 85: after creating one project the gold listed all projects again to find another, though the first
+    list had it; the new project is the agent's own and shares no name with the one it looks for."""
+    from conftest import compile_doc
+
+    out = compile_doc(tmp_path, "pm", "tools_list.json", _projects(), 60)
+    tasks = [json.loads(x) for f in (out / "tasks").glob("*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+    made_then_found = [t for t in tasks if [c["tool"] for c in t["gold_calls"] if c["write"]][:1] == ["create_project"]
+                       and len([c for c in t["gold_calls"] if c["write"]]) > 1]
+    assert made_then_found, [t["instruction"] for t in tasks]
+    for t in made_then_found:
+        assert [c["tool"] for c in t["gold_calls"]].count("list_projects") == 1, [(c["tool"], c["arguments"]) for c in t["gold_calls"]]
+
+
+def test_a_deployment_environment_is_told_apart_by_a_region_or_a_slot_not_a_counter():
+    """Review 85: "Production 7" is a generator's counter, not what a team calls an environment."""
+    import random
+
+    from forgec.stdlib.values import _Ctx, generate_value
+
+    rng = random.Random(0)
+    c = _Ctx(rng, __import__("datetime").date(2024, 5, 15))
+    names = [generate_value({"type": "str"}, "name", rng, entity="Environment", ctx=c) for _ in range(40)]
+    assert len(set(names)) >= 30, names
+    assert not [n for n in names if any(ch.isdigit() for ch in n)], names
+
+
+def test_no_superlative_over_records_some_of_which_are_gone(tmp_path):
+    """Review 85: "the tag of the project with the earliest due date" was a cancelled project's; without the
+    cancelled ones the answer is another. Where some of the records are cancelled, no question picks one by rank."""
+    from conftest import compile_doc, mcp_tool
+
+    s = {"type": "string"}
+    doc = {"tools": [
+        mcp_tool("list_projects", "List all projects in the portfolio.", {}),
+        mcp_tool("create_project", "Create a new project.", {
+            "name": {**s, "description": "The project's name."},
+            "status": {"type": "string", "enum": ["active", "planning", "cancelled"], "description": "The project's status."},
+            "due_date": {**s, "format": "date", "description": "When the project is due."},
+            "tag": {**s, "description": "A tag for the project."}}, ["name", "status", "due_date", "tag"]),
+    ]}
+    out = compile_doc(tmp_path, "pm", "tools_list.json", doc, 120)
+    state = json.loads((out / "states" / "pm.json").read_text())
+    assert any(r.get("status") == "cancelled" for r in state["entities"]["Project"].values())
+    asked = _instructions(out)
+    ranked = [i for i in asked if re.search(r"\b(?:earliest|latest|soonest|oldest|newest)\b", re.sub(r'"[^"]*"', "", i))]
+    assert not ranked, ranked
