@@ -538,7 +538,7 @@ class Gate:
     session: frozenset = frozenset()
 
     def __post_init__(self) -> None:
-        from forgec.synth.cases import acts_view  # here: forgec.synth imports this module
+        from forgec.synth.acts import acts_view  # here: forgec.synth imports this module
 
         self.env = acts_view(self.env)  # each act of a split tool (`@case`) by its own docs
         if self.lifecycle is None:

@@ -2792,6 +2792,13 @@ class _Sampler:
         if m.kinds.get(tool) == "create" and named_by and not self._wanted & {p.name for p in optional if _PERSON_NAME_PARAM.search(norm(p.name))}:
             self._wanted |= named_by  # a new service is made with its name: "create a service with a price of $100" (review 26)
         needed = m.required_by_record(t) & {p.name for p in optional if p.default is None}  # what the new record always has
+        if m.kinds.get(tool) == "create":  # "Create a new wiki in the project": the project it goes in is named, not left to
+            # a server default the user never chose (reviews 86: "in the project for the repository" with no project sent)
+            for p in optional:
+                home = m.key_entity(p.name, p.type)
+                if home and home != made_ent and re.search(rf"\b(?:in|into|under|within|inside)\s+(?:(?:an?|the|your|my|existing|specified|given)\s+)*"
+                                                           rf"{re.escape(m.noun(home))}\b", t.doc or "", re.I):
+                    needed.add(p.name)
         # and the request gives it no default for is asked for (a `baggage_count = 0` already has its value)
         self._wanted |= needed
         optional = [p for p in optional if p.name not in needed]
@@ -4726,7 +4733,7 @@ def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Tool
 
 
 def _sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: ToolGraph, cfg: SampleConfig) -> SampleResult:
-    from forgec.synth.cases import acts_view  # here: forgec.synth imports this module
+    from forgec.synth.acts import acts_view  # here: forgec.synth imports this module
 
     env = acts_view(env)  # each act of a split tool (`@case`) by its own docs
     s = _Sampler(env, module, world_state, graph, cfg)

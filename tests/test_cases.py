@@ -11,7 +11,8 @@ import json
 from conftest import compile_doc, mcp_tool
 
 from forgec import ir
-from forgec.synth.cases import act_text, selector, split_cases
+from forgec.synth.acts import act_text
+from forgec.synth.cases import selector, split_cases
 
 _STR = {"type": "string"}
 

@@ -253,6 +253,9 @@ def test_no_date_is_asked_by_another_date(tmp_path):
 
     out = compile_doc(tmp_path, "projects", "tools_list.json", PROJECTS, 4)
     (le,), _ = load_envs(out, with_module=True)
+    for r in le.world["entities"]["Project"].values():  # no project completed: a rank among ended records is not asked
+        if r.get("status") == "completed":  # at all (review 85), and this test is about what is asked of the one picked
+            r["status"] = "active"
     smp = S._Sampler(le.decl, le.module, le.world, build_graph(le.decl, exclude=le.exclude, writes=le.writes), SampleConfig(seed=1))
     asked = []
     for i in range(80):  # the question pass on its own, many times: what it asks of a record picked by a date

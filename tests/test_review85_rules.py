@@ -127,3 +127,96 @@ def test_no_superlative_over_records_some_of_which_are_gone(tmp_path):
     asked = _instructions(out)
     ranked = [i for i in asked if re.search(r"\b(?:earliest|latest|soonest|oldest|newest)\b", re.sub(r'"[^"]*"', "", i))]
     assert not ranked, ranked
+
+
+def _registry_spec() -> dict:
+    """An OpenAPI spec in Harbor's style: a project holds repositories; its delete answers 412 while it does."""
+    ok = {"200": {"description": "Success"}}
+    proj = {"type": "object", "properties": {"project_id": {"type": "integer"}, "name": {"type": "string"}}}
+    repo = {"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string"},
+                                             "project_id": {"type": "integer", "description": "The ID of the project that the repository belongs to"}}}
+    pid = {"name": "project_id", "in": "path", "required": True, "schema": {"type": "integer"}, "description": "The ID of the project"}
+    return {"openapi": "3.0.0", "info": {"title": "Registry", "version": "1"}, "paths": {
+        "/projects": {"get": {"operationId": "listProjects", "summary": "List projects",
+                              "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "array", "items": proj}}}}}}},
+        "/projects/{project_id}": {"delete": {"operationId": "deleteProject", "summary": "Delete project by project ID", "parameters": [pid],
+                                              "responses": {**ok, "404": {"description": "Not found."},
+                                                            "412": {"description": "Project cannot be deleted. The project still contains repositories."}}}},
+        "/projects/{project_id}/repositories": {"get": {"operationId": "listRepositories", "summary": "List the repositories of a project", "parameters": [pid],
+                                                        "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "array", "items": repo}}}}}}},
+        "/repositories/{id}": {"delete": {"operationId": "deleteRepository", "summary": "Delete a repository",
+                                          "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}, "description": "The repository ID"}],
+                                          "responses": ok}},
+    }}
+
+
+def test_an_error_response_that_names_held_records_is_a_precondition(tmp_path):
+    """Review 83: the gold deleted Harbor projects that still held repositories, which the spec's 412 response
+    refuses ("The project still contains repositories"). The refusal is read from the error response's own text."""
+    from forgec.runtime.loader import load
+
+    d = tmp_path / "docs" / "reg"
+    d.mkdir(parents=True)
+    (d / "openapi.json").write_text(json.dumps(_registry_spec()))
+    from forgec.build import CompileOptions, compile_build
+
+    out = tmp_path / "b"
+    compile_build(CompileOptions(inputs=[d], out=out, tasks_per_env=20, seed=0, oracle_check=False))
+    src = (out / "src" / "reg" / "env.forge").read_text()
+    assert '// from: "The project still contains repositories."' in src, src
+    mod = load(out).envs["reg"]
+    state = json.loads((out / "states" / "reg.json").read_text())
+    held = {str(r["project_id"]) for r in state["entities"]["Repository"].values() if r.get("project_id") is not None}
+    full = next(k for k in state["entities"]["Project"] if k in held)
+    empty = next((k for k in state["entities"]["Project"] if k not in held), None)
+    env = mod.Env(json.loads(json.dumps(state)))
+    refused = env.step("deleteProject", {"project_id": int(full)})
+    assert getattr(refused, "code", None) == "precondition" and "still has repositories" in str(refused), refused
+    if empty is not None:
+        assert not hasattr(env.step("deleteProject", {"project_id": int(empty)}), "code")
+    # the docs agents read are the summary, not the error responses
+    assert "412" not in json.dumps(next(t for t in mod.TOOLS if t["function"]["name"] == "deleteProject"))
+
+
+def test_a_folder_that_must_be_empty_first_is_refused_while_it_holds_mail(tmp_path):
+    """"Delete a mailbox/folder. The folder must be empty first." (an email MCP server): no kind named, so no record
+    of any kind may still point to the folder."""
+    from conftest import compile_doc, mcp_tool
+
+    s = {"type": "string"}
+    doc = {"tools": [
+        mcp_tool("list_folders", "List all mail folders.", {}),
+        mcp_tool("delete_folder", "Delete a mailbox/folder. The folder must be empty first.", {"folder_id": {**s, "description": "The folder's ID."}}, ["folder_id"]),
+        mcp_tool("list_emails", "List the emails in a folder.", {"folder_id": {**s, "description": "The folder's ID."}}, ["folder_id"]),
+        mcp_tool("move_email", "Move an email to another folder.", {"email_id": {**s, "description": "The email's ID."},
+                                                                      "folder_id": {**s, "description": "The ID of the folder to move it to."}}, ["email_id", "folder_id"]),
+    ]}
+    out = compile_doc(tmp_path, "mail", "tools_list.json", doc, 10)
+    src = (out / "src" / "mail" / "env.forge").read_text()
+    assert '// from: "The folder must be empty first."' in src and "still has emails" in src, src
+
+
+def test_a_record_made_in_a_container_names_the_container(tmp_path):
+    """Review 86: "Create a new wiki in the project" with an optional `projectId` (the server's default project):
+    the gold made the wiki in no project the user chose. The container the docs say it goes in is named."""
+    from conftest import compile_doc, mcp_tool
+
+    s = {"type": "string"}
+    doc = {"tools": [
+        mcp_tool("list_projects", "List all projects.", {}),
+        mcp_tool("list_wikis", "List all wikis.", {}),
+        mcp_tool("list_repositories", "List all repositories.", {}),
+        mcp_tool("create_wiki", "Create a new wiki in the project.", {
+            "projectId": {**s, "description": "The ID or name of the project (Default: demo)"},
+            "repositoryId": {**s, "description": "The ID of the repository to associate with the wiki"},
+            "name": {**s, "description": "The name of the new wiki."},
+            "description": {**s, "description": "What the wiki is for."},
+            "type": {"type": "string", "enum": ["projectWiki", "codeWiki"], "description": "Type of wiki to create."},
+            "visibility": {"type": "string", "enum": ["private", "public"], "description": "Who can read the wiki."}}, ["name"]),
+        mcp_tool("delete_wiki", "Delete a wiki.", {"wikiId": {**s, "description": "The ID of the wiki."}}, ["wikiId"]),
+    ]}
+    out = compile_doc(tmp_path, "dev", "tools_list.json", doc, 40)
+    tasks = [json.loads(x) for f in (out / "tasks").glob("*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+    made = [c for t in tasks for c in t["gold_calls"] if c["tool"] == "create_wiki"]
+    assert tasks  # (a project the tool takes by name needs no lookup: such creates may not be emitted at all)
+    assert all(c["arguments"].get("projectId") for c in made), [c["arguments"] for c in made]

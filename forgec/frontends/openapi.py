@@ -104,6 +104,8 @@ class _OpenAPIReader:
             ann["tags"] = list(op["tags"])
         if op.get("deprecated") is True:
             ann["deprecated"] = True
+        if (refusals := self.refusals(op, op_ptr)):
+            ann["refusals"] = refusals
         return make_tool(
             self.doc,
             op_ptr,
@@ -244,6 +246,24 @@ class _OpenAPIReader:
             return None, ptr
         return media["schema"], join_pointer(ptr, "content", pick, "schema")
 
+    def refusals(self, op: dict, op_ptr: str) -> list[str]:
+        """What the docs say an error response means, where it names a state of the records and not a generic
+        failure: Harbor's `deleteProject` 412 "Project cannot be deleted. The project still contains repositories or
+        has pending tasks." (forgec/synth/effects.py reads them as preconditions). Kept beside the description, which
+        is what agents read, so a refusal stays the docs' response and does not become an act of the tool."""
+        responses = op.get("responses")
+        if not isinstance(responses, dict):
+            return []
+        out: list[str] = []
+        for key, resp in responses.items():
+            if not str(key).startswith("4") or str(key) in ("401", "403", "404", "405", "406", "415", "429"):
+                continue
+            resp, _ = self.deref(resp, join_pointer(op_ptr, "responses", key))
+            desc = text(resp.get("description")) if isinstance(resp, dict) else ""
+            if len(desc.split()) >= 4 and not _GENERIC_ERROR.search(desc) and desc not in out:
+                out.append(desc)
+        return out
+
     def returns(self, op: dict, op_ptr: str) -> Type | None:
         responses = op.get("responses")
         if not isinstance(responses, dict):
@@ -266,6 +286,12 @@ class _OpenAPIReader:
                 if schema is not None:
                     return self.schema_type(schema, sp)
         return None
+
+
+# an error response that names no state of the records: bad input, access, limits, the server's own failures
+_GENERIC_ERROR = re.compile(r"\b(?:unauthori[sz]ed|forbidden|authenticat|permission|not\s+found|bad\s+request|internal|invalid|"
+                            r"validation|validat|rate[\s-]?limit|malformed|unsupported|unprocessable|too\s+many|timeout|"
+                            r"token|credential|not\s+allowed\s+to)\b", re.I)
 
 
 def read_document(doc: Doc, data: dict, diags: list[Diagnostic], defs: dict[str, Type]) -> list[Tool]:

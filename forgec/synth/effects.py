@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from forgec import ir
 from forgec.diagnostics import Diagnostic, Span, warning
-from forgec.english import DESTINATION_PARAM, MOVING_VERBS, singular, verb_base
+from forgec.english import DESTINATION_PARAM, MOVING_VERBS, plural, singular, verb_base
 from forgec.wording import humanize
 from forgec.lang import ast as A
 from forgec.lang.check import has_write
@@ -1124,6 +1124,56 @@ def _sub_cascade(s: Schema, e: Entity, v: ToolView) -> list[A.Stmt]:
     return [A.For("child", A.Where(N(e.name), bin_("==", at("it", up[0]), N("removed"))), (grand, A.Delete(N("child"))))]
 
 
+# a delete the docs refuse while the record holds others: "The folder must be empty first", "Project cannot be
+# deleted. The project still contains repositories or has pending tasks." (Harbor's 412 response)
+_EMPTY_FIRST = re.compile(r"\b(?:must|should|has\s+to|needs?\s+to)\s+be\s+empty\b|\b(?:is|are)\s+not\s+empty\b|"
+                          r"\bstill\s+(?:contains?|has|holds?|includes?)\s+(?P<kinds>[^.;]+)|"
+                          r"\b(?:cannot|can\s*not|can't)\s+be\s+deleted\s+(?:while|if|when|as\s+long\s+as)\s+it\s+"
+                          r"(?:still\s+)?(?:contains?|has|holds?|includes?)\s+(?P<kinds2>[^.;]+)", re.I)
+
+
+def _empty_first(s: Schema, e: Entity, v: ToolView, k: str) -> list[A.Stmt]:
+    """A delete its docs refuse while the record still holds records: each kind that points to it (named, where the
+    docs name kinds, "still contains repositories") must have none left, cited. Read from the tool's own text and
+    from what its documented error responses say (`refusals`: OpenAPI 4xx descriptions). Without this the gold
+    deleted Harbor projects that held repositories (review 83)."""
+    texts = prose.sentences(v.tool.description or "") + [x for r in v.tool.annotations.get("refusals") or () for x in prose.sentences(r)]
+    out: list[A.Stmt] = []
+    what = snake(e.name).replace("_", " ")
+    kids = []
+    for c, ce in sorted(s.entities.items()):
+        to_e = [x for x, fd in ce.fields.items() if x != ce.key and c != e.name and strip_optional(fd.type) == A.NamedType(e.name)]
+        by_id = [x for x in to_e if tokens(x)[-1:] == ["id"]]  # `project_id` beside `project_name`: the id holds the link
+        if len(to_e) == 1 or len(by_id) == 1:
+            kids.append((c, to_e[0] if len(to_e) == 1 else by_id[0]))
+    for sent in texts:
+        m = _EMPTY_FIRST.search(sent)
+        if not m:
+            continue
+        named = m.group("kinds") or m.group("kinds2")
+        if named:
+            words = {singular(w) for w in re.findall(r"[a-z]+", named.lower())}
+            pick = [(c, f) for c, f in kids if singular(tokens(c)[-1]) in words]
+        else:
+            pick = kids
+        for c, f in pick:
+            noun = " ".join(tokens(c))
+            cond = bin_("==", at("it", f), at(k, e.key))
+            said = re.search(rf"\b(\w+)\s+{re.escape(tokens(c)[-1])}", named or "", re.I)
+            qual = said.group(1).lower() if said and said.group(1).lower() not in ("any", "some", "other", "its", "their", "the", "or", "and", "has", "have", "contains", "of") else None
+            if qual:  # "has pending tasks": only the tasks in that state, where the child's status has it; else no rule
+                st_t = strip_optional(s.entities[c].fields["status"].type) if "status" in s.entities[c].fields else None
+                if not (isinstance(st_t, A.EnumType) and qual in st_t.values):
+                    continue
+                cond = bin_("and", cond, bin_("==", at("it", "status"), lit(qual)))
+                noun = f"{qual} {noun}"
+            st = A.Require(bin_("==", A.Call("len", (A.Where(N(c), cond),)), lit(0)), f"{what} still has {plural(noun)}")
+            if not any(isinstance(x, A.Require) and x.message == st.message for x in out):
+                v.cited.append((st, sent))
+                out.append(st)
+    return out
+
+
 def _cascade(s: Schema, e: Entity, v: ToolView) -> list[A.Stmt]:
     """"Delete a book and all its reviews, quotes, and tags": the records of those kinds that point to the deleted
     one go with it (review 32: a deleted book left its quotes behind). Only kinds the env has, by their one field
@@ -1253,7 +1303,7 @@ def _delete(s: Schema, v: ToolView, pmap):
         return stmts + [A.Return(N(k))], A.NamedType(e.name)
     what = snake(e.name).replace("_", " ")
     stmts = [A.Require(bin_("!=", at(k, "status"), lit(x)), f"{what} is {x}") for x in v.status_forbidden if "status" in e.fields]
-    stmts += _flag_forbids(e, v, k)
+    stmts += _flag_forbids(e, v, k) + _empty_first(s, e, v, k)
     if _trash_switch(e, v, pmap) is None and _TO_TRASH.match(v.tool.description or "") and (
             "status" not in e.fields or "trash" not in str(e.fields["status"].type)):  # (a status with a "trash" state holds it)
         # "Move a Zotero item to the Trash ... Trashed items are recoverable": the record stays, marked (review 77: the
