@@ -52,7 +52,7 @@ from typing import Any
 
 from forgec.english import ENDING_STATES, is_ending_state, plural, singular, verb_of_noun
 from forgec.lang import ast as A
-from forgec.wording import CALL_SWITCHES, doc_pattern, fits_doc_format, format_url_choices, names_tool, norm
+from forgec.wording import CALL_SWITCHES, doc_pattern, fits_doc_format, format_url_choices, is_confirm_switch, names_tool, norm
 from forgec.lower import said_in
 from forgec.runtime.envrt import jcopy
 from forgec.tasks import state_diff
@@ -708,7 +708,7 @@ def check_sources(c: Candidate, g: Gate) -> str | None:
         if isinstance(n, A.CallNode):
             if g.writes.get(n.tool):
                 for a in n.args:
-                    if isinstance(a.value, A.Literal) and isinstance(a.value.value, bool) and norm(a.name) in CALL_SWITCHES:
+                    if isinstance(a.value, A.Literal) and isinstance(a.value.value, bool) and (norm(a.name) in CALL_SWITCHES or is_confirm_switch(a.name)):
                         continue  # `preview=false`, `confirm=true`: how the docs say a change is applied, not a value of the user's
                     if not _sourced(a.value, defined, c, lambda text, v: v in g.doc_constants or said_in(text, v)):
                         return "unsourced-argument"
@@ -1256,12 +1256,25 @@ def _was_below_now(args: dict) -> bool:
 _EITHER = re.compile(r"\beither\s+['\"`]?(\w+)['\"`]?\s+or\s+['\"`]?(\w+)['\"`]?\s+(?:must|is required|are required|should)\b", re.I)
 
 
+_ONE_OF_PAIR = re.compile(r"\b(?:exactly\s+)?one\s+of\s+\W*(\w+)\W*\s+or\s+\W*(\w+)\W*\s+(?:is\s+)?(?:required|must|needed)", re.I)
+_UNLESS_OTHER = re.compile(r"\brequired\b[^.]{0,60}?\b(?:if|when)\s+\W*(\w+)\W*\s+is\s+(?:not|n't)\s+(?:provided|given|set|specified|passed)|"
+                           r"\brequired\b[^.]{0,60}?\bunless\s+\W*(\w+)\W*\s+is\s+(?:provided|given|set|specified|passed)", re.I)
+
+
 def _either_or(t: Any, names: frozenset) -> list[tuple[str, str]]:
     """Pairs of parameters the docs say one of must be given ("Either 'file' or 'file_path' must be provided")."""
     if t is None:
         return []
     texts = [t.doc or ""] + [p.doc or "" for p in t.params]
-    return sorted({(m.group(1), m.group(2)) for x in texts for m in _EITHER.finditer(x) if m.group(1) in names and m.group(2) in names})
+    pairs = {(m.group(1), m.group(2)) for x in texts for m in _EITHER.finditer(x) if m.group(1) in names and m.group(2) in names}
+    for x in texts:  # "Exactly one of ``user_id`` or ``group_id`` required"
+        pairs |= {(m.group(1), m.group(2)) for m in _ONE_OF_PAIR.finditer(x) if m.group(1) in names and m.group(2) in names}
+    for p in t.params:  # `project_id` "Required for create if ``issue_id`` is not provided": one of the two
+        for m in _UNLESS_OTHER.finditer(p.doc or ""):
+            q = m.group(1) or m.group(2)
+            if q in names and q != p.name:
+                pairs.add((p.name, q))
+    return sorted(pairs)
 
 
 def _unescape(k: str) -> str:

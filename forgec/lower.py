@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from collections import Counter
 from typing import Any, Mapping
 
-from forgec.wording import CALL_SWITCHES, humanize, say
+from forgec.wording import CALL_SWITCHES, humanize, is_confirm_switch, say
 from forgec.lang import ast as A
 from forgec.lang.builtins import BUILTINS, OPERATORS, UNARY
 from forgec.runtime import envrt
@@ -161,7 +161,7 @@ _EVAL = {
 
 def _call_switch(name: str, v: Any) -> bool:
     """`preview=false`, `confirm=true`: how the docs say a change is applied (the agent's part), nothing the user tells."""
-    return isinstance(v, bool) and re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower() in CALL_SWITCHES
+    return isinstance(v, bool) and (re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower() in CALL_SWITCHES or is_confirm_switch(name))
 
 
 def _is_pure_literal_or_fact(e: Any) -> bool:

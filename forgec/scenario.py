@@ -57,7 +57,7 @@ from forgec.synth.schema import NAMES_TARGET
 from forgec.synth.schema import INFERRED_STATUS_DOC, MUST_BE_TRUE as _MUST_BE_TRUE, id_stem, session_names, shapes_request
 from forgec.reasons import ask_why, reason_for, record_traits, said_hints, world_traits
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
-from forgec.wording import CALL_SWITCHES, CONFIRM_SWITCHES, PREVIEW_SWITCHES, doc_pattern, fits_doc_format, format_url_choices, humanize, lookup_field, names_tool, norm, say, split_name
+from forgec.wording import CALL_SWITCHES, PREVIEW_SWITCHES, doc_pattern, fits_doc_format, format_url_choices, humanize, is_confirm_switch, lookup_field, names_tool, norm, say, split_name
 from forgec.gate import Gate, Lifecycle, candidate_of, code_labels, dictates_an_id, documented_examples, is_dictated_chain, is_default_record
 from forgec.devicewords import control_phrase, fold_said, unit_of
 from forgec.lower import flatten_facts, said_in
@@ -2885,7 +2885,7 @@ class _Sampler:
             # "confirm=true to apply"), as an agent does after previewing or confirming (review 28)
             if strip_optional(p.type) == A.PrimType("bool") and norm(p.name) in PREVIEW_SWITCHES and isinstance(p.default, A.Literal) and p.default.value is True:
                 args[p.name] = (A.Literal(False), False)
-            elif strip_optional(p.type) == A.PrimType("bool") and norm(p.name) in CONFIRM_SWITCHES and p.name not in args:
+            elif strip_optional(p.type) == A.PrimType("bool") and is_confirm_switch(p.name) and p.name not in args:
                 args[p.name] = (A.Literal(True), True)
         args = {p.name: args[p.name] for p in t.params if p.name in args}  # the call in the docs' order
         if target is not None and m.kinds.get(tool) == "update" and isinstance(target[2], dict) and (done := _done_flags(target[2])) \

@@ -167,6 +167,13 @@ CONFIRM_SWITCHES = frozenset({"confirm", "confirmed"})
 CALL_SWITCHES = PREVIEW_SWITCHES | CONFIRM_SWITCHES
 
 
+def is_confirm_switch(name: str) -> bool:
+    """`confirm`, `confirmed`, `confirm_delete`, `confirmDeletion`: the switch a destructive call is made with once the
+    agent has made sure, nothing the user tells."""
+    n = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+    return n in CONFIRM_SWITCHES or n.split("_")[0] in ("confirm", "confirmed")
+
+
 def lookup_field(param: str, key: str, fields: dict[str, str]) -> str | None:
     """The field a reference parameter finds its record by when that is not the key: Harbor's `project_name` "The
     name of the project" names a project keyed by `project_id`; a person (and an agent) passes the name (review 52:

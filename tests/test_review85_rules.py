@@ -220,3 +220,56 @@ def test_a_record_made_in_a_container_names_the_container(tmp_path):
     made = [c for t in tasks for c in t["gold_calls"] if c["tool"] == "create_wiki"]
     assert tasks  # (a project the tool takes by name needs no lookup: such creates may not be emitted at all)
     assert all(c["arguments"].get("projectId") for c in made), [c["arguments"] for c in made]
+
+
+def test_a_delete_the_docs_refuse_without_its_confirmation_is_made_with_it(tmp_path):
+    """Acts review: Redmine's `confirm_delete` "When False (default), the tool refuses and returns an impact preview.
+    Pass True to actually delete." was left out of the gold, which deleted anyway. The env refuses without it, and
+    the gold sends it as the agent's part of the call (the user never says it)."""
+    from conftest import compile_doc, mcp_tool
+
+    s = {"type": "string"}
+    doc = {"tools": [
+        mcp_tool("list_notes", "List all notes.", {}),
+        mcp_tool("create_note", "Create a note.", {"title": {**s, "description": "The note's title."}}, ["title"]),
+        mcp_tool("delete_note", "Permanently delete a note.", {
+            "note_id": {**s, "description": "The note's ID."},
+            "confirm_delete": {"type": "boolean", "default": False,
+                               "description": "When False (default), the tool refuses and returns an impact preview. Pass True to actually delete."}}, ["note_id"]),
+    ]}
+    out = compile_doc(tmp_path, "notes", "tools_list.json", doc, 30)
+    src = (out / "src" / "notes" / "env.forge").read_text()
+    assert "require confirm_delete == true" in src, src
+    tasks = [json.loads(x) for f in (out / "tasks").glob("*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+    deletes = [(t, c) for t in tasks for c in t["gold_calls"] if c["tool"] == "delete_note"]
+    assert deletes, [t["instruction"] for t in tasks]
+    assert all(c["arguments"].get("confirm_delete") is True for _, c in deletes)
+    assert not [t["instruction"] for t, _ in deletes if "confirm" in t["instruction"].lower()]
+
+
+def test_one_of_two_the_docs_require_is_sent(tmp_path):
+    """Acts review: a Redmine time entry was logged with neither `project_id` nor `issue_id`, though each is "Required
+    if the other is not provided"; "Exactly one of user_id or group_id required" reads the same way."""
+    from conftest import compile_doc, mcp_tool
+
+    s = {"type": "string"}
+    doc = {"tools": [
+        mcp_tool("list_projects", "List all projects.", {}),
+        mcp_tool("list_issues", "List all issues.", {}),
+        mcp_tool("list_time_entries", "List all time entries.", {}),
+        mcp_tool("list_activities", "List all time entry activities.", {}),
+        mcp_tool("list_users", "List all users.", {}),
+        mcp_tool("create_time_entry", "Create a time entry for time spent.", {
+            "hours": {"type": "number", "description": "Hours spent."},
+            "activity_id": {**s, "description": "The activity's ID."},
+            "user_id": {**s, "description": "Log on behalf of this user."},
+            "comments": {**s, "description": "What the time was spent on."},
+            "spent_on": {**s, "format": "date", "description": "The day the time was spent."},
+            "project_id": {**s, "description": "Project to log against. Required if ``issue_id`` is not provided."},
+            "issue_id": {**s, "description": "Issue to log against. Required if ``project_id`` is not provided."}}, ["hours"]),
+    ]}
+    out = compile_doc(tmp_path, "time", "tools_list.json", doc, 40)
+    tasks = [json.loads(x) for f in (out / "tasks").glob("*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+    logged = [c["arguments"] for t in tasks for c in t["gold_calls"] if c["tool"] == "create_time_entry"]
+    assert logged, [t["instruction"] for t in tasks]
+    assert all("project_id" in a or "issue_id" in a for a in logged), logged

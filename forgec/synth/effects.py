@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from forgec import ir
 from forgec.diagnostics import Diagnostic, Span, warning
 from forgec.english import DESTINATION_PARAM, MOVING_VERBS, plural, singular, verb_base
-from forgec.wording import humanize
+from forgec.wording import humanize, is_confirm_switch
 from forgec.lang import ast as A
 from forgec.lang.check import has_write
 
@@ -1124,6 +1124,24 @@ def _sub_cascade(s: Schema, e: Entity, v: ToolView) -> list[A.Stmt]:
     return [A.For("child", A.Where(N(e.name), bin_("==", at("it", up[0]), N("removed"))), (grand, A.Delete(N("child"))))]
 
 
+# a switch whose docs say the call does nothing without it: "When False (default), the tool refuses and returns an impact
+# preview. Pass True to actually delete." (Redmine), "refuses unless confirm=true"
+_REFUSED_WITHOUT = re.compile(r"\bwhen\s+\W*false\W*\s*(?:\(default\))?,?\s+the\s+(?:tool|call|request)\s+(?:refuses|fails|does\s+nothing)|"
+                              r"\bpass\s+\W*true\W*\s+to\s+actually\b|\brefuses\b[^.]{0,40}\bunless\b[^.]{0,40}\btrue\b", re.I)
+
+
+def _confirmed(v: ToolView, pmap) -> list[A.Stmt]:
+    """A delete made only with its confirmation switch on, where the docs say it refuses without (review: Redmine's
+    `confirm_delete`, left out of the gold, which deleted anyway). The sampler sends it (`is_confirm_switch`)."""
+    out: list[A.Stmt] = []
+    for p in v.tool.params:
+        if p.type.kind == "boolean" and p.name in pmap and is_confirm_switch(p.name) and _REFUSED_WITHOUT.search(p.description or ""):
+            st = A.Require(bin_("==", N(pmap[p.name].name), lit(True)), f"{humanize(p.name)} is needed to go ahead")
+            v.cited.append((st, prose.sentences(p.description)[0]))
+            out.append(st)
+    return out
+
+
 # a delete the docs refuse while the record holds others: "The folder must be empty first", "Project cannot be
 # deleted. The project still contains repositories or has pending tasks." (Harbor's 412 response)
 _EMPTY_FIRST = re.compile(r"\b(?:must|should|has\s+to|needs?\s+to)\s+be\s+empty\b|\b(?:is|are)\s+not\s+empty\b|"
@@ -1303,7 +1321,7 @@ def _delete(s: Schema, v: ToolView, pmap):
         return stmts + [A.Return(N(k))], A.NamedType(e.name)
     what = snake(e.name).replace("_", " ")
     stmts = [A.Require(bin_("!=", at(k, "status"), lit(x)), f"{what} is {x}") for x in v.status_forbidden if "status" in e.fields]
-    stmts += _flag_forbids(e, v, k) + _empty_first(s, e, v, k)
+    stmts += _confirmed(v, pmap) + _flag_forbids(e, v, k) + _empty_first(s, e, v, k)
     if _trash_switch(e, v, pmap) is None and _TO_TRASH.match(v.tool.description or "") and (
             "status" not in e.fields or "trash" not in str(e.fields["status"].type)):  # (a status with a "trash" state holds it)
         # "Move a Zotero item to the Trash ... Trashed items are recoverable": the record stays, marked (review 77: the
