@@ -1527,6 +1527,13 @@ _SUPERLATIVE = re.compile(r"\b(?:earliest|latest|soonest|oldest|newest|most|leas
                           r"cheapest|priciest|longest|shortest|fewest|greatest|best|worst)\b")
 
 
+def _prenominal_state(v: str) -> bool:
+    """Whether a state reads before its record's noun ("all my open tickets", "my archived notes", "in progress"):
+    a word that describes, not an outcome's noun ("all my failure bookmarks", review 87)."""
+    w = say(v).replace("_", " ").strip().lower()
+    return " " in w or bool(set(lemmas(w)) - {"NOUN"})
+
+
 def _ended(rec: dict) -> bool:
     """A record whose state is one that ends it (`status: "cancelled"`, "completed", "closed")."""
     return any(isinstance(v, str) and re.search(r"(?:^|_)(?:status|state)$", norm(k)) and is_ending_state(v) for k, v in rec.items())
@@ -1993,6 +2000,16 @@ class _Sampler:
         """The caller's account (`account`, `user_google_email`): one value for the whole task, said up front."""
         if name not in sc.session:
             p = next(q for q in tool.params if q.name == name)
+            if (src := self._listed_source(p.doc or "")) is not None:
+                # "Account name from list_accounts": one of the accounts the env holds, by what names it, never an
+                # address made up (review 87: "me.home@post.net" was no account of the world's)
+                ent, recs = src
+                names = [f for f in self.m.natural_fields(ent) if re.search(r"(?:^|_)(?:name|email|address|login|username)$", norm(f))]
+                vals = sorted({str(r[names[0]]) for r in recs if names and isinstance(r.get(names[0]), str) and r[names[0]]})
+                if not vals:
+                    raise _Skip("no-session-value")
+                sc.session[name] = sc.rng.choice(vals)
+                return sc.fact(name, sc.session[name]), sc.session[name]
             v = self.value(sc, tool, name, strip_optional(p.type), {}, p.doc)
             if v is _NONE and set(norm(name).split("_")) & {"account", "user", "login", "profile", "mailbox"}:
                 v = self.value(sc, tool, "email", A.PrimType("str"), {}, "")  # "Account name": the address it is known by
@@ -2000,6 +2017,18 @@ class _Sampler:
                 raise _Skip("no-session-value")
             sc.session[name] = v
         return sc.fact(name, sc.session[name]), sc.session[name]
+
+    def _listed_source(self, doc: str) -> tuple[str, list[dict]] | None:
+        """(entity, its records) where a parameter's doc says its value comes from a tool that lists them ("Account
+        name from list_accounts", "ID from `list_projects`")."""
+        m = re.search(r"\bfrom\s+[`'\"]?(\w+)[`'\"]?", doc)
+        t = self.m.tools.get(m.group(1)) if m else None
+        ret = strip_optional(t.returns) if t is not None and t.returns is not None else None
+        ent = strip_optional(ret.item).name if isinstance(ret, A.ListType) and isinstance(strip_optional(ret.item), A.NamedType) else None
+        if ent is None or ent not in self.m.decl:
+            return None
+        recs = [r for r in ((self.m.world.get("entities") or {}).get(ent) or {}).values() if isinstance(r, dict)]
+        return ent, recs
 
     def arg(self, sc: _Scenario, tool: A.ToolDecl, p: A.ParamDecl, target: tuple[str, str, dict] | None,
             said: list[str], depth: int = 0) -> tuple[A.Expr, Any] | None:
@@ -3054,11 +3083,14 @@ class _Sampler:
         expr, recs = self.records(sc, ent, stale_ok=False)
         kf = m.decl[ent].key
         stat = [f for f in m.natural_fields(ent) if is_status(f) and all(isinstance(r.get(f), str) for r in recs)]
-        if not stat:
-            raise _Skip("no-all-intent")
+        if not stat or len([f for f in m.natural_fields(ent) if is_status(f)]) > 1:
+            raise _Skip("no-all-intent")  # "all my failure bookmarks" beside a crawl, a tagging and an embedding status:
+            # which one is meant (review 87)
         f = stat[0]
         groups = Counter(r[f] for r in recs)
-        vals = sorted(v for v, c in groups.items() if c >= 2 and not any((ent, r.get(kf)) in sc.targets for r in recs if r[f] == v))
+        # a state said before the noun is a word that describes ("open", "archived"), not an outcome's noun ("failure")
+        vals = sorted(v for v, c in groups.items() if c >= 2 and not any((ent, r.get(kf)) in sc.targets for r in recs if r[f] == v)
+                      and _prenominal_state(v))
         if not vals:
             raise _Skip("no-all-intent")
         v = sc.rng.choice(vals)

@@ -273,3 +273,29 @@ def test_one_of_two_the_docs_require_is_sent(tmp_path):
     logged = [c["arguments"] for t in tasks for c in t["gold_calls"] if c["tool"] == "create_time_entry"]
     assert logged, [t["instruction"] for t in tasks]
     assert all("project_id" in a or "issue_id" in a for a in logged), logged
+
+
+def test_all_my_records_by_a_state_that_describes_them():
+    """Review 87: "delete all my failure bookmarks" said an outcome's noun before the record's, for one of three
+    statuses (crawl, tagging, embedding). A state said before the noun describes the records; hand-listed below."""
+    from forgec.scenario import _prenominal_state
+
+    assert [v for v in ("open", "archived", "pending", "completed", "in_progress", "draft", "blocked") if not _prenominal_state(v)] == []
+    assert [v for v in ("failure", "success", "error") if _prenominal_state(v)] == []
+
+
+def test_the_callers_account_is_one_the_docs_lister_holds(tmp_path):
+    """Review 87: every email task said "my account is me.home@post.net", an address made up, though the docs say the
+    account name comes "from list_accounts" and the world's accounts are others (npm_codefuturist_email_mcp, 5 of 5
+    rejected). A caller's account the docs source from a lister is one of its records, by what names it; where those
+    records carry no name, no task says one."""
+    from conftest import BROAD
+    from forgec.build import CompileOptions, compile_build
+
+    out = tmp_path / "b"
+    compile_build(CompileOptions(inputs=[BROAD / "npm_codefuturist_email_mcp"], out=out, tasks_per_env=30, seed=0, oracle_check=False))
+    world = json.loads((out / "states" / "npm_codefuturist_email_mcp.json").read_text())["entities"]
+    held = {str(v) for r in world.get("Account", {}).values() for v in r.values()}
+    tasks = [json.loads(x) for f in (out / "tasks").glob("*.jsonl") for x in f.read_text().splitlines() if x.strip()]
+    said = {c["arguments"]["account"] for t in tasks for c in t["gold_calls"] if "account" in c["arguments"]}
+    assert said <= held, (sorted(said)[:5], sorted(held)[:5])
