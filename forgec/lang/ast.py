@@ -367,33 +367,29 @@ def case_annotation(param: str, value: str) -> str:
     return f"case({json.dumps(f'{param}={value}')})"
 
 
-def tool_case(tool: "ToolDecl") -> tuple[str, str] | None:
-    """(selector param, value) of a tool's `@case("operation=create")`, else None."""
+def _annotation_text(tool: "ToolDecl", name: str) -> str | None:
+    """The string argument of a tool's `@name("...")`, else None."""
     for a in tool.annotations:
-        if a.startswith("case(") and a.endswith(")"):
+        if a.startswith(name + "(") and a.endswith(")"):
             try:
-                v = json.loads(a[5:-1])
+                v = json.loads(a[len(name) + 1:-1])
             except ValueError:
                 continue
-            if isinstance(v, str) and "=" in v:
-                param, _, value = v.partition("=")
-                if param.strip() and value.strip():
-                    return param.strip(), value.strip()
+            if isinstance(v, str) and v:
+                return v
     return None
+
+
+def tool_case(tool: "ToolDecl") -> tuple[str, str] | None:
+    """(selector param, value) of a tool's `@case("operation=create")`, else None."""
+    param, _, value = (_annotation_text(tool, "case") or "").partition("=")
+    return (param.strip(), value.strip()) if param.strip() and value.strip() else None
 
 
 def tool_wire_name(tool: "ToolDecl") -> str:
     """The name agents see and call the tool by: its `@wire("...")` (the docs' own spelling, `find-projects`), else its
     name. The env answers to both (runtime.envrt `step`)."""
-    for a in tool.annotations:
-        if a.startswith("wire(") and a.endswith(")"):
-            try:
-                v = json.loads(a[5:-1])
-            except ValueError:
-                continue
-            if isinstance(v, str) and v:
-                return v
-    return tool.name
+    return _annotation_text(tool, "wire") or tool.name
 
 
 @dataclass(frozen=True, slots=True)
