@@ -2006,6 +2006,8 @@ class _Sampler:
                 ent, recs = src
                 names = [f for f in self.m.natural_fields(ent) if re.search(r"(?:^|_)(?:name|email|address|login|username)$", norm(f))]
                 vals = sorted({str(r[names[0]]) for r in recs if names and isinstance(r.get(names[0]), str) and r[names[0]]})
+                kf = self.m.decl[ent].key  # a record with no name of its own is named by its key ("aaron_wilson_5994")
+                vals = vals or sorted({str(r[kf]) for r in recs if isinstance(r.get(kf), str) and r[kf]})
                 if not vals:
                     raise _Skip("no-session-value")
                 sc.session[name] = sc.rng.choice(vals)

@@ -125,6 +125,13 @@ NOTE_TEMPLATES = (
     "Updated the {t} with the latest numbers.", "Draft for the {t}.", "Questions about the {t}.",
     "Next steps for the {t}.", "Reminder about the {t}.",
 )
+# A message's whole text says something to someone: "Notes from the holiday schedule meeting." posted as a Slack
+# message is a caption with no notes (review 88, 4 of 5 Slack tasks rejected)
+MESSAGE_BODIES = (
+    "Can everyone take a look at the {t} before Friday?", "The {t} is ready for review.",
+    "I've updated the {t} with the latest numbers.", "Quick reminder: the {t} is due this week.",
+    "Does anyone have the latest on the {t}?", "Moving the {t} to next week.",
+)
 # A description says what a record is for; the notes above are what someone writes on a task or a card. A project,
 # a policy or a webhook described "Please review the checkout service by Friday." reads as a to-do pasted into a
 # settings form (review 80), so only the records that hold work to do (or a message) take the notes.
@@ -139,6 +146,8 @@ def note_templates(field: str, noun: str | None) -> tuple:
     """The templates for a text field of a `noun` record: describing ones for its `description` unless the record
     holds work to do or a message (`_TO_DO`), the notes otherwise."""
     nws = _words(noun or "")
+    if nws and "description" not in _words(field) and _singular(nws[-1]) in MESSAGE_NOUNS - {"draft", "campaign", "newsletter", "notification"}:
+        return MESSAGE_BODIES
     if "description" not in _words(field) or not nws or _singular(nws[-1]) in _TO_DO:
         return NOTE_TEMPLATES
     group = _singular(nws[-1]) in CONTAINER_NOUNS | {"project", "repository", "repo", "notebook", "program", "portfolio"}
@@ -2230,8 +2239,10 @@ def _field_value(e, f, tj, i, k, prim, dealt, keys, records_decl, rng, ctx, off)
         if not pk:
             return None
         if p == prim:  # dealt round the parents but a fifth of them: real projects, folders and lists are some of them
-            # empty (a delete its docs refuse while the record holds others has records it may delete)
-            return dealt[p][i % max(1, len(dealt[p]) - len(dealt[p]) // 5)]
+            # empty (a delete its docs refuse while the record holds others has records it may delete); every person
+            # (a customer, a user) still has their own records
+            spare = 0 if is_person(p) or is_person_record(p, ctx.fields.get(p)) else len(dealt[p]) // 5
+            return dealt[p][i % max(1, len(dealt[p]) - spare)]
         return rng.choice(pk)
     if t == "enum":
         vals = real_values(tj["values"])
