@@ -160,7 +160,7 @@ def tool_meta(ir_env: Any, tools: list[dict], results: dict[str, list]) -> dict[
         if it is None or {p.name for p in it.params} != built:
             continue
         d = _from_doc(it, docs)
-        ann = {k: v for k, v in (it.annotations or {}).items() if k not in ("title", "tags")}
+        ann = {k: v for k, v in (it.annotations or {}).items() if k not in ("title", "tags", "refusals")}  # (refusals: read as preconditions)
         title = d.get("title") or (it.annotations or {}).get("title")
         annotations = d.get("annotations") if "annotations" in d else (ann or None)
         output = d.get("output") if d.get("output") is not None else (type_schema(it.returns, defs) if it.returns is not None else None)
