@@ -28,20 +28,22 @@ def _instructions(out):
     return [json.loads(x)["instruction"] for f in (out / "tasks").glob("*.jsonl") for x in f.read_text().splitlines() if x.strip()]
 
 
-def _jsonl(docs):
-    return "\n".join(json.dumps(d) for d in docs)
+def _compile_functions(tmp_path, docs):
+    """BFCL-style functions written as a user's folder (`docs/mon/functions.json`) and compiled; the build's folder."""
+    from forgec.build import CompileOptions, compile_build
+
+    d = tmp_path / "docs" / "mon"
+    d.mkdir(parents=True)
+    (d / "functions.json").write_text("\n".join(json.dumps(f) for f in docs))
+    out = tmp_path / "b"
+    compile_build(CompileOptions(inputs=[d], out=out, tasks_per_env=40, seed=0, oracle_check=False))
+    return out
 
 
 def test_a_record_is_called_by_the_kind_its_docs_always_name(tmp_path):
     """Review 85: "delete my configuration called X" beside SLI, maintenance and service configurations named no
     kind; every doc of the record's fields and key says "the Apdex configuration"."""
-    d = tmp_path / "docs" / "mon"
-    d.mkdir(parents=True)
-    (d / "functions.json").write_text(_jsonl(_MONITORING))
-    from forgec.build import CompileOptions, compile_build
-
-    out = tmp_path / "b"
-    compile_build(CompileOptions(inputs=[d], out=out, tasks_per_env=40, seed=0, oracle_check=False))
+    out = _compile_functions(tmp_path, _MONITORING)
     said = [i for i in _instructions(out) if "configuration called" in i]
     assert said, _instructions(out)
     assert all("my Apdex configuration called" in i for i in said), said
@@ -54,13 +56,7 @@ def test_the_products_own_name_is_no_kind(tmp_path):
     for f in docs:
         if "apdex" not in f["description"].lower():
             f["description"] = f["description"].rstrip(".") + " in Apdex."
-    d = tmp_path / "docs" / "mon"
-    d.mkdir(parents=True)
-    (d / "functions.json").write_text(_jsonl(docs))
-    from forgec.build import CompileOptions, compile_build
-
-    out = tmp_path / "b"
-    compile_build(CompileOptions(inputs=[d], out=out, tasks_per_env=40, seed=0, oracle_check=False))
+    out = _compile_functions(tmp_path, docs)
     said = [i for i in _instructions(out) if "configuration called" in i]
     assert said and all("my configuration called" in i for i in said), said
 
