@@ -344,6 +344,20 @@ def _holds_content(entity: str | None, c: "_Ctx") -> bool:
                for k in kids)
 
 
+_SWITCH = re.compile(r"(?:is_)?(?:enabled|active|disabled)")
+
+
+def _setting(entity: str | None, c: "_Ctx") -> bool:
+    """Whether records of `entity` are settings: an on/off switch and no text of their own (Overseerr's Discover slider
+    `{title, type, enabled, data}`, a Plex library `{name, enabled}`). A setting's title says what it shows, which only
+    its docs could tell; a topic ("Press release") is a guess from another domain (reviews 86 and 87: 9 of 10 slider
+    tasks rejected), so such a record gets no topic and no task names it by one."""
+    fields = c.fields.get(entity or "", ())
+    if not any(_SWITCH.fullmatch("_".join(_words(f))) for f in fields):
+        return False
+    return not any(set(_words(f)) & TEXTY for f in c.texts.get(entity or "", ()))
+
+
 def topic_named(entity: str | None, entities) -> bool:
     """Whether a record of `entity` may be named by a topic when nothing better is known: it holds content
     itself, or it groups content and the env has some (a tag of bookmarks, not a tag of recipes)."""
@@ -570,6 +584,7 @@ class _Ctx:
         self.docs: dict[str, str] = {}  # field name -> the doc a same-named field has elsewhere in the world
         self.field_docs: dict[tuple, str] = {}  # (entity, field) -> that field's own doc, when a whole state is made
         self.children: dict[str, list[str]] = {}  # entity -> the entities whose records point to it as their parent
+        self.texts: dict[str, set] = {}  # entity -> its string fields, when a whole state is made (`_setting`)
 
     def where(self, key: tuple) -> tuple:
         if self.place is None:
@@ -1260,7 +1275,8 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
     used = c.used.setdefault((entity, name, "s"), set())
     if not own and not is_work(entity, c.fields.get(entity)) and not is_problem(entity) and c.entities is not None:
         return UNKNOWN  # `payment_method_title` of an order: another thing's name, not a topic (pool-1 WooCommerce)
-    if own and c.entities is not None and fws[-1:] != ["title"] and not topic_named(entity, c.entities):  # a title is a work's
+    if own and c.entities is not None and (fws[-1:] != ["title"] and not topic_named(entity, c.entities) or _setting(entity, c)):
+        # a title is a work's, unless its record is a setting
         if fws[-1:] == ["name"] and ews and not is_person(entity) and SET_UP.search(c.field_docs.get((entity, name), "")):
             # "The name of the new website to be configured": named for what it is for ("Staging website"), as a new one
             # is (`said_value(configured=True)`), so a task can name the one it changes
@@ -1864,6 +1880,7 @@ def _generate_state(schema: dict, seed: int, size: int = 30) -> dict:
     ctx = _Ctx(rng, _base_date(schema), size)
     ctx.entities = tuple(ents)
     ctx.fields = {e: set((d.get("fields") or {})) for e, d in ents.items()}
+    ctx.texts = {e: {f for f, tj in (d.get("fields") or {}).items() if isinstance(tj, dict) and tj.get("type") == "str"} for e, d in ents.items()}
     for e, d in sorted(ents.items()):  # GitHub's `list_issues(owner, repo)` documents neither; `create_pull_request`'s
         for f, ftj in sorted((d.get("fields") or {}).items()):  # "Repository owner (username or organization)" says
             if isinstance(ftj, dict) and ftj.get("doc"):  # what an `owner` beside a `repo` is, for the whole API

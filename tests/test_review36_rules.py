@@ -208,7 +208,7 @@ SLIDERS = {  # Overseerr's discover sliders (OpenAPI 3), cut down to the paths r
     },
     "components": {"schemas": {"DiscoverSlider": {"type": "object", "required": ["type", "enabled"], "properties": {
         "id": {"type": "number"}, "type": {"type": "number"}, "title": {"type": "string"}, "isBuiltIn": {"type": "boolean"},
-        "enabled": {"type": "boolean"}}}}},
+        "enabled": {"type": "boolean"}, "description": {"type": "string"}}}}},  # a text of its own: no setting (values._setting)
 }
 
 

@@ -277,6 +277,7 @@ def test_a_new_record_passed_as_an_object_is_called_by_its_name(tmp_path):
 _SLIDER = {"type": "object", "required": ["id", "type", "title", "enabled"], "properties": {
     "id": {"type": "number"}, "type": {"type": "number", "description": "The slider's kind."},
     "title": {"type": "string", "nullable": True}, "isBuiltIn": {"type": "boolean"}, "enabled": {"type": "boolean"},
+    "description": {"type": "string"},  # a text of its own: no setting (values._setting), so a topic may title it
     "data": {"type": "string", "nullable": True}}}
 SLIDERS = {"openapi": "3.0.0", "info": {"title": "Discover", "version": "1"}, "paths": {
     "/sliders": {
