@@ -4759,7 +4759,7 @@ def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Tool
     token = _MINOR_UNITS.set(minor_units(env))
     codes = _CODES.set(coded_numbers(env))
     try:
-        with world_of([e.name for e in env.entities]):  # a software team's new project is "Payments API" (stdlib.values)
+        with world_of({e.name: {"doc": e.doc} for e in env.entities}):  # a software team's new project is "Payments API" (stdlib.values)
             return _sample_scenarios(env, module, world_state, graph, cfg)
     finally:
         _CODES.reset(codes)

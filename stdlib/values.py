@@ -84,9 +84,18 @@ SOFTWARE_VARIANTS = ("{T} v2", "{T} (legacy)", "{T} beta", "{T} EU")
 # projects together: Linear, Sentry, SonarQube, Plane). Words of engineering in general, no product's nouns.
 _SOFTWARE_RECORDS = frozenset({"repository", "repo", "branch", "commit", "pipeline", "deployment", "container", "cluster",
                                "server", "build", "merge", "pull", "sprint", "namespace", "pod", "runner", "artifact",
-                               "compose", "milestone", "incident", "application", "app", "vulnerability", "epic", "iteration"})
+                               "compose", "milestone", "incident", "application", "app", "vulnerability", "epic", "iteration",
+                               "api", "endpoint", "mock", "spec", "specification"})
 _SOFTWARE_NAMED = frozenset({"project", "application", "app", "service", "repository", "repo", "component", "board"})
 _SOFTWARE = contextvars.ContextVar("forgec_software_world", default=False)
+_MACHINES = contextvars.ContextVar("forgec_machine_kinds", default=frozenset())
+# what a record's own doc says it is, when that is a device or a program ("The Client holds information about a device
+# which can receive notifications"): a `Client` or an `Agent` is then no person
+_MACHINE_DOC = re.compile(r"\b(?:devices?|machines?|computers?|programs?|bots?|scripts?|(?:client |software )?applications?|apps?)\b", re.I)
+_PERSON_DOC = re.compile(r"\b(?:person|people|human|individual|customer|employee|contact|someone)\b", re.I)
+# what devices a person owns are called (a Gotify client, a registered phone): Faker has no provider of them
+DEVICE_NAMES = ("Android Phone", "Work Laptop", "Home Desktop", "iPad", "Office PC", "Pixel Phone", "MacBook Air",
+                "Living Room TV", "Chrome on Linux", "Firefox on Windows", "Kitchen Tablet", "Travel Laptop")
 
 
 def software_world(entities) -> bool:
@@ -101,10 +110,19 @@ def world_of(entities):
     software ("Payments API") and talks of no private topics. A context variable, since the rule reaches a dozen
     value makers that know one entity at most; the world (`generate_state`) and the tasks (`scenario`) both enter it."""
     token = _SOFTWARE.set(software_world(entities))
+    docs = entities if isinstance(entities, dict) else {}
+    machines = _MACHINES.set(frozenset(e for e, d in docs.items() if isinstance(d, dict) and is_machine_doc(d.get("doc") or "")))
     try:
         yield
     finally:
+        _MACHINES.reset(machines)
         _SOFTWARE.reset(token)
+
+
+def is_machine_doc(doc: str) -> bool:
+    """Whether a record kind's doc says its records are devices or programs, in its first sentence, and no person."""
+    first = re.split(r"(?<=[.!?])\s", doc.strip(), maxsplit=1)[0] if doc else ""
+    return bool(_MACHINE_DOC.search(first)) and not _PERSON_DOC.search(first)
 
 
 def topics() -> tuple:
@@ -497,7 +515,10 @@ def _words(name: str) -> list[str]:
 
 
 def is_person(entity: str | None) -> bool:
-    """`User`, `CustomerProfile`, `Passenger`: records that stand for a person."""
+    """`User`, `CustomerProfile`, `Passenger`: records that stand for a person; not a `Client` its docs call a device
+    (`world_of`; review 89: Gotify clients named "Kristin Mendoza")."""
+    if entity in _MACHINES.get():
+        return False
     ws = _words(entity or "")
     if len(ws) > 1 and ws[-1] in ("profile", "account") and ws[-2] not in PERSON_ENTITIES:
         return False  # an `ArmProfile`, a `BankAccount`: a setting or a ledger, not a person (review 21: "arm profile Lori Carr")
@@ -585,6 +606,7 @@ class _Ctx:
         self.field_docs: dict[tuple, str] = {}  # (entity, field) -> that field's own doc, when a whole state is made
         self.children: dict[str, list[str]] = {}  # entity -> the entities whose records point to it as their parent
         self.texts: dict[str, set] = {}  # entity -> its string fields, when a whole state is made (`_setting`)
+        self.kind_docs: dict[str, str] = {}  # entity -> what its docs say its records are, when a whole state is made
 
     def where(self, key: tuple) -> tuple:
         if self.place is None:
@@ -991,6 +1013,9 @@ def _company(rng: random.Random) -> str:
 ORG_WORDS = {"organization", "organisation", "org", "company", "vendor", "supplier", "tenant", "workspace", "agency", "employer",
              "correspondent",  # who sent a document (paperless): a company or a bank, not "Shared" or "Travel" (review 74)
              "bank", "business", "merchant", "institution", "firm", "brand"}
+# the kinds of organization a person works in rather than deals with: no customer note ("Needs invoices in PDF.") fits
+# one (review 89: a Postman workspace described so)
+PLACES_OF_WORK = frozenset({"workspace", "tenant"})
 CARD_WORDS = {"card", "wallet"}
 
 
@@ -1231,6 +1256,9 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
         return c.unique((entity, name, "s"), lambda: f"{rng.choice(VENUE_NAMES) if rng.random() < 0.5 else fake(rng).last_name() + chr(39) + 's'} {kind}")
     if own and ews and (ews[-1] in ORG_WORDS or _payment_card(entity, c)):  # a company name, "Visa ending in 4242": _kind_str's rule, each once
         return c.unique((entity, name, "s"), lambda: _kind_str(["name"], c, entity))
+    if own and ews and entity in _MACHINES.get() and re.search(r"\bdevices?\b", c.kind_docs.get(entity, "")):
+        # a client the docs call "a device which can receive notifications" is named as a device is ("Work Laptop")
+        return c.unique((entity, name, "s"), lambda: rng.choice(DEVICE_NAMES) if rng.random() < 0.5 else f"{fake(rng).first_name()}'s {rng.choice(DEVICE_NAMES)}")
     if own and ews and singular(ews[-1]) in ITERATIONS:
         # a sprint is "Sprint 12", numbered as a team counts them, not a topic or its board's name with "notes" on
         # (review 76: "create a new sprint called "API documentation notes" on the board called "API documentation"")
@@ -1511,11 +1539,13 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     made = _kind_str(ws, c, noun)  # an emoji, an organization, an assignee: what the field says it is
     if made in EMOJI_GLYPHS and _GLYPH_DOC.search(doc or ""):
         return EMOJI_GLYPHS[made]  # "Single emoji glyph": the character, not its short name (blind review 20)
+    if made is not None and renaming and (_words(noun or "") or [""])[-1] in ORG_WORDS and last == "name":
+        return None  # "rename the workspace "Chavez LLC" to "Callahan PLC"": one company's name for another's, no motive (review 89)
     if made is not None:
         return made
     if is_problem(noun) and (last in ("title", "summary", "subject", "headline") or last == "name" and len(ws) == 1):
         return rng.choice([p for p in PROBLEMS if p != about])  # a new incident, issue or ticket: what went wrong
-    if (is_person(noun) or (_words(noun or "") or [""])[-1] in ORG_WORDS) and (w & TEXTY):
+    if (is_person(noun) or (_words(noun or "") or [""])[-1] in ORG_WORDS - PLACES_OF_WORK) and (w & TEXTY):
         return rng.choice(PERSON_NOTES)  # a note on a customer, a contact or a company: about them, not "the kevin"
     if last == "name" and w & PERSON_NAME_WORDS or name in ("full_name", "fullname") or (name == "name" and is_person(noun)) or last == "author":
         # `firstName` is Maria, not "Reading list"; a book's author is a person, whatever a book is called
@@ -1880,6 +1910,7 @@ def _generate_state(schema: dict, seed: int, size: int = 30) -> dict:
     ctx = _Ctx(rng, _base_date(schema), size)
     ctx.entities = tuple(ents)
     ctx.fields = {e: set((d.get("fields") or {})) for e, d in ents.items()}
+    ctx.kind_docs = {e: d.get("doc") or "" for e, d in ents.items()}
     ctx.texts = {e: {f for f, tj in (d.get("fields") or {}).items() if isinstance(tj, dict) and tj.get("type") == "str"} for e, d in ents.items()}
     for e, d in sorted(ents.items()):  # GitHub's `list_issues(owner, repo)` documents neither; `create_pull_request`'s
         for f, ftj in sorted((d.get("fields") or {}).items()):  # "Repository owner (username or organization)" says

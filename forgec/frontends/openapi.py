@@ -278,6 +278,9 @@ class _OpenAPIReader:
             resp, rp = self.deref(resp, rp)
             if not isinstance(resp, dict):
                 continue
+            if code == "default" and _names_error(resp):
+                continue  # Gotify's OIDC calls answer only `default: Error`: no record comes back (its `errorCode` had
+                # been read as a field of the client those calls act on, and filled with topics)
             if self.swagger:
                 if "schema" in resp:
                     return self.schema_type(resp["schema"], join_pointer(rp, "schema"))
@@ -286,6 +289,14 @@ class _OpenAPIReader:
                 if schema is not None:
                     return self.schema_type(schema, sp)
         return None
+
+
+def _names_error(resp: dict) -> bool:
+    """Whether a response is the API's error shape, by its description or the name of the schema it points to
+    ("Error", "#/definitions/Error", "ProblemDetails")."""
+    refs = re.findall(r"'\$ref': '([^']*)'", repr(resp))
+    return bool(re.search(r"\b(?:errors?|problems?|failures?)\b", str(resp.get("description") or ""), re.I)
+                or any(re.search(r"(?:error|problem|fault)\w*$", r.rsplit("/", 1)[-1], re.I) for r in refs))
 
 
 # an error response that names no state of the records: bad input, access, limits, the server's own failures

@@ -1759,6 +1759,10 @@ def _fields_from_returns(s: Schema, tm: TypeMapper) -> None:
         if named in s.entities and named != owner and owner == v.target:
             continue  # `UpdateChallengePasskeys` on a service returns the challenge (blind review 24: a service held them all)
         e = s.entities[owner]
+        if not e.doc and obj.description and owner == v.target:
+            # what the docs say a record of this kind is ("The Client holds information about a device which can
+            # receive notifications"): a client that is a device is named as one, not as a person (values.is_machine)
+            e.doc = " ".join(obj.description.split())
         if e.key not in names:
             _adopt_documented_key(e, names)
         for f in obj.fields:
