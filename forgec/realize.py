@@ -225,6 +225,9 @@ def sentence_clause(sentence: str) -> Clause | None:
     toks = [re.sub(r"^([A-Za-z]+)/[A-Za-z]+$", r"\1", t) for t in _TOKEN.findall(s)]  # "mailbox/folder": the first
     if len(toks) < 2:
         return None
+    if len(toks) > 3 and toks[0].lower() in ("post", "put", "patch") and toks[1].lower().endswith("s") and toks[2].lower() in ("a", "an", "the") \
+            and (v1 := verb_lemma(toks[1])) and v1 not in E.META_VERBS and toks[1].lower() != v1:
+        toks = toks[1:]  # Harbor's "Post creates a label": the HTTP method labels the sentence, "creates" is its verb
     if len(toks) > 3 and toks[1].lower() == "then" and verb_lemma(toks[0]) and verb_lemma(toks[2]):
         toks = toks[2:]  # "Preview then delete a custom-field definition": the act is the second verb's
     verb = verb_lemma(toks[0])

@@ -779,7 +779,7 @@ _SETTING = re.compile(r"(^|_)(currency|currency_code|colou?r|time_?zone|locale|l
 
 
 def refer(records: list[dict], target: int, fields: list[str], rng: random.Random, superlatives: bool = True,
-          status_last: bool = False) -> Referring | None:
+          status_last: bool = False, newest: bool = True) -> Referring | None:
     """The fewest natural attributes that single out `records[target]`, or a superlative
     (about a third of the time when one exists); None when nothing names it uniquely."""
     rec = records[target]
@@ -835,6 +835,8 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
                 # the books; a person ranks by the things themselves ("the most items"), not by a share of them (review 59)
             if all(_orderable(v) for v in vals) and len({type(v) for v in vals} - {int, float}) <= 1:
                 for op in ("argmin", "argmax"):
+                    if not newest and re.match(r"the (?:most recent|newest|latest)", said[(op, f)]):
+                        continue  # (`newest`: no "most recent" for a delete)
                     ref = Referring((), op, f)
                     # "the most recent bookmark" by `firstCreatedAt` when `createdAt` says another (review 54): words two
                     # fields share must pick one record
@@ -1414,7 +1416,8 @@ _MAX_OPTIONAL = 2  # optional arguments one request sets
 
 
 _SERVER_SET = re.compile(r"^(id|uuid|etag|e_tag|odata_\w+)$|(^|_)(created|modified|updated|last_modified|last_updated|"
-                         r"last_edited|change_key)(_at|_on|_date|_time|_date_time|_datetime|_by)?$")
+                         r"last_edited|change_key)(_at|_on|_date|_time|_date_time|_datetime|_by)?$"
+                         r"|(^|_)(creation|update|modification)_(time|date|timestamp|at)$")  # Harbor's label `creation_time` (review 89)
 
 
 def _one_more_optional(t: A.TypeExpr, n_set: int, name: str = "") -> bool:
@@ -1841,7 +1844,7 @@ class _Sampler:
         return 0 < memo[(tool, key)] <= 12
 
     def pick(self, sc: _Scenario, ent: str, lst: tuple[A.Expr, list[dict]], mine: bool, where: list[int] | None = None,
-             noun: str | None = None, superlatives: bool = True, pre: tuple = ()) -> tuple[str, dict, str]:
+             noun: str | None = None, superlatives: bool = True, pre: tuple = (), newest: bool = True) -> tuple[str, dict, str]:
         """Reasoning nodes choosing one record of `lst` by a referring expression -> (node, record, words)."""
         expr, recs = lst
         pre = pre or sc.prefilter.get(ent, ())
@@ -1864,13 +1867,13 @@ class _Sampler:
         joins = self.joins(ent, recs) if mine and len(recs) > 1 else []
         ref = None
         if not (joins and sc.rng.random() < 0.5):
-            ref = refer(recs, target, fields, sc.rng, superlatives, status_last=not mine)
+            ref = refer(recs, target, fields, sc.rng, superlatives, status_last=not mine, newest=newest)
         if ref is None and joins:
             got = self.pick_joined(sc, ent, lst, target, joins, noun or self.m.noun(ent))
             if got is not None:
                 return got
         if ref is None:
-            ref = refer(recs, target, fields, sc.rng, superlatives, status_last=not mine)
+            ref = refer(recs, target, fields, sc.rng, superlatives, status_last=not mine, newest=newest)
         if ref is None or (not ref.attrs and not ref.op and ent in sc.scope and len(recs) == 1):
             # "the member in my project called X": one member is what this world dealt the project, not what a project
             # has; a person names which one (review 34: six tasks on "the X" of a list)
@@ -2639,7 +2642,8 @@ class _Sampler:
                     return f"Re: {_name_of(rec)}"  # an article added to a ticket is about that ticket, not another problem (review 21)
                 asked_as = (noun, written)  # the record acted on: what a value falls back to being about
                 if made_ent and made_ent != noun and noun and _own_name(name) and any(
-                        isinstance(x, A.Insert) and x.entity == made_ent and any(_own_name(fi.name) and fi.value == A.Name(name) for fi in x.fields)
+                        isinstance(x, A.Insert) and x.entity == made_ent and any(_own_name(fi.name) and (
+                            fi.value == A.Name(name) or isinstance(fi.value, A.Attr) and fi.value.name == name) for fi in x.fields)
                         for x in A.walk(tool)):
                     noun = made_ent  # the new record's own name is one of its kind (a fix version "2.14.0"), whatever it is made in
                     # (review 68: a fix version "Website redesign" in the project "Kitchen renovation")
@@ -2782,7 +2786,9 @@ class _Sampler:
                 sub = m.subtype(tool, ent)
                 if sub is not None:  # `delete_image_item` deletes image items only
                     fresh = [i for i in fresh if str(lst[1][i].get(sub[0], "")).lower() == sub[1]]
-                name, rec, twords = self.pick(sc, ent, lst, mine=True, where=fresh)
+                # "delete my most recently updated project": what was just made or touched is what a person keeps; they
+                # clear out the old and the stale, or name the one they mean (review 89)
+                name, rec, twords = self.pick(sc, ent, lst, mine=True, where=fresh, newest=tool not in m.lifecycle.deletes)
                 target = (name, ent, rec)
                 sc.targets.add((ent, rec.get(kf)))
                 if m.user is not None or looks_like_id(rec.get(kf)):  # a key a person knows (a setting's name) is not unknown
@@ -3556,7 +3562,9 @@ class _Sampler:
                 # X" (review 70)
                 c = re.sub(r"\bto (a|an|the) (user|member|person|assignee)\b", f"to {say(who[1])}", c, count=1)
                 plain = [x for x in plain if say(who[1]) not in x]
-            c = re.sub(r"\b(of|to) (a|an|the) (user|customer|member|client)\b", r"\1 my account", c)
+            c = re.sub(r"\b(of|to) (a|an|the) (user|customer|member|client)\b", lambda mm: mm.group(0) if target and ent_noun == mm.group(3)
+                       else f"{mm.group(1)} my account", c)  # the user acted on is no account of mine ("update profile fields
+            # of my account for my oldest user", review 86): the record goes where the docs' noun is
             friend = next((x for x in plain if x.startswith("to my friend")), None)
             if friend and re.search(r"\bto another(?:'s| user's| user)?", c):
                 c = re.sub(r"\bto another(?:'s| user's| user)?(?: \w+)?", friend, c, count=1)

@@ -514,6 +514,17 @@ def _words(name: str) -> list[str]:
     return [w for w in re.split(r"[^a-zA-Z0-9]+", s.lower()) if w]
 
 
+# the people a business deals with, whom a note is about ("Prefers to be contacted by email."); a system's own users,
+# members and staff are not (review 89: a Harbor user's comment "Asked for a callback next week.")
+_DEALT_WITH = frozenset({"customer", "contact", "client", "lead", "guest", "patient", "passenger", "buyer", "prospect",
+                         "subscriber", "traveler", "traveller", "tenant", "resident", "donor", "vendor", "supplier"})
+
+
+def _dealt_with(entity: str | None) -> bool:
+    ws = _words(entity or "")
+    return is_person(entity) and bool(ws) and singular(ws[-1]) in _DEALT_WITH
+
+
 def is_person(entity: str | None) -> bool:
     """`User`, `CustomerProfile`, `Passenger`: records that stand for a person; not a `Client` its docs call a device
     (`world_of`; review 89: Gotify clients named "Kristin Mendoza")."""
@@ -1545,7 +1556,7 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         return made
     if is_problem(noun) and (last in ("title", "summary", "subject", "headline") or last == "name" and len(ws) == 1):
         return rng.choice([p for p in PROBLEMS if p != about])  # a new incident, issue or ticket: what went wrong
-    if (is_person(noun) or (_words(noun or "") or [""])[-1] in ORG_WORDS - PLACES_OF_WORK) and (w & TEXTY):
+    if (_dealt_with(noun) or (_words(noun or "") or [""])[-1] in ORG_WORDS - PLACES_OF_WORK) and (w & TEXTY):
         return rng.choice(PERSON_NOTES)  # a note on a customer, a contact or a company: about them, not "the kevin"
     if last == "name" and w & PERSON_NAME_WORDS or name in ("full_name", "fullname") or (name == "name" and is_person(noun)) or last == "author":
         # `firstName` is Maria, not "Reading list"; a book's author is a person, whatever a book is called
@@ -1590,6 +1601,11 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
             # a page made in the space "Quarterly budget" is a part of it ("Quarterly budget timeline"), not "Holiday
             # schedule" (review 73: random pairings of topics read as made up)
             base = re.sub(r" (?:\d+|follow-up|\(phase 2\)|archive|draft|2025)$", "", inside)
+            if nws and not (topical and (singular(nws[-1]) in CONTENT_NOUNS | CONTAINER_NOUNS or is_work(noun) or is_problem(noun))):
+                # a policy, a webhook or a rule made in the project "Auth service" is that project's of its kind ("Auth
+                # service preheat policy"), not a part of a document ("Auth service questions", reviews 86 and 89)
+                v = f"{_titled(base)} {' '.join(nws)}"
+                return v if v.lower() not in taken else None
             parts = [f.format(T=_titled(base)) for f in PART_NAMES if f.split()[-1].lower() not in base.lower().split()]
             parts = [x for x in parts if x.lower() not in taken]
             if parts:
@@ -1929,9 +1945,57 @@ def _generate_state(schema: dict, seed: int, size: int = 30) -> dict:
     fill_sql(schema, out, seed)  # SQL tables: one small shop database, rows of the columns' types (stdlib/sql_state.py)
     _fill_ref_lists(ents, out, single_refs, list_refs, parents, keys, dealt, rng)
     _one_owner(ents, out, single_refs)
+    _consistent_counts(ents, out, single_refs)
     graph_world(ents, out, random.Random(f"forgec-graph:{seed}"))  # a knowledge graph: people, projects, relations (stdlib/graph_state.py)
     kv_world(ents, out, random.Random(f"forgec-kv:{seed}"))  # a key-value store: settings a person names
     return {"entities": out, "globals": _make_globals(schema, keys, rng, ctx)}
+
+
+def _counted_kind(field: str, parent: str, ents: dict, single_refs: dict) -> tuple[str, str] | None:
+    """(child entity, its field pointing to `parent`) that a count field of `parent` counts: Harbor's project
+    `repo_count` counts the repositories whose `project_id` is the project, `num_members` its members. The field's
+    noun is the child's name or its start ("repo", "repository"); None where no one kind fits."""
+    ws = _words(field)
+    if len(ws) >= 2 and ws[-1] == "count":
+        noun = ws[-2]
+    elif len(ws) >= 2 and ws[0] in ("num", "number"):
+        noun = ws[-1]
+    else:
+        return None
+    noun = singular(noun)
+    found = []
+    for c, refs in sorted(single_refs.items()):
+        cw = _words(c)
+        to_parent = [f for f, t in sorted(refs.items()) if t == parent]
+        if len(to_parent) > 1:  # `project_id` beside `project_name`: the id holds the link
+            to_parent = [f for f in to_parent if _words(f)[-1:] == ["id"]]
+        if c == parent or not cw or len(to_parent) != 1:
+            continue
+        last = singular(cw[-1])
+        if last == noun or (len(noun) >= 3 and last.startswith(noun)):
+            found.append((c, to_parent[0]))
+    return found[0] if len(found) == 1 else None
+
+
+def _consistent_counts(ents: dict, out: dict, single_refs: dict) -> None:
+    """A record's count of its children is the number of them the world holds: a Harbor project said to hold 3
+    repositories while none points to it was deleted by a gold call its docs refuse ("The project still contains
+    repositories", review 89). Draws no rng."""
+    for e, d in sorted(ents.items()):
+        for f, tj in sorted((d.get("fields") or {}).items()):
+            if not isinstance(tj, dict) or tj.get("type") not in ("int", "float"):
+                continue
+            kind = _counted_kind(f, e, ents, single_refs)
+            if kind is None:
+                continue
+            c, ref = kind
+            n: dict = {}
+            for r in (out.get(c) or {}).values():
+                if isinstance(r, dict) and r.get(ref) is not None:
+                    n[str(r[ref])] = n.get(str(r[ref]), 0) + 1  # (a state's keys are strings, an int key's refs ints)
+            for k, r in (out.get(e) or {}).items():
+                if isinstance(r, dict) and f in r:
+                    r[f] = n.get(str(k), 0) if tj["type"] == "int" else float(n.get(str(k), 0))
 
 
 def _one_owner(ents: dict, out: dict, single_refs: dict) -> None:

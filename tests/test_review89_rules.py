@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 from conftest import compile_doc
 
@@ -87,3 +88,73 @@ def test_a_workspace_is_no_customer():
     assert not ws & set(PERSON_NOTES), ws & set(PERSON_NOTES)
     assert {said_value("description", "", random.Random(i), noun="Company") for i in range(40)} & set(PERSON_NOTES)
     assert all(said_value("name", "", random.Random(i), noun="Workspace", renaming="Chavez LLC") is None for i in range(20))
+
+
+_PID = {"name": "project_id", "in": "path", "required": True, "type": "integer"}
+HARBOR = {  # Harbor's shapes (Swagger 2), cut down: projects count their repositories, a project has one webhook policy
+    "swagger": "2.0", "info": {"title": "Harbor", "version": "2"},
+    "paths": {
+        "/projects": {"get": {"operationId": "listProjects", "summary": "List projects", "responses": {
+            "200": {"description": "ok", "schema": {"type": "array", "items": {"$ref": "#/definitions/Project"}}}}}},
+        "/projects/{project_id}": {"delete": {"operationId": "deleteProject", "summary": "Delete project by projectID", "parameters": [_PID],
+                                              "responses": {"200": {"description": "ok"}, "412": {"description":
+                                                  "Project cannot be deleted. The project still contains repositories."}}}},
+        "/projects/{project_id}/repositories": {"get": {"operationId": "listRepositories", "summary": "List repositories", "parameters": [_PID],
+                                                        "responses": {"200": {"description": "ok", "schema": {"type": "array", "items": {"$ref": "#/definitions/Repository"}}}}}},
+        "/projects/{project_id}/repositories/{repository_id}": {"delete": {
+            "operationId": "deleteRepository", "summary": "Delete repository", "parameters": [
+                _PID, {"name": "repository_id", "in": "path", "required": True, "type": "integer"}], "responses": {"200": {"description": "ok"}}}},
+        "/projects/{project_id}/webhook/policies/{webhook_policy_id}": {"delete": {
+            "operationId": "deleteWebhookPolicy", "summary": "Delete webhook policy of a project", "parameters": [
+                _PID, {"name": "webhook_policy_id", "in": "path", "required": True, "type": "integer"}], "responses": {"200": {"description": "ok"}}}},
+        "/projects/{project_id}/webhook/policies": {
+            "get": {"operationId": "listWebhookPolicies", "summary": "List project webhook policies.", "parameters": [_PID],
+                    "responses": {"200": {"description": "ok", "schema": {"type": "array", "items": {"$ref": "#/definitions/WebhookPolicy"}}}}},
+            "post": {"operationId": "createWebhookPolicy", "summary": "Create project webhook policy.",
+                     "description": "This endpoint create a webhook policy if the project does not have one.",
+                     "parameters": [_PID, {"name": "policy", "in": "body", "required": True, "description": 'Properties "targets" and "event_types" needed.',
+                                           "schema": {"$ref": "#/definitions/WebhookPolicy"}}],
+                     "responses": {"201": {"description": "created"}}}},
+        "/labels": {"post": {"operationId": "CreateLabel", "summary": "Post creates a label", "parameters": [
+            {"name": "label", "in": "body", "required": True, "schema": {"$ref": "#/definitions/Label"}}], "responses": {"201": {"description": "ok"}}}},
+    },
+    "definitions": {
+        "Project": {"type": "object", "properties": {"project_id": {"type": "integer"}, "name": {"type": "string"},
+                                                     "repo_count": {"type": "integer"}, "update_time": {"type": "string", "format": "date-time"}}},
+        "Repository": {"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string"}, "project_id": {"type": "integer"}}},
+        "WebhookPolicy": {"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string"}, "project_id": {"type": "integer"},
+                                                           "targets": {"type": "array", "items": {"type": "object", "properties": {"address": {"type": "string"}}}},
+                                                           "event_types": {"type": "array", "items": {"type": "string"}}}},
+        "Label": {"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string"}, "creation_time": {"type": "string", "format": "date-time"}}},
+    },
+}
+
+
+def test_harbor_shapes_from_review_89(tmp_path):
+    """Review 89's Harbor rejections, on Harbor's own shapes:
+    - a project's `repo_count` is the number of repositories in it (one said to hold 3, with none, was deleted by a
+      gold call its 412 refuses);
+    - the webhook body's "Properties "targets" and "event_types" needed." makes them required;
+    - "create a webhook policy if the project does not have one" is a precondition, cited;
+    - "Post creates a label" is said "create a label", and no label is made with a creation time;
+    - no task deletes "my most recently updated" record."""
+    out = compile_doc(tmp_path, "harbor", "swagger.json", HARBOR, 30)
+    state = json.loads((out / "states" / "harbor.json").read_text())["entities"]
+    held: dict = {}
+    for r in state["Repository"].values():
+        held[str(r["project_id"])] = held.get(str(r["project_id"]), 0) + 1
+    assert held and state["Project"] and all(p["repo_count"] == held.get(k, 0) for k, p in state["Project"].items()), (state["Project"], held)
+    src = next((out / "src").glob("*/env.forge")).read_text()
+    body = src[src.index("tool createWebhookPolicy("):]
+    body = body[:body.index("\n  }\n")]
+    assert '// from: "This endpoint create a webhook policy if the project does not have one."' in body, body
+    assert "already has a" in body, body
+    rec = src[src.index("record PolicyBody"):]
+    rec = rec[:rec.index("}")]
+    assert "targets: list[" in rec and "targets: list[Target]?" not in rec and "event_types: list[str]\n" in rec, rec
+    tasks = [json.loads(line) for f in sorted((out / "tasks").glob("*.jsonl")) for line in f.read_text().splitlines() if line.strip()]
+    said = [t["instruction"] for t in tasks]
+    assert tasks and not [x for x in said if re.search(r"\bpost (?:a )?creates?\b", x, re.I)], said
+    assert not [x for x in said if re.search(r"delete my (?:most recent|newest|latest)", x)], said
+    made = [c["arguments"] for t in tasks for c in t["gold_calls"] if c["tool"] == "CreateLabel"]
+    assert not [a for a in made if "creation_time" in json.dumps(a)], made

@@ -544,6 +544,7 @@ def _create(s: Schema, v: ToolView, pmap):
             inits.append(A.FieldInit(fname, lit(initial)))
         else:
             inits.append(A.FieldInit(fname, default_value(s, f.type)))
+    stmts += _one_per_parent(s, e, v, pmap)
     stmts += _reserve_stock(s, e, v, pmap)
     stmts.append(A.Insert(e.name, tuple(inits), bind="created"))
     stmts += later
@@ -567,6 +568,38 @@ def _create(s: Schema, v: ToolView, pmap):
             break
     stmts.append(A.Return(N("created")))
     return stmts, A.NamedType(e.name)
+
+
+# "This endpoint create a webhook policy if the project does not have one": one record of the kind per parent
+_ONE_PER_PARENT = re.compile(r"\bif (?:the|a|an|this|that) (\w+) (?:does not|doesn't|did not) (?:already )?have (?:one|any|an? \w+)\b", re.I)
+
+
+def _one_per_parent(s: Schema, e: Entity, v: ToolView, pmap) -> list[A.Stmt]:
+    """A create its docs allow only where the parent it is made in has none yet ("create a webhook policy if the
+    project does not have one"): refused while a record of the kind points to that parent, cited (review 89: a gold
+    call made a second webhook policy in a project that had two)."""
+    for sent in prose.sentences(v.tool.description or ""):
+        m = _ONE_PER_PARENT.search(sent)
+        if not m:
+            continue
+        word = singular(m.group(1).lower())
+        for wire, ent in sorted(v.refs.items()):
+            if wire not in pmap or ent not in s.entities or singular(tokens(ent)[-1]) != word:
+                continue
+            to_parent = [x for x, fd in e.fields.items() if x != e.key and strip_optional(fd.type) == A.NamedType(ent)]
+            if pmap[wire].name in to_parent:
+                to_parent = [pmap[wire].name]  # the field the call's own parent param fills
+            elif len(to_parent) > 1:
+                to_parent = [x for x in to_parent if tokens(x)[-1:] == ["id"]]
+            if len(to_parent) != 1:
+                continue
+            parent = s.entities[ent]
+            cond = bin_("==", at("it", to_parent[0]), at(pmap[wire].name, parent.key))
+            st = A.Require(bin_("==", A.Call("len", (A.Where(N(e.name), cond),)), lit(0)),
+                           f"{' '.join(tokens(ent))} already has a {' '.join(tokens(e.name))}")
+            v.cited.append((st, sent))
+            return [st]
+    return []
 
 
 _DEFAULTS_TO = re.compile(r"\bdefaults? to (?:the |its |their )?(\w+)(?:'s)? (\w+)", re.I)
