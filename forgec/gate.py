@@ -87,6 +87,7 @@ REASONS: dict[str, str] = {
     "docs-no-act": "no sentence of the tool's docs describes an act (only preambles, notes, return values)",
     "no-intent": "no write the user could ask for was made",
     "nothing-done": "every intent's condition failed, so nothing was done",
+    "blind-pick": "a record picked by a rank ('my project with the latest due date') given a value made from its name",
     "unfillable-argument": "a required argument has no value the user knows or the records give",
     "no-lookup": "no read lists the records a write acts on, and their keys are ids a person does not know",
     "no-lookup-for-described": "a record the write needs has no search a person could describe it by",

@@ -337,6 +337,13 @@ def sentence_clause(sentence: str) -> Clause | None:
                 j += 2
             words = words[:k] + words[j:]
             break
+    if len(words) > _MAX_WORDS:
+        # "Make a table reservation at a specified restaurant for a certain number of guests on a given date and time":
+        # the act and its object end at the first preposition; what follows is the arguments' places, which the
+        # request says with their values (the whole sentence had been dropped: "reserve a new reservation")
+        cut = min((k for k in range(2, _MAX_WORDS + 1) if words[k].lower() in E.PREPOSITIONS), default=0)
+        if cut:
+            words = words[:cut]
     # a dangling focus adverb from a cut condition ("Create a private room only [when explicitly requested]")
     while len(words) > 1 and words[-1].lower() in (E.PREPOSITIONS | E.DETERMINERS | E.CONJUNCTIONS | {"only", "just", "explicitly", "optionally"}):
         words.pop()

@@ -54,7 +54,7 @@ from forgec.stdlib import ops as OPS
 from forgec.stdlib.values import INTEGRAL, TEXTY, documented_extensions, documented_values, real_values, slugify, fit_extension, gone as record_gone, is_file_field, is_person, is_person_record, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, world_of, topic_filler, topic_named
 from forgec.synth import policy
 from forgec.synth.schema import NAMES_TARGET
-from forgec.synth.schema import INFERRED_STATUS_DOC, MUST_BE_TRUE as _MUST_BE_TRUE, id_stem, session_names, shapes_request
+from forgec.synth.schema import TODAY_DEFAULT, INFERRED_STATUS_DOC, MUST_BE_TRUE as _MUST_BE_TRUE, id_stem, session_names, shapes_request
 from forgec.reasons import ask_why, reason_for, record_traits, said_hints, world_traits
 from forgec.realize import clause as realized_clause, doc_verb, is_verb, name_verb
 from forgec.wording import CALL_SWITCHES, PREVIEW_SWITCHES, doc_pattern, fits_doc_format, format_url_choices, humanize, is_confirm_switch, lookup_field, names_tool, norm, say, split_name
@@ -861,6 +861,9 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
             if select(records, ref) == [target]:
                 return ref  # a person is called by their whole name: "my user called Tara Lewis", not "called Tara"
             continue
+        if is_status(f) and any(_own_name(g) and isinstance(rec.get(g), str) and rec[g] for g in order):
+            continue  # "the opened merge request": a record with a title is named by it, not by its state alone (reviews
+            # 86 and 90); a state still narrows a name ("my open issue called X")
         ref = Referring(((f, rec[f]),))
         if select(records, ref) == [target]:
             return ref
@@ -2788,7 +2791,10 @@ class _Sampler:
                     fresh = [i for i in fresh if str(lst[1][i].get(sub[0], "")).lower() == sub[1]]
                 # "delete my most recently updated project": what was just made or touched is what a person keeps; they
                 # clear out the old and the stale, or name the one they mean (review 89)
-                name, rec, twords = self.pick(sc, ent, lst, mine=True, where=fresh, newest=tool not in m.lifecycle.deletes)
+                # ... and a record with a title is changed by its title, not by a rank ("add a note to the issue with the
+                # latest due date", review 90); a clean-up may still go by age ("delete my oldest robot")
+                name, rec, twords = self.pick(sc, ent, lst, mine=True, where=fresh, newest=tool not in m.lifecycle.deletes,
+                                              superlatives=tool in m.lifecycle.deletes or not m.title_field(ent))
                 target = (name, ent, rec)
                 sc.targets.add((ent, rec.get(kf)))
                 if m.user is not None or looks_like_id(rec.get(kf)):  # a key a person knows (a setting's name) is not unknown
@@ -2836,6 +2842,10 @@ class _Sampler:
                 if home and home != made_ent and re.search(rf"\b(?:in|into|under|within|inside)\s+(?:(?:an?|the|your|my|existing|specified|given)\s+)*"
                                                            rf"{re.escape(m.noun(home))}\b", t.doc or "", re.I):
                     needed.add(p.name)
+            # a day the docs default to "today's date if not provided" is said: the user's today and the world's
+            # differ, and an agent that fills in the date it sees made another end state (review 90: five restaurant
+            # bookings with no date)
+            needed |= {p.name for p in optional if TODAY_DEFAULT.search(p.doc or "")}
         # and the request gives it no default for is asked for (a `baggage_count = 0` already has its value)
         self._wanted |= needed
         optional = [p for p in optional if p.name not in needed]
@@ -3029,6 +3039,11 @@ class _Sampler:
             # "remove my bookmark from the list X, but only if it is archived": a request the docs would refuse were
             # its condition true (the bookmark is in another list) rests on something untrue (review 63)
             raise _Skip("write-would-fail")
+        own = _name_of(target[2]) if target is not None and isinstance(target[2], dict) else None
+        if own and _SUPERLATIVE.search(re.sub(r'"[^"]*"', "", twords or "")) and any(
+                isinstance(v, str) and own.lower() in v.lower() for _k, (_e, v) in args.items()):
+            raise _Skip("blind-pick")  # "rename my project with the latest due date to "Checkout service v2"": a value made
+            # from the name of a record the user picked by a rank knows which one it is; they would name it (review 90)
         self._scalars = [(n, v) for name, (_, val) in args.items() for n, v in _scalar_items(name, val)]  # for `control`
         self._ctl_used = False
         text = self.words(sc, t, kind, twords, said, target, vals)

@@ -1547,6 +1547,8 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     if kind is not None and kind not in ("date", "datetime"):
         v = _url(c, noun) if kind == "url" else _KIND_MAKERS[kind](name, c, None)
         return fit_extension(v, doc, rng) if isinstance(v, str) and is_file_field(name) else v
+    if last in ("sha", "hash", "checksum", "digest"):
+        return None  # a commit's SHA is a machine's, copied from a record, never said: a made-up one names no commit (review 90)
     made = _kind_str(ws, c, noun)  # an emoji, an organization, an assignee: what the field says it is
     if made in EMOJI_GLYPHS and _GLYPH_DOC.search(doc or ""):
         return EMOJI_GLYPHS[made]  # "Single emoji glyph": the character, not its short name (blind review 20)

@@ -158,3 +158,38 @@ def test_harbor_shapes_from_review_89(tmp_path):
     assert not [x for x in said if re.search(r"delete my (?:most recent|newest|latest)", x)], said
     made = [c["arguments"] for t in tasks for c in t["gold_calls"] if c["tool"] == "CreateLabel"]
     assert not [a for a in made if "creation_time" in json.dumps(a)], made
+
+
+BROAD = __import__("pathlib").Path(__file__).parent / "corpus" / "broad"
+
+
+def test_a_booking_says_its_day_and_a_long_sentence_keeps_its_act(tmp_path):
+    """Review 90, BFCL's restaurant booking ("The tentative date ... Defaults to today's date if not provided."): five
+    bookings with no day said, stored with none, while an agent filling in the date it sees ends elsewhere; and the
+    docs' sentence, too long to say whole, had been dropped for "reserve a new reservation"."""
+    from forgec.build import CompileOptions, compile_build
+    from forgec.realize import clause
+
+    assert clause("Make a table reservation at a specified restaurant for a certain number of guests on a given date and time.").text \
+        == "make a table reservation"
+    out = tmp_path / "b"
+    compile_build(CompileOptions(inputs=[BROAD / "bfcl_sgd_dining_payments"], out=out, tasks_per_env=12, seed=0, oracle_check=False))
+    tasks = [json.loads(line) for f in sorted((out / "tasks").glob("*.jsonl")) for line in f.read_text().splitlines() if line.strip()]
+    booked = [(t["instruction"], c["arguments"]) for t in tasks for c in t["gold_calls"] if c["tool"] == "Restaurants_2_ReserveRestaurant"]
+    assert booked and all(a.get("date") and a["date"] in said for said, a in booked), booked
+    assert not [s for s, _ in booked if "reserve a new reservation" in s], booked
+
+
+def test_a_titled_record_is_named_by_its_title_and_no_sha_is_said():
+    """Review 90 (GitLab): "the opened merge request", one of twenty by its state, and a commit status for a SHA made up.
+    A record with a title is named by it; a state narrows a name, never stands for one. A SHA is copied, never said."""
+    import random
+
+    from forgec.scenario import refer
+    from forgec.stdlib.values import said_value
+
+    recs = [{"title": f"Fix {w}", "state": "merged"} for w in ("login", "search", "billing")] + [{"title": "Fix checkout", "state": "opened"}]
+    for seed in range(20):
+        ref = refer(recs, 3, ["title", "state"], random.Random(seed), superlatives=False)
+        assert ref is not None and ("state", "opened") not in ref.attrs and ("title", "Fix checkout") in ref.attrs, ref
+    assert all(said_value("sha", "The commit SHA", random.Random(i)) is None for i in range(10))
