@@ -348,6 +348,7 @@ GROUP_NAMES = ("Personal", "Work", "Shared", "Family", "Finance", "Travel", "Hom
 # what a place to file things in holds of its own: a key, a name, a description, a kind, how it looks, when it changed
 _CONTAINER_OWN = {"id", "key", "uuid", "name", "title", "description", "type", "kind", "color", "colour", "icon", "at", "date", "created",
                   "updated", "modified", "owner", "count"}
+_PRIVATE_GROUPS = frozenset({"Personal", "Family", "Travel", "Home"})
 _GROUP_HEADS = ("Archive", "Projects", "Finance", "Travel", "Research")  # "Family Archive", "Work Projects" when the plain ones run out
 
 
@@ -1326,8 +1327,11 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
                 return v
         if fws[-1:] == ["name"] and ews and not is_person(entity) and _holds_content(entity, c):
             # a 1Password vault holding notes and items: a place a person files things in ("Personal", "Work"), not "Vault 10"
-            free = [v for v in GROUP_NAMES if v not in used] or [
-                f"{a} {b}" for b in _GROUP_HEADS for a in GROUP_NAMES if a != b and a not in _GROUP_HEADS and f"{a} {b}" not in used]
+            # (a software team's workflow or board is no "Home" or "Family": review 90, a Shortcut story for Marketing
+            # Operations filed in the workflow "Home")
+            groups = [g for g in GROUP_NAMES if not (_SOFTWARE.get() and g in _PRIVATE_GROUPS)]
+            free = [v for v in groups if v not in used] or [
+                f"{a} {b}" for b in _GROUP_HEADS for a in groups if a != b and a not in _GROUP_HEADS and f"{a} {b}" not in used]
             if free:
                 v = rng.choice(free)
                 used.add(v)
