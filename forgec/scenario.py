@@ -4518,6 +4518,8 @@ def _say_param(name: str, v: Any) -> str:
             return f"on {v}"  # not "create a fix version ... on 2024-05-23" for its release date (review 75)  # "buy two tickets ... on 2024-05-20"
         if re.search(r"(reason)$", n):
             return f"because {_first_person(vv)}" if re.match(r"(no longer|ordered|bought|made|changed|wrong|damaged|defective|late)", vv) else f"(reason: {vv})"
+        if (cont := re.fullmatch(r"(list|folder|calendar|group|notebook|mailbox)_name", n)) and v[:1].isupper():
+            return f'in my "{v}" {cont.group(1)}'  # "in my "Work" list", not "with the list name set to work" (review 90)
         if " " in v.strip():
             return f"{w} \"{v}\""
         if re.fullmatch(r"[a-z_ ]+", vv) and (" " in w or w in ("name", "type", "kind", "mode", "format", "value", "names", "types")):

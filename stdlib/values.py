@@ -1551,6 +1551,12 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     if kind is not None and kind not in ("date", "datetime"):
         v = _url(c, noun) if kind == "url" else _KIND_MAKERS[kind](name, c, None)
         return fit_extension(v, doc, rng) if isinstance(v, str) and is_file_field(name) else v
+    if last == "name" and len(ws) == 2 and singular(ws[0]) in ("list", "folder", "calendar", "group", "notebook", "mailbox") \
+            and singular((_words(noun or "") or [""])[-1]) != singular(ws[0]) and not renaming:
+        # the list a new reminder goes in, given by its name: a list a person files things in ("Work", "Personal"), not
+        # another topic beside the reminder's own ("list name "Book club"" for a partner-integration email, review 90)
+        groups = [g for g in GROUP_NAMES if not (_SOFTWARE.get() and g in _PRIVATE_GROUPS) and g.lower() not in taken]
+        return rng.choice(groups) if groups else None
     if last in ("sha", "hash", "checksum", "digest"):
         return None  # a commit's SHA is a machine's, copied from a record, never said: a made-up one names no commit (review 90)
     made = _kind_str(ws, c, noun)  # an emoji, an organization, an assignee: what the field says it is

@@ -193,3 +193,14 @@ def test_a_titled_record_is_named_by_its_title_and_no_sha_is_said():
         ref = refer(recs, 3, ["title", "state"], random.Random(seed), superlatives=False)
         assert ref is not None and ("state", "opened") not in ref.attrs and ("title", "Fix checkout") in ref.attrs, ref
     assert all(said_value("sha", "The commit SHA", random.Random(i)) is None for i in range(10))
+
+
+def test_a_new_item_goes_in_a_list_a_person_keeps():
+    """Review 90 (email reminders): a reminder about a partner integration filed in the list "Book club", another
+    topic. The list a new record goes in, given by its name, is one a person files things in ("Work", "Clients")."""
+    import random
+
+    from forgec.stdlib.values import GROUP_NAMES, said_value
+
+    got = {said_value("list_name", "Reminders list name", random.Random(i), noun="Reminder", about="Partner integration") for i in range(30)}
+    assert got and got <= set(GROUP_NAMES), got
