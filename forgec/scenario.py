@@ -2674,7 +2674,8 @@ class _Sampler:
                                       topical=written is None or n.endswith("title") or topic_named(written, [e.name for e in self.m.env.entities]),
                                       taken=frozenset(taken), configured=SET_UP.search(text) is not None,
                                       renaming=cur if isinstance(cur, str) and _own_name(name) and made_ent is None else None,
-                                      inside=_name_of(rec) if rec and made_ent and made_ent != asked_as[0] and asked_as[0]
+                                      inside=_name_of(rec) if rec and made_ent and (made_ent != asked_as[0] or self.m.kinds.get(tool.name) == "create")
+                                      and asked_as[0]  # (a sub-project made under a project is a part of it too, review 90)
                                       and not (is_person(asked_as[0]) or self.m.is_person(asked_as[0])) else None)  # a new record
                     # made under the one acted on (a tag in a workspace) renames nothing
                     if made is None and (noun, written) != asked_as:

@@ -179,6 +179,8 @@ SET_UP = re.compile(r"\b(?:configur\w*|set(?:s|ting)? up|setup|provision\w*|depl
 PURPOSES = ("Staging", "Production", "Backup", "Team", "Shared", "Internal", "Demo", "Test")
 NAME_VARIANTS = ("{T} follow-up", "{T} (phase 2)", "{T} archive", "{T} draft", "{T} 2025")
 # a part of a topic, for a record made inside one named by it (a page in a space, a list for an email)
+# a part of a software team's project or service, for one made under it ("Marketing site frontend")
+SOFTWARE_PARTS = ("{T} frontend", "{T} backend", "{T} worker", "{T} docs", "{T} tests", "{T} mobile")
 PART_NAMES = ("{T} notes", "{T} plan", "{T} checklist", "{T} overview", "{T} timeline", "{T} questions")
 SUBJECT_TEMPLATES = ("{T}", "{T} update", "Question about the {t}", "Re: {t}", "{T} next steps")
 
@@ -1612,13 +1614,14 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
         if inside and not renaming and last in ("title", "name") and _topic_like(inside):
             # a page made in the space "Quarterly budget" is a part of it ("Quarterly budget timeline"), not "Holiday
             # schedule" (review 73: random pairings of topics read as made up)
-            base = re.sub(r" (?:\d+|follow-up|\(phase 2\)|archive|draft|2025)$", "", inside)
+            base = re.sub(r" (?:\d+|follow-up|\(phase 2\)|archive|draft|2025|v2|\(legacy\)|beta|EU)$", "", inside)
             if nws and not (topical and (singular(nws[-1]) in CONTENT_NOUNS | CONTAINER_NOUNS or is_work(noun) or is_problem(noun))):
                 # a policy, a webhook or a rule made in the project "Auth service" is that project's of its kind ("Auth
                 # service preheat policy"), not a part of a document ("Auth service questions", reviews 86 and 89)
                 v = f"{_titled(base)} {' '.join(nws)}"
                 return v if v.lower() not in taken else None
-            parts = [f.format(T=_titled(base)) for f in PART_NAMES if f.split()[-1].lower() not in base.lower().split()]
+            forms = SOFTWARE_PARTS if _SOFTWARE.get() and nws and singular(nws[-1]) in _SOFTWARE_NAMED else PART_NAMES
+            parts = [f.format(T=_titled(base)) for f in forms if f.split()[-1].lower() not in base.lower().split()]
             parts = [x for x in parts if x.lower() not in taken]
             if parts:
                 return rng.choice(parts)

@@ -204,3 +204,15 @@ def test_a_new_item_goes_in_a_list_a_person_keeps():
 
     got = {said_value("list_name", "Reminders list name", random.Random(i), noun="Reminder", about="Partner integration") for i in range(30)}
     assert got and got <= set(GROUP_NAMES), got
+
+
+def test_a_sub_project_is_a_part_of_its_parent():
+    """Review 90 (Dependency-Track): "Payments API EU" made under "Notification service (legacy)". A record made under
+    one of its own kind is a part of it: a software team's "Notification service backend"."""
+    import random
+
+    from forgec.stdlib.values import SOFTWARE_PARTS, said_value, world_of
+
+    with world_of(["Project", "Component", "Vulnerability"]):
+        got = {said_value("name", "", random.Random(i), noun="Project", inside="Notification service (legacy)") for i in range(20)}
+    assert got <= {f.format(T="Notification service") for f in SOFTWARE_PARTS}, got
