@@ -108,6 +108,10 @@ class _Skip(Exception):
         self.reason = reason
 
 
+# a parameter that says where the record acted on is: "Mailbox containing the email", "the folder in which the note is"
+_LOCATES = re.compile(r"\b(?:containing|that contains|which contains|in which the|where the \w+ (?:is|lives))\b", re.I)
+
+
 def looks_like_id(v: Any) -> bool:
     """Ids and codes a person does not know (`#W0001234`, `HAT754`, `5f2c...`), not dates or words."""
     if not isinstance(v, str):
@@ -2047,6 +2051,8 @@ class _Sampler:
         rec_name, rec_ent, rec = target if target else (None, None, {})
         is_list = isinstance(t, A.ListType)
         required = p.default is None and not isinstance(p.type, A.OptionalType)  # an optional account (`site`): the default one
+        if depth == 0 and p.name in getattr(self, "_carried", ()) and isinstance(rec_name, str) and rec.get(p.name) is not None:
+            return A.Attr(A.Name(rec_name), p.name), rec[p.name]  # where the record is, as it has it (`_carried`)
         quoted = format_url_choices(t.values, p.doc) if isinstance(t, A.EnumType) else None
         if quoted is not None:
             # a format URL the API names (review 65: "... with schema https://..."): the one the param's own doc quotes
@@ -2847,6 +2853,13 @@ class _Sampler:
             # differ, and an agent that fills in the date it sees made another end state (review 90: five restaurant
             # bookings with no date)
             needed |= {p.name for p in optional if TODAY_DEFAULT.search(p.doc or "")}
+        # where the record acted on is, which it keeps itself ("mailbox: Mailbox containing the email"), goes with the
+        # call as the record has it: the agent reads it off the record, the user never says it (review 91: five email
+        # tasks that left the mailbox at INBOX for emails filed elsewhere, where the docs ask for the real folder)
+        self._carried = {p.name for p in optional if target is not None and isinstance(target[2], dict) and isinstance(target[0], str)
+                         and _LOCATES.search(p.doc or "") and target[2].get(p.name) not in (None, "")
+                         and not isinstance(target[2].get(p.name), (dict, list)) and any(fd.name == p.name for fd in m.decl[target[1]].fields)}
+        needed |= self._carried
         # and the request gives it no default for is asked for (a `baggage_count = 0` already has its value)
         self._wanted |= needed
         optional = [p for p in optional if p.name not in needed]

@@ -216,3 +216,22 @@ def test_a_sub_project_is_a_part_of_its_parent():
     with world_of(["Project", "Component", "Vulnerability"]):
         got = {said_value("name", "", random.Random(i), noun="Project", inside="Notification service (legacy)") for i in range(20)}
     assert got <= {f.format(T="Notification service") for f in SOFTWARE_PARTS}, got
+
+
+def test_where_the_record_is_goes_with_the_call(tmp_path):
+    """Review 91 (the email MCP server, 0/5): the world files each email in a mailbox, the docs' `mailbox` is the
+    "Mailbox containing the email" and must be its real folder, yet the gold calls left it at INBOX. A parameter that
+    says where the record acted on is goes with the call as the record has it, never said by the user."""
+    from forgec.build import CompileOptions, compile_build
+
+    out = tmp_path / "b"
+    compile_build(CompileOptions(inputs=[BROAD / "npm_codefuturist_email_mcp"], out=out, tasks_per_env=16, seed=0, oracle_check=False))
+    state = json.loads(next((out / "states").glob("*.json")).read_text())["entities"]
+    emails = {str(k): r for k, r in state["Email"].items()}
+    tasks = [json.loads(line) for f in sorted((out / "tasks").glob("*.jsonl")) for line in f.read_text().splitlines() if line.strip()]
+    calls = [(t["instruction"], c["arguments"]) for t in tasks for c in t["gold_calls"] if c["tool"] in ("delete_email", "create_reminder")]
+    filed = [(said, a) for said, a in calls if emails.get(str(a.get("emailId") or a.get("email_id")), {}).get("mailbox")]
+    assert filed, calls
+    for said, a in filed:
+        where = emails[str(a.get("emailId") or a.get("email_id"))]["mailbox"]
+        assert a.get("mailbox") == where and where not in said, (a, where, said)
