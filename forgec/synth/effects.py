@@ -586,15 +586,11 @@ def _one_per_parent(s: Schema, e: Entity, v: ToolView, pmap) -> list[A.Stmt]:
         for wire, ent in sorted(v.refs.items()):
             if wire not in pmap or ent not in s.entities or singular(tokens(ent)[-1]) != word:
                 continue
-            to_parent = [x for x, fd in e.fields.items() if x != e.key and strip_optional(fd.type) == A.NamedType(ent)]
-            if pmap[wire].name in to_parent:
-                to_parent = [pmap[wire].name]  # the field the call's own parent param fills
-            elif len(to_parent) > 1:
-                to_parent = [x for x in to_parent if tokens(x)[-1:] == ["id"]]
-            if len(to_parent) != 1:
+            link = _link_field(e, ent, prefer=pmap[wire].name)  # the field the call's own parent param fills, if any
+            if link is None:
                 continue
             parent = s.entities[ent]
-            cond = bin_("==", at("it", to_parent[0]), at(pmap[wire].name, parent.key))
+            cond = bin_("==", at("it", link), at(pmap[wire].name, parent.key))
             st = A.Require(bin_("==", A.Call("len", (A.Where(N(e.name), cond),)), lit(0)),
                            f"{' '.join(tokens(ent))} already has a {' '.join(tokens(e.name))}")
             v.cited.append((st, sent))
@@ -1183,6 +1179,16 @@ _EMPTY_FIRST = re.compile(r"\b(?:must|should|has\s+to|needs?\s+to)\s+be\s+empty\
                           r"(?:still\s+)?(?:contains?|has|holds?|includes?)\s+(?P<kinds2>[^.;]+)", re.I)
 
 
+def _link_field(child: Entity, parent: str, prefer: str | None = None) -> str | None:
+    """The one field of `child` that points to a `parent` record: `prefer` where it is one of them, else the only one,
+    else the only `..._id` among several (`project_id` beside `project_name`: the id holds the link)."""
+    links = [x for x, fd in child.fields.items() if x != child.key and strip_optional(fd.type) == A.NamedType(parent)]
+    if prefer in links:
+        return prefer
+    by_id = [x for x in links if tokens(x)[-1:] == ["id"]]
+    return links[0] if len(links) == 1 else by_id[0] if len(by_id) == 1 else None
+
+
 def _empty_first(s: Schema, e: Entity, v: ToolView, k: str) -> list[A.Stmt]:
     """A delete its docs refuse while the record still holds records: each kind that points to it (named, where the
     docs name kinds, "still contains repositories") must have none left, cited. Read from the tool's own text and
@@ -1191,12 +1197,7 @@ def _empty_first(s: Schema, e: Entity, v: ToolView, k: str) -> list[A.Stmt]:
     texts = prose.sentences(v.tool.description or "") + [x for r in v.tool.annotations.get("refusals") or () for x in prose.sentences(r)]
     out: list[A.Stmt] = []
     what = snake(e.name).replace("_", " ")
-    kids = []
-    for c, ce in sorted(s.entities.items()):
-        to_e = [x for x, fd in ce.fields.items() if x != ce.key and c != e.name and strip_optional(fd.type) == A.NamedType(e.name)]
-        by_id = [x for x in to_e if tokens(x)[-1:] == ["id"]]  # `project_id` beside `project_name`: the id holds the link
-        if len(to_e) == 1 or len(by_id) == 1:
-            kids.append((c, to_e[0] if len(to_e) == 1 else by_id[0]))
+    kids = [(c, f) for c, ce in sorted(s.entities.items()) if c != e.name and (f := _link_field(ce, e.name)) is not None]
     for sent in texts:
         m = _EMPTY_FIRST.search(sent)
         if not m:
