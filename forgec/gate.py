@@ -89,6 +89,8 @@ REASONS: dict[str, str] = {
     "nothing-done": "every intent's condition failed, so nothing was done",
     "blind-pick": "a record picked by a rank ('my project with the latest due date') given a value made from its name",
     "unfillable-argument": "a required argument has no value the user knows or the records give",
+    "default-resets": "an update leaves out a parameter whose documented default would reset a field of the record the user never asked to change",
+    "untyped-argument": "a required argument the docs give no type or fields for (an opaque request body): nothing a person could be asked to fill",
     "no-lookup": "no read lists the records a write acts on, and their keys are ids a person does not know",
     "no-lookup-for-described": "a record the write needs has no search a person could describe it by",
     "write-failed": "the write fails on the world state with the values found",

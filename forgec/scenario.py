@@ -51,7 +51,7 @@ from forgec.runtime.envrt import jcopy
 from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, blueprint_stats, format_blueprint_text, literal_expr,
                            superlative)
 from forgec.stdlib import ops as OPS
-from forgec.stdlib.values import INTEGRAL, TEXTY, documented_extensions, documented_values, real_values, slugify, fit_extension, gone as record_gone, is_file_field, is_person, is_person_record, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, world_of, topic_filler, topic_named
+from forgec.stdlib.values import INTEGRAL, TEXTY, titled_by_doc, documented_extensions, documented_values, real_values, slugify, fit_extension, gone as record_gone, is_file_field, is_person, is_person_record, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, world_of, topic_filler, topic_named
 from forgec.synth import policy
 from forgec.synth.schema import NAMES_TARGET
 from forgec.synth.schema import TODAY_DEFAULT, INFERRED_STATUS_DOC, MUST_BE_TRUE as _MUST_BE_TRUE, id_stem, session_names, shapes_request
@@ -289,8 +289,11 @@ class _Model:
         return record_fields(self.env, strip_optional(bt.item)) if isinstance(bt, A.ListType) else None
 
     def title_field(self, ent: str) -> str | None:
-        """The field a record of `ent` is called by (`name`, `title`, `subject`, `display_name`), if it has one."""
-        return next((f for f in self.natural_fields(ent) if re.search(r"(^|_)(name|title|subject|display_name)$", norm(f))), None)
+        """The field a record of `ent` is called by (`name`, `title`, `subject`, `display_name`, a `content` its doc
+        calls the title), if it has one."""
+        docs = {f.name: f.doc or "" for f in self.decl[ent].fields} if ent in self.decl else {}
+        return next((f for f in self.natural_fields(ent) if re.search(r"(^|_)(name|title|subject|display_name)$", norm(f))), None) or \
+            next((f for f in self.natural_fields(ent) if titled_by_doc(f, docs.get(f, ""))), None)
 
     def entity_of(self, rec: Any) -> str | None:
         if not isinstance(rec, dict):
@@ -415,8 +418,9 @@ class _Model:
             if _qualifies_another(f, e):
                 continue  # "How many minutes to ignore the issue when ignoreMode is 'forDuration'": a setting of another
                 # setting, nothing a person asks of their record (review 34: "how many ignore duration minutes")
-            if _CONTENT_FIELD.search(norm(f.name)):
-                continue  # what was written about a record, not how its owner names it ("whose information comments is", review 34)
+            if _CONTENT_FIELD.search(norm(f.name)) and not titled_by_doc(f.name, f.doc or ""):
+                continue  # what was written about a record, not how its owner names it (a Todoist task's `content` is
+                # "The task title/content.": what it is called) ("whose information comments is", review 34)
             lead = re.match(r"\s*(?:the |an? )?([A-Za-z]+) ([a-z]+)", f.doc or "")
             if lead and singular(lead.group(1).lower()) in others and singular(lead.group(1).lower()) != norm(ent).split("_")[-1] \
                     and singular(lead.group(2)) in norm(f.name).split("_"):
@@ -437,7 +441,7 @@ class _Model:
                 continue  # a shop's goods have categories anyone names ("electronics"); a password item's made-up "grocery"
                 # is no 1Password category (review 71)
             present = [r[f.name] for r in (self.ents.get(ent) or {}).values() if r.get(f.name) is not None]
-            if isinstance(t, A.PrimType) and t.name == "str" and topic_filler(f.name, present, ent):
+            if isinstance(t, A.PrimType) and t.name == "str" and topic_filler(f.name, present, ent) and not titled_by_doc(f.name, f.doc or ""):
                 continue  # a string of unknown meaning filled with topic phrases: nothing a person names or asks
             vals = [x for x in present if isinstance(x, str)]
             if vals and not re.search(r"file|document|attachment|media|upload|path", norm(ent)) and \
@@ -583,7 +587,10 @@ class _Model:
                 for path, lst in found:
                     if isinstance(lst, list) and lst and isinstance(lst[0], dict):
                         ent = self.entity_of(lst[0])
-                        if ent and ent in self.lister_all and _points_to(self.tools[self.lister_all[ent]].doc, name):
+                        if ent and ent in self.lister_all and _points_to(self.tools[self.lister_all[ent]].doc, name) \
+                                and not _points_to(t.doc, self.lister_all[ent]):
+                            # (two docs that name each other say each does what the other does not, "Rather than X for the
+                            # supplier invoices" both ways: the plainer stays; review 92 found client invoices among supplier ones)
                             del self.lister_all[ent]  # the docs of the first send a reader here for "the list of records
                             self.lister_args.pop(ent, None)  # themselves" (review 38: Boond's reporting tools name
                             self.lister_path.pop(ent, None)  # `boond_projects_search`): the docs' own choice
@@ -796,7 +803,7 @@ def refer(records: list[dict], target: int, fields: list[str], rng: random.Rando
     usable = [f for f in usable if not (re.search(r"(^|_)codes?$", norm(f)) and isinstance(rec.get(f), str) and len(rec[f]) <= 3)]
     # nor a setting the system keeps ("my service whose currency is CAD with the red color", review 33), nor a rule's
     # condition ("my rule whose filter subject is X"): a person may ask what they are, but names the record otherwise
-    usable = [f for f in usable if not _SETTING.search(norm(f)) and not _CONTENT_FIELD.search(norm(f)) and not re.match(r"(filter|match|default|assign|action)_", norm(f))]
+    usable = [f for f in usable if not _SETTING.search(norm(f)) and (not _CONTENT_FIELD.search(norm(f)) or f in _TITLE_FIELDS.get()) and not re.match(r"(filter|match|default|assign|action)_", norm(f))]
     # a status of one of its parts ("my bookmark with the failure summarization status", review 34) is the system's
     # bookkeeping; the record's own `status` is how its owner knows it
     usable = [f for f in usable if not (is_status(f) and norm(f) not in ("status", "state"))]
@@ -1088,7 +1095,11 @@ def _askable_name(f: str) -> bool:
 def _schema_phrase(f: str) -> bool:
     """Whether a field's name is the schema's phrase, not a person's words: more than two words that name no date,
     price or name ("dest namespace replace count"); a bound (`from_date`) is said by its value ("from 2024-05-01")."""
-    return not _askable_name(f) and norm(f).split("_")[0] not in PREPOSITIONS
+    ws = norm(f).split("_")
+    if len(ws) > 1 and ws[0] == "resource" and ws[-1] in ("type", "subtype", "kind", "class"):
+        return True  # Asana's `resource_subtype` "default_task": REST's word for the record's own kind, no person's
+        # ("set its resource subtype to default task", review 92)
+    return not _askable_name(f) and ws[0] not in PREPOSITIONS
 
 
 def _qualifies_another(f, e) -> bool:
@@ -1113,6 +1124,8 @@ def _own_name(f: str) -> bool:
     """Whether field `f` is what its record is called (`name`, `title`, `displayName`), not a name it
     holds of something else (`author_name`, `new_name`, `embedding_function_name`)."""
     n = norm(f)
+    if f in _TITLE_FIELDS.get():
+        return True
     return n in ("name", "title", "subject", "label") or re.fullmatch(r"(display|full|file|first|last|short|nick|friendly|entity|object|resource|record)_?name", n) is not None
 
 
@@ -1224,6 +1237,11 @@ def coded_numbers(env: A.EnvDecl) -> dict[str, dict[int, str]]:
             if (labels := code_labels(f.doc or "")) and strip_optional(f.type) in (A.PrimType("int"), A.PrimType("float")):
                 out.setdefault(norm(f.name), labels)
     return out
+
+
+# the text fields of the env being sampled whose docs call them their record's name (Todoist's `content`, "The task
+# title/content."): names, not notes (`stdlib.values.titled_by_doc`)
+_TITLE_FIELDS: contextvars.ContextVar[frozenset] = contextvars.ContextVar("forgec_title_fields", default=frozenset())
 
 
 # the coded numbers of the env being sampled (`coded_numbers`), said by their labels
@@ -1524,6 +1542,27 @@ def _defaults_to_field(doc: str, rec: dict) -> bool:
 # asked for is a second end state, review 83)
 _MARKUP_DOC = re.compile(r"\bstorage\s+format\b|\bmust\s+(?:be|use)\s+(?:valid\s+)?x?html\b|\bin\s+x?html\s+format\b|\(xhtml\)|"
                          r"\bhtml-like\s+formatted\b", re.I)
+
+
+_MANY = re.compile(r"\b(?:one or more|one or many|multiple|several|many|a batch of|a list of|a set of)\s+((?:new|existing)\s+)?([a-z]+)\b"
+                   r"(?:(\s+(?:to|in|into|from|for|on|under|within)\s+)([a-z]+)\b)?", re.I)
+
+
+def _one_of_many(doc: str) -> str:
+    """A batch tool's doc said of the one record a task sends: "Update multiple existing projects with new values" ->
+    "Update an existing project with new values", "Add one or more new sections to projects" -> "Add a new section to
+    a project" (Todoist: "update multiple for my project called X", "add a new section ... to projects for the project
+    called X"). Only a plural noun is made one; the rest of the doc is as written."""
+    def one(mm: re.Match) -> str:
+        noun = mm.group(2)
+        if not is_plural(noun) or "NOUN" not in lemmas(singular(noun)):
+            return mm.group(0)
+        out = _a((mm.group(1) or "") + singular(noun))
+        if mm.group(3):
+            where = mm.group(4)
+            out += mm.group(3) + (_a(singular(where)) if is_plural(where) and "NOUN" in lemmas(singular(where)) else where)
+        return out
+    return _MANY.sub(one, doc or "", count=1)
 
 
 def _clause(doc: str) -> str:
@@ -2290,6 +2329,9 @@ class _Sampler:
                 return None if r is None else (A.ListLit((r[0],)), [r[1]])
             if p.default is not None or isinstance(p.type, A.OptionalType):
                 return None  # an optional `body: any` nothing can fill is left out, not the end of the intent
+            if t == A.PrimType("any") and depth == 0:
+                raise _Skip("untyped-argument")  # Focalboard's bodies: `$ref` to schemas with no properties (said apart
+                # from "unfillable" so `forgec stats` tells the docs' gap from the sampler's)
             raise _Skip("unfillable-argument")
         # a field of an object parameter says whose it is ("the seo title"), unless the object is the record acted on
         # ("set its description", not "set its workspace description" of the workspace)
@@ -2953,6 +2995,10 @@ class _Sampler:
                 and not any(norm(a) in done for a in args):
             raise _Skip("edit-of-done-record")  # "change the priority of my task X" while X is completed: only its reopening
             # is a change a person asks of a finished task (review 79: Dex's priorities set on completed tasks)
+        if target is not None and m.kinds.get(tool) == "update" and isinstance(target[2], dict) and (
+                reset := _reset_by_default(t, args, target[2], str(target[1]))):
+            raise _Skip("default-resets")  # BFCL's `update_project(status="active" by default)` called without it: by the
+            # docs the call makes an "on hold" project active, which the user never asked (review 92)
         n1 = len(sc.nodes)
         self.plausible(t, args, target[2] if target and isinstance(target[2], dict) else None)
         kind = self.kind_of(t, args, target)
@@ -3492,7 +3538,9 @@ class _Sampler:
             return "create"
         if any(is_money((n)) and isinstance(v, (int, float)) and not isinstance(v, bool) and not self._unit(t, n) for n, v in scalars) and target is None:
             return "money"
-        value_args = [n for n, (e, _) in args.items() if isinstance(e, (A.Attr, A.RecordLit)) and _roots(e) == {"user"}]
+        value_args = [n for n, (e, _) in args.items() if isinstance(e, (A.Attr, A.RecordLit)) and _roots(e) == {"user"}
+                      or isinstance(e, A.ListLit) and "user" in _roots(e)]  # a batch item holding what the user said (Todoist's
+        # `update_tasks(tasks: [{id, content}])`): a change, not a status ("my task called X called Y", this session)
         if not value_args and target is not None and len(args) <= 1:
             return "status"
         return "update"
@@ -3516,7 +3564,7 @@ class _Sampler:
             # each part's own phrase ("in Seattle", "the wa state", '"Apt 2"') goes: the line says them all
             plain = [x for x in plain if not any(re.search(rf"(?<![\w-]){re.escape(say(v).lower())}(?![\w-])", x.lower()) for _, v in parts)] + [line]
             vals = [(k, v) for k, v in vals if (k, v) not in parts]
-        clause = _clause(t.doc)
+        clause = _clause(_one_of_many(t.doc) if self.m.batch_items(t) is not None else t.doc)
         if self.product and clause:  # "update a customer in Paddle": the user is in Paddle already (review 24)
             clause = re.sub(rf"\s+(?:in|on|from|to|via|using|with)\s+(?:the\s+)?{re.escape(self.product)}\b(?:'s)?", "", clause)
             if clause.split()[0].lower() == self.product.lower():
@@ -4416,6 +4464,22 @@ def _condition_flag(field: str) -> str:
 _BEFORE_DELETING = re.compile(r"\bbefore (?:the )?(?:deletion|deleting|removal|removing|you delete)\b|\bafter (?:confirming|checking)\b", re.I)
 
 
+def _reset_by_default(t: A.ToolDecl, args: dict, rec: dict, ent: str) -> str | None:
+    """The field of the record an update leaves to a parameter's documented default that is not the record's value
+    (`status: ... = "active"` on an "on hold" project): the docs say the call sets it, though the user asked no such
+    change. A parameter names a field by its name, or by the record's kind and the field (`project_name`)."""
+    kind = norm(ent).split("_")
+    for p in t.params:
+        if p.name in args or not isinstance(p.default, A.Literal) or p.default.value in (None, "", [], {}) or (
+                isinstance(p.default.value, str) and p.default.value.lower() in ("null", "none")):  # BFCL's `"default": "null"`
+            continue
+        ws = norm(p.name).split("_")
+        field = next((f for f in rec if norm(f) == norm(p.name) or (ws[:len(kind)] == kind and norm(f) == "_".join(ws[len(kind):]))), None)
+        if field is not None and not isinstance(rec[field], (dict, list)) and rec[field] != p.default.value:
+            return field
+    return None
+
+
 def _points_to(doc: str | None, tool: str) -> bool:
     """Whether a tool's doc names `tool` ("Rather than: `boond_projects_search` for the records themselves"):
     the docs send a reader to that tool for what this one does not do."""
@@ -4797,10 +4861,12 @@ def sample_scenarios(env: A.EnvDecl, module: Any, world_state: dict, graph: Tool
     cfg = config or SampleConfig()
     token = _MINOR_UNITS.set(minor_units(env))
     codes = _CODES.set(coded_numbers(env))
+    titles = _TITLE_FIELDS.set(frozenset(f.name for e in env.entities for f in e.fields if titled_by_doc(f.name, f.doc or "")))
     try:
         with world_of({e.name: {"doc": e.doc} for e in env.entities}):  # a software team's new project is "Payments API" (stdlib.values)
             return _sample_scenarios(env, module, world_state, graph, cfg)
     finally:
+        _TITLE_FIELDS.reset(titles)
         _CODES.reset(codes)
         _MINOR_UNITS.reset(token)
 

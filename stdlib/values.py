@@ -802,8 +802,13 @@ def _patterned(v: Any, doc: str, rng: random.Random) -> Any:
     rx = doc_pattern(doc)
     if rx is None or not isinstance(v, str) or rx.search(v) is not None:
         return v
-    if re.match(r"\d{4}-\d{2}-\d{2}", v) and rx.search(v[:10]) is not None:
-        return v[:10]  # a date pattern (Plane's leap-year-checking regex) takes the date a time was made on, not year 2404
+    if re.match(r"\d{4}-\d{2}-\d{2}", v):
+        # a date pattern (Plane's leap-year-checking regex) takes the date a time was made on, not year 2404; a
+        # date-time pattern the day a time of day (review 92: "8485-21-84T93:84:29.7293..." drawn from BoondManager's)
+        day, clock = v[:10], (v[11:19] if re.match(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}", v) else "09:00:00")
+        for cand in (day, f"{day}T{clock}Z", f"{day}T{clock}", f"{day}T{clock}+00:00", f"{day}T{clock}+0000", f"{day} {clock}"):
+            if rx.search(cand) is not None:
+                return cand
     import rstr  # noqa: PLC0415
 
     for _ in range(8):
@@ -971,9 +976,21 @@ def _float_known(name: str, c: _Ctx, entity: str | None = None) -> float | None:
 UNKNOWN = object()  # a rule's answer "this is not what it looks like, and nothing here says what it is": no later guess
 
 
+# a text field its doc calls the record's name ("The task title/content.", "The task name/title. Should be concise")
+_TITLE_DOC = re.compile(r"\s*(?:the\s+)?(?:new\s+)?(?:[a-z]+\s+)?(?:(?:name|title)\b|[a-z]+\s*/\s*(?:name|title)\b)", re.I)
+
+
+def titled_by_doc(name: str, doc: str) -> bool:
+    """Whether a `content`/`text`/`body` field is what its record is called, by its doc ("The task title/content."):
+    Todoist's tasks are named by their content, which had been written as a note ("Notes from the X meeting.")."""
+    return _words(name)[-1:] in (["content"], ["text"], ["body"]) and _TITLE_DOC.match(doc or "") is not None
+
+
 def _str_for(name: str, c: _Ctx, entity: str | None, doc: str) -> str:
     """A plausible string for a field, chosen by what its doc says it holds, then by the words of its
     name (first rule that applies)."""
+    if titled_by_doc(name, doc):
+        name = "title"
     rng = c.rng
     ws = _words(name)
     w = set(ws)
@@ -1526,6 +1543,8 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     made about `about` (the name of the record acted on, else a topic) and fit for a `noun` record (the
     one written: an incident's title says what went wrong); None when neither the doc
     nor the name says what the string means (the caller then asks for nothing it cannot make up)."""
+    if titled_by_doc(name, doc):
+        name = "title"  # "The new task name/title. Should be concise": a task's new name, not a note
     ws = _words(name)
     w = set(ws)
     last = ws[-1] if ws else ""

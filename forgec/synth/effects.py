@@ -903,6 +903,9 @@ def _param_changes(s: Schema, e: Entity, v: ToolView, pmap, k: str, grouped: set
         if wire.startswith("new_") and wire[4:] in wires:
             continue
         fname = field_named(e, fname) or fname  # `FriendlyName` sets `friendly_name`
+        own, ws = tokens(e.name), tokens(wire)
+        if fname not in e.fields and len(ws) > len(own) and [singular(w) for w in ws[:len(own)]] == [singular(w) for w in own]:
+            fname = field_named(e, "_".join(ws[len(own):])) or "_".join(ws[len(own):])  # a project's `project_name` is its `name`
         if fname not in e.fields and wire in v.refs and ref_field(e, v.refs[wire]):
             fname = ref_field(e, v.refs[wire])  # assign_ticket(agent_id) sets `assignee_id: Agent`
         if fname not in e.fields or fname == e.key:

@@ -14,7 +14,7 @@ from forgec.lang import ast as A
 
 from . import prose
 from .names import ident, pascal, snake
-from .schema import Schema, batch_key, is_body, ToolView, TypeMapper, strip_optional
+from .schema import Schema, batch_key, gives_new_name, is_body, ToolView, TypeMapper, strip_optional
 
 STR = A.PrimType("str")
 NULL = A.Literal(None)
@@ -102,7 +102,7 @@ def tool_params(s: Schema, v: ToolView, tm: TypeMapper) -> list[ParamOut]:
                     old = rec.fields[idf].type
                     rec.fields[idf].type = A.OptionalType(A.NamedType(v.target)) if isinstance(old, A.OptionalType) else A.NamedType(v.target)
         else:
-            ty = tm.field_type(p.name, p.type)
+            ty = A.PrimType("str") if gives_new_name(p) else tm.field_type(p.name, p.type)
             closed = (prose.allowed_values(p.description or "") or prose.allowed_for(v.tool.description or "", p.name)) if ty == STR else None
             if closed:
                 ty = A.EnumType(closed[0])  # "either 'lost device' or 'travel'": a closed set

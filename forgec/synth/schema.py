@@ -459,7 +459,7 @@ def _kind_of_verb(verb: str | None, toks: list[str]) -> str:
 
 
 # a controller's actions, named after the resource (`collective-index`, `page-create`); not `borrow_book`
-_ACTION_LAST = {"index", "create", "update", "delete", "destroy", "show", "list", "trash", "restore"}
+_ACTION_LAST = {"index", "create", "update", "delete", "destroy", "show", "list", "trash", "restore", "get", "search"}
 
 
 # a name that ends in one of these after its resource's words (`purchase_order_get`) is resource-first
@@ -479,6 +479,9 @@ def _verb(toks: list[str], description: str) -> str | None:
         return "checkin"  # check_in / checkIn / check-in: a status change, not a read
     if len(toks) > 2 and toks[-1] in _RESOURCE_FIRST and toks[0] not in _RESOURCE_FIRST and _noun_first(toks[0]):
         return toks[-1]  # `purchase_order_get`, `sales_invoice_create`: the resource, then its action ("purchase" names the order)
+    if toks[:1] == ["open"] and _first_word(description) in READ_VERBS - {"check", "load"}:
+        return _first_word(description)  # "open" views as often as it makes (open_task_details: "Get details of a task"):
+        # the docs' own first verb says which (an account or a ticket is opened by a doc that says "Create"/"Open")
     if toks and toks[0] in ALL_VERBS:
         return toks[0]
     if len(toks) > 1 and toks[-1] in _ACTION_LAST:
@@ -1129,7 +1132,7 @@ def _bind_tools(s: Schema) -> None:
             v.kind = "search"
         if v.kind == "search" and v.target is None and named and named in s.entities:
             v.target = named
-        if v.kind in ("update", "delete") and v.target is None and not v.refs and named in s.entities and _batch_of(v):
+        if v.kind in ("update", "delete") and v.target is None and not v.refs and named in s.entities and _batch_of(v, named):
             v.target = named  # Todoist's `update_projects(items: [{id, color}])`: each item names a project by its id
         if v.kind in ("read", "search") and v.target is None and not v.refs and v.tool.params:
             got = prose.returned(v.facts, list(s.entities))
@@ -1278,9 +1281,19 @@ def _path_owner(s: Schema, t: ir.Tool) -> tuple[str, str] | None:
     return None
 
 
+def gives_new_name(p: ir.Param) -> bool:
+    """A name or title param its doc calls "the new name" (`project_name: "The new name of the project."`): a value
+    the record is given, never the record it names."""
+    return tokens(p.name)[-1:] in (["name"], ["title"]) and _scalar_kind(p.type) == "string" and \
+        re.match(r"\s*(?:the\s+)?(?:new|updated)\b", p.description or "", re.I) is not None
+
+
 def _bind_refs(s: Schema, v: ToolView) -> None:
     """Params that denote an entity: a key (`refs`) or a list of keys (`list_refs`)."""
     for p in v.tool.params:
+        if gives_new_name(p):
+            continue  # `update_project(project_name: "The new name of the project")`: the name it is given, not the
+            # project it names (review 92: a rename read as a second project, and its documented default lost)
         ent = _described_owner(s, p, v.tool.name, v.kind) or s.ref_of(p.name)
         sk = _scalar_kind(p.type)
         if (ent is None and sk in ("integer", "number") and len(tokens(p.name)) <= 2 and entity_name(tokens(singular(p.name))) in s.entities
@@ -1396,11 +1409,13 @@ def batch_key(s: Schema, v: ToolView, p: ir.Param) -> str | None:
     return None
 
 
-def _batch_of(v: ToolView) -> bool:
-    """Whether a write's one required param is a batch (`items: [{id, ...}]`) whose items name records by `id`."""
+def _batch_of(v: ToolView, named: str | None = None) -> bool:
+    """Whether a write's one required param is a batch (`items: [{id, ...}]`) whose items name records by `id`;
+    the batch may be named for the records themselves (Todoist's `update_tasks(tasks: [{id, content}])`)."""
     req = [p for p in v.tool.params if p.required]
     it = req[0].type.items if len(req) == 1 and req[0].type.kind == "array" else None
-    return it is not None and it.kind == "object" and snake(req[0].name) in BATCH_PARAMS and any(
+    own = named is not None and is_plural(req[0].name) and tokens(singular(req[0].name)) == tokens(named) if req else False
+    return it is not None and it.kind == "object" and (snake(req[0].name) in BATCH_PARAMS or own) and any(
         ident(f.name) == "id" or tokens(f.name)[-1:] == ["id"] for f in it.fields)
 
 
@@ -2240,9 +2255,18 @@ def unwrap_return(s: Schema, ret: ir.Type) -> ir.Type | None:
     lists = [f for f in obj.fields if f.type.kind == "array" and f.type.items is not None and deref(f.type.items).kind == "object"
              and snake(f.name) not in ENVELOPE_LISTS]
     others = [f for f in obj.fields if f not in lists]
-    if len(lists) == 1 and all(snake(f.name) in PAGE_ENVELOPE | ENVELOPE_LISTS for f in others):
+    if len(lists) == 1 and all(snake(f.name) in PAGE_ENVELOPE | ENVELOPE_LISTS or _about_the_call(f) for f in others):
         obj = deref(lists[0].type.items)  # a page of records (`{content: [...], totalPages, totalElements, ...}`)
     return obj if obj.kind == "object" and obj.fields else None
+
+
+def _about_the_call(f: ir.Field) -> bool:
+    """A field beside a batch's records that reports on the call, not on a record: a count (`successCount`,
+    `totalRequested`), the ids it touched (`updatedTaskIds`), its failures or the operations applied (Todoist's
+    `{tasks, totalCount, updatedTaskIds, appliedOperations}`)."""
+    ws = tokens(f.name)
+    return bool(ws) and (ws[-1] in ("count", "ids", "failures", "operations", "requested") or ws[0] == "total"
+                         or snake(f.name) in ("search_type", "search_id", "failed", "succeeded"))
 
 
 def envelope_payload(s: Schema, obj: ir.Type) -> ir.Type:
@@ -2287,7 +2311,8 @@ PAGE_ENVELOPE = {"count", "total", "next", "previous", "prev", "cursor", "page",
                  "next_page_token", "page_token", "start", "end", "results_count", "total_items", "items_count",
                  "object", "next_url", "previous_url", "prev_url", "next_page_url", "prev_page_url", "previous_page_url",  # Stripe, Lob
                  "iterator", "prev_iterator", "done",  # Svix
-                 "query", "pagination"}  # the search a page answers, echoed beside its results (listmonk's `{results, query, total, page}`)
+                 "query", "pagination",  # the search a page answers, echoed beside its results (listmonk's `{results, query, total, page}`)
+                 "applied_filters", "filters_applied", "filters"}  # ... or its filters (Todoist's `{tasks, nextCursor, totalCount, hasMore, appliedFilters}`)
 
 
 def _return_owner(s: Schema, v: ToolView, names: list[str]) -> str | None:
@@ -2424,7 +2449,12 @@ def _param_field(s: Schema, tm: TypeMapper, e: Entity, p: ir.Param, optional: bo
         fname = ident("_".join(t[1:]))  # `new_title` with no `title` yet: the record has a title, its next value is sent
         if fname == e.key or fname in e.fields:
             return
-    ftype = tm.field_type(p.name, p.type)
+    own = tokens(e.name)
+    if p.type.kind == "array" and p.type.items is not None and p.type.items.kind == "object" and [singular(w) for w in t] == [singular(w) for w in own]:
+        return  # Todoist's `update_tasks(tasks: [{id, content}])`: a batch of the records themselves, no field of each
+    if len(t) > len(own) and [singular(w) for w in t[:len(own)]] == [singular(w) for w in own] and field_named(e, "_".join(t[len(own):])):
+        return  # a project's `project_name` is its `name` (review 92: a second name field, typed as a project)
+    ftype = A.PrimType("str") if gives_new_name(p) else tm.field_type(p.name, p.type)
     closed = prose.allowed_values(p.description or "") if ftype == A.PrimType("str") else None
     if closed:
         ftype = A.EnumType(closed[0])  # "one of: prepaid, postpaid": the field holds one of those
@@ -2763,7 +2793,9 @@ def _children(s: Schema) -> None:
             continue
         if _reads_whole_record(s, v):
             continue  # get_user_details "including their reservations" returns the User
-        desc = (v.tool.description or "").lower()
+        # what the tool does is said first: a later note's "the `actions` tab" is no list it returns (review 92:
+        # BoondManager's candidate read returned the candidate's actions)
+        desc = re.split(r"(?<=[.!?])\s|\n", (v.tool.description or "").strip(), maxsplit=1)[0].lower()
         for cname, _f in referrers.get(v.target, ()):
             c = s.entities[cname]
             f = ref_field(c, v.target)

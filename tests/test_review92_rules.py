@@ -1,0 +1,203 @@
+"""Rules from blind review 92 and the zero-task doc sets of the twenty-third session, each checked on a small doc
+written as its source writes it (BoondManager's French MCP docs, BFCL's function list, Todoist's batch tools,
+a task-manager MCP and Focalboard's Swagger 2 bodies)."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+from conftest import compile_doc
+
+from forgec.ir import Param, Tool, Type
+from forgec.stdlib.values import _patterned
+from forgec.synth.schema import classify
+
+
+def _mcp(*tools: dict) -> dict:
+    return {"tools": list(tools)}
+
+
+def _tool(name: str, desc: str, props: dict, required: list[str], read_only: bool = False) -> dict:
+    t = {"name": name, "description": desc, "inputSchema": {"type": "object", "properties": props, "required": required}}
+    if read_only:
+        t["annotations"] = {"readOnlyHint": True}
+    return t
+
+
+def _tasks(out) -> list[dict]:
+    return [json.loads(line) for f in sorted((out / "tasks").glob("*.jsonl")) for line in f.read_text().splitlines() if line.strip()]
+
+
+ID = {"type": "string", "pattern": "^\\d+$", "description": "Identifiant unique de l'entité (numérique)"}
+
+BOOND = _mcp(  # BoondManager's shape: French docs, `Plutôt que :` notes naming the other tool both ways
+    _tool("boond_candidates_search", "Recherche des candidats dans BoondManager.\n\nReturns : liste paginée des candidats.",
+          {"keywords": {"type": "string", "description": "Mots-clés"}}, [], True),
+    _tool("boond_candidates_get", "Récupère la fiche complète d'un(e) candidat par son ID numérique.\n\n- `tab` cible un onglet précis "
+          "(`information`, `actions`…).\n\nReturns : JSON de l'entité. Lecture seule.", {"id": ID}, ["id"], True),
+    _tool("boond_candidates_delete", "Supprime un(e) candidat par son ID.", {"id": ID}, ["id"]),
+    _tool("boond_actions_search", "Recherche des actions (appels, rendez-vous) dans BoondManager.",
+          {"candidateId": {"type": "string", "description": "ID du candidat"}}, [], True),
+    _tool("boond_actions_create", "Crée une action (appel, rendez-vous) pour un(e) candidat.", {
+        "candidateId": {"type": "string", "description": "ID du candidat"}, "title": {"type": "string", "description": "Titre de l'action"},
+        "startDate": {"type": "string", "description": "Date de début"}}, ["candidateId", "title"]),
+    _tool("boond_invoices_search", "Liste et recherche les factures client.\n\nPlutôt que : `boond_provider_invoices_search` pour les "
+          "factures d'achat.", {"keywords": {"type": "string", "description": "Mots-clés"}}, [], True),
+    _tool("boond_provider_invoices_search", "Liste et recherche les factures fournisseur.\n\nPlutôt que : `boond_invoices_search` pour "
+          "les factures de vente adressées aux clients.", {"keywords": {"type": "string", "description": "Mots-clés"}}, [], True),
+    _tool("boond_invoices_get", "Récupère la fiche complète d'une facture par son ID.", {"id": ID}, ["id"], True),
+    _tool("boond_invoices_delete", "Supprime une facture par son ID.", {"id": ID}, ["id"]),
+    _tool("boond_invoices_create", "Crée une facture.", {"reference": {"type": "string", "description": "Référence de la facture"},
+                                                        "title": {"type": "string", "description": "Titre de la facture"},
+                                                        "state": {"type": "string", "enum": ["draft", "sent", "paid"]}}, ["reference", "title"]),
+    _tool("boond_candidates_create", "Crée un(e) candidat.", {"firstName": {"type": "string", "description": "Prénom du candidat"},
+                                                              "lastName": {"type": "string", "description": "Nom de famille du candidat"}},
+          ["firstName", "lastName"]),
+)
+
+
+def test_a_note_naming_another_kind_leaves_a_read_of_the_record(tmp_path):
+    """Review 92: `boond_candidates_get` ("the `actions` tab", in a note after what it does) was read as a list of the
+    candidate's actions, so the check before a delete showed two actions and not the candidate. What a tool does is
+    its first sentence."""
+    out = compile_doc(tmp_path, "boond", "tools_list.json", BOOND, 8)
+    src = next((out / "src").glob("*/env.forge")).read_text()
+    get = src[src.index("tool boond_candidates_get("):]
+    get = get[:get.index("\n  }\n")]
+    assert "-> Candidate" in get and "Action where" not in get, get
+
+
+def test_two_docs_that_name_each_other_keep_the_plainer_lister(tmp_path):
+    """Review 92: client invoices were found with the supplier-invoice search, since the client search's doc names
+    the supplier one ("Rather than: `boond_provider_invoices_search` for purchase invoices"). Each names the other: the
+    plainer list stays the lookup."""
+    out = compile_doc(tmp_path, "boond", "tools_list.json", BOOND, 20)
+    tasks = _tasks(out)
+    calls = [c["tool"] for t in tasks for c in t["gold_calls"]]
+    assert "boond_invoices_search" in calls, calls
+    assert "boond_provider_invoices_search" not in calls, calls
+
+
+def test_a_date_time_pattern_gets_a_real_time():
+    """Review 92: an action's `endDate` drawn from its pattern read "8485-21-84T93:84:29.7293…". A date the world made
+    is given the time of day the pattern asks for."""
+    doc = "Date de fin (pattern: ^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?([+-]\\d{2}:?\\d{2}|Z)?$)"
+    assert _patterned("2024-03-25", doc, random.Random(0)) == "2024-03-25T09:00:00Z"
+    assert _patterned("2024-03-25 14:30:00", doc, random.Random(0)) == "2024-03-25T14:30:00Z"
+    assert _patterned("2024-03-25", "Day (pattern: ^\\d{4}-\\d{2}-\\d{2}$)", random.Random(0)) == "2024-03-25"
+
+
+BFCL_PROJECTS = [  # BFCL's Dependency-Track functions: an update whose optional params document defaults
+    {"name": "project_api.get_projects", "description": "Retrieve a list of all projects.",
+     "parameters": {"type": "dict", "required": [], "properties": {}}},
+    {"name": "project_api.create_project", "description": "Create a new project with the given name and status.",
+     "parameters": {"type": "dict", "required": ["name"], "properties": {
+         "name": {"type": "string", "description": "The name of the new project."},
+         "description": {"type": "string", "description": "A brief description of the project.", "default": ""},
+         "status": {"type": "string", "enum": ["active", "on hold", "archived"], "description": "The status of the project.", "default": "active"}}}},
+    {"name": "project_api.update_project", "description": "Updates the specified project's details such as its name, status, and description.",
+     "parameters": {"type": "dict", "required": ["project_id"], "properties": {
+         "project_id": {"type": "string", "description": "The unique identifier of the project to be updated."},
+         "project_name": {"type": "string", "description": "The new name of the project.", "default": "Untitled Project"},
+         "description": {"type": "string", "description": "A brief description of the project.", "default": "No description provided."}}}},
+    {"name": "project_api.delete_project", "description": "Delete the project with the given id.",
+     "parameters": {"type": "dict", "required": ["project_id"], "properties": {
+         "project_id": {"type": "string", "description": "The unique identifier of the project to delete."}}}},
+]
+
+
+def test_an_update_that_would_reset_a_field_by_its_default_is_no_gold_call(tmp_path):
+    """Review 92: `update_project(project_id, description)` left `project_name` to its documented default
+    "Untitled Project", so by the docs the gold call renamed the project. The new name is a value (not a project
+    it names), the env sets it, and no gold call leaves it to a default that differs from the record's."""
+    from forgec.build import CompileOptions, compile_build
+
+    folder = tmp_path / "docs" / "projects"  # BFCL's files hold one function per line
+    folder.mkdir(parents=True)
+    (folder / "functions.json").write_text("\n".join(json.dumps(f) for f in BFCL_PROJECTS))
+    out = tmp_path / "b"
+    compile_build(CompileOptions(inputs=[folder], out=out, tasks_per_env=20, seed=0, oracle_check=False))
+    src = next((out / "src").glob("*/env.forge")).read_text()
+    upd = src[src.index("tool project_api_update_project("):]
+    upd = upd[:upd.index("\n  }\n")]
+    assert 'project_name: str = "Untitled Project"' in upd and "set project_id.name = project_name" in upd, upd
+    proj = src[src.index("entity Project "):]
+    assert "project_name" not in proj[:proj.index("}")], proj[:proj.index("}")]
+    tasks = _tasks(out)
+    assert tasks
+    for t in tasks:
+        for c in t["gold_calls"]:
+            if c["tool"] == "project_api_update_project":
+                assert "project_name" in c["arguments"], c
+
+
+def test_open_that_the_docs_say_gets_is_a_read():
+    """`open_task_details` "Get details of a specific task" was a create (a new task made by each read)."""
+    t = Tool(name="open_task_details", description="Get details of a specific task by 'taskId'.",
+             params=(Param(name="taskId", type=Type(kind="string"), required=True),))
+    assert classify(t) == "read"
+    opened = Tool(name="open_ticket", description="Open a new support ticket.",
+                  params=(Param(name="subject", type=Type(kind="string"), required=True),))
+    assert classify(opened) == "create"
+
+
+TODO = _mcp(  # Todoist's official MCP: batches named for their records
+    _tool("find_tasks", "Find tasks by text.", {"searchText": {"type": "string"}}, [], True),
+    _tool("add_tasks", "Add one or more tasks.", {"tasks": {"type": "array", "items": {"type": "object", "properties": {
+        "content": {"type": "string", "description": "The task name."}, "priority": {"type": "string", "enum": ["p1", "p2", "p3", "p4"]}},
+        "required": ["content"]}}}, ["tasks"]),
+    _tool("update_tasks", "Update existing tasks including content and priorities.", {"tasks": {"type": "array", "items": {
+        "type": "object", "properties": {"id": {"type": "string", "description": "The ID of the task to update."},
+                                         "content": {"type": "string", "description": "The new task name."},
+                                         "priority": {"type": "string", "enum": ["p1", "p2", "p3", "p4"]}}, "required": ["id"]}}}, ["tasks"]),
+)
+
+
+def test_a_batch_named_for_its_records_changes_them(tmp_path):
+    """Todoist's `update_tasks(tasks: [{id, content, priority}])` only logged its call: a batch was known only under the
+    names `items`/`records`. One named for the records the tool's name names changes each record its item's id names."""
+    out = compile_doc(tmp_path, "todo", "tools_list.json", TODO, 6)
+    src = next((out / "src").glob("*/env.forge")).read_text()
+    upd = src[src.index("tool update_tasks("):]
+    upd = upd[:upd.index("\n  }\n")]
+    assert "@conservative" not in src[src.index("tool update_tasks(") - 40:src.index("tool update_tasks(")]
+    assert re.search(r"for item in tasks", upd) and "set rec.priority = item.priority" in upd, upd
+
+
+FOCAL = {  # Focalboard's Swagger 2: bodies are `$ref`s to definitions with no properties
+    "swagger": "2.0", "info": {"title": "Focalboard", "version": "2"},
+    "paths": {
+        "/boards": {"get": {"operationId": "getBoards", "summary": "Returns the boards.", "responses": {
+            "200": {"description": "success", "schema": {"type": "array", "items": {"$ref": "#/definitions/Board"}}}}},
+            "post": {"operationId": "createBoard", "summary": "Creates a new board", "parameters": [
+                {"name": "Body", "in": "body", "required": True, "description": "the board to create", "schema": {"$ref": "#/definitions/BoardPatch"}}],
+                "responses": {"200": {"description": "success", "schema": {"$ref": "#/definitions/Board"}}}}},
+        "/boards/{boardID}": {"patch": {"operationId": "patchBoard", "summary": "Partially updates a board", "parameters": [
+            {"name": "boardID", "in": "path", "required": True, "type": "string"},
+            {"name": "Body", "in": "body", "required": True, "description": "board patch to apply", "schema": {"$ref": "#/definitions/BoardPatch"}}],
+            "responses": {"200": {"description": "success", "schema": {"$ref": "#/definitions/Board"}}}}},
+    },
+    "definitions": {"Board": {"description": "Board groups a set of blocks and its layout", "type": "object", "properties": {
+        "id": {"type": "string"}, "title": {"type": "string", "description": "The title of the board"}}},
+                    "BoardPatch": {"description": "BoardPatch is a patch for modify boards"}},
+}
+
+
+def test_an_opaque_body_is_said_to_be_the_docs_gap(tmp_path):
+    """Focalboard yields no task: every write's body is a schema with no properties. `forgec stats` says so
+    ("untyped-argument"), not that the sampler found no value ("unfillable-argument")."""
+    out = compile_doc(tmp_path, "focal", "swagger.json", FOCAL, 6)
+    st = json.loads((out / "manifest.json").read_text())["envs"]["focal"]["stats"]
+    rejected = json.dumps({**(st.get("sampler_rejected") or {}), **(st.get("scenario_rejected") or {}), **(st.get("rejected") or {})})
+    assert "untyped-argument" in rejected and "unfillable-argument" not in rejected, rejected
+
+
+def test_rests_word_for_the_records_kind_is_never_dictated():
+    """Review 92: "set its notes to ... and its resource subtype to default task" (Asana's `resource_subtype`): REST's
+    name for the record's own kind is the schema's phrase, never a change a person dictates; two plain words stay."""
+    from forgec.scenario import _schema_phrase
+
+    assert _schema_phrase("resource_subtype") and _schema_phrase("resourceType")
+    assert not _schema_phrase("due_date") and not _schema_phrase("resource") and not _schema_phrase("task_type")
