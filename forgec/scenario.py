@@ -288,6 +288,14 @@ class _Model:
         bt = strip_optional(req[0].type) if len(req) == 1 else None
         return record_fields(self.env, strip_optional(bt.item)) if isinstance(bt, A.ListType) else None
 
+    def body_items(self, t: A.ToolDecl) -> tuple | None:
+        """The fields of the one record an RPC-style write takes as its only parameter (Outline's
+        `groupsUpdate(body: {id, name})`), else None."""
+        if len(t.params) != 1:
+            return None
+        bt = strip_optional(t.params[0].type)
+        return record_fields(self.env, bt) if isinstance(bt, A.NamedType) else None
+
     def title_field(self, ent: str) -> str | None:
         """The field a record of `ent` is called by (`name`, `title`, `subject`, `display_name`, a `content` its doc
         calls the title), if it has one."""
@@ -559,7 +567,10 @@ class _Model:
             # ... and a list of some of the records (`documentsArchived`, `documentsDrafts`, `list_deleted_files`) after the
             # list of them all (review 49: a document found among the archived ones, which the user never said it was)
             subset = any(w.endswith("ed") and len(w) > 4 or w in SUBSET_WORDS for w in ws)
-            return (bool(set(ws) & {"by", "find", "lookup", "search", "query"}), subset, len(self.required(item[1])), len(ws),
+            # ... and a read whose docs demand one of its criteria ("At least one of these parameters must be provided",
+            # Outline's `documents.info`) after the list that needs none (`documents.list`): called bare, it is refused
+            demands = bool(re.search(r"\bat least one\b", item[1].doc or "", re.I))
+            return (demands, bool(set(ws) & {"by", "find", "lookup", "search", "query"}), subset, len(self.required(item[1])), len(ws),
                     len(item[1].params), item[0])
 
         cands: dict[str, list[tuple[str, str, str]]] = {}
@@ -2802,7 +2813,7 @@ class _Sampler:
                 target_param = (p, ke)  # a record inside the one found so far (the merge request of a project): it is acted on
         if target_param is None and m.kinds.get(tool) in ("update", "delete"):
             # a batch (`update_projects(items: [{id, color}])`): the record an item's id names is the one acted on
-            for f in m.batch_items(t) or ():
+            for f in m.batch_items(t) or m.body_items(t) or ():  # ... or the one body's (Outline's `{id, name}`)
                 ke = m.key_entity(f.name, f.type)
                 if ke is not None and ke != m.user and not isinstance(strip_optional(f.type), A.ListType):
                     target_param = (A.ParamDecl(f.name, f.type, None, f.doc), ke)
@@ -3539,7 +3550,7 @@ class _Sampler:
         if any(is_money((n)) and isinstance(v, (int, float)) and not isinstance(v, bool) and not self._unit(t, n) for n, v in scalars) and target is None:
             return "money"
         value_args = [n for n, (e, _) in args.items() if isinstance(e, (A.Attr, A.RecordLit)) and _roots(e) == {"user"}
-                      or isinstance(e, A.ListLit) and "user" in _roots(e)]  # a batch item holding what the user said (Todoist's
+                      or isinstance(e, (A.ListLit, A.RecordLit)) and "user" in _roots(e)]  # a batch item holding what the user said (Todoist's
         # `update_tasks(tasks: [{id, content}])`): a change, not a status ("my task called X called Y", this session)
         if not value_args and target is not None and len(args) <= 1:
             return "status"

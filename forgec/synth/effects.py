@@ -55,7 +55,7 @@ from .schema import (
     Field,
 )
 from .lifecycle import document_text
-from .schema import TODAY_DEFAULT, field_named, lines_field, named_for_another, no_change_desc, noun_pattern
+from .schema import TODAY_DEFAULT, body_with_key, field_named, lines_field, named_for_another, no_change_desc, noun_pattern
 
 STR = A.PrimType("str")
 ANY = A.PrimType("any")
@@ -477,9 +477,10 @@ def _create_batch(s: Schema, v: ToolView, pmap, p: ir.Param):
     return stmts, A.ListType(A.NamedType(e.name))
 
 
-def _batch_change(s: Schema, v: ToolView, pmap, p: ir.Param, kind: str):
+def _batch_change(s: Schema, v: ToolView, pmap, p: ir.Param, kind: str, single: bool = False):
     """Each item changes (or deletes) the record its id names: `for item in items { ... Project[item.id] ... }`.
-    An item field the docs give as another way to say which record ("Name of the project to update") is no change."""
+    An item field the docs give as another way to say which record ("Name of the project to update") is no change.
+    `single`: one body naming one record (`body_with_key`), the same rows without the loop."""
     e = s.entities[v.target]
     idf = batch_key(s, v, p)
     if idf is None:
@@ -489,13 +490,19 @@ def _batch_change(s: Schema, v: ToolView, pmap, p: ir.Param, kind: str):
         rows.append(A.Delete(A.Index(N(e.name), at("item", idf))))
     else:
         rows.append(A.Let("rec", A.Index(N(e.name), at("item", idf))))
-        for f in p.type.items.fields:
+        for f in (p.type.fields if single else p.type.items.fields):
             fname = field_named(e, ident(f.name)) or ident(f.name)
             if ident(f.name) == idf or fname == e.key or fname not in e.fields or NAMES_TARGET.search(f.description or ""):
                 continue
             rows.append(A.If(bin_("!=", at("item", ident(f.name)), NULL), (A.Set(at("rec", fname), at("item", ident(f.name))),)))
         if len(rows) == 2:
             raise _NoRule
+    if single:
+        body = N(pmap[p.name].name)
+        head: list[A.Stmt] = [A.Require(bin_("!=", body, NULL), f"the {e.name} to act on is not given"), A.Let("item", body)]
+        if kind == "delete":
+            return head + rows + [A.Return(at("item", idf))], A.PrimType(e.key_type)
+        return head + rows + [A.Return(N("rec"))], A.NamedType(e.name)
     stmts: list[A.Stmt] = [A.For("item", N(pmap[p.name].name), tuple(rows))]
     if kind == "delete":
         return stmts + [A.Return(A.Call("map", (N(pmap[p.name].name), at("it", idf))))], A.ListType(A.PrimType(e.key_type))
@@ -851,6 +858,8 @@ def _flag_forbids(e: Entity, v: ToolView, k: str) -> list[A.Stmt]:
 def _update(s: Schema, v: ToolView, pmap):
     if v.target is not None and v.key_param is None and (bp := batch_param(v)) is not None:
         return _batch_change(s, v, pmap, bp, "update")
+    if v.target is not None and v.key_param is None and (bp := body_with_key(v)) is not None:
+        return _batch_change(s, v, pmap, bp, "update", single=True)
     if v.target is None or v.key_param is None:
         raise _NoRule
     e = s.entities[v.target]
@@ -1317,6 +1326,8 @@ def _trash_switch(e, v: ToolView, pmap) -> str | None:
 def _delete(s: Schema, v: ToolView, pmap):
     if v.target is not None and v.key_param is None and (bp := batch_param(v)) is not None:
         return _batch_change(s, v, pmap, bp, "delete")
+    if v.target is not None and v.key_param is None and (bp := body_with_key(v)) is not None:
+        return _batch_change(s, v, pmap, bp, "delete", single=True)
     if v.target is None or v.key_param is None:
         raise _NoRule
     e = s.entities[v.target]

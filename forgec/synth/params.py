@@ -14,7 +14,7 @@ from forgec.lang import ast as A
 
 from . import prose
 from .names import ident, pascal, snake
-from .schema import Schema, batch_key, gives_new_name, is_body, ToolView, TypeMapper, strip_optional
+from .schema import Schema, batch_key, body_with_key, gives_new_name, is_body, ToolView, TypeMapper, strip_optional
 
 STR = A.PrimType("str")
 NULL = A.Literal(None)
@@ -85,6 +85,12 @@ def tool_params(s: Schema, v: ToolView, tm: TypeMapper) -> list[ParamOut]:
             if is_body(v, p) and _other_shape(s, hint, p.type):
                 hint = f"{v.name}_{p.name}"
             ty = tm.map(p.type, hint)
+            if v.kind in ("update", "delete") and v.target and v.key_param is None and body_with_key(v) is p \
+                    and isinstance(strip_optional(ty), A.NamedType) and (rec := s.records.get(strip_optional(ty).name)) is not None:
+                idf = batch_key(s, v, p)
+                if idf in rec.fields:  # Outline's `{id, title}`: the body's id names the document acted on
+                    old = rec.fields[idf].type
+                    rec.fields[idf].type = A.OptionalType(A.NamedType(v.target)) if isinstance(old, A.OptionalType) else A.NamedType(v.target)
         elif p.type.kind == "array" and p.type.items is not None and p.type.items.kind == "object" and p.type.items.fields:
             # a batch of new or changed records is the tool's own shape too: Todoist's `create_projects(items)` and
             # `update_tasks(items)` items are no one `Item` holding every tool's fields, each of them optional
@@ -110,6 +116,8 @@ def tool_params(s: Schema, v: ToolView, tm: TypeMapper) -> list[ParamOut]:
         optional = not p.required
         if optional and is_body(v, p) and v.kind in ("create", "update"):
             optional = False  # a spread request body is always sent (its fields carry the optionality)
+        if optional and v.target and v.key_param is None and body_with_key(v) is p and v.kind in ("update", "delete"):
+            optional = False  # the body names the record acted on (Outline's `documents.delete({id})`): always sent
         if optional:
             dv = p.default if p.has_default else None
             if dv is not None and fits(ty, dv):

@@ -1134,6 +1134,11 @@ def _bind_tools(s: Schema) -> None:
             v.target = named
         if v.kind in ("update", "delete") and v.target is None and not v.refs and named in s.entities and _batch_of(v, named):
             v.target = named  # Todoist's `update_projects(items: [{id, color}])`: each item names a project by its id
+        elif v.kind in ("update", "delete") and v.target is None and not v.refs and named in s.entities and (bk := body_with_key(v)) is not None \
+                and entity_name([singular(tokens(v.tool.name)[0])]) in (named, None if tokens(v.tool.name)[0] in ALL_VERBS else named) and not (v.kind == "delete" and any(
+                    ident(f.name) != "id" and (id_stem(f.name) or keyish_stem(f.name)) for f in bk.type.fields)):
+            v.target = named  # Outline's `documents.update({id, title})`: the body's id names the document, the record its
+            # name opens with; `collections.remove_user({id, userId})` takes a user off a collection: no delete of either
         if v.kind in ("read", "search") and v.target is None and not v.refs and v.tool.params:
             got = prose.returned(v.facts, list(s.entities))
             if got:
@@ -1398,15 +1403,27 @@ NAMES_TARGET = re.compile(r"\b(?:id|name|title|key)\b[^.]{0,20}?\bof the \w+(?: 
 
 def batch_key(s: Schema, v: ToolView, p: ir.Param) -> str | None:
     """The item field that names the record a batch update or delete acts on: `id`, `<entity>_id` or the
-    entity's key (Todoist's `update_projects(items: [{id, name, color}])`), else None."""
+    entity's key (Todoist's `update_projects(items: [{id, name, color}])`), else None; for a body that holds one
+    record's key (`body_with_key`), the body's own field."""
     if v.target is None:
         return None
     e = s.entities[v.target]
-    names = {ident(f.name): f for f in p.type.items.fields}
+    fields = p.type.items.fields if p.type.kind == "array" and p.type.items is not None else p.type.fields
+    names = {ident(f.name): f for f in fields or ()}
     for cand in (e.key, f"{snake(e.name)}_id", "id"):
         if cand in names and names[cand].type.kind in ("string", "integer", "number"):
             return cand
     return None
+
+
+def body_with_key(v: ToolView) -> ir.Param | None:
+    """The one param of an RPC-style write that is an object naming the record by its `id` (Outline's
+    `POST /documents.update` with `{id, title, text}`, `POST /collections.delete` with `{id}`): the record the id names
+    is acted on, and the body's other fields are its new values. Before, 41 of Outline's writes only logged."""
+    ps = [p for p in v.tool.params if p.location not in ("header", "cookie")]
+    if len(ps) != 1 or ps[0].type.kind != "object" or not ps[0].type.fields:
+        return None
+    return ps[0] if any(ident(f.name) == "id" for f in ps[0].type.fields) else None
 
 
 def _batch_of(v: ToolView, named: str | None = None) -> bool:
