@@ -201,3 +201,80 @@ def test_rests_word_for_the_records_kind_is_never_dictated():
 
     assert _schema_phrase("resource_subtype") and _schema_phrase("resourceType")
     assert not _schema_phrase("due_date") and not _schema_phrase("resource") and not _schema_phrase("task_type")
+
+
+def _rpc(op: str, summary: str, props: dict, required: list[str], ret: str | None = None, optional_body: bool = False) -> dict:
+    body = {"required": not optional_body, "content": {"application/json": {"schema": {"type": "object", "properties": props, "required": required}}}}
+    resp = {"200": {"description": "OK", "content": {"application/json": {"schema": {"type": "object", "properties": {
+        "data": {"$ref": f"#/components/schemas/{ret}"} if ret and not ret.startswith("[") else
+        {"type": "array", "items": {"$ref": f"#/components/schemas/{ret[1:]}"}}}}}}}} if ret else {"200": {"description": "OK"}}
+    return {"post": {"operationId": op, "summary": summary, "requestBody": body, "responses": resp}}
+
+
+RPC = {  # Outline's shape: `POST /documents.update` with `{id, title, text}`, and the key only inside the body
+    "openapi": "3.0.0", "info": {"title": "Outline", "version": "0"},
+    "paths": {
+        "/documents.list": _rpc("documentsList", "List all documents.", {"limit": {"type": "integer"}}, [], "[Document", True),
+        "/documents.info": _rpc("documentsInfo", "Retrieve a document by its id. At least one of these parameters must be provided.",
+                                {"id": {"type": "string"}, "shareId": {"type": "string"}}, [], "Document", True),
+        "/documents.create": _rpc("documentsCreate", "Create a document.", {"title": {"type": "string", "description": "The title of the document."},
+                                                                             "text": {"type": "string", "description": "The body of the document."}}, ["title"], "Document"),
+        "/documents.update": _rpc("documentsUpdate", "Update a document.", {"id": {"type": "string", "description": "Unique identifier for the document."},
+                                                                             "title": {"type": "string", "description": "The title of the document."},
+                                                                             "text": {"type": "string", "description": "The body of the document."}}, ["id"], "Document"),
+        "/documents.delete": _rpc("documentsDelete", "Delete a document.", {"id": {"type": "string", "description": "Unique identifier for the document."}},
+                                  ["id"], None, True),
+        "/collections.list": _rpc("collectionsList", "List all collections.", {}, [], "[Collection", True),
+        "/collections.remove_user": _rpc("collectionsRemoveUser", "Remove a collection user.", {
+            "id": {"type": "string", "description": "Identifier for the collection"}, "userId": {"type": "string"}}, ["id", "userId"]),
+    },
+    "components": {"schemas": {
+        "Document": {"type": "object", "properties": {"id": {"type": "string"}, "title": {"type": "string"}, "text": {"type": "string"}}},
+        "Collection": {"type": "object", "properties": {"id": {"type": "string"}, "name": {"type": "string"}}},
+    }},
+}
+
+
+def test_an_rpc_body_that_names_the_record_by_id_changes_it(tmp_path):
+    """Outline's 41 RPC writes (`POST /documents.update` with `{id, title}`) only logged their calls: the key was
+    inside the one body. The body's id names the record the tool's name opens with; `collections.remove_user({id,
+    userId})` takes a user off a collection and deletes neither. Lookups use `documents.list`, not the read whose
+    docs demand a criterion (every task had failed "none-of-required")."""
+    out = compile_doc(tmp_path, "outline", "openapi.json", RPC, 16)
+    src = next((out / "src").glob("*/env.forge")).read_text()
+
+    def tool(name: str) -> str:
+        i = src.index(f"tool {name}(")
+        return src[src.rfind("\n\n", 0, i):src.index("\n  }\n", i)]
+
+    assert "@conservative" not in tool("documentsUpdate") and "set rec.title = item.title" in tool("documentsUpdate")
+    assert "@conservative" not in tool("documentsDelete") and "delete Document[item.id]" in tool("documentsDelete")
+    assert "delete Collection" not in tool("collectionsRemoveUser")
+    tasks = _tasks(out)
+    calls = [[c["tool"] for c in t["gold_calls"]] for t in tasks]
+    assert any("documentsUpdate" in c or "documentsDelete" in c for c in calls), calls
+    assert not any("documentsInfo" in c for c in calls), calls
+    for t in tasks:
+        for c in t["gold_calls"]:
+            if c["tool"] in ("documentsUpdate", "documentsDelete"):
+                assert c["arguments"]["body"]["id"].startswith("document"), c
+
+
+PROJECTS_MANAGER = _mcp(  # GitHub Projects' MCP: one tool per resource, the act chosen by `action`, params tied to none
+    _tool("manage_project", "Manage GitHub Projects: create, list, get, update, delete, close projects. Use the `action` field to "
+          "select the operation.", {"action": {"type": "string", "enum": ["create", "list", "get", "update", "delete", "close"],
+                                               "description": "The project operation to perform"},
+                                    "projectId": {"type": "string"}, "title": {"type": "string"},
+                                    "status": {"type": "string", "enum": ["open", "closed"]}}, ["action"]),
+)
+
+
+def test_an_act_on_one_record_takes_its_key(tmp_path):
+    """`manage_project(action, projectId, title)` ties no parameter to an act: "delete" and "close" took none at all and
+    only logged (GitHub Projects: 119 log-only tools). The key of the record the tool manages goes to every act on one
+    record; "create" and "list" stay without it."""
+    out = compile_doc(tmp_path, "gh", "tools_list.json", PROJECTS_MANAGER, 4)
+    src = next((out / "src").glob("*/env.forge")).read_text()
+    assert re.search(r"tool delete_project\(projectId: Project\)", src), src[:3000]
+    assert re.search(r"tool close_project\(projectId: Project\)", src)
+    assert not re.search(r"tool list_project\([^)]*projectId", src) and not re.search(r"tool create_project\([^)]*projectId", src)

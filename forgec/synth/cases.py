@@ -20,11 +20,11 @@ from __future__ import annotations
 import re
 
 from forgec import ir
-from forgec.english import OPPOSITE
+from forgec.english import OPPOSITE, singular
 
 from .acts import ActReader, act_text, is_light, stem_words
 from .names import tokens
-from .schema import CREATE_VERBS, DELETE_VERBS, READ_VERBS, SEARCH_VERBS, UPDATE_VERBS
+from .schema import CREATE_VERBS, DELETE_VERBS, READ_VERBS, SEARCH_VERBS, UPDATE_VERBS, id_stem
 
 # the names docs give the argument that picks a tool's act; `method` and `mode` are left out: an HTTP method or a
 # write mode (`rewrite | append`) is data the one act takes, not a choice between acts
@@ -73,6 +73,7 @@ def _members(tool: ir.Tool, sel: ir.Param) -> dict[str, list[tuple[ir.Param, boo
     """act -> [(param, required)] in the docs' order."""
     rd = ActReader(tool, sel)
     per_act = rd.per_act_text()
+    own = [t for t in tokens(tool.name) if not is_light(t)]  # the record the tool manages (`manage_project`: project)
     out: dict[str, list[tuple[ir.Param, bool]]] = {v: [] for v in rd.values}
     for p in tool.params:
         if p is sel:
@@ -91,14 +92,20 @@ def _members(tool: ir.Tool, sel: ir.Param) -> dict[str, list[tuple[ir.Param, boo
         req |= {v for v, txt in per_act.items() if re.search(rf"\b(?:needs|requires|required)\s*:?\s+(?:an?\s+|the\s+)?`?{re.escape(p.name)}(?![\w-])", txt)}
         if re.search(r"\balternative\s+to\b|\b(?:exactly\s+)?one\s+of\b", p.description or "", re.I):
             req = set()  # "workspaceName (alternative to workspaceId). Required for: list": one of the two is
+        stem = id_stem(p.name)
+        own_key = stem is not None and not stem[1] and [singular(w) for w in stem[0]] == [singular(w) for w in own]
         for v in rd.values:
             if v in ign:
                 continue
             if tied:
                 if v in tied:
                     out[v].append((p, p.required or v in req))
-            elif p.required or _kind(v) == "create" or (tokens(v) or [""])[0] in _EDIT_VERBS:
-                out[v].append((p, p.required))
+            elif p.required or (_kind(v) == "create" and not own_key) or (tokens(v) or [""])[0] in _EDIT_VERBS:
+                out[v].append((p, p.required))  # (a new project has no `projectId` to give: the system makes it)
+            elif own_key and tokens(v) not in (["create"], ["list"], ["search"], ["find"]) and not tokens(v)[-1:] == ["templates"]:
+                # `manage_project(action, projectId)`: the project acted on, for every act on one ("get", "delete",
+                # "close", "add_item"); before, "delete" took no argument at all and only logged (GitHub Projects: 119 tools)
+                out[v].append((p, True))
     return out
 
 
