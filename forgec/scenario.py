@@ -569,7 +569,9 @@ class _Model:
             subset = any(w.endswith("ed") and len(w) > 4 or w in SUBSET_WORDS for w in ws)
             # ... and a read whose docs demand one of its criteria ("At least one of these parameters must be provided",
             # Outline's `documents.info`) after the list that needs none (`documents.list`): called bare, it is refused
-            demands = bool(re.search(r"\bat least one\b", item[1].doc or "", re.I))
+            demands = bool(re.search(r"\bat least one\b", item[1].doc or "", re.I)) or any(
+                re.search(r"\b(?:one of|at least one)\b.{0,60}\bmust\b", f.doc or "", re.I)  # "One of id or documentId must be
+                for q in item[1].params for f in (record_fields(self.env, strip_optional(q.type)) or ()))  # provided" (shares.info)
             return (demands, bool(set(ws) & {"by", "find", "lookup", "search", "query"}), subset, len(self.required(item[1])), len(ws),
                     len(item[1].params), item[0])
 

@@ -225,6 +225,9 @@ RPC = {  # Outline's shape: `POST /documents.update` with `{id, title, text}`, a
         "/documents.delete": _rpc("documentsDelete", "Delete a document.", {"id": {"type": "string", "description": "Unique identifier for the document."}},
                                   ["id"], None, True),
         "/collections.list": _rpc("collectionsList", "List all collections.", {}, [], "[Collection", True),
+        "/collections.info": _rpc("collectionsInfo", "Retrieve a collection.", {"id": {"type": "string", "description": "Unique identifier for the collection."}},
+                                  ["id"], "Collection", True),
+        "/collections.delete": _rpc("collectionsDelete", "Delete a collection.", {"id": {"type": "string"}}, ["id"], None, True),
         "/collections.remove_user": _rpc("collectionsRemoveUser", "Remove a collection user.", {
             "id": {"type": "string", "description": "Identifier for the collection"}, "userId": {"type": "string"}}, ["id", "userId"]),
     },
@@ -254,6 +257,9 @@ def test_an_rpc_body_that_names_the_record_by_id_changes_it(tmp_path):
     calls = [[c["tool"] for c in t["gold_calls"]] for t in tasks]
     assert any("documentsUpdate" in c or "documentsDelete" in c for c in calls), calls
     assert not any("documentsInfo" in c for c in calls), calls
+    # `collections.info({id})` requires its id: a read of the collection it names, never a list called bare (review 93)
+    assert "-> Collection\n" in tool("collectionsInfo") and "return Collection[body.id]" in tool("collectionsInfo"), tool("collectionsInfo")
+    assert not [c for t in tasks for c in t["gold_calls"] if c["tool"] == "collectionsInfo" and not (c["arguments"].get("body") or {}).get("id")]
     for t in tasks:
         for c in t["gold_calls"]:
             if c["tool"] in ("documentsUpdate", "documentsDelete"):

@@ -274,6 +274,11 @@ def _key_param(v: ToolView, pmap: dict[str, ParamOut]) -> str:
 def _read(s: Schema, v: ToolView, pmap):
     if v.global_name:
         return [A.Return(at("state", v.global_name))], s.globals[v.global_name].type
+    if v.target and v.key_param is None and (bk := body_with_key(v)) is not None and (idf := batch_key(s, v, bk)) is not None:
+        e, body = s.entities[v.target], N(pmap[bk.name].name)  # Outline's `groups.info({id})`: the group the body's id names
+        return [A.Require(bin_("!=", body, NULL), f"the {e.name} to read is not given"),
+                A.Require(bin_("in", at(body, idf), N(e.name)), f"{e.name} not found"),
+                A.Return(A.Index(N(e.name), at(body, idf)))], A.NamedType(e.name)
     if v.target and v.key_param:
         e = s.entities[v.target]
         k = _key_param(v, pmap)

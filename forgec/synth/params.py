@@ -85,7 +85,7 @@ def tool_params(s: Schema, v: ToolView, tm: TypeMapper) -> list[ParamOut]:
             if is_body(v, p) and _other_shape(s, hint, p.type):
                 hint = f"{v.name}_{p.name}"
             ty = tm.map(p.type, hint)
-            if v.kind in ("update", "delete") and v.target and v.key_param is None and body_with_key(v) is p \
+            if v.kind in ("update", "delete", "read") and v.target and v.key_param is None and body_with_key(v) is p \
                     and isinstance(strip_optional(ty), A.NamedType) and (rec := s.records.get(strip_optional(ty).name)) is not None:
                 idf = batch_key(s, v, p)
                 if idf in rec.fields:  # Outline's `{id, title}`: the body's id names the document acted on
@@ -116,7 +116,7 @@ def tool_params(s: Schema, v: ToolView, tm: TypeMapper) -> list[ParamOut]:
         optional = not p.required
         if optional and is_body(v, p) and v.kind in ("create", "update"):
             optional = False  # a spread request body is always sent (its fields carry the optionality)
-        if optional and v.target and v.key_param is None and body_with_key(v) is p and v.kind in ("update", "delete"):
+        if optional and v.target and v.key_param is None and body_with_key(v) is p and v.kind in ("update", "delete", "read"):
             optional = False  # the body names the record acted on (Outline's `documents.delete({id})`): always sent
         if optional:
             dv = p.default if p.has_default else None

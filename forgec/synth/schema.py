@@ -1139,6 +1139,11 @@ def _bind_tools(s: Schema) -> None:
                     ident(f.name) != "id" and (id_stem(f.name) or keyish_stem(f.name)) for f in bk.type.fields)):
             v.target = named  # Outline's `documents.update({id, title})`: the body's id names the document, the record its
             # name opens with; `collections.remove_user({id, userId})` takes a user off a collection: no delete of either
+        if v.kind in ("read", "search") and v.target in (None, named) and not v.refs and named in s.entities \
+                and (bk := body_with_key(v)) is not None and any(ident(f.name) == "id" and f.required for f in bk.type.fields) \
+                and entity_name([singular(tokens(v.tool.name)[0])]) == named and not _list_desc(v.tool.description):
+            v.kind, v.target = "read", named  # `groups.info({id})` (its schema requires the id) reads the group the id names:
+            # called bare it had listed them all, and the gold lookups broke its docs (review 93)
         if v.kind in ("read", "search") and v.target is None and not v.refs and v.tool.params:
             got = prose.returned(v.facts, list(s.entities))
             if got:
