@@ -53,6 +53,7 @@ from forgec.sample import (SampleConfig, SampledBlueprint, SampleResult, bluepri
 from forgec.stdlib import ops as OPS
 from forgec.stdlib.values import INTEGRAL, TEXTY, titled_by_doc, documented_extensions, documented_values, real_values, slugify, fit_extension, gone as record_gone, is_file_field, is_person, is_person_record, placeholder_name, is_problem, number_meaning_known, said_value, said_when, span_pairs, world_of, topic_filler, topic_named
 from forgec.synth import policy
+from forgec.synth.names import after_kind
 from forgec.synth.schema import NAMES_TARGET
 from forgec.synth.schema import TODAY_DEFAULT, INFERRED_STATUS_DOC, MUST_BE_TRUE as _MUST_BE_TRUE, id_stem, session_names, shapes_request
 from forgec.reasons import ask_why, reason_for, record_traits, said_hints, world_traits
@@ -4481,13 +4482,12 @@ def _reset_by_default(t: A.ToolDecl, args: dict, rec: dict, ent: str) -> str | N
     """The field of the record an update leaves to a parameter's documented default that is not the record's value
     (`status: ... = "active"` on an "on hold" project): the docs say the call sets it, though the user asked no such
     change. A parameter names a field by its name, or by the record's kind and the field (`project_name`)."""
-    kind = norm(ent).split("_")
     for p in t.params:
         if p.name in args or not isinstance(p.default, A.Literal) or p.default.value in (None, "", [], {}) or (
                 isinstance(p.default.value, str) and p.default.value.lower() in ("null", "none")):  # BFCL's `"default": "null"`
             continue
-        ws = norm(p.name).split("_")
-        field = next((f for f in rec if norm(f) == norm(p.name) or (ws[:len(kind)] == kind and norm(f) == "_".join(ws[len(kind):]))), None)
+        rest = after_kind(ent, p.name)
+        field = next((f for f in rec if norm(f) == norm(p.name) or (rest is not None and norm(f) == rest)), None)
         if field is not None and not isinstance(rec[field], (dict, list)) and rec[field] != p.default.value:
             return field
     return None

@@ -30,7 +30,7 @@ from forgec.lang.check import has_write
 from . import codes, prose, prose_effects
 from .params import NULL, ParamOut, default_value, lit, tool_doc, tool_params
 from .pure import pure_effect
-from .names import ident, pascal, snake, tokens
+from .names import after_kind, ident, pascal, snake, tokens
 from .schema import (
     AMOUNT_PARAMS,
     BATCH_PARAMS,
@@ -917,9 +917,8 @@ def _param_changes(s: Schema, e: Entity, v: ToolView, pmap, k: str, grouped: set
         if wire.startswith("new_") and wire[4:] in wires:
             continue
         fname = field_named(e, fname) or fname  # `FriendlyName` sets `friendly_name`
-        own, ws = tokens(e.name), tokens(wire)
-        if fname not in e.fields and len(ws) > len(own) and [singular(w) for w in ws[:len(own)]] == [singular(w) for w in own]:
-            fname = field_named(e, "_".join(ws[len(own):])) or "_".join(ws[len(own):])  # a project's `project_name` is its `name`
+        if fname not in e.fields and (rest := after_kind(e.name, wire)):
+            fname = field_named(e, rest) or rest  # a project's `project_name` is its `name`
         if fname not in e.fields and wire in v.refs and ref_field(e, v.refs[wire]):
             fname = ref_field(e, v.refs[wire])  # assign_ticket(agent_id) sets `assignee_id: Agent`
         if fname not in e.fields or fname == e.key:

@@ -36,6 +36,16 @@ def _tokens(name: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def after_kind(kind: str, name: str) -> str | None:
+    """What a parameter named for its record's kind says of that record: `project_name` of a Project is
+    its `name`, `projects_status` its `status` (plural or not); None when `name` does not open with
+    the kind's words or is nothing but them. One rule for the schema, the effects and the gate."""
+    own, ws = tokens(kind), tokens(name)
+    if len(ws) > len(own) and [singular(w) for w in ws[:len(own)]] == [singular(w) for w in own]:
+        return "_".join(ws[len(own):])
+    return None
+
+
 def snake(name: str) -> str:
     return "_".join(tokens(name))
 

@@ -34,7 +34,7 @@ from forgec.wording import CALL_SWITCHES, humanize, pattern_text
 from forgec.lang import ast as A
 
 from . import prose
-from .names import RESERVED, entity_name, ident, pascal, snake, tokens
+from .names import RESERVED, after_kind, entity_name, ident, pascal, snake, tokens
 
 # --------------------------------------------------------------------------- lexicon
 
@@ -2474,7 +2474,7 @@ def _param_field(s: Schema, tm: TypeMapper, e: Entity, p: ir.Param, optional: bo
     own = tokens(e.name)
     if p.type.kind == "array" and p.type.items is not None and p.type.items.kind == "object" and [singular(w) for w in t] == [singular(w) for w in own]:
         return  # Todoist's `update_tasks(tasks: [{id, content}])`: a batch of the records themselves, no field of each
-    if len(t) > len(own) and [singular(w) for w in t[:len(own)]] == [singular(w) for w in own] and field_named(e, "_".join(t[len(own):])):
+    if (rest := after_kind(e.name, p.name)) and field_named(e, rest):
         return  # a project's `project_name` is its `name` (review 92: a second name field, typed as a project)
     ftype = A.PrimType("str") if gives_new_name(p) else tm.field_type(p.name, p.type)
     closed = prose.allowed_values(p.description or "") if ftype == A.PrimType("str") else None
