@@ -205,10 +205,15 @@ class _Model:
         keys = Counter(norm(e.key) for e in env.entities)
         # a key name several entities share (`id`) names none of them: a bare `id` of `share_email` is no
         # template's (blind review 24: a template id shared as an email, duplicated as an automation)
-        self.key_names = {norm(e.key): e.name for e in env.entities if keys[norm(e.key)] == 1}
+        # ... and a one-word key (`name`, DigitalOcean's Kafka topics) that other records hold as their own field is
+        # their own name there, never a topic's: every droplet's `Name` had been read as a reference, so no droplet
+        # could be named
+        own = Counter(norm(f.name) for e in env.entities for f in e.fields if f.name != e.key and "_" not in norm(f.name))
+        self.key_names = {norm(e.key): e.name for e in env.entities if keys[norm(e.key)] == 1 and not own[norm(e.key)]}
         for e in env.entities:
             self.key_names.setdefault(norm(e.name) + "_id", e.name)
         self._natural: dict[str, list[str]] = {}
+        self._links: dict[str, tuple | None] = {}
         self._tool_docs: str | None = None  # every tool's doc, lower-cased (`_said_states`)
         self.policy_text = policy  # the env's policy pages: docs a person reads too
         self.session = session_names([[(p.name, prim_class(strip_optional(p.type)) == "str") for p in t.params] for t in env.tools])
@@ -267,6 +272,25 @@ class _Model:
             n = norm(name)
             return self.key_names.get(n) or (self.key_names.get(singular(n)) if isinstance(t, A.ListType) else None)
         return None
+
+    def link_of(self, tool: A.ToolDecl) -> tuple[str, str, bool] | None:
+        """(member param, the list field of the record acted on, adding) of a tool whose effect puts records named by
+        one param into a list of the record another param names, or takes them out (`firewall_add_droplets`, read from
+        its body as `schema._links` wrote it): the user names the members, and a removal names one that is there."""
+        if tool.name not in self._links:
+            self._links[tool.name] = None
+            nodes = list(A.walk(tool.body or ()))
+            names = {q.name for q in tool.params}
+            if not any(isinstance(n, (A.Insert, A.Delete)) for n in nodes):
+                moves = [n for n in nodes if isinstance(n, (A.Append, A.Remove)) and isinstance(n.target, A.Attr)
+                         and isinstance(n.target.obj, A.Name) and n.target.obj.id in names]
+                owners = {n.target.obj.id for n in moves}
+                members = [q for q in tool.params if q.name not in owners and self.key_entity(q.name, q.type) is not None
+                           and any(isinstance(x, A.Name) and x.id == q.name for n in nodes if isinstance(n, A.For) for x in A.walk(n.iter))
+                           | any(isinstance(x, A.Name) and x.id == q.name for n in moves for x in A.walk(n.value))]
+                if len(owners) == 1 and len(members) == 1 and len({n.target.name for n in moves}) == 1:
+                    self._links[tool.name] = (members[0].name, moves[0].target.name, isinstance(moves[0], A.Append))
+        return self._links[tool.name]
 
     def container(self, child: str, parent: str) -> str | None:
         """The field of `child` records holding the key of the `parent` record they live in (a merge
@@ -2128,6 +2152,14 @@ class _Sampler:
                 return self.session_arg(sc, tool, p.name)
             except _Skip:
                 return None
+        link = m.link_of(tool) if ke is not None and depth == 0 and isinstance(rec_name, str) and rec_ent else None
+        if link is not None and p.name == link[0]:
+            # the droplets added to the firewall: ones the user names that are not in it yet; one removed is one in it
+            held = set(rec.get(link[1]) or ())
+            if not link[2] and not held:
+                raise _Skip("nothing-to-remove")
+            e, v = self.described(sc, ke, p, rec, said, members=(held, not link[2]))
+            return (A.ListLit((e,)), [v]) if is_list else (e, v)
         if ke is not None and ke == m.user and m.user is not None:
             if re.search(r"(^|_)(to|target|recipient|dest|destination|other|friend)(_|$)", norm(p.name)):
                 others = [k for k in sorted(m.ents[m.user]) if k != sc.ukey]
@@ -2374,7 +2406,8 @@ class _Sampler:
             return False
         heads = {singular(norm(e.name).split("_")[-1]) for e in self.m.env.entities}
         return singular(noun.lower()) in heads
-    def described(self, sc: _Scenario, ent: str, p: A.ParamDecl, rec: dict, said: list[str], only: Any = None) -> tuple[A.Expr, Any]:
+    def described(self, sc: _Scenario, ent: str, p: A.ParamDecl, rec: dict, said: list[str], only: Any = None,
+                  members: tuple[set, bool] | None = None) -> tuple[A.Expr, Any]:
         """A record the user describes (the new flight): looked up, then named by its attributes
         (the search's own criteria first: "the flight from JFK to LAX on 2024-05-17 leaving at 09:00")."""
         m = self.m
@@ -2410,6 +2443,10 @@ class _Sampler:
             where = [i for i in where if recs[i].get(inside) == home]
         if only is not None:  # the record the acted-on one lives in
             where = [i for i, r in enumerate(recs) if r.get(m.decl[ent].key) == only]
+        if members is not None:  # (`link_of`): one of the record's members, or one that is not yet
+            where = [i for i in where if (recs[i].get(m.decl[ent].key) in members[0]) == members[1]]
+            if not where:
+                raise _Skip("no-candidate")
         sc.roots.add(lst[0].id if isinstance(lst[0], A.Name) else "")
         name, r, words = self.pick(sc, ent, lst, mine=False, where=where, superlatives=True, pre=pre)
         if only is not None:
@@ -3162,8 +3199,11 @@ class _Sampler:
         # a field the tool takes whole and the user passes again as it was (τ-bench's `flights` with a new cabin)
         kept = {x for name, (_, val) in args.items() if before.get(name) == val and isinstance(val, list) and val
                 and all(isinstance(r, dict) for r in val) for _, x in _scalar_items(name, val)}  # (records, not the ids acted on)
+        # a member taken out of the record's list (`firewall_remove_droplets`): asked for, and gone from the list
+        out = {x for f, was in before.items() if isinstance(was, list) and isinstance(after.get(f), list)
+               for x in was if not isinstance(x, (dict, list)) and x not in after[f]}
         for v in given:
-            if not any(v == x or (isinstance(x, str) and isinstance(v, str) and v in x) for x in flat) and v not in kept:
+            if not any(v == x or (isinstance(x, str) and isinstance(v, str) and v in x) for x in flat) and v not in kept and v not in out:
                 raise _Skip("said-unapplied")  # the user asked for it; the tool's model does not do it
 
     def intent_all(self, sc: _Scenario, tool: str) -> None:
@@ -3535,7 +3575,8 @@ class _Sampler:
             for name, x in _scalar_items(k, v):
                 n = norm(name)
                 if isinstance(x, int) and not isinstance(x, bool) and _COUNTISH.search(n) and not 0 <= x <= 9 \
-                        and self.m.key_entity(name, A.PrimType("int")) is None:  # `issue_number` 2042 names an issue
+                        and self.m.key_entity(name, A.PrimType("int")) is None and not re.search(r"(^|_)ids$", n):
+                    # (`issue_number` 2042 names an issue; each of `DropletIDs` names a droplet)
                     raise _Skip("implausible-value")
                 if isinstance(x, (int, float)) and not isinstance(x, bool):
                     lo, hi = _bounds((t.doc or "") + " " + " ".join(p.doc for p in t.params), n)
@@ -3588,8 +3629,9 @@ class _Sampler:
                         lambda mm: "" if singular(mm.group(1)) in named else mm.group(0), clause or "")
         if re.search(r"\b(?:OR|AND)\b", clause):
             clause = ""  # "by either contact id OR email": the docs' notation, not a person's words
-        if clause and self.m.batch_items(t) is not None:
-            # a batch tool sent one record ("Create new projects" with one project): "create a new project"
+        if clause and (self.m.batch_items(t) is not None or self.m.link_of(t) is not None):
+            # a batch tool sent one record ("Create new projects" with one project): "create a new project"; a link
+            # sent one member ("Adds one or more droplets to a firewall" with one: "add a droplet to ...")
             ws = clause.split()
             if len(ws) > 2 and ws[1].lower() in ("a", "an"):
                 ws = [ws[0], *ws[2:]]  # "create a new personal labels": the realizer's article on the docs' plural

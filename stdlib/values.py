@@ -354,6 +354,21 @@ _PRIVATE_GROUPS = frozenset({"Personal", "Family", "Travel", "Home"})
 _GROUP_HEADS = ("Archive", "Projects", "Finance", "Travel", "Research")  # "Family Archive", "Work Projects" when the plain ones run out
 
 
+# how a team names the servers, clusters and rules it runs: a stage and a role ("prod-api", "staging-db")
+HOST_STAGES = ("prod", "staging", "dev", "qa")
+HOST_ROLES = ("web", "api", "db", "worker", "cache", "gateway", "auth", "search", "queue", "metrics")
+# what a record that runs somewhere has: where, on what, how big
+_RUNS_ON = frozenset({"region", "zone", "size", "image", "ip", "host", "hostname", "port", "ports", "cluster", "node", "vpc",
+                      "cpu", "cpus", "memory", "disk", "replicas", "engine", "kernel", "droplet", "droplets", "inbound", "outbound"})
+
+
+def _runs_somewhere(entity: str | None, c: "_Ctx") -> bool:
+    """Whether records of `entity` are things a team runs (servers, clusters, load balancers, firewall rules): by
+    their fields (a region, a size, an image, ports), not by the kind's name, which is each product's own."""
+    fields = c.fields.get(entity) or ()
+    return sum(bool(set(_words(f)) & _RUNS_ON) for f in fields) >= 2
+
+
 def _holds_content(entity: str | None, c: "_Ctx") -> bool:
     """Whether the records pointing to `entity` as their parent hold a person's content (notes, titled records): it is a
     container a person files things in, whatever the docs call it (its own name says nothing: `topic_named` fails)."""
@@ -1135,7 +1150,10 @@ _DOC_KINDS = tuple((kind, re.compile(rx, re.I)) for kind, rx in (
     ("doi", r"\bdoi\b"),
     ("isbn", r"\bisbn\b"),
     ("uuid", r"\buuid\b"),
-    ("ip", r"\bip(?:v4)? address\b"),
+    ("cidr", r"\bcidr\b|\bsubnet\b|\bip range\b|\b(?:source|destination) (?:address|ip)\b"),  # a firewall rule's "Source address"
+    ("ip", r"\bip(?:v4)? address\b|^(?:(?:reserved|floating|public|private) )?ip(?:v4)?(?: address)?$"),
+    ("portrange", r"\bport range\b|^ports?$"),
+    ("protocol", r"^(?:\w+ )?protocol$|^protocol (?:for|of)\b"),
     ("timezone", r"\btime ?zone\b"),
     ("hexcolor", r"\bhex(?:adecimal)? colou?r\b|#rrggbb"),
     ("datetime", r"\biso[ -]?8601\b|\bdate[- ]time\b|\btimestamp\b"),
@@ -1214,6 +1232,10 @@ _KIND_MAKERS = {
     "isbn": lambda n, c, e: fake(c.rng).isbn13(),
     "uuid": lambda n, c, e: fake(c.rng).uuid4(),
     "ip": lambda n, c, e: fake(c.rng).ipv4_private(),
+    "cidr": lambda n, c, e: c.rng.choice(["0.0.0.0/0", fake(c.rng).ipv4_private(network=True), fake(c.rng).ipv4_private(network=True)]),
+    "portrange": lambda n, c, e: c.rng.choice(["22", "80", "443", "5432", "6379", "8080", "8000-8100"]),
+    # a network rule's protocol (`InboundProtocol`) or an address's scheme: the ones the internet uses
+    "protocol": lambda n, c, e: c.rng.choice(["tcp", "udp", "icmp"] if re.search(r"rule|firewall|port|inbound|outbound|traffic", n + " " + c.field_docs.get((e, n), "") + " " + (c.docs.get(n) or ""), re.I) else ["https", "http"]),
     "timezone": lambda n, c, e: c.rng.choice(TIME_ZONES),
     "hexcolor": lambda n, c, e: fake(c.rng).hex_color(),
     "datetime": lambda n, c, e: f"{_date(c.rng, c.base, -365, 0)}T{c.rng.randint(8, 18):02d}:{c.rng.choice([0, 15, 30, 45]):02d}:00Z",
@@ -1351,6 +1373,15 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
             groups = [g for g in GROUP_NAMES if not (_SOFTWARE.get() and g in _PRIVATE_GROUPS)]
             free = [v for v in groups if v not in used] or [
                 f"{a} {b}" for b in _GROUP_HEADS for a in groups if a != b and a not in _GROUP_HEADS and f"{a} {b}" not in used]
+            if free:
+                v = rng.choice(free)
+                used.add(v)
+                return v
+        if fws[-1:] == ["name"] and ews and not is_person(entity) and _runs_somewhere(entity, c):
+            # a droplet, a load balancer, a firewall: named as engineers name what they run ("prod-api", "staging-db"),
+            # not "Droplet 1", which no one says (review of DigitalOcean: no droplet could be named)
+            free = [f"{a}-{b}" for a in HOST_STAGES for b in HOST_ROLES if f"{a}-{b}" not in used] or [
+                f"{a}-{b}-{n}" for n in range(2, 10) for a in HOST_STAGES for b in HOST_ROLES if f"{a}-{b}-{n}" not in used][:40]
             if free:
                 v = rng.choice(free)
                 used.add(v)
@@ -1622,6 +1653,11 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     # a new record's name is a name of its own, not another's with "(phase 2)", "archive" or "2025" stuck on (review
     # 29), and none another record of its kind has (`taken`); a tag is named like a tag ("urgent") while any is free; a
     # rename keeps the subject and changes its stage (review 49, `renamed`)
+    if last == "name" and renaming and re.fullmatch(r"(?:%s)-[a-z]+(?:-\d+)?" % "|".join(HOST_STAGES), renaming):
+        # a server renamed is named as servers are: "staging-api" -> "prod-api" (promoted), not a topic
+        stage, role = renaming.split("-")[:2]
+        fresh = [f"{a}-{role}" for a in HOST_STAGES if a != stage and f"{a}-{role}" not in taken]
+        return rng.choice(fresh) if fresh else None
     if last in ("title", "name", "label", "tag") and renaming and not _topic_like(renaming):
         return None  # "rename my tag "family" to "Conference travel"" (review 52): a name that is no topic has no stage to change
     if last in ("title", "name", "label", "tag"):

@@ -113,7 +113,7 @@ VAULTS = [
 def test_a_container_of_a_persons_notes_is_named_like_one(tmp_path):
     """Vaults that hold notes are called what a person files things under ("Personal", "Work", "Family Archive"), not
     "Vault 10" (no task could name one: 0 tasks from 1Password's docs). The docs' "in a vault" is not said twice."""
-    from stdlib.values import GROUP_NAMES
+    from forgec.stdlib.values import GROUP_NAMES
 
     out = compile_doc(tmp_path, "keeper", "tools_list.json", {"tools": VAULTS}, 10)
     world = json.loads(next(out.glob("states/*.json")).read_text())["entities"]

@@ -15,7 +15,7 @@ def test_a_start_and_an_end_are_one_occasion():
     """A meeting booked from 2023-12-17 12:30 to 2024-01-24 09:30, a timesheet of 11 months (reviews 65, 66): the end
     moves to hours after the start (date-times) or days after it (dates), in the same format; a short span and a
     created/updated pair stay as they are."""
-    from stdlib.values import _ordered_spans
+    from forgec.stdlib.values import _ordered_spans
 
     rec = {"start_time": "2023-12-17T12:30:00Z", "end_time": "2024-01-24T09:30:00Z"}
     _ordered_spans(rec)
@@ -65,7 +65,7 @@ def test_a_delete_hangs_on_the_record_being_out_of_use_and_nothing_is_made_finis
 def test_a_users_highlight_is_on_one_of_their_own_bookmarks():
     """A record pointing to an owner and to another record of that owner points to one of the owner's (review 66: "my
     highlight" sat on a bookmark another user owned)."""
-    from stdlib.values import generate_state
+    from forgec.stdlib.values import generate_state
 
     schema = {"entities": {
         "User": {"key": "user_id", "fields": {"user_id": {"type": "str"}, "name": {"type": "str"}}},

@@ -112,7 +112,8 @@ def build_tool(s: Schema, v: ToolView, tm: TypeMapper) -> Built:
     pure = pure_effect(s, v, pmap)  # a computation the docs name is a read (forgec/synth/pure.py)
     if pure is not None:
         kind = "read"
-    other = named_for_another(s, v) if pure is None and kind in ("create", "update", "delete", "action") else None
+    other = named_for_another(s, v) if pure is None and kind in ("create", "update", "delete", "action") and not v.link else None
+    # (a link names its members' kind and acts on their container: `lb_add_droplets`, `schema._links`)
     unlinked = None
     if other is not None and kind == "delete" and "from" in v.toks[2:] and v.target in s.entities and v.verb in _UNLINK_VERBS:
         try:  # `remove_bookmark_from_list`: the bookmark's one link to the list is cleared, where it has one
@@ -869,6 +870,8 @@ def _update(s: Schema, v: ToolView, pmap):
         raise _NoRule
     e = s.entities[v.target]
     k = _key_param(v, pmap)
+    if v.link:
+        return _link_change(s, e, v, pmap, k), A.NamedType(e.name)
     if v.status_flag:
         return _set_flag(e, v, pmap, k), A.NamedType(e.name)
     stmts: list[A.Stmt] = _status_require(e, v, k) + _flag_forbids(e, v, k)
@@ -893,6 +896,31 @@ def _update(s: Schema, v: ToolView, pmap):
     if not changes:
         raise _NoRule
     return stmts + changes + [A.Return(N(k))], A.NamedType(e.name)
+
+
+def _link_change(s: Schema, e: Entity, v: ToolView, pmap, k: str) -> list[A.Stmt]:
+    """The members a link tool names join the container's list once each (`firewall_add_droplets`), or leave it,
+    each one required to be there ("droplet is not in that firewall"); the members themselves stay as they are
+    (`schema._links`)."""
+    wire, fname, adding = v.link
+    p = pmap[wire]
+    keys = stored(s, N(p.name), p.type)
+    many = isinstance(strip_optional(p.type), A.ListType)
+    field = at(k, fname)
+    what = snake(e.name).replace("_", " ")
+    item = strip_optional(p.type)
+    item = strip_optional(item.item) if isinstance(item, A.ListType) else item
+    member = snake(item.name).replace("_", " ") if isinstance(item, A.NamedType) else humanize(singular(wire))
+    member = ("a " if many else "the ") + member
+
+    def one(x: A.Expr) -> tuple[A.Stmt, ...]:
+        if adding:
+            return (A.If(bin_("not in", x, field), (A.Append(field, x),)),)
+        return (A.Require(bin_("in", x, field), f"{member} is not in the {what}"), A.Remove(field, x))
+
+    body: list[A.Stmt] = [A.If(bin_("==", field, NULL), (A.Set(field, A.ListLit(())),))]
+    body += [A.For("x", keys, one(N("x")))] if many else list(one(keys))
+    return body + [A.Return(N(k))]
 
 
 def _param_changes(s: Schema, e: Entity, v: ToolView, pmap, k: str, grouped: set[str], money: bool) -> list[A.Stmt]:

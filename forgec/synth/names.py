@@ -17,7 +17,8 @@ from forgec.english import singular
 # predicate variable `it` clash. Renaming a param changes its wire name, so keep this small.
 RESERVED = frozenset({"true", "false", "null", "not", "it"})
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+# a plural acronym stays one word (`DropletIDs` -> droplet, ids; `similarURLs`), as `wording.norm` reads it
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z](?:[a-z]{2,}|[a-rt-z]))")
 _SPLIT = re.compile(r"[^A-Za-z0-9]+")
 
 

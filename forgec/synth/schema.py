@@ -260,6 +260,7 @@ class ToolView:
     facts: tuple = ()  # prose.Fact per sentence of the description (forgec/synth/prose.py)
     cites: dict[str, str] = field(default_factory=dict)  # "status_post"/"status_pre" -> the sentence it was read from
     cited: list = field(default_factory=list)  # (statement, sentence) written from the prose, for env.forge comments
+    link: tuple[str, str, bool] | None = None  # (member param, list field, adding): `firewall_add_droplets` (`_links`)
 
 
 @dataclass
@@ -674,6 +675,7 @@ def infer_schema(env: ir.Environment) -> Schema:
     _bind_by_return_shape(s)
     _own_codes(s)
     _split_kinds(s)
+    _links(s)
     _gather_fields(s)
     _name_keys(s)
     _status_fields(s)
@@ -1202,6 +1204,121 @@ def _split_kinds(s: Schema) -> None:
                             v.refs[pn] = name
             s.notes.append(f"{ent.name}: the {name} kind split off (its tools' own key {', '.join(sorted(keyed[q]))})")
         s._alias_sig = None
+
+
+# the verbs that put an existing record in another's list, and take it out ("add droplets to a firewall")
+# ("assign a ticket to an agent" sets the ticket's one assignee: no list, `effects._param_changes`)
+LINK_VERBS = {"add", "attach", "link", "include", "invite", "associate"}
+UNLINK_VERBS = {"remove", "detach", "unlink", "exclude", "dissociate", "uninvite"}
+# a membership's own settings, sent beside the two keys (`collections.add_user({id, userId, permission})`)
+_LINK_EXTRAS = {"permission", "permissions", "role", "roles", "position", "index", "section", "access", "level", "type"}
+
+
+def _links(s: Schema) -> None:
+    """`firewall_add_droplets(ID, DropletIDs)`, `add_item_to_playlist(playlist_id, ids)`, `removeUser(id, userId)`: the
+    records named join (or leave) the list of the one record the tool is about; neither is made or deleted. Read as
+    an update of that container whose effect appends (removes) the members' keys. Before, such a tool made a blank
+    droplet holding the firewall's id (DigitalOcean: every droplet's `ID` was a firewall's). Found by the name's
+    words (the verb, the members' noun, the container's noun) and the params' keys, on any API; a member that holds
+    its one link itself (a bookmark's `listId`) keeps that model (`effects._unlink`)."""
+    for v in s.views.values():
+        said = re.match(r"\s*([A-Za-z]+)", v.tool.description or "")
+        verb = v.verb if v.verb in LINK_VERBS | UNLINK_VERBS else verb_lemma(said.group(1).lower()) if said else None
+        # (Plane's `delete_module_issue`: "Remove an issue from a module", the docs' own verb)
+        if verb not in LINK_VERBS | UNLINK_VERBS or v.kind not in ("create", "update", "delete", "action") or v.link:
+            continue
+        got = _link_of(s, v)
+        if got is None:
+            continue
+        cp, c, mp, m = got
+        e = s.entities[c]
+        fname = _member_field(s, e, mp, m)
+        if fname is None:
+            continue
+        if fname not in e.fields:
+            item = A.NamedType(m) if m else A.PrimType("str")
+            e.fields[fname] = Field(fname, A.OptionalType(A.ListType(item)), f"the {plural(humanize_entity(m or mp))} in the {humanize_entity(c)}")
+        v.kind, v.target, v.key_param = "update", c, cp
+        v.refs[cp] = c
+        if m is not None:  # the members are records of their kind, by their keys (`project_id: Project`)
+            (v.list_refs if v.tool.param(mp).type.kind == "array" else v.refs)[mp] = m
+        v.link = (mp, fname, verb in LINK_VERBS)
+        s.notes.append(f"{v.tool.name}: {'adds' if verb in LINK_VERBS else 'removes'} {mp} {'to' if verb in LINK_VERBS else 'from'} {c}.{fname}")
+
+
+def humanize_entity(name: str) -> str:
+    return " ".join(tokens(name))
+
+
+def _link_of(s: Schema, v: ToolView) -> tuple[str, str, str, str | None] | None:
+    """(container param, container entity, member param, member entity or None for plain values) of a link tool."""
+    name = [singular(w) for w in (v.toks or tokens(v.tool.name))]
+    desc = (v.tool.description or "").split(".")[0].lower()
+
+    def said(ent_or_words) -> bool:
+        ws = [singular(w) for w in (tokens(ent_or_words) if isinstance(ent_or_words, str) else ent_or_words)]
+        return bool(ws) and (_find(name, ws) is not None or re.search(rf"\b{re.escape(' '.join(ws))}s?\b", desc) is not None)
+
+    req = [p for p in v.tool.params if p.required and not plumbing(p) and p.name not in s.session]
+    bound = {**v.refs, **({v.key_param: v.target} if v.key_param and v.target else {})}
+    conts = [(p.name, ent) for p, ent in ((p, bound.get(p.name)) for p in req) if ent and p.type.kind != "array" and said(ent)]
+    members = []
+    for p in req:
+        ent = v.list_refs.get(p.name) or v.refs.get(p.name)
+        stem = id_stem(p.name)
+        if ent is None and stem is not None and entity_name(stem[0]) in s.entities:
+            ent = entity_name(stem[0])
+        if ent is None and p.type.kind == "array" and entity_name(tokens(singular(p.name))) in s.entities and \
+                re.search(r"\b(?:ids?|uuids?|keys?|identifiers?)\b", p.description or "", re.I):
+            ent = entity_name(tokens(singular(p.name)))  # Plane's `issues: "Array of issue UUIDs"`
+        words = tokens(ent) if ent else (stem[0] if stem else tokens(singular(p.name)))
+        if said(words):
+            members.append((p.name, ent))
+    def where(ent: str) -> bool:  # "to a firewall", "from a list", `remove_bookmark_from_list`: the record that holds
+        ws = [singular(w) for w in tokens(ent)]
+        at = _find(name, ws)
+        if at is not None and any(w in ("to", "from", "into", "onto") for w in name[:at]):
+            return True
+        return re.search(rf"\b(?:to|from|into|onto)\s+(?:(?:an?|the|its|this|that|your|one or more)\s+)?(?:[\w-]+\s+)?"
+                         rf"{re.escape(' '.join(ws))}s?\b", desc) is not None
+
+    if any(where(c) for _, c in conts):
+        conts = [(cp, c) for cp, c in conts if where(c)]  # (a bookmark removed from a list: the list holds it)
+    for cp, c in conts:
+        ms = [(mp, m) for mp, m in members if mp != cp and m != c and not (m and where(m))]
+        if len(ms) != 1:
+            continue
+        mp, m = ms[0]
+        rest = [p for p in req if p.name not in (cp, mp) and p.name not in bound]  # (where the container lives: `project_id`)
+        if any(not (set(tokens(p.name)) & _LINK_EXTRAS or p.type.kind in ("boolean", "enum")) for p in rest):
+            continue  # `add_comment(page_id, content)`: a new record with what it holds, no link
+        if m is not None and (any(strip_optional(f.type) == A.NamedType(c) for f in s.entities[m].fields.values()) or any(
+                o is not v and o.target == m and o.kind in ("create", "update") and c in o.refs.values() for o in s.views.values())
+                or any(o.target == m and (obj := unwrap_return(s, o.tool.returns)) is not None and any(s.ref_of(f.name) == c for f in obj.fields)
+                       for o in s.views.values() if o.tool.returns is not None)):
+            continue  # a bookmark's own `listId` (`create_bookmark(list_id)`): the member holds its one link (`effects._unlink`)
+        mparam = v.tool.param(mp)
+        if m is None and (mparam is None or mparam.type.kind != "array"):
+            continue
+        return cp, c, mp, m
+    return None
+
+
+def _member_field(s: Schema, e: Entity, mp: str, m: str | None) -> str | None:
+    """The list field of container `e` that holds the members: one the docs name like the param (`DropletIDs`),
+    one typed as a list of them, else a new `<members>_ids`; plain values only into a list the docs give it."""
+    same = field_named(e, ident(mp))
+    if same is not None and isinstance(strip_optional(e.fields[same].type), A.ListType):
+        return same
+    if m is not None:
+        typed = [f for f, fd in e.fields.items() if strip_optional(fd.type) == A.ListType(A.NamedType(m))]
+        if len(typed) == 1:
+            return typed[0]
+        if same is not None:
+            return None
+        return ident(snake(m) + "_ids")
+    others = [p for t in s.env.tools for p in t.params if p.name == mp and p.type.kind == "array" and s.views[t.name].target == e.name and t.name]
+    return ident(mp) if others else None
 
 
 def _points_to(s: Schema, v: ToolView, parents: set[str]) -> bool:
@@ -1976,8 +2093,8 @@ def _fields_from_update_params(s: Schema, tm: TypeMapper) -> None:
     """Update tools set fields (grouped under the field the name mentions); a status-changing
     delete records its extra params as optional fields."""
     for v in s.views.values():
-        if v.kind not in ("update", "delete", "action") or v.target is None:
-            continue
+        if v.kind not in ("update", "delete", "action") or v.target is None or v.link:
+            continue  # (a link's members go in the list `_links` gave the container, nowhere else)
         e = s.entities[v.target]
         extra = _update_extra_params(s, v, e)
         extra = _group_params(s, tm, v, e, extra)
