@@ -1171,6 +1171,8 @@ _ID_WORDS = {"id", "ids", "key", "uuid", "token", "ref"}
 def _doc_kind(ws: list[str], doc: str) -> str | None:
     if ws and ws[-1] in _ID_WORDS:
         return None
+    if ws[-1:] == ["name"] and re.match(r"\s*(?:the\s+)?(?:first and last names?|full names?|person's name)\b", doc or "", re.I):
+        return "person"  # a provider's `name`, "Full name of the provider": a person's, not "Travel" (review 94 fixture)
     if ws and (ws[-1] in TEXTY or ws[-1] in ("subject", "title", "name", "label", "snippet", "format", "type", "signature", "template")):
         return None  # "body"/"subject": "The subject of the email" holds words, not an email address
     head = re.split(r"(?<=[.;])\s", (doc or "").strip(), maxsplit=1)[0][:160]  # the doc's own first sentence
@@ -2422,6 +2424,9 @@ def _field_value(e, f, tj, i, k, prim, dealt, keys, records_decl, rng, ctx, off)
         pk = keys.get(p) or []
         if not pk:
             return None
+        if p == e:  # a collection's parent collection: an earlier record or none, so the records form trees and no
+            # collection is its own ancestor (review 94: Zotero collections in a parent loop, which its docs forbid)
+            return None if i == 0 or rng.random() < 0.4 else keys[e][rng.randrange(i)]
         if p == prim:  # dealt round the parents but a fifth of them: real projects, folders and lists are some of them
             # empty (a delete its docs refuse while the record holds others has records it may delete); every person
             # (a customer, a user) still has their own records

@@ -1,0 +1,85 @@
+"""Rules from blind review 94 (35/40 accepted), each checked against a hand-built world or doc."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import compile_doc
+
+from forgec.stdlib.values import generate_state
+
+
+def test_records_of_one_kind_nested_in_each_other_form_trees():
+    """Review 94: Zotero collections sat in a parent loop (A in B, B in A), which its docs forbid ("a collection cannot
+    be moved under itself or one of its own subcollections"). A record's parent of its own kind is an earlier record,
+    or none: no record is its own ancestor."""
+    schema = {"entities": {"Collection": {"key": "key", "fields": {
+        "key": {"type": "str"}, "name": {"type": "str"},
+        "parentCollection": {"type": "ref", "entity": "Collection", "optional": True}}}}}
+    for seed in range(5):
+        w = generate_state(schema, seed=seed, size=30)["entities"]["Collection"]
+        parents = {k: r["parentCollection"] for k, r in w.items()}
+        assert any(p is not None for p in parents.values())  # some are nested
+        for k in parents:
+            seen, cur = {k}, parents[k]
+            while cur is not None:
+                assert str(cur) not in seen, (k, cur)
+                seen.add(str(cur))
+                cur = parents[str(cur)]
+
+
+def _tool(name, desc, props, required, read_only=False):
+    t = {"name": name, "description": desc, "inputSchema": {"type": "object", "properties": props, "required": required}}
+    if read_only:
+        t["annotations"] = {"readOnlyHint": True}
+    return t
+
+
+S = {"type": "string"}
+EXCEPTIONS = {"tools": [  # an appointment book whose exceptions may name a provider, or none
+    _tool("list_providers", "List all providers.", {}, [], True),
+    _tool("list_appointments", "List all appointments.", {}, [], True),
+    _tool("create_provider", "Create a provider.", {"name": {**S, "description": "Full name of the provider"}}, ["name"]),
+    _tool("create_appointment", "Create an appointment.", {
+        "title": {**S, "description": "The appointment's title"}, "start": {**S, "description": "Start date (YYYY-MM-DD)"},
+        "providerId": {**S, "description": "The ID of the provider it applies to, if any"}}, ["name", "start"]),
+    _tool("update_appointment", "Update an appointment.", {
+        "id": {**S, "description": "The ID of the appointment"}, "start": {**S, "description": "Start date (YYYY-MM-DD)"},
+        "providerId": {**S, "description": "The ID of the provider it applies to"}}, ["id"]),
+]}
+
+
+def test_an_update_leaves_no_provider_on_a_record_that_had_none(tmp_path):
+    """Review 94: "the working plan exception ... with the provider called X" of an exception with no provider was
+    false, and the gold PUT quietly gave it one (Easy!Appointments). Started from the user's own world (`--state`) in
+    which no appointment has a provider, no update gives one one."""
+    from forgec.build import CompileOptions, compile_build
+
+    d = tmp_path / "docs" / "book"
+    d.mkdir(parents=True)
+    (d / "tools_list.json").write_text(json.dumps(EXCEPTIONS))
+    people = ["Maria Lopez", "Daniel Kim", "Aisha Khan", "Tom Becker"]
+    topics = ["Annual checkup", "Dental cleaning", "Eye exam", "Physiotherapy", "Vaccination", "Blood test", "Follow-up visit"]
+    world = {"entities": {
+        "Provider": {f"p{i}": {"provider_id": f"p{i}", "name": n} for i, n in enumerate(people)},
+        "Appointment": {f"a{i}": {"appointment_id": f"a{i}", "title": t, "start": f"2024-06-{10 + i:02d}", "providerId": None}
+                        for i, t in enumerate(topics)}}}
+    (tmp_path / "world.json").write_text(json.dumps(world))
+    out = tmp_path / "b"
+    res = compile_build(CompileOptions(inputs=[d], out=out, tasks_per_env=60, seed=0, oracle_check=False,
+                                       states={"book": tmp_path / "world.json"}))
+    assert not [x for x in res.diagnostics if x.is_error], [x.message for x in res.diagnostics if x.is_error][:3]
+    updates = [c for f in sorted((out / "tasks").glob("*.jsonl")) for line in f.read_text().splitlines()
+               for c in json.loads(line)["gold_calls"] if c["tool"] == "update_appointment"]
+    assert updates, "no update was sampled"
+    assert all("providerId" not in c["arguments"] for c in updates), updates
+
+
+def test_a_full_name_is_a_persons():
+    """"Full name of the provider" on a field called `name` is a person's name, not a group's ("Travel", "Clients")."""
+    import random
+
+    from forgec.stdlib.values import generate_value
+
+    v = generate_value({"type": "str"}, "name", random.Random(1), entity="Provider", doc="Full name of the provider")
+    assert len(v.split()) == 2 and all(w[:1].isupper() for w in v.split()), v
