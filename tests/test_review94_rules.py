@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from conftest import compile_doc
 
@@ -83,3 +84,29 @@ def test_a_full_name_is_a_persons():
 
     v = generate_value({"type": "str"}, "name", random.Random(1), entity="Provider", doc="Full name of the provider")
     assert len(v.split()) == 2 and all(w[:1].isupper() for w in v.split()), v
+
+
+TRASH = {"tools": [  # WordPress's pages (a documented status without "trash") and an email server's delete
+    _tool("wp_list_pages", "Lists pages.", {}, [], True),
+    _tool("wp_create_page", "Creates a page.", {"title": {**S, "description": "The title for the page."}, "status": {
+        **S, "enum": ["publish", "draft", "pending", "private"], "description": "The publishing status for the page."}}, ["title"]),
+    _tool("wp_delete_page", "Deletes a page.", {"id": {"type": "number", "description": "The ID of the page to delete."},
+                                                "force": {"type": "boolean", "description": "If true, permanently delete. If false, move to trash. Defaults to false."}}, ["id"]),
+    _tool("list_emails", "List emails.", {}, [], True),
+    _tool("send_email", "Send an email.", {"subject": {**S, "description": "Subject"}, "to": {**S, "description": "Recipient email address"}}, ["subject", "to"]),
+    _tool("delete_email", "Delete an email. By default moves to Trash. Set permanent=true for permanent deletion (irreversible).", {
+        "emailId": {**S, "description": "Email ID to delete (from list_emails)"},
+        "permanent": {"type": "boolean", "description": "Permanently delete (skip Trash)"}}, ["emailId"]),
+]}
+
+
+def test_a_delete_the_docs_say_goes_to_the_trash_keeps_the_record(tmp_path):
+    """WordPress's `wp_delete_page` ("If false, move to trash. Defaults to false") and an email server's `delete_email`
+    ("By default moves to Trash") removed the record for good, since their records have no status that can be "trash".
+    Without the switch the record stays, marked as in the trash; with it, it is gone."""
+    out = compile_doc(tmp_path, "site", "tools_list.json", TRASH, 4)
+    src = next((out / "src").glob("*/env.forge")).read_text()
+    for tool, switch in (("wp_delete_page", "force"), ("delete_email", "permanent")):
+        body = src[src.index(f"tool {tool}("):]
+        body = body[:body.index("\n  }\n")]
+        assert re.search(rf"if {switch} == true \{{\s*delete \w+\s*\}} else \{{\s*set \w+\.(?:trashed = true|status = \"trash\")", body), body

@@ -1342,17 +1342,29 @@ _TO_TRASH = re.compile(r"\s*(?:moves?|sends?|puts?)\b[^.]{0,50}\bto (?:the |its 
 
 def _trash_switch(e, v: ToolView, pmap) -> str | None:
     """The bool that makes a delete permanent where the docs say it otherwise moves the record to the trash
-    (WordPress's `force`: "Defaults to false (moved to trash)"), when the record has a status the trash can be: a
-    delete without it leaves the record in the trash (review 74: the gold removed a trashed post for good)."""
-    f = e.fields.get("status")
-    t = strip_optional(f.type) if f is not None else None
-    if t is None or not (t == A.PrimType("str") or isinstance(t, A.EnumType) and "trash" in t.values):
-        return None
+    (WordPress's `force`: "Defaults to false (moved to trash)"; an email's `permanent`: "skip Trash"): a delete without
+    it leaves the record in the trash (`_to_trash`; review 74: the gold removed a trashed post for good)."""
     for p in v.tool.params:
         d = p.description or ""
-        if p.type.kind == "boolean" and p.name in pmap and re.search(r"\btrash", d, re.I) and re.search(r"\b(?:force|permanent\w*|bypass)", d, re.I):
+        if p.type.kind == "boolean" and p.name in pmap and re.search(r"\btrash", d, re.I) and re.search(r"\b(?:force|permanent\w*|bypass|skip)", d, re.I):
             return pmap[p.name].name
     return None
+
+
+def _to_trash(e: Entity, k: str) -> A.Stmt:
+    """What a delete the docs say moves the record to the trash does without its `force`: the record's status becomes
+    "trash" where its status can be that, else its own `trashed` flag is set (WordPress's pages, whose documented
+    states are "publish, draft, pending, private" and whose delete "If false, move to trash"; an email's "By default
+    moves to Trash"; both had been removed for good). A documented enum is not grown: other tools return it."""
+    f = e.fields.get("status")
+    t = strip_optional(f.type) if f is not None else None
+    if t == A.PrimType("str") or isinstance(t, A.EnumType) and "trash" in t.values:
+        return A.Set(at(k, "status"), lit("trash"))
+    flag = status_flag(e, "trashed") or "trashed"
+    if flag not in e.fields:
+        what = snake(e.name).replace("_", " ")
+        e.fields[flag] = Field(flag, A.PrimType("bool"), f"whether the {what} is in the trash")
+    return A.Set(at(k, flag), lit(True))
 
 
 def _delete(s: Schema, v: ToolView, pmap):
@@ -1421,7 +1433,7 @@ def _delete(s: Schema, v: ToolView, pmap):
     if force is not None:  # "If true, the comment will be permanently deleted. Defaults to false (moved to trash)."
         owners = [st for st in stmts if isinstance(st, A.For)]
         stmts = [st for st in stmts if not isinstance(st, A.For)]
-        stmts.append(A.If(bin_("==", N(force), lit(True)), tuple(owners + hard), (A.Set(at(k, "status"), lit("trash")),)))
+        stmts.append(A.If(bin_("==", N(force), lit(True)), tuple(owners + hard), (_to_trash(e, k),)))
     else:
         stmts += hard
     ret = A.RecordType((A.FieldDecl("deleted", A.PrimType(e.key_type)),))
