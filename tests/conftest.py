@@ -30,9 +30,19 @@ collect_ignore = ["corpus"]
 EXAMPLES = REPO / "examples"
 
 
-def mcp_tool(name: str, desc: str, props: dict, required=()) -> dict:
-    """One MCP `tools/list` entry, as a real server lists it."""
-    return {"name": name, "description": desc, "inputSchema": {"type": "object", "properties": props, "required": list(required)}}
+def mcp_tool(name: str, desc: str, props: dict, required=(), read_only: bool = False) -> dict:
+    """One MCP `tools/list` entry, as a real server lists it (with `readOnlyHint` where the server gives it)."""
+    t = {"name": name, "description": desc, "inputSchema": {"type": "object", "properties": props, "required": list(required)}}
+    if read_only:
+        t["annotations"] = {"readOnlyHint": True}
+    return t
+
+
+def tasks_of(build: Path) -> list[dict]:
+    """Every task line of a build, in file order."""
+    import json
+
+    return [json.loads(line) for f in sorted((build / "tasks").glob("*.jsonl")) for line in f.read_text().splitlines() if line.strip()]
 
 
 def schema_of(tmp: Path, tools: list[dict]):

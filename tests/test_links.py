@@ -10,21 +10,12 @@ import json
 import random
 import re
 
-from conftest import compile_doc
+from conftest import compile_doc, mcp_tool as _tool, tasks_of as _tasks
 
 from forgec.stdlib.values import generate_value
 from forgec.synth.names import tokens
 
 
-def _tool(name: str, desc: str, props: dict, required: list[str], read_only: bool = False) -> dict:
-    t = {"name": name, "description": desc, "inputSchema": {"type": "object", "properties": props, "required": required}}
-    if read_only:
-        t["annotations"] = {"readOnlyHint": True}
-    return t
-
-
-def _tasks(out) -> list[dict]:
-    return [json.loads(line) for f in sorted((out / "tasks").glob("*.jsonl")) for line in f.read_text().splitlines() if line.strip()]
 
 
 def _src(out) -> str:

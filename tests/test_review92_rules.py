@@ -8,7 +8,7 @@ import json
 import random
 import re
 
-from conftest import compile_doc
+from conftest import compile_doc, mcp_tool as _tool, tasks_of as _tasks
 
 from forgec.ir import Param, Tool, Type
 from forgec.stdlib.values import _patterned
@@ -19,15 +19,6 @@ def _mcp(*tools: dict) -> dict:
     return {"tools": list(tools)}
 
 
-def _tool(name: str, desc: str, props: dict, required: list[str], read_only: bool = False) -> dict:
-    t = {"name": name, "description": desc, "inputSchema": {"type": "object", "properties": props, "required": required}}
-    if read_only:
-        t["annotations"] = {"readOnlyHint": True}
-    return t
-
-
-def _tasks(out) -> list[dict]:
-    return [json.loads(line) for f in sorted((out / "tasks").glob("*.jsonl")) for line in f.read_text().splitlines() if line.strip()]
 
 
 ID = {"type": "string", "pattern": "^\\d+$", "description": "Identifiant unique de l'entité (numérique)"}

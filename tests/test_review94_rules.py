@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from conftest import compile_doc
+from conftest import compile_doc, mcp_tool as _tool
 
 from forgec.stdlib.values import generate_state
 
@@ -28,12 +28,6 @@ def test_records_of_one_kind_nested_in_each_other_form_trees():
                 seen.add(str(cur))
                 cur = parents[str(cur)]
 
-
-def _tool(name, desc, props, required, read_only=False):
-    t = {"name": name, "description": desc, "inputSchema": {"type": "object", "properties": props, "required": required}}
-    if read_only:
-        t["annotations"] = {"readOnlyHint": True}
-    return t
 
 
 S = {"type": "string"}
