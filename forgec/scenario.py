@@ -2206,7 +2206,8 @@ class _Sampler:
             return sc.fact(p.name, searched[p.name]), searched[p.name]
         # a value inside the record's lists (a branch of the repo), unless the record has the field itself: an
         # iteration's new `name` is no name of one of its labels (review 19: renamed to its label "Recipe collection 306")
-        inner = _inner_values(rec, p.name) if rec and ke is None and p.name not in rec else []
+        inner = _inner_values(rec, p.name) if rec and ke is None and not any(norm(f) == norm(p.name) for f in rec) else []
+        # (a cluster's `Name` is its own `name`, not one of its node pools' names: "rename ... to "Node pool info 18"")
         creating_name = self.m.kinds.get(tool.name) == "create" or _doc_verb(tool.doc) in ("create", "add", "new", "make")
         if inner and creating_name and not is_list and not re.search(r"(^|_)(branch|ref|tag|version)(_|$)", norm(p.name)):
             inner = []  # a new sub-task's name is made like any name; "fix-login" is how a new branch is named
@@ -2575,6 +2576,8 @@ class _Sampler:
         rng = sc.rng
         n = norm(name)
         cur = rec.get(name, _NONE) if rec else _NONE
+        if cur is _NONE and rec:  # `Name` sent for the record's `name` (DigitalOcean's requests are PascalCase): its twin
+            cur = next((v for f, v in rec.items() if norm(f) == n), _NONE)
         text = (doc or "") + " " + (tool.doc or "")
         if isinstance(t, A.EnumType):
             vals = [v for v in real_values(t.values) if v != cur and v != "other"] or [v for v in t.values if v != cur]
@@ -3736,6 +3739,11 @@ class _Sampler:
                     # "Delete a contact" on a person: the docs' own word for the record ("delete my contact called X", review 23)
                     c = f"{own_word.group(1)} " + re.sub(rf"\b{re.escape(ent_noun)}\b", own_word.group(2), twords, count=1)
                     twords = ""
+                elif (named := re.fullmatch(rf"(\w+) (?:a|an|the) (?:[A-Z][\w-]*\s+)+{re.escape(ent_noun.split()[-1])}", c)):
+                    # "Delete a DigitalOcean Kubernetes cluster" on a doks cluster: the docs' proper name for the kind is
+                    # the record's kind ("delete my doks cluster called X", not "... a DigitalOcean Kubernetes cluster for
+                    # my doks cluster called X")
+                    c = f"{named.group(1)} \x00"
                 elif (alias := re.fullmatch(rf"(\w+) (?:a|an|the) {re.escape(ent_noun)} ([a-z]+)", c)) and "NOUN" in lemmas(alias.group(2)) \
                         and any(isinstance(n, A.Delete) and isinstance(n.target, A.Name) and n.target.id in
                                 {p.name for p in t.params if isinstance(strip_optional(p.type), A.NamedType) and strip_optional(p.type).name == target[1]}

@@ -362,6 +362,17 @@ _RUNS_ON = frozenset({"region", "zone", "size", "image", "ip", "host", "hostname
                       "cpu", "cpus", "memory", "disk", "replicas", "engine", "kernel", "droplet", "droplets", "inbound", "outbound"})
 
 
+def _host_name(c: "_Ctx", entity: str | None) -> str:
+    """A stage and a role, each once among the records of its kind ("prod-api"; then "prod-api-2"). (One pool for
+    the whole world ran out into "prod-db-11" on DigitalOcean's 30 kinds, and halved its tasks.)"""
+    used = c.used.setdefault(("__hosts", entity), set())
+    free = [f"{a}-{b}" for a in HOST_STAGES for b in HOST_ROLES if f"{a}-{b}" not in used] or [
+        f"{a}-{b}-{n}" for n in range(2, 100) for a in HOST_STAGES for b in HOST_ROLES if f"{a}-{b}-{n}" not in used][:40]
+    v = c.rng.choice(free)
+    used.add(v)
+    return v
+
+
 def _runs_somewhere(entity: str | None, c: "_Ctx") -> bool:
     """Whether records of `entity` are things a team runs (servers, clusters, load balancers, firewall rules): by
     their fields (a region, a size, an image, ports), not by the kind's name, which is each product's own."""
@@ -1327,6 +1338,8 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
         return c.unique((entity, name, "s"), lambda: _version(rng))
     if own and ews and ews[-1] in ("emoji", "reaction"):
         return c.unique((entity, name, "s"), lambda: rng.choice(EMOJI))
+    if own and ews and ews[-1] in HANDLE_NAMED and fws[-1:] == ["name"] and _runs_somewhere(entity, c):
+        return _host_name(c, entity)  # a database cluster is "prod-db", not "training-schedule-follow-up"
     if own and ews and ews[-1] in HANDLE_NAMED:
         # #customer-feedback, not "Customer feedback"; a world of 90 branches is not 34 names and 56 `branch_7`s: a
         # branch is also "feature/press-release", a channel "press-release-2025"
@@ -1382,12 +1395,7 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
         if fws[-1:] == ["name"] and ews and not is_person(entity) and _runs_somewhere(entity, c):
             # a droplet, a load balancer, a firewall: named as engineers name what they run ("prod-api", "staging-db"),
             # not "Droplet 1", which no one says (review of DigitalOcean: no droplet could be named)
-            free = [f"{a}-{b}" for a in HOST_STAGES for b in HOST_ROLES if f"{a}-{b}" not in used] or [
-                f"{a}-{b}-{n}" for n in range(2, 10) for a in HOST_STAGES for b in HOST_ROLES if f"{a}-{b}-{n}" not in used][:40]
-            if free:
-                v = rng.choice(free)
-                used.add(v)
-                return v
+            return _host_name(c, entity)
         v = f"{_titled(' '.join(ews))} {len(used) + 1}"  # `Recipe 3`: nothing says what it is called (topic_named)
         used.add(v)
         return v
@@ -1588,6 +1596,14 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     t = re.sub(r"^(?:the|a|an)\s+(?=\S)", "", t, flags=re.I)  # "The Winter Echo": the templates give the article ("the the ...")
     t = t if t[:2].isupper() or titled else t[:1].lower() + t[1:]
     c = _Ctx(rng, _dt.date(2024, 5, 15))
+    if last == "name" and renaming and re.fullmatch(r"(?:%s)-[a-z]+(?:-\d+)?" % "|".join(HOST_STAGES), renaming):
+        # a server renamed is named as servers are: "staging-api" -> "prod-api" (promoted), else given another role
+        # ("qa-api" -> "qa-gateway"), not a topic
+        stage, role = renaming.split("-")[:2]
+        fresh = [f"{a}-{role}" for a in HOST_STAGES if a != stage and f"{a}-{role}" not in taken] or [
+            f"{stage}-{b}" for b in HOST_ROLES if b != role and f"{stage}-{b}" not in taken] or [
+            f"{a}-{role}-{n}" for n in range(2, 10) for a in HOST_STAGES if a != stage and f"{a}-{role}-{n}" not in taken][:4]
+        return rng.choice(fresh) if fresh else None
     if _is_version(ws) and not doc_example(doc):
         return _version(rng)  # `VersionSlug`: a release to upgrade to, not a topic's slug (review 35)
     if last in ("name", "title") and len(ws) == 1 and (kind := singular((_words(noun or "") or [""])[-1])) in ITERATIONS:
@@ -1655,11 +1671,6 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     # a new record's name is a name of its own, not another's with "(phase 2)", "archive" or "2025" stuck on (review
     # 29), and none another record of its kind has (`taken`); a tag is named like a tag ("urgent") while any is free; a
     # rename keeps the subject and changes its stage (review 49, `renamed`)
-    if last == "name" and renaming and re.fullmatch(r"(?:%s)-[a-z]+(?:-\d+)?" % "|".join(HOST_STAGES), renaming):
-        # a server renamed is named as servers are: "staging-api" -> "prod-api" (promoted), not a topic
-        stage, role = renaming.split("-")[:2]
-        fresh = [f"{a}-{role}" for a in HOST_STAGES if a != stage and f"{a}-{role}" not in taken]
-        return rng.choice(fresh) if fresh else None
     if last in ("title", "name", "label", "tag") and renaming and not _topic_like(renaming):
         return None  # "rename my tag "family" to "Conference travel"" (review 52): a name that is no topic has no stage to change
     if last in ("title", "name", "label", "tag"):

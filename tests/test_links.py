@@ -57,6 +57,12 @@ DIGITALOCEAN = {"tools": [  # the shape of DigitalOcean's MCP server: kebab name
     _tool("firewall-remove-droplets", "Removes one or more droplets from a firewall", {
         "DropletIDs": {"type": "array", "items": {"type": "number"}, "description": "Droplet IDs to remove from the firewall"},
         "ID": {**STR, "description": "ID of the firewall to remove droplets from"}}, ["ID", "DropletIDs"]),
+    _tool("firewall-remove-rules", "Remove one or more rules from a firewall", {
+        "ID": {**STR, "description": "ID of the firewall to remove rules from"},
+        "InboundRules": {"type": "array", "items": {"type": "object", "properties": {"protocol": STR}}, "description": "Inbound rules to remove"}},
+        ["ID"]),
+    _tool("rename-droplet", "Rename a droplet", {"ID": {"type": "number", "description": "ID of the droplet"},
+                                                 "Name": {**STR, "description": "New name for the droplet"}}, ["ID", "Name"]),
     # a kind keyed by a bare `name` (DigitalOcean's Kafka topics): no other record's `Name` is a topic
     _tool("db-cluster-list-topics", "List topics of a Kafka cluster", {"id": {**STR, "description": "The Kafka cluster UUID"}}, ["id"], True),
     _tool("db-cluster-delete-topic", "Delete a topic of a Kafka cluster", {
@@ -165,3 +171,17 @@ def test_a_removal_the_docs_word_as_remove_keeps_the_member(tmp_path):
     add, rm = _tool_src(src, "add_module_issues"), _tool_src(src, "delete_module_issue")
     assert "-> Module" in add and "append x to module_id." in add and "insert " not in add, add
     assert "remove " in rm and "delete issue_id" not in rm and "delete " not in rm.split("{", 1)[1], rm
+
+
+def test_removing_parts_from_a_record_deletes_no_record(tmp_path):
+    """"Remove one or more rules from a firewall" had deleted the firewall (the docs' "one or more" hid the pattern);
+    a server renamed keeps its role ("qa-api" -> "prod-api"), not a topic's slug."""
+    out = compile_doc(tmp_path, "digitalocean", "tools_list.json", DIGITALOCEAN, 40)
+    rm = _tool_src(_src(out), "firewall_remove_rules")
+    assert "delete " not in rm.split("{", 1)[1] and "-> Firewall" in rm, rm
+    renames = [t["instruction"] for t in _tasks(out) if any(c["tool"] == "rename-droplet" for c in t["gold_calls"])]
+    assert renames
+    for text in renames:
+        old, new = re.search(r'rename my droplet called "([^"]+)" to "([^"]+)"', text).groups()
+        assert re.fullmatch(r"(?:prod|staging|dev|qa)-[a-z]+(?:-\d)?", new) and (old.split("-")[1] == new.split("-")[1]) != (
+            old.split("-")[0] == new.split("-")[0]), text  # its stage or its role changed, one of them

@@ -1155,7 +1155,8 @@ def _noun_matches(noun: str, entity: str) -> bool:
     return bool(nt) and bool(et) and (nt[0] == et[0] or singular(nt[-1]) == et[-1])
 
 
-_REMOVE_FROM = re.compile(r"\b(?:remove|delete|unlink|detach|kick)s?\s+(?:an? |the )?(\w+)(?: \w+)?\s+from\s+(?:an? |the |a given |this )?(\w+)", re.I)
+_REMOVE_FROM = re.compile(r"\b(?:remove|delete|unlink|detach|kick)s?\s+(?:an? |the |one or more |multiple |several |all )?(\w+)(?: \w+)?\s+"
+                          r"from\s+(?:an? |the |a given |this )?(\w+)", re.I)
 
 
 _CASCADE = re.compile(r"\b(?:and|along with|together with|as well as|including)\s+(?:all\s+)?(?:of\s+)?(?:its|their|the associated|associated|related)"
@@ -1378,9 +1379,9 @@ def _delete(s: Schema, v: ToolView, pmap):
     if v.status_flag:
         return _set_flag(e, v, pmap, _key_param(v, pmap)), A.NamedType(e.name)
     m = _REMOVE_FROM.search(v.tool.description or "")
-    if m and _noun_matches(m.group(2), e.name) and not _noun_matches(m.group(1), e.name) and \
-            any(ent != e.name for p, ent in v.refs.items() if p != v.key_param):
-        raise _NoRule  # "Remove a user from a team": the user leaves it; the team is not deleted (review 22)
+    if m and _noun_matches(m.group(2), e.name) and not _noun_matches(m.group(1), e.name):
+        raise _NoRule  # "Remove a user from a team": the user leaves it; the team is not deleted (review 22); "Remove one
+        # or more rules from a firewall" deletes no firewall (DigitalOcean's had, with the rules passed as a list)
     if m and _noun_matches(m.group(1), e.name) and not _noun_matches(m.group(2), e.name) \
             and (v.verb in _UNLINK_VERBS or re.sub(r"s$", "", m.group(0).split()[0].lower()) in _UNLINK_VERBS):
         # the docs' own verb ("Remove a bookmark from a list"), whatever the HTTP method (`DELETE /lists/{id}/bookmarks`)
