@@ -1,4 +1,4 @@
-"""Rules from blind review 94 (35/40 accepted), each checked against a hand-built world or doc."""
+"""Rules from blind reviews 94 and 95 (35/40 accepted each), each checked against a hand-built world or doc."""
 
 from __future__ import annotations
 
@@ -104,3 +104,25 @@ def test_a_delete_the_docs_say_goes_to_the_trash_keeps_the_record(tmp_path):
         body = src[src.index(f"tool {tool}("):]
         body = body[:body.index("\n  }\n")]
         assert re.search(rf"if {switch} == true \{{\s*delete \w+\s*\}} else \{{\s*set \w+\.(?:trashed = true|status = \"trash\")", body), body
+
+
+COMMENTS = {"tools": [  # WordPress's comments: the docs' states name approval by the verb itself
+    _tool("wp_list_comments", "Lists comments.", {"status": {**S, "enum": ["hold", "approve", "spam", "trash"],
+                                                             "description": "Filter by comment status."}}, [], True),
+    _tool("wp_create_comment", "Creates a comment.", {"post": {"type": "number", "description": "The ID of the post."},
+                                                      "content": {**S, "description": "The content of the comment."}}, ["post", "content"]),
+    _tool("wp_update_comment", "Updates a comment.", {"id": {"type": "number", "description": "The ID of the comment."},
+                                                      "status": {**S, "enum": ["hold", "approve", "spam", "trash"],
+                                                                 "description": "The new status for the comment."}}, ["id"]),
+    _tool("wp_approve_comment", "Approves a pending comment.", {"id": {"type": "number", "description": "The ID of the comment to approve."}}, ["id"]),
+]}
+
+
+def test_a_verb_the_docs_states_name_sets_that_state(tmp_path):
+    """Review 95: "Approves a pending comment" set `approved`, a state WordPress's docs never list beside their own
+    `approve`, so a comment already `approve` was approved again. The verb sets the documented state."""
+    out = compile_doc(tmp_path, "wp", "tools_list.json", COMMENTS, 2)
+    src = next((out / "src").glob("*/env.forge")).read_text()
+    body = src[src.index("tool wp_approve_comment("):]
+    body = body[:body.index("\n  }\n")]
+    assert 'set id.status = "approve"' in body and '"approved"' not in src, body

@@ -2706,6 +2706,18 @@ def _status_fields(s: Schema) -> None:
         if existing is not None:
             t = strip_optional(existing.type)
             if isinstance(t, A.EnumType) and all(isinstance(x, str) for x in t.values):
+                # a state the docs already name by the verb itself (WordPress's comment status `approve`): "Approves a
+                # pending comment" sets that one, not a second, undocumented "approved" (review 95: a comment that was
+                # `approve` was approved again, into "approved")
+                said = {_norm(participle(x)): x for x in t.values if isinstance(x, str) and _norm(participle(x)) != _norm(x)}
+                for v in s.views.values():
+                    if v.target == ename:
+                        if v.status_post and v.status_post not in t.values:
+                            v.status_post = said.get(_norm(v.status_post), v.status_post)
+                        if v.status_pre and v.status_pre not in t.values:
+                            v.status_pre = said.get(_norm(v.status_pre), v.status_pre)
+                vals = [w for w in vals if w not in said.values() and _norm(w) not in said] + \
+                    [said[_norm(w)] for w in vals if _norm(w) in said and w not in t.values]
                 existing.type = A.EnumType(tuple(dict.fromkeys(list(t.values) + vals)))  # a status the verbs set is held
             continue  # (a coded status `enum(1, 2, 3)` takes no state word: the pass below drops them, hypothesis fuzz)
         state = e.fields.get("state")
