@@ -188,8 +188,8 @@ def test_constants_and_dates_are_said_as_a_person_says_them():
 def test_a_write_acts_on_the_record_its_name_and_path_name():
     """Hand-made docs in the shapes a blind review found wrong: a path's bare `{id}` belongs to the
     segment before it (`/campaigns/{id}` is a campaign's, not the subscriber's whose key is `id`);
-    `DELETE /subscribers/{id}/bounces` removes bounces, not the subscriber; `add_tag_to_task` links
-    two records and `remove_tag_from_task` keeps the task; `delete_calendar_event(calendarId, eventId)`
+    `DELETE /subscribers/{id}/bounces` removes bounces, not the subscriber; `add_tag_to_task` puts the
+    tag in the task's list and `remove_tag_from_task` takes it out, keeping both; `delete_calendar_event(calendarId, eventId)`
     deletes the event (the head noun is the last). Such a tool is logged, never a guess on the wrong record."""
     from forgec.synth.effects import build_tool
     from forgec.synth.schema import TypeMapper, named_for_another
@@ -222,8 +222,10 @@ def test_a_write_acts_on_the_record_its_name_and_path_name():
     s = infer_schema(env)
     v = s.views
     assert {"Task", "Tag", "Calendar", "Event"} <= set(s.entities)  # `_gid` names an id like `_id`
-    assert named_for_another(s, v["add_tag_to_task"]) is not None
-    assert named_for_another(s, v["remove_tag_from_task"]) is not None
+    for name, adding in (("add_tag_to_task", True), ("remove_tag_from_task", False)):
+        # a link: the tag joins (leaves) the task's tags; neither record is made or deleted (`schema._links`)
+        assert (v[name].kind, v[name].target, v[name].key_param) == ("update", "Task", "task_gid"), name
+        assert v[name].link == ("tag_gid", "tag_ids", adding), name
     assert (v["delete_calendar_event"].target, v["delete_calendar_event"].key_param) == ("Event", "eventId")
     assert named_for_another(s, v["delete_calendar_event"]) is None
 
