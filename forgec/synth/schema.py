@@ -1237,17 +1237,13 @@ def _links(s: Schema) -> None:
             continue
         if fname not in e.fields:
             item = A.NamedType(m) if m else A.PrimType("str")
-            e.fields[fname] = Field(fname, A.OptionalType(A.ListType(item)), f"the {plural(humanize_entity(m or mp))} in the {humanize_entity(c)}")
+            e.fields[fname] = Field(fname, A.OptionalType(A.ListType(item)), f"the {plural(' '.join(tokens(m or mp)))} in the {' '.join(tokens(c))}")
         v.kind, v.target, v.key_param = "update", c, cp
         v.refs[cp] = c
         if m is not None:  # the members are records of their kind, by their keys (`project_id: Project`)
             (v.list_refs if v.tool.param(mp).type.kind == "array" else v.refs)[mp] = m
         v.link = (mp, fname, verb in LINK_VERBS)
         s.notes.append(f"{v.tool.name}: {'adds' if verb in LINK_VERBS else 'removes'} {mp} {'to' if verb in LINK_VERBS else 'from'} {c}.{fname}")
-
-
-def humanize_entity(name: str) -> str:
-    return " ".join(tokens(name))
 
 
 def _link_of(s: Schema, v: ToolView) -> tuple[str, str, str, str | None] | None:
@@ -1292,16 +1288,30 @@ def _link_of(s: Schema, v: ToolView) -> tuple[str, str, str, str | None] | None:
         rest = [p for p in req if p.name not in (cp, mp) and p.name not in bound]  # (where the container lives: `project_id`)
         if any(not (set(tokens(p.name)) & _LINK_EXTRAS or p.type.kind in ("boolean", "enum")) for p in rest):
             continue  # `add_comment(page_id, content)`: a new record with what it holds, no link
-        if m is not None and (any(strip_optional(f.type) == A.NamedType(c) for f in s.entities[m].fields.values()) or any(
-                o is not v and o.target == m and o.kind in ("create", "update") and c in o.refs.values() for o in s.views.values())
-                or any(o.target == m and (obj := unwrap_return(s, o.tool.returns)) is not None and any(s.ref_of(f.name) == c for f in obj.fields)
-                       for o in s.views.values() if o.tool.returns is not None)):
-            continue  # a bookmark's own `listId` (`create_bookmark(list_id)`): the member holds its one link (`effects._unlink`)
+        if m is not None and _holds_its_link(s, v, m, c):
+            continue  # a bookmark's own `listId`: the member holds its one link (`effects._unlink`)
         mparam = v.tool.param(mp)
         if m is None and (mparam is None or mparam.type.kind != "array"):
             continue
         return cp, c, mp, m
     return None
+
+
+def _holds_its_link(s: Schema, v: ToolView, m: str, c: str) -> bool:
+    """Whether records of `m` keep their one `c` themselves: a field of that type, a create or an update of them
+    that takes a `c` (`create_bookmark(list_id)`), or a documented return that names one. (Fields are gathered after
+    `_links`, so the tools and returns are read too.)"""
+    if any(strip_optional(f.type) == A.NamedType(c) for f in s.entities[m].fields.values()):
+        return True
+    for o in s.views.values():
+        if o.target != m:
+            continue
+        if o is not v and o.kind in ("create", "update") and c in o.refs.values():
+            return True
+        obj = unwrap_return(s, o.tool.returns) if o.tool.returns is not None else None
+        if obj is not None and any(s.ref_of(f.name) == c for f in obj.fields):
+            return True
+    return False
 
 
 def _member_field(s: Schema, e: Entity, mp: str, m: str | None) -> str | None:
