@@ -273,6 +273,17 @@ def participle(verb: str) -> str:
     return li.getAllInflectionsOOV(v, "VERB")["VBN"][0]  # "login": not "logged-in"
 
 
+def as_state(word: str) -> str:
+    """A documented state value as the state a record is in: a word the dictionary knows only as a verb's base
+    form is said by its participle ("publish" -> "published", "approve" -> "approved", WordPress's enums, review
+    95: "only if its status is publish"); any other word stays ("draft", "pending", "active", "closed")."""
+    w = word.lower()
+    known = lemmas(w)
+    if w.isalpha() and set(known) == {"VERB"} and known["VERB"][0] == w:
+        return participle(w)
+    return word
+
+
 def _third(base: str) -> str:
     inf = _lemminflect().getInflection(base, tag="VBZ")
     return inf[0] if inf else base + "s"

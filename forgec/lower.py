@@ -313,6 +313,10 @@ def said_in(goal: str, value: Any, name: str | None = None) -> bool:
         alts.add(f"{dt.group(1)} at {dt.group(2)}" + (" UTC" if dt.group(3) else ""))  # as scenario._set_value says it
     if isinstance(value, str) and _CAMEL.fullmatch(value):
         alts.add(re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", value).lower())  # Azure DevOps' `projectWiki` said "project wiki"
+    if isinstance(value, str) and value.isalpha() and value.islower():
+        from forgec.english import as_state  # noqa: PLC0415
+
+        alts.add(as_state(value))  # a state the docs spell as a verb, said as the state: "publish" as "published"
     if isinstance(value, (int, float)):
         alts.add(f"{value:,.2f}".rstrip("0").rstrip(".") if isinstance(value, float) else f"{value:,}")
         alts.add(f"{value:,.2f}")  # "$580.50"

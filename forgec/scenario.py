@@ -42,8 +42,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from forgec.english import CLOSED_CLASS, DESTINATION_PARAM, MOVING_VERBS, SUBSET_WORDS, is_ending_state, is_plural, language_name, participle, plural, singular
-from forgec.english import ARGUMENT_ADJECTIVES, GRANTING_VERBS, PREPOSITIONS, lemmas, verb_lemma
-from forgec.stdlib.values import FINISHED_WORDS, ITERATIONS, is_message, MINOR_UNITS_DOC, ORG_WORDS, RANKS, SET_UP
+from forgec.english import ARGUMENT_ADJECTIVES, GRANTING_VERBS, PREPOSITIONS, as_state, lemmas, verb_lemma
+from forgec.stdlib.values import FINISHED_WORDS, HOST_ROLES, HOST_STAGES, ITERATIONS, is_message, MINOR_UNITS_DOC, ORG_WORDS, RANKS, SET_UP
 from forgec.english import with_article as _a
 from forgec.graph import ToolGraph, prim_class, record_fields, strip_optional
 from forgec.lang import ast as A
@@ -1241,6 +1241,8 @@ def qualifier(f: str, v: Any) -> str:
         return f"shipping to {v}" if "ship" in n or "deliver" in n else f"at {v}"  # "my address at 1646 Brown Dam"
     if isinstance(v, str) and not re.fullmatch(r"[a-z][a-z_ -]*", v) or len(str(v).split()) > 3:
         return f"whose {w} is \"{v}\""  # a file name, a code, a proper name: quoted, not "with the tax documents.pdf original filename" (review 23)
+    if isinstance(v, str) and re.search(r"(^|_)(status|state)$", n) and re.fullmatch(r"[a-z]+", v) and (state := as_state(v)) != v:
+        return f"that is {state}"  # "my page that is published", not "with the publish status" (review 95)
     if n.endswith("_name"):
         w = humanize(n.removesuffix("_name"))  # `embedding_function_name` "openai": "with the openai embedding function"
     return f"with the {say(v).replace('_', ' ')} {w}"
@@ -2795,6 +2797,7 @@ class _Sampler:
                         continue
                     if isinstance(made, str) and is_file_field(name):
                         made = fit_extension(made, f"{doc or ''} {tool.doc}", rng)  # "The valid file types are: jpg, png and pdf" (the tool's doc)
+                    made = _in_style_of(made, taken, rng) if _own_name(name) else made
                     if made is None or (made != cur and made.lower() not in taken):
                         break
                 if made is not None and made != cur and made.lower() not in taken:
@@ -3293,7 +3296,7 @@ class _Sampler:
         rec = recs[sc.rng.choice(vals)]
         kind = next((rec[f] for f in m.natural_fields(ent) if re.search(r"(type|kind|category)$", norm(f)) and isinstance(rec.get(f), str)), None)
         noun = kind.replace("_", " ") if kind and len(kind) < 20 else humanize(ent)
-        said.append(f"the {noun} {rec.get(key)}")
+        said.append(_by_key(noun, rec.get(key)))
         return sc.fact(key, rec.get(key)), rec.get(key)
 
     def named_by_key(self, sc: _Scenario, ent: str, create: bool) -> tuple[tuple, str]:
@@ -3323,7 +3326,7 @@ class _Sampler:
             e = sc.fact(key, newk)
             return (e, ent, {key: newk}), f"a new {noun} {newk}"
         e = sc.fact(key, rec.get(key, k))
-        return (e, ent, rec), f"the {noun} {rec.get(key, k)}"
+        return (e, ent, rec), _by_key(noun, rec.get(key, k))
 
     def condition(self, sc: _Scenario, target: tuple[str, str, dict], changed: set[str] = frozenset(),
                   whose: str = "its", said_words: str = "", verb: str = "") -> tuple[str, bool] | None:
@@ -3437,7 +3440,10 @@ class _Sampler:
             text = f"it is {'' if want else 'not '}{_flag_word(f)}"
         else:
             fe = sc.fact(f"{norm(ent)}_{f}_wanted", want)
-            text = f"{whose} {humanize(f)} is {_spoken(want)}"
+            said = _spoken(want)
+            state = as_state(said) if isinstance(want, str) else said
+            # "only if it is published", not "only if its status is publish" (review 95: WordPress's enum is a verb)
+            text = f"it is {state}" if state != said and whose == "its" else f"{whose} {humanize(f)} is {state}"
         cname, cv = sc.reason("compare", (A.Attr(A.Name(name), f), fe), [v, want], {"op": (A.Literal("=="), "==")}, f"{f}_check")
         if bool(cv) != holds:
             return None
@@ -3739,10 +3745,13 @@ class _Sampler:
                     # "Delete a contact" on a person: the docs' own word for the record ("delete my contact called X", review 23)
                     c = f"{own_word.group(1)} " + re.sub(rf"\b{re.escape(ent_noun)}\b", own_word.group(2), twords, count=1)
                     twords = ""
-                elif (named := re.fullmatch(rf"(\w+) (?:a|an|the) (?:[A-Z][\w-]*\s+)+{re.escape(ent_noun.split()[-1])}", c)):
+                elif (named := re.fullmatch(rf"(\w+) (?:a|an|the) (?:[A-Z][\w-]*\s+)+{re.escape(ent_noun.split()[-1])}", c)) or (
+                        kind != "create" and self.m.kinds.get(t.name) != "create"
+                        and (named := re.fullmatch(rf"(\w+) (?:a|an|the) (?:[a-z]+\s+){{1,2}}{re.escape(ent_noun.split()[-1])}", c))):
                     # "Delete a DigitalOcean Kubernetes cluster" on a doks cluster: the docs' proper name for the kind is
                     # the record's kind ("delete my doks cluster called X", not "... a DigitalOcean Kubernetes cluster for
-                    # my doks cluster called X")
+                    # my doks cluster called X"); so is the docs' longer name of a record acted on ("Delete a database
+                    # cluster" on a db cluster, review 95)
                     c = f"{named.group(1)} \x00"
                 elif (alias := re.fullmatch(rf"(\w+) (?:a|an|the) {re.escape(ent_noun)} ([a-z]+)", c)) and "NOUN" in lemmas(alias.group(2)) \
                         and any(isinstance(n, A.Delete) and isinstance(n.target, A.Name) and n.target.id in
@@ -3773,12 +3782,14 @@ class _Sampler:
                 # "Delete a book and all its reviews, quotes, and tags": what the tool takes with the record, not the ask,
                 # and the kinds it lists may be none this world holds (review 45): the clause ends at the record
                 c = c[:c.index(twords) + len(twords)]
-            for pn in set(re.findall(r"\b(?:my|the) ([a-z]+) (?:called\b|\")", twords)):
+            for pn in set(re.findall(r"\b(?:my|the) (?:(?!called\b)[a-z]+ )?((?!called\b)[a-z]+) (?:called\b|\")", twords)):
                 # "delete my group in my board called X from a Miro board": the record's own board is said already; so is
                 # the repo in 'my issue ... in the repo "X" owned by Y in a GitHub repository' (review 53: a short form
                 # of the docs' noun is the same place)
                 same = rf"(?:{re.escape(pn)}|{re.escape(pn)}[a-z]+)" if len(pn) >= 4 else re.escape(pn)
-                c = re.sub(rf"\s+(?:from|in|on|of|inside|within|into|to)\s+(?:a|an|the|one)\s+(?:[A-Z][\w-]*\s+)?{same}\b(?!\s+(?:called\b|\"))", "", c, count=1)
+                c = re.sub(rf"\s+(?:from|in|on|of|inside|within|into|to|for)\s+(?:a|an|the|one)\s+(?:[A-Z][\w-]*\s+){{0,3}}{same}\b(?!\s+(?:called\b|\"))", "", c, count=1)
+                # ("create a new node pool in a DigitalOcean Kubernetes cluster ... in my doks cluster called X", "create a
+                # database user for a cluster in my db cluster called X", review 95)
             made_here = kind == "create" or self.m.kinds.get(t.name) == "create"
             # a new record is made for the records it names: "create a check for the applicant called X", not "with" (review 23)
             rest = [("for " + w if made_here and w.startswith(("the ", "my ")) else w) for _, _, w in described] + plain
@@ -3801,6 +3812,8 @@ class _Sampler:
                                else f'"{v}"' if isinstance(v, str) and " " in v.strip() else say(v))  # words the user wrote are quoted
                 if to.startswith(" to to "):
                     to = f' to "{to[4:]}"'  # `TO_REVIEW`: 'to "to review"', never "to to review" (review 70)
+                elif re.search(r"(^|_)(status|state)$", norm(vals[0][0])) and re.fullmatch(r" to [a-z]+", to):
+                    to = " to " + as_state(to[4:])  # "change the status of my page to published" (review 95)
                 if vals[0][0] in self._units and not isinstance(v, bool) and isinstance(v, (int, float)):
                     to = f" to {say(v)} {self._units[vals[0][0]]}"  # "set the temperature the thermostat aims for to 25 degrees"
                 m_of = re.match(rf"^(.*?) (of|for|on) ({re.escape(twords)})$", c) if twords and re.search(r"\b(from|to|on|for)\b", twords) else None
@@ -4585,6 +4598,32 @@ def _predicate(v: str, field: str) -> str:
     return f"in the {v} {'status' if 'status' in norm(field) else 'state'}"
 
 
+_HANDLE = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)+")
+_HOSTY = re.compile(r"(?:%s)-[a-z]+(?:-\d+)?" % "|".join(HOST_STAGES))
+
+
+def _in_style_of(made: Any, taken: set[str], rng: random.Random) -> Any:
+    """A new record's name in the style its kind's names share: where every one is a handle ("staging-db",
+    "rebecca_anderson_7"), a person's name or a topic is made one too ("jacqueline_tate"; review 95: a database user
+    "Rebecca Anderson" beside logins). The world's names are the user's data, the one style rule this knows."""
+    if not isinstance(made, str) or len(taken) < 3 or not all(_HANDLE.fullmatch(x) for x in taken) or _HANDLE.fullmatch(made):
+        return made
+    if all(_HOSTY.fullmatch(x) for x in taken):  # servers named by stage and role: another one of them ("qa-search")
+        free = [f"{a}-{b}" for a in HOST_STAGES for b in HOST_ROLES if f"{a}-{b}" not in taken]
+        return rng.choice(free) if free else made
+    sep = "_" if sum("_" in x for x in taken) * 2 > len(taken) else "-"
+    return re.sub(r"[^a-z0-9]+", sep, made.lower()).strip(sep) or made
+
+
+def _by_key(noun: str, v: Any) -> str:
+    """A record named by its key: a path or a person's name as it is ("the file /a/b.md", "the person Dana Sato"),
+    a name of another shape quoted ('the topic called "annual-report"', not "the topic annual-report in the db
+    cluster", review 95)."""
+    if isinstance(v, str) and "/" not in v and not re.fullmatch(r"[A-Z][\w'-]*(?: [A-Z][\w'-]*)*|\S+\.\w{1,5}", v):
+        return f'the {noun} called "{v}"'
+    return f"the {noun} {v}"
+
+
 def _spoken(v: Any) -> str:
     """A documented value as a person says it: `ACTIVE` -> "active", `in_progress` -> "in progress"
     (an all-caps constant is the API's spelling, not the user's); anything else as `say` spells it."""
@@ -4672,6 +4711,8 @@ def _say_param(name: str, v: Any) -> str:
             return f"{w} \"{v}\""
         if re.fullmatch(r"[a-z_ ]+", vv) and (" " in w or w in ("name", "type", "kind", "mode", "format", "value", "names", "types")):
             return f"the {w} set to {vv}"  # not "the watchlist aml report name" (review 23)
+        if w in ("status", "state") and re.fullmatch(r"[a-z]+", vv) and (state := as_state(vv)) != vv:
+            return f"the {w} set to {state}"  # "with the status set to published", not "with the publish status" (review 95)
         if w in ("status", "state") and re.fullmatch(r"[a-z ]+", vv) and (" " in vv or vv.endswith("ing")):
             return f"the {w} set to {vv}"  # "with the reading status" reads as a kind of status, not status "reading"
         if w in ("priority", "severity", "urgency", "importance") and re.fullmatch(r"[a-z_ ]+", vv):
@@ -4697,6 +4738,8 @@ def _set_value(name: str, v: Any, units: dict) -> str:
             return lang  # "set its language to Russian"
         if re.fullmatch(r"[a-z]+(?:[A-Z][a-z]+)+|[A-Z][A-Z0-9_]+|[a-z_]+", v) and not _own_name(name):
             sp = _spoken(v)  # a documented choice: `IN_PROGRESS` -> in progress; `TO_REVIEW` quoted after "to" (review 70:
+            if re.search(r"(^|_)(status|state)$", n) and re.fullmatch(r"[a-z]+", sp):
+                sp = as_state(sp)  # "set its status to published", not "to publish" (review 95)
             return f'"{sp}"' if sp.split()[0] == "to" else sp  # "to to review")
         return f'"{v}"'  # words the user wrote are quoted
     return say(v)

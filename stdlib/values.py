@@ -380,6 +380,13 @@ def _runs_somewhere(entity: str | None, c: "_Ctx") -> bool:
     return sum(bool(set(_words(f)) & _RUNS_ON) for f in fields) >= 2
 
 
+def _inside_running(entity: str | None, c: "_Ctx") -> bool:
+    """Whether records of `entity` live in a record a team runs (a Kafka topic or a database user in a database
+    cluster): they are named the way engineers name things ("api-events", "jsmith"), not by a topic or a person's full
+    name (review 95: a topic "Vendor contract draft", a database user "Rebecca Anderson")."""
+    return any(entity in kids and _runs_somewhere(p, c) for p, kids in c.children.items() if p != entity)
+
+
 def _holds_content(entity: str | None, c: "_Ctx") -> bool:
     """Whether the records pointing to `entity` as their parent hold a person's content (notes, titled records): it is a
     container a person files things in, whatever the docs call it (its own name says nothing: `topic_named` fails)."""
@@ -1273,7 +1280,8 @@ def _person_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str 
         return _email(c)
     if w & {"phone", "mobile", "tel", "telephone"}:
         return _KIND_MAKERS["phone"](name, c, entity)
-    if w & {"username", "login", "handle"} or ("user" in w and "name" in w):
+    if w & {"username", "login", "handle"} or ("user" in w and "name" in w) or name == "name" and is_person(entity) and _inside_running(entity, c):
+        # (a database cluster's user is a login: "rebecca_anderson_7", not "Rebecca Anderson")
         p = c.person()
         return f"{p['first'].lower()}_{p['last'].lower()}_{p['num']}"
     if w & {"first", "given"} and "name" in w or w & {"firstname", "givenname"}:  # Zammad's `firstname` too (review 21)
@@ -1340,7 +1348,8 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
         return c.unique((entity, name, "s"), lambda: rng.choice(EMOJI))
     if own and ews and ews[-1] in HANDLE_NAMED and fws[-1:] == ["name"] and _runs_somewhere(entity, c):
         return _host_name(c, entity)  # a database cluster is "prod-db", not "training-schedule-follow-up"
-    if own and ews and ews[-1] in HANDLE_NAMED:
+    if own and ews and (ews[-1] in HANDLE_NAMED or fws[-1:] == ["name"] and not is_person(entity)
+                                   and not _runs_somewhere(entity, c) and _inside_running(entity, c)):
         # #customer-feedback, not "Customer feedback"; a world of 90 branches is not 34 names and 56 `branch_7`s: a
         # branch is also "feature/press-release", a channel "press-release-2025"
         base = [slugify(t) for t in names_for(entity)]

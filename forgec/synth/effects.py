@@ -205,8 +205,8 @@ def _home_checks(s: Schema, v: ToolView, pmap: dict[str, ParamOut], body: list[A
     def addressed_within(child: str, home: str, f: str) -> bool:
         # every tool that names a merge request names its project too (a REST path /projects/{id}/merge_requests/{iid}):
         # a book that some tools take alone is no patron's, even where a checkout names both
-        def ent(w: ToolView, p: ir.Param) -> str | None:
-            return w.refs.get(p.name) or s.ref_of(p.name)
+        def ent(w: ToolView, p: ir.Param) -> str | None:  # the record a param names, the tool's own target's key included
+            return w.refs.get(p.name) or (w.target if p.name == w.key_param else None) or s.ref_of(p.name)
 
         views = [w for w in s.views.values() if child in {ent(w, p) for p in w.tool.params if p.required}]
         return len(views) >= 2 and all(any(p.required and (ent(w, p) == home or p.name == f) for p in w.tool.params) for w in views)

@@ -1,0 +1,132 @@
+"""Rules from the rejections of blind review 95, each checked against hand-computed English or a hand-built doc."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import compile_doc, mcp_tool as _tool, tasks_of
+
+from forgec.english import as_state
+from forgec.scenario import qualifier
+
+S = {"type": "string"}
+N = {"type": "number"}
+STATUS = {**S, "enum": ["publish", "draft", "pending", "private"], "description": "The page status."}
+
+PAGES = {"tools": [  # WordPress's pages: the docs' states spell "published" as the verb "publish"
+    _tool("wp_list_pages", "Lists pages.", {"status": {**STATUS, "description": "Filter by page status."}}, [], True),
+    _tool("wp_get_page", "Gets a page by its ID.", {"id": {**N, "description": "The ID of the page."}}, ["id"], True),
+    _tool("wp_create_page", "Creates a new page.", {"title": {**S, "description": "The title of the page."},
+                                                   "content": {**S, "description": "The content of the page."},
+                                                   "status": STATUS}, ["title"]),
+    _tool("wp_update_page", "Updates a page.", {"id": {**N, "description": "The ID of the page."},
+                                               "title": {**S, "description": "The title of the page."},
+                                               "status": STATUS}, ["id"]),
+    _tool("wp_delete_page", "Deletes a page.", {"id": {**N, "description": "The ID of the page."}}, ["id"]),
+]}
+
+
+def test_a_state_spelled_as_a_verb_is_said_as_the_state():
+    """Review 95: "but only if its status is publish" and "with the publish status" used the API's enum as English."""
+    assert as_state("publish") == "published"
+    assert as_state("approve") == "approved"
+    assert as_state("cancel") in ("canceled", "cancelled")
+    for word in ("draft", "pending", "private", "active", "closed", "open", "trash", "hold", "review"):
+        assert as_state(word) == word  # a noun or adjective is already a state
+    assert qualifier("status", "publish") == "that is published"
+    assert qualifier("action", "deploy") != "that is deployed"  # only a state field is a state
+
+
+def test_tasks_say_a_verb_spelled_state_as_a_state(tmp_path):
+    out = compile_doc(tmp_path, "site", "tools_list.json", PAGES, 60)
+    said = [t["instruction"] for t in tasks_of(out)]
+    assert said
+    bad = [s for s in said if re.search(r"\bstatus is publish\b|\bpublish status\b|\bto publish\b", s)]
+    assert not bad, bad
+    published = [s for s in said if re.search(r"\bpublished\b", s)]
+    assert published, said  # the value is still asked for, in English
+
+
+# DigitalOcean's database tools, as its MCP server writes them: a bare `id` for the cluster, topics and users inside it
+def _p(desc: str, kind: str = "string") -> dict:
+    return {"type": kind, "description": desc}
+
+
+KAFKA_ID, CLUSTER_ID = _p("Kafka cluster UUID"), _p("The cluster ID")
+PAGING = {"page": _p("Page number for pagination (optional, integer as string)"), "per_page": _p("Number of results per page (optional, integer)", "number")}
+DATABASES = {"tools": [  # (with a droplet's tools beside them, as on the real server: no tool prefix is the env's)
+    _tool("droplet-list", "List all droplets for the user. Supports pagination.", PAGING, [], True),
+    _tool("droplet-delete", "Delete a droplet", {"ID": _p("ID of the droplet to delete", "number")}, ["ID"]),
+    _tool("db-cluster-list", "Get list of  Cluster", PAGING, [], True),
+    _tool("db-cluster-get", "Get a cluster by its id", {"id": _p("The id of the cluster to retrieve")}, ["id"], True),
+    _tool("db-cluster-create", "Create a new database cluster", {
+        "engine": _p("The engine slug (e.g., valkey, pg, mysql, etc.)"), "name": _p("The name of the cluster"),
+        "num_nodes": _p("The number of nodes", "number"), "region": _p("The region slug (e.g., nyc1)"),
+        "size": _p("The size slug (e.g., db-s-2vcpu-4gb)"), "version": _p("The version of the engine")},
+        ["name", "engine", "version", "region", "size", "num_nodes"]),
+    _tool("db-cluster-delete", "Delete a database cluster by its id", {"id": _p("The id of the cluster to delete")}, ["id"]),
+    _tool("db-cluster-resize", "Resize a database cluster by its id. At least one of size, num_nodes, or storage_size_mib must be provided.",
+          {"id": _p("The id of the cluster to resize"), "num_nodes": _p("The new number of nodes", "number"),
+           "size": _p("The new size slug (e.g., db-s-2vcpu-4gb)")}, ["id"]),
+    _tool("db-cluster-upgrade-major-version", "Upgrade the major version of a database cluster by its id. Requires the target version.",
+          {"id": _p("The cluster UUID"), "version": _p("The target major version to upgrade to (e.g., 15 for PostgreSQL)")}, ["id", "version"]),
+    _tool("db-cluster-list-topics", "List topics for a Kafka cluster by its ID. Supports pagination and filtering.",
+          {"id": _p("The Kafka cluster UUID"), **PAGING}, ["id"], True),
+    _tool("db-cluster-get-topic", "Get a Kafka topic by name.", {"id": KAFKA_ID, "name": _p("Topic name")}, ["id", "name"], True),
+    _tool("db-cluster-create-topic", "Create a topic for a Kafka cluster.", {
+        "id": KAFKA_ID, "name": _p("Topic name"), "partition_count": _p("Number of partitions")}, ["id", "name"]),
+    _tool("db-cluster-delete-topic", "Delete a Kafka topic by name.", {"id": KAFKA_ID, "name": _p("Topic name")}, ["id", "name"]),
+    _tool("db-cluster-list-users", "List database users for a cluster", {"id": CLUSTER_ID, **PAGING}, ["id"], True),
+    _tool("db-cluster-get-user", "Get a database user by cluster id and user name", {"id": CLUSTER_ID, "user": _p("The user name")},
+          ["id", "user"], True),
+    _tool("db-cluster-create-user", "Create a new database user for a cluster", {
+        "id": CLUSTER_ID, "mysql_auth_plugin": _p("MySQL auth plugin (optional)"), "name": _p("The user name")}, ["id", "name"]),
+    _tool("db-cluster-delete-user", "Delete a database user from a cluster", {"id": CLUSTER_ID, "user": _p("The user name to delete")},
+          ["id", "user"]),
+]}
+
+
+def test_a_record_named_beside_its_home_is_found_there(tmp_path):
+    """Review 95: "delete the topic X in the db cluster called Y" deleted topic X whichever cluster held it. A tool taking
+    a record by its key beside the record it lives in fails unless it is there, as the real API does."""
+    out = compile_doc(tmp_path, "do", "tools_list.json", DATABASES, 2)
+    src = next((out / "src").glob("*/env.forge")).read_text()
+    body = src[src.index("tool db_cluster_delete_topic("):]
+    body = body[:body.index("\n  }\n")]
+    assert re.search(r"require name\.id == id\.\w+ else \"topic not found in that", body), body
+
+
+def test_what_runs_in_a_cluster_is_named_as_engineers_name_it(tmp_path):
+    """Review 95: a Kafka topic "Vendor contract draft" (Kafka names have no spaces) and a database user "Rebecca
+    Anderson" in clusters named "dev-queue"; the clusters' own names were already a team's ("prod-db")."""
+    import json
+
+    out = compile_doc(tmp_path, "do", "tools_list.json", DATABASES, 40)
+    ents = json.loads(next((out / "states").glob("*.json")).read_text())["entities"]
+    kinds = {k: [r.get("name") for r in v.values()] for k, v in ents.items()}
+    topics = next(v for k, v in kinds.items() if "topic" in k.lower())
+    users = next(v for k, v in kinds.items() if k.lower().endswith("user"))
+    assert topics and all(re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", t) for t in topics), topics
+    assert users and all(re.fullmatch(r"[a-z0-9_]+", u) for u in users), users
+    said = [t["instruction"] for t in tasks_of(out)]
+    made = [m.group(1) for s in said for m in re.finditer(r'database user called "([^"]+)"', s)]
+    assert all(re.fullmatch(r"[a-z0-9_]+", u) for u in made), made  # a new login beside logins
+    # the docs' indefinite home and longer name are not said beside the record the user names
+    assert not [s for s in said if re.search(r"for a cluster in my|for a Kafka cluster in my|delete a database cluster for", s)], said
+    assert not [s for s in said if re.search(r"the topic (?!called)[a-z]", s)], said  # a name is quoted: 'the topic called "x"'
+
+
+def test_a_new_name_follows_its_kinds_style():
+    import random
+
+    from forgec.scenario import _by_key, _in_style_of
+
+    rng = random.Random(0)
+    assert _in_style_of("Jacqueline Tate", {"alex_benson_1", "amanda_davis_2", "andrew_ellis_3"}, rng) == "jacqueline_tate"
+    assert _in_style_of("Hiring plan", {"api-events", "billing", "user-signups"}, rng) == "Hiring plan"  # one is no handle
+    assert _in_style_of("Hiring plan", {"api-events", "order-updates", "user-signups"}, rng) == "hiring-plan"
+    assert re.fullmatch(r"(prod|staging|dev|qa)-[a-z]+", _in_style_of("Newsletter", {"prod-api", "qa-db", "dev-web-2"}, rng))
+    assert _in_style_of("Hiring plan", {"Budget", "Roadmap", "Q3 plan"}, rng) == "Hiring plan"
+    assert _by_key("file", "/docs/a.md") == "the file /docs/a.md"
+    assert _by_key("person", "Dana Sato") == "the person Dana Sato"
+    assert _by_key("topic", "api-events") == 'the topic called "api-events"'
