@@ -248,6 +248,7 @@ class _Model:
         # (`list_cards(board_id)`, `get_channel_messages(channelId)`), found by probing like the others
         self.lister_by_parent: dict[str, tuple[str, str, str]] = {}
         self._nouns: dict[str, str] = {}  # entity -> what a person calls it (`noun`)
+        self._doc_text: str | None = None  # the tools' docs, lower-cased (`_spelled_apart`)
         self.locator: tuple[str, list[str]] | None = None  # (read tool, user fields it takes) -> the user's key
         self._probe()
         self.owner_field = {e.name: self._owner_field(e) for e in env.entities}
@@ -353,6 +354,8 @@ class _Model:
         own = humanize(ent)
         if (kind := self._docs_kind(ent, own)) is not None:
             return kind
+        if (apart := self._spelled_apart(own)) is not None:
+            return apart
         if self.decl[ent].key.lower() not in ("id", "key", "uuid", "gid"):
             return own
         stems, objs = set(), set()
@@ -368,6 +371,16 @@ class _Model:
         if stem in norm(ent).split("_") or singular(stem) not in {singular(o) for o in objs} or singular(own.split()[-1]) in {singular(o) for o in objs}:
             return own
         return humanize(stem)
+
+    def _spelled_apart(self, own: str) -> str | None:
+        """The docs' two-word spelling of a one-word kind: DigitalOcean's `Nodepool` (from `doks-list-nodepools`) is "a
+        node pool" in its docs' sentences, and a person says it that way (review 95: "the nodepool called X")."""
+        if " " in own or len(own) < 6:
+            return None
+        if self._doc_text is None:
+            self._doc_text = " ".join((t.doc or "") for t in self.env.tools).lower()
+        return next((f"{own[:i]} {own[i:]}" for i in range(3, len(own) - 2)
+                     if re.search(rf"\b{own[:i]} {own[i:]}s?\b", self._doc_text)), None)
 
     def _docs_kind(self, ent: str, own: str) -> str | None:
         """The docs' own name for the kind, where they always qualify the entity's one-word noun: Instana's
@@ -3731,7 +3744,15 @@ class _Sampler:
             elif target and ent_noun:
                 pat = _noun_pattern(ent_noun, 3, False)
                 own = None if pat.search(c) else _possessive_pattern(ent_noun).search(c)
-                if own:  # "add a note to an incident's timeline" -> "... to the timeline of my incident called X"
+                if (compound := re.fullmatch(rf"(\w+) (?:(?:a|an|the) )?((?i:{re.escape(ent_noun)}) ([a-z]+))", c)) and ent_noun in twords \
+                        and compound.group(2)[:1].isupper() and "NOUN" in lemmas(compound.group(3)) and not is_plural(compound.group(3)) and kind != "update" \
+                        and compound.group(3) not in {w for f in self.m.decl[target[1]].fields for w in humanize(norm(f.name)).split()}:
+                    # (not a part of it the docs name: "Update task status", "Delete issue comment")
+                    # "Delete Radarr instance" on a `Radarr`: a product's name is no kind a person says alone; the docs'
+                    # compound is ("delete my Radarr instance called X", not "delete my radarr called X instance", review 96)
+                    c = f"{compound.group(1)} \x00"
+                    twords = twords.replace(ent_noun, compound.group(2), 1)
+                elif own:  # "add a note to an incident's timeline" -> "... to the timeline of my incident called X"
                     c = c[:own.start()] + f"the {own.group(2)} of \x00" + c[own.end():]
                 elif pat.search(c) and not _modifies_next(c[pat.search(c).end():]):
                     c = _put_record(c, pat.search(c), 0, "\x00")  # held apart: a described noun inside it stays
@@ -3745,6 +3766,12 @@ class _Sampler:
                     # "Delete a contact" on a person: the docs' own word for the record ("delete my contact called X", review 23)
                     c = f"{own_word.group(1)} " + re.sub(rf"\b{re.escape(ent_noun)}\b", own_word.group(2), twords, count=1)
                     twords = ""
+                elif (spaced := re.fullmatch(r"(\w+) (?:a|an|the) ([a-z]+(?: [a-z]+){1,2})", c)) and \
+                        spaced.group(2).replace(" ", "") == ent_noun.replace(" ", "") and ent_noun in twords:
+                    # "Delete a node pool" on a `Nodepool`: the docs' spelling of the kind is the one said ("delete my node
+                    # pool called X", not "delete a node pool for my nodepool called X")
+                    c = f"{spaced.group(1)} \x00"
+                    twords = twords.replace(ent_noun, spaced.group(2), 1)
                 elif (named := re.fullmatch(rf"(\w+) (?:a|an|the) (?:[A-Z][\w-]*\s+)+{re.escape(ent_noun.split()[-1])}", c)) or (
                         kind != "create" and self.m.kinds.get(t.name) != "create"
                         and (named := re.fullmatch(rf"(\w+) (?:a|an|the) (?:[a-z]+\s+){{1,2}}{re.escape(ent_noun.split()[-1])}", c))):
@@ -4167,7 +4194,10 @@ class _Sampler:
             f = sc.rng.choice(show)
             sc.nodes.append(A.TellNode(A.Attr(A.Name(name), f)))
             w = humanize(f)
-            if _COUNTISH.search(norm(f)) and isinstance(rec.get(f), int) and is_plural(w):
+            if (bound := re.fullmatch(r"(max|min|maximum|minimum) (\w+)", w)) and isinstance(rec.get(f), int) and is_plural(bound.group(2)):
+                # "how many nodes my node pool can have at most", not "how many max nodes the nodepool has" (review 95)
+                text = f"how many {bound.group(2)} {words} can have at {'most' if bound.group(1).startswith('max') else 'least'}"
+            elif _COUNTISH.search(norm(f)) and isinstance(rec.get(f), int) and is_plural(w):
                 text = f"how many {w} {words} has"
             elif isinstance(rec.get(f), str) and _DATE.match(rec[f]):
                 when = _when_done(f)

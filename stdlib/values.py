@@ -906,6 +906,8 @@ _RANGE_RE = re.compile(r"(?:\(|between |from |range )\s*(-?\d+)\s*(?:-|–|to|an
 
 def _int_for(name: str, c: _Ctx, doc: str = "") -> int:
     v = _int_known(name, c, doc)
+    if (v is None or "port" in _words(name)) and isinstance(ex := single_example(doc), (int, float)) and float(ex).is_integer():
+        return int(ex)  # the schema's example (`port` 7878), not a number from nowhere
     return c.rng.randint(1, 100) if v is None else v
 
 
@@ -949,6 +951,8 @@ def _int_known(name: str, c: _Ctx, doc: str = "") -> int | None:
         return rng.randint(0, 12)
     if w & {"age"}:
         return rng.randint(18, 85)
+    if w & {"port"} and not w & {"count", "number", "range"}:
+        return rng.choice([80, 443, 3000, 5432, 6379, 8000, 8080, 8443, 9000])  # a service's port, not 16
     if w & {"year"}:
         return rng.randint(1995, c.base.year)
     if w & {"quantity", "qty", "count", "stock", "inventory", "seats", "available", "units", "copies", "capacity"}:
@@ -1045,10 +1049,28 @@ def _str_for(name: str, c: _Ctx, entity: str | None, doc: str) -> str:
             break
         if v is not None:
             return v
+    if (ex := single_example(doc)) is not None and isinstance(ex, str):
+        return ex  # Overseerr's `activeDirectory` (example "/movies"), not the topic "mobile app beta" (review 96)
     if c.vague_none:
         return None  # an optional field nothing says the meaning of stays unset: no `cron_format` "grant proposal" (review 22)
     # an unknown short string: a topic from a small shared pool keeps equality searches non-empty
     return rng.choice(c.pool((entity, name), list(topics())))
+
+
+# the one example a schema gives (`example: "In Cinema"`), as the frontends keep it in the description
+_SINGLE_EXAMPLE = re.compile(r'\(example: (?:"([^"\n]{1,60})"|(-?\d+(?:\.\d+)?))\)')
+
+
+def single_example(doc: str) -> str | int | float | None:
+    """The value a schema's `example` gives (OpenAPI's `port: {example: 7878}`, kept in the description by
+    `frontends.schema`): what a field the generator has no meaning for holds, instead of a topic or a number
+    from nowhere (review 96: an Overseerr Radarr server on port 16 with minimum availability "research notes")."""
+    m = _SINGLE_EXAMPLE.search(doc or "")
+    if m is None:
+        return None
+    if m.group(1) is not None:
+        return m.group(1)
+    return float(m.group(2)) if "." in m.group(2) else int(m.group(2))
 
 
 # what a few kinds of thing are called, by the last word of the field or the entity (review 16: one pool of
@@ -1346,8 +1368,10 @@ def _thing_name(name: str, c: _Ctx, entity: str | None) -> str:
         return c.unique((entity, name, "s"), lambda: _version(rng))
     if own and ews and ews[-1] in ("emoji", "reaction"):
         return c.unique((entity, name, "s"), lambda: rng.choice(EMOJI))
-    if own and ews and ews[-1] in HANDLE_NAMED and fws[-1:] == ["name"] and _runs_somewhere(entity, c):
-        return _host_name(c, entity)  # a database cluster is "prod-db", not "training-schedule-follow-up"
+    if own and ews and ews[-1] in HANDLE_NAMED and fws[-1:] == ["name"] and (
+            _runs_somewhere(entity, c) or any(_runs_somewhere(k, c) for k in c.children.get(entity, ()) if k != entity)):
+        return _host_name(c, entity)  # a database cluster is "prod-db", not "training-schedule-follow-up"; so is a cluster
+        # whose node pools run (its own fields may say only its region)
     if own and ews and (ews[-1] in HANDLE_NAMED or fws[-1:] == ["name"] and not is_person(entity)
                                    and not _runs_somewhere(entity, c) and _inside_running(entity, c)):
         # #customer-feedback, not "Customer feedback"; a world of 90 branches is not 34 names and 56 `branch_7`s: a
@@ -1541,6 +1565,8 @@ def _catalog_str(name: str, ws: list[str], c: _Ctx, entity: str | None, doc: str
     if last in CATEGORY_VALUES:
         return rng.choice(CATEGORY_VALUES[last])
     if w & CATEGORICAL or last in CATEGORICAL:
+        if isinstance(ex := single_example(doc), str):
+            return ex  # the docs' one example of the kind ("In Cinema"), not a topic
         if c.vague_none:
             return None  # an optional `env`, `platform`, `region` of unknown values: unset, not "kitchen renovation"
         return rng.choice(c.pool((entity, name), list(topics())))
@@ -2014,7 +2040,8 @@ def _generate_state(schema: dict, seed: int, size: int = 30) -> dict:
     list_refs = {e: _refs(d["fields"])[1] for e, d in ents.items()}
     parents = _parents(ents, single_refs, list_refs)
     # no more records than the docs' default page shows (`"page"`, codegen.emit.page_sizes): a list read sees them all
-    counts = {e: min(size if not parents[e] else 3 * size, _example_cap(e, d), d.get("page") or 1 << 30) for e, d in ents.items()}
+    counts = {e: min(size if not parents[e] else 3 * size, _example_cap(e, d), _alternatives_cap(d), d.get("page") or 1 << 30)
+              for e, d in ents.items()}
     ctx = _Ctx(rng, _base_date(schema), size)
     ctx.entities = tuple(ents)
     ctx.fields = {e: set((d.get("fields") or {})) for e, d in ents.items()}
@@ -2113,6 +2140,13 @@ def _one_owner(ents: dict, out: dict, single_refs: dict) -> None:
                     own = mine.get(str(who))
                     if own:
                         r[fb] = own[sum(map(ord, str(r.get(ents[e]["key"])))) % len(own)]
+
+
+def _alternatives_cap(decl: dict) -> int:
+    """How many records a kind may have when one of them is the default (`isDefault`): a few alternatives to choose
+    from, as a person keeps two or three Radarr servers or payment cards, not 90 (review 96)."""
+    flags = [f for f, tj in (decl.get("fields") or {}).items() if tj.get("type") == "bool" and "default" in _words(f)]
+    return 4 if flags else 1 << 30
 
 
 def _example_cap(entity: str, decl: dict) -> int:

@@ -130,3 +130,97 @@ def test_a_new_name_follows_its_kinds_style():
     assert _by_key("file", "/docs/a.md") == "the file /docs/a.md"
     assert _by_key("person", "Dana Sato") == "the person Dana Sato"
     assert _by_key("topic", "api-events") == 'the topic called "api-events"'
+
+
+POOLS = {"tools": [  # a node pool's bounds, as DigitalOcean's `doks-list-nodepools` returns them, in a cluster
+    {**_tool("doks-list-clusters", "List my Kubernetes clusters.", {}, [], True), "outputSchema": {"type": "object", "properties": {
+        "clusters": {"type": "array", "items": {"type": "object", "properties": {
+            "id": S, "name": _p("The name of the cluster"), "region": _p("The region slug (e.g., nyc1)"),
+            "version": _p("The Kubernetes version (e.g., 1.29.1-do.0)")}}}}}},
+    {**_tool("doks-list-nodepools", "List the node pools of a Kubernetes cluster.", {"cluster_id": _p("The cluster ID")}, ["cluster_id"], True),
+     "outputSchema": {"type": "object", "properties": {"node_pools": {"type": "array", "items": {"type": "object", "properties": {
+         "id": S, "name": _p("The name of the node pool"), "size": _p("The size slug (e.g., s-1vcpu-2gb)"),
+         "min_nodes": {"type": "integer", "minimum": 1, "maximum": 5, "description": "The minimum number of nodes"},
+         "max_nodes": {"type": "integer", "minimum": 3, "maximum": 10, "description": "The maximum number of nodes"}}}}}}},
+    _tool("doks-delete-nodepool", "Delete a node pool.", {"cluster_id": _p("The cluster ID"), "nodepool_id": _p("The node pool ID")},
+          ["cluster_id", "nodepool_id"]),
+    _tool("doks-delete-cluster", "Delete a Kubernetes cluster.", {"cluster_id": _p("The cluster ID")}, ["cluster_id"]),
+]}
+
+
+def test_a_bound_is_asked_as_a_bound_and_a_kind_as_the_docs_spell_it(tmp_path):
+    """Review 95: "how many max nodes the nodepool called "qa-metrics" ... has" read the field's name out, and the kind
+    as the tool name spells it (`nodepools`) where the docs say "node pool". A cluster whose node pools run is named
+    as a team names it too ("prod-api"), though its own fields say only its region and version."""
+    out = compile_doc(tmp_path, "k8s", "tools_list.json", POOLS, 60)
+    said = [t["instruction"] for t in tasks_of(out)]
+    asked = [s for s in said if "nodes" in s]
+    assert asked, said
+    assert not [s for s in asked if re.search(r"\b(?:max|min) nodes\b", s)], asked
+    assert [s for s in asked if re.search(r"how many nodes .* can have at (?:most|least)", s)], asked
+    assert not [s for s in said if "nodepool" in s], said
+    assert [s for s in said if re.search(r'delete my node pool called "[^"]+" in my cluster called', s)], said
+    clusters = {m.group(1) for s in said for m in re.finditer(r'cluster called "([^"]+)"', s)}
+    assert clusters and all(re.fullmatch(r"(?:prod|staging|dev|qa)-[a-z]+(?:-\d+)?", c) for c in clusters), clusters
+
+
+# ---- review 96: Overseerr's settings of the servers it talks to, a schema `example` on every field
+
+_SERVER = {"type": "object", "properties": {
+    "id": {"type": "number", "example": 0, "readOnly": True},
+    "name": {"type": "string", "example": "Radarr Main"},
+    "hostname": {"type": "string", "example": "127.0.0.1"},
+    "port": {"type": "number", "example": 7878},
+    "apiKey": {"type": "string", "example": "exampleapikey"},
+    "activeProfileId": {"type": "number", "example": 1},
+    "activeProfileName": {"type": "string", "example": "720p/1080p"},
+    "activeDirectory": {"type": "string", "example": "/movies"},
+    "minimumAvailability": {"type": "string", "example": "In Cinema"},
+    "isDefault": {"type": "boolean", "example": False}},
+    "required": ["name", "hostname", "port", "apiKey", "activeProfileId", "activeProfileName", "activeDirectory", "minimumAvailability", "isDefault"]}
+_ID = [{"in": "path", "name": "radarrId", "required": True, "schema": {"type": "integer"}}]
+RADARR = {"openapi": "3.0.2", "info": {"title": "Overseerr API", "version": "1.0.0"}, "components": {"schemas": {"RadarrSettings": _SERVER}},
+          "paths": {
+    "/settings/radarr": {
+        "get": {"summary": "Get Radarr settings", "description": "Returns all Radarr settings in a JSON array.",
+                "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": {"type": "array", "items": {"$ref": "#/components/schemas/RadarrSettings"}}}}}}},
+        "post": {"summary": "Create Radarr instance", "description": "Creates a new Radarr instance from the request body.",
+                 "requestBody": {"required": True, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RadarrSettings"}}}},
+                 "responses": {"201": {"description": "OK", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RadarrSettings"}}}}}}},
+    "/settings/radarr/{radarrId}": {
+        "delete": {"summary": "Delete Radarr instance", "description": "Deletes an existing Radarr instance based on the radarrId parameter.",
+                   "parameters": _ID, "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RadarrSettings"}}}}}}},
+    "/settings/radarr/{radarrId}/profiles": {
+        "get": {"summary": "Get available Radarr profiles", "parameters": _ID,
+                "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": {"type": "array", "items": {
+                    "type": "object", "properties": {"id": {"type": "number", "example": 1}, "name": {"type": "string", "example": "720p/1080p"}}}}}}}}}},
+}}
+
+
+def test_a_schema_example_is_in_the_docs_and_the_world(tmp_path):
+    """Review 96: Overseerr gives an example for each field; the world ignored them (a Radarr server on port 16, root
+    folder "mobile app beta", minimum availability "research notes") and held 90 servers of which one is the default.
+    The example is kept in the field's description, fills the fields nothing else gives a meaning to, and a kind one
+    of which is the default has a few records. `activeProfileName` (a string) is the profile's name, not its id."""
+    import json
+
+    from forgec.frontends import read_paths
+
+    d = tmp_path / "spec"
+    d.mkdir()
+    (d / "openapi.json").write_text(json.dumps(RADARR))
+    envs, _ = read_paths([d])
+    create = next(t for t in envs[0].tools if "Create" in (t.description or ""))
+    docs = {f.name: f.description for p in create.params for f in (p.type.fields or ())} or {p.name: p.description for p in create.params}
+    assert '(example: "/movies")' in docs["activeDirectory"] and "(example: 7878)" in docs["port"], docs
+
+    out = compile_doc(tmp_path, "overseerr", "openapi.json", RADARR, 10)
+    world = json.loads(next((out / "states").glob("*.json")).read_text())["entities"]
+    servers = next(v for k, v in world.items() if "radarr" in k.lower())
+    assert 1 <= len(servers) <= 4, len(servers)
+    for r in servers.values():
+        assert r["activeDirectory"] == "/movies" and r["minimumAvailability"] == "In Cinema" and r["port"] == 7878, r
+        assert r["activeProfileName"] == "720p/1080p", r
+    said = [t["instruction"] for t in tasks_of(out)]
+    assert [s for s in said if re.search(r'delete my Radarr instance called "[^"]+"', s)], said
+    assert not [s for s in said if re.search(r'called "[^"]+" instance', s)], said

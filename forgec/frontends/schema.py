@@ -78,6 +78,9 @@ def _describe(schema: dict) -> str:
     bounds = _bounds(schema)
     if bounds and bounds not in d:
         d = f"{d} {bounds}".strip()
+    example = _example(schema)
+    if example and example not in d:
+        d = f"{d} {example}".strip()
     return f"{d} (pattern: {pat})".strip() if pat and pat not in d else d
 
 
@@ -92,6 +95,23 @@ def _bounds(schema: dict) -> str:
     if all(re.search(rf"(?<![\d.]){re.escape(n)}(?!\d|\.\d)", d) for _, n in nums):
         return ""  # the prose says them already ("Priority from 1 (lowest) to 4")
     return f"({', '.join(f'{w} {n}' for w, n in nums)})"
+
+
+def _example(schema: dict) -> str:
+    """A scalar's documented `example` (or first of `examples`), kept in its description as every reader of the docs
+    sees it: '(example: "/movies")', "(example: 7878)". The world's values read it where nothing else says what a
+    field holds (review 96: Overseerr documents an example for each of its 500 fields; its world held port 16 and a
+    root folder "mobile app beta")."""
+    v = schema.get("example")
+    if v is None and isinstance(schema.get("examples"), list) and schema["examples"]:
+        v = schema["examples"][0]
+    if isinstance(v, bool) or v is None or schema.get("type") not in ("string", "integer", "number"):
+        return ""
+    if isinstance(v, (int, float)):
+        return f"(example: {_num(v)})"
+    if isinstance(v, str) and 0 < len(v) <= 60 and "\n" not in v and '"' not in v and v.strip() == v:
+        return f'(example: "{v}")'
+    return ""
 
 
 def _num(v: float) -> str:

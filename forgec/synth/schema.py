@@ -988,6 +988,12 @@ def _entities_from_keyish_names(s: Schema) -> None:
             shared = depth == 0 and counts.get(name, 0) >= max(2, (len(tools) + 1) // 2)
             if shared or head in {singular(n) for n in tool_nouns}:
                 kt = "int" if _scalar_kind(ty) == "integer" else "str"
+                known = s.entities.get(entity_name(stem))
+                if known is not None and not known.synthetic_key and known.key_type != kt and \
+                        {known.key, *known.aliases} & {n2 for n2, _t, _d in _all_params(t)} - {name}:
+                    continue  # Overseerr's `activeProfileName` (a string) beside `activeProfileId` (a number): the
+                    # profile's name, a field of its own, not another spelling of the profile's numeric key (review 96);
+                    # alone (Harbor's `delete_project(project_name)`) a name addresses the record
                 _add_entity(s, entity_name(stem), name, kt, alias=name)
 
 
