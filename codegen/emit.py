@@ -163,6 +163,7 @@ def filter_examples(env: A.EnvDecl) -> dict[tuple[str, str], list[str]]:
     those, not a stock guess ("active"/"inactive"), so the documented default filter finds records (ConnectWise:
     no agreement was ever listed)."""
     from forgec.gate import documented_examples
+    from forgec.stdlib.values import PROSE_DEFAULT
 
     out: dict[tuple[str, str], list[str]] = {}
     for t in env.tools:
@@ -177,6 +178,9 @@ def filter_examples(env: A.EnvDecl) -> dict[tuple[str, str], list[str]]:
                 continue
             vals = list(documented_examples(p.doc or ""))
             d = p.default.value if isinstance(p.default, A.Literal) else None
+            if d is None and (said := PROSE_DEFAULT.search(p.doc or "")):
+                d = said.group(1)  # 1Password's `category` "Item category. Defaults to Login.": its items are logins,
+                # not shop categories (review 96: "grocery", "toys")
             if isinstance(d, str) and d.strip() and d.lower() not in ("all", "any", "dontcare", "none", "*"):
                 vals.append(d)
             if vals:

@@ -654,6 +654,7 @@ class _Ctx:
         self.children: dict[str, list[str]] = {}  # entity -> the entities whose records point to it as their parent
         self.texts: dict[str, set] = {}  # entity -> its string fields, when a whole state is made (`_setting`)
         self.kind_docs: dict[str, str] = {}  # entity -> what its docs say its records are, when a whole state is made
+        self.enums: dict[str, list] = {}  # field name -> the values its enum has on some entity of the world
 
     def where(self, key: tuple) -> tuple:
         if self.place is None:
@@ -794,8 +795,14 @@ def generate_value(type_json: dict, field_name: str, rng: random.Random, *, enti
         listed = documented_values(doc)
         if listed:  # "one of 'celsius', 'fahrenheit'": a str the docs enumerate holds one of those, never "Apt 8"
             return rng.choice(listed)
+        if (same := c.enums.get(field_name)) and set(_words(field_name)) & (CATEGORICAL | set(CATEGORY_VALUES)):
+            # a kind the docs enumerate on another record of the world (1Password's item `category` beside the created
+            # one's Login/Password): the same API's values, not a shop's "grocery" (review 96)
+            return rng.choice(same)
         if isinstance(type_json.get("default"), str) and set(_words(field_name)) & (CATEGORICAL | set(CATEGORY_VALUES)):
             return type_json["default"]  # a mode or type the docs name only by its default: the one value known to exist
+        if (said := PROSE_DEFAULT.search(doc or "")) and set(_words(field_name)) & (CATEGORICAL | set(CATEGORY_VALUES)):
+            return said.group(1)  # ... or in prose: 1Password's "Item category. Defaults to Login." (review 96: "grocery")
         if type_json.get("examples") and set(_words(field_name)) & (CATEGORICAL | set(CATEGORY_VALUES)):
             return rng.choice(type_json["examples"])  # the values the docs' filters name ("Defaults to Active agreements")
         if _IDENTIFIED_BY.search(doc or ""):
@@ -1055,6 +1062,10 @@ def _str_for(name: str, c: _Ctx, entity: str | None, doc: str) -> str:
         return None  # an optional field nothing says the meaning of stays unset: no `cron_format` "grant proposal" (review 22)
     # an unknown short string: a topic from a small shared pool keeps equality searches non-empty
     return rng.choice(c.pool((entity, name), list(topics())))
+
+
+# a default the docs give only in prose: "Defaults to Login.", "Defaults to 'draft'" (one word or two, then the sentence ends)
+PROSE_DEFAULT = re.compile(r"\bDefaults? (?:to|is) [`'\"]?([A-Za-z][\w-]*(?: [A-Za-z][\w-]*)?)[`'\"]?\s*(?:\.\s|\.?$)")
 
 
 # the one example a schema gives (`example: "In Cinema"`), as the frontends keep it in the description
@@ -2046,6 +2057,10 @@ def _generate_state(schema: dict, seed: int, size: int = 30) -> dict:
     ctx.entities = tuple(ents)
     ctx.fields = {e: set((d.get("fields") or {})) for e, d in ents.items()}
     ctx.kind_docs = {e: d.get("doc") or "" for e, d in ents.items()}
+    for e, d in sorted(ents.items()):
+        for f, ftj in sorted((d.get("fields") or {}).items()):
+            if isinstance(ftj, dict) and ftj.get("type") == "enum" and ftj.get("values"):
+                ctx.enums.setdefault(f, real_values(ftj["values"]))
     ctx.texts = {e: {f for f, tj in (d.get("fields") or {}).items() if isinstance(tj, dict) and tj.get("type") == "str"} for e, d in ents.items()}
     for e, d in sorted(ents.items()):  # GitHub's `list_issues(owner, repo)` documents neither; `create_pull_request`'s
         for f, ftj in sorted((d.get("fields") or {}).items()):  # "Repository owner (username or organization)" says

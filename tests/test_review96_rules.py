@@ -224,3 +224,48 @@ def test_a_schema_example_is_in_the_docs_and_the_world(tmp_path):
     said = [t["instruction"] for t in tasks_of(out)]
     assert [s for s in said if re.search(r'delete my Radarr instance called "[^"]+"', s)], said
     assert not [s for s in said if re.search(r'called "[^"]+" instance', s)], said
+
+
+VAULT_ITEMS = {"tools": [  # 1Password's MCP: items listed with a category, one kind made with the docs' own categories
+    {**_tool("item_list", "List all items in a 1Password vault, returning id, title, category, tags, and updatedAt for each.",
+             {"vaultId": _p("Vault ID")}, ["vaultId"], True),
+     "outputSchema": {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "object", "properties": {
+         "id": S, "title": S, "category": S, "vaultId": S}}}}}},
+    _tool("vault_list", "List all vaults.", {}, [], True),
+    _tool("password_create", "Create a new password item in a vault.", {
+        "vaultId": _p("Vault ID"), "title": _p("Item title"),
+        "category": {**S, "enum": ["Login", "Password"], "description": "Item category. Defaults to Login."},
+        "password": _p("The password")}, ["vaultId", "title", "password"]),
+]}
+
+
+def test_a_category_holds_the_values_the_docs_give_it(tmp_path):
+    """Review 96: 1Password items filed under "grocery", "toys" and "beauty", a shop's categories. Where another record
+    of the world enumerates the field (the created item's Login/Password), or its doc gives its default in prose, the
+    world holds those."""
+    import json
+
+    from forgec.stdlib.values import PROSE_DEFAULT
+
+    assert PROSE_DEFAULT.search("Item category. Defaults to Login.").group(1) == "Login"
+    assert PROSE_DEFAULT.search("Defaults to the current user.") is None
+    out = compile_doc(tmp_path, "op", "tools_list.json", VAULT_ITEMS, 4)
+    world = json.loads(next((out / "states").glob("*.json")).read_text())["entities"]
+    cats = [r["category"] for v in world.values() for r in v.values() if isinstance(r, dict) and r.get("category") is not None]
+    assert cats and set(cats) <= {"Login", "Password"}, cats
+
+
+def test_a_parent_id_the_docs_call_a_parent_task_is_a_task(tmp_path):
+    """Review 96: dex's `parent_id` "Parent task ID" made a `Parent` kind, and tasks' parents were "parent_04211"
+    records that are not tasks. The docs' "parent task" names the kind: tasks nest in tasks."""
+    from conftest import schema_of
+
+    s = schema_of(tmp_path, [
+        _tool("list_tasks", "List tasks.", {"completed": {"type": "boolean"}}, [], True),
+        _tool("create_task", "Create a task ticket.", {"name": _p("One-line summary"), "description": _p("What needs to be done"),
+                                                      "parent_id": _p("Parent task ID to create as child.")}, ["name", "description"]),
+        _tool("update_task", "Update a task.", {"id": _p("Task ID"), "parent_id": _p("Parent task ID (null to remove parent)")}, ["id"]),
+        _tool("delete_task", "Delete a task.", {"id": _p("Task ID")}, ["id"]),
+    ])
+    assert "Parent" not in s.entities
+    assert s.ref_of("parent_id") == "Task", s.entities.keys()

@@ -936,6 +936,12 @@ def _entities_from_ids(s: Schema) -> None:
                         e.aliases.append(name)
                 continue
             kt = "int" if _scalar_kind(ty) in ("integer", "number") else "str"
+            if st[0] in (["parent"], ["child"]) and (kind := re.search(rf"\b{st[0][0]} ([a-z]+) (?:ids?|uuids?|identifiers?)\b",
+                                                                        (ty.description or "").lower())):
+                # dex's `parent_id` "Parent task ID": a task (the world's parent tasks were records of a made-up
+                # `Parent`, review 96); a later rule keys the task as its docs do
+                _add_entity(s, entity_name([singular(kind.group(1))]), f"{singular(kind.group(1))}_id", kt, alias=name, synthetic=True)
+                continue
             key = snake(name) if not st[1] else "_".join(st[0]) + "_id"
             _add_entity(s, _id_entity_name(s, name, st[0]), key, kt, alias=name)
 
