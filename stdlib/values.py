@@ -155,6 +155,14 @@ MESSAGE_BODIES = (
 # settings form (review 80), so only the records that hold work to do (or a message) take the notes.
 DESCRIPTION_TEMPLATES = ("Used for the {t}.", "Everything for the {t}.", "Set up for the {t}.")
 GROUP_DESCRIPTIONS = ("Shared work on the {t}.", "Planning and tracking for the {t}.")
+# A piece of work's description says what is to be done; "Updated the X with the latest numbers." is a status line
+# someone posts on it, which review 96 saw as the description of new to-dos (01, 22)
+WORK_DESCRIPTIONS = (
+    "Prepare the {t} and share it with the team.", "Collect feedback on the {t}.", "Finish the {t} before Friday.",
+    "Review the {t} and list the open questions.", "Get the {t} signed off.", "Update the {t} with the latest numbers.",
+)
+_WORK = frozenset({"task", "todo", "card", "issue", "ticket", "story", "epic", "subtask", "checklist", "goal", "objective",
+                   "action", "bug", "request", "reminder"})
 _TO_DO = frozenset({"task", "todo", "card", "issue", "ticket", "reminder", "checklist", "item", "story", "epic", "subtask",
                     "action", "note", "memo", "comment", "message", "email", "mail", "draft", "post", "entry", "meeting",
                     "event", "appointment", "goal", "objective", "bug", "request"})
@@ -166,6 +174,8 @@ def note_templates(field: str, noun: str | None) -> tuple:
     nws = _words(noun or "")
     if nws and "description" not in _words(field) and _singular(nws[-1]) in MESSAGE_NOUNS - {"draft", "campaign", "newsletter", "notification"}:
         return MESSAGE_BODIES
+    if "description" in _words(field) and nws and _singular(nws[-1]) in _WORK:
+        return WORK_DESCRIPTIONS
     if "description" not in _words(field) or not nws or _singular(nws[-1]) in _TO_DO:
         return NOTE_TEMPLATES
     group = _singular(nws[-1]) in CONTAINER_NOUNS | {"project", "repository", "repo", "notebook", "program", "portfolio"}

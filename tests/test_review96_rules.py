@@ -269,3 +269,15 @@ def test_a_parent_id_the_docs_call_a_parent_task_is_a_task(tmp_path):
     ])
     assert "Parent" not in s.entities
     assert s.ref_of("parent_id") == "Task", s.entities.keys()
+
+
+def test_a_new_to_do_is_described_by_what_is_to_be_done():
+    """Review 96 (01, 22): a new to-do described "Updated the X with the latest numbers.", a status line posted on work,
+    not what the work is. A task's description says what to do; a comment on it keeps the notes."""
+    from forgec.stdlib.values import NOTE_TEMPLATES, note_templates
+
+    for noun in ("Task", "Issue", "Card", "Story"):
+        forms = note_templates("description", noun)
+        assert forms and not any(re.match(r"(?:Updated|Notes from|Following up|Draft for|Questions about)\b", f) for f in forms), forms
+    assert note_templates("content", "Note") == NOTE_TEMPLATES  # a note keeps the notes
+    assert note_templates("description", "Project") != note_templates("description", "Task")
