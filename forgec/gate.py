@@ -27,6 +27,7 @@ The checks, in the order `check` runs them (cheapest first):
 | `dictated-chain`     | writes only, every argument dictated: a form filled in, no lookup or decision        |
 | `dictated-numbers`   | one write dictates four or more bare numbers (coordinates, sizes, indexes): a form, not a request |
 | `write-to-final`     | a write acts on a record whose state the docs make final (and the tool does not allow it) |
+| `made-under-finished`| a write adds a record under one whose work is over (a subtask of a completed task)       |
 | `ended-and-edited`   | one edit sets a record's status to an end and changes its other fields ("cancel it and raise its priority") |
 | `deletes-default`    | a delete acts on the account's default or primary record (the default calendar) |
 | `create-adds-nothing`| a create tool only overwrites a field of an existing record: the act is modelled wrongly |
@@ -73,6 +74,7 @@ REASONS: dict[str, str] = {
     "dictated-chain": "writes only, every argument dictated: no lookup or decision",
     "dictated-numbers": "a write dictates four or more bare numbers (coordinates, sizes, indexes): a form read out, not a request",
     "write-to-final": "a write acts on a record in a state the docs make final",
+    "made-under-finished": "a write adds a record under one whose work is over (a subtask of a completed task)",
     "ended-and-edited": "one write ends a record (its status to an end state) and edits its other fields",
     "deletes-default": "a delete acts on the account's default or primary record, which real APIs refuse",
     "create-adds-nothing": "a create tool only overwrites a field of an existing record (the act is modelled wrongly)",
@@ -575,7 +577,8 @@ class Gate:
         why = check_ignored(c, self)
         if why:
             return why
-        for fn in (check_final, check_create, check_undone, check_repeated, check_values, check_parents, check_self_move, check_indefinite):
+        for fn in (check_final, check_create, check_undone, check_repeated, check_values, check_parents, check_made_under_finished,
+                   check_self_move, check_indefinite):
             why = fn(c, self, trace)
             if why:
                 return why
@@ -1081,6 +1084,24 @@ def check_parents(c: Candidate, g: Gate, trace: list) -> str | None:
                 ups = [f.name for f in g.ents[e1].fields if A.strip_optional(f.type) == A.NamedType(e2)]
                 if len(ups) == 1 and rec.get(ups[0]) not in (None, "") and str(rec.get(ups[0])) != str(k2):
                     return "mismatched-parents"
+    return None
+
+
+_FINISHED_FLAG = re.compile(r"^(?:is_?)?(?:completed|complete|done|finished|closed|resolved)$", re.I)
+
+
+def check_made_under_finished(c: Candidate, g: Gate, trace: list) -> str | None:
+    """`made-under-finished`: a write that adds a record names no record whose work is over as its parent (review
+    97: "create a new subtask ... for my task called X" where X is completed). A finished record is flagged done
+    (`completed: true`) or has an end status ("Closed")."""
+    for tool, args, before, _after, diff in trace:
+        if not any(d.op == "add" and d.path.count("/") == 3 for d in diff):
+            continue  # no new record
+        for ent, key in _record_args(g, tool, args):
+            rec = ((before.get("entities") or {}).get(ent) or {}).get(str(key))
+            if isinstance(rec, dict) and any(
+                    (v is True and isinstance(k, str) and _FINISHED_FLAG.match(k.replace("_", ""))) or _ends(str(k), v) for k, v in rec.items()):
+                return "made-under-finished"
     return None
 
 

@@ -161,11 +161,20 @@ WORK_DESCRIPTIONS = (
     "Prepare the {t} and share it with the team.", "Collect feedback on the {t}.", "Finish the {t} before Friday.",
     "Review the {t} and list the open questions.", "Get the {t} signed off.", "Update the {t} with the latest numbers.",
 )
+# the steps of a piece of work, for a subtask or a checklist item made under it
+WORK_STEPS = ("Draft the {t} outline", "Collect input for the {t}", "Review the {t} notes", "Share the {t} summary",
+              "Confirm the {t} timeline", "List open questions on the {t}")
 _WORK = frozenset({"task", "todo", "card", "issue", "ticket", "story", "epic", "subtask", "checklist", "goal", "objective",
                    "action", "bug", "request", "reminder"})
 _TO_DO = frozenset({"task", "todo", "card", "issue", "ticket", "reminder", "checklist", "item", "story", "epic", "subtask",
                     "action", "note", "memo", "comment", "message", "email", "mail", "draft", "post", "entry", "meeting",
                     "event", "appointment", "goal", "objective", "bug", "request"})
+
+
+def _lower_topic(t: str) -> str:
+    """A topic as it reads inside a sentence: "User interviews" -> "user interviews"; an acronym or a proper name
+    ("API documentation", "Acme launch") keeps its capitals."""
+    return t[:1].lower() + t[1:] if t[:1].isupper() and not t[1:2].isupper() else t
 
 
 def note_templates(field: str, noun: str | None) -> tuple:
@@ -1739,6 +1748,13 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
             # a page made in the space "Quarterly budget" is a part of it ("Quarterly budget timeline"), not "Holiday
             # schedule" (review 73: random pairings of topics read as made up)
             base = re.sub(r" (?:\d+|follow-up|\(phase 2\)|archive|draft|2025|v2|\(legacy\)|beta|EU)$", "", inside)
+            if nws and singular(nws[-1]) in _WORK:
+                # a subtask of "User interviews" is a step of that work ("Draft the user interviews outline"), not "User
+                # interviews subtask" (review 97)
+                steps = [f.format(t=_lower_topic(base)) for f in WORK_STEPS]
+                steps = [x for x in steps if x.lower() not in taken]
+                if steps:
+                    return rng.choice(steps)
             if nws and not (topical and (singular(nws[-1]) in CONTENT_NOUNS | CONTAINER_NOUNS or is_work(noun) or is_problem(noun))):
                 # a policy, a webhook or a rule made in the project "Auth service" is that project's of its kind ("Auth
                 # service preheat policy"), not a part of a document ("Auth service questions", reviews 86 and 89)

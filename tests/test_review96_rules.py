@@ -281,3 +281,59 @@ def test_a_new_to_do_is_described_by_what_is_to_be_done():
         assert forms and not any(re.match(r"(?:Updated|Notes from|Following up|Draft for|Questions about)\b", f) for f in forms), forms
     assert note_templates("content", "Note") == NOTE_TEMPLATES  # a note keeps the notes
     assert note_templates("description", "Project") != note_templates("description", "Task")
+
+
+# ---- review 97
+
+
+def test_a_subtask_is_a_step_of_its_task_and_finished_work_takes_none(tmp_path):
+    """Review 97 (Asana 33): 'create a new subtask called "User interviews subtask" for my task called "User interviews
+    2025"', a task already completed. A subtask is a step of its parent's work, and nothing is added under finished work."""
+    import random
+
+    from forgec.stdlib.values import said_value
+
+    names = {said_value("name", "Name of the subtask", random.Random(i), noun="Subtask", inside="User interviews 2025") for i in range(8)}
+    assert names and not any("subtask" in n.lower() or "2025" in n for n in names), names
+    assert all(re.match(r"[A-Z][a-z]+ ", n) and "user interviews" in n for n in names), names  # a verb, then the work
+
+    task = {"type": "object", "properties": {"gid": S, "name": S, "completed": {"type": "boolean"}}}
+    docs = {"tools": [
+        {**_tool("list_tasks", "List my tasks.", {}, [], True), "outputSchema": {"type": "object", "properties": {"tasks": {"type": "array", "items": task}}}},
+        _tool("create_subtask", "Create a new subtask for an existing task.", {"parent_task_id": _p("The parent task ID to create the subtask under"),
+                                                                              "name": _p("Name of the subtask")}, ["parent_task_id", "name"]),
+    ]}
+    out = compile_doc(tmp_path, "tasks", "tools_list.json", docs, 30)
+    import json
+
+    world = json.loads(next((out / "states").glob("*.json")).read_text())["entities"]
+    tasks = next(v for k, v in world.items() if k == "Task")
+    made = [t for t in tasks_of(out) if any(c["tool"] == "create_subtask" for c in t["gold_calls"])]
+    assert made, [t["instruction"] for t in tasks_of(out)]
+    for t in made:
+        parent = next(c["arguments"]["parent_task_id"] for c in t["gold_calls"] if c["tool"] == "create_subtask")
+        assert tasks[str(parent)]["completed"] is not True, t["instruction"]
+
+
+def test_a_post_to_a_delete_command_is_no_create(tmp_path):
+    """Review 97 (listmonk 11): `POST /subscribers/query/delete` ("bulk deletes based on an arbitrary SQL expression")
+    was a create; its gold call made a blank subscriber. A POST to a path that ends in a delete verb deletes."""
+    import json
+
+    from forgec.frontends import read_paths
+    from forgec.synth.schema import infer_schema
+
+    spec = {"openapi": "3.0.0", "info": {"title": "listmonk", "version": "1"}, "paths": {
+        "/subscribers": {"post": {"operationId": "createSubscriber", "description": "Create a new subscriber.",
+                                  "requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {"email": S, "name": S}}}}},
+                                  "responses": {"200": {"description": "OK"}}}},
+        "/subscribers/query/delete": {"post": {"operationId": "deleteSubscriberByQuery", "description": "bulk deletes based on an arbitrary SQL expression.",
+                                               "requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {"query": S}}}}},
+                                               "responses": {"200": {"description": "OK"}}}}}}
+    d = tmp_path / "spec"
+    d.mkdir()
+    (d / "openapi.json").write_text(json.dumps(spec))
+    envs, _ = read_paths([d])
+    s = infer_schema(envs[0])
+    kinds = {v.tool.name: v.kind for v in s.views.values()}
+    assert kinds["deleteSubscriberByQuery"] == "delete" and kinds["createSubscriber"] == "create", kinds

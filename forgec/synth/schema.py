@@ -422,6 +422,10 @@ def classify(tool: ir.Tool, prefix: int = 0) -> str:
         if m in ("PUT", "PATCH"):
             return "update"
         if m == "POST":
+            if segs and not last_is_param and tokens(segs[-1])[-1:] and tokens(segs[-1])[-1] in ("delete", "remove", "destroy", "erase", "purge"):
+                return "delete"  # `POST /subscribers/query/delete` ("bulk deletes based on an arbitrary SQL expression"):
+                # a command the path names, no new subscriber (review 97: a blank record made by a delete); a `cancel`,
+                # `close` or `archive` command is an action on the record (its status), not a removal
             if after_param and is_plural(segs[-1]):
                 return "create"  # POST /books/{id}/reviews: a nested collection
             if after_param and verb not in CREATE_VERBS:
