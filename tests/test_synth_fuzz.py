@@ -73,9 +73,21 @@ _LIST_OF_OBJECTS = ir.Environment(name="fuzz", tools=(ir.Tool(name="get", descri
     ir.Param(name="userId", type=ir.Type(kind="array", items=ir.Type(kind="object", fields=(ir.Field_(name="order_id", type=_S),))))),),))
 
 
+# found by this test: one tool lists a number's values (1, 2, 3), another takes any number, into one field; the insert
+# of the second wrote a float into an enum field (a type error in env.forge)
+_N = ir.Type(kind="number")
+_ENUM_AND_NUMBER = ir.Environment(name="fuzz", tools=(
+    ir.Tool(name="get", description="", http_method="POST", http_path="/x/things", params=(
+        ir.Param(name="order_id", type=_S), ir.Param(name="userId", type=_S), ir.Param(name="state", type=ir.Type(kind="enum", values=(1, 2, 3))))),
+    ir.Tool(name="list", description="", http_method="POST", http_path="/x/things", params=(
+        ir.Param(name="order_id", type=_S), ir.Param(name="state", type=_N))),
+))
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(envs)
 @example(_LIST_OF_OBJECTS)
+@example(_ENUM_AND_NUMBER)
 def test_random_docs_synthesize_to_checkable_envs(env):
     decl, diags = synthesize(env)
     assert not has_errors(diags)

@@ -2603,6 +2603,11 @@ def _param_field(s: Schema, tm: TypeMapper, e: Entity, p: ir.Param, optional: bo
     if hf is not None and strip_optional(hf.type) == A.PrimType("int") and tm.field_type(p.name, p.type) == A.PrimType("float"):
         # one tool documents `threshold` as an integer, another as a float: the field holds what both write (Instana)
         hf.type = A.OptionalType(A.PrimType("float")) if isinstance(hf.type, A.OptionalType) else A.PrimType("float")
+    if hf is not None and isinstance(strip_optional(hf.type), A.EnumType) and tm.field_type(p.name, p.type) in (A.PrimType("float"), A.PrimType("int")) \
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in strip_optional(hf.type).values):
+        # one tool lists a number's values (1, 2, 3), another takes any number: the field holds what both write
+        wide = tm.field_type(p.name, p.type)
+        hf.type = A.OptionalType(wide) if isinstance(hf.type, A.OptionalType) else wide
     if have is not None or fname == e.key or is_modifier(p) or p.name in s.session or p.location in ("header", "cookie"):
         return  # a header (`Idempotency-Key`, `x-lang-output`) says how to send the request, never what the record holds
     t = tokens(p.name)
