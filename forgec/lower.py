@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from collections import Counter
 from typing import Any, Mapping
 
+from forgec.english import as_state
 from forgec.wording import CALL_SWITCHES, humanize, is_confirm_switch, say
 from forgec.lang import ast as A
 from forgec.lang.builtins import BUILTINS, OPERATORS, UNARY
@@ -314,8 +315,6 @@ def said_in(goal: str, value: Any, name: str | None = None) -> bool:
     if isinstance(value, str) and _CAMEL.fullmatch(value):
         alts.add(re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", value).lower())  # Azure DevOps' `projectWiki` said "project wiki"
     if isinstance(value, str) and value.isalpha() and value.islower():
-        from forgec.english import as_state  # noqa: PLC0415
-
         alts.add(as_state(value))  # a state the docs spell as a verb, said as the state: "publish" as "published"
     if isinstance(value, (int, float)):
         alts.add(f"{value:,.2f}".rstrip("0").rstrip(".") if isinstance(value, float) else f"{value:,}")

@@ -43,7 +43,7 @@ from typing import Any
 
 from forgec.english import CLOSED_CLASS, DESTINATION_PARAM, MOVING_VERBS, SUBSET_WORDS, is_ending_state, is_plural, language_name, participle, plural, singular
 from forgec.english import ARGUMENT_ADJECTIVES, GRANTING_VERBS, PREPOSITIONS, as_state, lemmas, verb_lemma
-from forgec.stdlib.values import FINISHED_WORDS, HOST_ROLES, HOST_STAGES, ITERATIONS, is_message, MINOR_UNITS_DOC, ORG_WORDS, RANKS, SET_UP
+from forgec.stdlib.values import FINISHED_WORDS, HOST_NAME, ITERATIONS, free_host_names, is_message, MINOR_UNITS_DOC, ORG_WORDS, RANKS, SET_UP
 from forgec.english import with_article as _a
 from forgec.graph import ToolGraph, prim_class, record_fields, strip_optional
 from forgec.lang import ast as A
@@ -1254,7 +1254,7 @@ def qualifier(f: str, v: Any) -> str:
         return f"shipping to {v}" if "ship" in n or "deliver" in n else f"at {v}"  # "my address at 1646 Brown Dam"
     if isinstance(v, str) and not re.fullmatch(r"[a-z][a-z_ -]*", v) or len(str(v).split()) > 3:
         return f"whose {w} is \"{v}\""  # a file name, a code, a proper name: quoted, not "with the tax documents.pdf original filename" (review 23)
-    if isinstance(v, str) and re.search(r"(^|_)(status|state)$", n) and re.fullmatch(r"[a-z]+", v) and (state := as_state(v)) != v:
+    if isinstance(v, str) and _is_state_field(n) and re.fullmatch(r"[a-z]+", v) and (state := as_state(v)) != v:
         return f"that is {state}"  # "my page that is published", not "with the publish status" (review 95)
     if n.endswith("_name"):
         w = humanize(n.removesuffix("_name"))  # `embedding_function_name` "openai": "with the openai embedding function"
@@ -3839,7 +3839,7 @@ class _Sampler:
                                else f'"{v}"' if isinstance(v, str) and " " in v.strip() else say(v))  # words the user wrote are quoted
                 if to.startswith(" to to "):
                     to = f' to "{to[4:]}"'  # `TO_REVIEW`: 'to "to review"', never "to to review" (review 70)
-                elif re.search(r"(^|_)(status|state)$", norm(vals[0][0])) and re.fullmatch(r" to [a-z]+", to):
+                elif _is_state_field(norm(vals[0][0])) and re.fullmatch(r" to [a-z]+", to):
                     to = " to " + as_state(to[4:])  # "change the status of my page to published" (review 95)
                 if vals[0][0] in self._units and not isinstance(v, bool) and isinstance(v, (int, float)):
                     to = f" to {say(v)} {self._units[vals[0][0]]}"  # "set the temperature the thermostat aims for to 25 degrees"
@@ -4629,7 +4629,6 @@ def _predicate(v: str, field: str) -> str:
 
 
 _HANDLE = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)+")
-_HOSTY = re.compile(r"(?:%s)-[a-z]+(?:-\d+)?" % "|".join(HOST_STAGES))
 
 
 def _in_style_of(made: Any, taken: set[str], rng: random.Random) -> Any:
@@ -4638,11 +4637,16 @@ def _in_style_of(made: Any, taken: set[str], rng: random.Random) -> Any:
     "Rebecca Anderson" beside logins). The world's names are the user's data, the one style rule this knows."""
     if not isinstance(made, str) or len(taken) < 3 or not all(_HANDLE.fullmatch(x) for x in taken) or _HANDLE.fullmatch(made):
         return made
-    if all(_HOSTY.fullmatch(x) for x in taken):  # servers named by stage and role: another one of them ("qa-search")
-        free = [f"{a}-{b}" for a in HOST_STAGES for b in HOST_ROLES if f"{a}-{b}" not in taken]
+    if all(HOST_NAME.fullmatch(x) for x in taken):  # servers named by stage and role: another one of them ("qa-search")
+        free = free_host_names(taken)
         return rng.choice(free) if free else made
     sep = "_" if sum("_" in x for x in taken) * 2 > len(taken) else "-"
     return re.sub(r"[^a-z0-9]+", sep, made.lower()).strip(sep) or made
+
+
+def _is_state_field(n: str) -> bool:
+    """Whether a field (by its normalized name) holds a record's state: `status`, `state`, `post_status`."""
+    return re.search(r"(^|_)(status|state)$", n) is not None
 
 
 def _by_key(noun: str, v: Any) -> str:
@@ -4768,7 +4772,7 @@ def _set_value(name: str, v: Any, units: dict) -> str:
             return lang  # "set its language to Russian"
         if re.fullmatch(r"[a-z]+(?:[A-Z][a-z]+)+|[A-Z][A-Z0-9_]+|[a-z_]+", v) and not _own_name(name):
             sp = _spoken(v)  # a documented choice: `IN_PROGRESS` -> in progress; `TO_REVIEW` quoted after "to" (review 70:
-            if re.search(r"(^|_)(status|state)$", n) and re.fullmatch(r"[a-z]+", sp):
+            if _is_state_field(n) and re.fullmatch(r"[a-z]+", sp):
                 sp = as_state(sp)  # "set its status to published", not "to publish" (review 95)
             return f'"{sp}"' if sp.split()[0] == "to" else sp  # "to to review")
         return f'"{v}"'  # words the user wrote are quoted

@@ -381,12 +381,21 @@ _RUNS_ON = frozenset({"region", "zone", "size", "image", "ip", "host", "hostname
                       "cpu", "cpus", "memory", "disk", "replicas", "engine", "kernel", "droplet", "droplets", "inbound", "outbound"})
 
 
+# a name made of a stage and a role ("staging-api", "qa-db-2")
+HOST_NAME = re.compile(r"(?:%s)-[a-z]+(?:-\d+)?" % "|".join(HOST_STAGES))
+
+
+def free_host_names(taken: set | frozenset) -> list[str]:
+    """The stage-and-role names not yet taken ("prod-api"), then numbered ones ("prod-api-2") once those run out."""
+    return [f"{a}-{b}" for a in HOST_STAGES for b in HOST_ROLES if f"{a}-{b}" not in taken] or [
+        f"{a}-{b}-{n}" for n in range(2, 100) for a in HOST_STAGES for b in HOST_ROLES if f"{a}-{b}-{n}" not in taken][:40]
+
+
 def _host_name(c: "_Ctx", entity: str | None) -> str:
     """A stage and a role, each once among the records of its kind ("prod-api"; then "prod-api-2"). (One pool for
     the whole world ran out into "prod-db-11" on DigitalOcean's 30 kinds, and halved its tasks.)"""
     used = c.used.setdefault(("__hosts", entity), set())
-    free = [f"{a}-{b}" for a in HOST_STAGES for b in HOST_ROLES if f"{a}-{b}" not in used] or [
-        f"{a}-{b}-{n}" for n in range(2, 100) for a in HOST_STAGES for b in HOST_ROLES if f"{a}-{b}-{n}" not in used][:40]
+    free = free_host_names(used)
     v = c.rng.choice(free)
     used.add(v)
     return v
@@ -1661,7 +1670,7 @@ def said_value(name: str, doc: str, rng: random.Random, about: str | None = None
     t = re.sub(r"^(?:the|a|an)\s+(?=\S)", "", t, flags=re.I)  # "The Winter Echo": the templates give the article ("the the ...")
     t = t if t[:2].isupper() or titled else t[:1].lower() + t[1:]
     c = _Ctx(rng, _dt.date(2024, 5, 15))
-    if last == "name" and renaming and re.fullmatch(r"(?:%s)-[a-z]+(?:-\d+)?" % "|".join(HOST_STAGES), renaming):
+    if last == "name" and renaming and HOST_NAME.fullmatch(renaming):
         # a server renamed is named as servers are: "staging-api" -> "prod-api" (promoted), else given another role
         # ("qa-api" -> "qa-gateway"), not a topic
         stage, role = renaming.split("-")[:2]
